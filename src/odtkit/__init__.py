@@ -1,0 +1,13 @@
+"""odtkit: provably optimal interpretable models, by MIP and by native search, compared.
+
+The public API is re-exported here; see the README for the quickstart.
+"""
+
+from odtkit import datasets, metrics
+from odtkit.datasets import Dataset
+from odtkit.greedy import greedy_tree
+from odtkit.tree import Tree
+
+__version__ = "0.1.0"
+
+__all__ = ["Dataset", "Tree", "datasets", "greedy_tree", "metrics", "__version__"]

@@ -1,0 +1,6 @@
+"""Python face of the native search core (``odtkit.core._native``)."""
+
+from odtkit.core._native import Bitset
+from odtkit.core._result import SEARCH_STATUSES, TRACE_COLUMNS, SearchResult
+
+__all__ = ["Bitset", "SearchResult", "SEARCH_STATUSES", "TRACE_COLUMNS"]

@@ -1,0 +1,6 @@
+#include "bindings.hpp"
+
+NB_MODULE(_native, m) {
+  m.doc() = "odtkit native core: 64-bit-word bitsets and the optimal-tree searches.";
+  odtkit::bind_bitset(m);
+}

@@ -1,0 +1,159 @@
+"""The Dataset every solver takes: binary features, integer labels, names, optional weights."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from odtkit._validation import as_binary_matrix, encode_labels
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A binary classification problem: ``X`` (bool, n x p) and ``y`` (int codes 0..K-1).
+
+    Build it with :meth:`from_arrays` or :meth:`from_frame`; both validate the input.
+
+    Attributes
+    ----------
+    X : ndarray of bool, shape (n_samples, n_features)
+        Binary features. A sample with ``X[i, j] == 0`` goes left at a node testing ``j``.
+    y : ndarray of int64, shape (n_samples,)
+        Class codes ``0..n_classes-1``; ``classes[y]`` gives the original labels.
+    classes : ndarray
+        The original class values, sorted.
+    feature_names : tuple of str
+    name : str
+    sample_weight : ndarray of float64 or None
+        Non-negative weights; ``None`` means every sample weighs 1. With weights the
+        objective's ``n`` is the total weight.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    classes: np.ndarray
+    feature_names: tuple[str, ...]
+    name: str = "data"
+    sample_weight: np.ndarray | None = field(default=None)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        X: object,
+        y: object,
+        *,
+        feature_names: list[str] | tuple[str, ...] | None = None,
+        name: str = "data",
+        sample_weight: object = None,
+    ) -> Dataset:
+        """Validate and wrap arrays.
+
+        Parameters
+        ----------
+        X : array-like of 0/1 or bool, shape (n_samples, n_features)
+        y : array-like of class labels (all numbers or all strings), shape (n_samples,)
+        feature_names : sequence of str, optional
+            Defaults to ``x0, x1, ...`` (or the DataFrame's columns).
+        name : str
+        sample_weight : array-like of non-negative numbers, optional
+        """
+        columns = list(X.columns) if isinstance(X, pd.DataFrame) else None
+        Xb = as_binary_matrix(X, "X")
+        codes, classes = encode_labels(y, "y")
+        if Xb.shape[0] != codes.shape[0]:
+            raise ValueError(
+                f"X and y must have the same number of samples, got {Xb.shape[0]} and {codes.shape[0]}"
+            )
+        if Xb.shape[0] == 0:
+            raise ValueError("X is empty: a dataset needs at least one sample")
+        if feature_names is None:
+            feature_names = columns if columns is not None else [f"x{j}" for j in range(Xb.shape[1])]
+        feature_names = tuple(str(f) for f in feature_names)
+        if len(feature_names) != Xb.shape[1]:
+            raise ValueError(
+                f"feature_names must have one name per column of X ({Xb.shape[1]}), got {len(feature_names)}"
+            )
+        weights = None
+        if sample_weight is not None:
+            weights = np.asarray(sample_weight, dtype=float)
+            if weights.shape != codes.shape:
+                raise ValueError(
+                    f"sample_weight must have shape ({codes.shape[0]},), got {weights.shape}"
+                )
+            if not np.all(np.isfinite(weights)) or (weights < 0).any():
+                raise ValueError("sample_weight must be finite and >= 0")
+            if weights.sum() <= 0:
+                raise ValueError("sample_weight must have a positive sum")
+        Xb.setflags(write=False)
+        codes.setflags(write=False)
+        return cls(Xb, codes, classes, feature_names, str(name), weights)
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        label: str,
+        *,
+        name: str = "data",
+        sample_weight: object = None,
+    ) -> Dataset:
+        """Build from a DataFrame of 0/1 feature columns plus the label column ``label``."""
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+        if label not in frame.columns:
+            raise ValueError(f"label {label!r} is not a column of frame")
+        features = frame.drop(columns=[label])
+        return cls.from_arrays(
+            features, frame[label], feature_names=list(features.columns), name=name,
+            sample_weight=sample_weight,
+        )
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        return int(len(self.classes))
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Per-sample weights (ones when the dataset is unweighted)."""
+        if self.sample_weight is None:
+            return np.ones(self.n_samples)
+        return self.sample_weight
+
+    @property
+    def total_weight(self) -> float:
+        """The ``n`` of the objective: sample count, or total weight when weighted."""
+        return float(self.n_samples if self.sample_weight is None else self.sample_weight.sum())
+
+    def class_counts(self) -> np.ndarray:
+        """Weighted count of each class."""
+        return np.bincount(self.y, weights=self.weights, minlength=self.n_classes)
+
+    def subset(self, rows: np.ndarray) -> Dataset:
+        """The dataset restricted to ``rows`` (indices or a boolean mask); classes are kept."""
+        w = None if self.sample_weight is None else self.sample_weight[rows]
+        X = np.ascontiguousarray(self.X[rows])
+        y = np.ascontiguousarray(self.y[rows])
+        return Dataset(X, y, self.classes, self.feature_names, self.name, w)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Features as 0/1 columns plus a ``label`` column of original class values."""
+        frame = pd.DataFrame(self.X.astype(np.int8), columns=list(self.feature_names))
+        frame["label"] = self.classes[self.y]
+        return frame
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{c}: {int(k)}" for c, k in zip(self.classes, np.bincount(self.y, minlength=self.n_classes), strict=True))
+        return (
+            f"Dataset(name={self.name!r}, n_samples={self.n_samples}, n_features={self.n_features}, "
+            f"classes={{{counts}}}{', weighted' if self.sample_weight is not None else ''})"
+        )

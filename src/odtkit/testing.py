@@ -1,0 +1,189 @@
+"""Independent truths for tests: brute-force oracles, fixed worked examples, random instances.
+
+Nothing here shares code with the solvers it checks (no bounds, no bitsets, no caches), so an
+agreement between a solver and the oracle is evidence, not a tautology.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from odtkit._validation import check_depth, check_lambda
+from odtkit.datasets import Dataset
+from odtkit.tree import Tree, majority_label
+
+
+def _class_weights(dataset: Dataset) -> np.ndarray:
+    """(n, K) matrix with each sample's weight in its class column."""
+    out = np.zeros((dataset.n_samples, dataset.n_classes))
+    out[np.arange(dataset.n_samples), dataset.y] = dataset.weights
+    return out
+
+
+def brute_force_tree(dataset: Dataset, lam: float, max_depth: int) -> tuple[Tree, float]:
+    """Exact optimum of ``misclassified/n + lam * leaves`` over all trees of depth <= ``max_depth``.
+
+    Uses the exhaustive recursion of FORMULATIONS-SEARCH-AND-PRUNING §6.1,
+    ``OPT(s, A, d) = min(leaf(s), min_f OPT(s & x_f=0, A - f, d-1) + OPT(s & x_f=1, A - f, d-1))``,
+    memoised on (rows, unused features, depth): every feature is tried at every node, including
+    splits with an empty side, with no bound or pruning. Values are compared in count units
+    (``mis + lam*n*leaves``); ties keep the tree with fewer leaves, then the leaf/first feature.
+    Reaches p <= 8 features and n <= 200 samples in well under a second for depth <= 3.
+
+    Returns
+    -------
+    (tree, objective) : the optimal tree and its objective (normalized by n).
+    """
+    lam = check_lambda(lam)
+    max_depth = check_depth(max_depth, allow_none=False)
+    weights = _class_weights(dataset)
+    X = dataset.X
+    n = dataset.total_weight
+    penalty = lam * n
+    # sample weights can be fractional: compare with a tolerance scaled to the counts
+    tol = 1e-9 * max(1.0, n)
+
+    @lru_cache(maxsize=None)
+    def opt(rows_key: bytes, available: frozenset[int], depth: int) -> tuple[float, int, Tree]:
+        rows = np.frombuffer(rows_key, dtype=bool)
+        counts = weights[rows].sum(axis=0)
+        label = majority_label(counts)
+        best = (float(counts.sum() - counts[label]) + penalty, 1, Tree.leaf(label))
+        if depth == 0:
+            return best
+        for f in sorted(available):
+            right = rows & X[:, f]
+            left = rows & ~X[:, f]
+            rest = available - {f}
+            lv, lh, lt = opt(left.tobytes(), rest, depth - 1)
+            rv, rh, rt = opt(right.tobytes(), rest, depth - 1)
+            value, leaves = lv + rv, lh + rh
+            if value < best[0] - tol or (abs(value - best[0]) <= tol and leaves < best[1]):
+                best = (value, leaves, Tree.split(f, lt, rt))
+        return best
+
+    all_rows = np.ones(dataset.n_samples, dtype=bool)
+    depth = min(max_depth, dataset.n_features)
+    value, _, tree = opt(all_rows.tobytes(), frozenset(range(dataset.n_features)), depth)
+    return tree, value / n
+
+
+def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iterator[Tree]:
+    """Every tree of depth <= ``max_depth`` with distinct features on each path, every labelling.
+
+    The explicit enumeration of §6.1 (count ``C(k, d) = 1 + k C(k-1, d-1)^2`` structures, times
+    the labellings); it checks :func:`brute_force_tree` on tiny instances (p <= 3, depth <= 2).
+    """
+
+    def structures(available: tuple[int, ...], depth: int) -> Iterator[Any]:
+        yield None  # a leaf
+        if depth == 0:
+            return
+        for f in available:
+            rest = tuple(g for g in available if g != f)
+            for left in structures(rest, depth - 1):
+                for right in structures(rest, depth - 1):
+                    yield (f, left, right)
+
+    def n_leaves(s: Any) -> int:
+        return 1 if s is None else n_leaves(s[1]) + n_leaves(s[2])
+
+    def build(s: Any, labels: Iterator[int]) -> Tree:
+        if s is None:
+            return Tree.leaf(next(labels))
+        return Tree.split(s[0], build(s[1], labels), build(s[2], labels))
+
+    for s in structures(tuple(range(n_features)), max_depth):
+        for labelling in itertools.product(range(n_classes), repeat=n_leaves(s)):
+            yield build(s, iter(labelling))
+
+
+# --------------------------------------------------------------------------------------------
+# Worked examples of the FORMULATIONS files
+# --------------------------------------------------------------------------------------------
+
+
+def example_dataset_a() -> Dataset:
+    """The fixed 9-sample, 3-feature dataset of FORMULATIONS-SEARCH-AND-PRUNING §6.3.
+
+    ``y = x1 xor x2`` plus a conflicting duplicate of row 7. Optimal objectives:
+    lam=0.01: 0.454444 (depth 1), 0.151111 (depth >= 2); lam=0.2: 0.644444 at every depth.
+    """
+    X = np.array(
+        [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 0, 1], [1, 1, 0], [1, 1, 1], [1, 1, 1]],
+        dtype=bool,
+    )
+    y = np.array([0, 0, 1, 1, 1, 1, 0, 0, 1])
+    return Dataset.from_arrays(X, y, feature_names=["x1", "x2", "x3"], name="example-a")
+
+
+def example_dataset_trees() -> Dataset:
+    """The 6-row, 2-feature example of FORMULATIONS-TREES §7.1 (protected attribute in §7.5).
+
+    ``OPT(1, 0.1) = 11/30`` (stump on x1), ``OPT(1, 0.25) = 7/12`` (single leaf of class 0).
+    """
+    X = np.array([[0, 0], [0, 0], [0, 1], [1, 0], [1, 1], [1, 1]], dtype=bool)
+    y = np.array([0, 0, 0, 1, 1, 0])
+    return Dataset.from_arrays(X, y, feature_names=["x1", "x2"], name="example-trees")
+
+
+EXAMPLE_TREES_PROTECTED = np.array([0, 1, 0, 1, 0, 1])
+
+
+# --------------------------------------------------------------------------------------------
+# Random instances (FORMULATIONS-SEARCH-AND-PRUNING §6.5)
+# --------------------------------------------------------------------------------------------
+
+LAMBDAS = (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3)
+
+
+def random_dataset(
+    seed: int,
+    n_samples: int | None = None,
+    n_features: int | None = None,
+    n_classes: int = 2,
+    weighted: bool = False,
+) -> Dataset:
+    """A small random instance for property tests, reproducible from ``seed``.
+
+    Features are i.i.d. Bernoulli(1/2); labels are either i.i.d. uniform or a noisy function
+    of two features (both kinds make ties and conflicting duplicates common). ``weighted`` draws
+    integer sample weights 1..3 so weighted and duplicated data can be compared.
+    """
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 41)) if n_samples is None else n_samples
+    p = int(rng.integers(1, 7)) if n_features is None else n_features
+    X = rng.random((n, p)) < 0.5
+    if rng.random() < 0.5 or p < 2:
+        y = rng.integers(0, n_classes, size=n)
+    else:
+        a, b = rng.choice(p, size=2, replace=False)
+        y = (X[:, a] ^ X[:, b]).astype(int) % n_classes
+        flip = rng.random(n) < 0.15
+        y[flip] = rng.integers(0, n_classes, size=int(flip.sum()))
+    weights = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    # Dataset.from_arrays would re-encode labels; keep all K classes even if one is unused
+    Xc = np.ascontiguousarray(X)
+    yc = np.ascontiguousarray(y.astype(np.int64))
+    Xc.setflags(write=False)
+    yc.setflags(write=False)
+    return Dataset(Xc, yc, np.arange(n_classes), tuple(f"x{j}" for j in range(p)), f"random-{seed}", weights)
+
+
+def dataset_strategy(
+    max_samples: int = 40, max_features: int = 6, n_classes: int = 2, weighted: bool = False
+) -> Any:
+    """A hypothesis strategy of random instances (hypothesis is a dev dependency: imported lazily)."""
+    from hypothesis import strategies as st
+
+    return st.builds(
+        lambda seed, n, p: random_dataset(seed, n, p, n_classes=n_classes, weighted=weighted),
+        st.integers(0, 2**32 - 1),
+        st.integers(3, max_samples),
+        st.integers(1, max_features),
+    )

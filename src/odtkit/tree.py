@@ -1,0 +1,254 @@
+"""Tree: the currency every solver returns and every metric reads.
+
+Conventions (one place, used everywhere):
+
+* depth = number of splits on the longest root-to-leaf path; a single leaf has depth 0;
+* at a node testing feature ``j`` a sample with ``x_j = 0`` goes **left**, ``x_j = 1`` **right**;
+* leaf labels are class codes ``0..K-1`` (``Dataset.classes`` maps them back);
+* a leaf's majority label breaks ties towards the **smallest** class code, and a leaf that
+  receives no training sample predicts class 0 (see :func:`majority_label`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def majority_label(class_weights: np.ndarray) -> int:
+    """The predicted class of a leaf from its per-class (weighted) counts.
+
+    Ties go to the smallest class code; an empty leaf (all zeros) predicts 0. Ties never change
+    an objective value, only which of several optimal trees is returned.
+    """
+    return int(np.argmax(class_weights))
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A binary decision tree over binary features (immutable, hashable, compared structurally).
+
+    A leaf has ``label`` set and ``feature is None``; an internal node has ``feature``, ``left``
+    (samples with ``x[feature] == 0``) and ``right`` (``x[feature] == 1``).
+    Build trees with :meth:`leaf` and :meth:`split`.
+    """
+
+    feature: int | None = None
+    left: Tree | None = None
+    right: Tree | None = None
+    label: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.feature is None:
+            if self.label is None or self.left is not None or self.right is not None:
+                raise ValueError("a leaf needs a label and no children")
+        elif self.left is None or self.right is None or self.label is not None:
+            raise ValueError("an internal node needs two children and no label")
+
+    # construction -------------------------------------------------------------------------
+    @staticmethod
+    def leaf(label: int) -> Tree:
+        """A leaf predicting class code ``label``."""
+        if isinstance(label, bool) or not isinstance(label, (int, np.integer)) or label < 0:
+            raise TypeError(f"label must be a non-negative class code, got {label!r}")
+        return Tree(label=int(label))
+
+    @staticmethod
+    def split(feature: int, left: Tree, right: Tree) -> Tree:
+        """An internal node testing ``feature``: ``x = 0`` goes to ``left``, ``x = 1`` to ``right``."""
+        if isinstance(feature, bool) or not isinstance(feature, (int, np.integer)) or feature < 0:
+            raise TypeError(f"feature must be a non-negative feature index, got {feature!r}")
+        if not isinstance(left, Tree) or not isinstance(right, Tree):
+            raise TypeError("left and right must be Tree instances")
+        return Tree(feature=int(feature), left=left, right=right)
+
+    # structure ------------------------------------------------------------------------------
+    @property
+    def is_leaf(self) -> bool:
+        return self.feature is None
+
+    @property
+    def depth(self) -> int:
+        """Number of splits on the longest root-to-leaf path (a leaf has depth 0)."""
+        if self.is_leaf:
+            return 0
+        return 1 + max(self.left.depth, self.right.depth)
+
+    @property
+    def n_leaves(self) -> int:
+        """Number of leaves; every leaf counts, also one that receives no sample."""
+        if self.is_leaf:
+            return 1
+        return self.left.n_leaves + self.right.n_leaves
+
+    @property
+    def n_internal(self) -> int:
+        return self.n_leaves - 1
+
+    def leaves(self) -> list[tuple[tuple[tuple[int, int], ...], int]]:
+        """Every leaf in pre-order as ``(path, label)``, path = ``((feature, value), ...)``."""
+        out: list[tuple[tuple[tuple[int, int], ...], int]] = []
+
+        def walk(node: Tree, path: tuple[tuple[int, int], ...]) -> None:
+            if node.is_leaf:
+                out.append((path, node.label))
+            else:
+                walk(node.left, (*path, (node.feature, 0)))
+                walk(node.right, (*path, (node.feature, 1)))
+
+        walk(self, ())
+        return out
+
+    def features_used(self) -> set[int]:
+        if self.is_leaf:
+            return set()
+        return {self.feature} | self.left.features_used() | self.right.features_used()
+
+    # prediction ---------------------------------------------------------------------------
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """Index (pre-order among the leaves) of the leaf each row reaches."""
+        X = _as_feature_matrix(X, self)
+        out = np.empty(X.shape[0], dtype=np.int64)
+        counter = [0]
+
+        def route(node: Tree, rows: np.ndarray) -> None:
+            if node.is_leaf:
+                out[rows] = counter[0]
+                counter[0] += 1
+                return
+            goes_right = X[rows, node.feature]
+            route(node.left, rows[~goes_right])
+            route(node.right, rows[goes_right])
+
+        route(self, np.arange(X.shape[0]))
+        return out
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Predicted class codes (int64) for the rows of binary matrix ``X``."""
+        labels = np.array([label for _, label in self.leaves()], dtype=np.int64)
+        return labels[self.apply(X)]
+
+    # canonical form -------------------------------------------------------------------------
+    def canonical(self, X: np.ndarray | None = None) -> Tree:
+        """Prune-empty then merge, in one post-order pass (FORMULATIONS-TREES §1.4).
+
+        With training rows ``X`` a node one of whose sides receives no row is replaced by its
+        other side; without ``X`` only merging happens. A node whose two (processed) children are
+        leaves with equal labels becomes that leaf. Predictions on ``X`` never change, depth never
+        grows and the number of leaves never grows.
+        """
+        rows = None if X is None else np.arange(_as_feature_matrix(X, self).shape[0])
+        Xb = None if X is None else _as_feature_matrix(X, self)
+
+        def walk(node: Tree, rows: np.ndarray | None) -> Tree:
+            if node.is_leaf:
+                return node
+            if rows is None:
+                left, right = walk(node.left, None), walk(node.right, None)
+            else:
+                goes_right = Xb[rows, node.feature]
+                left_rows, right_rows = rows[~goes_right], rows[goes_right]
+                if right_rows.size == 0:
+                    return walk(node.left, left_rows)
+                if left_rows.size == 0:
+                    return walk(node.right, right_rows)
+                left, right = walk(node.left, left_rows), walk(node.right, right_rows)
+            if left.is_leaf and right.is_leaf and left.label == right.label:
+                return left
+            return Tree(feature=node.feature, left=left, right=right)
+
+        return walk(self, rows)
+
+    # serialisation --------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe nested dict: ``{"label": k}`` or ``{"feature": j, "left": ..., "right": ...}``."""
+        if self.is_leaf:
+            return {"label": int(self.label)}
+        return {"feature": int(self.feature), "left": self.left.to_dict(), "right": self.right.to_dict()}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Tree:
+        """Inverse of :meth:`to_dict`."""
+        if not isinstance(data, dict):
+            raise TypeError(f"data must be a dict, got {type(data).__name__}")
+        if "label" in data:
+            return Tree.leaf(data["label"])
+        try:
+            return Tree.split(data["feature"], Tree.from_dict(data["left"]), Tree.from_dict(data["right"]))
+        except KeyError as exc:
+            raise ValueError(f"tree dict node lacks key {exc.args[0]!r}: {data!r}") from exc
+
+    def to_text(
+        self,
+        feature_names: list[str] | tuple[str, ...] | None = None,
+        class_names: list[Any] | np.ndarray | None = None,
+    ) -> str:
+        """Indented if/else text; ``x = 0`` branch first, then ``x = 1``."""
+        lines: list[str] = []
+
+        def fname(j: int) -> str:
+            return str(feature_names[j]) if feature_names is not None else f"x{j}"
+
+        def cname(k: int) -> str:
+            return str(class_names[k]) if class_names is not None else str(k)
+
+        def walk(node: Tree, indent: str) -> None:
+            if node.is_leaf:
+                lines.append(f"{indent}predict {cname(node.label)}")
+                return
+            lines.append(f"{indent}if {fname(node.feature)} = 0:")
+            walk(node.left, indent + "    ")
+            lines.append(f"{indent}else:  # {fname(node.feature)} = 1")
+            walk(node.right, indent + "    ")
+
+        walk(self, "")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        if self.is_leaf:
+            return f"Leaf({self.label})"
+        return f"Split({self.feature}, {self.left!r}, {self.right!r})"
+
+    @staticmethod
+    def from_sklearn(estimator: Any) -> Tree:
+        """Convert a fitted ``DecisionTreeClassifier`` trained on 0/1 features.
+
+        Every threshold must lie strictly between 0 and 1 (so ``x <= t`` means ``x = 0``);
+        leaf labels are indices into ``estimator.classes_`` (the dataset's class codes when it was
+        fitted on the same ``y``), ties to the smallest index.
+        """
+        tree_ = getattr(estimator, "tree_", None)
+        if tree_ is None:
+            raise ValueError("estimator must be a fitted scikit-learn DecisionTreeClassifier")
+        if getattr(estimator, "n_outputs_", 1) != 1:
+            raise ValueError("estimator must have a single output")
+        left, right = tree_.children_left, tree_.children_right
+        feature, threshold, value = tree_.feature, tree_.threshold, tree_.value
+
+        def build(node: int) -> Tree:
+            if left[node] == -1:
+                return Tree.leaf(majority_label(value[node][0]))
+            t = threshold[node]
+            if not 0.0 < t < 1.0:
+                raise ValueError(
+                    f"estimator splits feature {feature[node]} at {t}; only binary (0/1) features are supported"
+                )
+            return Tree.split(int(feature[node]), build(left[node]), build(right[node]))
+
+        return build(0)
+
+
+def _as_feature_matrix(X: Any, tree: Tree) -> np.ndarray:
+    from odtkit._validation import as_binary_matrix
+
+    if not (isinstance(X, np.ndarray) and X.dtype == bool and X.ndim == 2):
+        X = as_binary_matrix(X, "X")
+    used = tree.features_used()
+    if used and max(used) >= X.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but the tree tests feature {max(used)}")
+    return X
