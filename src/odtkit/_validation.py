@@ -24,7 +24,9 @@ def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} must be array-like of 0/1 values, got {type(X).__name__}") from exc
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be 2-dimensional (n_samples, n_features), got shape {arr.shape}"
+        )
     if arr.dtype == bool:
         return np.ascontiguousarray(arr)
     if arr.dtype.kind not in "biuf":
@@ -58,12 +60,16 @@ def encode_labels(y: object, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
             arr = arr.astype(np.int64)
         else:
             names = sorted(k.__name__ for k in kinds)
-            raise TypeError(f"{name} must hold labels of one type (all numbers or all strings), got {names}")
+            raise TypeError(
+                f"{name} must hold labels of one type (all numbers or all strings), got {names}"
+            )
     if arr.dtype.kind == "f":
         if np.isnan(arr).any():
             raise ValueError(f"{name} contains NaN labels")
         if not np.all(arr == np.round(arr)):
-            raise TypeError(f"{name} must hold class labels, got non-integer floats (regression targets?)")
+            raise TypeError(
+                f"{name} must hold class labels, got non-integer floats (regression targets?)"
+            )
     if arr.dtype.kind not in "biufUS":
         raise TypeError(f"{name} must hold numeric or string class labels, got dtype {arr.dtype}")
     classes, codes = np.unique(arr, return_inverse=True)

@@ -22,7 +22,8 @@ def _datasets(args: argparse.Namespace) -> int:
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     parser = argparse.ArgumentParser(
-        prog="odtkit", description="Provably optimal sparse decision trees: MIP and search, compared."
+        prog="odtkit",
+        description="Provably optimal sparse decision trees: MIP and search, compared.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     commands: dict[str, Command] = {}

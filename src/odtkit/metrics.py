@@ -67,16 +67,23 @@ def objective(model: Any, dataset: Dataset, lam: float) -> float:
         Per-leaf penalty on the n-normalized loss, ``>= 0``.
     """
     lam = check_lambda(lam)
-    return loss(model, dataset) + lam * penalty_count(model)
+    count = penalty_count(model)
+    return loss(model, dataset) + lam * count
 
 
 def objective_counts(model: Any, dataset: Dataset, lam: float) -> float:
     """The objective in count units, ``misclassified + lam * n * n_leaves`` (exact for ties)."""
     lam = check_lambda(lam)
-    return misclassified(model, dataset) + lam * dataset.total_weight * penalty_count(model)
+    count = penalty_count(model)
+    return misclassified(model, dataset) + lam * dataset.total_weight * count
 
 
-FAIRNESS_NOTIONS = ("statistical_parity", "predictive_equality", "equal_opportunity", "equalized_odds")
+FAIRNESS_NOTIONS = (
+    "statistical_parity",
+    "predictive_equality",
+    "equal_opportunity",
+    "equalized_odds",
+)
 
 
 def fairness_gap(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,7 @@ def brute_force_tree(dataset: Dataset, lam: float, max_depth: int) -> tuple[Tree
     # sample weights can be fractional: compare with a tolerance scaled to the counts
     tol = 1e-9 * max(1.0, n)
 
-    @lru_cache(maxsize=None)
+    @cache
     def opt(rows_key: bytes, available: frozenset[int], depth: int) -> tuple[float, int, Tree]:
         rows = np.frombuffer(rows_key, dtype=bool)
         counts = weights[rows].sum(axis=0)
@@ -115,7 +115,17 @@ def example_dataset_a() -> Dataset:
     lam=0.01: 0.454444 (depth 1), 0.151111 (depth >= 2); lam=0.2: 0.644444 at every depth.
     """
     X = np.array(
-        [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 0, 1], [1, 1, 0], [1, 1, 1], [1, 1, 1]],
+        [
+            [0, 0, 0],
+            [0, 0, 1],
+            [0, 1, 0],
+            [0, 1, 1],
+            [1, 0, 0],
+            [1, 0, 1],
+            [1, 1, 0],
+            [1, 1, 1],
+            [1, 1, 1],
+        ],
         dtype=bool,
     )
     y = np.array([0, 0, 1, 1, 1, 1, 0, 0, 1])
@@ -172,13 +182,15 @@ def random_dataset(
     yc = np.ascontiguousarray(y.astype(np.int64))
     Xc.setflags(write=False)
     yc.setflags(write=False)
-    return Dataset(Xc, yc, np.arange(n_classes), tuple(f"x{j}" for j in range(p)), f"random-{seed}", weights)
+    return Dataset(
+        Xc, yc, np.arange(n_classes), tuple(f"x{j}" for j in range(p)), f"random-{seed}", weights
+    )
 
 
 def dataset_strategy(
     max_samples: int = 40, max_features: int = 6, n_classes: int = 2, weighted: bool = False
 ) -> Any:
-    """A hypothesis strategy of random instances (hypothesis is a dev dependency: imported lazily)."""
+    """A hypothesis strategy of random instances (hypothesis, a dev dependency, loads lazily)."""
     from hypothesis import strategies as st
 
     return st.builds(

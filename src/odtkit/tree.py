@@ -57,7 +57,7 @@ class Tree:
 
     @staticmethod
     def split(feature: int, left: Tree, right: Tree) -> Tree:
-        """An internal node testing ``feature``: ``x = 0`` goes to ``left``, ``x = 1`` to ``right``."""
+        """An internal node testing ``feature``: ``x = 0`` goes ``left``, ``x = 1`` ``right``."""
         if isinstance(feature, bool) or not isinstance(feature, (int, np.integer)) or feature < 0:
             raise TypeError(f"feature must be a non-negative feature index, got {feature!r}")
         if not isinstance(left, Tree) or not isinstance(right, Tree):
@@ -163,10 +163,14 @@ class Tree:
 
     # serialisation --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe nested dict: ``{"label": k}`` or ``{"feature": j, "left": ..., "right": ...}``."""
+        """JSON-safe nested dict: ``{"label": k}`` or ``{"feature": j, "left": ., "right": .}``."""
         if self.is_leaf:
             return {"label": int(self.label)}
-        return {"feature": int(self.feature), "left": self.left.to_dict(), "right": self.right.to_dict()}
+        return {
+            "feature": int(self.feature),
+            "left": self.left.to_dict(),
+            "right": self.right.to_dict(),
+        }
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> Tree:
@@ -176,7 +180,9 @@ class Tree:
         if "label" in data:
             return Tree.leaf(data["label"])
         try:
-            return Tree.split(data["feature"], Tree.from_dict(data["left"]), Tree.from_dict(data["right"]))
+            return Tree.split(
+                data["feature"], Tree.from_dict(data["left"]), Tree.from_dict(data["right"])
+            )
         except KeyError as exc:
             raise ValueError(f"tree dict node lacks key {exc.args[0]!r}: {data!r}") from exc
 
@@ -215,28 +221,48 @@ class Tree:
         return f"Split({self.feature}, {self.left!r}, {self.right!r})"
 
     @staticmethod
-    def from_sklearn(estimator: Any) -> Tree:
+    def from_sklearn(estimator: Any, classes: Any = None) -> Tree:
         """Convert a fitted ``DecisionTreeClassifier`` trained on 0/1 features.
 
-        Every threshold must lie strictly between 0 and 1 (so ``x <= t`` means ``x = 0``);
-        leaf labels are indices into ``estimator.classes_`` (the dataset's class codes when it was
-        fitted on the same ``y``), ties to the smallest index.
+        Every threshold must lie strictly between 0 and 1 (so ``x <= t`` means ``x = 0``).
+
+        Parameters
+        ----------
+        estimator : fitted sklearn.tree.DecisionTreeClassifier
+        classes : array-like, optional
+            The class values the leaf labels index (e.g. ``dataset.classes``): a leaf predicting
+            ``estimator.classes_[k]`` gets the position of that value in ``classes``. By default
+            the estimator is assumed to be fitted on class codes (``dataset.y``), so non-negative
+            integer ``classes_`` are used as the labels themselves; other ``classes_`` become their
+            index. Ties in a leaf go to the smallest class, as in scikit-learn.
         """
         tree_ = getattr(estimator, "tree_", None)
         if tree_ is None:
             raise ValueError("estimator must be a fitted scikit-learn DecisionTreeClassifier")
         if getattr(estimator, "n_outputs_", 1) != 1:
             raise ValueError("estimator must have a single output")
+        fitted_classes = np.asarray(estimator.classes_)
+        if classes is not None:
+            lookup = {value: pos for pos, value in enumerate(np.asarray(classes).tolist())}
+            missing = [c for c in fitted_classes.tolist() if c not in lookup]
+            if missing:
+                raise ValueError(f"classes lacks the estimator's classes {missing}")
+            label_of = [lookup[c] for c in fitted_classes.tolist()]
+        elif fitted_classes.dtype.kind in "iu" and (fitted_classes >= 0).all():
+            label_of = [int(c) for c in fitted_classes]
+        else:
+            label_of = list(range(len(fitted_classes)))
         left, right = tree_.children_left, tree_.children_right
         feature, threshold, value = tree_.feature, tree_.threshold, tree_.value
 
         def build(node: int) -> Tree:
             if left[node] == -1:
-                return Tree.leaf(majority_label(value[node][0]))
+                return Tree.leaf(label_of[majority_label(value[node][0])])
             t = threshold[node]
             if not 0.0 < t < 1.0:
                 raise ValueError(
-                    f"estimator splits feature {feature[node]} at {t}; only binary (0/1) features are supported"
+                    f"estimator splits feature {feature[node]} at {t}; "
+                    "only binary (0/1) features are supported"
                 )
             return Tree.split(int(feature[node]), build(left[node]), build(right[node]))
 

@@ -64,16 +64,20 @@ class Dataset:
         codes, classes = encode_labels(y, "y")
         if Xb.shape[0] != codes.shape[0]:
             raise ValueError(
-                f"X and y must have the same number of samples, got {Xb.shape[0]} and {codes.shape[0]}"
+                f"X and y must have the same number of samples, got {Xb.shape[0]} "
+                f"and {codes.shape[0]}"
             )
         if Xb.shape[0] == 0:
             raise ValueError("X is empty: a dataset needs at least one sample")
         if feature_names is None:
-            feature_names = columns if columns is not None else [f"x{j}" for j in range(Xb.shape[1])]
+            feature_names = (
+                columns if columns is not None else [f"x{j}" for j in range(Xb.shape[1])]
+            )
         feature_names = tuple(str(f) for f in feature_names)
         if len(feature_names) != Xb.shape[1]:
             raise ValueError(
-                f"feature_names must have one name per column of X ({Xb.shape[1]}), got {len(feature_names)}"
+                f"feature_names must have one name per column of X ({Xb.shape[1]}), "
+                f"got {len(feature_names)}"
             )
         weights = None
         if sample_weight is not None:
@@ -106,7 +110,10 @@ class Dataset:
             raise ValueError(f"label {label!r} is not a column of frame")
         features = frame.drop(columns=[label])
         return cls.from_arrays(
-            features, frame[label], feature_names=list(features.columns), name=name,
+            features,
+            frame[label],
+            feature_names=list(features.columns),
+            name=name,
             sample_weight=sample_weight,
         )
 
@@ -152,8 +159,14 @@ class Dataset:
         return frame
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{c}: {int(k)}" for c, k in zip(self.classes, np.bincount(self.y, minlength=self.n_classes), strict=True))
+        counts = ", ".join(
+            f"{c}: {int(k)}"
+            for c, k in zip(
+                self.classes, np.bincount(self.y, minlength=self.n_classes), strict=True
+            )
+        )
         return (
-            f"Dataset(name={self.name!r}, n_samples={self.n_samples}, n_features={self.n_features}, "
+            f"Dataset(name={self.name!r}, n_samples={self.n_samples}, "
+            f"n_features={self.n_features}, "
             f"classes={{{counts}}}{', weighted' if self.sample_weight is not None else ''})"
         )

@@ -1,0 +1,113 @@
+"""Every bad input gets a ValueError/TypeError naming the argument (one test per case)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from odtkit import Dataset, greedy_tree
+from odtkit.testing import brute_force_tree, example_dataset_trees
+
+X_OK = np.array([[0, 1], [1, 0], [1, 1]])
+Y_OK = np.array([0, 1, 1])
+
+
+def test_non_binary_features():
+    with pytest.raises(ValueError, match=r"X must be binary .*Binarizer"):
+        Dataset.from_arrays([[0, 2], [1, 0]], [0, 1])
+
+
+def test_nan_features():
+    with pytest.raises(ValueError, match="X contains NaN"):
+        Dataset.from_arrays([[0.0, np.nan], [1.0, 0.0]], [0, 1])
+
+
+def test_string_features():
+    with pytest.raises(TypeError, match="X must hold 0/1 numbers"):
+        Dataset.from_arrays(np.array([["a", "b"], ["c", "d"]]), [0, 1])
+
+
+def test_one_dimensional_features():
+    with pytest.raises(ValueError, match="X must be 2-dimensional"):
+        Dataset.from_arrays([0, 1, 1], [0, 1, 1])
+
+
+def test_mixed_label_types():
+    with pytest.raises(TypeError, match="y must hold labels of one type"):
+        Dataset.from_arrays(X_OK, np.array([0, "a", 1], dtype=object))
+
+
+def test_float_regression_labels():
+    with pytest.raises(TypeError, match="y must hold class labels"):
+        Dataset.from_arrays(X_OK, [0.5, 1.0, 0.0])
+
+
+def test_nan_labels():
+    with pytest.raises(ValueError, match="y contains NaN"):
+        Dataset.from_arrays(X_OK, [0.0, np.nan, 1.0])
+
+
+def test_length_mismatch():
+    with pytest.raises(ValueError, match="X and y must have the same number of samples"):
+        Dataset.from_arrays(X_OK, [0, 1])
+
+
+def test_empty_data():
+    with pytest.raises(ValueError, match="X is empty"):
+        Dataset.from_arrays(np.zeros((0, 2)), np.zeros(0, dtype=int))
+
+
+def test_feature_names_wrong_length():
+    with pytest.raises(ValueError, match="feature_names"):
+        Dataset.from_arrays(X_OK, Y_OK, feature_names=["a"])
+
+
+def test_negative_sample_weight():
+    with pytest.raises(ValueError, match="sample_weight"):
+        Dataset.from_arrays(X_OK, Y_OK, sample_weight=[1, -1, 1])
+
+
+def test_missing_label_column():
+    frame = pd.DataFrame({"a": [0, 1], "b": [1, 0]})
+    with pytest.raises(ValueError, match="label 'y' is not a column"):
+        Dataset.from_frame(frame, "y")
+
+
+def test_negative_lambda():
+    with pytest.raises(ValueError, match="lam must be a finite number >= 0"):
+        greedy_tree(example_dataset_trees(), -0.5)
+
+
+def test_non_numeric_lambda():
+    with pytest.raises(TypeError, match="lam must be a non-negative number"):
+        greedy_tree(example_dataset_trees(), "0.1")
+
+
+def test_negative_depth():
+    with pytest.raises(ValueError, match="max_depth must be >= 0"):
+        brute_force_tree(example_dataset_trees(), 0.1, -1)
+
+
+def test_fractional_depth():
+    with pytest.raises(TypeError, match="max_depth must be a non-negative integer"):
+        greedy_tree(example_dataset_trees(), 0.1, 2.5)
+
+
+def test_not_a_dataset():
+    with pytest.raises(TypeError, match="dataset must be an odtkit Dataset"):
+        greedy_tree((X_OK, Y_OK), 0.1)
+
+
+def test_single_class_is_valid_and_optimum_is_one_leaf():
+    data = Dataset.from_arrays(X_OK, [1, 1, 1])
+    tree, value = brute_force_tree(data, 0.01, 2)
+    assert tree.is_leaf and value == pytest.approx(0.01)
+    assert greedy_tree(data, 0.01).is_leaf
+
+
+def test_labels_keep_original_values():
+    data = Dataset.from_arrays(X_OK, np.array(["yes", "no", "yes"]))
+    assert data.classes.tolist() == ["no", "yes"]
+    assert data.y.tolist() == [1, 0, 1]
+    assert data.n_classes == 2

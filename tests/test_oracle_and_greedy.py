@@ -1,0 +1,193 @@
+"""The brute-force oracle, the worked examples, metrics and the greedy baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from odtkit import Dataset, greedy_tree, metrics
+from odtkit.testing import (
+    EXAMPLE_TREES_PROTECTED,
+    LAMBDAS,
+    brute_force_tree,
+    dataset_strategy,
+    enumerate_trees,
+    example_dataset_a,
+    example_dataset_trees,
+    random_dataset,
+)
+from odtkit.tree import Tree
+
+# --- worked examples ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lam", "depth", "expected"),
+    [
+        (0.1, 1, 11 / 30),
+        (0.1, 2, 11 / 30),
+        (0.25, 1, 7 / 12),
+        (0.25, 2, 7 / 12),
+        (1 / 6 - 1e-9, 1, None),
+    ],
+)
+def test_formulations_trees_section_7_2(lam, depth, expected):
+    data = example_dataset_trees()
+    tree, value = brute_force_tree(data, lam, depth)
+    assert value == pytest.approx(metrics.objective(tree, data, lam), abs=1e-12)
+    if expected is not None:
+        assert value == pytest.approx(expected, abs=1e-12)
+    if lam == 0.1:
+        assert tree == Tree.split(0, Tree.leaf(0), Tree.leaf(1))
+    if lam == 0.25:
+        assert tree == Tree.leaf(0)
+
+
+def test_stump_beats_leaf_iff_lambda_below_one_sixth():
+    data = example_dataset_trees()
+    assert brute_force_tree(data, 1 / 6 - 1e-6, 1)[0].n_leaves == 2
+    assert brute_force_tree(data, 1 / 6 + 1e-6, 1)[0].n_leaves == 1
+
+
+# Search spec §6.3: dataset A, rows lambda, columns depth 1, 2, 3.
+DATASET_A_TABLE = {
+    0.01: (4 / 9 + 0.01, 1 / 9 + 0.04, 1 / 9 + 0.04),
+    0.05: (0.494444, 0.311111, 0.311111),
+    0.1: (0.544444, 0.511111, 0.511111),
+    0.2: (0.644444, 0.644444, 0.644444),
+}
+
+
+@pytest.mark.parametrize("lam", sorted(DATASET_A_TABLE))
+def test_search_spec_dataset_a(lam):
+    data = example_dataset_a()
+    for depth, expected in zip((1, 2, 3), DATASET_A_TABLE[lam], strict=True):
+        tree, value = brute_force_tree(data, lam, depth)
+        assert value == pytest.approx(expected, abs=1e-6)
+        assert metrics.objective(tree, data, lam) == pytest.approx(value, abs=1e-12)
+    tree, _ = brute_force_tree(data, 0.01, 2)
+    assert tree.n_leaves == 4 and tree.depth == 2
+
+
+# --- the oracle against explicit enumeration ------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 2**31),
+    st.integers(1, 3),
+    st.integers(1, 2),
+    st.sampled_from(LAMBDAS),
+    st.sampled_from([2, 3]),
+    st.booleans(),
+)
+def test_oracle_equals_explicit_enumeration(seed, n_features, depth, lam, n_classes, weighted):
+    if n_classes == 3 and n_features == 3 and depth == 2:
+        depth = 1  # keeps the labelled enumeration small (3^4 labellings x 28 structures)
+    data = random_dataset(
+        seed, n_samples=12, n_features=n_features, n_classes=n_classes, weighted=weighted
+    )
+    _, value = brute_force_tree(data, lam, depth)
+    best = min(
+        metrics.objective(t, data, lam) for t in enumerate_trees(n_features, depth, n_classes)
+    )
+    assert value == pytest.approx(best, abs=1e-9)
+
+
+def test_enumeration_count_matches_the_recurrence():
+    # C(3, 2) = 28 structures for binary labels counts labellings too: check structures via K=1
+    assert sum(1 for _ in enumerate_trees(3, 2, n_classes=1)) == 28
+    assert sum(1 for _ in enumerate_trees(4, 3, n_classes=1)) == 3137
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dataset_strategy(max_samples=30, max_features=5), st.sampled_from(LAMBDAS), st.integers(0, 4)
+)
+def test_oracle_objective_is_metrics_and_at_most_greedy(data, lam, depth):
+    tree, value = brute_force_tree(data, lam, depth)
+    assert tree.depth <= depth
+    assert metrics.objective(tree, data, lam) == pytest.approx(value, abs=1e-9)
+    greedy = greedy_tree(data, lam, depth)
+    assert greedy.depth <= depth
+    assert value <= metrics.objective(greedy, data, lam) + 1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from(LAMBDAS), st.integers(1, 3))
+def test_integer_weights_equal_duplicated_rows(seed, lam, depth):
+    data = random_dataset(seed, n_samples=15, n_features=4, weighted=True)
+    repeats = data.sample_weight.astype(int)
+    duplicated = Dataset.from_arrays(np.repeat(data.X, repeats, axis=0), np.repeat(data.y, repeats))
+    assert brute_force_tree(data, lam, depth)[1] == pytest.approx(
+        brute_force_tree(duplicated, lam, depth)[1], abs=1e-12
+    )
+
+
+# --- greedy --------------------------------------------------------------------------------------
+
+
+def test_greedy_is_deterministic_and_respects_depth():
+    data = random_dataset(7, n_samples=40, n_features=6)
+    assert greedy_tree(data, 0.01, 3) == greedy_tree(data, 0.01, 3)
+    assert greedy_tree(data, 0.0, 2).depth <= 2
+    assert greedy_tree(data, 0.01, 0) == Tree.leaf(int(np.argmax(data.class_counts())))
+
+
+def test_greedy_misses_the_xor_optimum_on_dataset_a():
+    # §6.3: no depth-1 tree beats the leaf, so greedy's first split does not pay and it stops.
+    data = example_dataset_a()
+    greedy = greedy_tree(data, 0.01, 3)
+    assert metrics.objective(greedy, data, 0.01) >= brute_force_tree(data, 0.01, 3)[1]
+
+
+def test_greedy_large_lambda_returns_a_leaf():
+    data = random_dataset(3, n_samples=40, n_features=5)
+    assert greedy_tree(data, 0.6).is_leaf
+
+
+# --- metrics -------------------------------------------------------------------------------------
+
+
+def test_objective_counts_every_leaf_even_empty_ones():
+    data = example_dataset_trees()
+    # x2 then x1 on an all-zero pattern: leaves that receive no row still cost lambda
+    tree = Tree.split(0, Tree.leaf(0), Tree.split(0, Tree.leaf(0), Tree.leaf(1)))
+    assert metrics.objective(tree, data, 0.1) == pytest.approx(1 / 6 + 3 * 0.1)
+    assert metrics.objective_counts(tree, data, 0.1) == pytest.approx(1 + 3 * 0.1 * 6)
+    assert metrics.accuracy(tree, data) == pytest.approx(5 / 6)
+
+
+def test_weighted_objective_uses_total_weight():
+    data = example_dataset_trees()
+    weighted = Dataset.from_arrays(data.X, data.y, sample_weight=[1, 1, 1, 1, 1, 4])
+    stump = Tree.split(0, Tree.leaf(0), Tree.leaf(1))
+    assert metrics.misclassified(stump, weighted) == 4.0
+    assert metrics.objective(stump, weighted, 0.0) == pytest.approx(4 / 9)
+
+
+def test_fairness_gaps_of_formulations_trees_7_5():
+    data = example_dataset_trees()
+    stump = Tree.split(0, Tree.leaf(0), Tree.leaf(1))
+    a = EXAMPLE_TREES_PROTECTED
+    assert metrics.fairness_gap(stump, data, a, "statistical_parity") == pytest.approx(1 / 3)
+    assert metrics.fairness_gap(stump, data, a, "predictive_equality") == pytest.approx(1 / 2)
+    assert metrics.fairness_gap(stump, data, a, "equal_opportunity") == pytest.approx(0.0)
+    assert metrics.fairness_gap(stump, data, a, "equalized_odds") == pytest.approx(1 / 2)
+    assert metrics.fairness_gap(Tree.leaf(0), data, a) == 0.0
+    with pytest.raises(ValueError, match="notion"):
+        metrics.fairness_gap(stump, data, a, "parity")
+    with pytest.raises(ValueError, match="protected"):
+        metrics.fairness_gap(stump, data, a[:3])
+
+
+def test_objective_rejects_bad_arguments():
+    data = example_dataset_trees()
+    with pytest.raises(ValueError, match="lam"):
+        metrics.objective(Tree.leaf(0), data, -0.1)
+    with pytest.raises(TypeError, match="dataset"):
+        metrics.objective(Tree.leaf(0), (data.X, data.y), 0.1)
+    with pytest.raises(TypeError, match="Tree or RuleList"):
+        metrics.objective(object(), data, 0.1)
