@@ -1,0 +1,317 @@
+"""Turn a raw table (numbers and categories) into the binary features every solver needs."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError
+
+__all__ = ["Binarizer", "format_threshold"]
+
+
+def format_threshold(value: float) -> str:
+    """Shortest text that reads back as exactly ``value`` (``25.5``, ``3``, ``1e-07``).
+
+    ``repr`` round-trips, so two different thresholds never get the same feature name;
+    only the redundant ``.0`` of whole numbers is dropped.
+    """
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _format_category(value: object) -> str:
+    if isinstance(value, (float, np.floating)):
+        return format_threshold(float(value))
+    return str(value)
+
+
+def _midpoints(values: np.ndarray) -> np.ndarray:
+    """Thresholds between adjacent sorted distinct ``values`` that separate every pair.
+
+    For neighbouring floats (nothing representable in between) or after overflow the plain
+    average can land on the upper value, which would merge the pair; the lower value is then
+    used instead, so ``x <= t`` still splits them exactly.
+    """
+    lo, hi = values[:-1], values[1:]
+    with np.errstate(over="ignore", invalid="ignore"):
+        mid = (lo + hi) / 2.0
+        overflow = ~np.isfinite(mid)
+        if overflow.any():
+            mid[overflow] = lo[overflow] / 2.0 + hi[overflow] / 2.0
+    return np.where((mid >= lo) & (mid < hi), mid, lo)
+
+
+def _quantile_indices(n_distinct: int, k: int) -> np.ndarray:
+    """Indices of ``k`` midpoints that cut ``n_distinct`` sorted values into k+1 near-equal groups.
+
+    Requires ``n_distinct >= k + 2``, so the cut positions are more than one apart and the
+    rounded indices are strictly increasing (no duplicate thresholds).
+    """
+    cuts = np.floor(np.arange(1, k + 1) * n_distinct / (k + 1) + 0.5).astype(np.int64)
+    return np.clip(cuts, 1, n_distinct - 1) - 1
+
+
+class Binarizer(TransformerMixin, BaseEstimator):
+    """Binarize numeric and categorical columns into boolean split features.
+
+    Every numeric column ``c`` yields threshold features ``c<=t`` (True iff ``x <= t``);
+    every categorical column yields one-hot features ``c=value`` (no level dropped). A numeric
+    column holding exactly the values 0 and 1 (or a bool column) yields one feature named ``c``
+    (True iff ``x == 1``), and a constant column yields nothing.
+
+    Parameters
+    ----------
+    max_thresholds : int or None, default=None
+        At most this many thresholds per numeric column. ``None`` keeps every midpoint between
+        adjacent distinct values, so no two rows that differ in a column become identical.
+        With a cap, the kept midpoints split the sorted *distinct* values into
+        ``max_thresholds + 1`` groups of near-equal size (quantiles of the distinct values).
+    categorical : list of str or None, default=None
+        Columns to one-hot encode even though they are numeric. Columns of object, string or
+        category dtype are always categorical.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only set when ``fit`` was given a DataFrame (scikit-learn convention).
+    thresholds_ : dict of str to ndarray of float
+        The thresholds kept for each numeric column (empty for constant columns).
+    categories_ : dict of str to list
+        The levels seen during ``fit`` for each categorical column.
+    binary_columns_ : list of str
+        Numeric 0/1 columns passed through as a single feature.
+
+    Notes
+    -----
+    Missing values are not supported: ``fit`` and ``transform`` raise ``ValueError`` naming the
+    column. A category not seen during ``fit`` encodes as all-False for that column.
+    """
+
+    def __init__(self, max_thresholds: int | None = None, categorical: list[str] | None = None):
+        self.max_thresholds = max_thresholds
+        self.categorical = categorical
+
+    # -- fitting -------------------------------------------------------------------------------
+
+    def fit(self, X: pd.DataFrame | np.ndarray, y: object = None) -> Binarizer:
+        """Choose the thresholds and categories from ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame or 2-D array-like, shape (n_samples, n_columns)
+            Column names are taken from the DataFrame, else ``x0, x1, ...``.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        k = self._check_max_thresholds()
+        frame, from_frame = _as_frame(X, "X")
+        if frame.shape[0] == 0:
+            raise ValueError("X is empty: Binarizer needs at least one row to fit")
+        names = [str(c) for c in frame.columns]
+        if len(set(names)) != len(names):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"X has duplicate column names {dupes}")
+        forced = self._check_categorical(names)
+
+        spec: list[tuple[str, str, np.ndarray | list]] = []
+        thresholds: dict[str, np.ndarray] = {}
+        categories: dict[str, list] = {}
+        binary: list[str] = []
+        for position, name in enumerate(names):
+            column = frame.iloc[:, position]
+            if name in forced or _is_categorical_dtype(column):
+                levels = _categories(column, name)
+                kind = "onehot" if len(levels) > 1 else "constant"
+                categories[name] = levels
+                spec.append((name, kind, levels))
+                continue
+            values = _numeric(column, name)
+            distinct = np.unique(values)
+            if distinct.size <= 1:
+                thresholds[name] = np.empty(0)
+                spec.append((name, "constant", np.empty(0)))
+            elif distinct.size == 2 and distinct[0] == 0 and distinct[1] == 1:
+                binary.append(name)
+                spec.append((name, "binary", np.empty(0)))
+            else:
+                cuts = _midpoints(distinct)
+                if k is not None and cuts.size > k:
+                    cuts = cuts[_quantile_indices(distinct.size, k)]
+                thresholds[name] = cuts
+                spec.append((name, "threshold", cuts))
+
+        self.n_features_in_ = len(names)
+        if from_frame:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self._names = names
+        self._spec = spec
+        self.thresholds_ = thresholds
+        self.categories_ = categories
+        self.binary_columns_ = binary
+        self._feature_names_out = np.asarray(_output_names(spec), dtype=object)
+        return self
+
+    def _check_max_thresholds(self) -> int | None:
+        k = self.max_thresholds
+        if k is None:
+            return None
+        if isinstance(k, bool) or not isinstance(k, Integral):
+            raise TypeError(f"max_thresholds must be a positive integer or None, got {k!r}")
+        if k < 1:
+            raise ValueError(f"max_thresholds must be >= 1, got {k}")
+        return int(k)
+
+    def _check_categorical(self, names: list[str]) -> set[str]:
+        if self.categorical is None:
+            return set()
+        if isinstance(self.categorical, str):
+            raise TypeError(
+                f"categorical must be a list of column names, got the string {self.categorical!r}"
+            )
+        forced = [str(c) for c in self.categorical]
+        unknown = [c for c in forced if c not in names]
+        if unknown:
+            raise ValueError(f"categorical names columns not in X: {unknown}; columns are {names}")
+        return set(forced)
+
+    # -- transforming --------------------------------------------------------------------------
+
+    def transform(self, X: pd.DataFrame | np.ndarray) -> np.ndarray:
+        """Binary features of ``X``, shape (n_samples, n_features_out), dtype bool.
+
+        A DataFrame is matched to the fitted columns by name (extra columns are ignored);
+        an array is matched by position.
+        """
+        self._check_fitted()
+        frame, from_frame = _as_frame(X, "X")
+        frame = self._align(frame, from_frame)
+        blocks = []
+        for position, (name, kind, params) in enumerate(self._spec):
+            if kind == "constant":
+                continue
+            column = frame.iloc[:, position]
+            if kind == "onehot":
+                if column.isna().any():
+                    raise ValueError(
+                        f"column {name!r} has missing values; Binarizer needs complete data"
+                    )
+                # Unseen levels get position -1 and so match no one-hot column.
+                codes = pd.Index(params).get_indexer(column.to_numpy())
+                blocks.append(codes[:, None] == np.arange(len(params))[None, :])
+                continue
+            values = _numeric(column, name)
+            if kind == "binary":
+                blocks.append((values == 1)[:, None])
+            else:
+                blocks.append(values[:, None] <= params[None, :])
+        if not blocks:
+            return np.zeros((frame.shape[0], 0), dtype=bool)
+        return np.ascontiguousarray(np.hstack(blocks))
+
+    def _align(self, frame: pd.DataFrame, from_frame: bool) -> pd.DataFrame:
+        if from_frame and hasattr(self, "feature_names_in_"):
+            names = [str(c) for c in frame.columns]
+            missing = [n for n in self._names if n not in names]
+            if missing:
+                raise ValueError(f"X is missing the fitted columns {missing}")
+            lookup = {n: i for i, n in enumerate(names)}
+            return frame.iloc[:, [lookup[n] for n in self._names]]
+        if frame.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {frame.shape[1]} columns but the Binarizer was fitted on "
+                f"{self.n_features_in_}"
+            )
+        return frame
+
+    def get_feature_names_out(self, input_features: object = None) -> np.ndarray:
+        """Names of the output features, e.g. ``age<=25.5``, ``color=red``, ``smoker``.
+
+        Parameters
+        ----------
+        input_features : ignored
+            Accepted for scikit-learn compatibility; names come from the fitted columns.
+        """
+        self._check_fitted()
+        return self._feature_names_out.copy()
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "_spec"):
+            raise NotFittedError(
+                "This Binarizer instance is not fitted yet; call 'fit' before using it"
+            )
+
+
+def _as_frame(X: object, name: str) -> tuple[pd.DataFrame, bool]:
+    """``X`` as a DataFrame, plus whether it came as one (names are then meaningful)."""
+    if isinstance(X, pd.DataFrame):
+        return X, True
+    if isinstance(X, pd.Series):
+        raise ValueError(f"{name} must be 2-dimensional; pass a DataFrame (e.g. series.to_frame())")
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-dimensional (n_samples, n_columns), got shape {arr.shape}"
+        )
+    frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+    # An object array may hold plain numbers; let pandas find the real column types.
+    return frame.infer_objects(), False
+
+
+def _is_categorical_dtype(column: pd.Series) -> bool:
+    dtype = column.dtype
+    return (
+        isinstance(dtype, pd.CategoricalDtype)
+        or pd.api.types.is_string_dtype(dtype)
+        or pd.api.types.is_object_dtype(dtype)
+    )
+
+
+def _numeric(column: pd.Series, name: str) -> np.ndarray:
+    try:
+        values = column.to_numpy(dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"column {name!r} must be numeric, got values such as {column.iloc[:3].tolist()}"
+        ) from exc
+    if np.isnan(values).any():
+        raise ValueError(f"column {name!r} has missing values (NaN); Binarizer needs complete data")
+    if np.isinf(values).any():
+        raise ValueError(f"column {name!r} has infinite values; Binarizer needs finite numbers")
+    return values
+
+
+def _categories(column: pd.Series, name: str) -> list:
+    if column.isna().any():
+        raise ValueError(f"column {name!r} has missing values; Binarizer needs complete data")
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        present = set(column.unique())
+        return [c for c in column.cat.categories if c in present]
+    return sorted(pd.unique(column.to_numpy()).tolist(), key=_level_key)
+
+
+def _level_key(value: object) -> tuple[str, object]:
+    # Grouping by type first keeps mixed-type object columns sortable (1 < "a" would raise).
+    if isinstance(value, (int, float, str)):
+        return (type(value).__name__, value)
+    return (type(value).__name__, str(value))
+
+
+def _output_names(spec: list[tuple[str, str, np.ndarray | list]]) -> list[str]:
+    out: list[str] = []
+    for name, kind, params in spec:
+        if kind == "binary":
+            out.append(name)
+        elif kind == "threshold":
+            out.extend(f"{name}<={format_threshold(t)}" for t in params)
+        elif kind == "onehot":
+            out.extend(f"{name}={_format_category(v)}" for v in params)
+    return out

@@ -1,0 +1,298 @@
+"""Binarizer: thresholds, one-hot encoding, names, errors, and the no-information-lost property."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import make_pipeline
+
+from odtkit.datasets import Binarizer
+from odtkit.datasets._binarizer import format_threshold
+
+
+def _names(binarizer: Binarizer) -> list[str]:
+    return binarizer.get_feature_names_out().tolist()
+
+
+# -- numeric thresholds --------------------------------------------------------------------------
+
+
+def test_thresholds_are_midpoints_between_adjacent_distinct_values():
+    frame = pd.DataFrame({"age": [30, 18, 33, 30, 18, 60]})
+    binarizer = Binarizer().fit(frame)
+    assert binarizer.thresholds_["age"].tolist() == [24.0, 31.5, 46.5]
+    assert _names(binarizer) == ["age<=24", "age<=31.5", "age<=46.5"]
+
+
+def test_less_or_equal_semantics():
+    binarizer = Binarizer().fit(pd.DataFrame({"v": [1.0, 2.0, 4.0]}))
+    assert _names(binarizer) == ["v<=1.5", "v<=3"]
+    out = binarizer.transform(pd.DataFrame({"v": [1.5, 1.5000001, 3.0, 3.1, -10.0, 10.0]}))
+    assert out.dtype == bool
+    assert out.tolist() == [
+        [True, True],
+        [False, True],
+        [False, True],
+        [False, False],
+        [True, True],
+        [False, False],
+    ]
+
+
+def test_max_thresholds_caps_the_count_and_takes_quantiles_of_distinct_values():
+    values = np.repeat(np.arange(100.0), 3)  # repeats must not shift the quantiles
+    binarizer = Binarizer(max_thresholds=3).fit(pd.DataFrame({"v": values}))
+    assert binarizer.thresholds_["v"].tolist() == [24.5, 49.5, 74.5]
+    assert binarizer.transform(pd.DataFrame({"v": values})).shape == (300, 3)
+
+
+def test_max_thresholds_one_is_the_median_midpoint():
+    binarizer = Binarizer(max_thresholds=1).fit(np.arange(10.0).reshape(-1, 1))
+    assert _names(binarizer) == ["x0<=4.5"]
+
+
+def test_max_thresholds_above_the_number_of_midpoints_keeps_all():
+    binarizer = Binarizer(max_thresholds=50).fit(pd.DataFrame({"v": [3, 1, 2]}))
+    assert binarizer.thresholds_["v"].tolist() == [1.5, 2.5]
+
+
+@pytest.mark.parametrize("bad", [0, -2])
+def test_max_thresholds_must_be_positive(bad):
+    with pytest.raises(ValueError, match="max_thresholds must be >= 1"):
+        Binarizer(max_thresholds=bad).fit(pd.DataFrame({"v": [1, 2, 3]}))
+
+
+@pytest.mark.parametrize("bad", [1.5, True, "3"])
+def test_max_thresholds_must_be_an_integer(bad):
+    with pytest.raises(TypeError, match="max_thresholds must be a positive integer"):
+        Binarizer(max_thresholds=bad).fit(pd.DataFrame({"v": [1, 2, 3]}))
+
+
+def test_threshold_formatting_is_compact_and_exact():
+    assert format_threshold(25.5) == "25.5"
+    assert format_threshold(3.0) == "3"
+    assert format_threshold(-0.125) == "-0.125"
+    assert float(format_threshold(0.1 + 0.2)) == 0.1 + 0.2
+
+
+def test_adjacent_floats_stay_separated():
+    a = 1.0
+    b = np.nextafter(a, 2.0)
+    out = Binarizer().fit_transform(pd.DataFrame({"v": [a, b]}))
+    assert out[:, 0].tolist() == [True, False]
+
+
+def test_extreme_values_do_not_overflow():
+    out = Binarizer().fit_transform(pd.DataFrame({"v": [-1.7e308, 1.7e308]}))
+    assert out[:, 0].tolist() == [True, False]
+
+
+# -- binary, constant and categorical columns ----------------------------------------------------
+
+
+def test_zero_one_column_is_a_single_feature():
+    frame = pd.DataFrame({"smoker": [0, 1, 1, 0], "flag": [True, False, True, True]})
+    binarizer = Binarizer().fit(frame)
+    assert _names(binarizer) == ["smoker", "flag"]
+    assert binarizer.binary_columns_ == ["smoker", "flag"]
+    assert binarizer.transform(frame).tolist() == [
+        [False, True],
+        [True, False],
+        [True, True],
+        [False, True],
+    ]
+
+
+def test_constant_columns_produce_nothing():
+    frame = pd.DataFrame({"k": [7, 7, 7], "z": [0, 0, 0], "c": ["a", "a", "a"], "v": [1, 2, 3]})
+    binarizer = Binarizer().fit(frame)
+    assert _names(binarizer) == ["v<=1.5", "v<=2.5"]
+    assert binarizer.transform(frame).shape == (3, 2)
+
+
+def test_all_constant_gives_zero_features():
+    out = Binarizer().fit_transform(pd.DataFrame({"k": [1, 1]}))
+    assert out.shape == (2, 0) and out.dtype == bool
+
+
+def test_one_hot_encoding():
+    frame = pd.DataFrame({"colour": ["red", "blue", "red", "green"]})
+    binarizer = Binarizer().fit(frame)
+    assert _names(binarizer) == ["colour=blue", "colour=green", "colour=red"]
+    assert binarizer.categories_["colour"] == ["blue", "green", "red"]
+    out = binarizer.transform(frame)
+    assert out.astype(int).tolist() == [[0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    assert (out.sum(axis=1) == 1).all()
+
+
+def test_unseen_category_is_all_zero():
+    binarizer = Binarizer().fit(pd.DataFrame({"c": ["a", "b"]}))
+    out = binarizer.transform(pd.DataFrame({"c": ["b", "zzz", "a"]}))
+    assert out.astype(int).tolist() == [[0, 1], [0, 0], [1, 0]]
+
+
+def test_category_dtype_is_categorical():
+    frame = pd.DataFrame(
+        {"size": pd.Categorical(["S", "L", "M"], categories=["S", "M", "L", "XL"])}
+    )
+    binarizer = Binarizer().fit(frame)
+    # The declared order is kept; levels that never occur are dropped.
+    assert _names(binarizer) == ["size=S", "size=M", "size=L"]
+
+
+def test_forced_categorical_numeric_column():
+    frame = pd.DataFrame({"code": [3, 1, 2, 3], "v": [0.5, 1.5, 2.5, 0.5]})
+    binarizer = Binarizer(categorical=["code"]).fit(frame)
+    assert _names(binarizer) == ["code=1", "code=2", "code=3", "v<=1", "v<=2"]
+    assert binarizer.transform(frame)[:, :3].astype(int).tolist() == [
+        [0, 0, 1],
+        [1, 0, 0],
+        [0, 1, 0],
+        [0, 0, 1],
+    ]
+
+
+def test_numpy_input_gets_x_names():
+    X = np.array([[1.0, 0.0], [2.0, 1.0], [3.0, 0.0]])
+    binarizer = Binarizer().fit(X)
+    assert _names(binarizer) == ["x0<=1.5", "x0<=2.5", "x1"]
+    assert not hasattr(binarizer, "feature_names_in_")
+    assert binarizer.n_features_in_ == 2
+
+
+def test_dataframe_columns_matched_by_name_at_transform():
+    frame = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "x"]})
+    binarizer = Binarizer().fit(frame)
+    shuffled = frame[["b", "a"]].assign(extra=0)
+    assert np.array_equal(binarizer.transform(shuffled), binarizer.transform(frame))
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+def test_nan_in_numeric_column_names_the_column():
+    frame = pd.DataFrame({"ok": [1.0, 2.0, 3.0], "income": [1.0, np.nan, 3.0]})
+    with pytest.raises(ValueError, match="column 'income' has missing values"):
+        Binarizer().fit(frame)
+
+
+def test_nan_at_transform_names_the_column():
+    binarizer = Binarizer().fit(pd.DataFrame({"v": [1.0, 2.0]}))
+    with pytest.raises(ValueError, match="column 'v' has missing values"):
+        binarizer.transform(pd.DataFrame({"v": [np.nan]}))
+
+
+def test_missing_category_names_the_column():
+    with pytest.raises(ValueError, match="column 'c' has missing values"):
+        Binarizer().fit(pd.DataFrame({"c": ["a", None, "b"]}))
+
+
+def test_unknown_categorical_column():
+    with pytest.raises(ValueError, match=r"categorical names columns not in X: \['nope'\]"):
+        Binarizer(categorical=["nope"]).fit(pd.DataFrame({"v": [1, 2]}))
+
+
+def test_transform_missing_column():
+    binarizer = Binarizer().fit(pd.DataFrame({"a": [1, 2], "b": [3, 4]}))
+    with pytest.raises(ValueError, match=r"missing the fitted columns \['b'\]"):
+        binarizer.transform(pd.DataFrame({"a": [1]}))
+
+
+def test_transform_wrong_width_array():
+    binarizer = Binarizer().fit(np.zeros((2, 3)) + np.arange(2)[:, None])
+    with pytest.raises(ValueError, match="2 columns but the Binarizer was fitted on 3"):
+        binarizer.transform(np.zeros((1, 2)))
+
+
+def test_one_dimensional_input():
+    with pytest.raises(ValueError, match="2-dimensional"):
+        Binarizer().fit(np.arange(5))
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError):
+        Binarizer().transform(np.zeros((1, 1)))
+    with pytest.raises(NotFittedError):
+        Binarizer().get_feature_names_out()
+
+
+# -- scikit-learn conventions --------------------------------------------------------------------
+
+
+def test_sklearn_params_and_clone():
+    binarizer = Binarizer(max_thresholds=4, categorical=["c"])
+    assert binarizer.get_params() == {"max_thresholds": 4, "categorical": ["c"]}
+    copy = clone(binarizer)
+    assert copy.get_params() == binarizer.get_params()
+    assert not hasattr(copy, "thresholds_")
+
+
+def test_works_in_a_pipeline():
+    from sklearn.tree import DecisionTreeClassifier
+
+    frame = pd.DataFrame({"v": [1, 2, 3, 4, 5, 6], "c": list("aabbcc")})
+    y = [0, 0, 0, 1, 1, 1]
+    model = make_pipeline(Binarizer(max_thresholds=1), DecisionTreeClassifier(random_state=0))
+    model.fit(frame, y)
+    assert model.predict(frame).tolist() == y
+
+
+def test_fit_transform_equals_fit_then_transform():
+    frame = pd.DataFrame({"v": [5, 1, 3, 3], "c": ["p", "q", "p", "r"], "b": [0, 1, 1, 0]})
+    assert np.array_equal(Binarizer().fit_transform(frame), Binarizer().fit(frame).transform(frame))
+
+
+# -- properties ----------------------------------------------------------------------------------
+
+_finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+_column_values = st.one_of(
+    st.integers(-3, 3).map(float),  # many ties and 0/1 columns
+    _finite,
+)
+
+
+@st.composite
+def _numeric_frames(draw):
+    n_rows = draw(st.integers(1, 25))
+    n_cols = draw(st.integers(1, 4))
+    elements = draw(st.sampled_from([st.integers(-3, 3).map(float), _finite, _column_values]))
+    values = draw(hnp.arrays(np.float64, (n_rows, n_cols), elements=elements))
+    return pd.DataFrame(values, columns=[f"c{j}" for j in range(n_cols)])
+
+
+def _distinct_rows(a: np.ndarray) -> int:
+    return len(np.unique(a, axis=0)) if a.shape[1] else 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(_numeric_frames())
+def test_no_information_lost_without_a_cap(frame):
+    binarizer = Binarizer()
+    out = binarizer.fit_transform(frame)
+    assert out.dtype == bool
+    assert np.array_equal(out, binarizer.transform(frame))
+    # Rows that differ in some column must differ in some feature; equal rows trivially map
+    # equal, so the number of distinct rows is preserved exactly.
+    assert _distinct_rows(out) == _distinct_rows(frame.to_numpy())
+    values = frame.to_numpy()
+    differ = (values[:, None, :] != values[None, :, :]).any(axis=2)
+    separated = (out[:, None, :] != out[None, :, :]).any(axis=2)
+    assert np.array_equal(differ, separated)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_numeric_frames(), st.integers(1, 5))
+def test_cap_keeps_a_subset_of_the_midpoints(frame, k):
+    capped = Binarizer(max_thresholds=k).fit(frame)
+    full = Binarizer().fit(frame)
+    for column, cuts in capped.thresholds_.items():
+        assert len(cuts) <= k
+        assert np.all(np.diff(cuts) > 0)
+        assert set(cuts.tolist()) <= set(full.thresholds_[column].tolist())
+    assert np.array_equal(capped.fit_transform(frame), capped.transform(frame))
