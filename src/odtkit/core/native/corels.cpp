@@ -1,0 +1,601 @@
+// CORELS branch and bound (search spec §5.3-5.5), from the spec's mathematics only.
+//
+// Samples with identical antecedent rows form equivalence classes (§5.3 item 8: the partition
+// induced by the antecedents, coarser than raw features, hence the tightest equivalent-points
+// bound). All bitsets are over those classes; a class carries its positive, total and minority
+// mass. Masses of a bitset are summed with hardware popcounts over binary "bit planes" of the
+// per-class integer masses (exact, and independent of how many samples a class holds); sample
+// weights that are not integers fall back to a loop over the set bits.
+#include "corels.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace odtkit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Words = std::vector<std::uint64_t>;
+
+inline int popc(std::uint64_t w) { return __builtin_popcountll(w); }
+
+// Positive, total and minority mass of the classes in (a AND b).
+struct Mass {
+  double tot = 0.0;
+  double pos = 0.0;
+  double eq = 0.0;
+};
+
+class MassCounter {
+ public:
+  MassCounter(const std::vector<double>& pos, const std::vector<double>& tot,
+              const std::vector<double>& minority)
+      : n_words_((pos.size() + 63) / 64), pos_(pos), tot_(tot), eq_(minority) {
+    integral_ = true;
+    double max_mass = 0.0;
+    for (std::size_t u = 0; u < tot.size(); ++u) {
+      for (double v : {pos[u], tot[u], minority[u]}) {
+        if (v != std::floor(v) || v < 0 || v > 9.0e15) integral_ = false;
+      }
+      max_mass = std::max(max_mass, tot[u]);
+    }
+    if (!integral_) return;
+    n_planes_ = 1;
+    while (static_cast<double>(std::uint64_t{1} << n_planes_) <= max_mass) ++n_planes_;
+    planes_.assign(n_words_ * 3 * n_planes_, 0);
+    for (std::size_t u = 0; u < tot.size(); ++u) {
+      const std::uint64_t vals[3] = {static_cast<std::uint64_t>(tot[u]),
+                                     static_cast<std::uint64_t>(pos[u]),
+                                     static_cast<std::uint64_t>(minority[u])};
+      std::uint64_t* base = &planes_[(u >> 6) * 3 * n_planes_];
+      for (int q = 0; q < 3; ++q)
+        for (int b = 0; b < n_planes_; ++b)
+          if ((vals[q] >> b) & 1u) base[q * n_planes_ + b] |= std::uint64_t{1} << (u & 63);
+    }
+  }
+
+  // Masses of a AND b (b may be null: masses of a).
+  Mass of(const std::uint64_t* a, const std::uint64_t* b) const {
+    Mass m;
+    if (integral_) {
+      std::uint64_t acc[3] = {0, 0, 0};
+      const int stride = 3 * n_planes_;
+      for (std::size_t k = 0; k < n_words_; ++k) {
+        const std::uint64_t c = b ? (a[k] & b[k]) : a[k];
+        if (!c) continue;
+        const std::uint64_t* p = &planes_[k * stride];
+        for (int q = 0; q < 3; ++q)
+          for (int bit = 0; bit < n_planes_; ++bit)
+            acc[q] += static_cast<std::uint64_t>(popc(c & p[q * n_planes_ + bit])) << bit;
+      }
+      m.tot = static_cast<double>(acc[0]);
+      m.pos = static_cast<double>(acc[1]);
+      m.eq = static_cast<double>(acc[2]);
+      return m;
+    }
+    for (std::size_t k = 0; k < n_words_; ++k) {
+      std::uint64_t c = b ? (a[k] & b[k]) : a[k];
+      while (c) {
+        const std::size_t u = k * 64 + static_cast<std::size_t>(__builtin_ctzll(c));
+        c &= c - 1;
+        m.tot += tot_[u];
+        m.pos += pos_[u];
+        m.eq += eq_[u];
+      }
+    }
+    return m;
+  }
+
+  std::size_t n_words() const { return n_words_; }
+  std::size_t bytes() const { return planes_.size() * 8 + 3 * tot_.size() * 8; }
+
+ private:
+  std::size_t n_words_;
+  bool integral_ = true;
+  int n_planes_ = 0;
+  Words planes_;
+  std::vector<double> pos_, tot_, eq_;
+};
+
+struct VecHash {
+  std::size_t operator()(const Words& v) const {
+    std::uint64_t h = 0x9E3779B97F4A7C15ULL ^ v.size();
+    for (std::uint64_t w : v) {
+      h ^= w + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+      h *= 0xBF58476D1CE4E5B9ULL;
+      h ^= h >> 31;
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+struct Node {
+  int parent = -1;
+  int rule = -1;   // antecedent appended by this node (-1 for the root)
+  int depth = 0;   // K, the prefix length
+  std::uint32_t gen = 0;
+  double b = 0.0;   // count units: prefix mistakes + Lambda*K
+  double b0 = 0.0;  // equivalent-points mass of the uncaptured classes (0 when switched off)
+  double obj = 0.0;
+  double captured = 0.0;
+  int label = 0;
+  bool done = false;
+  bool deleted = false;
+  bool in_queue = false;
+  std::vector<int> children;
+};
+
+struct QEntry {
+  double key;
+  long long order;
+  int node;
+  std::uint32_t gen;
+  bool operator<(const QEntry& o) const {  // std::priority_queue pops the largest: invert
+    if (key != o.key) return key > o.key;
+    return order > o.order;
+  }
+};
+
+struct BEntry {
+  double bound;
+  int node;
+  std::uint32_t gen;
+  bool operator<(const BEntry& o) const { return bound > o.bound; }
+};
+
+struct MapValue {
+  double bound;
+  int node;
+  std::uint32_t gen;
+};
+
+class CorelsSearch {
+ public:
+  CorelsSearch(const CorelsInput& in, const CorelsConfig& cfg,
+               const std::function<bool()>& interrupted)
+      : in_(in), cfg_(cfg), interrupted_(interrupted) {}
+
+  CorelsOutput run();
+
+ private:
+  // --- preprocessing -------------------------------------------------------------------
+  void build_classes();
+
+  // --- trie --------------------------------------------------------------------------------
+  int new_node();
+  void delete_subtree(int id);
+  void detach(int id);
+  void prune_up(int id);
+  void garbage_collect();
+  bool gc_visit(int id);
+  double prune_key(const Node& n) const { return n.b + n.b0 + (cfg_.lookahead ? Lambda_ : 0.0); }
+  double report_bound(const Node& n) const { return n.b + n.b0 + Lambda_; }
+  void push(int id);
+  bool alive(int id, std::uint32_t gen) const {
+    return id >= 0 && id < static_cast<int>(nodes_.size()) && !nodes_[id].deleted &&
+           nodes_[id].gen == gen;
+  }
+
+  // --- bookkeeping -------------------------------------------------------------------------
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  double queue_min_bound();
+  void record_trace(bool force = false);
+  double memory_bytes() const;
+  bool limit_reached();
+
+  const CorelsInput& in_;
+  const CorelsConfig& cfg_;
+  const std::function<bool()>& interrupted_;
+  Clock::time_point t0_;
+  Clock::time_point last_poll_;
+
+  std::size_t U_ = 0, W_ = 0, R_ = 0;
+  double N_ = 0.0, Lambda_ = 0.0, tau_ = 1e-9;
+  std::vector<Words> rules_;  // per antecedent: bitset over classes
+  Words valid_;
+  std::unique_ptr<MassCounter> mass_;
+
+  std::vector<Node> nodes_;
+  std::vector<int> free_;
+  long long live_ = 0;
+  std::priority_queue<QEntry> queue_;
+  std::priority_queue<BEntry> bheap_;
+  std::unordered_map<Words, MapValue, VecHash> map_;
+  std::size_t map_key_words_ = 0;
+  long long counter_ = 0;
+
+  double Rc_ = 0.0;  // incumbent, count units
+  std::vector<int> best_prefix_, best_labels_;
+  int best_default_ = 0;
+  double last_lb_ = -1.0, last_rc_ = -1.0;
+  CorelsOutput out_;
+};
+
+void CorelsSearch::build_classes() {
+  const std::size_t n = in_.n_samples;
+  R_ = in_.n_rules;
+  const std::size_t row_words = (R_ + 63) / 64;
+  std::unordered_map<Words, std::size_t, VecHash> index;
+  index.reserve(n * 2 + 1);
+  std::vector<std::size_t> cls(n);
+  std::vector<double> pos, tot;
+  std::vector<std::size_t> rep;  // a representative sample per class
+  Words key(row_words);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::fill(key.begin(), key.end(), 0);
+    const bool* row = in_.truth + i * R_;
+    for (std::size_t r = 0; r < R_; ++r)
+      if (row[r]) key[r >> 6] |= std::uint64_t{1} << (r & 63);
+    auto [it, inserted] = index.emplace(key, pos.size());
+    if (inserted) {
+      pos.push_back(0.0);
+      tot.push_back(0.0);
+      rep.push_back(i);
+    }
+    const std::size_t u = it->second;
+    cls[i] = u;
+    const double w = in_.weights ? in_.weights[i] : 1.0;
+    tot[u] += w;
+    if (in_.labels[i] == 1) pos[u] += w;
+  }
+  U_ = pos.size();
+  W_ = (U_ + 63) / 64;
+  std::vector<double> minority(U_);
+  for (std::size_t u = 0; u < U_; ++u) minority[u] = std::min(pos[u], tot[u] - pos[u]);
+  mass_ = std::make_unique<MassCounter>(pos, tot, minority);
+  rules_.assign(R_, Words(W_, 0));
+  for (std::size_t u = 0; u < U_; ++u) {
+    const bool* row = in_.truth + rep[u] * R_;
+    for (std::size_t r = 0; r < R_; ++r)
+      if (row[r]) rules_[r][u >> 6] |= std::uint64_t{1} << (u & 63);
+  }
+  valid_.assign(W_, ~std::uint64_t{0});
+  if (U_ % 64) valid_.back() = (std::uint64_t{1} << (U_ % 64)) - 1;
+  if (W_ == 0) valid_.clear();
+  N_ = 0.0;
+  for (double t : tot) N_ += t;
+  Lambda_ = cfg_.lam * N_;
+  tau_ = 1e-9 * std::max(1.0, N_);
+  map_key_words_ = cfg_.symmetry == CorelsSymmetry::captured_map ? W_ : 0;
+  out_.n_classes_eq = U_;
+}
+
+int CorelsSearch::new_node() {
+  int id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+    const std::uint32_t gen = nodes_[id].gen;
+    nodes_[id] = Node();
+    nodes_[id].gen = gen;
+  } else {
+    id = static_cast<int>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  ++live_;
+  ++out_.n_created;
+  return id;
+}
+
+// Remove id from its parent's child list.
+void CorelsSearch::detach(int id) {
+  const int p = nodes_[id].parent;
+  if (p < 0) return;
+  auto& ch = nodes_[p].children;
+  auto it = std::find(ch.begin(), ch.end(), id);
+  if (it != ch.end()) {
+    *it = ch.back();
+    ch.pop_back();
+  }
+}
+
+// Delete a node and everything below it; queue, heap and map entries become stale through the
+// generation counter, so no container has to be searched.
+void CorelsSearch::delete_subtree(int id) {
+  detach(id);
+  std::vector<int> stack{id};
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    Node& nd = nodes_[v];
+    for (int c : nd.children) stack.push_back(c);
+    nd.children.clear();
+    nd.children.shrink_to_fit();
+    nd.deleted = true;
+    nd.in_queue = false;
+    ++nd.gen;
+    free_.push_back(v);
+    --live_;
+  }
+}
+
+// A fully expanded node without children can never lead anywhere: remove it and every
+// ancestor left childless by that.
+void CorelsSearch::prune_up(int id) {
+  while (id >= 0 && nodes_[id].done && nodes_[id].children.empty() && !nodes_[id].deleted) {
+    const int parent = nodes_[id].parent;
+    delete_subtree(id);
+    id = parent;
+  }
+}
+
+// Returns true if the node was deleted.
+bool CorelsSearch::gc_visit(int id) {
+  Node& nd = nodes_[id];
+  if (nd.parent >= 0 && prune_key(nd) >= Rc_ - tau_) {
+    delete_subtree(id);
+    return true;
+  }
+  std::vector<int> children = nodes_[id].children;  // copy: deletions edit the list
+  for (int c : children) gc_visit(c);
+  Node& again = nodes_[id];
+  if (again.parent >= 0 && again.done && again.children.empty()) {
+    delete_subtree(id);
+    return true;
+  }
+  return false;
+}
+
+void CorelsSearch::garbage_collect() {
+  ++out_.n_gc;
+  if (!nodes_.empty() && !nodes_[0].deleted) gc_visit(0);
+}
+
+void CorelsSearch::push(int id) {
+  Node& nd = nodes_[id];
+  double key = 0.0;
+  long long order = counter_++;
+  switch (cfg_.policy) {
+    case CorelsPolicy::curiosity:
+      // b / supp with b free of the equivalent-points term (§5.4); 0 for the root
+      key = nd.depth == 0 ? 0.0 : nd.b / std::max(nd.captured, 0.01);
+      break;
+    case CorelsPolicy::lower_bound:
+      key = nd.b + nd.b0;
+      break;
+    case CorelsPolicy::objective:
+      key = nd.obj;
+      break;
+    case CorelsPolicy::bfs:
+      key = nd.depth;
+      break;
+    case CorelsPolicy::dfs:
+      key = -static_cast<double>(nd.depth);
+      order = -order;
+      break;
+  }
+  nd.in_queue = true;
+  queue_.push({key, order, id, nd.gen});
+  bheap_.push({report_bound(nd), id, nd.gen});
+  out_.max_queue = std::max<long long>(out_.max_queue, static_cast<long long>(queue_.size()));
+}
+
+double CorelsSearch::queue_min_bound() {
+  while (!bheap_.empty()) {
+    const BEntry& e = bheap_.top();
+    if (alive(e.node, e.gen) && nodes_[e.node].in_queue) return e.bound;
+    bheap_.pop();
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+void CorelsSearch::record_trace(bool force) {
+  const double lb = std::min(Rc_, queue_min_bound());
+  if (force || lb != last_lb_ || Rc_ != last_rc_) {
+    out_.trace.push_back({elapsed(), Rc_ / N_, lb / N_});
+    last_lb_ = lb;
+    last_rc_ = Rc_;
+  }
+}
+
+double CorelsSearch::memory_bytes() const {
+  const double node_bytes = sizeof(Node) + 2 * sizeof(int);
+  return static_cast<double>(nodes_.size()) * node_bytes +
+         static_cast<double>(queue_.size()) * sizeof(QEntry) +
+         static_cast<double>(bheap_.size()) * sizeof(BEntry) +
+         static_cast<double>(map_.size()) *
+             (sizeof(MapValue) + 48.0 + 8.0 * std::max<std::size_t>(map_key_words_, 4)) +
+         static_cast<double>(R_ * W_ * 8) + static_cast<double>(mass_->bytes());
+}
+
+bool CorelsSearch::limit_reached() {
+  if (cfg_.node_limit > 0 && out_.n_explored >= cfg_.node_limit) {
+    out_.status = "node_limit";
+    return true;
+  }
+  const auto now = Clock::now();
+  if (cfg_.time_limit > 0 && std::chrono::duration<double>(now - t0_).count() >= cfg_.time_limit) {
+    out_.status = "time_limit";
+    return true;
+  }
+  const double mem = memory_bytes();
+  out_.peak_memory_bytes = std::max(out_.peak_memory_bytes, mem);
+  if (cfg_.memory_limit_bytes > 0 && mem >= cfg_.memory_limit_bytes) {
+    out_.status = "memory_limit";
+    return true;
+  }
+  if (now - last_poll_ >= std::chrono::milliseconds(2)) {
+    last_poll_ = now;
+    if (interrupted_ && interrupted_()) {
+      out_.status = "interrupted";
+      return true;
+    }
+  }
+  return false;
+}
+
+CorelsOutput CorelsSearch::run() {
+  t0_ = Clock::now();
+  last_poll_ = t0_;
+  build_classes();
+  if (N_ <= 0) throw std::invalid_argument("the total sample weight must be positive");
+
+  // Root = the empty list: only the default rule.
+  const Mass all = mass_->of(valid_.data(), nullptr);
+  const int root = new_node();
+  {
+    Node& r = nodes_[root];
+    r.b = 0.0;
+    r.b0 = cfg_.equivalent_points ? all.eq : 0.0;
+    r.obj = std::min(all.pos, all.tot - all.pos);
+    r.captured = 0.0;
+  }
+  Rc_ = nodes_[root].obj;
+  best_default_ = all.pos > all.tot - all.pos ? 1 : 0;
+  push(root);
+  record_trace(true);
+
+  Words notcapt(W_);
+  std::vector<char> used(R_, 0);
+  std::vector<int> path;
+  bool stopped = false;
+  while (!queue_.empty()) {
+    if (limit_reached()) {
+      stopped = true;
+      break;
+    }
+    const QEntry top = queue_.top();
+    queue_.pop();
+    if (!alive(top.node, top.gen) || !nodes_[top.node].in_queue) continue;
+    const int id = top.node;
+    nodes_[id].in_queue = false;
+    if (prune_key(nodes_[id]) >= Rc_ - tau_) {  // the incumbent improved since the push
+      nodes_[id].done = true;
+      prune_up(id);
+      record_trace();
+      continue;
+    }
+
+    // Rebuild the prefix and its uncaptured set from the trie path (no stored bitsets).
+    path.clear();
+    for (int v = id; nodes_[v].parent >= 0; v = nodes_[v].parent) path.push_back(nodes_[v].rule);
+    std::reverse(path.begin(), path.end());
+    notcapt = valid_;
+    for (int r : path) {
+      used[r] = 1;
+      const Words& a = rules_[r];
+      for (std::size_t k = 0; k < W_; ++k) notcapt[k] &= ~a[k];
+    }
+    const Mass rest_all = mass_->of(notcapt.data(), nullptr);
+    const double parent_b = nodes_[id].b;
+    const int parent_depth = nodes_[id].depth;
+    bool improved = false;
+
+    for (std::size_t r = 0; r < R_; ++r) {
+      if (used[r]) continue;
+      const Mass c = mass_->of(rules_[r].data(), notcapt.data());
+      if (cfg_.support && c.tot < Lambda_ - tau_) continue;  // Thm 10
+      if (c.tot <= 0.0) continue;  // captures nothing: never useful, and keeps lists finite
+      const double cor = std::max(c.pos, c.tot - c.pos);
+      if (cfg_.accurate_support && cor < Lambda_ - tau_) continue;  // Thm 11
+      const double b = parent_b + (c.tot - cor) + Lambda_;
+      if (b >= Rc_ - tau_) continue;  // Thm 1: neither this list nor any extension improves
+      const double rest_tot = rest_all.tot - c.tot;
+      const double rest_pos = rest_all.pos - c.pos;
+      const double obj = b + std::min(rest_pos, rest_tot - rest_pos);
+      const int label = c.pos > c.tot - c.pos ? 1 : 0;
+      if (obj < Rc_ - tau_) {
+        Rc_ = obj;
+        best_prefix_ = path;
+        best_prefix_.push_back(static_cast<int>(r));
+        best_labels_.clear();
+        for (int v = id; nodes_[v].parent >= 0; v = nodes_[v].parent)
+          best_labels_.push_back(nodes_[v].label);
+        std::reverse(best_labels_.begin(), best_labels_.end());
+        best_labels_.push_back(label);
+        best_default_ = rest_pos > rest_tot - rest_pos ? 1 : 0;
+        improved = true;
+      }
+      if (cfg_.max_support && rest_tot < Lambda_ - tau_) continue;  // Thm 21
+      const double b0 = cfg_.equivalent_points ? rest_all.eq - c.eq : 0.0;  // Thm 20
+      const double key_bound = b + b0 + (cfg_.lookahead ? Lambda_ : 0.0);
+      if (key_bound >= Rc_ - tau_) continue;  // Lemma 2 (+ Thm 20)
+
+      // Symmetry-aware map (Cor 16 / Thm 15): keep only the best-bounded prefix per key.
+      if (cfg_.symmetry != CorelsSymmetry::none) {
+        Words key;
+        if (cfg_.symmetry == CorelsSymmetry::permutation_map) {
+          key.reserve(path.size() + 1);
+          for (int q : path) key.push_back(static_cast<std::uint64_t>(q));
+          key.push_back(r);
+          std::sort(key.begin(), key.end());
+        } else {
+          key.resize(W_);
+          const Words& a = rules_[r];
+          for (std::size_t k = 0; k < W_; ++k) key[k] = notcapt[k] & ~a[k];
+        }
+        auto it = map_.find(key);
+        const double beta = b + b0;
+        if (it != map_.end()) {
+          if (beta >= it->second.bound - tau_) continue;  // an equal-or-better twin exists
+          if (alive(it->second.node, it->second.gen)) delete_subtree(it->second.node);
+        }
+        const int child = new_node();
+        map_[std::move(key)] = {beta, child, nodes_[child].gen};
+        Node& nc = nodes_[child];
+        nc.parent = id;
+        nc.rule = static_cast<int>(r);
+        nc.depth = parent_depth + 1;
+        nc.b = b;
+        nc.b0 = b0;
+        nc.obj = obj;
+        nc.captured = (N_ - rest_tot) / N_;
+        nc.label = label;
+        nodes_[id].children.push_back(child);
+        push(child);
+      } else {
+        const int child = new_node();
+        Node& nc = nodes_[child];
+        nc.parent = id;
+        nc.rule = static_cast<int>(r);
+        nc.depth = parent_depth + 1;
+        nc.b = b;
+        nc.b0 = b0;
+        nc.obj = obj;
+        nc.captured = (N_ - rest_tot) / N_;
+        nc.label = label;
+        nodes_[id].children.push_back(child);
+        push(child);
+      }
+    }
+    for (int r : path) used[r] = 0;
+    ++out_.n_explored;
+    // Garbage collection may delete this very node (the incumbent moved under its bound).
+    if (improved) garbage_collect();
+    if (!nodes_[id].deleted) {
+      nodes_[id].done = true;
+      if (nodes_[id].children.empty()) prune_up(id);
+    }
+    record_trace();
+  }
+
+  out_.peak_memory_bytes = std::max(out_.peak_memory_bytes, memory_bytes());
+  const double lb = stopped ? std::min(Rc_, queue_min_bound()) : Rc_;
+  if (!stopped) out_.status = "optimal";
+  out_.objective = Rc_ / N_;
+  out_.lower_bound = lb / N_;
+  out_.prefix = best_prefix_;
+  out_.labels = best_labels_;
+  out_.default_label = best_default_;
+  out_.trace.push_back({elapsed(), out_.objective, out_.lower_bound});
+  return out_;
+}
+
+}  // namespace
+
+CorelsOutput search_corels(const CorelsInput& input, const CorelsConfig& config,
+                           const std::function<bool()>& interrupted) {
+  if (config.lam < 0 || !std::isfinite(config.lam))
+    throw std::invalid_argument("lam must be a finite number >= 0");
+  if (input.n_samples == 0) throw std::invalid_argument("the dataset has no samples");
+  CorelsSearch search(input, config, interrupted);
+  return search.run();
+}
+
+}  // namespace odtkit
