@@ -103,4 +103,54 @@ class Bitset {
   std::vector<std::uint64_t> words_;
 };
 
+// Word-level kernels over raw uint64 arrays of equal length `n_words` (zero tails assumed).
+// The searches keep supports in reusable scratch buffers, so these work on pointers rather than
+// Bitset objects to avoid an allocation per intersection.
+namespace words {
+inline std::size_t count(const std::uint64_t* a, std::size_t n_words) {
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < n_words; ++k) total += static_cast<std::size_t>(__builtin_popcountll(a[k]));
+  return total;
+}
+inline std::size_t count_and(const std::uint64_t* a, const std::uint64_t* b, std::size_t n_words) {
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < n_words; ++k)
+    total += static_cast<std::size_t>(__builtin_popcountll(a[k] & b[k]));
+  return total;
+}
+// popcount(a & b & c): class/plane counts of one side of a split without materialising it.
+inline std::size_t count_and3(const std::uint64_t* a, const std::uint64_t* b, const std::uint64_t* c,
+                              std::size_t n_words) {
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < n_words; ++k)
+    total += static_cast<std::size_t>(__builtin_popcountll(a[k] & b[k] & c[k]));
+  return total;
+}
+inline void and_into(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
+                     std::size_t n_words) {
+  for (std::size_t k = 0; k < n_words; ++k) out[k] = a[k] & b[k];
+}
+inline void and_not_into(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
+                         std::size_t n_words) {
+  for (std::size_t k = 0; k < n_words; ++k) out[k] = a[k] & ~b[k];
+}
+inline bool any(const std::uint64_t* a, std::size_t n_words) {
+  for (std::size_t k = 0; k < n_words; ++k)
+    if (a[k]) return true;
+  return false;
+}
+// 64-bit hash of a word array (splitmix-style finaliser per word, order dependent).
+inline std::uint64_t hash(const std::uint64_t* a, std::size_t n_words, std::uint64_t seed = 0) {
+  std::uint64_t h = seed ^ 0x9e3779b97f4a7c15ULL;
+  for (std::size_t k = 0; k < n_words; ++k) {
+    std::uint64_t x = a[k] + 0x9e3779b97f4a7c15ULL * (k + 1);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    h = (h ^ (x ^ (x >> 31))) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  return h;
+}
+}  // namespace words
+
 }  // namespace odtkit

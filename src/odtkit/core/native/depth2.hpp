@@ -1,0 +1,46 @@
+// Exact solver for a sub-problem with remaining depth 2 (STreeD/MurTree; spec §3.9).
+// One pass over the points of the support accumulates, for every class k and feature pair
+// i <= j, the weight F_k(i, j) of points with x_i = x_j = 1; every depth-<=2 tree's leaf counts
+// then follow by inclusion-exclusion, so all M^2 candidate trees cost O(M^2 K) after the pass
+// instead of M^2 bitset intersections plus memo traffic in the generic DP.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "problem.hpp"
+
+namespace odtkit {
+
+class Depth2Solver {
+ public:
+  struct Result {
+    double value;   // count units: misclassified weight + Lambda * leaves
+    int root = -1;  // -1: the single leaf is optimal
+    int left = -1;  // split feature of the x_root = 0 child, -1: leaf
+    int right = -1; // split feature of the x_root = 1 child, -1: leaf
+  };
+
+  explicit Depth2Solver(const Problem& problem);
+
+  // s: support over points; cw: its per-class weights. Lambda = lam * total weight.
+  Result solve(const std::uint64_t* s, const double* cw, double Lambda);
+  std::size_t bytes() const;
+
+ private:
+  // best depth-<=1 tree on the cell x_i = side (side 0/1), given pairs accumulated in F_
+  double best_depth1(int i, int side, const double* ci, double Lambda, int* feature);
+  double leaf(const double* c, double Lambda) const { return misclassified(c, K_) + Lambda; }
+  double& F(int k, int i, int j) {
+    return F_[(static_cast<std::size_t>(i) * M_ + static_cast<std::size_t>(j)) * K_ + k];
+  }
+
+  const Problem& problem_;
+  int M_, K_;
+  std::vector<std::vector<int>> ones_;  // features equal to 1, per point
+  std::vector<double> F_;               // M x M x K, upper triangle i <= j used
+  std::vector<double> total_;           // K
+  std::vector<double> scratch_;         // 4 K
+};
+
+}  // namespace odtkit

@@ -1,0 +1,515 @@
+// Recursive bound-passing DP over supports (spec §3.8 "recursive variant", DL8.5/MurTree style).
+//
+// SOLVE(s, d, UB) returns either the exact optimum R*(s, d) (count units) or, when no tree on s
+// costs less than UB, a lower bound >= UB. The memo keeps, per (support, remaining depth), the
+// exact value with its best split, or the best lower bound proved so far, so a sub-problem
+// reached from many parents is solved once and re-solved only with a larger budget.
+// Bounds (each switchable for ablations, none changes the optimum):
+//   equivalent_points  lb uses eq(s) (mistakes no tree can avoid) and the terminal test uses
+//                      mis - eq (§2.2, §2.5);
+//   lookahead          a tree better than a leaf has >= 2 leaves: lb = min(leaf, eq + 2 Lambda)
+//                      (§3.8 initial bounds, §9 correction 4); off: eq + Lambda;
+//   support            terminal test mis - eq <= Lambda -> leaf (incremental progress / leaf
+//                      support, tie-safe, §2.5);
+//   similar_support    OPT_i >= OPT_j - w(s & (X_i xor X_j)) prunes split i from a solved j
+//                      (§2.9, lower bound only);
+//   depth2             exact depth-two solver when the remaining depth is 2 (§3.9).
+// Unlimited depth uses the same recursion with the depth component of the key fixed at -1.
+// Anytime: the root tracks its best complete split; on a limit every frame returns a valid lower
+// bound (min over its unresolved options), so the root's value is a global lower bound.
+#include "dp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+#include "depth2.hpp"
+
+namespace odtkit {
+namespace {
+
+constexpr double kTau = 1e-9;  // count-unit tolerance (spec §0.4)
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Entry {
+  std::uint64_t hash;
+  std::size_t offset;  // start of the support's words in the arena
+  double lb;           // count units; equals the value when exact
+  int depth;           // remaining depth (-1: unlimited)
+  int feature;         // best split (exact entries), -1: leaf
+  int f0, f1;          // depth-two solver children (-1 leaf), -2: generic entry
+  bool exact;
+};
+
+// Open-addressing hash map (support words, depth) -> Entry. Supports live in one arena so a
+// lookup with a scratch buffer never allocates; entries are addressed by index because the
+// vectors grow.
+class Memo {
+ public:
+  explicit Memo(std::size_t n_words) : W_(n_words), slots_(1024, 0), mask_(1023) {}
+
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+  std::size_t find(const std::uint64_t* s, int depth, std::uint64_t h) const {
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const std::uint32_t slot = slots_[i];
+      if (slot == 0) return kNone;
+      const Entry& e = entries_[slot - 1];
+      if (e.hash == h && e.depth == depth &&
+          std::equal(s, s + W_, arena_.data() + e.offset))
+        return slot - 1;
+    }
+  }
+  std::size_t insert(const std::uint64_t* s, int depth, std::uint64_t h) {
+    if ((entries_.size() + 1) * 2 > slots_.size()) grow();
+    const std::size_t offset = arena_.size();
+    arena_.insert(arena_.end(), s, s + W_);
+    entries_.push_back(Entry{h, offset, 0.0, depth, -1, -2, -2, false});
+    place(entries_.size() - 1);
+    return entries_.size() - 1;
+  }
+  Entry& operator[](std::size_t i) { return entries_[i]; }
+  std::size_t size() const { return entries_.size(); }
+  std::size_t bytes() const {
+    return arena_.capacity() * sizeof(std::uint64_t) + entries_.capacity() * sizeof(Entry) +
+           slots_.capacity() * sizeof(std::uint32_t);
+  }
+
+ private:
+  void place(std::size_t index) {
+    std::size_t i = entries_[index].hash & mask_;
+    while (slots_[i] != 0) i = (i + 1) & mask_;
+    slots_[i] = static_cast<std::uint32_t>(index + 1);
+  }
+  void grow() {
+    slots_.assign(slots_.size() * 2, 0);
+    mask_ = slots_.size() - 1;
+    for (std::size_t k = 0; k < entries_.size(); ++k) place(k);
+  }
+
+  std::size_t W_;
+  std::vector<std::uint64_t> arena_;
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> slots_;
+  std::size_t mask_;
+};
+
+struct Candidate {
+  int feature;
+  double lb0, lb1;  // initial lower bounds of the two children
+  double order;     // heuristic: mistakes of the one-split tree
+};
+
+struct Answer {
+  double value;  // exact value, or a lower bound (>= UB unless the search stopped)
+  bool exact;
+};
+
+inline int child_depth(int d) { return d < 0 ? d : d - 1; }
+
+class DPSolver {
+ public:
+  DPSolver(const Problem& p, const SearchConfig& c, Budget& budget)
+      : P_(p),
+        budget_(budget),
+        K_(p.n_classes()),
+        M_(static_cast<int>(p.n_features())),
+        W_(p.n_words()),
+        Lambda_(c.lam * p.total_weight()),
+        use_eq_(c.bound_on("equivalent_points")),
+        use_lookahead_(c.bound_on("lookahead")),
+        use_support_(c.bound_on("support")),
+        use_similar_(c.bound_on("similar_support")),
+        use_depth2_(c.bound_on("depth2")),
+        memo_(p.n_words()),
+        depth2_(p),
+        tmp_cw_(static_cast<std::size_t>(K_)) {
+    // every split empties one side of its feature, so recursion depth <= M + 1; allocating all
+    // levels now keeps references to them stable during the recursion
+    for (int i = 0; i <= M_ + 1; ++i) level(static_cast<std::size_t>(i));
+  }
+
+  // Objective (count units) of an encoded tree restricted to support s; advances `pos`.
+  double evaluate(const std::vector<int>& tree, std::size_t& pos, const std::uint64_t* s,
+                  int depth_left) {
+    if (pos >= tree.size()) throw std::invalid_argument("initial_tree is truncated");
+    const int v = tree[pos++];
+    if (v < 0) {
+      const int label = -v - 1;
+      if (label >= K_) throw std::invalid_argument("initial_tree has a label out of range");
+      std::vector<double> cw(K_);
+      P_.class_weights(s, cw.data());
+      double n = 0.0;
+      for (double x : cw) n += x;
+      return n - cw[label] + Lambda_;
+    }
+    if (v >= M_) throw std::invalid_argument("initial_tree has a feature out of range");
+    if (depth_left == 0) throw std::invalid_argument("initial_tree exceeds max_depth");
+    std::vector<std::uint64_t> s0(W_), s1(W_);
+    words::and_not_into(s0.data(), s, P_.feature_words(v), W_);
+    words::and_into(s1.data(), s, P_.feature_words(v), W_);
+    const double a = evaluate(tree, pos, s0.data(), child_depth(depth_left));
+    return a + evaluate(tree, pos, s1.data(), child_depth(depth_left));
+  }
+
+  // Entry point for the root (s = all points).
+  Answer solve_root(int depth, double ub, int* best_feature) {
+    const std::uint64_t* s = P_.all_points().data();
+    std::vector<double> cw(K_);
+    P_.class_weights(s, cw.data());
+    const double eq = use_eq_ ? P_.minority_total() : 0.0;
+    return solve(s, depth, ub, 0, cw.data(), eq, best_feature);
+  }
+
+  void extract(const std::uint64_t* s, int depth, std::vector<int>& out) {
+    const std::uint64_t h = key_hash(s, depth);
+    const std::size_t idx = memo_.find(s, depth, h);
+    std::vector<std::uint64_t> s0(W_), s1(W_);
+    if (idx == Memo::kNone || !memo_[idx].exact || memo_[idx].feature < 0) {
+      out.push_back(leaf_code(s));
+      return;
+    }
+    const Entry e = memo_[idx];
+    out.push_back(e.feature);
+    words::and_not_into(s0.data(), s, P_.feature_words(e.feature), W_);
+    words::and_into(s1.data(), s, P_.feature_words(e.feature), W_);
+    if (e.f0 == -2) {
+      extract(s0.data(), child_depth(depth), out);
+      extract(s1.data(), child_depth(depth), out);
+      return;
+    }
+    emit_depth1(s0.data(), e.f0, out);
+    emit_depth1(s1.data(), e.f1, out);
+  }
+
+  std::size_t bytes() const {
+    return memo_.bytes() + depth2_.bytes() +
+           levels_.size() * (2 * W_ * sizeof(std::uint64_t) + M_ * sizeof(Candidate));
+  }
+  // Best complete root split found so far (valid also after a stop), or false if none.
+  bool extract_root_split(int depth, std::vector<int>& out) {
+    if (root_best_feature_ < 0) return false;
+    const std::uint64_t* s = P_.all_points().data();
+    std::vector<std::uint64_t> s0(W_), s1(W_);
+    words::and_not_into(s0.data(), s, P_.feature_words(root_best_feature_), W_);
+    words::and_into(s1.data(), s, P_.feature_words(root_best_feature_), W_);
+    out.push_back(root_best_feature_);
+    extract(s0.data(), child_depth(depth), out);
+    extract(s1.data(), child_depth(depth), out);
+    return true;
+  }
+  std::size_t memo_size() const { return memo_.size(); }
+  long long depth2_calls() const { return depth2_calls_; }
+  long long similar_prunes() const { return similar_prunes_; }
+
+ private:
+  struct Level {
+    std::vector<std::uint64_t> s0, s1, tmp;
+    std::vector<Candidate> cands;
+    std::vector<double> cw0, cw1;
+  };
+
+  std::uint64_t key_hash(const std::uint64_t* s, int depth) const {
+    return words::hash(s, W_, static_cast<std::uint64_t>(depth + 2));
+  }
+  int leaf_code(const std::uint64_t* s) const {
+    std::vector<double> cw(K_);
+    P_.class_weights(s, cw.data());
+    return -(majority_class(cw.data(), K_) + 1);
+  }
+  void emit_depth1(const std::uint64_t* s, int f, std::vector<int>& out) {
+    if (f < 0) {
+      out.push_back(leaf_code(s));
+      return;
+    }
+    std::vector<std::uint64_t> a(W_), b(W_);
+    words::and_not_into(a.data(), s, P_.feature_words(f), W_);
+    words::and_into(b.data(), s, P_.feature_words(f), W_);
+    out.push_back(f);
+    out.push_back(leaf_code(a.data()));
+    out.push_back(leaf_code(b.data()));
+  }
+  Level& level(std::size_t i) {
+    while (levels_.size() <= i) {
+      Level l;
+      l.s0.resize(W_);
+      l.s1.resize(W_);
+      l.tmp.resize(W_);
+      l.cands.reserve(M_);
+      l.cw0.resize(static_cast<std::size_t>(M_) * K_);
+      l.cw1.resize(static_cast<std::size_t>(M_) * K_);
+      levels_.push_back(std::move(l));
+    }
+    return levels_[i];
+  }
+
+  // Initial lower bound and leaf status of a sub-problem from its counts alone.
+  // Returns true when the sub-problem is provably a leaf (then *value = leaf cost).
+  bool initial(const double* cw, double eq, int depth, double* leaf, double* lb) const {
+    const double mis = misclassified(cw, K_);
+    *leaf = mis + Lambda_;
+    if (depth == 0 || mis <= kTau || (use_support_ && mis - eq <= Lambda_ + kTau)) {
+      *lb = *leaf;
+      return true;
+    }
+    *lb = std::min(*leaf, eq + (use_lookahead_ ? 2.0 : 1.0) * Lambda_);
+    return *lb >= *leaf - kTau;
+  }
+
+  Answer solve(const std::uint64_t* s, int depth, double ub, std::size_t lvl, const double* cw,
+               double eq, int* best_feature_out = nullptr) {
+    double leaf, lb;
+    if (initial(cw, eq, depth, &leaf, &lb)) return {leaf, true};
+    const std::uint64_t h = key_hash(s, depth);
+    std::size_t idx = memo_.find(s, depth, h);
+    if (idx != Memo::kNone) {
+      const Entry& e = memo_[idx];
+      if (e.exact) {
+        if (best_feature_out) *best_feature_out = e.feature;
+        return {e.lb, true};
+      }
+      lb = std::max(lb, e.lb);
+    }
+    if (lb >= ub - kTau) return {lb, false};
+    if (budget_.tick(bytes())) return {lb, false};
+
+    if (depth == 2 && use_depth2_) {
+      ++depth2_calls_;
+      const Depth2Solver::Result r = depth2_.solve(s, cw, Lambda_);
+      if (idx == Memo::kNone) idx = memo_.insert(s, depth, h);
+      Entry& e = memo_[idx];
+      e.exact = true;
+      e.lb = r.value;
+      e.feature = r.root;
+      e.f0 = r.left;
+      e.f1 = r.right;
+      if (best_feature_out) *best_feature_out = r.root;
+      return {r.value, true};
+    }
+
+    const int cd = child_depth(depth);
+    Level& L = level(lvl);
+    L.cands.clear();
+    double n = 0.0;
+    for (int k = 0; k < K_; ++k) n += cw[k];
+    for (int j = 0; j < M_; ++j) {
+      const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(j));
+      double* c1 = &L.cw1[static_cast<std::size_t>(j) * K_];
+      double* c0 = &L.cw0[static_cast<std::size_t>(j) * K_];
+      P_.class_weights_and(s, xj, c1);
+      double n1 = 0.0;
+      for (int k = 0; k < K_; ++k) {
+        n1 += c1[k];
+        c0[k] = cw[k] - c1[k];
+      }
+      // a side without weight makes the split cost more than the parent's optimum
+      if (n1 <= 0.0 || n - n1 <= 1e-12 * n) continue;
+      const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
+      double leaf0, leaf1, lb0, lb1;
+      initial(c0, std::max(0.0, eq - eq1), cd, &leaf0, &lb0);
+      initial(c1, eq1, cd, &leaf1, &lb1);
+      L.cands.push_back(Candidate{j, lb0, lb1, leaf0 + leaf1});
+    }
+    // the level's buffers may be reallocated by deeper levels: keep indices, not references
+    std::sort(L.cands.begin(), L.cands.end(), [](const Candidate& a, const Candidate& b) {
+      return a.order < b.order || (a.order == b.order && a.feature < b.feature);
+    });
+
+    double best = leaf;
+    int best_feature = -1;
+    int ref_feature = -1;  // similar-support reference: the split with the largest known bound
+    double ref_bound = -kInf;
+    const std::size_t n_cands = L.cands.size();
+    for (std::size_t c = 0; c < n_cands; ++c) {
+      Level& Lc = levels_[lvl];
+      const Candidate cand = Lc.cands[c];
+      const double bound = std::min(ub, best);
+      if (cand.lb0 + cand.lb1 >= bound - kTau) continue;
+      const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(cand.feature));
+      if (use_similar_ && ref_feature >= 0 && ref_bound >= bound - kTau) {
+        // OPT_j >= OPT_ref - w(s & (X_j xor X_ref)): swap the root feature, keep the subtrees
+        const std::uint64_t* xr = P_.feature_words(static_cast<std::size_t>(ref_feature));
+        for (std::size_t w = 0; w < W_; ++w) Lc.tmp[w] = s[w] & (xj[w] ^ xr[w]);
+        P_.class_weights(Lc.tmp.data(), tmp_cw_.data());
+        double omega = 0.0;
+        for (int k = 0; k < K_; ++k) omega += tmp_cw_[k];
+        if (ref_bound - omega >= bound - kTau) {
+          ++similar_prunes_;
+          continue;
+        }
+      }
+      words::and_not_into(Lc.s0.data(), s, xj, W_);
+      words::and_into(Lc.s1.data(), s, xj, W_);
+      const double* c0 = &Lc.cw0[static_cast<std::size_t>(cand.feature) * K_];
+      const double* c1 = &Lc.cw1[static_cast<std::size_t>(cand.feature) * K_];
+      const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
+      const double eq0 = std::max(0.0, eq - eq1);
+      // child buffers belong to this level; the children use level lvl + 1
+      const Answer a0 = solve(levels_[lvl].s0.data(), cd, bound - cand.lb1, lvl + 1, c0, eq0);
+      if (budget_.stopped())
+        return stop(s, depth, h, lb, best, ub, lvl, c, a0.value + cand.lb1);
+      if (!a0.exact || a0.value + cand.lb1 >= bound - kTau) {
+        note_reference(cand.feature, a0.exact ? a0.value + cand.lb1 : bound, &ref_feature,
+                       &ref_bound);
+        continue;
+      }
+      const Answer a1 = solve(levels_[lvl].s1.data(), cd, bound - a0.value, lvl + 1, c1, eq1);
+      if (budget_.stopped()) return stop(s, depth, h, lb, best, ub, lvl, c, a0.value + a1.value);
+      if (!a1.exact) {
+        note_reference(cand.feature, bound, &ref_feature, &ref_bound);
+        continue;
+      }
+      const double v = a0.value + a1.value;
+      note_reference(cand.feature, v, &ref_feature, &ref_bound);
+      if (v < best - kTau) {
+        best = v;
+        best_feature = cand.feature;
+        if (lvl == 0) {
+          root_best_feature_ = best_feature;
+          if (on_root_improved) on_root_improved(best);
+        }
+      }
+    }
+
+    if (idx == Memo::kNone) idx = memo_.insert(s, depth, h);
+    Entry& e = memo_[idx];
+    if (best < ub - kTau) {
+      e.exact = true;
+      e.lb = best;
+      e.feature = best_feature;
+      if (best_feature_out) *best_feature_out = best_feature;
+      return {best, true};
+    }
+    e.lb = std::max(e.lb, std::max(lb, std::min(ub, best)));
+    return {e.lb, false};
+  }
+
+  static void note_reference(int feature, double bound, int* ref_feature, double* ref_bound) {
+    if (bound > *ref_bound) {
+      *ref_bound = bound;
+      *ref_feature = feature;
+    }
+  }
+
+  // The search was stopped while candidate `c` was open (its lower bound `current`): the
+  // value of s is at least the minimum over the leaf/best, the open candidate and every later
+  // candidate; earlier skipped candidates were >= min(ub, best) when skipped.
+  Answer stop(const std::uint64_t* s, int depth, std::uint64_t h, double lb, double best,
+              double ub, std::size_t lvl, std::size_t c, double current) {
+    double v = std::min({best, ub, current});
+    const Level& L = levels_[lvl];
+    for (std::size_t k = c + 1; k < L.cands.size(); ++k)
+      v = std::min(v, L.cands[k].lb0 + L.cands[k].lb1);
+    v = std::max(v, lb);
+    std::size_t idx = memo_.find(s, depth, h);
+    if (idx == Memo::kNone) idx = memo_.insert(s, depth, h);
+    if (!memo_[idx].exact) memo_[idx].lb = std::max(memo_[idx].lb, v);
+    return {v, false};
+  }
+
+ public:
+  std::function<void(double)> on_root_improved;
+
+ private:
+  const Problem& P_;
+  Budget& budget_;
+  int K_, M_;
+  std::size_t W_;
+  double Lambda_;
+  bool use_eq_, use_lookahead_, use_support_, use_similar_, use_depth2_;
+  Memo memo_;
+  Depth2Solver depth2_;
+  std::vector<Level> levels_;
+  std::vector<double> tmp_cw_;
+  long long depth2_calls_ = 0, similar_prunes_ = 0;
+  int root_best_feature_ = -1;
+};
+
+}  // namespace
+
+SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
+                       std::function<bool()> interrupted) {
+  SearchOutput out;
+  Budget budget(config, std::move(interrupted));
+  DPSolver solver(problem, config, budget);
+  const double N = problem.total_weight();
+  const int depth = config.max_depth < 0 ? -1 : config.max_depth;
+  const int K = problem.n_classes();
+
+  // Incumbent: the better of the single leaf and the warm-start tree (spec §3.2).
+  std::vector<double> cw(K);
+  problem.class_weights(problem.all_points().data(), cw.data());
+  std::vector<int> incumbent_tree{-(majority_class(cw.data(), K) + 1)};
+  double incumbent = misclassified(cw.data(), K) + config.lam * N;
+  if (!config.initial_tree.empty()) {
+    std::size_t pos = 0;
+    const double v = solver.evaluate(config.initial_tree, pos, problem.all_points().data(), depth);
+    if (pos != config.initial_tree.size())
+      throw std::invalid_argument("initial_tree has trailing entries");
+    if (v < incumbent) {
+      incumbent = v;
+      incumbent_tree = config.initial_tree;
+    }
+  }
+  auto normalized = [N](double v) { return v / N; };
+  out.record(budget.elapsed(), normalized(incumbent), 0.0);
+  solver.on_root_improved = [&](double v) {
+    if (v < incumbent) out.record(budget.elapsed(), normalized(v), 0.0);
+  };
+
+  // A user bound prunes with a little slack so that a bound equal to the optimum still lets
+  // the search return the tree attaining it.
+  double ub = incumbent + kTau;
+  const bool user_bound = std::isfinite(config.upper_bound) && config.upper_bound * N < incumbent;
+  if (user_bound) ub = config.upper_bound * N * (1 + 1e-12) + 1e-7;
+  int root_feature = -1;
+  Answer root = solver.solve_root(depth, ub, &root_feature);
+  if (user_bound && !root.exact && !budget.stopped()) {
+    // nothing beats the user's bound, so it is below the optimum: fall back to the incumbent
+    out.stats["upper_bound_invalid"] = 1.0;
+    root = solver.solve_root(depth, incumbent + kTau, &root_feature);
+  }
+
+  double lower = root.value;
+  if (root.exact && root.value < incumbent) {
+    incumbent = root.value;
+    out.tree.clear();
+    solver.extract(problem.all_points().data(), depth, out.tree);
+    lower = root.value;
+  } else {
+    out.tree = incumbent_tree;
+    if (root.exact) lower = root.value;  // the incumbent is as good as the optimum
+    if (!budget.stopped()) lower = incumbent;  // nothing strictly better exists
+  }
+  // a stopped search may still have completed root splits: extract the best one
+  if (budget.stopped() && !root.exact) {
+    std::vector<int> partial;
+    std::size_t pos = 0;
+    if (solver.extract_root_split(depth, partial)) {
+      const double v = solver.evaluate(partial, pos, problem.all_points().data(), depth);
+      if (v < incumbent) {
+        incumbent = v;
+        out.tree = partial;
+      }
+    }
+  }
+  lower = std::min(lower, incumbent);
+  out.status = budget.status();
+  out.objective = normalized(incumbent);
+  out.lower_bound = out.status == "optimal" ? out.objective : normalized(lower);
+  out.n_explored = budget.nodes();
+  budget.note_memory(solver.bytes());
+  out.peak_memory_mb = budget.peak_memory_mb();
+  out.record(budget.elapsed(), out.objective, out.lower_bound);
+  out.stats["memo_entries"] = static_cast<double>(solver.memo_size());
+  out.stats["depth2_calls"] = static_cast<double>(solver.depth2_calls());
+  out.stats["similar_support_prunes"] = static_cast<double>(solver.similar_prunes());
+  out.stats["n_points"] = static_cast<double>(problem.n_points());
+  out.stats["n_words"] = static_cast<double>(problem.n_words());
+  out.stats["search_seconds"] = budget.elapsed();
+  return out;
+}
+
+}  // namespace odtkit

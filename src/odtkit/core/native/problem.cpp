@@ -1,0 +1,162 @@
+#include "problem.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+namespace odtkit {
+
+namespace {
+// Integer weights up to 2^40 keep every plane sum (<= 2^40 * U) exactly representable in a double.
+constexpr double kMaxPlaneValue = 1099511627776.0;
+}  // namespace
+
+PointSum::PointSum(const std::vector<double>& values, std::size_t n_points)
+    : n_words_(Bitset::word_count(n_points)), values_(values) {
+  use_planes_ = true;
+  double top = 0.0;
+  for (double v : values) {
+    if (v != std::floor(v) || v < 0.0 || v >= kMaxPlaneValue) {
+      use_planes_ = false;
+      break;
+    }
+    top = std::max(top, v);
+  }
+  if (!use_planes_) return;
+  const auto max_value = static_cast<std::uint64_t>(top);
+  for (int b = 0; b < 64 && (max_value >> b) != 0; ++b) {
+    Bitset plane(n_points);
+    for (std::size_t u = 0; u < n_points; ++u)
+      if ((static_cast<std::uint64_t>(values[u]) >> b) & 1u) plane.set(u);
+    if (plane.any()) {
+      planes_.push_back(std::move(plane));
+      plane_bit_.push_back(b);
+    }
+  }
+}
+
+double PointSum::sum(const std::uint64_t* s) const {
+  if (use_planes_) {
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < planes_.size(); ++i)
+      total += static_cast<std::uint64_t>(words::count_and(s, planes_[i].data(), n_words_))
+               << plane_bit_[i];
+    return static_cast<double>(total);
+  }
+  double total = 0.0;
+  for (std::size_t k = 0; k < n_words_; ++k) {
+    std::uint64_t w = s[k];
+    while (w) {
+      total += values_[(k << 6) + static_cast<std::size_t>(__builtin_ctzll(w))];
+      w &= w - 1;
+    }
+  }
+  return total;
+}
+
+double PointSum::sum_and(const std::uint64_t* s, const std::uint64_t* mask) const {
+  if (use_planes_) {
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < planes_.size(); ++i)
+      total += static_cast<std::uint64_t>(words::count_and3(s, mask, planes_[i].data(), n_words_))
+               << plane_bit_[i];
+    return static_cast<double>(total);
+  }
+  double total = 0.0;
+  for (std::size_t k = 0; k < n_words_; ++k) {
+    std::uint64_t w = s[k] & mask[k];
+    while (w) {
+      total += values_[(k << 6) + static_cast<std::size_t>(__builtin_ctzll(w))];
+      w &= w - 1;
+    }
+  }
+  return total;
+}
+
+Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
+                 const std::int32_t* y, const double* weights, int n_classes)
+    : n_samples_(n_samples), n_features_(n_features), n_classes_(n_classes) {
+  if (n_classes < 1) throw std::invalid_argument("n_classes must be >= 1");
+  const auto K = static_cast<std::size_t>(n_classes);
+  for (std::size_t i = 0; i < n_samples; ++i) {
+    if (y[i] < 0 || y[i] >= n_classes)
+      throw std::invalid_argument("label " + std::to_string(y[i]) + " of sample " +
+                                  std::to_string(i) + " is outside [0, n_classes)");
+    if (!std::isfinite(weights[i]) || weights[i] < 0.0)
+      throw std::invalid_argument("sample weights must be finite and nonnegative");
+  }
+
+  // Collapse identical rows: key = the row's bytes; points numbered by first appearance so the
+  // preprocessing is deterministic.
+  std::unordered_map<std::string, std::int32_t> index;
+  index.reserve(n_samples * 2 + 1);
+  sample_point_.resize(n_samples);
+  std::vector<std::size_t> first_row;
+  std::string key(n_features, '\0');
+  for (std::size_t i = 0; i < n_samples; ++i) {
+    const bool* row = X + i * n_features;
+    for (std::size_t j = 0; j < n_features; ++j) key[j] = row[j] ? '\1' : '\0';
+    auto [it, inserted] = index.emplace(key, static_cast<std::int32_t>(first_row.size()));
+    if (inserted) first_row.push_back(i);
+    sample_point_[i] = it->second;
+  }
+  n_points_ = first_row.size();
+  n_words_ = Bitset::word_count(n_points_);
+
+  point_class_weight_.assign(n_points_ * K, 0.0);
+  for (std::size_t i = 0; i < n_samples; ++i) {
+    point_class_weight_[static_cast<std::size_t>(sample_point_[i]) * K +
+                        static_cast<std::size_t>(y[i])] += weights[i];
+    total_weight_ += weights[i];
+  }
+
+  features_.reserve(n_features);
+  for (std::size_t j = 0; j < n_features; ++j) {
+    Bitset f(n_points_);
+    for (std::size_t u = 0; u < n_points_; ++u)
+      if (X[first_row[u] * n_features + j]) f.set(u);
+    features_.push_back(std::move(f));
+  }
+  all_ = Bitset(n_points_, true);
+
+  point_minority_.assign(n_points_, 0.0);
+  for (std::size_t u = 0; u < n_points_; ++u) {
+    const double* cw = &point_class_weight_[u * K];
+    point_minority_[u] = misclassified(cw, n_classes_);
+    minority_total_ += point_minority_[u];
+  }
+
+  class_present_.reserve(K);
+  class_sum_.reserve(K);
+  std::vector<double> column(n_points_);
+  for (std::size_t k = 0; k < K; ++k) {
+    Bitset present(n_points_);
+    for (std::size_t u = 0; u < n_points_; ++u) {
+      column[u] = point_class_weight_[u * K + k];
+      if (column[u] > 0.0) present.set(u);
+    }
+    class_present_.push_back(std::move(present));
+    class_sum_.emplace_back(column, n_points_);
+    integral_ = integral_ && class_sum_.back().uses_planes();
+  }
+  minority_sum_ = PointSum(point_minority_, n_points_);
+}
+
+void Problem::class_weights(const std::uint64_t* s, double* out) const {
+  for (int k = 0; k < n_classes_; ++k) out[k] = class_sum_[static_cast<std::size_t>(k)].sum(s);
+}
+
+void Problem::class_weights_and(const std::uint64_t* s, const std::uint64_t* mask,
+                                double* out) const {
+  for (int k = 0; k < n_classes_; ++k)
+    out[k] = class_sum_[static_cast<std::size_t>(k)].sum_and(s, mask);
+}
+
+std::size_t Problem::n_class_planes() const {
+  std::size_t total = 0;
+  for (const auto& c : class_sum_) total += c.n_planes();
+  return total;
+}
+
+}  // namespace odtkit

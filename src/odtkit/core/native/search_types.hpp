@@ -1,0 +1,134 @@
+// Contract shared by every native search (dp, bnb, corels): what Python passes in
+// (SearchConfig), what comes back (SearchOutput), and the limit/interrupt bookkeeping (Budget).
+//
+// Conventions
+// * Objectives, bounds and `upper_bound` are NORMALIZED: misclassified weight / total weight +
+//   lam * leaves. Internally searches should work in count units (weight + Lambda*leaves with
+//   Lambda = lam * total_weight) and divide at the end (spec §0.3).
+// * Trees are encoded pre-order: a value j >= 0 is a split on feature j followed by its left
+//   (x_j = 0) subtree and then its right (x_j = 1) subtree; a value -(k+1) is a leaf predicting
+//   class k. A single leaf predicting class 0 is {-1}.
+// * Usage of Budget inside a search (GIL released by the binding):
+//       Budget budget(config, interrupt_fn);        // interrupt_fn may be empty (C++ tests)
+//       while (...) {
+//         if (budget.tick(bytes_in_use)) break;     // once per expanded node/state
+//         ...
+//       }
+//       out.status = budget.status();               // "optimal" if nothing stopped it
+//   tick() counts the node, checks the node limit every call, the clock every 16 calls, the
+//   memory estimate every call and the interrupt callback at most every ~5 ms.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace odtkit {
+
+struct SearchConfig {
+  double lam = 0.0;
+  int max_depth = -1;              // -1 = unlimited
+  double time_limit = 0.0;         // seconds; <= 0: none
+  long long node_limit = 0;        // expanded nodes/states; 0: none
+  double memory_limit_mb = 0.0;    // <= 0: none
+  double upper_bound = std::numeric_limits<double>::infinity();  // normalized; +inf: none
+  std::string policy = "curiosity";
+  std::map<std::string, bool> bounds;  // missing key = on
+  std::vector<int> initial_tree;       // optional warm start (encoding above); empty: none
+
+  bool bound_on(const std::string& name) const {
+    auto it = bounds.find(name);
+    return it == bounds.end() || it->second;
+  }
+};
+
+struct SearchOutput {
+  std::vector<int> tree;  // encoding above
+  double objective = std::numeric_limits<double>::infinity();  // normalized
+  double lower_bound = 0.0;                                    // normalized, always valid
+  std::string status = "optimal";  // optimal, time_limit, node_limit, memory_limit, interrupted
+  long long n_explored = 0;
+  double peak_memory_mb = 0.0;
+  std::vector<double> trace_time, trace_incumbent, trace_bound;
+  std::map<std::string, double> stats;
+
+  // Append a trace row when the incumbent or the bound changed (or on the first call).
+  void record(double time, double incumbent, double bound) {
+    if (!trace_time.empty() && trace_incumbent.back() == incumbent && trace_bound.back() == bound)
+      return;
+    trace_time.push_back(time);
+    trace_incumbent.push_back(incumbent);
+    trace_bound.push_back(bound);
+  }
+};
+
+class Budget {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  explicit Budget(const SearchConfig& config, std::function<bool()> interrupted = {})
+      : time_limit_(config.time_limit),
+        node_limit_(config.node_limit),
+        memory_limit_bytes_(config.memory_limit_mb > 0 ? config.memory_limit_mb * 1048576.0 : 0.0),
+        interrupted_(std::move(interrupted)),
+        start_(Clock::now()),
+        last_interrupt_check_(start_) {}
+
+  // Count one expanded node; true when the search must stop (the status says why).
+  bool tick(std::size_t bytes_in_use = 0) {
+    if (stopped_) return true;
+    if (node_limit_ > 0 && nodes_ >= node_limit_) return stop("node_limit");
+    ++nodes_;
+    note_memory(bytes_in_use);
+    if (memory_limit_bytes_ > 0 && static_cast<double>(bytes_in_use) > memory_limit_bytes_)
+      return stop("memory_limit");
+    if ((nodes_ & 15) == 0) return check_clock();
+    return false;
+  }
+  // Time/interrupt check without counting a node (for long loops inside one node).
+  bool check_clock() {
+    if (stopped_) return true;
+    const auto now = Clock::now();
+    if (time_limit_ > 0 && seconds(now) >= time_limit_) return stop("time_limit");
+    if (interrupted_ && now - last_interrupt_check_ >= std::chrono::milliseconds(5)) {
+      last_interrupt_check_ = now;
+      if (interrupted_()) return stop("interrupted");
+    }
+    return false;
+  }
+  void note_memory(std::size_t bytes) {
+    if (static_cast<double>(bytes) > peak_bytes_) peak_bytes_ = static_cast<double>(bytes);
+  }
+
+  bool stopped() const { return stopped_; }
+  const std::string& status() const { return status_; }
+  long long nodes() const { return nodes_; }
+  double elapsed() const { return seconds(Clock::now()); }
+  double peak_memory_mb() const { return peak_bytes_ / 1048576.0; }
+
+ private:
+  bool stop(const char* why) {
+    stopped_ = true;
+    status_ = why;
+    return true;
+  }
+  double seconds(Clock::time_point t) const {
+    return std::chrono::duration<double>(t - start_).count();
+  }
+
+  double time_limit_;
+  long long node_limit_;
+  double memory_limit_bytes_;
+  std::function<bool()> interrupted_;
+  Clock::time_point start_, last_interrupt_check_;
+  long long nodes_ = 0;
+  double peak_bytes_ = 0.0;
+  bool stopped_ = false;
+  std::string status_ = "optimal";
+};
+
+}  // namespace odtkit
