@@ -6,4 +6,5 @@
 
 namespace odtkit {
 void bind_bitset(nanobind::module_& m);
+void bind_corels(nanobind::module_& m);
 }  // namespace odtkit

@@ -3,4 +3,5 @@
 NB_MODULE(_native, m) {
   m.doc() = "odtkit native core: 64-bit-word bitsets and the optimal-tree searches.";
   odtkit::bind_bitset(m);
+  odtkit::bind_corels(m);
 }
