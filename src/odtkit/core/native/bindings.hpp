@@ -6,5 +6,6 @@
 
 namespace odtkit {
 void bind_bitset(nanobind::module_& m);
+void bind_dp(nanobind::module_& m);
 void bind_corels(nanobind::module_& m);
 }  // namespace odtkit

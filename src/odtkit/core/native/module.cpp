@@ -3,5 +3,6 @@
 NB_MODULE(_native, m) {
   m.doc() = "odtkit native core: 64-bit-word bitsets and the optimal-tree searches.";
   odtkit::bind_bitset(m);
+  odtkit::bind_dp(m);
   odtkit::bind_corels(m);
 }
