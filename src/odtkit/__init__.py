@@ -6,8 +6,9 @@ The public API is re-exported here; see the README for the quickstart.
 from odtkit import datasets, metrics
 from odtkit.datasets import Dataset
 from odtkit.greedy import greedy_tree
+from odtkit.core import search_tree
 from odtkit.tree import Tree
 
 __version__ = "0.1.0"
 
-__all__ = ["Dataset", "Tree", "datasets", "greedy_tree", "metrics", "__version__"]
+__all__ = ["Dataset", "Tree", "datasets", "greedy_tree", "metrics", "search_tree", "__version__"]

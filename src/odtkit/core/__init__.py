@@ -2,5 +2,6 @@
 
 from odtkit.core._native import Bitset
 from odtkit.core._result import SEARCH_STATUSES, TRACE_COLUMNS, SearchResult
+from odtkit.core.search import search_tree
 
-__all__ = ["Bitset", "SearchResult", "SEARCH_STATUSES", "TRACE_COLUMNS"]
+__all__ = ["Bitset", "SearchResult", "SEARCH_STATUSES", "TRACE_COLUMNS", "search_tree"]

@@ -1,0 +1,79 @@
+"""Validation of search inputs and construction of the native preprocessed ``Problem``.
+
+The native searches (dp, bnb, corels) all start from ``odtkit.core._native.Problem``: identical
+feature rows collapsed into equivalence classes with per-class weights, per-feature bitsets over
+those classes and the equivalent-point minorities (FORMULATIONS-SEARCH-AND-PRUNING §3.1).
+This module is the only place that turns a :class:`~odtkit.datasets.Dataset` into one, so the
+dtype/contiguity rules of the binding live here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from odtkit.core import _native
+from odtkit.datasets import Dataset
+from odtkit.tree import Tree
+
+
+def check_dataset(dataset: Any, name: str = "dataset") -> Dataset:
+    """Return ``dataset`` if it is a usable :class:`Dataset`, else raise TypeError/ValueError."""
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"{name} must be an odtkit.datasets.Dataset, got {type(dataset).__name__}")
+    if dataset.n_samples == 0:
+        raise ValueError(f"{name} has no samples")
+    if not dataset.total_weight > 0:
+        raise ValueError(f"{name} has zero total sample weight")
+    return dataset
+
+
+def build_problem(dataset: Dataset) -> Any:
+    """The native preprocessed instance of ``dataset`` (``odtkit.core._native.Problem``)."""
+    dataset = check_dataset(dataset)
+    X = np.ascontiguousarray(dataset.X, dtype=bool)
+    y = np.ascontiguousarray(dataset.y, dtype=np.int32)
+    w = np.ascontiguousarray(dataset.weights, dtype=np.float64)
+    if y.size and (y.min() < 0 or y.max() >= dataset.n_classes):
+        raise ValueError("dataset.y holds class codes outside 0..n_classes-1")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("dataset sample weights must be finite and >= 0")
+    return _native.Problem(X, y, w, int(dataset.n_classes))
+
+
+def encode_tree(tree: Tree) -> list[int]:
+    """Pre-order integer encoding of the native contract: ``j >= 0`` split, ``-(k+1)`` leaf."""
+    out: list[int] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node.is_leaf:
+            out.append(-(int(node.label) + 1))
+        else:
+            out.append(int(node.feature))
+            stack.append(node.right)
+            stack.append(node.left)
+    return out
+
+
+def decode_tree(code: list[int]) -> Tree:
+    """Inverse of :func:`encode_tree`; raises ValueError on a malformed encoding."""
+    pos = 0
+
+    def build() -> Tree:
+        nonlocal pos
+        if pos >= len(code):
+            raise ValueError("truncated tree encoding")
+        v = int(code[pos])
+        pos += 1
+        if v < 0:
+            return Tree.leaf(-v - 1)
+        left = build()
+        right = build()
+        return Tree.split(v, left, right)
+
+    tree = build()
+    if pos != len(code):
+        raise ValueError("tree encoding has trailing entries")
+    return tree

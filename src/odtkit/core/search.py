@@ -1,0 +1,199 @@
+"""``search_tree``: certifiably optimal sparse decision trees by native search.
+
+Minimises ``misclassified_weight / total_weight + lam * n_leaves`` (optionally under a depth
+limit) with
+
+* ``method="dp"``: dynamic programming over sub-problems keyed by their support bitset
+  (FORMULATIONS-SEARCH-AND-PRUNING §3.8-3.9), with the depth-two solver under a depth limit;
+* ``method="bnb"``: OSDT's leaf-set branch-and-bound (§3.3-3.4).
+
+Both are anytime: a time, node or memory limit, or Ctrl-C, stops the search and returns the best
+tree found so far (never worse than the greedy start) with a valid lower bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from numbers import Integral, Real
+from typing import Any
+
+import pandas as pd
+
+from odtkit import metrics
+from odtkit._validation import check_depth, check_lambda, check_positive_number
+from odtkit.core import _native
+from odtkit.core._problem import build_problem, check_dataset, decode_tree, encode_tree
+from odtkit.core._result import TRACE_COLUMNS, SearchResult
+from odtkit.datasets import Dataset
+from odtkit.greedy import greedy_tree
+
+METHODS = ("dp", "bnb")
+#: Queue policies of the bnb search; ``dp`` explores depth-first in bound order and ignores them.
+POLICIES = ("curiosity", "lower_bound", "objective", "bfs", "dfs")
+#: Switchable bounds (all on by default). Turning one off never changes the optimum.
+BOUNDS = {
+    "dp": ("equivalent_points", "lookahead", "support", "similar_support", "depth2"),
+    "bnb": (
+        "equivalent_points",
+        "lookahead",
+        "support",
+        "incremental_accuracy",
+        "leaf_accuracy",
+        "permutation",
+        "leaf_count",
+    ),
+}
+#: Objectives returned by the native code must match ``metrics.objective`` this closely.
+OBJECTIVE_TOLERANCE = 1e-9
+
+
+def _check_bounds(bounds: Any, method: str) -> dict[str, bool]:
+    if bounds is None:
+        return {}
+    if not isinstance(bounds, Mapping):
+        raise TypeError(
+            f"bounds must be a mapping of bound name to bool, got {type(bounds).__name__}"
+        )
+    known = BOUNDS[method]
+    out: dict[str, bool] = {}
+    for key, value in bounds.items():
+        if key not in known:
+            raise ValueError(f"unknown bound {key!r} for method {method!r}; known: {known}")
+        if not isinstance(value, bool):
+            raise TypeError(f"bounds[{key!r}] must be a bool, got {type(value).__name__}")
+        out[key] = value
+    return out
+
+
+def _check_node_limit(node_limit: Any) -> int:
+    if node_limit is None:
+        return 0
+    if isinstance(node_limit, bool) or not isinstance(node_limit, Integral):
+        raise TypeError(f"node_limit must be a positive integer, got {type(node_limit).__name__}")
+    if node_limit <= 0:
+        raise ValueError(f"node_limit must be > 0, got {node_limit}")
+    return int(node_limit)
+
+
+def _check_upper_bound(upper_bound: Any) -> float:
+    if upper_bound is None:
+        return math.inf
+    if isinstance(upper_bound, bool) or not isinstance(upper_bound, Real):
+        raise TypeError(f"upper_bound must be a number, got {type(upper_bound).__name__}")
+    value = float(upper_bound)
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"upper_bound must be >= 0, got {upper_bound!r}")
+    return value
+
+
+def search_tree(
+    dataset: Dataset,
+    lam: float,
+    *,
+    max_depth: int | None = None,
+    method: str = "dp",
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    memory_limit_mb: float | None = None,
+    bounds: Mapping[str, bool] | None = None,
+    policy: str = "curiosity",
+    upper_bound: float | None = None,
+) -> SearchResult:
+    """Find a tree minimising ``misclassified/n + lam * leaves`` and certify its optimality.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Binary features, class codes (multi-class allowed) and optional sample weights.
+    lam : float
+        Penalty per leaf, ``>= 0``.
+    max_depth : int, optional
+        Maximum number of splits on a root-to-leaf path (``None``: unlimited).
+    method : {"dp", "bnb"}
+        Dynamic programming over supports or OSDT branch-and-bound.
+    time_limit, memory_limit_mb : float, optional
+        Stop after this many seconds / when the search's own data exceed this many MB.
+    node_limit : int, optional
+        Stop after expanding this many sub-problems (dp) or states (bnb).
+    bounds : mapping of str to bool, optional
+        Switch individual bounds off for ablations (all on by default); names in ``BOUNDS``.
+    policy : str
+        Queue policy of ``bnb`` (one of ``POLICIES``). ``dp`` accepts any of them and ignores
+        it: it always recurses into the split with the fewest one-split mistakes first.
+    upper_bound : float, optional
+        Objective of a known tree (e.g. from a MIP) used to prune. If no tree attains it, the
+        search falls back to its own incumbent (``stats["upper_bound_invalid"]``).
+
+    Returns
+    -------
+    SearchResult
+        ``model`` (a :class:`~odtkit.tree.Tree`), ``objective``, ``lower_bound``, ``status``,
+        ``time``, ``n_explored``, ``peak_memory_mb``, ``trace`` and ``stats``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On an invalid argument (the message names it).
+    RuntimeError
+        If the native objective disagrees with :func:`odtkit.metrics.objective` (a bug).
+    """
+    start = time.perf_counter()
+    dataset = check_dataset(dataset)
+    lam = check_lambda(lam)
+    max_depth = check_depth(max_depth)
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if not isinstance(policy, str) or policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    time_limit = check_positive_number(time_limit, "time_limit")
+    memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
+    config = {
+        "lam": lam,
+        "max_depth": -1 if max_depth is None else max_depth,
+        "time_limit": time_limit or 0.0,
+        "node_limit": _check_node_limit(node_limit),
+        "memory_limit_mb": memory_limit_mb or 0.0,
+        "upper_bound": _check_upper_bound(upper_bound),
+        "policy": policy,
+        "bounds": _check_bounds(bounds, method),
+        "initial_tree": encode_tree(greedy_tree(dataset, lam, max_depth=max_depth)),
+    }
+    problem = build_problem(dataset)
+    if method == "dp":
+        raw = _native.search_dp(problem, config)
+    else:
+        raw = _native.search_bnb(problem, config)
+    tree = decode_tree(raw["tree"])
+    if max_depth is not None and tree.depth > max_depth:
+        raise RuntimeError(f"{method} returned a tree of depth {tree.depth} > max_depth")
+    objective = metrics.objective(tree, dataset, lam)
+    if abs(objective - raw["objective"]) > OBJECTIVE_TOLERANCE:
+        raise RuntimeError(
+            f"{method} reported objective {raw['objective']!r} but the returned tree scores "
+            f"{objective!r} (odtkit.metrics.objective): this is a bug"
+        )
+    lower_bound = min(float(raw["lower_bound"]), objective)
+    if raw["status"] == "optimal":
+        lower_bound = objective
+    trace = pd.DataFrame(
+        {
+            "time": raw["trace_time"],
+            "incumbent": raw["trace_incumbent"],
+            "bound": raw["trace_bound"],
+        },
+        columns=list(TRACE_COLUMNS),
+    ).astype(float)
+    return SearchResult(
+        model=tree,
+        objective=objective,
+        lower_bound=lower_bound,
+        status=str(raw["status"]),
+        time=time.perf_counter() - start,
+        method=method,
+        n_explored=int(raw["n_explored"]),
+        peak_memory_mb=float(raw["peak_memory_mb"]),
+        trace=trace,
+        stats=dict(raw["stats"]),
+    )
