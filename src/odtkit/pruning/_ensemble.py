@@ -1,0 +1,400 @@
+"""Pruned ensembles: the tree DP, objective accounting, and test-time evaluation (§7.9–7.10).
+
+A pruning of tree ``t`` is a bool mask ``z[t]`` over its pre-order nodes (``z_h = 1`` iff ``h``
+is a leaf of the pruned tree). Everything here is vectorized per depth level, so evaluating a
+pruning costs a handful of numpy passes per tree.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from itertools import product
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from odtkit.pruning._extract import EnsembleData, TreeData, as_numeric_matrix, encode_y, route
+
+__all__ = [
+    "PrunedEnsemble",
+    "tree_dp",
+    "covered_mask",
+    "objective_terms",
+    "is_valid_pruning",
+    "enumerate_prunings",
+    "brute_force_prune",
+]
+
+
+# ------------------------------------------------------------------------------------------
+# structure helpers
+# ------------------------------------------------------------------------------------------
+def _levels(tree: TreeData) -> list[np.ndarray]:
+    """Node ids grouped by depth (level d = nodes at depth d, pre-order within the level)."""
+    order = np.argsort(tree.depth, kind="stable")
+    bounds = np.searchsorted(tree.depth[order], np.arange(tree.max_depth + 2))
+    return [order[bounds[d] : bounds[d + 1]] for d in range(tree.max_depth + 1)]
+
+
+def covered_mask(tree: TreeData, z: np.ndarray) -> np.ndarray:
+    """``covered[h]``: some strict ancestor of ``h`` is a leaf of the pruned tree (h is cut off)."""
+    covered = np.zeros(tree.n_nodes, dtype=bool)
+    for lev in _levels(tree)[1:]:
+        p = tree.parent[lev]
+        covered[lev] = covered[p] | z[p]
+    return covered
+
+
+def is_valid_pruning(tree: TreeData, z: np.ndarray) -> bool:
+    """Sherali's characterisation (IP0 rows): every unpruned leaf has exactly one pruned-leaf
+    ancestor-or-self."""
+    z = np.asarray(z, dtype=bool)
+    if z.shape != (tree.n_nodes,):
+        return False
+    indptr, indices = tree.ancestors_csr()
+    leaves = np.flatnonzero(tree.is_leaf)
+    sums = np.add.reduceat(z[indices].astype(np.int64), indptr[:-1])[leaves]
+    return bool(np.all(sums == 1))
+
+
+def tree_dp(
+    tree: TreeData, leaf_cost: np.ndarray, entry_price: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """Exact minimum over valid prunings of ``sum_h leaf_cost[h] z_h + sum_j price[j] w_j``.
+
+    ``w_j`` (entry ``j`` = (example, feature, node u)) is 1 iff ``u`` stays an internal node.
+    Bottom-up DP of §7.9: ``best(h) = min(leaf_cost[h], sum_{u_j = h} price[j] + best(l) +
+    best(r))``; ties prefer pruning (the first option). Returns ``(value, z)``.
+    """
+    n = tree.n_nodes
+    wsum = np.bincount(tree.use_node, weights=entry_price, minlength=n)
+    best = np.asarray(leaf_cost, dtype=np.float64).copy()
+    split = np.zeros(n, dtype=bool)
+    levels = _levels(tree)
+    for lev in reversed(levels):
+        inner = lev[tree.left[lev] >= 0]
+        if inner.size == 0:
+            continue
+        alt = wsum[inner] + best[tree.left[inner]] + best[tree.right[inner]]
+        take = alt < best[inner]
+        split[inner] = take
+        best[inner] = np.where(take, alt, best[inner])
+    # top-down: a node is a pruned leaf iff it is reached and does not split
+    z = np.zeros(n, dtype=bool)
+    reached = np.zeros(n, dtype=bool)
+    reached[0] = True
+    for lev in levels:
+        r = lev[reached[lev]]
+        z[r] = ~split[r]
+        s = r[split[r]]
+        reached[tree.left[s]] = True
+        reached[tree.right[s]] = True
+    return float(best[0]), z
+
+
+def objective_terms(
+    data: EnsembleData, z: list[np.ndarray], lam: float
+) -> dict[str, float | np.ndarray]:
+    """IP3 objective terms of a pruning on the training data (the model's accounting).
+
+    Returns ``error_term`` = average per-tree training error, ``cost_term`` = average feature
+    cost per example (features shared across trees paid once), ``objective`` =
+    ``error_term + lam * cost_term``, plus per-tree ``wt`` (the implied ``w^{(t)}`` values,
+    concatenated over trees) and ``w`` (per (feature, example) pair).
+    """
+    N, T = data.n_samples, data.n_trees
+    err = 0.0
+    wt = []
+    for tree, zt in zip(data.trees, z, strict=True):
+        err += float(tree.error[zt].sum())
+        cov = covered_mask(tree, zt)
+        wt.append(~(cov[tree.use_node] | zt[tree.use_node]))
+    wt_all = np.concatenate(wt) if wt else np.zeros(0, dtype=bool)
+    w = np.zeros(data.n_pairs, dtype=bool)
+    w[data.entry_pair[wt_all]] = True
+    cost = float(data.costs[data.pair_feature[w]].sum()) / N
+    error_term = err / (N * T)
+    return {
+        "error_term": error_term,
+        "cost_term": cost,
+        "objective": error_term + lam * cost,
+        "wt": wt_all,
+        "w": w,
+    }
+
+
+def enumerate_prunings(tree: TreeData, limit: int = 100_000) -> list[np.ndarray]:
+    """All valid prunings of ``tree`` (bool masks); raises if there are more than ``limit``."""
+
+    def rec(h: int) -> list[list[int]]:
+        if tree.left[h] < 0:
+            return [[h]]
+        out = [[h]]
+        lefts = rec(int(tree.left[h]))
+        rights = rec(int(tree.right[h]))
+        if (len(lefts) * len(rights)) > limit:
+            raise ValueError(f"tree has more than {limit} prunings; enumeration is for tiny trees")
+        out += [a + b for a in lefts for b in rights]
+        return out
+
+    masks = []
+    for leaves in rec(0):
+        m = np.zeros(tree.n_nodes, dtype=bool)
+        m[leaves] = True
+        masks.append(m)
+    return masks
+
+
+def brute_force_prune(
+    data: EnsembleData, lam: float, budget: float | None = None, limit: int = 200_000
+) -> tuple[float, list[np.ndarray]]:
+    """Test oracle: best pruning by enumerating all combinations of per-tree prunings.
+
+    With ``budget`` the objective is the error term subject to ``cost_term <= budget``
+    (returns ``inf`` and ``[]`` if nothing fits).
+    """
+    per_tree = [enumerate_prunings(t) for t in data.trees]
+    total = int(np.prod([len(p) for p in per_tree], dtype=np.float64))
+    if total > limit:
+        raise ValueError(f"{total} combinations exceed limit={limit}")
+    best, arg = np.inf, []
+    for combo in product(*per_tree):
+        z = list(combo)
+        terms = objective_terms(data, z, lam)
+        if budget is None:
+            val = float(terms["objective"])
+        elif terms["cost_term"] <= budget + 1e-12:
+            val = float(terms["error_term"])
+        else:
+            continue
+        if val < best - 1e-12:
+            best, arg = val, [m.copy() for m in z]
+    return best, arg
+
+
+# ------------------------------------------------------------------------------------------
+# the user object
+# ------------------------------------------------------------------------------------------
+@dataclass(eq=False)
+class PrunedEnsemble:
+    """A pruned tree ensemble with its optimisation certificate and test-time evaluation.
+
+    Attributes
+    ----------
+    leaves : list of ndarray of bool
+        Per tree, the pruned-leaf mask over pre-order nodes (``z^{(t)}``).
+    lam : float
+        The feature-cost weight λ the pruning was optimised for.
+    objective : float
+        IP3 objective of this pruning on the training data (recomputed from the pruning; for
+        ``method="lp"``/``"mip"``/``"colgen"`` equal to the solver's value within 1e-9).
+    error_term, cost_term : float
+        Average per-tree training error and average training feature cost (objective terms).
+    status : str
+        ``"optimal"``, a solver limit status, or ``"infeasible"`` (budget below every pruning).
+    max_fractionality : float
+        Largest distance of an LP value to the nearest integer (0 for an integral vertex).
+    method : str
+        ``"lp"``, ``"mip"``, ``"colgen"``, ``"individual"``, ``"none"``, ...
+    model, result :
+        The Model IR instance and the backend Result (None for DP-only methods).
+    trace : DataFrame or None
+        Column generation: columns ``time, incumbent, bound`` per iteration.
+    info : dict
+        Method-specific details (iterations, λ search steps, fractional budget LP, timings).
+    """
+
+    data: EnsembleData
+    leaves: list[np.ndarray]
+    lam: float
+    status: str = "optimal"
+    method: str = "lp"
+    max_fractionality: float = 0.0
+    model: Any = None
+    result: Any = None
+    trace: Any = None
+    info: dict | None = None
+    solver_objective: float = float("nan")
+
+    def __post_init__(self) -> None:
+        if self.info is None:
+            self.info = {}
+        terms = objective_terms(self.data, self.leaves, self.lam)
+        self.error_term = float(terms["error_term"])
+        self.cost_term = float(terms["cost_term"])
+        self.objective = float(terms["objective"])
+
+    # ---------------------------------------------------------------- structure
+    @property
+    def n_trees(self) -> int:
+        return self.data.n_trees
+
+    @property
+    def classes_(self) -> np.ndarray:
+        return self.data.classes
+
+    @property
+    def n_leaves(self) -> np.ndarray:
+        """Leaves per pruned tree."""
+        return np.array([int(z.sum()) for z in self.leaves])
+
+    @property
+    def n_leaves_unpruned(self) -> np.ndarray:
+        return np.array([t.n_leaves for t in self.data.trees])
+
+    def __repr__(self) -> str:
+        return (
+            f"PrunedEnsemble(method={self.method!r}, status={self.status!r}, T={self.n_trees}, "
+            f"leaves={int(self.n_leaves.sum())}/{int(self.n_leaves_unpruned.sum())}, "
+            f"objective={self.objective:.6g}, error_term={self.error_term:.4g}, "
+            f"cost_term={self.cost_term:.4g})"
+        )
+
+    # ---------------------------------------------------------------- routing
+    def _X(self, X: Any) -> np.ndarray:
+        return as_numeric_matrix(X, self.data.n_features)
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Pre-order id of the pruned leaf each row reaches in each tree, shape (n, T)."""
+        X32 = self._X(X)
+        out = np.empty((X32.shape[0], self.n_trees), dtype=np.int64)
+        for t, (tree, z) in enumerate(zip(self.data.trees, self.leaves, strict=True)):
+            paths = route(tree.left, tree.right, tree.feature, tree.threshold, X32, stop=z)
+            out[:, t] = paths[np.arange(X32.shape[0]), (paths >= 0).sum(axis=1) - 1]
+        return out
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Average over trees of the training class distribution of the reached leaf."""
+        leaves = self.apply(X)
+        proba = np.zeros((leaves.shape[0], self.data.n_classes))
+        for t, tree in enumerate(self.data.trees):
+            proba += tree.dist[leaves[:, t]]
+        return proba / self.n_trees
+
+    def predict(self, X: Any, vote: str = "soft") -> np.ndarray:
+        """Predicted labels: ``vote="soft"`` argmax of :meth:`predict_proba` (sklearn forests'
+        rule), ``"hard"`` majority of the leaves' ``Pred_h`` (BudgetRF); ties -> smallest class."""
+        return self.classes_[self._predict_codes(X, vote)]
+
+    def _predict_codes(self, X: Any, vote: str) -> np.ndarray:
+        if vote == "soft":
+            return np.argmax(self.predict_proba(X), axis=1)
+        if vote == "hard":
+            leaves = self.apply(X)
+            votes = np.zeros((leaves.shape[0], self.data.n_classes), dtype=np.int64)
+            rows = np.arange(leaves.shape[0])
+            for t, tree in enumerate(self.data.trees):
+                np.add.at(votes, (rows, tree.pred[leaves[:, t]]), 1)
+            return np.argmax(votes, axis=1)
+        raise ValueError(f"vote must be 'soft' or 'hard', got {vote!r}")
+
+    def error(self, X: Any, y: Any, vote: str = "soft") -> float:
+        """Misclassification rate of the ensemble's prediction (see :meth:`predict`)."""
+        codes = encode_y(y, self.classes_, np.asarray(X).shape[0])
+        return float(np.mean(self._predict_codes(X, vote) != codes))
+
+    def error_term_on(self, X: Any, y: Any) -> float:
+        """Average per-tree error (IP3's surrogate) on ``(X, y)``; equals ``error_term`` on the
+        training data."""
+        codes = encode_y(y, self.classes_, np.asarray(X).shape[0])
+        leaves = self.apply(X)
+        wrong = 0
+        for t, tree in enumerate(self.data.trees):
+            wrong += int(np.count_nonzero(tree.pred[leaves[:, t]] != codes))
+        return wrong / (codes.shape[0] * self.n_trees)
+
+    def features_used(self, X: Any) -> np.ndarray:
+        """Bool (n, K): feature ``k`` is acquired for row ``i`` by some tree (tested strictly above
+        the pruned leaf the row reaches)."""
+        X32 = self._X(X)
+        n = X32.shape[0]
+        used = np.zeros((n, self.data.n_features), dtype=bool)
+        rows = np.arange(n)
+        for tree, z in zip(self.data.trees, self.leaves, strict=True):
+            paths = route(tree.left, tree.right, tree.feature, tree.threshold, X32, stop=z)
+            for d in range(paths.shape[1] - 1):
+                # a node is passed "strictly above" the leaf iff the path continues below it
+                nxt = paths[:, d + 1] >= 0
+                used[rows[nxt], tree.feature[paths[nxt, d]]] = True
+        return used
+
+    def feature_cost(self, X: Any) -> np.ndarray:
+        """Per-row test-time feature cost: unique features acquired across trees, costed."""
+        return self.features_used(X).astype(np.float64) @ self.data.costs
+
+    def evaluate(self, X: Any, y: Any) -> dict[str, float]:
+        """Soft/hard error, surrogate error term, and mean feature cost on ``(X, y)``."""
+        return {
+            "error_soft": self.error(X, y, "soft"),
+            "error_hard": self.error(X, y, "hard"),
+            "error_term": self.error_term_on(X, y),
+            "feature_cost": float(self.feature_cost(X).mean()),
+        }
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "status": self.status,
+            "lam": self.lam,
+            "objective": self.objective,
+            "error_term": self.error_term,
+            "cost_term": self.cost_term,
+            "max_fractionality": self.max_fractionality,
+            "n_leaves": int(self.n_leaves.sum()),
+            "n_leaves_unpruned": int(self.n_leaves_unpruned.sum()),
+        }
+
+    # ---------------------------------------------------------------- export
+    def to_sklearn(self) -> list[Any]:
+        """Pruned copies of the fitted sklearn trees.
+
+        Each copy's ``tree_`` has the pruned nodes turned into leaves whose ``value`` is the
+        training class distribution of ``S_h`` (the data passed to ``prune``), so
+        ``tree.predict_proba(X[:, features])`` equals this ensemble's per-tree distribution.
+        Unreachable nodes stay in the arrays (sklearn cannot drop nodes) but are never visited.
+        For bagging with feature subsets, feed each tree its columns
+        (``ensemble.estimators_features_[t]``).
+        """
+        if self.data.estimators is None:
+            raise ValueError("the original sklearn estimators are not available")
+        out = []
+        for tree, z, est in zip(self.data.trees, self.leaves, self.data.estimators, strict=True):
+            new = copy.deepcopy(est)
+            state = new.tree_.__getstate__()
+            nodes = state["nodes"].copy()
+            values = state["values"].copy()
+            sk = tree.sk_node
+            cut = sk[z & (tree.left >= 0)]
+            nodes["left_child"][cut] = -1
+            nodes["right_child"][cut] = -1
+            nodes["feature"][cut] = -2
+            nodes["threshold"][cut] = -2.0
+            est_classes = np.asarray(est.classes_)
+            if values.shape[2] != self.data.n_classes:
+                # the tree saw fewer classes (bootstrap): map its class codes to ensemble codes
+                cols = est_classes.astype(np.int64)
+                values[sk, 0, :] = tree.dist[:, cols]
+            else:
+                values[sk, 0, :] = tree.dist
+            state["nodes"] = nodes
+            state["values"] = values
+            new.tree_.__setstate__(state)
+            out.append(new)
+        return out
+
+
+def leaves_from_solution(data: EnsembleData, zvec: np.ndarray) -> list[np.ndarray]:
+    """Split a global z vector (rounded) into per-tree bool masks."""
+    zr = np.asarray(zvec) > 0.5
+    return [zr[data.node_offset[t] : data.node_offset[t + 1]].copy() for t in range(data.n_trees)]
+
+
+def unpruned(data: EnsembleData) -> list[np.ndarray]:
+    """The identity pruning (all original leaves)."""
+    return [t.is_leaf.copy() for t in data.trees]
+
+
+def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(rows)
