@@ -1,0 +1,55 @@
+"""Solver backends behind one entry point, one Result type.
+
+>>> from odtkit.solvers import solve, available_backends
+>>> result = solve(model, backend="highs", time_limit=60)   # doctest: +SKIP
+
+Backends: ``"highs"`` (highspy, always), ``"pyomo"`` and ``"pulp"`` (registered when their
+modules and solver software are installed). Each declares its capabilities; asking for one it
+lacks raises ValueError, never a silent fallback.
+"""
+
+import importlib
+import warnings
+
+from odtkit.solvers._registry import (
+    CAPABILITIES,
+    Backend,
+    SolveOptions,
+    available_backends,
+    backend_capabilities,
+    register_backend,
+    registered_backends,
+    solve,
+)
+from odtkit.solvers._result import STATUSES, Result, make_trace
+from odtkit.solvers.highs import HighsBackend
+
+# Optional backends register themselves on import. A missing module (or missing pyomo / pulp
+# package) just leaves the backend unregistered; any other error is reported, not hidden.
+for _module in ("odtkit.solvers.pyomo", "odtkit.solvers.pulp"):
+    try:
+        importlib.import_module(_module)
+    except ModuleNotFoundError as _exc:
+        if _exc.name not in (_module, "pyomo", "pulp"):
+            warnings.warn(
+                f"could not load solver backend {_module}: {_exc!r}", RuntimeWarning, stacklevel=2
+            )
+    except Exception as _exc:  # pragma: no cover - depends on other modules' state
+        warnings.warn(
+            f"could not load solver backend {_module}: {_exc!r}", RuntimeWarning, stacklevel=2
+        )
+
+__all__ = [
+    "Backend",
+    "CAPABILITIES",
+    "HighsBackend",
+    "Result",
+    "STATUSES",
+    "SolveOptions",
+    "available_backends",
+    "backend_capabilities",
+    "make_trace",
+    "register_backend",
+    "registered_backends",
+    "solve",
+]

@@ -1,0 +1,265 @@
+"""Backend registry and the single entry point :func:`solve`.
+
+Writing a backend
+-----------------
+Subclass :class:`Backend`, set ``name``, ``capabilities`` (a frozenset drawn from
+:data:`CAPABILITIES`) and implement ``available()``, ``version()`` and
+``solve(model, options) -> Result``, then call ``register_backend(name, cls)`` at import time.
+:func:`solve` validates every option and refuses (ValueError) any option that needs a capability
+the backend lacks, so a backend only ever receives options it declared it supports:
+
+* ``options.start`` (full column vector, already validated) needs ``"mip_start"``;
+* ``options.lp_method`` needs ``"lp_method"``;
+* ``options.should_stop`` needs ``"interrupt"``;
+* ``options.trace=True`` needs ``"trace"`` (``None`` means "if you can");
+* ``options.duals=True`` needs ``"duals"`` (``None`` means "if you can").
+
+``"dual_bound"`` declares that ``Result.bound`` is a proven bound for MIPs (otherwise ``-inf``
+unless optimal). Backends solve ``options.relax`` by solving ``model.relaxed()`` — :func:`solve`
+already passes the relaxed model, so a backend sees ``options.relax`` only for reporting.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from odtkit.model import Model
+from odtkit.solvers._result import Result
+
+CAPABILITIES = frozenset({"mip_start", "dual_bound", "trace", "interrupt", "duals", "lp_method"})
+LP_METHODS = ("simplex", "ipm")
+START_CHECKS = ("warn", "raise", "ignore")
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Validated options handed to a backend (see :func:`solve` for their meaning)."""
+
+    time_limit: float | None = None
+    start: np.ndarray | None = None
+    threads: int | None = None
+    seed: int | None = None
+    verbose: bool = False
+    relax: bool = False
+    lp_method: str | None = None
+    mip_gap: float = 0.0
+    node_limit: int | None = None
+    trace: bool | None = None
+    duals: bool | None = None
+    should_stop: Callable[[], bool] | None = None
+    log_callback: Callable[[str], None] | None = None
+    start_check: str = "warn"
+    solver: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Backend:
+    """Base class of a solver backend. Subclasses are stateless; one ``solve`` call per model."""
+
+    name: ClassVar[str] = ""
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def available(cls) -> bool:
+        """True when the solver software is importable / installed."""
+        return True
+
+    @classmethod
+    def version(cls) -> str:
+        return ""
+
+    def solve(self, model: Model, options: SolveOptions) -> Result:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+_BACKENDS: dict[str, type[Backend]] = {}
+
+
+def register_backend(name: str, cls: type[Backend]) -> None:
+    """Register (or replace) backend class ``cls`` under ``name``."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"backend name must be a non-empty string, got {name!r}")
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise TypeError(f"cls must be a subclass of odtkit.solvers.Backend, got {cls!r}")
+    unknown = set(cls.capabilities) - CAPABILITIES
+    if unknown:
+        raise ValueError(f"backend {name!r} declares unknown capabilities {sorted(unknown)}")
+    _BACKENDS[name] = cls
+
+
+def registered_backends() -> list[str]:
+    """Every registered backend name (available or not)."""
+    return sorted(_BACKENDS)
+
+
+def available_backends() -> list[str]:
+    """Registered backends whose solver software is installed."""
+    return [name for name in sorted(_BACKENDS) if _BACKENDS[name].available()]
+
+
+def backend_capabilities(name: str) -> frozenset[str]:
+    """The capabilities declared by backend ``name``."""
+    return _get(name).capabilities
+
+
+def _get(name: str) -> type[Backend]:
+    if name not in _BACKENDS:
+        raise ValueError(f"backend must be one of {registered_backends()}, got {name!r}")
+    return _BACKENDS[name]
+
+
+def _require(cls: type[Backend], name: str, capability: str, option: str) -> None:
+    if capability not in cls.capabilities:
+        raise ValueError(
+            f"backend {name!r} lacks the capability {capability!r} needed for {option}; "
+            f"its capabilities are {sorted(cls.capabilities)}"
+        )
+
+
+def solve(
+    model: Model,
+    backend: str = "highs",
+    *,
+    time_limit: float | None = None,
+    start: Mapping[str, Any] | np.ndarray | None = None,
+    threads: int | None = None,
+    seed: int | None = None,
+    verbose: bool = False,
+    relax: bool = False,
+    lp_method: str | None = None,
+    mip_gap: float = 0.0,
+    node_limit: int | None = None,
+    trace: bool | None = None,
+    duals: bool | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    log_callback: Callable[[str], None] | None = None,
+    start_check: str = "warn",
+    solver: str | None = None,
+    **options: Any,
+) -> Result:
+    """Solve ``model`` (minimise) with a registered backend.
+
+    Parameters
+    ----------
+    model : Model
+    backend : str
+        ``"highs"`` (highspy directly), ``"pyomo"`` or ``"pulp"`` (when installed/registered).
+    time_limit : float, optional
+        Seconds; reaching it gives status ``"time_limit"`` (never an exception).
+    start : full vector or dict by group, optional
+        MIP start (needs capability ``"mip_start"``). It is checked with ``model.check`` first:
+        ``start_check="warn"`` warns about violations and passes it anyway (the solver then
+        decides), ``"raise"`` raises ValueError, ``"ignore"`` skips the check.
+    threads, seed : int, optional
+    verbose : bool
+        Print the solver log.
+    relax : bool
+        Solve the LP relaxation ``model.relaxed()``.
+    lp_method : {"simplex", "ipm"}, optional
+        LP algorithm (capability ``"lp_method"``); simplex gives vertex solutions.
+    mip_gap : float
+        Relative MIP gap; the default 0 proves optimality exactly (the absolute gap is 0 too).
+    node_limit : int, optional
+        Branch-and-bound node limit (status ``"node_limit"``).
+    trace : bool, optional
+        Record (time, incumbent, bound); ``True`` requires capability ``"trace"``.
+    duals : bool, optional
+        Return LP row duals; ``True`` requires capability ``"duals"``.
+    should_stop : callable, optional
+        Polled during the solve; returning True interrupts it (status ``"interrupted"``, with the
+        incumbent so far). Needs capability ``"interrupt"``.
+    log_callback : callable, optional
+        Receives every log line.
+    solver : str, optional
+        Backend-specific solver name (e.g. pyomo ``"appsi_highs"``, pulp ``"CBC"``).
+    **options
+        Passed through to the backend's solver options (unknown names raise in the backend).
+
+    Returns
+    -------
+    Result
+    """
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be an odtkit.model.Model, got {type(model).__name__}")
+    cls = _get(backend)
+    if not cls.available():
+        raise ValueError(
+            f"backend {backend!r} is registered but its solver software is not installed"
+        )
+    if time_limit is not None:
+        if (
+            isinstance(time_limit, bool)
+            or not isinstance(time_limit, (int, float))
+            or not time_limit > 0
+        ):
+            raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+        time_limit = float(time_limit)
+    for arg, value in (("threads", threads), ("node_limit", node_limit)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
+        ):
+            raise ValueError(f"{arg} must be a positive integer, got {value!r}")
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
+    ):
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if not isinstance(mip_gap, (int, float)) or isinstance(mip_gap, bool) or not mip_gap >= 0:
+        raise ValueError(f"mip_gap must be a number >= 0, got {mip_gap!r}")
+    if lp_method is not None:
+        if lp_method not in LP_METHODS:
+            raise ValueError(f"lp_method must be one of {LP_METHODS} or None, got {lp_method!r}")
+        _require(cls, backend, "lp_method", "lp_method=")
+    if start_check not in START_CHECKS:
+        raise ValueError(f"start_check must be one of {START_CHECKS}, got {start_check!r}")
+    if trace:
+        _require(cls, backend, "trace", "trace=True")
+    if duals:
+        _require(cls, backend, "duals", "duals=True")
+    if should_stop is not None:
+        if not callable(should_stop):
+            raise TypeError("should_stop must be a callable returning bool")
+        _require(cls, backend, "interrupt", "should_stop=")
+    if log_callback is not None and not callable(log_callback):
+        raise TypeError("log_callback must be a callable taking one str")
+    if relax:
+        model = model.relaxed()
+    start_vec = None
+    if start is not None:
+        _require(cls, backend, "mip_start", "start=")
+        start_vec = model.vector(start)
+        if start_check != "ignore":
+            violations = model.check(start_vec)
+            if not violations.empty:
+                worst = violations.sort_values("violation", ascending=False).head(5)
+                msg = (
+                    f"MIP start violates {len(violations)} constraints/bounds "
+                    f"of {model.name!r}; worst:\n"
+                    + worst.to_string(index=False)
+                )
+                if start_check == "raise":
+                    raise ValueError(msg)
+                warnings.warn(msg, RuntimeWarning, stacklevel=2)
+    opts = SolveOptions(
+        time_limit=time_limit,
+        start=start_vec,
+        threads=None if threads is None else int(threads),
+        seed=None if seed is None else int(seed),
+        verbose=bool(verbose),
+        relax=bool(relax),
+        lp_method=lp_method,
+        mip_gap=float(mip_gap),
+        node_limit=None if node_limit is None else int(node_limit),
+        trace=trace,
+        duals=duals,
+        should_stop=should_stop,
+        log_callback=log_callback,
+        start_check=start_check,
+        solver=solver,
+        extra=dict(options),
+    )
+    return cls().solve(model, opts)

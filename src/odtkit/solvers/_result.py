@@ -1,0 +1,166 @@
+"""Result: the one outcome type of every backend (highspy, Pyomo, PuLP).
+
+``status`` says *why* the solver stopped; ``has_solution`` says whether an incumbent exists. The
+two are independent: a time limit may come with or without a solution, and limits are statuses,
+never exceptions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from odtkit.core._result import TRACE_COLUMNS, empty_trace
+
+#: Why a solve stopped. The first seven are the contract; ``infeasible_or_unbounded`` (the solver
+#: proved one of the two without telling which), ``iteration_limit`` and ``objective_limit`` are
+#: extensions for solver outcomes that fit none of them.
+STATUSES = (
+    "optimal",
+    "infeasible",
+    "unbounded",
+    "time_limit",
+    "node_limit",
+    "interrupted",
+    "error",
+    "infeasible_or_unbounded",
+    "iteration_limit",
+    "objective_limit",
+)
+
+
+def make_trace(rows: list[tuple[float, float, float]] | None = None) -> pd.DataFrame:
+    """A trace DataFrame (columns exactly ``TRACE_COLUMNS``) from (time, incumbent, bound) rows."""
+    if not rows:
+        return empty_trace()
+    arr = np.asarray(rows, dtype=float).reshape(-1, 3)
+    return pd.DataFrame(arr, columns=list(TRACE_COLUMNS))
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """Outcome of ``odtkit.solvers.solve``: same fields whatever the backend.
+
+    Attributes
+    ----------
+    status : str
+        One of :data:`STATUSES` (why it stopped).
+    has_solution : bool
+        Whether ``x`` holds a feasible incumbent (independent of ``status``).
+    objective : float
+        Incumbent objective including the model's offset; ``nan`` without a solution.
+    bound : float
+        Best proven lower bound including the offset; ``-inf`` if none, ``inf`` when the model was
+        proven infeasible.
+    time : float
+        Wall-clock seconds spent in the solver call (transfer excluded, see ``timings``).
+    nodes : int
+        Branch-and-bound nodes (0 for LPs or when the backend cannot tell).
+    solver : str
+        e.g. ``"highs"``, ``"pyomo/appsi_highs"``, ``"pulp/HiGHS_CMD"``.
+    solver_version : str
+    backend : str
+        Registry name of the backend (``"highs"``, ``"pyomo"``, ``"pulp"``).
+    x : ndarray or None
+        Full column vector of the incumbent.
+    values : dict
+        ``x`` split by variable group (``Model.values``); empty without a solution.
+    duals : ndarray or None
+        Row duals of an LP (backends with the ``"duals"`` capability), solver sign convention
+        documented by the backend (HiGHS: ``c - A.T @ duals = reduced_costs``).
+    reduced_costs : ndarray or None
+        Column duals of an LP, when available.
+    trace : DataFrame
+        Columns exactly ``("time", "incumbent", "bound")``; empty if the backend has no trace.
+    log : str
+        Solver log text (may be empty).
+    timings : dict
+        Seconds per phase, e.g. ``{"transfer": ..., "solve": ...}``.
+    stats : dict
+        Backend-specific extras (e.g. whether a MIP start was accepted).
+    """
+
+    status: str
+    has_solution: bool
+    objective: float = float("nan")
+    bound: float = float("-inf")
+    time: float = 0.0
+    nodes: int = 0
+    solver: str = ""
+    solver_version: str = ""
+    backend: str = ""
+    x: np.ndarray | None = None
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    duals: np.ndarray | None = None
+    reduced_costs: np.ndarray | None = None
+    trace: pd.DataFrame = field(default_factory=empty_trace)
+    log: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if tuple(self.trace.columns) != TRACE_COLUMNS:
+            raise ValueError(
+                f"trace columns must be {TRACE_COLUMNS}, got {tuple(self.trace.columns)}"
+            )
+        if self.has_solution and self.x is None:
+            raise ValueError("has_solution=True needs the solution vector x")
+
+    @property
+    def gap(self) -> float:
+        """Absolute gap ``objective - bound`` (nan without a solution, inf without a bound)."""
+        if not self.has_solution:
+            return float("nan")
+        if self.bound == -np.inf:
+            return float("inf")
+        return max(0.0, float(self.objective - self.bound))
+
+    @property
+    def relative_gap(self) -> float:
+        """HiGHS's definition ``|objective - bound| / |objective|`` (0 if both are 0)."""
+        gap = self.gap
+        if np.isnan(gap) or np.isinf(gap):
+            return gap
+        if gap == 0.0:
+            return 0.0
+        return gap / abs(self.objective) if self.objective != 0 else float("inf")
+
+    @property
+    def is_optimal(self) -> bool:
+        return self.status == "optimal"
+
+    def raise_if_not_optimal(self) -> Result:
+        """Return ``self`` if proven optimal, else raise RuntimeError describing the outcome."""
+        if self.status != "optimal" or not self.has_solution:
+            raise RuntimeError(
+                f"{self.solver or self.backend} stopped with status {self.status!r} "
+                f"(has_solution={self.has_solution}, objective={self.objective:.6g}, "
+                f"bound={self.bound:.6g})"
+            )
+        return self
+
+    def summary(self) -> dict[str, Any]:
+        """One row for tables."""
+        return {
+            "backend": self.backend,
+            "solver": self.solver,
+            "status": self.status,
+            "has_solution": self.has_solution,
+            "objective": self.objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "time": self.time,
+            "nodes": self.nodes,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"Result(status={self.status!r}, has_solution={self.has_solution}, "
+            f"objective={self.objective:.10g}, bound={self.bound:.10g}, time={self.time:.3f}s, "
+            f"nodes={self.nodes}, solver={self.solver!r})"
+        )

@@ -1,0 +1,262 @@
+"""The ``"highs"`` backend: highspy directly, arrays in one call.
+
+* The CSR matrix, bounds, costs, integrality and the objective offset go to HiGHS in one
+  ``passModel`` call (row-wise format, no per-variable Python objects).
+* Defaults: ``mip_rel_gap = mip_abs_gap = 0`` (prove optimality exactly), ``output_flag`` on but
+  ``log_to_console`` off: the log is collected through HiGHS's logging callback into
+  ``Result.log`` and printed only when ``verbose=True``.
+* MIP start: the full vector goes through ``setSolution`` (HiGHS checks it; an infeasible start
+  is not an error). ``stats["start_used"]`` reports whether HiGHS's first incumbent came from it.
+* Trace: HiGHS's ``kCallbackMipImprovingSolution`` (new incumbent) and ``kCallbackMipLogging``
+  (periodic progress line) callbacks record (time, incumbent, bound), offset included.
+* Interrupts: the simplex / IPM / MIP interrupt callbacks poll ``should_stop`` and a flag set by
+  a temporary SIGINT handler (Ctrl-C, main thread only); the solve then stops with status
+  ``"interrupted"`` and whatever incumbent and bound exist.
+* LP duals: ``Result.duals`` are HiGHS's row duals, convention ``c - A.T @ duals = reduced_costs``
+  (for a minimisation a binding ``<=`` row has a dual ``<= 0``, a binding ``>=`` row ``>= 0``).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from odtkit.model import Model
+from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
+from odtkit.solvers._result import Result, make_trace
+
+_FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
+
+
+def _status(model_status: Any, model: Model) -> str:
+    import highspy
+
+    S = highspy.HighsModelStatus
+    mapping = {
+        S.kOptimal: "optimal",
+        S.kInfeasible: "infeasible",
+        S.kUnbounded: "unbounded",
+        S.kTimeLimit: "time_limit",
+        S.kSolutionLimit: "node_limit",
+        S.kIterationLimit: "iteration_limit",
+        S.kInterrupt: "interrupted",
+        S.kObjectiveBound: "objective_limit",
+        S.kObjectiveTarget: "objective_limit",
+    }
+    if hasattr(S, "kHighsInterrupt"):
+        mapping[S.kHighsInterrupt] = "interrupted"
+    if model_status == S.kUnboundedOrInfeasible:
+        # with every column bounded the LP cannot be unbounded, so HiGHS proved infeasibility
+        bounded = np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
+        return "infeasible" if bounded else "infeasible_or_unbounded"
+    return mapping.get(model_status, "error")
+
+
+class HighsBackend(Backend):
+    """highspy, in-process. Capabilities: all of them."""
+
+    name = "highs"
+    capabilities = CAPABILITIES
+
+    @classmethod
+    def available(cls) -> bool:
+        try:
+            import highspy  # noqa: F401
+        except ImportError:  # pragma: no cover - highspy is a hard dependency
+            return False
+        return True
+
+    @classmethod
+    def version(cls) -> str:
+        import highspy
+
+        return str(highspy.Highs().version())
+
+    def solve(self, model: Model, options: SolveOptions) -> Result:
+        import highspy
+
+        t0 = time.perf_counter()
+        h = highspy.Highs()
+        log: list[str] = []
+
+        def on_log(e: Any) -> None:
+            log.append(e.message)
+            if options.verbose:
+                sys.stdout.write(e.message)
+            if options.log_callback is not None:
+                options.log_callback(e.message)
+
+        self._set(h, "output_flag", True)
+        self._set(h, "log_to_console", False)
+        h.cbLogging += on_log
+        self._set(h, "mip_rel_gap", options.mip_gap)
+        self._set(h, "mip_abs_gap", 0.0 if options.mip_gap == 0.0 else 1e-6)
+        if options.time_limit is not None:
+            self._set(h, "time_limit", options.time_limit)
+        if options.threads is not None:
+            self._set(h, "threads", options.threads)
+        if options.seed is not None:
+            self._set(h, "random_seed", options.seed)
+        if options.node_limit is not None:
+            self._set(h, "mip_max_nodes", options.node_limit)
+        is_mip = model.is_mip
+        if options.lp_method is not None and not is_mip:
+            self._set(h, "solver", options.lp_method)
+        for key, value in options.extra.items():
+            self._set(h, key, value)
+
+        A = model.A
+        status = h.passModel(
+            model.n_vars,
+            model.n_constraints,
+            int(A.nnz),
+            2,  # MatrixFormat::kRowwise: pass the CSR arrays as they are
+            1,  # ObjSense::kMinimize
+            float(model.offset),
+            np.ascontiguousarray(model.c, dtype=np.float64),
+            np.ascontiguousarray(model.col_lower, dtype=np.float64),
+            np.ascontiguousarray(model.col_upper, dtype=np.float64),
+            np.ascontiguousarray(model.row_lower, dtype=np.float64),
+            np.ascontiguousarray(model.row_upper, dtype=np.float64),
+            np.ascontiguousarray(A.indptr, dtype=np.int32),
+            np.ascontiguousarray(A.indices, dtype=np.int32),
+            np.ascontiguousarray(A.data, dtype=np.float64),
+            model.integrality.astype(np.int32),
+        )
+        if status == highspy.HighsStatus.kError:
+            raise ValueError(f"HiGHS rejected model {model.name!r} (passModel returned an error)")
+
+        stats: dict[str, Any] = {}
+        if options.start is not None and is_mip:
+            sol = highspy.HighsSolution()
+            sol.col_value = options.start.tolist()
+            sol.value_valid = True
+            h.setSolution(sol)
+            stats["start_objective"] = model.objective_value(options.start)
+
+        trace_rows: list[tuple[float, float, float]] = []
+        want_trace = is_mip and options.trace is not False
+        if want_trace:
+
+            def on_improving(e: Any) -> None:
+                d = e.data_out
+                trace_rows.append((d.running_time, d.objective_function_value, d.mip_dual_bound))
+
+            def on_mip_log(e: Any) -> None:
+                d = e.data_out
+                row = (d.running_time, d.mip_primal_bound, d.mip_dual_bound)
+                if not trace_rows or trace_rows[-1][1:] != row[1:]:
+                    trace_rows.append(row)
+
+            h.cbMipImprovingSolution += on_improving
+            h.cbMipLogging += on_mip_log
+
+        stop_flag = threading.Event()
+        should_stop = options.should_stop
+
+        def on_interrupt(e: Any) -> None:
+            if stop_flag.is_set() or (should_stop is not None and should_stop()):
+                stop_flag.set()
+                e.interrupt()
+
+        h.cbSimplexInterrupt += on_interrupt
+        h.cbIpmInterrupt += on_interrupt
+        h.cbMipInterrupt += on_interrupt
+
+        previous_handler = None
+        if threading.current_thread() is threading.main_thread():
+            previous_handler = signal.signal(signal.SIGINT, lambda signum, frame: stop_flag.set())
+        t_transfer = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        try:
+            h.run()
+        finally:
+            if previous_handler is not None:
+                signal.signal(signal.SIGINT, previous_handler)
+        t_solve = time.perf_counter() - t1
+
+        info = h.getInfo()
+        model_status = h.getModelStatus()
+        status_str = _status(model_status, model)
+        if stop_flag.is_set() and status_str not in ("optimal", "infeasible"):
+            status_str = "interrupted"
+        has_solution = int(info.primal_solution_status) == _FEASIBLE
+        x = None
+        duals = reduced = None
+        objective = float("nan")
+        bound = float("-inf")
+        if has_solution:
+            solution = h.getSolution()
+            x = np.asarray(solution.col_value, dtype=float)
+            objective = float(info.objective_function_value)
+            if (
+                not is_mip
+                and int(info.dual_solution_status) == _FEASIBLE
+                and options.duals is not False
+            ):
+                duals = np.asarray(solution.row_dual, dtype=float)
+                reduced = np.asarray(solution.col_dual, dtype=float)
+        if is_mip:
+            mip_bound = float(info.mip_dual_bound)
+            if np.isfinite(mip_bound):
+                bound = mip_bound
+            if status_str == "optimal" and has_solution and not np.isfinite(mip_bound):
+                bound = objective
+        elif status_str == "optimal" and has_solution:
+            bound = objective  # LP strong duality
+        if status_str == "infeasible":
+            bound = float("inf")
+        if options.start is not None and is_mip:
+            stats["start_used"] = (
+                bool(
+                    trace_rows
+                    and abs(trace_rows[0][1] - stats["start_objective"])
+                    <= 1e-6 * max(1.0, abs(objective))
+                )
+                if want_trace
+                else None
+            )
+        if want_trace:
+            trace_rows.append((float(h.getRunTime()), objective if has_solution else np.inf, bound))
+        stats["model_status"] = h.modelStatusToString(model_status)
+        stats["highs_run_time"] = float(h.getRunTime())
+        return Result(
+            status=status_str,
+            has_solution=has_solution,
+            objective=objective,
+            bound=bound,
+            time=t_solve,
+            nodes=int(info.mip_node_count) if is_mip and info.mip_node_count >= 0 else 0,
+            solver="highs",
+            solver_version=str(h.version()),
+            backend="highs",
+            x=x,
+            values=model.values(x) if x is not None else {},
+            duals=duals,
+            reduced_costs=reduced,
+            trace=make_trace(trace_rows),
+            log="".join(log),
+            timings={"transfer": t_transfer, "solve": t_solve},
+            stats=stats,
+        )
+
+    @staticmethod
+    def _set(h: Any, key: str, value: Any) -> None:
+        import highspy
+
+        if isinstance(value, (np.integer,)):
+            value = int(value)
+        elif isinstance(value, np.floating):
+            value = float(value)
+        if h.setOptionValue(key, value) == highspy.HighsStatus.kError:
+            raise ValueError(
+                f"HiGHS rejected option {key}={value!r} (unknown name or invalid value)"
+            )
+
+
+register_backend("highs", HighsBackend)
