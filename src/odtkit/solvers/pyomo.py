@@ -67,7 +67,10 @@ _LEGACY_OPTION_NAMES: dict[str, dict[str, tuple[str, Any]]] = {
         "mip_gap": ("ratioGap", float),
         "node_limit": ("maxNodes", int),
     },
-    "glpk": {"time_limit": ("tmlim", lambda t: max(1, int(np.ceil(t)))), "mip_gap": ("mipgap", float)},
+    "glpk": {
+        "time_limit": ("tmlim", lambda t: max(1, int(np.ceil(t)))),
+        "mip_gap": ("mipgap", float),
+    },
     "gurobi": {
         "time_limit": ("TimeLimit", float),
         "threads": ("Threads", int),
@@ -259,7 +262,8 @@ def _check_highs_options(extra: dict[str, Any]) -> dict[str, Any]:
             value = float(value)
         if h.setOptionValue(key, value) == highspy.HighsStatus.kError:
             raise ValueError(
-                f"backend 'pyomo': HiGHS rejected option {key}={value!r} (unknown name or invalid value)"
+                f"backend 'pyomo': HiGHS rejected option {key}={value!r} "
+                "(unknown name or invalid value)"
             )
         out[key] = value
     return out
@@ -350,7 +354,9 @@ class PyomoBackend(Backend):
 
     # ------------------------------------------------------------------------------------------
     @staticmethod
-    def _highs_options(model: Model, options: SolveOptions, extra: dict[str, Any]) -> dict[str, Any]:
+    def _highs_options(
+        model: Model, options: SolveOptions, extra: dict[str, Any]
+    ) -> dict[str, Any]:
         opts: dict[str, Any] = {
             "mip_rel_gap": options.mip_gap,
             "mip_abs_gap": 0.0 if options.mip_gap == 0.0 else 1e-6,
@@ -549,7 +555,8 @@ class PyomoBackend(Backend):
         if options.log_callback is not None:
             for line in log.splitlines(keepends=True):
                 options.log_callback(line)
-        status = _status_from_termination(res.solver.termination_condition, model, options.node_limit)
+        termination = res.solver.termination_condition
+        status = _status_from_termination(termination, model, options.node_limit)
         t2 = time.perf_counter()
         x = duals = None
         has_solution = False
@@ -564,8 +571,9 @@ class PyomoBackend(Backend):
             if np.isfinite(vals).all() and model.is_feasible(vals, tol=1e-6):
                 x, has_solution = vals, True
         if has_solution and want_duals and status == "optimal":
+            dual = built.model.dual
             duals = np.fromiter(
-                (0.0 if c is None else float(built.model.dual.get(c, 0.0)) for c in built.constraints),
+                (0.0 if c is None else float(dual.get(c, 0.0)) for c in built.constraints),
                 dtype=float, count=model.n_constraints,
             )
         t_read = time.perf_counter() - t2

@@ -1,0 +1,726 @@
+"""The ``"pulp"`` backend: Model IR -> PuLP ``LpProblem`` -> HiGHS or CBC.
+
+Translation: one ``LpVariable`` per column, named like the IR's LP writer (``f_3_7`` for element
+``[3, 7]`` of group ``f``), all added to the problem (also columns that appear nowhere); one
+``LpConstraint`` per row, built from a ``LpAffineExpression`` over the CSR row slice (a list of
+(variable, coefficient) pairs, never per-term ``+=``), named ``block_r``. PuLP has no ranged rows,
+so a ranged row becomes ``block_r_lo`` (>=) and ``block_r_hi`` (<=); its dual is their sum.
+Free rows are omitted. The objective carries the IR offset as its constant.
+:func:`to_pulp` exposes the translation on its own.
+
+Solvers (``solver=`` option of :func:`odtkit.solvers.solve`)
+-------------------------------------------------------------
+``"highs"`` (default)
+    PuLP's in-process ``HiGHS`` interface (highspy). PuLP itself offers no MIP start and no
+    bound for it, so the backend uses a thin subclass that, on the ``highspy.Highs`` object PuLP
+    creates, passes the start with ``setSolution``, attaches HiGHS's callbacks (log, incumbent /
+    bound trace, interrupt) and reads status, bound, node count and the solution arrays directly
+    (PuLP reports a time limit as "optimal" and ignores the objective constant). Capabilities:
+    all six (``mip_start``, ``dual_bound``, ``trace``, ``interrupt``, ``duals``, ``lp_method``).
+``"cbc"``
+    ``COIN_CMD`` with the ``cbc`` on PATH, else the CBC binary bundled with PuLP. MIP start via
+    ``warmStart`` (an ``.mst`` file); status, proven lower bound and node count parsed from
+    CBC's log ("Result - ...", "Lower bound:", "Enumerated nodes:"). CBC reports objectives
+    without the constant; the backend re-adds it. Capabilities: ``mip_start``, ``dual_bound``,
+    ``duals`` (from CBC's solution file).
+``"highs_cmd"``
+    ``HiGHS_CMD`` (the ``highs`` executable must be on PATH or given as ``path=``): MIP start via
+    ``warmStart``; status, dual bound and nodes parsed from the HiGHS log. Capabilities:
+    ``mip_start``, ``dual_bound``.
+
+The registry checks options against the class-level capabilities (those of ``"highs"``);
+:meth:`PulpBackend.solve` re-checks them for the chosen solver and raises ValueError naming the
+backend, solver and capability. Extra keyword options: HiGHS option names for ``"highs"``
+(validated), CBC command-line options (``{"cuts": "off"}`` -> ``-cuts off``) for ``"cbc"``,
+HiGHS option names for ``"highs_cmd"``; ``path=`` selects a solver binary.
+
+``Result.trace`` is HiGHS's (time, incumbent, bound) trace for ``"highs"``; for the command-line
+solvers it is a single final row. ``Result.timings``: ``build`` (IR -> LpProblem), ``transfer``
+(LpProblem -> HiGHS, PuLP's own per-column/per-row loop; for the command-line solvers the file
+writing is part of ``solve``), ``solve`` (== ``Result.time``), ``read``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from odtkit.model import Model
+from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
+from odtkit.solvers._result import Result, make_trace
+
+#: Solver used when ``solver=None``.
+DEFAULT_SOLVER = "highs"
+
+SOLVER_CAPABILITIES: dict[str, frozenset[str]] = {
+    "highs": CAPABILITIES,
+    "cbc": frozenset({"mip_start", "dual_bound", "duals"}),
+    "highs_cmd": frozenset({"mip_start", "dual_bound"}),
+}
+
+_FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
+
+
+@dataclass
+class PulpModel:
+    """A PuLP translation of an IR model.
+
+    Attributes
+    ----------
+    problem : pulp.LpProblem
+    variables : list of pulp.LpVariable
+        In IR column order.
+    used : ndarray of bool
+        Columns that appear in a row or in the objective (PuLP passes only those to a solver).
+    constraints : list of pulp.LpConstraint
+        In insertion order (free rows omitted, ranged rows as two constraints).
+    row_of : ndarray of int
+        IR row of each entry of ``constraints``.
+    build_time : float
+    """
+
+    problem: Any
+    variables: list[Any]
+    used: np.ndarray
+    constraints: list[Any]
+    row_of: np.ndarray
+    build_time: float
+
+
+def to_pulp(model: Model) -> PulpModel:
+    """Translate ``model`` into a PuLP ``LpProblem`` (see the module docstring).
+
+    Parameters
+    ----------
+    model : Model
+
+    Returns
+    -------
+    PulpModel
+    """
+    import pulp
+
+    t0 = time.perf_counter()
+    prob = pulp.LpProblem(_safe_name(model.name), pulp.LpMinimize)
+    names = model.column_names()
+    lower = model.col_lower.tolist()
+    upper = model.col_upper.tolist()
+    cats = np.where(model.integrality, pulp.LpInteger, pulp.LpContinuous).tolist()
+    inf = float("inf")
+    xs = [
+        prob.add_variable(name, None if lo == -inf else lo, None if up == inf else up, cat)
+        for name, lo, up, cat in zip(names, lower, upper, cats, strict=True)
+    ]
+    # PuLP only knows columns that appear in a row or the objective; the others are absent from
+    # the solver's model and get a value within their bounds when the solution is read back
+    used = np.zeros(model.n_vars, dtype=bool)
+    used[model.A.indices] = True
+    used[model.c != 0] = True
+
+    A = model.A
+    data, indices, indptr = A.data.tolist(), A.indices.tolist(), A.indptr.tolist()
+    row_lo, row_up = model.row_lower.tolist(), model.row_upper.tolist()
+    rnames = model.row_names()
+    le, ge, eq = pulp.LpConstraintLE, pulp.LpConstraintGE, pulp.LpConstraintEQ
+    cons: list[Any] = []
+    rows: list[int] = []
+    for i in range(model.n_constraints):
+        lo, up = row_lo[i], row_up[i]
+        if lo == -inf and up == inf:
+            continue
+        s, e = indptr[i], indptr[i + 1]
+        pairs = [(xs[j], v) for j, v in zip(indices[s:e], data[s:e], strict=True)]
+        if lo == up:
+            parts = [(eq, lo, rnames[i])]
+        elif lo == -inf:
+            parts = [(le, up, rnames[i])]
+        elif up == inf:
+            parts = [(ge, lo, rnames[i])]
+        else:
+            parts = [(ge, lo, f"{rnames[i]}_lo"), (le, up, f"{rnames[i]}_hi")]
+        for sense, rhs, name in parts:
+            cons.append(
+                pulp.LpConstraint(pulp.LpAffineExpression(pairs), sense=sense, rhs=rhs, name=name)
+            )
+            rows.append(i)
+    prob.extend(cons)
+    nz = np.flatnonzero(model.c)
+    prob.setObjective(
+        pulp.LpAffineExpression(
+            [(xs[j], v) for j, v in zip(nz.tolist(), model.c[nz].tolist(), strict=True)],
+            constant=float(model.offset),
+        )
+    )
+    row_of = np.asarray(rows, dtype=np.int64)
+    return PulpModel(prob, xs, used, cons, row_of, time.perf_counter() - t0)
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", name) or "model"
+
+
+def _highs_status(model_status: Any, model: Model, highspy: Any) -> str:
+    S = highspy.HighsModelStatus
+    mapping = {
+        S.kOptimal: "optimal",
+        S.kInfeasible: "infeasible",
+        S.kUnbounded: "unbounded",
+        S.kTimeLimit: "time_limit",
+        S.kSolutionLimit: "node_limit",
+        S.kIterationLimit: "iteration_limit",
+        S.kInterrupt: "interrupted",
+        S.kObjectiveBound: "objective_limit",
+        S.kObjectiveTarget: "objective_limit",
+    }
+    if model_status == S.kUnboundedOrInfeasible:
+        return _infeasible_or_unbounded(model)
+    return mapping.get(model_status, "error")
+
+
+def _idle_values(model: Model) -> np.ndarray:
+    """Values for columns PuLP never passed to the solver: 0 clipped into their bounds."""
+    return np.clip(np.zeros(model.n_vars), model.col_lower, model.col_upper)
+
+
+def _infeasible_or_unbounded(model: Model) -> str:
+    # same rule as the highs backend: with every column bounded the model cannot be unbounded
+    bounded = np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
+    return "infeasible" if bounded else "infeasible_or_unbounded"
+
+
+# --- log parsing (command-line solvers) ------------------------------------------------------
+
+_NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf(?:inity)?)"
+
+
+def _last_number(pattern: str, text: str) -> float | None:
+    found = re.findall(pattern + r"\s*" + _NUM, text, flags=re.IGNORECASE)
+    return float(found[-1]) if found else None
+
+
+def parse_cbc_log(text: str) -> dict[str, Any]:
+    """Status, objective, lower bound and node count from a CBC log.
+
+    Returns a dict with ``status`` (one of the Result statuses, or None if the log says nothing
+    recognisable), ``objective``, ``bound`` and ``nodes`` (None when absent). CBC's values
+    exclude the objective constant.
+    """
+    out: dict[str, Any] = {"status": None, "objective": None, "bound": None, "nodes": None}
+    result = re.findall(r"^Result - (.*)$", text, flags=re.MULTILINE)
+    if result:
+        r = result[-1].lower()
+        if "optimal" in r:
+            out["status"] = "optimal"
+        elif "infeasible" in r:
+            out["status"] = "infeasible"
+        elif "unbounded" in r:
+            out["status"] = "unbounded"
+        elif "time" in r:
+            out["status"] = "time_limit"
+        elif "node" in r or "iteration" in r:
+            out["status"] = "node_limit"
+        elif "ctrl-c" in r or "user" in r:
+            out["status"] = "interrupted"
+        else:
+            out["status"] = "error"
+    else:  # pure LP (``-initialSolve``): clp's one-line verdicts
+        if re.search(r"^Optimal - objective value", text, flags=re.MULTILINE):
+            out["status"] = "optimal"
+            out["objective"] = _last_number(r"Optimal - objective value", text)
+        elif re.search(r"primal infeasible|problem is infeasible", text, re.IGNORECASE):
+            out["status"] = "infeasible"
+        elif re.search(r"dual infeasible|unbounded", text, re.IGNORECASE):
+            out["status"] = "unbounded"
+        elif re.search(r"Stopped on time|time limit", text, re.IGNORECASE):
+            out["status"] = "time_limit"
+    obj = _last_number(r"^Objective value:", text.replace("\r", ""))
+    if obj is None:
+        obj = _last_number(r"Objective value:", text)
+    if obj is not None:
+        out["objective"] = obj
+    out["bound"] = _last_number(r"Lower bound:", text)
+    nodes = _last_number(r"Enumerated nodes:", text)
+    out["nodes"] = int(nodes) if nodes is not None else None
+    return out
+
+
+def parse_highs_log(text: str) -> dict[str, Any]:
+    """Status, primal/dual bound and node count from a HiGHS log (library or command line)."""
+    out: dict[str, Any] = {"status": None, "objective": None, "bound": None, "nodes": None}
+    st = re.findall(r"^\s*(?:Model status\s*:|Status)\s+(.+?)\s*$", text, flags=re.MULTILINE)
+    if st:
+        s = st[-1].lower()
+        if s.startswith("optimal"):
+            out["status"] = "optimal"
+        elif "unbounded or infeasible" in s or "infeasible or unbounded" in s:
+            out["status"] = "infeasible_or_unbounded"
+        elif "infeasible" in s:
+            out["status"] = "infeasible"
+        elif "unbounded" in s:
+            out["status"] = "unbounded"
+        elif "time limit" in s:
+            out["status"] = "time_limit"
+        elif "solution limit" in s or "node" in s:
+            out["status"] = "node_limit"
+        elif "iteration limit" in s:
+            out["status"] = "iteration_limit"
+        elif "interrupt" in s:
+            out["status"] = "interrupted"
+        else:
+            out["status"] = "error"
+    out["objective"] = _last_number(r"^\s*Primal bound\s+", text.replace("\r", ""))
+    out["bound"] = _last_number(r"^\s*Dual bound\s+", text.replace("\r", ""))
+    if out["objective"] is None:
+        out["objective"] = _last_number(r"Objective value\s*:", text)
+    nodes = _last_number(r"^\s*Nodes\s+", text.replace("\r", ""))
+    out["nodes"] = int(nodes) if nodes is not None else None
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def _make_highs_solver(pulp: Any) -> type:
+    """A subclass of ``pulp.HiGHS`` adding MIP start, callbacks and timings."""
+
+    class OdtkitHiGHS(pulp.HiGHS):  # type: ignore[misc, name-defined]
+        def __init__(self, *args: Any, before_run: Any = None, hooks: Any = None, **kw: Any):
+            super().__init__(*args, **kw)
+            self.before_run = before_run  # callable lp -> None (MIP start, offset) or None
+            self.hooks = hooks  # callable highs -> None, attaches callbacks
+            self.timings: dict[str, float] = {}
+
+        def createAndConfigureSolver(self, lp: Any) -> None:
+            t0 = time.perf_counter()
+            super().createAndConfigureSolver(lp)
+            if self.hooks is not None:
+                self.hooks(lp.solverModel)
+            self.timings["configure"] = time.perf_counter() - t0
+
+        def buildSolverModel(self, lp: Any) -> None:
+            t0 = time.perf_counter()
+            super().buildSolverModel(lp)
+            self.timings["transfer"] = time.perf_counter() - t0
+
+        def callSolver(self, lp: Any) -> None:
+            if self.before_run is not None:
+                self.before_run(lp)
+            t0 = time.perf_counter()
+            super().callSolver(lp)
+            self.timings["solve"] = time.perf_counter() - t0
+
+        def findSolutionValues(self, lp: Any) -> Any:
+            t0 = time.perf_counter()
+            out = super().findSolutionValues(lp)
+            self.timings["read"] = time.perf_counter() - t0
+            return out
+
+    return OdtkitHiGHS
+
+
+def _cbc_path(path: str | None) -> str | None:
+    if path:
+        return path if os.access(path, os.X_OK) else None
+    found = shutil.which("cbc")
+    if found:
+        return found
+    try:
+        from pulp.apis.coin_api import pulp_cbc_path
+    except ImportError:  # pragma: no cover - old PuLP
+        return None
+    return pulp_cbc_path if os.access(pulp_cbc_path, os.X_OK) else None
+
+
+class PulpBackend(Backend):
+    """PuLP modelling layer over HiGHS (in-process, default), CBC or the HiGHS executable."""
+
+    name = "pulp"
+    capabilities = SOLVER_CAPABILITIES["highs"]
+
+    @classmethod
+    def available(cls) -> bool:
+        try:
+            import highspy  # noqa: F401
+            import pulp  # noqa: F401
+        except ImportError:  # pragma: no cover - both are hard dependencies
+            return False
+        return True
+
+    @classmethod
+    def version(cls) -> str:
+        import pulp
+
+        return str(pulp.__version__)
+
+    @classmethod
+    def solver_available(cls, solver: str | None = None, path: str | None = None) -> bool:
+        """Whether ``solver`` (``"highs"``, ``"cbc"``, ``"highs_cmd"``) can run here."""
+        import pulp
+
+        name = solver or DEFAULT_SOLVER
+        if name == "highs":
+            return bool(pulp.HiGHS().available())
+        if name == "cbc":
+            return _cbc_path(path) is not None
+        if name == "highs_cmd":
+            return bool(pulp.HiGHS_CMD(path=path, msg=False).available())
+        raise ValueError(
+            f"backend 'pulp': solver must be one of {sorted(SOLVER_CAPABILITIES)}, got {solver!r}"
+        )
+
+    def solve(self, model: Model, options: SolveOptions) -> Result:
+        solver = options.solver or DEFAULT_SOLVER
+        extra = dict(options.extra)
+        path = extra.pop("path", None)
+        if not self.solver_available(solver, path):
+            raise ValueError(
+                f"backend 'pulp': solver {solver!r} is not available here"
+                + (f" (no executable at {path!r})" if path else " (executable not found)")
+            )
+        caps = SOLVER_CAPABILITIES[solver]
+        for capability, requested, what in (
+            ("mip_start", options.start is not None, "start="),
+            ("lp_method", options.lp_method is not None, "lp_method="),
+            ("duals", bool(options.duals), "duals=True"),
+            ("trace", bool(options.trace), "trace=True"),
+            ("interrupt", options.should_stop is not None, "should_stop="),
+        ):
+            if requested and capability not in caps:
+                raise ValueError(
+                    f"backend 'pulp' with solver {solver!r} lacks the capability {capability!r} "
+                    f"needed for {what}; its capabilities are {sorted(caps)}"
+                )
+        if solver == "highs":
+            return self._solve_highs(model, options, extra)
+        return self._solve_cmd(model, options, extra, solver, path)
+
+    # ------------------------------------------------------------------------------------------
+    def _solve_highs(self, model: Model, options: SolveOptions, extra: dict[str, Any]) -> Result:
+        import highspy
+        import pulp
+
+        params: dict[str, Any] = {"log_to_console": False, "mip_abs_gap": 0.0}
+        if options.mip_gap != 0.0:
+            params["mip_abs_gap"] = 1e-6
+        if options.seed is not None:
+            params["random_seed"] = options.seed
+        if options.node_limit is not None:
+            params["mip_max_nodes"] = options.node_limit
+        if options.lp_method is not None and not model.is_mip:
+            params["solver"] = options.lp_method
+        params.update(extra)
+        probe = highspy.Highs()
+        probe.setOptionValue("output_flag", False)
+        for key, value in params.items():
+            if isinstance(value, np.integer):
+                value = int(value)
+            elif isinstance(value, np.floating):
+                value = float(value)
+            params[key] = value
+            if probe.setOptionValue(key, value) == highspy.HighsStatus.kError:
+                raise ValueError(
+                    f"backend 'pulp': HiGHS rejected option {key}={value!r} "
+                    "(unknown name or invalid value)"
+                )
+
+        built = to_pulp(model)
+        log: list[str] = []
+        trace_rows: list[tuple[float, float, float]] = []
+        want_trace = model.is_mip and options.trace is not False
+        stop_flag = threading.Event()
+        should_stop = options.should_stop
+        offset_fix = [float(model.offset)]  # constant PuLP did not pass to HiGHS
+
+        def hooks(h: Any) -> None:
+            def on_log(e: Any) -> None:
+                log.append(e.message)
+                if options.verbose:
+                    sys.stdout.write(e.message)
+                if options.log_callback is not None:
+                    options.log_callback(e.message)
+
+            h.cbLogging += on_log
+            if want_trace:
+
+                def on_improving(e: Any) -> None:
+                    d = e.data_out
+                    fix = offset_fix[0]
+                    trace_rows.append(
+                        (d.running_time, d.objective_function_value + fix, d.mip_dual_bound + fix)
+                    )
+
+                def on_mip_log(e: Any) -> None:
+                    d = e.data_out
+                    fix = offset_fix[0]
+                    row = (d.running_time, d.mip_primal_bound + fix, d.mip_dual_bound + fix)
+                    if not trace_rows or trace_rows[-1][1:] != row[1:]:
+                        trace_rows.append(row)
+
+                h.cbMipImprovingSolution += on_improving
+                h.cbMipLogging += on_mip_log
+
+            def on_interrupt(e: Any) -> None:
+                if stop_flag.is_set() or (should_stop is not None and should_stop()):
+                    stop_flag.set()
+                    e.interrupt()
+
+            if should_stop is not None:
+                h.cbSimplexInterrupt += on_interrupt
+                h.cbIpmInterrupt += on_interrupt
+                h.cbMipInterrupt += on_interrupt
+
+        cols: list[np.ndarray] = []
+        used_idx = np.flatnonzero(built.used)
+
+        def column_order(lp: Any) -> np.ndarray:
+            # HiGHS column of each used IR column: PuLP orders columns by variable name and
+            # sets ``index`` while building
+            if not cols:
+                xs = built.variables
+                cols.append(
+                    np.fromiter((xs[j].index for j in used_idx.tolist()), np.int64, used_idx.size)
+                )
+            return cols[0]
+
+        def before_run(lp: Any) -> None:
+            # the constant PuLP did not pass is known only once the HiGHS model exists
+            offset_fix[0] = float(model.offset) - float(lp.solverModel.getLp().offset_)
+            if options.start is not None and model.is_mip:
+                vec = np.zeros(lp.solverModel.getNumCol())
+                vec[column_order(lp)] = options.start[used_idx]
+                sol = highspy.HighsSolution()
+                sol.col_value = vec.tolist()
+                sol.value_valid = True
+                lp.solverModel.setSolution(sol)
+
+        Solver = _make_highs_solver(pulp)
+        s = Solver(
+            mip=True,
+            msg=True,
+            gapRel=options.mip_gap,
+            threads=options.threads,
+            timeLimit=options.time_limit,
+            before_run=before_run,
+            hooks=hooks,
+            **params,
+        )
+        built.problem.solve(s)
+        h = built.problem.solverModel
+        t2 = time.perf_counter()
+        info = h.getInfo()
+        status = _highs_status(h.getModelStatus(), model, highspy)
+        if stop_flag.is_set() and status not in ("optimal", "infeasible"):
+            status = "interrupted"
+        fix = offset_fix[0]
+        has_solution = int(info.primal_solution_status) == _FEASIBLE
+        x = duals = reduced = None
+        objective, bound = float("nan"), float("-inf")
+        if has_solution:
+            sol = h.getSolution()
+            order = column_order(built.problem)
+            x = _idle_values(model)
+            x[used_idx] = np.asarray(sol.col_value, dtype=float)[order]
+            objective = float(info.objective_function_value) + fix
+            if (
+                not model.is_mip
+                and int(info.dual_solution_status) == _FEASIBLE
+                and options.duals is not False
+            ):
+                row_dual = np.asarray(sol.row_dual, dtype=float)
+                duals = np.zeros(model.n_constraints)
+                np.add.at(duals, built.row_of, row_dual)
+                reduced = model.c.astype(float)  # unused columns: reduced cost = cost
+                reduced[used_idx] = np.asarray(sol.col_dual, dtype=float)[order]
+        if model.is_mip:
+            mip_bound = float(info.mip_dual_bound)
+            if np.isfinite(mip_bound):
+                bound = mip_bound + fix
+        if status == "optimal" and has_solution and not np.isfinite(bound):
+            bound = objective
+        if status == "infeasible":
+            bound = float("inf")
+        t_read = s.timings.get("read", 0.0) + time.perf_counter() - t2
+        if want_trace:
+            trace_rows.append(
+                (float(h.getRunTime()), objective if has_solution else np.inf, bound)
+            )
+        elif has_solution or np.isfinite(bound):
+            trace_rows = [(float(h.getRunTime()), objective if has_solution else np.inf, bound)]
+        t_solve = s.timings.get("solve", 0.0)
+        return Result(
+            status=status,
+            has_solution=has_solution,
+            objective=objective,
+            bound=bound,
+            time=t_solve,
+            nodes=int(info.mip_node_count) if model.is_mip and info.mip_node_count > 0 else 0,
+            solver="pulp/HiGHS",
+            solver_version=str(h.version()),
+            backend="pulp",
+            x=x,
+            values=model.values(x) if x is not None else {},
+            duals=duals,
+            reduced_costs=reduced,
+            trace=make_trace(trace_rows),
+            log="".join(log),
+            timings={
+                "build": built.build_time,
+                "transfer": s.timings.get("transfer", 0.0) + s.timings.get("configure", 0.0),
+                "solve": t_solve,
+                "read": t_read,
+            },
+            stats={"model_status": h.modelStatusToString(h.getModelStatus())},
+        )
+
+    # ------------------------------------------------------------------------------------------
+    def _solve_cmd(
+        self, model: Model, options: SolveOptions, extra: dict[str, Any], solver: str,
+        path: str | None,
+    ) -> Result:
+        import pulp
+
+        built = to_pulp(model)
+        if options.start is not None:
+            for v, val in zip(built.variables, options.start.tolist(), strict=True):
+                v.setInitialValue(val, check=False)
+        fd, log_path = tempfile.mkstemp(prefix="odtkit_pulp_", suffix=".log")
+        os.close(fd)
+        try:
+            if solver == "cbc":
+                if options.lp_method is not None:  # pragma: no cover - refused above
+                    raise ValueError("backend 'pulp' with solver 'cbc' has no lp_method")
+                cbc_options = [f"{k} {v}" for k, v in extra.items()]
+                if options.seed is not None:
+                    cbc_options.append(f"randomCbcSeed {options.seed}")
+                s = pulp.COIN_CMD(
+                    path=_cbc_path(path),
+                    msg=False,
+                    timeLimit=options.time_limit,
+                    gapRel=options.mip_gap,
+                    gapAbs=0.0 if options.mip_gap == 0.0 else None,
+                    threads=options.threads,
+                    maxNodes=options.node_limit,
+                    warmStart=options.start is not None,
+                    logPath=log_path,
+                    options=cbc_options,
+                )
+                name = "pulp/CBC"
+            else:
+                highs_options = [f"{k}={v}" for k, v in extra.items()]
+                if options.seed is not None:
+                    highs_options.append(f"random_seed={options.seed}")
+                if options.node_limit is not None:
+                    highs_options.append(f"mip_max_nodes={options.node_limit}")
+                s = pulp.HiGHS_CMD(
+                    path=path,
+                    msg=False,
+                    timeLimit=options.time_limit,
+                    gapRel=options.mip_gap,
+                    gapAbs=0.0 if options.mip_gap == 0.0 else None,
+                    threads=options.threads,
+                    logPath=log_path,
+                    warmStart=options.start is not None,
+                    options=highs_options,
+                )
+                name = "pulp/HiGHS_CMD"
+            t1 = time.perf_counter()
+            built.problem.solve(s)
+            t_solve = time.perf_counter() - t1
+            with open(log_path, errors="replace") as fh:
+                log = fh.read()
+        finally:
+            os.unlink(log_path)
+        if options.verbose:
+            sys.stdout.write(log)
+        if options.log_callback is not None:
+            for line in log.splitlines(keepends=True):
+                options.log_callback(line)
+        parsed = parse_cbc_log(log) if solver == "cbc" else parse_highs_log(log)
+        t2 = time.perf_counter()
+        used_idx = np.flatnonzero(built.used)
+        vals = _idle_values(model)
+        xs = built.variables
+        vals[built.used] = np.fromiter(
+            (np.nan if xs[j].varValue is None else xs[j].varValue for j in used_idx.tolist()),
+            dtype=float, count=used_idx.size,
+        )
+        status = parsed["status"] or "error"
+        if status == "infeasible_or_unbounded":
+            status = _infeasible_or_unbounded(model)
+        # PuLP hands back values even for aborted runs: keep them only if really feasible
+        has_solution = bool(
+            status not in ("infeasible", "unbounded", "infeasible_or_unbounded", "error")
+            and pulp.LpStatus.get(built.problem.status) != "Infeasible"
+            and np.isfinite(vals).all()
+            and model.is_feasible(vals, tol=1e-6)
+        )
+        x = vals if has_solution else None
+        objective = model.objective_value(x) if has_solution else float("nan")
+        # the logs report objectives without the constant: shift by the observed difference
+        reported = parsed["objective"]
+        shift = (
+            objective - reported if has_solution and reported is not None else float(model.offset)
+        )
+        bound = float("-inf")
+        if model.is_mip and parsed["bound"] is not None and np.isfinite(parsed["bound"]):
+            bound = float(parsed["bound"]) + shift
+        if status == "optimal" and has_solution:
+            bound = objective if not np.isfinite(bound) else min(bound, objective)
+        if status == "infeasible":
+            bound = float("inf")
+        duals = None
+        if (
+            solver == "cbc"
+            and has_solution
+            and not model.is_mip
+            and status == "optimal"
+            and options.duals is not False
+        ):
+            pis = np.fromiter(
+                (0.0 if c.pi is None else c.pi for c in built.constraints),
+                dtype=float, count=len(built.constraints),
+            )
+            duals = np.zeros(model.n_constraints)
+            np.add.at(duals, built.row_of, pis)
+        t_read = time.perf_counter() - t2
+        rows = []
+        if has_solution or np.isfinite(bound):
+            rows.append((t_solve, objective if has_solution else np.inf, bound))
+        return Result(
+            status=status,
+            has_solution=has_solution,
+            objective=objective,
+            bound=bound,
+            time=t_solve,
+            nodes=int(parsed["nodes"] or 0) if model.is_mip else 0,
+            solver=name,
+            solver_version=self._cmd_version(log),
+            backend="pulp",
+            x=x,
+            values=model.values(x) if x is not None else {},
+            duals=duals,
+            trace=make_trace(rows),
+            log=log,
+            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve, "read": t_read},
+            stats={
+                "pulp_status": pulp.LpStatus.get(built.problem.status),
+                "note": "file writing is included in solve for command-line solvers",
+            },
+        )
+
+    @staticmethod
+    def _cmd_version(log: str) -> str:
+        m = re.search(r"(?:Version|version)[:\s]+v?(\d+\.\d+(?:\.\d+)?)", log)
+        return m.group(1) if m else ""
+
+
+register_backend("pulp", PulpBackend)
