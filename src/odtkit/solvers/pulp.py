@@ -319,8 +319,16 @@ def _make_highs_solver(pulp: Any) -> type:
             self.timings["solve"] = time.perf_counter() - t0
 
         def findSolutionValues(self, lp: Any) -> Any:
+            from pulp import constants
+
             t0 = time.perf_counter()
-            out = super().findSolutionValues(lp)
+            try:
+                out = super().findSolutionValues(lp)
+            except KeyError:
+                # PuLP's status table lacks some HiGHS statuses (e.g. kSolutionLimit after a node
+                # limit); values are assigned before the lookup, and the backend reads the real
+                # status from highspy itself
+                out = (constants.LpStatusNotSolved, constants.LpSolutionNoSolutionFound)
             self.timings["read"] = time.perf_counter() - t0
             return out
 
