@@ -7,8 +7,18 @@ from odtkit import datasets, metrics
 from odtkit.datasets import Dataset
 from odtkit.greedy import greedy_tree
 from odtkit.core import search_tree
+from odtkit.rulelist import RuleList
 from odtkit.tree import Tree
 
 __version__ = "0.1.0"
 
-__all__ = ["Dataset", "Tree", "datasets", "greedy_tree", "metrics", "search_tree", "__version__"]
+__all__ = [
+    "Dataset",
+    "RuleList",
+    "Tree",
+    "datasets",
+    "greedy_tree",
+    "metrics",
+    "search_tree",
+    "__version__",
+]

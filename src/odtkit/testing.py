@@ -199,3 +199,84 @@ def dataset_strategy(
         st.integers(3, max_samples),
         st.integers(1, max_features),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Rule-list oracle (FORMULATIONS-SEARCH-AND-PRUNING §6.2)
+# --------------------------------------------------------------------------------------------
+
+
+def brute_force_rule_list(
+    dataset: Dataset, lam: float, antecedents: Any, max_length: int
+) -> tuple[Any, float]:
+    """Exact optimum of ``misclassified/n + lam * n_rules`` over rule lists of length <= max_length.
+
+    Enumerates every ordered tuple of distinct antecedents (``itertools.permutations`` order,
+    extended one antecedent at a time so each list costs one vector update), with empirical
+    labels: a rule predicts the majority (ties -> smallest code) of the samples it captures in
+    context, the default rule that of the samples no rule captures. No bound, no pruning. Count
+    units are compared; ties keep the shorter list.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Binary labels.
+    lam : float
+    antecedents : bool matrix (n_samples, R) or sequence of conjunctions of (feature, value)
+        With a matrix, antecedent ``r`` is returned as the literal ``(r, 1)`` over its columns.
+    max_length : int
+        Longest prefix enumerated; ``max_length >= R`` makes the oracle exact (use R <= 7).
+
+    Returns
+    -------
+    (rule_list, objective) : an optimal :class:`~odtkit.rulelist.RuleList` and its objective.
+    """
+    from odtkit.rulelist import RuleList
+
+    lam = check_lambda(lam)
+    max_length = check_depth(max_length, name="max_length", allow_none=False)
+    if isinstance(antecedents, np.ndarray):
+        truth = np.asarray(antecedents, dtype=bool)
+        literal_sets = [((r, 1),) for r in range(truth.shape[1])]
+    else:
+        literal_sets = [tuple(sorted((int(f), int(v)) for f, v in a)) for a in antecedents]
+        cols = [
+            np.all(dataset.X[:, [f for f, _ in a]] == [v for _, v in a], axis=1)
+            for a in literal_sets
+        ]
+        truth = np.column_stack(cols) if cols else np.zeros((dataset.n_samples, 0), dtype=bool)
+    weights = _class_weights(dataset)  # (n, K)
+    n_total = dataset.total_weight
+    penalty = lam * n_total
+    tol = 1e-9 * max(1.0, n_total)
+    n_rules = truth.shape[1]
+
+    best: list[Any] = [np.inf, 0, (), (), 0]  # value, length, prefix, labels, default
+
+    def visit(
+        prefix: tuple[int, ...], labels: tuple[int, ...], free: np.ndarray, mistakes: float
+    ) -> None:
+        rest = weights[free].sum(axis=0)
+        default = majority_label(rest)
+        value = mistakes + float(rest.sum() - rest[default]) + penalty * len(prefix)
+        if value < best[0] - tol or (abs(value - best[0]) <= tol and len(prefix) < best[1]):
+            best[:] = [value, len(prefix), prefix, labels, default]
+        if len(prefix) == max_length:
+            return
+        for r in range(n_rules):
+            if r in prefix:
+                continue
+            captured = free & truth[:, r]
+            counts = weights[captured].sum(axis=0)
+            label = majority_label(counts)
+            visit(
+                prefix + (r,),
+                labels + (label,),
+                free & ~truth[:, r],
+                mistakes + float(counts.sum() - counts[label]),
+            )
+
+    visit((), (), np.ones(dataset.n_samples, dtype=bool), 0.0)
+    _, _, prefix, labels, default = best
+    model = RuleList([(literal_sets[r], q) for r, q in zip(prefix, labels, strict=True)], default)
+    return model, best[0] / n_total
