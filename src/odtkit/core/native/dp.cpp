@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -43,12 +44,15 @@ struct Entry {
   bool exact;
 };
 
-// Open-addressing hash map (support words, depth) -> Entry. Supports live in one arena so a
-// lookup with a scratch buffer never allocates; entries are addressed by index because the
-// vectors grow.
+// Open-addressing hash map (support words, depth) -> Entry. Supports live in fixed-size arena
+// chunks (and entries in a deque) so that memory grows in small steps, which keeps a memory
+// limit honoured closely, and a lookup with a scratch buffer never allocates. Entries are
+// addressed by index.
 class Memo {
  public:
-  explicit Memo(std::size_t n_words) : W_(n_words), slots_(1024, 0), mask_(1023) {}
+  explicit Memo(std::size_t n_words)
+      : W_(n_words), chunk_words_(std::max<std::size_t>(n_words * 256, 1 << 15)),
+        slots_(1024, 0), mask_(1023) {}
 
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
@@ -57,15 +61,19 @@ class Memo {
       const std::uint32_t slot = slots_[i];
       if (slot == 0) return kNone;
       const Entry& e = entries_[slot - 1];
-      if (e.hash == h && e.depth == depth &&
-          std::equal(s, s + W_, arena_.data() + e.offset))
+      if (e.hash == h && e.depth == depth && std::equal(s, s + W_, words_of(e)))
         return slot - 1;
     }
   }
   std::size_t insert(const std::uint64_t* s, int depth, std::uint64_t h) {
     if ((entries_.size() + 1) * 2 > slots_.size()) grow();
-    const std::size_t offset = arena_.size();
-    arena_.insert(arena_.end(), s, s + W_);
+    if (chunks_.empty() || used_ + W_ > chunk_words_) {
+      chunks_.emplace_back(new std::uint64_t[chunk_words_]);
+      used_ = 0;
+    }
+    const std::size_t offset = (chunks_.size() - 1) * chunk_words_ + used_;
+    std::copy(s, s + W_, chunks_.back().get() + used_);
+    used_ += W_;
     entries_.push_back(Entry{h, offset, 0.0, depth, -1, -2, -2, false});
     place(entries_.size() - 1);
     return entries_.size() - 1;
@@ -73,11 +81,14 @@ class Memo {
   Entry& operator[](std::size_t i) { return entries_[i]; }
   std::size_t size() const { return entries_.size(); }
   std::size_t bytes() const {
-    return arena_.capacity() * sizeof(std::uint64_t) + entries_.capacity() * sizeof(Entry) +
-           slots_.capacity() * sizeof(std::uint32_t);
+    return chunks_.size() * chunk_words_ * sizeof(std::uint64_t) +
+           entries_.bytes() + slots_.capacity() * sizeof(std::uint32_t);
   }
 
  private:
+  const std::uint64_t* words_of(const Entry& e) const {
+    return chunks_[e.offset / chunk_words_].get() + e.offset % chunk_words_;
+  }
   void place(std::size_t index) {
     std::size_t i = entries_[index].hash & mask_;
     while (slots_[i] != 0) i = (i + 1) & mask_;
@@ -89,9 +100,24 @@ class Memo {
     for (std::size_t k = 0; k < entries_.size(); ++k) place(k);
   }
 
-  std::size_t W_;
-  std::vector<std::uint64_t> arena_;
-  std::vector<Entry> entries_;
+  std::size_t W_, chunk_words_;
+  std::vector<std::unique_ptr<std::uint64_t[]>> chunks_;
+  std::size_t used_ = 0;
+  // entries in fixed blocks: O(1) indexing without the 2x copies of a growing vector
+  struct Entries {
+    static constexpr std::size_t kShift = 12, kBlock = std::size_t{1} << kShift;
+    std::vector<std::unique_ptr<Entry[]>> blocks;
+    std::size_t n = 0;
+    std::size_t size() const { return n; }
+    void push_back(const Entry& e) {
+      if ((n >> kShift) == blocks.size()) blocks.emplace_back(new Entry[kBlock]);
+      blocks[n >> kShift][n & (kBlock - 1)] = e;
+      ++n;
+    }
+    Entry& operator[](std::size_t i) { return blocks[i >> kShift][i & (kBlock - 1)]; }
+    const Entry& operator[](std::size_t i) const { return blocks[i >> kShift][i & (kBlock - 1)]; }
+    std::size_t bytes() const { return blocks.size() * kBlock * sizeof(Entry); }
+  } entries_;
   std::vector<std::uint32_t> slots_;
   std::size_t mask_;
 };
