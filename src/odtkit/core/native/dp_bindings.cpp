@@ -44,8 +44,9 @@ void bind_dp(nb::module_& m) {
                       "Preprocessed search instance: identical rows collapsed into points, "
                       "per-feature bitsets over points, per-class weights, equivalent-point "
                       "minorities.")
-      .def(nb::new_(&make_problem), nb::arg("X"), nb::arg("y"), nb::arg("weights"),
-           nb::arg("n_classes"),
+      // noconvert: a float/int64/Fortran array is a caller bug, not something to cast silently
+      .def(nb::new_(&make_problem), nb::arg("X").noconvert(), nb::arg("y").noconvert(),
+           nb::arg("weights").noconvert(), nb::arg("n_classes"),
            "X: C-contiguous bool (n, p); y: int32 (n,) codes in [0, n_classes); weights: float64 "
            "(n,) nonnegative.")
       .def_prop_ro("n_samples", &Problem::n_samples)

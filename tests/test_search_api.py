@@ -1,0 +1,214 @@
+"""search_tree's public contract: argument validation, native input checks, limits,
+Ctrl-C, result fields. Timing assertions use generous margins (CI machines are shared)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import odtkit
+from odtkit import datasets, metrics
+from odtkit.core import SEARCH_STATUSES, SearchResult, _native, search_tree
+from odtkit.core._problem import decode_tree, encode_tree
+from odtkit.testing import brute_force_tree, example_dataset_a, random_dataset
+from odtkit.tree import Tree
+
+
+@pytest.fixture(scope="module")
+def hard() -> odtkit.Dataset:
+    """An instance that the dp needs several seconds for (unlimited depth, small lambda)."""
+    return datasets.load("tic-tac-toe")
+
+
+HARD_LAM = 0.001
+
+
+def test_exports() -> None:
+    assert odtkit.search_tree is search_tree
+    assert odtkit.core.search_tree is search_tree
+
+
+def test_result_fields() -> None:
+    d = example_dataset_a()
+    r = search_tree(d, 0.01, max_depth=2)
+    assert isinstance(r, SearchResult)
+    assert isinstance(r.model, Tree) and r.tree is r.model
+    assert r.status == "optimal" and r.is_optimal and r.gap == 0.0
+    assert r.time > 0 and r.n_explored >= 1 and r.peak_memory_mb > 0
+    assert isinstance(r.trace, pd.DataFrame)
+    assert list(r.trace.columns) == ["time", "incumbent", "bound"]
+    assert r.trace["incumbent"].iloc[-1] == pytest.approx(r.objective)
+    assert r.trace["bound"].iloc[-1] == pytest.approx(r.lower_bound)
+    assert r.stats["n_points"] == 8
+    assert r.summary()["n_leaves"] == 4
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [
+        Tree.leaf(0),
+        Tree.leaf(2),
+        Tree.split(1, Tree.leaf(0), Tree.split(0, Tree.leaf(1), Tree.leaf(0))),
+    ],
+)
+def test_tree_encoding_round_trip(tree: Tree) -> None:
+    assert decode_tree(encode_tree(tree)) == tree
+
+
+@pytest.mark.parametrize("code", [[], [0], [0, -1], [-1, -1]])
+def test_bad_tree_encodings(code: list[int]) -> None:
+    with pytest.raises(ValueError):
+        decode_tree(code)
+
+
+# --------------------------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "name"),
+    [
+        ({"lam": -0.1}, ValueError, "lam"),
+        ({"lam": "0.1"}, TypeError, "lam"),
+        ({"lam": float("nan")}, ValueError, "lam"),
+        ({"max_depth": -1}, ValueError, "max_depth"),
+        ({"max_depth": 2.5}, TypeError, "max_depth"),
+        ({"method": "mip"}, ValueError, "method"),
+        ({"policy": "random"}, ValueError, "policy"),
+        ({"time_limit": -1}, ValueError, "time_limit"),
+        ({"time_limit": 0}, ValueError, "time_limit"),
+        ({"node_limit": 0}, ValueError, "node_limit"),
+        ({"node_limit": 2.0}, TypeError, "node_limit"),
+        ({"memory_limit_mb": -5}, ValueError, "memory_limit_mb"),
+        ({"bounds": {"nope": False}}, ValueError, "bound"),
+        ({"bounds": {"support": 0}}, TypeError, "bounds"),
+        ({"bounds": ["support"]}, TypeError, "bounds"),
+        ({"upper_bound": -1.0}, ValueError, "upper_bound"),
+        ({"upper_bound": "x"}, TypeError, "upper_bound"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs: dict, error: type, name: str) -> None:
+    kwargs = {"lam": 0.01, **kwargs}
+    lam = kwargs.pop("lam")
+    with pytest.raises(error, match=name):
+        search_tree(example_dataset_a(), lam, **kwargs)
+
+
+def test_bad_dataset() -> None:
+    with pytest.raises(TypeError, match="dataset"):
+        search_tree(np.zeros((3, 2), dtype=bool), 0.1)
+
+
+def test_native_problem_rejects_bad_arrays() -> None:
+    X = np.zeros((4, 2), dtype=bool)
+    y = np.array([0, 1, 0, 1], dtype=np.int32)
+    w = np.ones(4)
+    p = _native.Problem(X, y, w, 2)
+    assert p.n_points == 1 and p.n_samples == 4
+    with pytest.raises(ValueError):
+        _native.Problem(X, y[:3], w, 2)  # inconsistent lengths
+    with pytest.raises(ValueError):
+        _native.Problem(X, y, w[:2], 2)
+    with pytest.raises(ValueError):
+        _native.Problem(X, np.array([0, 1, 2, 1], dtype=np.int32), w, 2)  # label out of range
+    with pytest.raises(ValueError):
+        _native.Problem(X, np.array([0, -1, 0, 1], dtype=np.int32), w, 2)
+    with pytest.raises(ValueError):
+        _native.Problem(X, y, np.array([1.0, -1.0, 1.0, 1.0]), 2)
+    with pytest.raises(ValueError):
+        _native.Problem(X, y, np.array([1.0, np.nan, 1.0, 1.0]), 2)
+    with pytest.raises(ValueError):
+        _native.Problem(X, y, w, 0)
+    with pytest.raises(TypeError):
+        _native.Problem(X[:, 0], y, w, 2)  # 1-D X
+    with pytest.raises(TypeError):
+        _native.Problem(np.asfortranarray(np.zeros((4, 2), dtype=bool)), y, w, 2)
+    with pytest.raises(TypeError):
+        _native.Problem(X, y.astype(np.float64) + 0.5, w, 2)
+    with pytest.raises(TypeError):
+        _native.Problem(X, y.astype(np.int64), w, 2)
+    with pytest.raises(TypeError):
+        _native.Problem(X.astype(np.uint8), y, w, 2)
+    with pytest.raises((IndexError, ValueError)):
+        p.feature(2)
+
+
+def test_native_search_rejects_malformed_initial_tree() -> None:
+    d = example_dataset_a()
+    from odtkit.core._problem import build_problem
+
+    p = build_problem(d)
+    for tree in ([0], [7, -1, -1], [-5], [-1, -1]):
+        with pytest.raises(ValueError):
+            _native.search_dp(p, {"lam": 0.01, "initial_tree": tree})
+    with pytest.raises(ValueError):
+        _native.search_dp(p, {"lam": -1.0})
+
+
+# --------------------------------------------------------------------------------------------
+# limits and interrupts on a hard instance
+# --------------------------------------------------------------------------------------------
+
+
+def test_time_limit_is_honoured(hard) -> None:
+    r = search_tree(hard, HARD_LAM, time_limit=0.3)
+    assert r.status == "time_limit"
+    assert r.time < 0.3 * 1.1 + 0.2 + 1.0  # generous: shared CI cores
+    assert r.lower_bound <= r.objective
+    assert metrics.objective(r.tree, hard, HARD_LAM) == pytest.approx(r.objective, abs=1e-9)
+    greedy = metrics.objective(odtkit.greedy_tree(hard, HARD_LAM), hard, HARD_LAM)
+    assert r.objective <= greedy + 1e-12
+
+
+def test_node_and_memory_limits(hard) -> None:
+    r = search_tree(hard, HARD_LAM, node_limit=500)
+    assert r.status == "node_limit" and r.n_explored <= 500
+    r = search_tree(hard, HARD_LAM, memory_limit_mb=4)
+    assert r.status == "memory_limit"
+    assert r.peak_memory_mb <= 4 * 1.1 + 1.0
+    assert r.lower_bound <= r.objective
+
+
+def test_ctrl_c_returns_best_tree(hard) -> None:
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        r = search_tree(hard, HARD_LAM, time_limit=30)
+    finally:
+        timer.cancel()
+    assert r.status == "interrupted"
+    assert r.time < 10
+    assert r.lower_bound <= r.objective
+    assert metrics.objective(r.tree, hard, HARD_LAM) == pytest.approx(r.objective, abs=1e-9)
+
+
+def test_limited_bound_is_below_the_certified_optimum() -> None:
+    d = datasets.load("monk2")
+    best = search_tree(d, 0.005)
+    assert best.status == "optimal"
+    for node_limit in (1, 10, 100, 1000):
+        r = search_tree(d, 0.005, node_limit=node_limit)
+        assert r.status in SEARCH_STATUSES
+        assert r.lower_bound <= best.objective + 1e-12 <= r.objective + 2e-12
+
+
+def test_depth_limited_matches_oracle_on_real_data() -> None:
+    d = datasets.load("monk1")
+    sub = d.subset(np.arange(0, d.n_samples, 2))
+    for lam in (0.01, 0.05):
+        r = search_tree(sub, lam, max_depth=2)
+        assert r.objective == pytest.approx(brute_force_tree(sub, lam, 2)[1], abs=1e-9)
+
+
+def test_result_never_worse_than_greedy() -> None:
+    for seed in range(20):
+        d = random_dataset(seed)
+        g = metrics.objective(odtkit.greedy_tree(d, 0.01, max_depth=2), d, 0.01)
+        r = search_tree(d, 0.01, max_depth=2, node_limit=1)
+        assert r.objective <= g + 1e-12
