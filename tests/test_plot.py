@@ -1,0 +1,34 @@
+"""Plots render (Agg backend) and draw what they claim."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+from odtkit import datasets  # noqa: E402
+from odtkit.core import search_tree  # noqa: E402
+from odtkit.plot import plot_traces, plot_tree  # noqa: E402
+from odtkit.tree import Tree  # noqa: E402
+
+
+def test_plot_tree_labels_every_node():
+    tree = Tree.split(0, Tree.leaf(0), Tree.split(1, Tree.leaf(1), Tree.leaf(0)))
+    ax = plot_tree(tree, ["a", "b"], ["no", "yes"])
+    texts = sorted(t.get_text() for t in ax.texts)
+    assert texts.count("no") == 2 and "yes" in texts and "a" in texts and "b" in texts
+
+
+def test_plot_traces_draws_incumbent_and_bound_per_solver():
+    data = datasets.load("monk1")
+    result = search_tree(data, 0.01, max_depth=3)
+
+    class Fake:
+        trace = pd.DataFrame({"time": [0.01, 0.2], "incumbent": [0.3, 0.2], "bound": [0.0, 0.2]})
+
+    ax = plot_traces({"dp": result, "mip": Fake()})
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "mip incumbent" in labels and "mip bound" in labels
+    assert "dp incumbent" in labels
