@@ -232,6 +232,9 @@ def parse_cbc_log(text: str) -> dict[str, Any]:
             out["status"] = "interrupted"
         else:
             out["status"] = "error"
+    elif re.search(r"infeasible or unbounded", text, re.IGNORECASE):
+        # e.g. "Pre-processing says infeasible or unbounded" (no "Result -" line follows)
+        out["status"] = "infeasible_or_unbounded"
     else:  # pure LP (``-initialSolve``): clp's one-line verdicts
         if re.search(r"^Optimal - objective value", text, flags=re.MULTILINE):
             out["status"] = "optimal"

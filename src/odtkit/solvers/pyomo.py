@@ -100,6 +100,9 @@ class PyomoModel:
     model : pyomo.environ.ConcreteModel
     variables : list
         ``VarData`` objects in IR column order (``variables[j]`` is column ``j``).
+    used : ndarray of bool
+        Columns that appear in a row or in the objective. Pyomo's solver interfaces pass only
+        those to the solver; the others get 0 clipped into their bounds when read back.
     constraints : list
         ``ConstraintData`` objects in IR row order; ``None`` for free rows (no finite bound),
         which are not added to Pyomo.
@@ -109,6 +112,7 @@ class PyomoModel:
 
     model: Any
     variables: list[Any]
+    used: np.ndarray
     constraints: list[Any]
     build_time: float
 
@@ -204,7 +208,25 @@ def to_pyomo(model: Model) -> PyomoModel:
         linear_vars=[xs[j] for j in nz.tolist()],
     )
     m.add_component(_component_name(m, "objective", "obj"), pe.Objective(expr=objective))
-    return PyomoModel(m, xs, cons, time.perf_counter() - t0)
+    used = np.zeros(model.n_vars, dtype=bool)
+    used[model.A.indices] = True
+    used[model.c != 0] = True
+    return PyomoModel(m, xs, used, cons, time.perf_counter() - t0)
+
+
+def _read_columns(get: Any, built: PyomoModel, model: Model, fill: np.ndarray) -> np.ndarray:
+    """Column values from ``get(vars_to_load=...)`` for the used columns, ``fill`` elsewhere."""
+    out = fill.astype(float)
+    idx = np.flatnonzero(built.used)
+    if idx.size:
+        xs = built.variables
+        got = get(vars_to_load=[xs[j] for j in idx.tolist()])
+        out[idx] = np.fromiter(got.values(), dtype=float, count=idx.size)
+    return out
+
+
+def _idle_values(model: Model) -> np.ndarray:
+    return np.clip(np.zeros(model.n_vars), model.col_lower, model.col_upper)
 
 
 def _status_from_termination(tc: Any, model: Model, node_limit: int | None) -> str:
@@ -232,6 +254,12 @@ def _status_from_termination(tc: Any, model: Model, node_limit: int | None) -> s
         bounded = np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
         return "infeasible" if bounded else "infeasible_or_unbounded"
     return mapping.get(name, "error")
+
+
+# solution statuses of classic plugins whose point may be loaded
+_LOADABLE = frozenset(
+    {"optimal", "locallyOptimal", "globallyOptimal", "feasible", "bestSoFar", "stoppedByLimit"}
+)
 
 
 class _LineCollector(logging.Handler):
@@ -416,8 +444,7 @@ class PyomoBackend(Backend):
         x = duals = reduced = None
         has_solution = res.best_feasible_objective is not None
         if has_solution:
-            primals = opt.get_primals(vars_to_load=built.variables)
-            x = np.fromiter(primals.values(), dtype=float, count=model.n_vars)
+            x = _read_columns(opt.get_primals, built, model, _idle_values(model))
             if not model.is_mip and options.duals is not False:
                 duals, reduced = self._lp_duals(opt, built, model)
         # node count: appsi's Results has none; read it from the underlying highspy object
@@ -441,8 +468,8 @@ class PyomoBackend(Backend):
         duals = np.zeros(model.n_constraints)
         rows = np.fromiter((c is not None for c in built.constraints), bool, model.n_constraints)
         duals[rows] = np.fromiter((got[c] for c in present), float, len(present))
-        rc = opt.get_reduced_costs(vars_to_load=built.variables)
-        reduced = np.fromiter(rc.values(), dtype=float, count=model.n_vars)
+        # a column in no row and without cost has reduced cost 0 (= its cost)
+        reduced = _read_columns(opt.get_reduced_costs, built, model, model.c)
         return duals, reduced
 
     @staticmethod
@@ -487,8 +514,7 @@ class PyomoBackend(Backend):
         loader = res.solution_loader
         if has_solution:
             get_vars = getattr(loader, "get_vars", None) or loader.get_primals
-            primals = get_vars(vars_to_load=built.variables)
-            x = np.fromiter(primals.values(), dtype=float, count=model.n_vars)
+            x = _read_columns(get_vars, built, model, _idle_values(model))
             if not model.is_mip and options.duals is not False:
                 duals, reduced = self._lp_duals(loader, built, model)
         nodes = getattr(res.extra_info, "mip_node_count", 0) if model.is_mip else 0
@@ -557,15 +583,31 @@ class PyomoBackend(Backend):
                 options.log_callback(line)
         termination = res.solver.termination_condition
         status = _status_from_termination(termination, model, options.node_limit)
+        if str(termination) == "intermediateNonInteger":
+            # a limit was hit before any integer solution; say which limit
+            if options.node_limit is not None:
+                status = "node_limit"
+            elif options.time_limit is not None:
+                status = "time_limit"
         t2 = time.perf_counter()
         x = duals = None
         has_solution = False
-        if len(res.solution) > 0:
-            built.model.solutions.load_from(res)
+        if len(res.solution) > 0 and str(res.solution(0).status) in _LOADABLE:
+            # pyomo warns when loading a point from an aborted (limit-hit) run; we re-check
+            # feasibility ourselves below
+            core_logger = logging.getLogger("pyomo.core")
+            level = core_logger.level
+            core_logger.setLevel(logging.ERROR)
+            try:
+                built.model.solutions.load_from(res)
+            finally:
+                core_logger.setLevel(level)
             vals = np.fromiter(
                 (np.nan if v.value is None else v.value for v in built.variables),
                 dtype=float, count=model.n_vars,
             )
+            idle = ~built.used
+            vals[idle] = _idle_values(model)[idle]
             # classic plugins may hand back a point for infeasible or aborted runs: keep it
             # only if it really is feasible
             if np.isfinite(vals).all() and model.is_feasible(vals, tol=1e-6):
