@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import time
 from dataclasses import dataclass
 from itertools import product
@@ -340,17 +341,29 @@ class PyomoBackend(Backend):
     def _legacy_solver(name: str, executable: str | None) -> Any:
         import pyomo.environ as pe
 
+        if executable and not (os.path.isfile(executable) and os.access(executable, os.X_OK)):
+            raise ValueError(
+                f"backend 'pyomo': solver {name!r} is not available here "
+                f"(no executable at {executable!r})"
+            )
         kwargs = {"executable": executable} if executable else {}
+        # the factory logs a traceback for unknown names before returning a placeholder
+        factory_logger = logging.getLogger("pyomo.opt")
+        level = factory_logger.level
+        factory_logger.setLevel(logging.CRITICAL)
         try:
             opt = pe.SolverFactory(name, **kwargs)
         except Exception as exc:  # pragma: no cover - pyomo raises various errors
             raise ValueError(f"backend 'pyomo': cannot create solver {name!r}: {exc}") from exc
+        finally:
+            factory_logger.setLevel(level)
         if opt is None or type(opt).__name__ == "UnknownSolver":
             raise ValueError(f"backend 'pyomo': {name!r} is not a Pyomo solver name")
         if not opt.available(exception_flag=False):
+            where = f"no executable at {executable!r}" if executable else "not installed"
             raise ValueError(
-                f"backend 'pyomo': solver {name!r} is not available here (not installed or no "
-                f"executable found); installed HiGHS interfaces: 'appsi_highs', 'highs'"
+                f"backend 'pyomo': solver {name!r} is not available here ({where}); "
+                f"the HiGHS interfaces 'appsi_highs' and 'highs' always are"
             )
         return opt
 
