@@ -203,7 +203,7 @@ _NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf(?:inity)?)"
 
 
 def _last_number(pattern: str, text: str) -> float | None:
-    found = re.findall(pattern + r"\s*" + _NUM, text, flags=re.IGNORECASE)
+    found = re.findall(pattern + r"\s*" + _NUM, text, flags=re.IGNORECASE | re.MULTILINE)
     return float(found[-1]) if found else None
 
 
