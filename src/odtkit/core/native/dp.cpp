@@ -27,6 +27,7 @@
 #include <stdexcept>
 
 #include "depth2.hpp"
+#include "greedy.hpp"
 
 namespace odtkit {
 namespace {
@@ -477,6 +478,14 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
     if (v < incumbent) {
       incumbent = v;
       incumbent_tree = config.initial_tree;
+    }
+  }
+  {
+    double v = kInf;
+    std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v);
+    if (v < incumbent - kTau) {
+      incumbent = v;
+      incumbent_tree = std::move(greedy);
     }
   }
   auto normalized = [N](double v) { return v / N; };
