@@ -23,20 +23,45 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Words = std::vector<std::uint64_t>;
 
-inline int popc(std::uint64_t w) { return __builtin_popcountll(w); }
+// The wheel is built for baseline x86-64 (no -march), where __builtin_popcountll is a software
+// routine; cloning the hot kernel lets the loader pick the POPCNT version on CPUs that have it.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ODTKIT_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define ODTKIT_POPCNT_CLONES
+#endif
 
-// Positive, total and minority mass of the classes in (a AND b).
+// sum_b 2^b popcount(a & b & plane_b) for one quantity; planes are interleaved per word with
+// `stride` words per word index, this quantity's planes starting at `offset`.
+ODTKIT_POPCNT_CLONES
+std::uint64_t plane_sum(const std::uint64_t* a, const std::uint64_t* b,
+                        const std::uint64_t* planes, std::size_t n_words, int stride, int offset,
+                        int n_planes) {
+  std::uint64_t acc = 0;
+  for (std::size_t k = 0; k < n_words; ++k) {
+    const std::uint64_t c = b ? (a[k] & b[k]) : a[k];
+    if (!c) continue;
+    const std::uint64_t* p = planes + k * static_cast<std::size_t>(stride) + offset;
+    for (int bit = 0; bit < n_planes; ++bit)
+      acc += static_cast<std::uint64_t>(__builtin_popcountll(c & p[bit])) << bit;
+  }
+  return acc;
+}
+
+enum Quantity { kTotal = 0, kPositive = 1, kMinority = 2 };
+
 struct Mass {
   double tot = 0.0;
   double pos = 0.0;
   double eq = 0.0;
 };
 
+// Total, positive and minority mass of the classes in (a AND b).
 class MassCounter {
  public:
   MassCounter(const std::vector<double>& pos, const std::vector<double>& tot,
               const std::vector<double>& minority)
-      : n_words_((pos.size() + 63) / 64), pos_(pos), tot_(tot), eq_(minority) {
+      : n_words_((pos.size() + 63) / 64), values_{tot, pos, minority} {
     integral_ = true;
     double max_mass = 0.0;
     for (std::size_t u = 0; u < tot.size(); ++u) {
@@ -50,57 +75,40 @@ class MassCounter {
     while (static_cast<double>(std::uint64_t{1} << n_planes_) <= max_mass) ++n_planes_;
     planes_.assign(n_words_ * 3 * n_planes_, 0);
     for (std::size_t u = 0; u < tot.size(); ++u) {
-      const std::uint64_t vals[3] = {static_cast<std::uint64_t>(tot[u]),
-                                     static_cast<std::uint64_t>(pos[u]),
-                                     static_cast<std::uint64_t>(minority[u])};
       std::uint64_t* base = &planes_[(u >> 6) * 3 * n_planes_];
-      for (int q = 0; q < 3; ++q)
+      for (int q = 0; q < 3; ++q) {
+        const auto v = static_cast<std::uint64_t>(values_[q][u]);
         for (int b = 0; b < n_planes_; ++b)
-          if ((vals[q] >> b) & 1u) base[q * n_planes_ + b] |= std::uint64_t{1} << (u & 63);
+          if ((v >> b) & 1u) base[q * n_planes_ + b] |= std::uint64_t{1} << (u & 63);
+      }
     }
   }
 
-  // Masses of a AND b (b may be null: masses of a).
-  Mass of(const std::uint64_t* a, const std::uint64_t* b) const {
-    Mass m;
-    if (integral_) {
-      std::uint64_t acc[3] = {0, 0, 0};
-      const int stride = 3 * n_planes_;
-      for (std::size_t k = 0; k < n_words_; ++k) {
-        const std::uint64_t c = b ? (a[k] & b[k]) : a[k];
-        if (!c) continue;
-        const std::uint64_t* p = &planes_[k * stride];
-        for (int q = 0; q < 3; ++q)
-          for (int bit = 0; bit < n_planes_; ++bit)
-            acc[q] += static_cast<std::uint64_t>(popc(c & p[q * n_planes_ + bit])) << bit;
-      }
-      m.tot = static_cast<double>(acc[0]);
-      m.pos = static_cast<double>(acc[1]);
-      m.eq = static_cast<double>(acc[2]);
-      return m;
-    }
+  // Mass of quantity q over a AND b (b may be null: over a).
+  double of(Quantity q, const std::uint64_t* a, const std::uint64_t* b) const {
+    if (integral_)
+      return static_cast<double>(plane_sum(a, b, planes_.data(), n_words_, 3 * n_planes_,
+                                           q * n_planes_, n_planes_));
+    double m = 0.0;
+    const std::vector<double>& v = values_[q];
     for (std::size_t k = 0; k < n_words_; ++k) {
       std::uint64_t c = b ? (a[k] & b[k]) : a[k];
       while (c) {
-        const std::size_t u = k * 64 + static_cast<std::size_t>(__builtin_ctzll(c));
+        m += v[k * 64 + static_cast<std::size_t>(__builtin_ctzll(c))];
         c &= c - 1;
-        m.tot += tot_[u];
-        m.pos += pos_[u];
-        m.eq += eq_[u];
       }
     }
     return m;
   }
 
-  std::size_t n_words() const { return n_words_; }
-  std::size_t bytes() const { return planes_.size() * 8 + 3 * tot_.size() * 8; }
+  std::size_t bytes() const { return planes_.size() * 8 + 3 * values_[0].size() * 8; }
 
  private:
   std::size_t n_words_;
   bool integral_ = true;
   int n_planes_ = 0;
   Words planes_;
-  std::vector<double> pos_, tot_, eq_;
+  std::vector<double> values_[3];
 };
 
 struct VecHash {
@@ -437,17 +445,18 @@ CorelsOutput CorelsSearch::run() {
   if (N_ <= 0) throw std::invalid_argument("the total sample weight must be positive");
 
   // Root = the empty list: only the default rule.
-  const Mass all = mass_->of(valid_.data(), nullptr);
+  const double all_tot = mass_->of(kTotal, valid_.data(), nullptr);
+  const double all_pos = mass_->of(kPositive, valid_.data(), nullptr);
   const int root = new_node();
   {
     Node& r = nodes_[root];
     r.b = 0.0;
-    r.b0 = cfg_.equivalent_points ? all.eq : 0.0;
-    r.obj = std::min(all.pos, all.tot - all.pos);
+    r.b0 = cfg_.equivalent_points ? mass_->of(kMinority, valid_.data(), nullptr) : 0.0;
+    r.obj = std::min(all_pos, all_tot - all_pos);
     r.captured = 0.0;
   }
   Rc_ = nodes_[root].obj;
-  best_default_ = all.pos > all.tot - all.pos ? 1 : 0;
+  best_default_ = all_pos > all_tot - all_pos ? 1 : 0;
   push(root);
   record_trace(true);
 
@@ -482,16 +491,21 @@ CorelsOutput CorelsSearch::run() {
       const Words& a = rules_[r];
       for (std::size_t k = 0; k < W_; ++k) notcapt[k] &= ~a[k];
     }
-    const Mass rest_all = mass_->of(notcapt.data(), nullptr);
+    Mass rest_all;
+    rest_all.tot = mass_->of(kTotal, notcapt.data(), nullptr);
+    rest_all.pos = mass_->of(kPositive, notcapt.data(), nullptr);
+    rest_all.eq = cfg_.equivalent_points ? mass_->of(kMinority, notcapt.data(), nullptr) : 0.0;
     const double parent_b = nodes_[id].b;
     const int parent_depth = nodes_[id].depth;
     bool improved = false;
 
     for (std::size_t r = 0; r < R_; ++r) {
       if (used[r]) continue;
-      const Mass c = mass_->of(rules_[r].data(), notcapt.data());
+      Mass c;
+      c.tot = mass_->of(kTotal, rules_[r].data(), notcapt.data());
       if (cfg_.support && c.tot < Lambda_ - tau_) continue;  // Thm 10
       if (c.tot <= 0.0) continue;  // captures nothing: never useful, and keeps lists finite
+      c.pos = mass_->of(kPositive, rules_[r].data(), notcapt.data());
       const double cor = std::max(c.pos, c.tot - c.pos);
       if (cfg_.accurate_support && cor < Lambda_ - tau_) continue;  // Thm 11
       const double b = parent_b + (c.tot - cor) + Lambda_;
@@ -513,7 +527,11 @@ CorelsOutput CorelsSearch::run() {
         improved = true;
       }
       if (cfg_.max_support && rest_tot < Lambda_ - tau_) continue;  // Thm 21
-      const double b0 = cfg_.equivalent_points ? rest_all.eq - c.eq : 0.0;  // Thm 20
+      // Thm 20; the minority mass is summed only for the few children that get this far
+      const double b0 =
+          cfg_.equivalent_points
+              ? rest_all.eq - mass_->of(kMinority, rules_[r].data(), notcapt.data())
+              : 0.0;
       const double key_bound = b + b0 + (cfg_.lookahead ? Lambda_ : 0.0);
       if (key_bound >= Rc_ - tau_) continue;  // Lemma 2 (+ Thm 20)
 
