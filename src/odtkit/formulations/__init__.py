@@ -1,0 +1,15 @@
+"""MIP formulations of optimal decision trees, built as backend-neutral :class:`odtkit.model.Model`.
+
+Each formulation class has ``build(dataset, *, depth, lam, ...) -> Model``,
+``decode(result_or_values, dataset) -> Tree`` and ``start(tree, dataset) -> ndarray`` (a complete,
+feasible MIP start); see FORMULATIONS-TREES.md for the math.
+
+* :class:`BinOCT` — Verwer & Zhang, binary specialization: minimum errors at depth D.
+* :class:`RBinOCT` — OSDT Appendix J, with the null split by default (optimum = OPT(D, λ)).
+* :class:`FlowOCT` — Aghaei et al., regularized in OSDT units, leaves at any depth <= D.
+"""
+
+from odtkit.formulations.binoct import BinOCT, RBinOCT
+from odtkit.formulations.flowoct import FlowOCT
+
+__all__ = ["BinOCT", "FlowOCT", "RBinOCT"]

@@ -1,0 +1,356 @@
+r"""BinOCT (Verwer & Zhang) on binary features and its regularized form RBinOCT (OSDT App. J).
+
+Binary specialization of BinOCT (FORMULATIONS-TREES §2.7), heap numbering (§1.2), branch nodes
+:math:`\mathcal B = \{1..2^D-1\}`, leaves :math:`\mathcal L = \{2^D..2^{D+1}-1\}`,
+non-constant features :math:`\mathcal J^+`, classes :math:`k`, row weights :math:`\omega_i`
+(1 unless the dataset is weighted; identical (x, y) rows are merged into one weighted row),
+:math:`W_k = \sum_{i: y_i = k}\omega_i`, :math:`W = \sum_i \omega_i`, :math:`m` = number of
+(merged) rows. Variables: :math:`f_{u,j}\in\{0,1\}` (node u tests j), :math:`c_{t,k}\in\{0,1\}`
+(leaf t predicts k), :math:`e_{t,k}\ge 0` (misclassified weight of class k in t),
+:math:`q_{i,t}\in[0,1]` (row i reaches t).
+
+.. math::
+
+    \text{(BB0)}\quad & \min \textstyle\sum_{t,k} e_{t,k} \\
+    \text{(BB1)}\quad & \textstyle\sum_{j\in\mathcal J^+} f_{u,j} = 1
+        \quad \forall u\in\mathcal B \\
+    \text{(BB2)}\quad & \textstyle\sum_{t} q_{i,t} = 1 \quad \forall i \\
+    \text{(BB3)}\quad & \textstyle\sum_k c_{t,k} = 1 \quad \forall t\in\mathcal L \\
+    \text{(BB4)}\quad & \textstyle\sum_{i: x_{ij}=1}\sum_{t\in\mathcal L_L(u)} q_{i,t}
+        + \sum_{i: x_{ij}=0}\sum_{t\in\mathcal L_R(u)} q_{i,t} \le m(1-f_{u,j})
+        \quad \forall u, j\in\mathcal J^+ \\
+    \text{(BB5)}\quad & \textstyle\sum_{i: y_i=k}\omega_i q_{i,t} - W_k c_{t,k} \le e_{t,k}
+        \quad \forall t, k
+
+RBinOCT (§3.1) adds :math:`\alpha_t\in\{0,1\}` and
+
+.. math::
+
+    \text{(R0)}\quad & \min \tfrac1W \textstyle\sum_{t,k} e_{t,k} + \lambda\sum_t \alpha_t \\
+    \text{(R1)}\quad & \textstyle\sum_i q_{i,t} \le m\,\alpha_t \quad \forall t
+
+and, with the **null split** (§3.2, on by default for RBinOCT), :math:`g_u\in\{0,1\}` ("send every
+row left") replacing (BB1) by (N1) :math:`\sum_j f_{u,j} + g_u = 1` and adding
+(N2) :math:`\sum_i\sum_{t\in\mathcal L_R(u)} q_{i,t} \le m(1-g_u)`. With null splits the optimum
+of (R0) equals OSDT's :math:`\mathrm{OPT}(D,\lambda)` over trees of depth :math:`\le D` (§3.3);
+without them it can be larger (§7.3: 2/3 instead of 7/12).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from odtkit.formulations._common import (
+    NO_FEATURE,
+    RowData,
+    TreeFormulation,
+    branch_nodes,
+    embed,
+    prune_empty,
+    subtree_leaf_ranges,
+)
+from odtkit.model import Model, ModelBuilder
+from odtkit.tree import Tree
+
+
+def _build(
+    rows: RowData, depth: int, lam: float, *, regularized: bool, null_split: bool, name: str
+) -> Model:
+    m, K = rows.n_rows, rows.n_classes
+    X = rows.X
+    nonconstant = np.flatnonzero(X.any(axis=0) & ~X.all(axis=0))
+    if nonconstant.size == 0 and not null_split:
+        raise ValueError(
+            f"{name} needs a non-constant feature to split on (every feature is constant on the "
+            "data); use null_split=True"
+        )
+    nJ = nonconstant.size
+    n_branch, n_leaf = 2**depth - 1, 2**depth
+    branches = branch_nodes(depth)
+
+    b = ModelBuilder(name)
+    b.meta.update(
+        formulation=name, depth=depth, lam=lam, null_split=null_split, features=nonconstant.tolist()
+    )
+    f = b.add_vars("f", (n_branch, nJ), "binary", labels=(branches.tolist(), nonconstant.tolist()))
+    g = b.add_vars("g", (n_branch,), "binary", labels=(branches.tolist(),)) if null_split else None
+    c = b.add_vars("c", (n_leaf, K), "binary")
+    e = b.add_vars("e", (n_leaf, K), "continuous", lb=0.0, ub=rows.total_weight)
+    q = b.add_vars("q", (m, n_leaf), "continuous", lb=0.0, ub=1.0)
+    alpha = b.add_vars("alpha", (n_leaf,), "binary") if regularized else None
+
+    # (BB1) / (N1): every branch node tests exactly one usable feature (or is a null split)
+    r_rows = [np.repeat(np.arange(n_branch), nJ)]
+    r_cols = [f.index.ravel()]
+    if g is not None:
+        r_rows.append(np.arange(n_branch))
+        r_cols.append(g.index)
+    b.add_constraints(
+        "one_test", np.concatenate(r_rows), np.concatenate(r_cols), 1.0, "==", np.ones(n_branch)
+    )
+    # (BB2): every row reaches exactly one leaf
+    b.add_constraints(
+        "one_leaf", np.repeat(np.arange(m), n_leaf), q.index.ravel(), 1.0, "==", np.ones(m)
+    )
+    # (BB3): every leaf predicts exactly one class
+    b.add_constraints(
+        "one_class", np.repeat(np.arange(n_leaf), K), c.index.ravel(), 1.0, "==", np.ones(n_leaf)
+    )
+
+    # (BB4): if u tests j, rows with x_j = 1 stay out of the left subtree and rows with x_j = 0
+    # out of the right one. A row of the block touches one contiguous block of leaves.
+    left, right, size = subtree_leaf_ranges(branches, depth)
+    rr, cc, vv = [], [], []
+    Xj = X[:, nonconstant].T  # (nJ, m)
+    rows_idx = np.arange(m)
+    for ui in range(n_branch):
+        s = int(size[ui])
+        first = np.where(Xj, left[ui], right[ui]) - n_leaf  # (nJ, m): first forbidden leaf
+        leaf_cols = first[:, :, None] + np.arange(s)[None, None, :]
+        cols = q.index[rows_idx[None, :, None], leaf_cols]
+        local = ui * nJ + np.arange(nJ)
+        rr.append(np.broadcast_to(local[:, None, None], cols.shape).ravel())
+        cc.append(cols.ravel())
+        vv.append(np.ones(cols.size))
+        rr.append(local)
+        cc.append(f.index[ui])
+        vv.append(np.full(nJ, float(m)))
+    if nJ:
+        b.add_constraints(
+            "route",
+            np.concatenate(rr),
+            np.concatenate(cc),
+            np.concatenate(vv),
+            "<=",
+            np.full(n_branch * nJ, float(m)),
+        )
+
+    # (BB5): misclassified weight per leaf and class (weighted rows)
+    W_k = np.bincount(rows.y, weights=rows.weight, minlength=K)
+    err_rows = (
+        np.arange(n_leaf)[None, :] * K + rows.y[:, None]
+    ).ravel()  # (m, n_leaf) -> row t*K+y_i
+    b.add_constraints(
+        "leaf_error",
+        np.concatenate([err_rows, np.arange(n_leaf * K), np.arange(n_leaf * K)]),
+        np.concatenate([q.index.ravel(), c.index.ravel(), e.index.ravel()]),
+        np.concatenate(
+            [np.repeat(rows.weight, n_leaf), -np.tile(W_k, n_leaf), -np.ones(n_leaf * K)]
+        ),
+        "<=",
+        np.zeros(n_leaf * K),
+    )
+    if alpha is not None:
+        # (R1): a leaf that receives a row is counted
+        b.add_constraints(
+            "leaf_used",
+            np.concatenate([np.tile(np.arange(n_leaf), m), np.arange(n_leaf)]),
+            np.concatenate([q.index.ravel(), alpha.index]),
+            np.concatenate([np.ones(m * n_leaf), np.full(n_leaf, -float(m))]),
+            "<=",
+            np.zeros(n_leaf),
+        )
+    if g is not None:
+        # (N2): a null split sends no row into its right subtree
+        rr, cc = [], []
+        for ui in range(n_branch):
+            s = int(size[ui])
+            cols = q.index[:, right[ui] - n_leaf : right[ui] - n_leaf + s]
+            rr.append(np.full(cols.size, ui))
+            cc.append(cols.ravel())
+        b.add_constraints(
+            "null_split",
+            np.concatenate([*rr, np.arange(n_branch)]),
+            np.concatenate([*cc, g.index]),
+            np.concatenate([np.ones(sum(x.size for x in cc)), np.full(n_branch, float(m))]),
+            "<=",
+            np.full(n_branch, float(m)),
+        )
+
+    if regularized:
+        b.add_objective(e.index.ravel(), 1.0 / rows.total_weight)
+        b.add_objective(alpha.index, lam)
+    else:
+        b.add_objective(e.index.ravel(), 1.0)
+    return b.build()
+
+
+class _BinOCTBase(TreeFormulation):
+    regularized = False
+    default_null_split = False
+
+    def __init__(
+        self,
+        depth: int | None = None,
+        lam: float | None = None,
+        *,
+        null_split: bool | None = None,
+        aggregate: bool = True,
+    ) -> None:
+        super().__init__(depth, lam, aggregate=aggregate)
+        self.null_split = self.default_null_split if null_split is None else bool(null_split)
+
+    def build(
+        self,
+        dataset: Any,
+        *,
+        depth: int | None = None,
+        lam: float | None = None,
+        null_split: bool | None = None,
+        aggregate: bool | None = None,
+    ) -> Model:
+        """Build the model for ``dataset`` (binary features, classes 0..K-1).
+
+        Parameters
+        ----------
+        dataset : Dataset
+        depth : int
+            Depth D >= 1 of the complete tree.
+        lam : float
+            Penalty per non-empty leaf (RBinOCT; BinOCT ignores it in the objective and uses it
+            only when decoded trees are evaluated).
+        null_split : bool, optional
+            Add the null split g_u (§3.2).
+        aggregate : bool, optional
+            Merge identical (x, y) rows into one weighted row (default True).
+        """
+        rows = self._configure(dataset, depth, lam, aggregate)
+        if null_split is not None:
+            self.null_split = bool(null_split)
+        model = _build(
+            rows,
+            self.depth,
+            self.lam,
+            regularized=self.regularized,
+            null_split=self.null_split,
+            name=self.name,
+        )
+        self.model_, self.rows_ = model, rows
+        return model
+
+    # decoding ----------------------------------------------------------------------------------
+    def decode(self, result_or_values: Any, dataset: Any) -> Tree:
+        """The canonical tree of a solution (rounding > 0.5), see FORMULATIONS-TREES §1.4.
+
+        Reads the tested feature of every branch node (or its null split) and the class of every
+        leaf from the rounded binaries, then returns ``Tree.canonical(X)`` (prune-empty + merge).
+        Evaluate it with ``odtkit.metrics.objective``: for RBinOCT its value is <= the model's.
+        """
+        model = self._require_built()
+        values = self._values(result_or_values)
+        rows = self._rows_for(dataset)
+        features = np.asarray(model.meta["features"], dtype=np.int64)
+        f = values["f"].reshape(2**self.depth - 1, features.size)
+        g = values["g"].reshape(-1) if self.null_split else np.zeros(f.shape[0])
+        c = values["c"].reshape(2**self.depth, rows.n_classes)
+        n_leaf = 2**self.depth
+
+        def node(u: int) -> Tree:
+            if u >= n_leaf:
+                return Tree.leaf(int(np.argmax(c[u - n_leaf])))
+            if g[u - 1] > 0.5 or features.size == 0:
+                return node(2 * u)
+            return Tree.split(int(features[np.argmax(f[u - 1])]), node(2 * u), node(2 * u + 1))
+
+        return node(1).canonical(dataset.X)
+
+    # warm start --------------------------------------------------------------------------------
+    def start(self, tree: Tree, dataset: Any) -> np.ndarray:
+        """A complete, feasible MIP start (full column vector) from any tree of depth <= D (§6.3).
+
+        The tree is first pruned of empty sides (``prune_empty``), then completed to depth D:
+        with null splits every shallow leaf continues with null splits (its rows go to the
+        leftmost descendant leaf; value ``R(prune_empty(T))`` for RBinOCT); without them it
+        continues with splits on a feature that is constant on its rows when one exists (the rows
+        stay together), otherwise on any usable feature.
+        """
+        model = self._require_built()
+        rows = self._rows_for(dataset)
+        D, X, m = self.depth, rows.X, rows.n_rows
+        if tree.depth > D:
+            raise ValueError(f"tree has depth {tree.depth} but the model allows depth <= {D}")
+        if tree.features_used() and max(tree.features_used()) >= rows.n_features:
+            raise ValueError(
+                f"tree tests feature {max(tree.features_used())}; data has {rows.n_features}"
+            )
+        if any(lab >= rows.n_classes for _, lab in tree.leaves()):
+            raise ValueError(f"tree predicts a class code >= n_classes={rows.n_classes}")
+        heap = embed(prune_empty(tree, X), D)
+        features = np.asarray(model.meta["features"], dtype=np.int64)
+        position = np.full(rows.n_features, -1, dtype=np.int64)
+        position[features] = np.arange(features.size)
+        n_branch, n_leaf = 2**D - 1, 2**D
+
+        feat = np.full(2 ** (D + 1), NO_FEATURE, dtype=np.int64)
+        null = np.zeros(2 ** (D + 1), dtype=bool)
+        label = heap.label.copy()
+        at = np.ones(m, dtype=np.int64)  # current node of every row, level by level
+        for level in range(D):
+            for u in range(2**level, 2 ** (level + 1)):
+                if heap.feature[u] != NO_FEATURE:
+                    feat[u] = heap.feature[u]
+                    continue
+                # a leaf of the tree above depth D (or a node below one): complete it
+                label[2 * u] = label[2 * u + 1] = label[u]
+                if self.null_split:
+                    null[u] = True
+                    continue
+                here = X[at == u]
+                constant = (~here.any(axis=0)) | here.all(axis=0)
+                usable = features[constant[features]]
+                feat[u] = int(usable[0]) if usable.size else int(features[0])
+            step = np.where(null[at], 0, X[np.arange(m), np.maximum(feat[at], 0)])
+            at = 2 * at + step
+        leaf_of_row = at - n_leaf
+
+        values: dict[str, np.ndarray] = {}
+        f = np.zeros((n_branch, features.size))
+        split_nodes = np.flatnonzero(~null[1:n_leaf]) + 1
+        if features.size:
+            if np.any(position[feat[split_nodes]] < 0):
+                raise ValueError("the pruned tree splits on a constant feature")  # cannot happen
+            f[split_nodes - 1, position[feat[split_nodes]]] = 1.0
+        values["f"] = f
+        if self.null_split:
+            values["g"] = null[1:n_leaf].astype(float)
+        leaf_labels = np.maximum(label[n_leaf:], 0)
+        c = np.zeros((n_leaf, rows.n_classes))
+        c[np.arange(n_leaf), leaf_labels] = 1.0
+        values["c"] = c
+        mass = np.zeros((n_leaf, rows.n_classes))
+        np.add.at(mass, (leaf_of_row, rows.y), rows.weight)
+        values["e"] = np.where(c > 0.5, 0.0, mass)
+        q = np.zeros((m, n_leaf))
+        q[np.arange(m), leaf_of_row] = 1.0
+        values["q"] = q
+        if self.regularized:
+            values["alpha"] = (np.bincount(leaf_of_row, minlength=n_leaf) > 0).astype(float)
+        return model.vector(values)
+
+
+class BinOCT(_BinOCTBase):
+    """BinOCT, binary specialization (BB0)-(BB5): minimum misclassified weight, complete depth D.
+
+    Its optimum is the minimum (weighted) number of errors over trees of depth <= D. ``lam`` is
+    only used when decoded trees are evaluated. ``null_split=False`` by default (the original).
+    See the module docstring for the math.
+    """
+
+    name = "binoct"
+    regularized = False
+    default_null_split = False
+
+
+class RBinOCT(_BinOCTBase):
+    """Regularized BinOCT (R0)-(R1) in OSDT units, with the null split (N1)-(N2) by default.
+
+    ``null_split=True``: optimum = OSDT's OPT(D, lam) over trees of depth <= D.
+    ``null_split=False``: the original of OSDT Appendix J (optimum >= OPT, §3.3).
+    See the module docstring for the math.
+    """
+
+    name = "rbinoct"
+    regularized = True
+    default_null_split = True

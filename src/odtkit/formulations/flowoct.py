@@ -1,0 +1,246 @@
+r"""Regularized FlowOCT (Aghaei, Gómez, Vayanos) in OSDT units, leaves at any depth <= D.
+
+FORMULATIONS-TREES §4. Heap numbering, branch nodes :math:`\mathcal B = \{1..2^D-1\}`, leaves
+:math:`\mathcal L = \{2^D..2^{D+1}-1\}`, all nodes :math:`\mathcal N`, strict ancestors
+:math:`A(u)`, features :math:`\mathcal J` (all columns), row weights :math:`\omega_i`
+(identical (x, y) rows merged), :math:`W = \sum_i \omega_i`. Variables:
+:math:`b_{u,j}\in\{0,1\}` (u branches on j), :math:`p_u\in\{0,1\}` (u predicts),
+:math:`w_{u,k}\in[0,1]` (u predicts k), flows :math:`z_{i,u}\in[0,1]` (into u; :math:`z_{i,1}` is
+the source arc) and :math:`\zeta_{i,u}\in[0,1]` (u to the sink).
+
+.. math::
+
+    \text{(F0)}\quad & \min\ 1 - \tfrac1W \textstyle\sum_i \omega_i z_{i,1}
+        + \lambda \sum_{u\in\mathcal N} p_u \\
+    \text{(F1)}\quad & \textstyle\sum_j b_{u,j} + p_u + \sum_{a\in A(u)} p_a = 1
+        \quad \forall u\in\mathcal B \\
+    \text{(F2)}\quad & p_t + \textstyle\sum_{a\in A(t)} p_a = 1 \quad \forall t\in\mathcal L \\
+    \text{(F3)}\quad & \textstyle\sum_k w_{u,k} = p_u \quad \forall u\in\mathcal N \\
+    \text{(F4)}\quad & z_{i,u} = z_{i,2u} + z_{i,2u+1} + \zeta_{i,u}
+        \quad \forall i, u\in\mathcal B \\
+    \text{(F5)}\quad & \zeta_{i,t} = z_{i,t} \quad \forall i, t\in\mathcal L \\
+    \text{(F6)}\quad & z_{i,2u} \le \textstyle\sum_{j: x_{ij}=0} b_{u,j}
+        \quad \forall i, u\in\mathcal B \\
+    \text{(F7)}\quad & z_{i,2u+1} \le \textstyle\sum_{j: x_{ij}=1} b_{u,j}
+        \quad \forall i, u\in\mathcal B \\
+    \text{(F8)}\quad & \zeta_{i,u} \le w_{u,y_i} \quad \forall i, u\in\mathcal N
+
+The constant 1 of (F0) is the model's objective offset, so objective and bound are in OSDT units:
+the optimum equals :math:`\mathrm{OPT}(D,\lambda)` (every leaf counts, also an empty one, by
+(F-id) :math:`\sum_u p_u = 1 + \sum_{u,j} b_{u,j}`). odtlearn's λ maps as
+:math:`\lambda_o = n\lambda/(1+n\lambda)` (F-map).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from odtkit.formulations._common import (
+    NO_FEATURE,
+    RowData,
+    TreeFormulation,
+    ancestor_pairs,
+    branch_nodes,
+    embed,
+    paths,
+)
+from odtkit.model import Model, ModelBuilder
+from odtkit.tree import Tree
+
+
+def _build(rows: RowData, depth: int, lam: float, *, binary_w: bool, name: str) -> Model:
+    m, K, p = rows.n_rows, rows.n_classes, rows.n_features
+    X = rows.X
+    n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
+    branches = branch_nodes(depth)
+    nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
+    leaves = np.arange(n_branch + 1, n_nodes + 1, dtype=np.int64)
+
+    bld = ModelBuilder(name)
+    bld.meta.update(formulation=name, depth=depth, lam=lam, binary_w=binary_w)
+    b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
+    pv = bld.add_vars("p", (n_nodes,), "binary", labels=(nodes.tolist(),))
+    w = bld.add_vars("w", (n_nodes, K), "binary" if binary_w else "continuous", lb=0.0, ub=1.0)
+    z = bld.add_vars("z", (m, n_nodes), "continuous", lb=0.0, ub=1.0)
+    zeta = bld.add_vars("zeta", (m, n_nodes), "continuous", lb=0.0, ub=1.0)
+
+    # (F1) + (F2): one row per node: branches (branch nodes only), predicts, or an ancestor predicts
+    node_u, anc = ancestor_pairs(nodes)
+    bld.add_constraints(
+        "structure",
+        np.concatenate([np.repeat(branches - 1, p), nodes - 1, node_u - 1]),
+        np.concatenate([b.index.ravel(), pv.index, pv.index[anc - 1]]),
+        1.0,
+        "==",
+        np.ones(n_nodes),
+    )
+    # (F3): a prediction node picks one class, other nodes none
+    bld.add_constraints(
+        "one_class",
+        np.concatenate([np.repeat(nodes - 1, K), nodes - 1]),
+        np.concatenate([w.index.ravel(), pv.index]),
+        np.concatenate([np.ones(n_nodes * K), -np.ones(n_nodes)]),
+        "==",
+        np.zeros(n_nodes),
+    )
+    # (F4): flow conservation at branch nodes, rows (i, u) -> i * n_branch + (u - 1)
+    i_b = np.repeat(np.arange(m), n_branch)
+    u_b = np.tile(branches, m)
+    local = i_b * n_branch + (u_b - 1)
+    bld.add_constraints(
+        "flow_branch",
+        np.tile(local, 4),
+        np.concatenate(
+            [
+                z.index[i_b, u_b - 1],
+                z.index[i_b, 2 * u_b - 1],
+                z.index[i_b, 2 * u_b],
+                zeta.index[i_b, u_b - 1],
+            ]
+        ),
+        np.repeat([1.0, -1.0, -1.0, -1.0], local.size),
+        "==",
+        np.zeros(m * n_branch),
+    )
+    # (F5): at the last level all flow goes to the sink
+    i_l = np.repeat(np.arange(m), leaves.size)
+    t_l = np.tile(leaves, m)
+    local_l = np.arange(i_l.size)
+    bld.add_constraints(
+        "flow_leaf",
+        np.tile(local_l, 2),
+        np.concatenate([zeta.index[i_l, t_l - 1], z.index[i_l, t_l - 1]]),
+        np.repeat([1.0, -1.0], local_l.size),
+        "==",
+        np.zeros(local_l.size),
+    )
+    # (F6) / (F7): arc capacities from the tested feature's value
+    for side, name_ in ((0, "arc_left"), (1, "arc_right")):
+        ii, jj = np.nonzero(X == bool(side))  # rows i with x_ij = side
+        # for every branch node u: -b[u, j] on row (i, u)
+        rr = (ii[:, None] * n_branch + (branches[None, :] - 1)).ravel()
+        cc = b.index[(branches[None, :] - 1), jj[:, None]].ravel()
+        bld.add_constraints(
+            name_,
+            np.concatenate([local, rr]),
+            np.concatenate([z.index[i_b, 2 * u_b - 1 + side], cc]),
+            np.concatenate([np.ones(local.size), -np.ones(rr.size)]),
+            "<=",
+            np.zeros(m * n_branch),
+        )
+    # (F8): a row reaches the sink at u only if u predicts its class
+    i_n = np.repeat(np.arange(m), n_nodes)
+    u_n = np.tile(nodes, m)
+    local_n = np.arange(i_n.size)
+    bld.add_constraints(
+        "sink",
+        np.tile(local_n, 2),
+        np.concatenate([zeta.index[i_n, u_n - 1], w.index[u_n - 1, rows.y[i_n]]]),
+        np.repeat([1.0, -1.0], local_n.size),
+        "<=",
+        np.zeros(local_n.size),
+    )
+    # (F0): 1 - correct weight / W + lam * (number of prediction nodes)
+    bld.add_objective(z.index[:, 0], -rows.weight / rows.total_weight)
+    bld.add_objective(pv.index, lam)
+    bld.set_objective_offset(1.0)
+    return bld.build()
+
+
+class FlowOCT(TreeFormulation):
+    """Regularized FlowOCT (F0)-(F8): optimum = OSDT's OPT(D, lam), leaves at any depth <= D.
+
+    Parameters
+    ----------
+    depth, lam : optional defaults for :meth:`build`
+    binary_w : bool
+        Declare the class variables w binary (the paper) instead of continuous (odtlearn).
+    aggregate : bool
+        Merge identical (x, y) rows into one weighted row.
+
+    See the module docstring for the math.
+    """
+
+    name = "flowoct"
+
+    def __init__(
+        self,
+        depth: int | None = None,
+        lam: float | None = None,
+        *,
+        binary_w: bool = False,
+        aggregate: bool = True,
+    ) -> None:
+        super().__init__(depth, lam, aggregate=aggregate)
+        self.binary_w = bool(binary_w)
+
+    def build(
+        self,
+        dataset: Any,
+        *,
+        depth: int | None = None,
+        lam: float | None = None,
+        binary_w: bool | None = None,
+        aggregate: bool | None = None,
+    ) -> Model:
+        """Build (F0)-(F8) for ``dataset`` at depth D >= 1 and penalty ``lam`` per leaf."""
+        rows = self._configure(dataset, depth, lam, aggregate)
+        if binary_w is not None:
+            self.binary_w = bool(binary_w)
+        model = _build(rows, self.depth, self.lam, binary_w=self.binary_w, name=self.name)
+        self.model_, self.rows_ = model, rows
+        return model
+
+    def decode(self, result_or_values: Any, dataset: Any) -> Tree:
+        """The canonical tree of a solution (§4.6): from the root, ``p_u > 0.5`` makes u a leaf
+        with class ``argmax_k w_{u,k}``; otherwise u tests ``argmax_j b_{u,j}``. Returns
+        ``Tree.canonical(X)``; evaluate it with ``odtkit.metrics.objective``.
+        """
+        self._require_built()
+        values = self._values(result_or_values)
+        rows = self._rows_for(dataset)
+        n_branch = 2**self.depth - 1
+        b = values["b"].reshape(n_branch, rows.n_features)
+        pv = values["p"].reshape(-1)
+        w = values["w"].reshape(pv.size, rows.n_classes)
+
+        def node(u: int) -> Tree:
+            if u > n_branch or pv[u - 1] > 0.5:
+                return Tree.leaf(int(np.argmax(w[u - 1])))
+            return Tree.split(int(np.argmax(b[u - 1])), node(2 * u), node(2 * u + 1))
+
+        return node(1).canonical(dataset.X)
+
+    def start(self, tree: Tree, dataset: Any) -> np.ndarray:
+        """A complete, feasible MIP start from any tree of depth <= D, of value R(tree) (§6.3)."""
+        model = self._require_built()
+        rows = self._rows_for(dataset)
+        D = self.depth
+        if tree.features_used() and max(tree.features_used()) >= rows.n_features:
+            raise ValueError(
+                f"tree tests feature {max(tree.features_used())}; data has {rows.n_features}"
+            )
+        if any(lab >= rows.n_classes for _, lab in tree.leaves()):
+            raise ValueError(f"tree predicts a class code >= n_classes={rows.n_classes}")
+        heap = embed(tree, D)
+        n_branch, n_nodes, m = 2**D - 1, 2 ** (D + 1) - 1, rows.n_rows
+        internal = np.flatnonzero(heap.is_internal)
+        leaf = np.flatnonzero(heap.is_leaf)
+        b = np.zeros((n_branch, rows.n_features))
+        b[internal - 1, heap.feature[internal]] = 1.0
+        pv = np.zeros(n_nodes)
+        pv[leaf - 1] = 1.0
+        w = np.zeros((n_nodes, rows.n_classes))
+        w[leaf - 1, heap.label[leaf]] = 1.0
+        path = paths(rows.X, heap)  # (m, D+1), 0-padded
+        end = path[np.arange(m), (path > 0).sum(axis=1) - 1]
+        correct = heap.label[end] == rows.y
+        z = np.zeros((m, n_nodes))
+        zeta = np.zeros((m, n_nodes))
+        ci, level = np.nonzero((path > 0) & correct[:, None])
+        z[ci, path[ci, level] - 1] = 1.0
+        zeta[np.flatnonzero(correct), end[correct] - 1] = 1.0
+        assert np.all(heap.feature[end] == NO_FEATURE)
+        return model.vector({"b": b, "p": pv, "w": w, "z": z, "zeta": zeta})

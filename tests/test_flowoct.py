@@ -1,0 +1,169 @@
+"""Regularized FlowOCT: worked examples (§7), oracle agreement, starts, (F-id), odtlearn mapping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from odtkit import metrics
+from odtkit.formulations import FlowOCT
+from odtkit.greedy import greedy_tree
+from odtkit.solvers import solve
+from odtkit.testing import brute_force_tree, example_dataset_trees, random_dataset
+from odtkit.tree import Tree
+
+TOL = 1e-6
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize(
+    "lam,value,tree",
+    [
+        (0.1, 11 / 30, Tree.split(0, Tree.leaf(0), Tree.leaf(1))),
+        (0.25, 7 / 12, Tree.leaf(0)),
+    ],
+)
+def test_worked_examples(depth, lam, value, tree):
+    ds = example_dataset_trees()
+    form = FlowOCT()
+    model = form.build(ds, depth=depth, lam=lam)
+    res = solve(model)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(value, abs=TOL)
+    assert res.bound == pytest.approx(value, abs=TOL)
+    decoded = form.decode(res, ds)
+    assert decoded == tree
+    assert metrics.objective(decoded, ds, lam) == pytest.approx(value, abs=TOL)
+
+
+def test_solution_of_7_2_is_the_start_of_the_stump():
+    """The FlowOCT solution printed in §7.2 (D = 1) is exactly the start built from the stump."""
+    ds = example_dataset_trees()
+    form = FlowOCT()
+    model = form.build(ds, depth=1, lam=0.1, aggregate=False)
+    x = form.start(Tree.split(0, Tree.leaf(0), Tree.leaf(1)), ds)
+    assert model.check(x).empty
+    assert model.objective_value(x) == pytest.approx(11 / 30)
+    v = model.values(x)
+    np.testing.assert_array_equal(v["b"], [[1, 0]])
+    np.testing.assert_array_equal(v["p"], [0, 1, 1])
+    np.testing.assert_array_equal(v["w"], [[0, 0], [1, 0], [0, 1]])
+    np.testing.assert_array_equal(v["z"][:, 0], [1, 1, 1, 1, 1, 0])
+    np.testing.assert_array_equal(v["z"][:, 1], [1, 1, 1, 0, 0, 0])
+    np.testing.assert_array_equal(v["zeta"][:, 2], [0, 0, 0, 1, 1, 0])
+
+
+def test_odtlearn_lambda_mapping_of_7_2():
+    """(F-map): lambda_o = n lam / (1 + n lam); OPT = 1 + lam - V_o / ((1 - lambda_o) n)."""
+    ds = example_dataset_trees()
+    n, lam = ds.n_samples, 0.1
+    lam_o = n * lam / (1 + n * lam)
+    assert lam_o == pytest.approx(0.375)
+    correct, branch_nodes = 5, 1  # the optimal stump
+    v_o = (1 - lam_o) * correct - lam_o * branch_nodes
+    assert 1 + lam - v_o / ((1 - lam_o) * n) == pytest.approx(11 / 30)
+
+
+def _instances(n: int, offset: int = 0, max_samples: int = 16):
+    """Small random instances (MIPs on uniform random labels are hard: keep CI cases tiny)."""
+    for seed in range(offset, offset + n):
+        rng = np.random.default_rng(seed)
+        depth = 1 + seed % 3
+        n_samples = int(rng.integers(4, max_samples + 1)) if depth < 3 else int(rng.integers(4, 8))
+        ds = random_dataset(
+            seed,
+            n_samples=n_samples,
+            n_features=int(rng.integers(1, 5)),
+            n_classes=2 + (seed % 4 == 2),
+            weighted=seed % 5 == 3,
+        )
+        yield seed, ds, depth, (0.0, 0.005, 0.01, 0.03, 0.05, 0.1, 0.2)[seed % 7]
+
+
+def _check(ds, depth, lam):
+    opt = brute_force_tree(ds, lam, depth)[1]
+    form = FlowOCT()
+    model = form.build(ds, depth=depth, lam=lam)
+    res = solve(model)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(opt, abs=TOL)
+    assert res.bound <= opt + TOL
+    tree = form.decode(res, ds)
+    assert metrics.objective(tree, ds, lam) == pytest.approx(opt, abs=TOL)
+    assert tree.depth <= depth
+    # (F-id): prediction nodes = 1 + branching nodes, at the optimum
+    assert res.values["p"].sum() == pytest.approx(1 + res.values["b"].sum(), abs=1e-6)
+    # start from the greedy tree: value R(T) exactly, feasible, accepted
+    greedy = greedy_tree(ds, lam, max_depth=depth)
+    start = form.start(greedy, ds)
+    assert model.check(start).empty
+    assert model.objective_value(start) == pytest.approx(
+        metrics.objective(greedy, ds, lam), abs=1e-9
+    )
+    warm = solve(model, start=start, node_limit=1)
+    assert warm.has_solution and warm.objective <= model.objective_value(start) + TOL
+
+
+@pytest.mark.parametrize("seed,ds,depth,lam", list(_instances(14)))
+def test_flowoct_equals_oracle(seed, ds, depth, lam):
+    _check(ds, depth, lam)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed,ds,depth,lam", list(_instances(60, offset=1000, max_samples=30)))
+def test_flowoct_equals_oracle_slow(seed, ds, depth, lam):
+    _check(ds, depth, lam)
+
+
+def test_start_value_counts_empty_leaves_and_constant_features():
+    """FlowOCT's start value is R(T) of the tree as given (empty leaves count, §6.3)."""
+    X = np.array([[0, 1], [0, 1], [1, 1], [1, 1]], dtype=bool)  # feature 1 is constant
+    ds = type(example_dataset_trees()).from_arrays(X, [0, 0, 1, 1])
+    form = FlowOCT()
+    model = form.build(ds, depth=2, lam=0.1)
+    tree = Tree.split(0, Tree.split(1, Tree.leaf(1), Tree.leaf(0)), Tree.leaf(1))  # leaf 4 is empty
+    x = form.start(tree, ds)
+    assert model.check(x).empty
+    assert (
+        model.objective_value(x)
+        == pytest.approx(metrics.objective(tree, ds, 0.1))
+        == pytest.approx(0.3)
+    )
+    res = solve(model, start=x)
+    assert res.objective == pytest.approx(0.2)  # the stump x0: (0, 1)
+
+
+def test_binary_w_gives_the_same_optimum():
+    ds = random_dataset(5, n_samples=30, n_features=4)
+    values = [
+        solve(FlowOCT(binary_w=bw).build(ds, depth=2, lam=0.01)).objective for bw in (False, True)
+    ]
+    assert values[0] == pytest.approx(values[1], abs=TOL)
+
+
+def test_model_size_matches_the_spec():
+    ds = random_dataset(9, n_samples=30, n_features=4)
+    m = len(np.unique(np.column_stack([ds.X, ds.y]), axis=0))
+    D, p, K = 2, ds.n_features, ds.n_classes
+    model = FlowOCT().build(ds, depth=D, lam=0.01)
+    n_branch, n_nodes = 2**D - 1, 2 ** (D + 1) - 1
+    assert model.n_vars == n_branch * p + n_nodes * (1 + K) + 2 * m * n_nodes
+    assert model.n_constraints == 2 * n_nodes + m * (2 * n_nodes + 2 * n_branch)
+    arcs = (
+        model.A[model.constraints["arc_left"].slice].nnz
+        + model.A[model.constraints["arc_right"].slice].nnz
+    )
+    assert arcs == 2 * m * n_branch + m * n_branch * p
+    assert model.offset == 1.0
+
+
+def test_start_rejects_bad_trees():
+    ds = random_dataset(2, n_samples=20, n_features=3)
+    form = FlowOCT()
+    form.build(ds, depth=1, lam=0.01)
+    with pytest.raises(ValueError, match="depth"):
+        form.start(Tree.split(0, Tree.split(1, Tree.leaf(0), Tree.leaf(1)), Tree.leaf(0)), ds)
+    with pytest.raises(ValueError, match="feature"):
+        form.start(Tree.split(7, Tree.leaf(0), Tree.leaf(1)), ds)
+    with pytest.raises(ValueError, match="class"):
+        form.start(Tree.leaf(5), ds)
