@@ -5,4 +5,5 @@ NB_MODULE(_native, m) {
   odtkit::bind_bitset(m);
   odtkit::bind_dp(m);
   odtkit::bind_corels(m);
+  odtkit::bind_bnb(m);
 }

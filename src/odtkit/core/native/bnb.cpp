@@ -1,0 +1,678 @@
+// OSDT leaf-set branch and bound; see bnb.hpp and FORMULATIONS-SEARCH-AND-PRUNING §2-3.
+//
+// Everything is in count units (weight; Lambda = lam * total weight). Bounds used (names as in
+// config.bounds):
+//   hierarchical + equivalent_points + lookahead: the state bound (§2.3, corrected)
+//       NB(L, S) = sum_{L\S} mis + sum_S eq + Lambda (|L| + |S|)
+//   leaf_count:            Lambda (|L| + |S|) >= N R^c  (§2.4, corrected form; cheap pre-check)
+//   support:               a leaf is splittable only if mis - eq > Lambda (§2.5)
+//   incremental_accuracy:  a split with mis(p) - mis(p0) - mis(p1) <= Lambda forces a further
+//                          split of p0 or p1 (§2.6)
+//   leaf_accuracy:         feature f is dead for leaf p if cor(p & x_f=v) <= Lambda (§2.7)
+//   permutation:           TreeCache keyed by the sorted leaf ids (§2.8)
+// Splits with an empty (zero-weight) side are never generated: they add a leaf and change no
+// prediction, so they can only tie with fewer leaves (tie-safe, §0.5).
+#include "bnb.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace odtkit {
+namespace {
+
+using Words = std::vector<std::uint64_t>;
+
+struct WordsHash {
+  std::size_t operator()(const Words& v) const {
+    return static_cast<std::size_t>(words::hash(v.data(), v.size()));
+  }
+};
+
+struct IdsHash {
+  std::size_t operator()(const std::vector<int>& v) const {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ v.size();
+    for (int id : v) {
+      std::uint64_t x = static_cast<std::uint64_t>(id) + 0x9e3779b97f4a7c15ULL;
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+      h = (h ^ (x ^ (x >> 31))) * 0x100000001b3ULL;
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+struct Split {
+  int feature;
+  int left;   // leaf id of p & x_f = 0
+  int right;  // leaf id of p & x_f = 1
+};
+
+// One distinct leaf (a conjunction of literals), owned by the LeafCache.
+struct Leaf {
+  Words key;  // [features used | values of the used features], each feature_words long
+  Bitset support;
+  std::vector<double> cw;  // per-class weight
+  double n = 0.0, mis = 0.0, eq = 0.0, cor = 0.0;
+  int label = 0;
+  int depth = 0;
+  Words dead;  // dead features (§2.7), inherited from the parent it was first built from
+  bool splits_ready = false;
+  std::vector<Split> splits;  // live splits, computed once
+};
+
+struct State {
+  std::vector<int> leaves;  // fixed leaves first, then the n_new newest leaves
+  std::vector<char> split;  // per newest leaf: scheduled to split
+  int n_new = 0;
+  double nb = 0.0;       // NB, the state bound
+  double nlb = 0.0;      // N b(d_un)
+  double supp_un = 0.0;  // weight captured by the fixed leaves
+  int level = 0;
+};
+
+struct QEntry {
+  double key;
+  long long order;
+  int state;
+  bool operator<(const QEntry& o) const {  // priority_queue pops the largest: invert
+    if (key != o.key) return key > o.key;
+    return order > o.order;
+  }
+};
+
+struct BEntry {
+  double bound;
+  int state;
+  std::uint32_t gen;
+  bool operator<(const BEntry& o) const { return bound > o.bound; }
+};
+
+enum class Policy { curiosity, lower_bound, objective, bfs, dfs };
+
+Policy parse_policy(const std::string& name) {
+  if (name == "curiosity") return Policy::curiosity;
+  if (name == "lower_bound") return Policy::lower_bound;
+  if (name == "objective") return Policy::objective;
+  if (name == "bfs") return Policy::bfs;
+  if (name == "dfs") return Policy::dfs;
+  throw std::invalid_argument("unknown bnb policy '" + name + "'");
+}
+
+class BnbSearch {
+ public:
+  BnbSearch(const Problem& problem, const SearchConfig& config, std::function<bool()> interrupted,
+            double upper_bound)
+      : P_(problem),
+        cfg_(config),
+        budget_(config, std::move(interrupted)),
+        policy_(parse_policy(config.policy)),
+        upper_bound_(upper_bound) {
+    M_ = P_.n_features();
+    K_ = P_.n_classes();
+    FW_ = (M_ + 63) / 64;
+    W_ = P_.n_words();
+    N_ = P_.total_weight();
+    Lambda_ = cfg_.lam * N_;
+    tau_ = 1e-9 * std::max(1.0, N_);
+    use_eq_ = cfg_.bound_on("equivalent_points");
+    use_lookahead_ = cfg_.bound_on("lookahead");
+    use_leaf_count_ = cfg_.bound_on("leaf_count");
+    use_support_ = cfg_.bound_on("support");
+    use_incremental_ = cfg_.bound_on("incremental_accuracy");
+    use_leaf_accuracy_ = cfg_.bound_on("leaf_accuracy") && cfg_.bound_on("accurate_support");
+    use_permutation_ = cfg_.bound_on("permutation");
+    max_depth_ = cfg_.max_depth < 0 ? std::numeric_limits<int>::max() : cfg_.max_depth;
+  }
+
+  SearchOutput run();
+
+ private:
+  // LeafCache -------------------------------------------------------------------------------
+  int root_leaf();
+  int child_leaf(int parent, int feature, int value, const double* cw_side);
+  void ensure_splits(int id);
+  bool splittable(int id);
+  double eq_term(int id) const { return use_eq_ ? leaves_[id].eq : 0.0; }
+
+  // search ----------------------------------------------------------------------------------
+  double threshold() const { return std::min(Rc_, ub_count_); }
+  bool prunable(double bound) const { return bound >= threshold() - tau_; }
+  void expand(int sid);
+  void push_masks(const std::vector<int>& L2, std::size_t n_fixed, int level);
+  void push_state(State&& st);
+  double open_min_bound();
+  std::size_t memory_bytes() const;
+  void record();
+  void consider_incumbent(const std::vector<int>& L2);
+
+  // trees -----------------------------------------------------------------------------------
+  double evaluate_encoded(const std::vector<int>& code, std::size_t& pos, const Bitset& s,
+                          int depth);
+  void build_tree(std::vector<int> ids, Words& consumed, std::vector<int>& out) const;
+
+  const Problem& P_;
+  const SearchConfig& cfg_;
+  Budget budget_;
+  Policy policy_;
+  double upper_bound_;  // normalized, +inf: none
+
+  std::size_t M_ = 0, FW_ = 0, W_ = 0;
+  int K_ = 2;
+  double N_ = 0.0, Lambda_ = 0.0, tau_ = 1e-9, ub_count_ = 0.0;
+  bool use_eq_, use_lookahead_, use_leaf_count_, use_support_, use_incremental_,
+      use_leaf_accuracy_, use_permutation_;
+  int max_depth_;
+
+  std::vector<Leaf> leaves_;
+  std::unordered_map<Words, int, WordsHash> leaf_index_;
+  std::unordered_set<std::vector<int>, IdsHash> tree_cache_;
+  std::size_t tree_cache_ids_ = 0;
+
+  std::vector<State> states_;
+  std::vector<std::uint32_t> state_gen_;
+  std::vector<char> state_open_;
+  std::vector<int> free_states_;
+  std::priority_queue<QEntry> queue_;
+  std::priority_queue<BEntry> bheap_;
+  long long counter_ = 0;
+  std::size_t state_ids_ = 0;  // leaf ids held by open states (memory estimate)
+  long long n_states_pushed_ = 0, n_trees_evaluated_ = 0, n_cache_hits_ = 0;
+
+  double Rc_ = 0.0;
+  std::vector<int> best_leaves_;  // empty: the incumbent is best_code_
+  std::vector<int> best_code_;
+  double partial_bound_ = std::numeric_limits<double>::infinity();  // state cut mid-expansion
+  SearchOutput out_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// LeafCache
+// ---------------------------------------------------------------------------------------------
+
+int BnbSearch::root_leaf() {
+  Leaf leaf;
+  leaf.key.assign(2 * FW_, 0);
+  leaf.support = P_.all_points();
+  leaf.cw.assign(static_cast<std::size_t>(K_), 0.0);
+  P_.class_weights(leaf.support.data(), leaf.cw.data());
+  leaf.dead.assign(FW_, 0);
+  for (double w : leaf.cw) leaf.n += w;
+  leaf.mis = misclassified(leaf.cw.data(), K_);
+  leaf.cor = leaf.n - leaf.mis;
+  leaf.label = majority_class(leaf.cw.data(), K_);
+  leaf.eq = P_.minority(leaf.support.data());
+  leaf_index_.emplace(leaf.key, 0);
+  leaves_.push_back(std::move(leaf));
+  return 0;
+}
+
+// The leaf p & (x_feature = value); cw_side are its class weights (already computed).
+int BnbSearch::child_leaf(int parent, int feature, int value, const double* cw_side) {
+  Words key = leaves_[parent].key;
+  key[static_cast<std::size_t>(feature) >> 6] |= std::uint64_t{1} << (feature & 63);
+  if (value) key[FW_ + (static_cast<std::size_t>(feature) >> 6)] |= std::uint64_t{1} << (feature & 63);
+  auto it = leaf_index_.find(key);
+  if (it != leaf_index_.end()) return it->second;
+  Leaf leaf;
+  leaf.key = key;
+  leaf.support = Bitset(P_.n_points());
+  const std::uint64_t* s = leaves_[parent].support.data();
+  const std::uint64_t* f = P_.feature_words(static_cast<std::size_t>(feature));
+  if (value)
+    words::and_into(leaf.support.data(), s, f, W_);
+  else
+    words::and_not_into(leaf.support.data(), s, f, W_);
+  leaf.cw.assign(cw_side, cw_side + K_);
+  for (double w : leaf.cw) leaf.n += w;
+  leaf.mis = misclassified(leaf.cw.data(), K_);
+  leaf.cor = leaf.n - leaf.mis;
+  leaf.label = majority_class(leaf.cw.data(), K_);
+  leaf.eq = P_.minority(leaf.support.data());
+  leaf.depth = leaves_[parent].depth + 1;
+  leaf.dead = leaves_[parent].dead;  // monotone: cor only shrinks below a leaf (§2.7)
+  const int id = static_cast<int>(leaves_.size());
+  leaf_index_.emplace(std::move(key), id);
+  leaves_.push_back(std::move(leaf));
+  return id;
+}
+
+// Live splits of a leaf (features not used on its path, not dead, both sides non-empty).
+void BnbSearch::ensure_splits(int id) {
+  if (leaves_[id].splits_ready) return;
+  std::vector<double> cw1(static_cast<std::size_t>(K_)), cw0(static_cast<std::size_t>(K_));
+  for (std::size_t f = 0; f < M_; ++f) {
+    const Leaf& p = leaves_[id];
+    const std::uint64_t bit = std::uint64_t{1} << (f & 63);
+    if ((p.key[f >> 6] & bit) || (p.dead[f >> 6] & bit)) continue;
+    P_.class_weights_and(p.support.data(), P_.feature_words(f), cw1.data());
+    double n1 = 0.0;
+    for (int k = 0; k < K_; ++k) {
+      n1 += cw1[k];
+      cw0[k] = p.cw[k] - cw1[k];
+    }
+    const double n0 = p.n - n1;
+    if (n1 <= tau_ * 1e-3 || n0 <= tau_ * 1e-3) continue;  // empty side: never useful
+    if (use_leaf_accuracy_) {
+      const double cor1 = n1 - misclassified(cw1.data(), K_);
+      const double cor0 = n0 - misclassified(cw0.data(), K_);
+      if (cor0 <= Lambda_ + tau_ || cor1 <= Lambda_ + tau_) {
+        leaves_[id].dead[f >> 6] |= bit;  // permanent, shared by every tree holding this leaf
+        continue;
+      }
+    }
+    const int left = child_leaf(id, static_cast<int>(f), 0, cw0.data());
+    const int right = child_leaf(id, static_cast<int>(f), 1, cw1.data());
+    leaves_[id].splits.push_back({static_cast<int>(f), left, right});
+  }
+  leaves_[id].splits_ready = true;
+}
+
+bool BnbSearch::splittable(int id) {
+  const Leaf& p = leaves_[id];
+  if (p.depth >= max_depth_) return false;
+  if (p.mis <= tau_ * 1e-3) return false;  // a pure leaf: any split only adds leaves
+  if (use_support_ && !(p.mis - p.eq > Lambda_ + tau_)) return false;  // §2.5
+  ensure_splits(id);
+  return !leaves_[id].splits.empty();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search
+// ---------------------------------------------------------------------------------------------
+
+double BnbSearch::open_min_bound() {
+  while (!bheap_.empty()) {
+    const BEntry& e = bheap_.top();
+    if (state_open_[static_cast<std::size_t>(e.state)] &&
+        state_gen_[static_cast<std::size_t>(e.state)] == e.gen)
+      return e.bound;
+    bheap_.pop();
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+std::size_t BnbSearch::memory_bytes() const {
+  const std::size_t leaf_bytes = sizeof(Leaf) + 8 * (W_ + 3 * FW_) + 8 * K_ + 48;
+  return leaves_.size() * leaf_bytes + states_.size() * (sizeof(State) + 16) +
+         state_ids_ * 5 + (queue_.size() + bheap_.size()) * 24 + tree_cache_.size() * 48 +
+         tree_cache_ids_ * 4;
+}
+
+void BnbSearch::record() {
+  const double lb = std::min({threshold(), open_min_bound(), partial_bound_});
+  out_.record(budget_.elapsed(), Rc_ / N_, std::min(lb, Rc_) / N_);
+}
+
+void BnbSearch::push_state(State&& st) {
+  double key = 0.0;
+  long long order = counter_++;
+  switch (policy_) {
+    case Policy::curiosity:
+      key = st.level == 0 ? 0.0 : st.nlb / std::max(st.supp_un, 0.01);
+      break;
+    case Policy::lower_bound:
+      key = st.nlb;
+      break;
+    case Policy::objective: {
+      double r = Lambda_ * static_cast<double>(st.leaves.size());
+      for (int id : st.leaves) r += leaves_[id].mis;
+      key = r;
+      break;
+    }
+    case Policy::bfs:
+      key = st.level;
+      break;
+    case Policy::dfs:
+      key = -static_cast<double>(st.level);
+      order = -order;
+      break;
+  }
+  int sid;
+  if (!free_states_.empty()) {
+    sid = free_states_.back();
+    free_states_.pop_back();
+  } else {
+    sid = static_cast<int>(states_.size());
+    states_.emplace_back();
+    state_gen_.push_back(0);
+    state_open_.push_back(0);
+  }
+  state_ids_ += st.leaves.size();
+  const double nb = st.nb;
+  states_[static_cast<std::size_t>(sid)] = std::move(st);
+  state_open_[static_cast<std::size_t>(sid)] = 1;
+  queue_.push({key, order, sid});
+  bheap_.push({nb, sid, state_gen_[static_cast<std::size_t>(sid)]});
+  ++n_states_pushed_;
+}
+
+void BnbSearch::consider_incumbent(const std::vector<int>& L2) {
+  ++n_trees_evaluated_;
+  double r = Lambda_ * static_cast<double>(L2.size());
+  for (int id : L2) r += leaves_[id].mis;
+  if (r < Rc_ - tau_) {
+    Rc_ = r;
+    best_leaves_ = L2;
+  }
+}
+
+// All admissible masks S2 over the newest leaves of L2 (positions n_fixed..end), by a DFS that
+// prunes with the best completion (adding a leaf to S2 changes NB by eq - mis + Lambda).
+void BnbSearch::push_masks(const std::vector<int>& L2, std::size_t n_fixed, int level) {
+  const std::size_t n_new = L2.size() - n_fixed;
+  double base = Lambda_ * static_cast<double>(L2.size());  // NB with S2 empty
+  double supp_all = 0.0;
+  for (int id : L2) {
+    base += leaves_[id].mis;
+    supp_all += leaves_[id].n;
+  }
+  std::vector<char> can(n_new, 0);
+  std::vector<double> delta(n_new, 0.0);
+  for (std::size_t i = 0; i < n_new; ++i) {
+    const int id = L2[n_fixed + i];
+    can[i] = splittable(id) ? 1 : 0;
+    delta[i] = eq_term(id) - leaves_[id].mis + (use_lookahead_ ? Lambda_ : 0.0);
+  }
+  // newest leaves come in sibling pairs (2i, 2i+1); `must[i]`: at least one of the pair splits
+  std::vector<char> must(n_new / 2, 0);
+  if (use_incremental_) {
+    for (std::size_t i = 0; i + 1 < n_new; i += 2) {
+      const Leaf& a = leaves_[L2[n_fixed + i]];
+      const Leaf& b = leaves_[L2[n_fixed + i + 1]];
+      // the parent's mistakes = a.mis + b.mis + improvement; recompute from the class weights
+      double parent_cw_mis = 0.0;
+      {
+        std::vector<double> cw(static_cast<std::size_t>(K_));
+        for (int k = 0; k < K_; ++k) cw[k] = a.cw[k] + b.cw[k];
+        parent_cw_mis = misclassified(cw.data(), K_);
+      }
+      if (parent_cw_mis - a.mis - b.mis <= Lambda_ + tau_) {
+        if (!can[i] && !can[i + 1]) return;  // §2.6: no admissible successor at all
+        must[i / 2] = 1;
+      }
+    }
+  }
+  // suffix sums of the best possible decrease, for the completion bound
+  std::vector<double> best_rest(n_new + 1, 0.0);
+  for (std::size_t i = n_new; i-- > 0;)
+    best_rest[i] = best_rest[i + 1] + (can[i] ? std::min(0.0, delta[i]) : 0.0);
+
+  std::vector<char> chosen(n_new, 0);
+  const double leaf_count_cap = threshold() - tau_;
+  // iterative DFS over positions: at each position decide include (if allowed) or exclude
+  struct Frame {
+    std::size_t pos;
+    double nb;
+    int count;
+    int choice;  // 0: try include next, 1: try exclude next, 2: done
+  };
+  std::vector<Frame> stack;
+  stack.push_back({0, base, 0, 0});
+  while (!stack.empty()) {
+    Frame& fr = stack.back();
+    if (fr.pos == n_new) {
+      const Frame leaf = fr;
+      stack.pop_back();
+      if (leaf.count == 0) continue;
+      State st;
+      st.leaves = L2;
+      st.n_new = static_cast<int>(n_new);
+      st.split.assign(chosen.begin(), chosen.end());
+      st.nb = leaf.nb;
+      st.level = level;
+      double nlb = Lambda_ * static_cast<double>(L2.size());
+      double supp_un = 0.0;
+      for (std::size_t i = 0; i < L2.size(); ++i) {
+        const bool in_s = i >= n_fixed && chosen[i - n_fixed];
+        if (!in_s) {
+          nlb += leaves_[L2[i]].mis;
+          supp_un += leaves_[L2[i]].n;
+        }
+      }
+      st.nlb = nlb;
+      st.supp_un = supp_un;
+      push_state(std::move(st));
+      continue;
+    }
+    if (fr.choice == 2) {
+      stack.pop_back();
+      continue;
+    }
+    const std::size_t i = fr.pos;
+    const bool include = fr.choice == 0;
+    fr.choice += 1;
+    if (include && !can[i]) continue;
+    // must-pair check when deciding the second leaf of a pair
+    if (!include && (i % 2 == 1) && must[i / 2] && !chosen[i - 1]) continue;
+    chosen[i] = include ? 1 : 0;
+    const double nb = fr.nb + (include ? delta[i] : 0.0);
+    const int count = fr.count + (include ? 1 : 0);
+    // completion bound: the smallest NB reachable below this decision
+    if (prunable(nb + best_rest[i + 1])) continue;
+    if (use_leaf_count_ &&
+        Lambda_ * static_cast<double>(L2.size() + static_cast<std::size_t>(count)) >=
+            leaf_count_cap)
+      continue;
+    stack.push_back({i + 1, nb, count, 0});
+  }
+  (void)supp_all;
+}
+
+void BnbSearch::expand(int sid) {
+  const State st = std::move(states_[static_cast<std::size_t>(sid)]);
+  state_ids_ -= st.leaves.size();
+  state_open_[static_cast<std::size_t>(sid)] = 0;
+  ++state_gen_[static_cast<std::size_t>(sid)];
+  free_states_.push_back(sid);
+  if (prunable(st.nb)) return;  // the incumbent improved since the push
+
+  const std::size_t n_old = st.leaves.size() - static_cast<std::size_t>(st.n_new);
+  std::vector<int> fixed(st.leaves.begin(), st.leaves.begin() + static_cast<long>(n_old));
+  std::vector<int> to_split;
+  for (int i = 0; i < st.n_new; ++i) {
+    const int id = st.leaves[n_old + static_cast<std::size_t>(i)];
+    if (st.split[static_cast<std::size_t>(i)])
+      to_split.push_back(id);
+    else
+      fixed.push_back(id);
+  }
+  for (int id : to_split) {
+    ensure_splits(id);
+    if (leaves_[id].splits.empty()) return;  // cannot happen for a pushed mask; defensive
+  }
+  const std::size_t S = to_split.size();
+  std::vector<std::size_t> choice(S, 0);
+  std::vector<int> L2;
+  std::vector<int> sorted_key;
+  partial_bound_ = st.nb;
+  long long generated = 0;
+  while (true) {
+    L2 = fixed;
+    for (std::size_t k = 0; k < S; ++k) {
+      const Split& sp = leaves_[to_split[k]].splits[choice[k]];
+      L2.push_back(sp.left);
+      L2.push_back(sp.right);
+    }
+    bool fresh = true;
+    if (use_permutation_) {
+      sorted_key = L2;
+      std::sort(sorted_key.begin(), sorted_key.end());
+      auto [it, inserted] = tree_cache_.insert(sorted_key);
+      if (inserted)
+        tree_cache_ids_ += sorted_key.size();
+      else
+        ++n_cache_hits_;
+      fresh = inserted;
+      (void)it;
+    }
+    if (fresh) {
+      consider_incumbent(L2);
+      push_masks(L2, fixed.size(), st.level + 1);
+    }
+    // next assignment in lexicographic order (last leaf varies fastest)
+    bool done = true;
+    for (std::size_t k = S; k-- > 0;) {
+      if (++choice[k] < leaves_[to_split[k]].splits.size()) {
+        done = false;
+        break;
+      }
+      choice[k] = 0;
+    }
+    if (done) break;
+    if ((++generated & 255) == 0 && budget_.check_clock()) return;  // partial_bound_ stays
+  }
+  partial_bound_ = std::numeric_limits<double>::infinity();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trees
+// ---------------------------------------------------------------------------------------------
+
+// Objective (count units) of an encoded subtree on support s; advances pos.
+double BnbSearch::evaluate_encoded(const std::vector<int>& code, std::size_t& pos, const Bitset& s,
+                                   int depth) {
+  if (pos >= code.size()) throw std::invalid_argument("initial_tree: truncated encoding");
+  const int v = code[pos++];
+  if (v < 0) {
+    const int label = -v - 1;
+    if (label >= K_) throw std::invalid_argument("initial_tree: leaf label out of range");
+    std::vector<double> cw(static_cast<std::size_t>(K_));
+    P_.class_weights(s.data(), cw.data());
+    double total = 0.0;
+    for (double w : cw) total += w;
+    return total - cw[label] + Lambda_;
+  }
+  if (static_cast<std::size_t>(v) >= M_)
+    throw std::invalid_argument("initial_tree: feature index out of range");
+  if (depth >= max_depth_) throw std::invalid_argument("initial_tree: deeper than max_depth");
+  Bitset left(P_.n_points()), right(P_.n_points());
+  words::and_not_into(left.data(), s.data(), P_.feature_words(static_cast<std::size_t>(v)), W_);
+  words::and_into(right.data(), s.data(), P_.feature_words(static_cast<std::size_t>(v)), W_);
+  const double a = evaluate_encoded(code, pos, left, depth + 1);
+  return a + evaluate_encoded(code, pos, right, depth + 1);
+}
+
+// Rebuild a binary tree from a leaf set: split on a feature every leaf uses (the smallest index
+// not yet consumed on the path); such a feature exists for any leaf set grown by splits.
+void BnbSearch::build_tree(std::vector<int> ids, Words& consumed, std::vector<int>& out) const {
+  if (ids.size() == 1) {
+    out.push_back(-(leaves_[ids[0]].label + 1));
+    return;
+  }
+  Words common(FW_, ~std::uint64_t{0});
+  for (int id : ids)
+    for (std::size_t w = 0; w < FW_; ++w) common[w] &= leaves_[id].key[w];
+  int feature = -1;
+  for (std::size_t w = 0; w < FW_ && feature < 0; ++w) {
+    const std::uint64_t free_bits = common[w] & ~consumed[w];
+    if (free_bits) feature = static_cast<int>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(free_bits)));
+  }
+  if (feature < 0) throw std::logic_error("bnb: leaf set does not form a tree");
+  std::vector<int> left, right;
+  const std::size_t fw = static_cast<std::size_t>(feature) >> 6;
+  const std::uint64_t bit = std::uint64_t{1} << (feature & 63);
+  for (int id : ids) (leaves_[id].key[FW_ + fw] & bit ? right : left).push_back(id);
+  out.push_back(feature);
+  consumed[fw] |= bit;
+  build_tree(std::move(left), consumed, out);
+  build_tree(std::move(right), consumed, out);
+  consumed[fw] &= ~bit;
+}
+
+SearchOutput BnbSearch::run() {
+  ub_count_ = std::isfinite(upper_bound_) ? upper_bound_ * N_ + 2 * tau_
+                                           : std::numeric_limits<double>::infinity();
+  const int root = root_leaf();
+  // incumbent: the better of the single leaf and the warm start (§3.2)
+  Rc_ = leaves_[root].mis + Lambda_;
+  best_leaves_ = {root};
+  if (!cfg_.initial_tree.empty()) {
+    std::size_t pos = 0;
+    const double v = evaluate_encoded(cfg_.initial_tree, pos, P_.all_points(), 0);
+    if (pos != cfg_.initial_tree.size())
+      throw std::invalid_argument("initial_tree: trailing entries after a complete tree");
+    if (v < Rc_ - tau_) {
+      Rc_ = v;
+      best_leaves_.clear();
+      best_code_ = cfg_.initial_tree;
+    }
+  }
+  if (use_permutation_) {
+    tree_cache_.insert(std::vector<int>{root});
+    tree_cache_ids_ += 1;
+  }
+  if (splittable(root)) {
+    State st;
+    st.leaves = {root};
+    st.n_new = 1;
+    st.split = {1};
+    st.nb = eq_term(root) + Lambda_ * (1.0 + (use_lookahead_ ? 1.0 : 0.0));
+    st.nlb = Lambda_;
+    st.supp_un = 0.0;
+    st.level = 0;
+    if (!prunable(st.nb)) push_state(std::move(st));
+  }
+  record();
+  while (!queue_.empty()) {
+    if (budget_.tick(memory_bytes())) break;
+    const QEntry top = queue_.top();
+    queue_.pop();
+    expand(top.state);
+    record();
+    if (budget_.stopped()) break;
+  }
+  budget_.note_memory(memory_bytes());
+  const bool finished = !budget_.stopped();
+  double lb = finished ? threshold() : std::min({threshold(), open_min_bound(), partial_bound_});
+  lb = std::min(lb, Rc_);
+  out_.status = budget_.status();
+  out_.objective = Rc_ / N_;
+  out_.lower_bound = lb / N_;
+  if (!best_leaves_.empty()) {
+    Words consumed(FW_, 0);
+    out_.tree.clear();
+    build_tree(best_leaves_, consumed, out_.tree);
+  } else {
+    out_.tree = best_code_;
+  }
+  out_.n_explored = budget_.nodes();
+  out_.peak_memory_mb = budget_.peak_memory_mb();
+  out_.stats["leaves_cached"] = static_cast<double>(leaves_.size());
+  out_.stats["states_pushed"] = static_cast<double>(n_states_pushed_);
+  out_.stats["trees_evaluated"] = static_cast<double>(n_trees_evaluated_);
+  out_.stats["tree_cache_hits"] = static_cast<double>(n_cache_hits_);
+  out_.stats["tree_cache_size"] = static_cast<double>(tree_cache_.size());
+  out_.stats["points"] = static_cast<double>(P_.n_points());
+  out_.record(budget_.elapsed(), out_.objective, out_.lower_bound);
+  return out_;
+}
+
+}  // namespace
+
+SearchOutput search_bnb(const Problem& problem, const SearchConfig& config,
+                        std::function<bool()> interrupted) {
+  if (!(config.lam >= 0.0) || !std::isfinite(config.lam))
+    throw std::invalid_argument("lam must be a finite number >= 0");
+  if (problem.n_samples() == 0 || !(problem.total_weight() > 0.0))
+    throw std::invalid_argument("the problem has no sample weight");
+  BnbSearch search(problem, config, interrupted, config.upper_bound);
+  SearchOutput out = search.run();
+  // An upper bound that no tree attains (below the optimum) prunes everything: the search then
+  // proves nothing about the optimum, so it reruns without it (same contract as the dp).
+  if (std::isfinite(config.upper_bound) && out.status == "optimal" &&
+      out.objective > config.upper_bound + 1e-9) {
+    BnbSearch again(problem, config, interrupted, std::numeric_limits<double>::infinity());
+    out = again.run();
+    out.stats["upper_bound_invalid"] = 1.0;
+  }
+  return out;
+}
+
+}  // namespace odtkit
