@@ -40,7 +40,9 @@ def streed_tree(node: Any) -> Tree:
     x_j = 0 on the left. The orientation is checked against ``predict`` by the caller."""
     if node.is_leaf_node():
         return Tree.leaf(int(node.label))
-    return Tree.split(int(node.feature), streed_tree(node.left_child), streed_tree(node.right_child))
+    return Tree.split(
+        int(node.feature), streed_tree(node.left_child), streed_tree(node.right_child)
+    )
 
 
 def run_once(tool: str, d: datasets.Dataset, lam: float, depth: int | None, limit: float) -> dict:
