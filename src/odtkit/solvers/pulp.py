@@ -42,6 +42,8 @@ writing is part of ``solve``), ``solve`` (== ``Result.time``), ``read``.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import re
 import shutil
@@ -107,6 +109,24 @@ def to_pulp(model: Model) -> PulpModel:
     -------
     PulpModel
     """
+    with _paused_gc():
+        return _to_pulp(model)
+
+
+@contextlib.contextmanager
+def _paused_gc() -> Any:
+    """Pause the cyclic garbage collector: building hundreds of thousands of small PuLP objects
+    otherwise triggers repeated full-heap scans (the same effect measured 4-6x for Pyomo)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _to_pulp(model: Model) -> PulpModel:
     import pulp
 
     t0 = time.perf_counter()
@@ -524,7 +544,8 @@ class PulpBackend(Backend):
             hooks=hooks,
             **params,
         )
-        built.problem.solve(s)
+        with _paused_gc():  # PuLP's own per-column / per-row transfer loop
+            built.problem.solve(s)
         h = built.problem.solverModel
         t2 = time.perf_counter()
         info = h.getInfo()
@@ -644,7 +665,8 @@ class PulpBackend(Backend):
                 )
                 name = "pulp/HiGHS_CMD"
             t1 = time.perf_counter()
-            built.problem.solve(s)
+            with _paused_gc():  # PuLP writes the MPS file here
+                built.problem.solve(s)
             t_solve = time.perf_counter() - t1
             with open(log_path, errors="replace") as fh:
                 log = fh.read()
