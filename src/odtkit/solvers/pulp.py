@@ -34,6 +34,11 @@ backend, solver and capability. Extra keyword options: HiGHS option names for ``
 (validated), CBC command-line options (``{"cuts": "off"}`` -> ``-cuts off``) for ``"cbc"``,
 HiGHS option names for ``"highs_cmd"``; ``path=`` selects a solver binary.
 
+Cost of the modelling layer (measured on 2 shared cores, tic-tac-toe depth 2): RBinOCT
+(3.9k columns, 1.0k rows, 84k nonzeros) builds in ~0.15-0.2 s and PuLP hands it to HiGHS in
+~0.2 s; FlowOCT (13.5k columns, 19k rows, 90k nonzeros) in ~0.8-1.0 s and ~0.6-1.0 s (PuLP's
+``addCol``/``addRow`` loop). For CBC, writing the MPS file alone takes ~0.3 s / ~1.0 s.
+
 ``Result.trace`` is HiGHS's (time, incumbent, bound) trace for ``"highs"``; for the command-line
 solvers it is a single final row. ``Result.timings``: ``build`` (IR -> LpProblem), ``transfer``
 (LpProblem -> HiGHS, PuLP's own per-column/per-row loop; for the command-line solvers the file

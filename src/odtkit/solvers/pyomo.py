@@ -32,6 +32,14 @@ the default ``appsi_highs``); :meth:`PyomoBackend.solve` re-checks them against 
 solver, so nothing is silently dropped. Extra keyword options go to the solver as its own
 options (HiGHS option names for the two HiGHS interfaces, validated before the solve).
 
+Cost of the modelling layer (measured on 2 shared cores, tic-tac-toe depth 2): RBinOCT
+(3.9k columns, 1.0k rows, 84k nonzeros) builds in ~0.1-0.3 s and transfers to HiGHS in ~1.2 s;
+FlowOCT (13.5k columns, 19k rows, 90k nonzeros) in ~0.5-0.7 s and ~2.3-2.5 s. The transfer is
+Pyomo's own expression walking (``generate_standard_repn`` per row); the highs backend passes
+the same arrays in ~0.01 s. The build pauses the cyclic garbage collector (4-6x faster) and
+appsi is created with ``only_child_vars=True`` (all columns in one call rather than one highspy
+``addVars`` per row, 2.5x faster on FlowOCT).
+
 ``Result.trace`` holds a single final row (time, objective, bound): Pyomo exposes no progress
 callbacks. ``Result.timings`` splits ``build`` (IR -> ConcreteModel), ``transfer`` (Pyomo ->
 solver, incl. Pyomo's expression walking), ``solve`` (solver run, == ``Result.time``) and
