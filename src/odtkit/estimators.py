@@ -1,0 +1,242 @@
+"""scikit-learn compatible classifiers over the solvers of this library.
+
+``OptimalTreeClassifier`` fits a provably optimal sparse tree (native search or a MIP) and keeps
+the certificate (``result_``: objective, lower bound, status). Raw numeric/categorical inputs are
+binarized with :class:`odtkit.datasets.Binarizer` when ``binarize`` allows it, so the estimator
+drops into pipelines, ``cross_val_score`` and grid searches over ``lam`` and ``max_depth``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from odtkit._validation import check_depth, check_lambda
+from odtkit.datasets import Binarizer, Dataset
+from odtkit.tree import Tree
+
+SOLVERS = ("dp", "bnb", "rbinoct", "flowoct")
+
+
+def _is_binary(X: np.ndarray) -> bool:
+    if X.dtype == bool:
+        return True
+    if X.dtype.kind not in "biuf":
+        return False
+    return bool(np.isin(X, (0, 1)).all())
+
+
+class _BinaryInputMixin:
+    """Shared fit-time binarization and prediction-time transform."""
+
+    binarize: bool | str
+    max_thresholds: int | None
+
+    def _fit_features(self, X: Any) -> tuple[np.ndarray, list[str]]:
+        if self.binarize not in (True, False, "auto"):
+            raise ValueError(f"binarize must be True, False or 'auto', got {self.binarize!r}")
+        columns = list(X.columns) if hasattr(X, "columns") else None
+        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+        binary = raw.ndim == 2 and _is_binary(raw)
+        if self.binarize is True or (self.binarize == "auto" and not binary):
+            self.binarizer_ = Binarizer(max_thresholds=self.max_thresholds)
+            Xb = self.binarizer_.fit_transform(X)
+            return Xb, list(self.binarizer_.get_feature_names_out())
+        self.binarizer_ = None
+        names = [str(c) for c in columns] if columns is not None else None
+        if raw.ndim == 2 and names is None:
+            names = [f"x{j}" for j in range(raw.shape[1])]
+        return raw, names
+
+    def _transform(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "n_features_in_")
+        if self.binarizer_ is not None:
+            return self.binarizer_.transform(X)
+        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+        if raw.ndim != 2 or raw.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X must have {self.n_features_in_} binary columns, got shape {raw.shape}"
+            )
+        return raw
+
+
+class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
+    """A certifiably optimal sparse decision tree: ``misclassified/n + lam * leaves`` minimal.
+
+    Parameters
+    ----------
+    lam : float, default=0.01
+        Penalty per leaf on the n-normalized loss.
+    max_depth : int or None, default=None
+        Maximum number of splits on a path (None = unlimited; the MIP solvers need a depth).
+    solver : {"dp", "bnb", "rbinoct", "flowoct"}, default="dp"
+        Native search (dynamic programming or OSDT branch-and-bound) or a MIP formulation
+        solved by ``backend`` and warm-started from the search core.
+    backend : str, default="highs"
+        MIP backend (``"highs"``, ``"pyomo"``, ``"pulp"``); ignored by the search solvers.
+    time_limit : float or None, default=None
+        Seconds; on expiry the best tree so far is kept and ``result_.status`` says why.
+    binarize : {"auto", True, False}, default="auto"
+        Binarize non-binary inputs with :class:`~odtkit.datasets.Binarizer`.
+    max_thresholds : int or None, default=None
+        Passed to the Binarizer (thresholds per numeric column).
+
+    Attributes
+    ----------
+    tree_ : Tree
+    result_ : SearchResult or solver Result of the fit (objective, bound, status, trace).
+    classes_ : ndarray
+    binarizer_ : Binarizer or None
+    feature_names_ : list of str
+    leaf_distribution_ : ndarray (n_leaves, n_classes) of training class fractions per leaf.
+    """
+
+    def __init__(
+        self,
+        lam: float = 0.01,
+        max_depth: int | None = None,
+        solver: str = "dp",
+        backend: str = "highs",
+        time_limit: float | None = None,
+        binarize: bool | str = "auto",
+        max_thresholds: int | None = None,
+    ) -> None:
+        self.lam = lam
+        self.max_depth = max_depth
+        self.solver = solver
+        self.backend = backend
+        self.time_limit = time_limit
+        self.binarize = binarize
+        self.max_thresholds = max_thresholds
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifier:
+        """Fit the optimal tree on ``X`` (binary, or raw when ``binarize`` allows) and ``y``."""
+        lam = check_lambda(self.lam)
+        depth = check_depth(self.max_depth)
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+        self.n_features_in_ = raw.shape[1] if raw.ndim == 2 else 0
+        Xb, names = self._fit_features(X)
+        data = Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=sample_weight)
+        self.classes_ = data.classes
+        self.feature_names_ = list(data.feature_names)
+        self.tree_, self.result_ = self._solve(data, lam, depth)
+        leaf = self.tree_.apply(data.X)
+        dist = np.zeros((self.tree_.n_leaves, data.n_classes))
+        np.add.at(dist, (leaf, data.y), data.weights)
+        totals = dist.sum(axis=1, keepdims=True)
+        # a leaf no training sample reaches predicts its label with certainty
+        empty = totals[:, 0] == 0
+        labels = np.array([label for _, label in self.tree_.leaves()])
+        dist[empty, labels[empty]] = 1.0
+        self.leaf_distribution_ = dist / dist.sum(axis=1, keepdims=True)
+        return self
+
+    def _solve(self, data: Dataset, lam: float, depth: int | None) -> tuple[Tree, Any]:
+        if self.solver in ("dp", "bnb"):
+            from odtkit.core import search_tree
+
+            result = search_tree(
+                data, lam, max_depth=depth, method=self.solver, time_limit=self.time_limit
+            )
+            return result.tree, result
+        if depth is None:
+            raise ValueError(f"solver {self.solver!r} is a MIP over a complete tree: set max_depth")
+        from odtkit.core import search_tree
+        from odtkit.formulations import FlowOCT, RBinOCT
+        from odtkit.solvers import backend_capabilities, solve
+
+        formulation = {"rbinoct": RBinOCT, "flowoct": FlowOCT}[self.solver]()
+        model = formulation.build(data, depth=depth, lam=lam)
+        start = None
+        if "mip_start" in backend_capabilities(self.backend):
+            # the search core's tree is the warm start; a short budget keeps it cheap
+            budget = None if self.time_limit is None else max(0.1, 0.2 * self.time_limit)
+            warm = search_tree(data, lam, max_depth=depth, time_limit=budget).tree
+            start = formulation.start(warm, data)
+        result = solve(model, backend=self.backend, time_limit=self.time_limit, start=start)
+        if not result.has_solution:
+            raise RuntimeError(
+                f"{self.solver} on {self.backend} returned no tree (status {result.status!r})"
+            )
+        return formulation.decode(result, data), result
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class values (the original labels of ``y``)."""
+        check_is_fitted(self, "tree_")
+        return self.classes_[self.tree_.predict(self._transform(X))]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Training class fractions of the leaf each row reaches."""
+        check_is_fitted(self, "tree_")
+        return self.leaf_distribution_[self.tree_.apply(self._transform(X))]
+
+    def to_text(self) -> str:
+        """The fitted tree with feature names and class values."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.to_text(self.feature_names_, self.classes_)
+
+
+class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
+    """A certifiably optimal rule list (CORELS objective ``mis/n + lam * rules``), binary labels.
+
+    Parameters
+    ----------
+    lam : float, default=0.01
+        Penalty per rule.
+    max_cardinality : int, default=2
+        Literals per mined antecedent.
+    min_support : float or None, default=None
+        Antecedents must capture at least this fraction of samples (and leave as many out);
+        None uses the search's default (derived from ``lam``, as CORELS does).
+    time_limit : float or None
+    binarize, max_thresholds : as in :class:`OptimalTreeClassifier`.
+    """
+
+    def __init__(
+        self,
+        lam: float = 0.01,
+        max_cardinality: int = 2,
+        min_support: float | None = None,
+        time_limit: float | None = None,
+        binarize: bool | str = "auto",
+        max_thresholds: int | None = None,
+    ) -> None:
+        self.lam = lam
+        self.max_cardinality = max_cardinality
+        self.min_support = min_support
+        self.time_limit = time_limit
+        self.binarize = binarize
+        self.max_thresholds = max_thresholds
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalRuleListClassifier:
+        from odtkit.core import search_rule_list
+
+        lam = check_lambda(self.lam)
+        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+        self.n_features_in_ = raw.shape[1] if raw.ndim == 2 else 0
+        Xb, names = self._fit_features(X)
+        data = Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=sample_weight)
+        self.classes_ = data.classes
+        self.feature_names_ = list(data.feature_names)
+        self.result_ = search_rule_list(
+            data,
+            lam,
+            max_cardinality=self.max_cardinality,
+            min_support=self.min_support,
+            time_limit=self.time_limit,
+        )
+        self.rule_list_ = self.result_.model
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "rule_list_")
+        return self.classes_[self.rule_list_.predict(self._transform(X))]
+
+    def to_text(self) -> str:
+        check_is_fitted(self, "rule_list_")
+        return self.rule_list_.to_text(self.feature_names_, self.classes_)

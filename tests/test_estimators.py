@@ -1,0 +1,93 @@
+"""scikit-learn conventions for the estimators (search solvers; MIP solvers in test_compare)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import KFold, cross_val_score
+
+from odtkit import datasets, metrics
+from odtkit.estimators import OptimalRuleListClassifier, OptimalTreeClassifier
+from odtkit.testing import brute_force_tree, random_dataset
+
+
+def test_fit_predict_matches_the_certified_tree():
+    data = datasets.load("monk1")
+    clf = OptimalTreeClassifier(lam=0.01, max_depth=3).fit(data.X, data.classes[data.y])
+    assert clf.result_.status == "optimal"
+    assert clf.result_.objective == pytest.approx(metrics.objective(clf.tree_, data, 0.01))
+    assert np.array_equal(clf.predict(data.X), data.classes[clf.tree_.predict(data.X)])
+    proba = clf.predict_proba(data.X)
+    assert proba.shape == (data.n_samples, 2)
+    assert np.allclose(proba.sum(axis=1), 1.0)
+    assert clf.score(data.X, data.classes[data.y]) == pytest.approx(
+        metrics.accuracy(clf.tree_, data)
+    )
+
+
+@pytest.mark.parametrize("solver", ["dp", "bnb"])
+def test_search_solvers_reach_the_oracle(solver):
+    data = random_dataset(11, n_samples=30, n_features=4)
+    clf = OptimalTreeClassifier(lam=0.02, max_depth=2, solver=solver).fit(data.X, data.y)
+    assert clf.result_.objective == pytest.approx(brute_force_tree(data, 0.02, 2)[1], abs=1e-9)
+
+
+def test_raw_table_is_binarized_and_string_labels_round_trip():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"age": rng.integers(18, 70, 80), "color": rng.choice(["red", "blue"], 80)}
+    )
+    y = np.where((frame["age"] <= 30) | (frame["color"] == "red"), "yes", "no")
+    clf = OptimalTreeClassifier(lam=0.01, max_depth=2, max_thresholds=8).fit(frame, y)
+    assert clf.binarizer_ is not None
+    assert set(clf.predict(frame)) <= {"yes", "no"}
+    assert "age<=" in clf.to_text() or "color=" in clf.to_text()
+    assert clf.score(frame, y) >= 0.9
+
+
+def test_sklearn_clone_and_cross_validation():
+    data = datasets.load("monk3")
+    clf = OptimalTreeClassifier(lam=0.02, max_depth=2)
+    assert clone(clf).get_params() == clf.get_params()
+    scores = cross_val_score(clf, data.X, data.y, cv=KFold(3, shuffle=True, random_state=0))
+    assert scores.shape == (3,)
+    assert scores.mean() > 0.7  # monk3's concept is mostly a depth-2 tree
+
+
+def test_bad_parameters_are_named():
+    data = random_dataset(1, n_samples=20, n_features=3)
+    with pytest.raises(ValueError, match="solver"):
+        OptimalTreeClassifier(solver="cart").fit(data.X, data.y)
+    with pytest.raises(ValueError, match="lam"):
+        OptimalTreeClassifier(lam=-1).fit(data.X, data.y)
+    with pytest.raises(ValueError, match="binarize"):
+        OptimalTreeClassifier(binarize="yes").fit(data.X, data.y)
+    clf = OptimalTreeClassifier(max_depth=2).fit(data.X, data.y)
+    with pytest.raises(ValueError, match="3 binary columns"):
+        clf.predict(np.zeros((2, 5)))
+
+
+def test_rule_list_classifier_certifies_and_predicts():
+    data = datasets.load("monk1")
+    clf = OptimalRuleListClassifier(lam=0.02).fit(data.X, data.y)
+    assert clf.result_.status == "optimal"
+    assert clf.result_.objective == pytest.approx(metrics.objective(clf.rule_list_, data, 0.02))
+    assert np.array_equal(clf.predict(data.X), clf.rule_list_.predict(data.X))
+
+
+@pytest.mark.parametrize("solver", ["rbinoct", "flowoct"])
+def test_mip_solvers_reach_the_oracle_and_keep_the_certificate(solver):
+    data = random_dataset(5, n_samples=25, n_features=3)
+    clf = OptimalTreeClassifier(lam=0.03, max_depth=2, solver=solver).fit(data.X, data.y)
+    assert clf.result_.status == "optimal"
+    expected = brute_force_tree(data, 0.03, 2)[1]
+    assert metrics.objective(clf.tree_, data, 0.03) == pytest.approx(expected, abs=1e-6)
+    assert clf.result_.bound <= expected + 1e-6
+
+
+def test_mip_solver_needs_a_depth():
+    data = random_dataset(5, n_samples=25, n_features=3)
+    with pytest.raises(ValueError, match="max_depth"):
+        OptimalTreeClassifier(solver="flowoct").fit(data.X, data.y)
