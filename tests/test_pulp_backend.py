@@ -82,7 +82,7 @@ def test_registered_with_capabilities_per_solver():
         "mip_start", "dual_bound", "trace", "interrupt", "duals", "lp_method"
     }
     assert "trace" not in SOLVER_CAPABILITIES["cbc"]
-    assert PulpBackend.solver_available("highs")
+    assert PulpBackend.solver_available("highs") and PulpBackend.solver_available("HiGHS")
     assert PulpBackend.version() == pulp.__version__
 
 
@@ -224,7 +224,7 @@ def test_cbc_refuses_what_it_cannot_do_and_accepts_the_rest():
     with pytest.raises(ValueError, match="lp_method"):
         solve(model.relaxed(), backend="pulp", solver="cbc", lp_method="simplex")
     ref = solve(model, backend="highs")
-    res = solve(model, backend="pulp", solver="cbc", threads=1, seed=5, time_limit=30,
+    res = solve(model, backend="pulp", solver="PULP_CBC_CMD", threads=1, seed=5, time_limit=30,
                 cuts="off")
     assert res.solver == "pulp/CBC" and res.status == "optimal"
     assert res.objective == pytest.approx(ref.objective) and res.bound == res.objective

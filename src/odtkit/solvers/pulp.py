@@ -76,6 +76,24 @@ SOLVER_CAPABILITIES: dict[str, frozenset[str]] = {
 
 _FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
 
+# PuLP's own class names are accepted too, case-insensitively
+_ALIASES = {"pulp_cbc_cmd": "cbc", "coin_cmd": "cbc", "coin": "cbc"}
+
+
+def _solver_name(solver: str | None) -> str:
+    if solver is None:
+        return DEFAULT_SOLVER
+    if not isinstance(solver, str):
+        raise TypeError(f"backend 'pulp': solver must be a str or None, got {solver!r}")
+    name = solver.lower()
+    name = _ALIASES.get(name, name)
+    if name not in SOLVER_CAPABILITIES:
+        raise ValueError(
+            f"backend 'pulp': solver must be one of {sorted(SOLVER_CAPABILITIES)} (or PuLP's "
+            f"class names {sorted(_ALIASES)}), got {solver!r}"
+        )
+    return name
+
 
 @dataclass
 class PulpModel:
@@ -402,19 +420,15 @@ class PulpBackend(Backend):
         """Whether ``solver`` (``"highs"``, ``"cbc"``, ``"highs_cmd"``) can run here."""
         import pulp
 
-        name = solver or DEFAULT_SOLVER
+        name = _solver_name(solver)
         if name == "highs":
             return bool(pulp.HiGHS().available())
         if name == "cbc":
             return _cbc_path(path) is not None
-        if name == "highs_cmd":
-            return bool(pulp.HiGHS_CMD(path=path, msg=False).available())
-        raise ValueError(
-            f"backend 'pulp': solver must be one of {sorted(SOLVER_CAPABILITIES)}, got {solver!r}"
-        )
+        return bool(pulp.HiGHS_CMD(path=path, msg=False).available())
 
     def solve(self, model: Model, options: SolveOptions) -> Result:
-        solver = options.solver or DEFAULT_SOLVER
+        solver = _solver_name(options.solver)
         extra = dict(options.extra)
         path = extra.pop("path", None)
         if not self.solver_available(solver, path):
