@@ -4,6 +4,7 @@ The public API is re-exported here; see the README for the quickstart.
 """
 
 from odtkit import datasets, metrics
+from odtkit.compare import compare
 from odtkit.datasets import Dataset
 from odtkit.greedy import greedy_tree
 from odtkit.core import search_tree
@@ -16,6 +17,7 @@ __all__ = [
     "Dataset",
     "RuleList",
     "Tree",
+    "compare",
     "datasets",
     "greedy_tree",
     "metrics",
