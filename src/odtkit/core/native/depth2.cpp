@@ -8,10 +8,24 @@ Depth2Solver::Depth2Solver(const Problem& problem)
     : problem_(problem),
       M_(static_cast<int>(problem.n_features())),
       K_(problem.n_classes()),
+      W_(problem.n_words()),
       ones_(problem.n_points()),
-      F_(static_cast<std::size_t>(M_) * M_ * K_, 0.0),
+      slots_(problem.integral() ? 3 : 1),
+      diff_(problem.n_words()),
       total_(K_, 0.0),
       scratch_(4 * static_cast<std::size_t>(K_), 0.0) {
+  for (auto& slot : slots_) {
+    slot.support.assign(W_, 0);
+    slot.F.assign(static_cast<std::size_t>(M_) * M_ * K_, 0.0);
+  }
+  single_class_.assign(problem.n_points(), -1);
+  const auto& pcw = problem.point_class_weight();
+  for (std::size_t u = 0; u < problem.n_points(); ++u) {
+    int nonzero = 0, last = -1;
+    for (int k = 0; k < K_; ++k)
+      if (pcw[u * static_cast<std::size_t>(K_) + k] != 0.0) ++nonzero, last = k;
+    if (nonzero == 1) single_class_[u] = last;
+  }
   for (int j = 0; j < M_; ++j) {
     const Bitset& f = problem.feature(static_cast<std::size_t>(j));
     for (std::size_t u = 0; u < problem.n_points(); ++u)
@@ -20,17 +34,37 @@ Depth2Solver::Depth2Solver(const Problem& problem)
 }
 
 std::size_t Depth2Solver::bytes() const {
-  std::size_t total = F_.capacity() * sizeof(double);
+  std::size_t total = 0;
+  for (const auto& slot : slots_)
+    total += slot.F.capacity() * sizeof(double) + slot.support.capacity() * 8;
   for (const auto& v : ones_) total += v.capacity() * sizeof(int) + sizeof(v);
   return total;
 }
 
 double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambda, int* feature) {
+  double best = leaf(ci, Lambda);
+  *feature = -1;
+  if (K_ == 2) {
+    // binary labels: a leaf's mistakes are min(count0, count1); no per-class loop
+    const double* Fi = F_ + static_cast<std::size_t>(i) * M_ * 2;
+    for (int j = 0; j < M_; ++j) {
+      if (j == i) continue;
+      const double* fij = j > i ? Fi + static_cast<std::size_t>(j) * 2
+                                : F_ + (static_cast<std::size_t>(j) * M_ + i) * 2;
+      const double* fj = F_ + (static_cast<std::size_t>(j) * M_ + j) * 2;
+      const double a0 = side ? fij[0] : fj[0] - fij[0];
+      const double a1 = side ? fij[1] : fj[1] - fij[1];
+      const double v = std::min(a0, a1) + std::min(ci[0] - a0, ci[1] - a1) + 2 * Lambda;
+      if (v < best - 1e-9) {
+        best = v;
+        *feature = j;
+      }
+    }
+    return best;
+  }
   // cells of the branch x_i = side split further on j: a = (x_j = 1), b = (x_j = 0)
   double* a = scratch_.data() + 2 * K_;
   double* b = scratch_.data() + 3 * K_;
-  double best = leaf(ci, Lambda);
-  *feature = -1;
   for (int j = 0; j < M_; ++j) {
     if (j == i) continue;
     const int lo = std::min(i, j), hi = std::max(i, j);
@@ -49,27 +83,73 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
   return best;
 }
 
-Depth2Solver::Result Depth2Solver::solve(const std::uint64_t* s, const double* cw,
-                                         double Lambda) {
-  std::fill(F_.begin(), F_.end(), 0.0);
+void Depth2Solver::accumulate(const std::uint64_t* bits, double* F, double sign) {
   const auto& pcw = problem_.point_class_weight();
-  const std::size_t W = problem_.n_words();
-  for (std::size_t w = 0; w < W; ++w) {
-    std::uint64_t bits = s[w];
-    while (bits) {
-      const std::size_t u = (w << 6) + static_cast<std::size_t>(__builtin_ctzll(bits));
-      bits &= bits - 1;
-      const double* c = &pcw[u * K_];
+  const std::size_t M = static_cast<std::size_t>(M_), K = static_cast<std::size_t>(K_);
+  for (std::size_t w = 0; w < W_; ++w) {
+    std::uint64_t b = bits[w];
+    while (b) {
+      const std::size_t u = (w << 6) + static_cast<std::size_t>(__builtin_ctzll(b));
+      b &= b - 1;
+      ++points_visited_;
+      const double* c = &pcw[u * K];
       const auto& on = ones_[u];
+      if (single_class_[u] >= 0) {
+        // the common case (no conflicting duplicates): one class cell per pair
+        const std::size_t k = static_cast<std::size_t>(single_class_[u]);
+        const double v = sign * c[k];
+        for (std::size_t x = 0; x < on.size(); ++x) {
+          double* row = F + static_cast<std::size_t>(on[x]) * M * K + k;
+          for (std::size_t y = x; y < on.size(); ++y) row[static_cast<std::size_t>(on[y]) * K] += v;
+        }
+        continue;
+      }
       for (std::size_t x = 0; x < on.size(); ++x) {
-        double* row = &F_[(static_cast<std::size_t>(on[x]) * M_) * K_];
+        double* row = F + static_cast<std::size_t>(on[x]) * M * K;
         for (std::size_t y = x; y < on.size(); ++y) {
-          double* cell = row + static_cast<std::size_t>(on[y]) * K_;
-          for (int k = 0; k < K_; ++k) cell[k] += c[k];
+          double* cell = row + static_cast<std::size_t>(on[y]) * K;
+          for (std::size_t k = 0; k < K; ++k) cell[k] += sign * c[k];
         }
       }
     }
   }
+}
+
+void Depth2Solver::load_counts(const std::uint64_t* s) {
+  ++calls_;
+  const std::size_t fresh = words::count(s, W_);
+  Slot* best = nullptr;
+  std::size_t best_diff = fresh;
+  for (auto& slot : slots_) {
+    if (slot.last_use < 0) continue;
+    std::size_t d = 0;
+    for (std::size_t w = 0; w < W_; ++w)
+      d += static_cast<std::size_t>(__builtin_popcountll(s[w] ^ slot.support[w]));
+    if (d < best_diff) {
+      best_diff = d;
+      best = &slot;
+    }
+  }
+  if (best) {
+    for (std::size_t w = 0; w < W_; ++w) diff_[w] = s[w] & ~best->support[w];
+    accumulate(diff_.data(), best->F.data(), 1.0);
+    for (std::size_t w = 0; w < W_; ++w) diff_[w] = best->support[w] & ~s[w];
+    accumulate(diff_.data(), best->F.data(), -1.0);
+  } else {
+    best = &slots_[0];  // least recently used slot
+    for (auto& slot : slots_)
+      if (slot.last_use < best->last_use) best = &slot;
+    std::fill(best->F.begin(), best->F.end(), 0.0);
+    accumulate(s, best->F.data(), 1.0);
+  }
+  std::copy(s, s + W_, best->support.begin());
+  best->last_use = calls_;
+  F_ = best->F.data();
+}
+
+Depth2Solver::Result Depth2Solver::solve(const std::uint64_t* s, const double* cw,
+                                         double Lambda) {
+  load_counts(s);
   Result best{leaf(cw, Lambda), -1, -1, -1};
   double* c1 = scratch_.data();
   double* c0 = scratch_.data() + K_;

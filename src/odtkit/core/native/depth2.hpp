@@ -34,11 +34,36 @@ class Depth2Solver {
   double& F(int k, int i, int j) {
     return F_[(static_cast<std::size_t>(i) * M_ + static_cast<std::size_t>(j)) * K_ + k];
   }
+  // add (sign = +1) or remove (-1) the points of `bits` to/from the pair counts in F
+  void accumulate(const std::uint64_t* bits, double* F, double sign);
+  // make F_ point at counts for support s, reusing the cached slot closest to s
+  void load_counts(const std::uint64_t* s);
+
+  // Counts are cached for a few recent supports: sibling sub-problems of a depth-3 node
+  // (s & ~X_j for successive j) differ in few points, so updating the nearest cached count
+  // matrix by the symmetric difference is much cheaper than a fresh pass (MurTree's
+  // incremental frequency counting). Only with integer weights, where +/- is exact.
+  struct Slot {
+    std::vector<std::uint64_t> support;
+    std::vector<double> F;
+    long long last_use = -1;
+  };
 
   const Problem& problem_;
   int M_, K_;
+  std::size_t W_;
   std::vector<std::vector<int>> ones_;  // features equal to 1, per point
-  std::vector<double> F_;               // M x M x K, upper triangle i <= j used
+  std::vector<int> single_class_;       // the only class with weight at a point, or -1
+  std::vector<Slot> slots_;
+  double* F_ = nullptr;                 // M x M x K of the active slot, upper triangle i <= j
+  std::vector<std::uint64_t> diff_;
+  long long calls_ = 0;
+  long long points_visited_ = 0;
+
+ public:
+  long long points_visited() const { return points_visited_; }
+
+ private:
   std::vector<double> total_;           // K
   std::vector<double> scratch_;         // 4 K
 };
