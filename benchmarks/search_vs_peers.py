@@ -104,8 +104,12 @@ def run_child(tool: str, dataset: str, lam: float, depth: int | None, limit: flo
     return row
 
 
+def json_path(tag: str) -> Path:
+    return RESULTS / f"search_vs_peers{'_' + tag if tag else ''}.json"
+
+
 def run_grid(args: argparse.Namespace) -> list[dict[str, Any]]:
-    out_json = RESULTS / "search_vs_peers.json"
+    out_json = json_path(args.tag)
     rows: list[dict[str, Any]] = []
     if args.resume and out_json.exists():
         rows = json.loads(out_json.read_text())["runs"]
@@ -159,7 +163,7 @@ def save(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
         "quick": args.quick,
         "written": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     }
-    (RESULTS / "search_vs_peers.json").write_text(
+    json_path(args.tag).write_text(
         json.dumps({"meta": meta, "runs": rows}, indent=1)
     )
 
@@ -358,6 +362,12 @@ def main() -> None:
     ap.add_argument("--depths", nargs="+", default=["inf", "3", "4", "5"])
     ap.add_argument("--resume", action="store_true", help="keep rows already in the JSON")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument(
+        "--tag",
+        default="",
+        help="write search_vs_peers_TAG.json (lets tools run as separate jobs); the report "
+        "merges every search_vs_peers*.json",
+    )
     args = ap.parse_args()
     args.depths = [None if d == "inf" else int(d) for d in args.depths]
     if args.quick:
@@ -365,13 +375,13 @@ def main() -> None:
         args.depths = [None, 5]
         args.time_limit = min(args.time_limit, 20.0)
         args.reps = 1
-    out_json = RESULTS / "search_vs_peers.json"
-    if args.report_only:
-        payload = json.loads(out_json.read_text())
-        rows, meta = payload["runs"], payload["meta"]
-    else:
-        rows = run_grid(args)
-        meta = json.loads(out_json.read_text())["meta"]
+    if not args.report_only:
+        run_grid(args)
+    rows, meta = [], {}
+    for path in sorted(RESULTS.glob("search_vs_peers*.json")):
+        payload = json.loads(path.read_text())
+        rows += payload["runs"]
+        meta = meta or payload["meta"]
     text = report(rows, meta)
     (RESULTS / "search_vs_peers.md").write_text(text)
     print(text)

@@ -41,6 +41,7 @@ BOUNDS = {
         "support",
         "incremental_accuracy",
         "leaf_accuracy",
+        "accurate_support",
         "permutation",
         "leaf_count",
     ),
