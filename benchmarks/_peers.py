@@ -1,8 +1,11 @@
-"""Child-process runner for benchmarks/search_vs_peers.py: one (tool, dataset, lam, depth) per
-process, so that the peak RSS (``ru_maxrss`` of this process) belongs to that tool alone.
+"""Child-process runner for benchmarks/search_vs_peers.py: one (tool, dataset) per process, so
+that the peak RSS (``ru_maxrss`` of this process) belongs to that tool alone.
 
-Usage: ``python benchmarks/_peers.py TOOL DATASET LAM DEPTH TIME_LIMIT REPS`` with TOOL in
-dp, bnb, gosdt, streed and DEPTH an integer or ``inf``. Prints one JSON object on stdout.
+Usage: ``python benchmarks/_peers.py TOOL DATASET LAMS DEPTHS TIME_LIMIT REPS`` with TOOL in
+dp, bnb, gosdt, streed, LAMS comma-separated (decreasing), DEPTHS comma-separated integers or
+``inf``. Prints one JSON object per setting on stdout as soon as it finishes. (One process per
+setting would be cleaner, but importing the scientific stack costs ~10-20 s of wall time per
+process on the shared benchmark machine.)
 
 Every objective is recomputed here from the returned model with ``odtkit.metrics.objective``
 (training predictions + leaf count), never copied from the tool: gosdt reports float32 bounds
@@ -116,25 +119,32 @@ def run_once(tool: str, d: datasets.Dataset, lam: float, depth: int | None, limi
 
 
 def main(argv: list[str]) -> None:
-    tool, name, lam_s, depth_s, limit_s, reps_s = argv
+    tool, name, lams_s, depths_s, limit_s, reps_s = argv
     d = load(name)
-    lam = float(lam_s)
-    depth = None if depth_s == "inf" else int(depth_s)
     limit = float(limit_s)
-    runs = []
-    for _ in range(int(reps_s)):
-        runs.append(run_once(tool, d, lam, depth, limit))
-        # a run that hit the limit or took long is not repeated (as in BENCHMARK-ANCHORS.md)
-        if not runs[-1]["optimal"] or runs[-1]["time"] > 20:
-            break
-    out = dict(runs[len(runs) // 2])
-    out["time"] = statistics.median(r["time"] for r in runs)
-    out["times"] = [r["time"] for r in runs]
-    out["reps"] = len(runs)
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    out["n_samples"] = d.n_samples
-    out["n_features"] = d.n_features
-    print(json.dumps(out))
+    for depth_s in depths_s.split(","):
+        depth = None if depth_s == "inf" else int(depth_s)
+        for lam_s in lams_s.split(","):  # decreasing lambda: increasingly hard
+            lam = float(lam_s)
+            runs = []
+            for _ in range(int(reps_s)):
+                runs.append(run_once(tool, d, lam, depth, limit))
+                # a run that hit the limit or took long is not repeated (as in the anchors)
+                if not runs[-1]["optimal"] or runs[-1]["time"] > 20:
+                    break
+            out = dict(runs[len(runs) // 2])
+            out.update(tool=tool, dataset=name, lam=lam, depth=depth)
+            out["time"] = statistics.median(r["time"] for r in runs)
+            out["times"] = [r["time"] for r in runs]
+            out["reps"] = len(runs)
+            # ru_maxrss is this process's peak so far: the settings of one child run from easy
+            # to hard, so it is (an upper bound on) this setting's own peak
+            out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+            out["n_samples"] = d.n_samples
+            out["n_features"] = d.n_features
+            print(json.dumps(out), flush=True)
+            if not out["optimal"]:
+                break  # smaller lambdas at this depth are harder: skip them
 
 
 if __name__ == "__main__":

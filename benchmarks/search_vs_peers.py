@@ -25,6 +25,7 @@ import math
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -78,34 +79,51 @@ def key(row: dict[str, Any]) -> tuple:
     return (row["tool"], row["dataset"], row["lam"], row["depth"])
 
 
-def run_child(tool: str, dataset: str, lam: float, depth: int | None, limit: float, reps: int):
+def json_path(tag: str) -> Path:
+    return RESULTS / f"search_vs_peers{'_' + tag if tag else ''}.json"
+
+
+def run_child(
+    tool: str, dataset: str, lams: list[float], depths: list[int | None], limit: float, reps: int
+) -> list[dict[str, Any]]:
+    """Run one child for (tool, dataset) over the given settings; rows as they finish."""
     cmd = [
         sys.executable,
         str(RUNNER),
         tool,
         dataset,
-        repr(lam),
-        "inf" if depth is None else str(depth),
+        ",".join(repr(lam) for lam in lams),
+        ",".join("inf" if d is None else str(d) for d in depths),
         repr(limit),
         str(reps),
     ]
-    row: dict[str, Any] = {"tool": tool, "dataset": dataset, "lam": lam, "depth": depth}
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * reps + 120)
-    except subprocess.TimeoutExpired:
-        row.update(status="killed", optimal=False, error="child exceeded its wall-clock budget")
-        return row
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        err = (proc.stderr or "").strip().splitlines()[-3:]
-        row.update(status="error", optimal=False, error=" | ".join(err) or "no output")
-        return row
-    row.update(json.loads(lines[-1]))
-    return row
-
-
-def json_path(tag: str) -> Path:
-    return RESULTS / f"search_vs_peers{'_' + tag if tag else ''}.json"
+    rows: list[dict[str, Any]] = []
+    budget = (limit * reps + 30) * len(lams) * len(depths) + 120
+    # stderr goes to a file: gosdt warns on every fit and a full pipe would block the child
+    errfile = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True)
+    start = time.monotonic()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("{"):
+            row = json.loads(line)
+            rows.append(row)
+            print(
+                f"{tool:6s} {dataset:16s} lam={row['lam']:<6} depth={row['depth']}: "
+                f"{row.get('status')} t={row.get('time', float('nan')):.4f} "
+                f"obj={row.get('objective', float('nan')):.9f}",
+                flush=True,
+            )
+        if time.monotonic() - start > budget:
+            proc.kill()
+            break
+    proc.wait()
+    if proc.returncode != 0:
+        errfile.seek(0)
+        err = errfile.read().strip().splitlines()[-3:]
+        print(f"[child error] {tool} {dataset}: {' | '.join(err)}", file=sys.stderr)
+    errfile.close()
+    return rows
 
 
 def run_grid(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -116,39 +134,37 @@ def run_grid(args: argparse.Namespace) -> list[dict[str, Any]]:
     done = {key(r) for r in rows}
     tools = [t for t in available_tools() if t in args.tools]
     data = available_datasets(args.datasets)
-    failed: set[tuple] = {
-        (r["tool"], r["dataset"], r["depth"]) for r in rows if not r.get("optimal")
-    }
     for dataset in data:
-        for depth in args.depths:
-            for lam in args.lambdas:  # decreasing lambda = increasingly hard
-                for tool in tools:
-                    if tool == "streed" and depth is None:
-                        continue  # STreeD needs a depth limit
-                    if (tool, dataset, lam, depth) in done:
-                        continue
-                    if (tool, dataset, depth) in failed:
-                        row = {
-                            "tool": tool,
-                            "dataset": dataset,
-                            "lam": lam,
-                            "depth": depth,
-                            "status": "skipped",
-                            "optimal": False,
-                            "error": "an easier setting (larger lambda) did not finish",
-                        }
-                    else:
-                        row = run_child(tool, dataset, lam, depth, args.time_limit, args.reps)
-                    if not row.get("optimal"):
-                        failed.add((tool, dataset, depth))
-                    rows.append(row)
-                    print(
-                        f"{tool:6s} {dataset:16s} lam={lam:<6} depth={depth}: "
-                        f"{row.get('status')} t={row.get('time', float('nan')):.4f} "
-                        f"obj={row.get('objective', float('nan')):.9f}",
-                        flush=True,
-                    )
-                    save(rows, args)
+        for tool in tools:
+            depths = [d for d in args.depths if not (tool == "streed" and d is None)]
+            if tool == "gosdt" and args.gosdt_depths is not None:
+                depths = [d for d in depths if d in args.gosdt_depths]
+            todo = [
+                d
+                for d in depths
+                if any((tool, dataset, lam, d) not in done for lam in args.lambdas)
+            ]
+            if not todo:
+                continue
+            new = run_child(tool, dataset, args.lambdas, todo, args.time_limit, args.reps)
+            rows += [r for r in new if key(r) not in done]
+            # settings after a failure at the same depth were skipped by the child
+            got = {key(r) for r in rows}
+            for d in todo:
+                for lam in args.lambdas:
+                    if (tool, dataset, lam, d) not in got:
+                        rows.append(
+                            {
+                                "tool": tool,
+                                "dataset": dataset,
+                                "lam": lam,
+                                "depth": d,
+                                "status": "skipped",
+                                "optimal": False,
+                                "error": "an easier setting (larger lambda) did not finish",
+                            }
+                        )
+            save(rows, args)
     return rows
 
 
@@ -163,9 +179,7 @@ def save(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
         "quick": args.quick,
         "written": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     }
-    json_path(args.tag).write_text(
-        json.dumps({"meta": meta, "runs": rows}, indent=1)
-    )
+    json_path(args.tag).write_text(json.dumps({"meta": meta, "runs": rows}, indent=1))
 
 
 # ------------------------------------------------------------------------------------------
@@ -361,6 +375,12 @@ def main() -> None:
     ap.add_argument("--lambdas", nargs="+", type=float, default=LAMBDAS)
     ap.add_argument("--depths", nargs="+", default=["inf", "3", "4", "5"])
     ap.add_argument("--resume", action="store_true", help="keep rows already in the JSON")
+    ap.add_argument(
+        "--gosdt-depths",
+        nargs="+",
+        default=None,
+        help="restrict gosdt to these depths (e.g. inf 5): it is the slow peer",
+    )
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument(
         "--tag",
@@ -370,6 +390,8 @@ def main() -> None:
     )
     args = ap.parse_args()
     args.depths = [None if d == "inf" else int(d) for d in args.depths]
+    if args.gosdt_depths is not None:
+        args.gosdt_depths = [None if d == "inf" else int(d) for d in args.gosdt_depths]
     if args.quick:
         args.lambdas = [0.01, 0.001]
         args.depths = [None, 5]
