@@ -207,3 +207,17 @@ def test_lp_and_mps_files_give_the_same_optimum(tmp_path, seed):
     assert _highs_optimum(str(tmp_path / "m.mps")) == pytest.approx(direct.objective, abs=1e-7)
     # and the solution satisfies the IR's own check
     assert model.check(direct.x).empty
+
+
+@pytest.mark.parametrize("formulation", ["rbinoct", "flowoct"])
+def test_formulation_models_round_trip_through_lp_and_mps(tmp_path, formulation):
+    """A tree model written by our writers and re-read by HiGHS has the same optimum (11/30)."""
+    from odtkit.formulations import FlowOCT, RBinOCT
+    from odtkit.testing import example_dataset_trees
+
+    form = RBinOCT() if formulation == "rbinoct" else FlowOCT()
+    model = form.build(example_dataset_trees(), depth=2, lam=0.1)
+    model.to_lp(tmp_path / "t.lp")
+    model.to_mps(tmp_path / "t.mps")
+    for name in ("t.lp", "t.mps"):
+        assert _highs_optimum(str(tmp_path / name)) == pytest.approx(11 / 30, abs=1e-7)
