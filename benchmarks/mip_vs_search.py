@@ -307,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
                 if anchor:
                     rec["odtlearn_anchor"] = anchor
                 records.append(rec)
+                # write after every problem so a stopped run still leaves a report
+                save(Path(args.out), limit, names, depths, lams, records, [])
                 runs = " ".join(
                     f"{k}/{w} {rec['mip'][k][w]['status']} {rec['mip'][k][w]['solve_time']:.1f}s"
                     for k in ("flowoct", "rbinoct")
@@ -340,6 +342,20 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
 
+    out = save(Path(args.out), limit, names, depths, lams, records, overhead)
+    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
+    return 0
+
+
+def save(
+    out: Path,
+    limit: float,
+    names: list[str],
+    depths: list[int],
+    lams: list[float],
+    records: list[dict],
+    overhead: list[dict],
+) -> Path:
     payload = {
         "machine": {
             "python": platform.python_version(),
@@ -351,12 +367,10 @@ def main(argv: list[str] | None = None) -> int:
         "records": records,
         "overhead": overhead,
     }
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(payload, indent=1, default=str))
     out.with_suffix(".md").write_text(markdown(payload))
-    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
-    return 0
+    return out
 
 
 def _fmt(v: Any, digits: int = 3) -> str:

@@ -4,7 +4,8 @@
   ``passModel`` call (row-wise format, no per-variable Python objects).
 * Defaults: ``mip_rel_gap = mip_abs_gap = 0`` (prove optimality exactly), ``output_flag`` on but
   ``log_to_console`` off: the log is collected through HiGHS's logging callback into
-  ``Result.log`` and printed only when ``verbose=True``.
+  ``Result.log`` and printed only when ``verbose=True`` (pass ``output_flag=False`` to switch
+  HiGHS's logging off entirely; ``Result.log`` is then empty).
 * MIP start: the full vector goes through ``setSolution`` (HiGHS checks it; an infeasible start
   is not an error). ``stats["start_used"]`` reports whether HiGHS's first incumbent came from it.
 * Trace: HiGHS's ``kCallbackMipImprovingSolution`` (new incumbent) and ``kCallbackMipLogging``
