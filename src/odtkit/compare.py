@@ -246,7 +246,8 @@ def compare(
         objective, reported = row["objective"], row.get("reported", math.nan)
         bound = row.get("bound", -math.inf)
         row["bound"] = bound
-        row["gap"] = objective - bound if not math.isnan(objective) else math.nan
+        gap = objective - bound if not math.isnan(objective) else math.nan
+        row["gap"] = 0.0 if abs(gap) <= 1e-12 else gap  # round-off of an exact certificate
         if math.isnan(objective):
             row["agrees"] = False
             continue
