@@ -240,13 +240,23 @@ def build_ip2(data: Any, lam: float, tree: int | None = None) -> Model:
     return b.build()
 
 
-def build_ip3(data: Any, lam: float = 0.0, budget: float | None = None) -> Model:
+def build_ip3(
+    data: Any, lam: float = 0.0, budget: float | None = None, aggregate: bool = False
+) -> Model:
     """IP3, the ensemble formulation (§7.5); with ``budget`` the budgeted problem LP1 (§7.7).
 
     ``min 1/(NT) sum_t sum_h e_h z_h + lam sum_k c_k (1/N) sum_i w_{k,i}`` s.t. leaf rows,
     feature rows, link rows; z, wt, w binary. With ``budget=B`` the ``lam`` term is replaced by
     the row ``sum_k c_k (1/N) sum_i w_{k,i} <= B`` (which destroys total unimodularity).
     ``w <= 1`` is kept as a bound (implied at optimum for ``lam c_k >= 0``; explicit for safety).
+
+    ``aggregate=True`` builds the equivalent compact form: all ``w^{(t)}_{k,i}`` with the same
+    ``(t, u_{t,k,i}, k)`` equal ``1 - sum_{h in p(u) + u} z_h`` in every feasible point, so they
+    share one ``wt`` column and one feature row (one fictitious leaf per (u, k) in Lemma 4.1's
+    augmented tree); link rows become ``wt_{t,u,k} <= w_{k,i}``. The map between the two
+    polyhedra is an injective affine map of the same (z, w) polyhedron, so vertices stay integral
+    and optimal values coincide, while the feature rows shrink from one per (t, k, i) — each with
+    depth(u) + 2 nonzeros — to one per (t, u, k).
     """
     lam = _check_lam(lam)
     if budget is not None:
@@ -255,25 +265,43 @@ def build_ip3(data: Any, lam: float = 0.0, budget: float | None = None) -> Model
             raise ValueError(f"budget must be a finite number, got {budget}")
     b = ModelBuilder("pruning_ip3" if budget is None else "pruning_lp1")
     z = _common_vars(b, data, "binary")
-    wt = b.add_vars("wt", shape=(data.n_entries,), kind="binary", lb=0.0, ub=1.0)
+    n_wt = data.n_groups if aggregate else data.n_entries
+    wt = b.add_vars("wt", shape=(n_wt,), kind="binary", lb=0.0, ub=1.0)
     w = b.add_vars("w", shape=(data.n_pairs,), kind="binary", lb=0.0, ub=1.0)
     trees = list(range(data.n_trees))
     r, c, m = _leaf_rows(data, z.index, trees)
     b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
-    r, c, m = _feature_rows(data, z.index, wt.index, trees, data.entry_offset[:-1])
+    if aggregate:
+        R, C = [], []
+        row0 = 0
+        g_tree = np.searchsorted(data.entry_offset, data.group_start, side="right") - 1
+        for t in trees:
+            tree = data.trees[t]
+            gs = np.flatnonzero(g_tree == t)
+            u = tree.use_node[data.group_start[gs] - data.entry_offset[t]]
+            indptr, indices = tree.ancestors_csr()
+            owner, anc = _gather_ancestors(indptr, indices, u)
+            R.append(np.concatenate([np.arange(gs.shape[0]), owner]) + row0)
+            C.append(np.concatenate([wt.index[gs], z.index[data.node_offset[t] + anc]]))
+            row0 += gs.shape[0]
+        r, c, m = np.concatenate(R), np.concatenate(C), row0
+        wt_of_entry = wt.index[data.entry_group]
+    else:
+        r, c, m = _feature_rows(data, z.index, wt.index, trees, data.entry_offset[:-1])
+        wt_of_entry = wt.index
     b.add_constraints("feature", r, c, 1.0, "==", np.ones(m))
     ne = data.n_entries
     rows = np.arange(ne, dtype=np.int64)
     b.add_constraints(
         "link",
         np.concatenate([rows, rows]),
-        np.concatenate([wt.index, w.index[data.entry_pair]]),
+        np.concatenate([wt_of_entry, w.index[data.entry_pair]]),
         np.concatenate([np.ones(ne), -np.ones(ne)]),
         "<=",
         np.zeros(ne),
     )
     _ensemble_objective(b, data, z, w, lam, budget)
-    _meta(b, data, "IP3" if budget is None else "LP1", lam, budget=budget)
+    _meta(b, data, "IP3" if budget is None else "LP1", lam, budget=budget, aggregate=aggregate)
     return b.build()
 
 
@@ -458,7 +486,9 @@ def certify_network_matrix(model: Model, tu_check: str | bool = "auto") -> Netwo
         per_row_ok = (np.bincount(Lc.row[in_wt & (Lc.data == 1)], minlength=Lk.shape[0]) == 1) & (
             np.bincount(Lc.row[in_w & (Lc.data == -1)], minlength=Lk.shape[0]) == 1
         )
-        wt_once = np.bincount(Lc.col[in_wt] - wtg.start, minlength=wtg.size) == 1
+        wt_count = np.bincount(Lc.col[in_wt] - wtg.start, minlength=wtg.size)
+        # spec IP3: every w^{(t)}_{k,i} in exactly one link row; aggregated: in at least one
+        wt_once = wt_count >= 1 if model.meta.get("aggregate") else wt_count == 1
         link_ok = bool(
             np.all(per_row_ok)
             and np.all(np.diff(Lk.indptr) == 2)

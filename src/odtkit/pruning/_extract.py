@@ -110,6 +110,8 @@ class EnsembleData:
     entry_offset: np.ndarray = field(init=False)  # global w^(t) id = entry_offset[t] + j
     pair_key: np.ndarray = field(init=False)  # sorted unique k * N + i over all entries
     entry_pair: np.ndarray = field(init=False)  # global entry -> index into pair_key
+    entry_group: np.ndarray = field(init=False)  # global entry -> (tree, u, k) group id
+    group_start: np.ndarray = field(init=False)  # first global entry of each group
 
     def __post_init__(self) -> None:
         sizes = np.array([t.n_nodes for t in self.trees], dtype=np.int64)
@@ -120,9 +122,26 @@ class EnsembleData:
         keys = np.concatenate(
             [t.use_feature * n + t.use_example for t in self.trees] or [np.zeros(0, np.int64)]
         )
-        uniq, inv = np.unique(keys, return_inverse=True)
-        object.__setattr__(self, "pair_key", uniq)
-        object.__setattr__(self, "entry_pair", inv.astype(np.int64).ravel())
+        # dense marking instead of np.unique: keys < K * N, so this is linear
+        present = np.zeros(self.n_features * n, dtype=bool)
+        present[keys] = True
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        object.__setattr__(self, "pair_key", np.flatnonzero(present).astype(np.int64))
+        object.__setattr__(self, "entry_pair", rank[keys])
+        # aggregated feature rows: entries of one tree with equal (u, k) are contiguous (sorted
+        # by (u, k, i)) and share w^{(t)} in every feasible solution
+        starts = []
+        for t, off in zip(self.trees, self.entry_offset[:-1], strict=True):
+            if t.n_entries:
+                brk = np.flatnonzero(
+                    (np.diff(t.use_node) != 0) | (np.diff(t.use_feature) != 0)
+                ) + 1
+                starts.append(np.concatenate(([0], brk)) + off)
+        gstart = np.concatenate(starts) if starts else np.zeros(0, np.int64)
+        flag = np.zeros(self.n_entries, dtype=np.int64)
+        flag[gstart] = 1
+        object.__setattr__(self, "entry_group", np.cumsum(flag) - 1)
+        object.__setattr__(self, "group_start", gstart.astype(np.int64))
 
     @property
     def n_samples(self) -> int:
@@ -149,6 +168,10 @@ class EnsembleData:
         return int(self.pair_key.shape[0])
 
     @property
+    def n_groups(self) -> int:
+        return int(self.group_start.shape[0])
+
+    @property
     def pair_feature(self) -> np.ndarray:
         return self.pair_key // self.n_samples
 
@@ -167,6 +190,7 @@ class EnsembleData:
             "max_depth": int(max(t.max_depth for t in self.trees)),
             "n_entries": self.n_entries,
             "n_pairs": self.n_pairs,
+            "n_groups": self.n_groups,
         }
 
 
@@ -206,6 +230,11 @@ def _estimators(ensemble: Any) -> tuple[list[Any], list[np.ndarray | None], np.n
             f"BaggingClassifier of DecisionTreeClassifiers, or a list of trees; got {name}"
         )
     if not hasattr(ensemble, "estimators_"):
+        if hasattr(ensemble, "n_features_in_"):  # fitted, but not an ensemble of trees
+            raise TypeError(
+                f"{name} is not a tree ensemble; pass a RandomForestClassifier, "
+                "ExtraTreesClassifier, BaggingClassifier of trees or a list of trees"
+            )
         raise NotFittedError(f"this {name} is not fitted; call fit() first")
     ests = list(ensemble.estimators_)
     for j, est in enumerate(ests):
@@ -413,20 +442,30 @@ def _tree_data(
                 dist[h] = dist[s["parent"][h]]
     error = (support - counts[np.arange(n_nodes), pred]).round().astype(np.int64)
 
-    # first node testing each feature on each example's path: path columns are in depth order,
-    # so the first occurrence of key (i, k) in column-major order is the closest to the root
-    inner = paths[:, :-1] if paths.shape[1] > 1 else paths[:, :0]
-    inner_on = inner >= 0
-    inner_on &= s["left"][np.maximum(inner, 0)] >= 0
-    colmajor_nodes = inner.T[inner_on.T]
-    colmajor_rows = np.broadcast_to(np.arange(n)[None, :], inner.T.shape)[inner_on.T]
+    # first node testing each feature on each example's path: walk the path columns in depth
+    # order and keep a (example, feature) pair the first time it is seen. Each column holds an
+    # example at most once, so a "seen" mask over N*K keys makes this linear (no sort).
     K = int(max(s["feature"].max(), 0)) + 1
-    keys = colmajor_rows * K + s["feature"][colmajor_nodes]
-    _, first = np.unique(keys, return_index=True)
-    u = colmajor_nodes[first]
-    ex = colmajor_rows[first]
-    fk = s["feature"][u]
-    order = np.lexsort((ex, fk, u))
+    seen = np.zeros(n * K, dtype=bool)
+    ex_l, f_l, u_l = [], [], []
+    for d in range(paths.shape[1] - 1):
+        col = paths[:, d]
+        rows_d = np.flatnonzero(col >= 0)
+        nodes_d = col[rows_d]
+        inner = s["left"][nodes_d] >= 0
+        rows_d, nodes_d = rows_d[inner], nodes_d[inner]
+        f_d = s["feature"][nodes_d]
+        keys = rows_d * K + f_d
+        new = ~seen[keys]
+        seen[keys] = True
+        ex_l.append(rows_d[new])
+        f_l.append(f_d[new])
+        u_l.append(nodes_d[new])
+    ex = np.concatenate(ex_l) if ex_l else np.zeros(0, np.int64)
+    fk = np.concatenate(f_l) if f_l else np.zeros(0, np.int64)
+    u = np.concatenate(u_l) if u_l else np.zeros(0, np.int64)
+    # row order of §7.6 within the tree: by (u, k, i), one int64 sort key
+    order = np.argsort((u * K + fk) * n + ex, kind="stable")
     return TreeData(
         left=s["left"],
         right=s["right"],
