@@ -21,7 +21,6 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace odtkit {
@@ -35,17 +34,64 @@ struct WordsHash {
   }
 };
 
-struct IdsHash {
-  std::size_t operator()(const std::vector<int>& v) const {
-    std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ v.size();
-    for (int id : v) {
-      std::uint64_t x = static_cast<std::uint64_t>(id) + 0x9e3779b97f4a7c15ULL;
+// TreeCache (§2.8): set of sorted leaf-id vectors. Keys live in one arena and the table is open
+// addressing over key indices, so millions of trees cost three flat allocations (inserting and
+// tearing down a node-based set of vectors dominated the run time of large searches).
+class TreeCache {
+ public:
+  // true if the key was not present (and is now)
+  bool insert(const std::vector<int>& key) {
+    if ((n_keys_ + 1) * 2 > slots_.size()) grow();
+    const std::uint64_t h = hash(key.data(), key.size());
+    std::size_t i = static_cast<std::size_t>(h) & (slots_.size() - 1);
+    while (slots_[i] != 0) {
+      const Ref& r = refs_[slots_[i] - 1];
+      if (r.hash == h && r.len == key.size() &&
+          std::equal(key.begin(), key.end(), arena_.begin() + static_cast<long>(r.offset)))
+        return false;
+      i = (i + 1) & (slots_.size() - 1);
+    }
+    refs_.push_back({h, arena_.size(), key.size()});
+    arena_.insert(arena_.end(), key.begin(), key.end());
+    slots_[i] = refs_.size();
+    ++n_keys_;
+    return true;
+  }
+  std::size_t size() const { return n_keys_; }
+  std::size_t bytes() const {
+    return arena_.capacity() * sizeof(int) + refs_.capacity() * sizeof(Ref) +
+           slots_.capacity() * sizeof(std::size_t);
+  }
+
+ private:
+  struct Ref {
+    std::uint64_t hash;
+    std::size_t offset, len;
+  };
+  static std::uint64_t hash(const int* ids, std::size_t n) {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+    for (std::size_t k = 0; k < n; ++k) {
+      std::uint64_t x = static_cast<std::uint64_t>(ids[k]) + 0x9e3779b97f4a7c15ULL;
       x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
       x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
       h = (h ^ (x ^ (x >> 31))) * 0x100000001b3ULL;
     }
-    return static_cast<std::size_t>(h);
+    return h ^ (h >> 32);
   }
+  void grow() {
+    std::vector<std::size_t> next(std::max<std::size_t>(64, slots_.size() * 2), 0);
+    for (std::size_t r = 0; r < refs_.size(); ++r) {
+      std::size_t i = static_cast<std::size_t>(refs_[r].hash) & (next.size() - 1);
+      while (next[i] != 0) i = (i + 1) & (next.size() - 1);
+      next[i] = r + 1;
+    }
+    slots_.swap(next);
+  }
+
+  std::vector<int> arena_;
+  std::vector<Ref> refs_;
+  std::vector<std::size_t> slots_;  // 0: empty, else index into refs_ + 1
+  std::size_t n_keys_ = 0;
 };
 
 struct Split {
@@ -149,6 +195,7 @@ class BnbSearch {
   void push_state(State&& st);
   double open_min_bound();
   std::size_t memory_bytes() const;
+  bool heavy_work_should_stop();
   void record();
   void consider_incumbent(const std::vector<int>& L2);
 
@@ -172,8 +219,7 @@ class BnbSearch {
 
   std::vector<Leaf> leaves_;
   std::unordered_map<Words, int, WordsHash> leaf_index_;
-  std::unordered_set<std::vector<int>, IdsHash> tree_cache_;
-  std::size_t tree_cache_ids_ = 0;
+  TreeCache tree_cache_;
 
   std::vector<State> states_;
   std::vector<std::uint32_t> state_gen_;
@@ -189,6 +235,8 @@ class BnbSearch {
   std::vector<int> best_leaves_;  // empty: the incumbent is best_code_
   std::vector<int> best_code_;
   double partial_bound_ = std::numeric_limits<double>::infinity();  // state cut mid-expansion
+  long long work_ = 0;        // trees + states generated, for in-expansion limit checks
+  bool memory_stop_ = false;  // the memory limit hit inside an expansion
   SearchOutput out_;
 };
 
@@ -301,8 +349,23 @@ double BnbSearch::open_min_bound() {
 std::size_t BnbSearch::memory_bytes() const {
   const std::size_t leaf_bytes = sizeof(Leaf) + 8 * (W_ + 3 * FW_) + 8 * K_ + 48;
   return leaves_.size() * leaf_bytes + states_.size() * (sizeof(State) + 16) +
-         state_ids_ * 5 + (queue_.size() + bheap_.size()) * 24 + tree_cache_.size() * 48 +
-         tree_cache_ids_ * 4;
+         state_ids_ * 5 + (queue_.size() + bheap_.size()) * 24 + tree_cache_.bytes();
+}
+
+// One expansion can generate millions of trees and states, so limits are also checked inside
+// it (every 64 units of work): clock and interrupt through the Budget, memory here.
+bool BnbSearch::heavy_work_should_stop() {
+  if (memory_stop_ || budget_.stopped()) return true;
+  if ((++work_ & 63) != 0) return false;
+  if (cfg_.memory_limit_mb > 0) {
+    const std::size_t bytes = memory_bytes();
+    budget_.note_memory(bytes);
+    if (static_cast<double>(bytes) > cfg_.memory_limit_mb * 1048576.0) {
+      memory_stop_ = true;
+      return true;
+    }
+  }
+  return budget_.check_clock();
 }
 
 void BnbSearch::record() {
@@ -439,6 +502,7 @@ void BnbSearch::push_masks(const std::vector<int>& L2, std::size_t n_fixed, int 
       st.nlb = nlb;
       st.supp_un = supp_un;
       push_state(std::move(st));
+      if (heavy_work_should_stop()) return;
       continue;
     }
     if (fr.choice == 2) {
@@ -492,7 +556,6 @@ void BnbSearch::expand(int sid) {
   std::vector<int> L2;
   std::vector<int> sorted_key;
   partial_bound_ = st.nb;
-  long long generated = 0;
   while (true) {
     L2 = fixed;
     for (std::size_t k = 0; k < S; ++k) {
@@ -504,17 +567,13 @@ void BnbSearch::expand(int sid) {
     if (use_permutation_) {
       sorted_key = L2;
       std::sort(sorted_key.begin(), sorted_key.end());
-      auto [it, inserted] = tree_cache_.insert(sorted_key);
-      if (inserted)
-        tree_cache_ids_ += sorted_key.size();
-      else
-        ++n_cache_hits_;
-      fresh = inserted;
-      (void)it;
+      fresh = tree_cache_.insert(sorted_key);
+      if (!fresh) ++n_cache_hits_;
     }
     if (fresh) {
       consider_incumbent(L2);
       push_masks(L2, fixed.size(), st.level + 1);
+      if (memory_stop_ || budget_.stopped()) return;  // partial_bound_ keeps this state's bound
     }
     // next assignment in lexicographic order (last leaf varies fastest)
     bool done = true;
@@ -526,7 +585,7 @@ void BnbSearch::expand(int sid) {
       choice[k] = 0;
     }
     if (done) break;
-    if ((++generated & 255) == 0 && budget_.check_clock()) return;  // partial_bound_ stays
+    if (heavy_work_should_stop()) return;  // partial_bound_ keeps this state's bound
   }
   partial_bound_ = std::numeric_limits<double>::infinity();
 }
@@ -606,7 +665,6 @@ SearchOutput BnbSearch::run() {
   }
   if (use_permutation_) {
     tree_cache_.insert(std::vector<int>{root});
-    tree_cache_ids_ += 1;
   }
   if (splittable(root)) {
     State st;
@@ -626,13 +684,13 @@ SearchOutput BnbSearch::run() {
     queue_.pop();
     expand(top.state);
     record();
-    if (budget_.stopped()) break;
+    if (budget_.stopped() || memory_stop_) break;
   }
   budget_.note_memory(memory_bytes());
-  const bool finished = !budget_.stopped();
+  const bool finished = !budget_.stopped() && !memory_stop_;
   double lb = finished ? threshold() : std::min({threshold(), open_min_bound(), partial_bound_});
   lb = std::min(lb, Rc_);
-  out_.status = budget_.status();
+  out_.status = memory_stop_ ? "memory_limit" : budget_.status();
   out_.objective = Rc_ / N_;
   out_.lower_bound = lb / N_;
   if (!best_leaves_.empty()) {
@@ -650,6 +708,7 @@ SearchOutput BnbSearch::run() {
   out_.stats["tree_cache_hits"] = static_cast<double>(n_cache_hits_);
   out_.stats["tree_cache_size"] = static_cast<double>(tree_cache_.size());
   out_.stats["points"] = static_cast<double>(P_.n_points());
+  out_.stats["search_seconds"] = budget_.elapsed();
   out_.record(budget_.elapsed(), out_.objective, out_.lower_bound);
   return out_;
 }
