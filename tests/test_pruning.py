@@ -1,0 +1,249 @@
+"""prune(), PrunedEnsemble, individual pruning, budgets, cost/error paths (spec §7.7, §7.10, §8)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import make_classification
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+from odtkit.pruning import (
+    PrunedEnsemble,
+    brute_force_prune,
+    cost_error_path,
+    extract,
+    individual_prune,
+    prune,
+    worked_example,
+)
+from odtkit.pruning._ensemble import objective_terms
+
+A = [True, False, False, False, False]  # tree pruned to its root
+C = [False, True, False, True, True]  # tree kept whole
+Cp_tree2_root = A
+
+
+def _mask(x):
+    return np.array(x, dtype=bool)
+
+
+def _forest(seed, n=40, T=3, depth=3, k=6, kind="rf", classes=2):
+    X, y = make_classification(
+        n, n_features=k, n_informative=4, n_redundant=0, n_classes=classes, random_state=seed,
+        flip_y=0.15,
+    )
+    cls = RandomForestClassifier if kind == "rf" else ExtraTreesClassifier
+    ens = cls(T, max_depth=depth, random_state=seed).fit(X, y)
+    costs = np.random.default_rng(seed).integers(1, 5, size=k).astype(float)
+    return ens, X, y, costs
+
+
+# ---------------------------------------------------------------------- worked example (§8)
+@pytest.mark.parametrize("method", ["lp", "mip", "colgen", "ip1"])
+def test_worked_example_lambda_0_1_keeps_both_trees(method):
+    trees, X, y, costs = worked_example()
+    pe = prune(trees, X, y, costs=costs, lam=0.1, method=method)
+    assert pe.status == "optimal"
+    assert pe.objective == pytest.approx(0.4, abs=1e-12)
+    assert pe.solver_objective == pytest.approx(0.4, abs=1e-9)
+    assert pe.error_term == 0 and pe.cost_term == pytest.approx(4.0)
+    for z in pe.leaves:
+        np.testing.assert_array_equal(z, C)
+    assert pe.max_fractionality <= 1e-9
+
+
+@pytest.mark.parametrize("method", ["lp", "mip", "colgen"])
+def test_worked_example_lambda_0_2_prunes_to_roots(method):
+    trees, X, y, costs = worked_example()
+    pe = prune(trees, X, y, costs=costs, lam=0.2, method=method)
+    assert pe.objective == pytest.approx(0.5, abs=1e-12)
+    for z in pe.leaves:
+        np.testing.assert_array_equal(z, A)
+    assert pe.cost_term == 0 and pe.error_term == pytest.approx(0.5)
+
+
+def test_worked_example_tie_at_one_eighth_gives_a_vertex():
+    trees, X, y, costs = worked_example()
+    pe = prune(trees, X, y, costs=costs, lam=0.125)
+    assert pe.objective == pytest.approx(0.5, abs=1e-12)
+    assert pe.max_fractionality <= 1e-9 and "fallback" not in pe.info
+
+
+def test_individual_pruning_keeps_only_tree_1():
+    trees, X, y, costs = worked_example()
+    ind = individual_prune(trees, X, y, costs=costs, lam=0.1)
+    np.testing.assert_array_equal(ind.leaves[0], C)
+    np.testing.assert_array_equal(ind.leaves[1], A)
+    # (C, A'): error term 0.25, cost 2; same accounting as IP3 -> 0.25 + 0.1 * 2
+    assert ind.error_term == pytest.approx(0.25) and ind.cost_term == pytest.approx(2.0)
+    assert ind.objective == pytest.approx(0.45)
+    # the DP's own objective (per-tree costs, lam_ind = 0.2): (0.4 + 0.5) / 2
+    assert ind.info["individual_objective"] == pytest.approx(0.45)
+    for lam in (0.05, 0.2):  # both methods agree there
+        ens = prune(trees, X, y, costs=costs, lam=lam)
+        ind = individual_prune(trees, X, y, costs=costs, lam=lam)
+        for a, b in zip(ens.leaves, ind.leaves, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_test_time_metrics_8_5():
+    trees, X, y, costs = worked_example()
+    d = extract(trees, X, y, costs)
+    cases = {
+        "CC'": ([C, C], 4.0, 0.0, 0.0, 0.0),
+        "CA'": ([C, A], 2.0, 0.5, 0.0, 0.25),
+        "AA'": ([A, A], 0.0, 0.5, 0.5, 0.5),
+    }
+    for name, (leaves, cost, hard, soft, term) in cases.items():
+        pe = PrunedEnsemble(d, [_mask(z) for z in leaves], lam=0.1, method=name)
+        assert pe.feature_cost(X).mean() == pytest.approx(cost), name
+        assert pe.error(X, y, vote="hard") == pytest.approx(hard), name
+        assert pe.error(X, y, vote="soft") == pytest.approx(soft), name
+        assert pe.error_term_on(X, y) == pytest.approx(term), name
+        assert pe.error_term == pytest.approx(term) and pe.cost_term == pytest.approx(cost)
+    pe = PrunedEnsemble(d, [_mask(C), _mask(A)], lam=0.1)
+    np.testing.assert_allclose(pe.predict_proba(X[:1]), [[0.25, 0.75]])
+
+
+# ---------------------------------------------------------------------- oracle agreement
+@pytest.mark.parametrize("seed", range(6))
+def test_lp_mip_match_enumeration_and_measured_terms(seed):
+    ens, X, y, costs = _forest(seed, n=25, T=2 + seed % 2, depth=2 + (seed % 3 == 0))
+    d = extract(ens, X, y, costs)
+    lam = [0.0, 0.005, 0.02, 0.05, 0.1, 0.5][seed]
+    oracle, _ = brute_force_prune(d, lam)
+    lp = prune(d, lam=lam, method="lp")
+    mip = prune(d, lam=lam, method="mip")
+    full = prune(d, lam=lam, formulation="full")
+    for pe in (lp, mip, full):
+        assert pe.objective == pytest.approx(oracle, abs=1e-9)
+        assert pe.solver_objective == pytest.approx(oracle, abs=1e-9)
+    assert lp.max_fractionality <= 1e-7 and "fallback" not in lp.info
+    # measured on the training data, the pruned ensemble reproduces the model's terms
+    assert lp.feature_cost(X).mean() == pytest.approx(lp.cost_term, abs=1e-12)
+    assert lp.error_term_on(X, y) == pytest.approx(lp.error_term, abs=1e-12)
+    # the solver's z/w values agree with the recomputed accounting
+    vals = lp.result.values
+    terms = objective_terms(d, lp.leaves, lam)
+    np.testing.assert_array_equal(vals["w"] > 0.5, terms["w"])
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    T=st.integers(1, 4),
+    depth=st.integers(1, 4),
+    lam=st.sampled_from([0.0, 0.001, 0.01, 0.03, 0.1, 0.3]),
+    kind=st.sampled_from(["rf", "et"]),
+)
+def test_property_lp_integral_equals_mip(seed, T, depth, lam, kind):
+    ens, X, y, costs = _forest(seed, n=60, T=T, depth=depth, kind=kind, classes=2 + seed % 2)
+    d = extract(ens, X, y, costs)
+    lp = prune(d, lam=lam)
+    mip = prune(d, lam=lam, method="mip")
+    assert lp.max_fractionality <= 1e-7 and "fallback" not in lp.info
+    assert lp.objective == pytest.approx(mip.objective, abs=1e-9)
+    assert lp.objective <= individual_prune(d, lam=lam).objective + 1e-12
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), T=st.integers(2, 8), depth=st.integers(2, 6),
+       lam=st.floats(0, 0.5))
+def test_property_lp_equals_mip_slow(seed, T, depth, lam):
+    ens, X, y, costs = _forest(seed, n=150, T=T, depth=depth, classes=2 + seed % 3)
+    d = extract(ens, X, y, costs)
+    lp = prune(d, lam=lam)
+    assert lp.max_fractionality <= 1e-7
+    assert lp.objective == pytest.approx(prune(d, lam=lam, method="mip").objective, abs=1e-9)
+
+
+# ---------------------------------------------------------------------- budgets
+def test_budgets_on_worked_example():
+    trees, X, y, costs = worked_example()
+    d = extract(trees, X, y, costs)
+    for B, err in [(0.0, 0.5), (2.0, 0.25), (3.0, 0.25), (4.0, 0.0), (10.0, 0.0)]:
+        pe = prune(d, budget=B)
+        assert pe.status == "optimal"
+        assert pe.cost_term <= B + 1e-12
+        assert pe.error_term == pytest.approx(err), B
+        oracle, _ = brute_force_prune(d, 0.0, budget=B)
+        assert pe.error_term == pytest.approx(oracle)
+        sweep = prune(d, budget=B, budget_method="lambda")
+        assert sweep.cost_term <= B + 1e-12
+        # the lambda search reaches only hull vertices: error 0.5 for every 0 <= B < 4
+        assert sweep.error_term == pytest.approx(0.5 if B < 4 else 0.0)
+    pe = prune(d, budget=3.0)
+    assert pe.info["lp1_fractional"] and pe.info["lp1_objective"] == pytest.approx(0.125)
+    assert pe.method == "lp1_mip"
+    pe = prune(d, budget=4.0)
+    assert "lp1_fractional" not in pe.info and pe.max_fractionality <= 1e-9
+
+
+def test_budget_infeasible_and_bad_values():
+    trees, X, y, costs = worked_example()
+    pe = prune(trees, X, y, costs=costs, budget=-1.0)
+    assert pe.status == "infeasible" and "cheapest" in pe.info["note"]
+    with pytest.raises(TypeError, match="budget"):
+        prune(trees, X, y, costs=costs, budget="3")
+    with pytest.raises(ValueError, match="budget_method"):
+        prune(trees, X, y, costs=costs, budget=3.0, budget_method="nope")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_budget_random_against_oracle(seed):
+    ens, X, y, costs = _forest(seed + 20, n=25, T=2, depth=2)
+    d = extract(ens, X, y, costs)
+    full_cost = prune(d, lam=0.0).cost_term
+    for frac in (0.0, 0.3, 0.6, 1.0):
+        B = frac * full_cost
+        pe = prune(d, budget=B)
+        oracle, _ = brute_force_prune(d, 0.0, budget=B)
+        assert pe.cost_term <= B + 1e-9
+        assert pe.error_term == pytest.approx(oracle, abs=1e-9)
+
+
+# ---------------------------------------------------------------------- PrunedEnsemble
+def test_sklearn_export_predicts_like_the_pruned_ensemble():
+    ens, X, y, costs = _forest(3, n=80, T=3, depth=4, classes=3)
+    pe = prune(ens, X, y, costs=costs, lam=0.01)
+    exported = pe.to_sklearn()
+    proba = np.mean([t.predict_proba(X) for t in exported], axis=0)
+    np.testing.assert_allclose(proba, pe.predict_proba(X))
+    np.testing.assert_array_equal(pe.predict(X), ens.classes_[np.argmax(proba, axis=1)])
+    for t, tree in zip(exported, pe.data.trees, strict=True):
+        pruned_leaves = tree.sk_node[pe.leaves[pe.data.trees.index(tree)]]
+        assert set(np.unique(t.apply(X))) <= set(pruned_leaves.tolist())
+    # the original estimators are untouched
+    assert ens.estimators_[0].tree_.node_count == exported[0].tree_.node_count
+
+
+def test_unpruned_ensemble_predicts_like_sklearn_on_its_training_data():
+    ens, X, y, _ = _forest(4, n=60, T=3, depth=3)
+    pe = prune(ens, X, y, lam=0.0)
+    # lam = 0 keeps every split that reduces training error; held-out predictions still valid
+    Xt, yt = make_classification(30, n_features=6, n_informative=4, n_redundant=0,
+                                 random_state=99)
+    assert 0 <= pe.error(Xt, yt) <= 1
+    assert pe.apply(Xt).shape == (30, 3)
+    with pytest.raises(ValueError, match="features"):
+        pe.predict(Xt[:, :3])
+    with pytest.raises(ValueError, match="vote"):
+        pe.predict(Xt, vote="median")
+
+
+def test_cost_error_path_monotone():
+    ens, X, y, costs = _forest(5, n=80, T=4, depth=4)
+    lams = [0.0, 0.005, 0.02, 0.1, 1.0]
+    path = cost_error_path(ens, X, y, lams, costs=costs, X_test=X, y_test=y,
+                           methods=("ensemble", "individual", "none"))
+    assert len(path) == 3 * len(lams)
+    e = path[path.method == "ensemble"].sort_values("lam")
+    assert np.all(np.diff(e.cost_term.to_numpy()) <= 1e-12)  # Cor. 4.3: cost non-increasing
+    assert np.all(np.diff(e.error_term.to_numpy()) >= -1e-12)
+    ind = path[path.method == "individual"].sort_values("lam")
+    assert np.all(e.objective.to_numpy() <= ind.objective.to_numpy() + 1e-12)
+    np.testing.assert_allclose(e.test_feature_cost, e.cost_term)  # test set = training set
+    assert e.cost_term.iloc[-1] == 0.0
