@@ -191,7 +191,8 @@ def test_certificate_detects_non_preorder_numbering():
 def test_brute_force_tu_small_ip3(trees_idx, rows):
     d = _example(trees_idx=trees_idx, rows=rows)
     ip3 = build_ip3(d, 0.1)
-    cert = certify_network_matrix(ip3, tu_check="auto")  # 11 x 13 / 14 x 17 after dropping empty lines
+    # 11 x 13 / 14 x 17 once empty lines are dropped
+    cert = certify_network_matrix(ip3, tu_check="auto")
     assert cert.totally_unimodular is True and cert.tu_method != "skipped"
     agg = certify_network_matrix(build_ip3(d, 0.1, aggregate=True), tu_check="auto")
     assert agg.totally_unimodular is True

@@ -43,8 +43,12 @@ def _master(
 ) -> Any:
     b = ModelBuilder("pruning_master")
     J = len(cols)
-    alpha = b.add_vars("alpha", shape=(J,), kind="binary" if integral else "continuous", lb=0.0,
-                       ub=1.0)
+    # no explicit alpha <= 1 (implied by convexity): an active upper bound would move part of the
+    # dual into the bound and the pricing prices would no longer certify optimality
+    if integral:
+        alpha = b.add_vars("alpha", shape=(J,), kind="binary")
+    else:
+        alpha = b.add_vars("alpha", shape=(J,), kind="continuous", lb=0.0, ub=np.inf)
     w = b.add_vars("w", shape=(data.n_pairs,), kind="continuous", lb=0.0, ub=1.0)
     ne = data.n_entries
     lens = np.array([c[1].shape[0] for c in cols], dtype=np.int64)
