@@ -3,7 +3,7 @@
 The public API is re-exported here; see the README for the quickstart.
 """
 
-from odtkit import datasets, metrics
+from odtkit import datasets, metrics, pruning
 from odtkit.compare import compare
 from odtkit.datasets import Dataset
 from odtkit.greedy import greedy_tree
@@ -21,6 +21,7 @@ __all__ = [
     "datasets",
     "greedy_tree",
     "metrics",
+    "pruning",
     "search_tree",
     "__version__",
 ]
