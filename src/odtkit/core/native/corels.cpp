@@ -137,6 +137,10 @@ struct Node {
   bool deleted = false;
   bool in_queue = false;
   std::vector<int> children;
+  // Antecedents that passed the support tests when this node was expanded. Both tests are
+  // monotone (an antecedent captures only fewer points deeper down: Props 13-14), so the
+  // children of this node need to look at these antecedents only.
+  Words live;
 };
 
 struct QEntry {
@@ -216,6 +220,8 @@ class CorelsSearch {
   std::priority_queue<BEntry> bheap_;
   std::unordered_map<Words, MapValue, VecHash> map_;
   std::size_t map_key_words_ = 0;
+  std::size_t live_words_ = 0;
+  std::size_t live_bytes_ = 0;  // approximate: never decreased when nodes are freed
   long long counter_ = 0;
 
   double Rc_ = 0.0;  // incumbent, count units
@@ -272,6 +278,7 @@ void CorelsSearch::build_classes() {
   tau_ = 1e-9 * std::max(1.0, N_);
   map_key_words_ = cfg_.symmetry == CorelsSymmetry::captured_map ? W_ : 0;
   out_.n_classes_eq = U_;
+  live_words_ = (R_ + 63) / 64;
 }
 
 int CorelsSearch::new_node() {
@@ -315,6 +322,8 @@ void CorelsSearch::delete_subtree(int id) {
     for (int c : nd.children) stack.push_back(c);
     nd.children.clear();
     nd.children.shrink_to_fit();
+    nd.live.clear();
+    nd.live.shrink_to_fit();
     nd.deleted = true;
     nd.in_queue = false;
     ++nd.gen;
@@ -409,7 +418,8 @@ double CorelsSearch::memory_bytes() const {
          static_cast<double>(bheap_.size()) * sizeof(BEntry) +
          static_cast<double>(map_.size()) *
              (sizeof(MapValue) + 48.0 + 8.0 * std::max<std::size_t>(map_key_words_, 4)) +
-         static_cast<double>(R_ * W_ * 8) + static_cast<double>(mass_->bytes());
+         static_cast<double>(R_ * W_ * 8) + static_cast<double>(mass_->bytes()) +
+         static_cast<double>(live_bytes_);
 }
 
 bool CorelsSearch::limit_reached() {
@@ -499,8 +509,14 @@ CorelsOutput CorelsSearch::run() {
     const int parent_depth = nodes_[id].depth;
     bool improved = false;
 
+    const int parent_id = nodes_[id].parent;
+    // a copy: creating children below may reallocate nodes_
+    const Words inherited_live = parent_id >= 0 ? nodes_[parent_id].live : Words();
+    const Words* inherited = parent_id >= 0 ? &inherited_live : nullptr;
+    Words live(live_words_, 0);
     for (std::size_t r = 0; r < R_; ++r) {
       if (used[r]) continue;
+      if (inherited && !((*inherited)[r >> 6] >> (r & 63) & 1u)) continue;
       Mass c;
       c.tot = mass_->of(kTotal, rules_[r].data(), notcapt.data());
       if (cfg_.support && c.tot < Lambda_ - tau_) continue;  // Thm 10
@@ -508,6 +524,7 @@ CorelsOutput CorelsSearch::run() {
       c.pos = mass_->of(kPositive, rules_[r].data(), notcapt.data());
       const double cor = std::max(c.pos, c.tot - c.pos);
       if (cfg_.accurate_support && cor < Lambda_ - tau_) continue;  // Thm 11
+      live[r >> 6] |= std::uint64_t{1} << (r & 63);
       const double b = parent_b + (c.tot - cor) + Lambda_;
       if (b >= Rc_ - tau_) continue;  // Thm 1: neither this list nor any extension improves
       const double rest_tot = rest_all.tot - c.tot;
@@ -584,6 +601,10 @@ CorelsOutput CorelsSearch::run() {
     }
     for (int r : path) used[r] = 0;
     ++out_.n_explored;
+    if (!nodes_[id].children.empty()) {
+      live_bytes_ += live.size() * 8;
+      nodes_[id].live = std::move(live);
+    }
     // Garbage collection may delete this very node (the incumbent moved under its bound).
     if (improved) garbage_collect();
     if (!nodes_[id].deleted) {
