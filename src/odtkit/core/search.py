@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from numbers import Integral, Real
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from odtkit import metrics
@@ -180,14 +181,12 @@ def search_tree(
     lower_bound = min(float(raw["lower_bound"]), objective)
     if raw["status"] == "optimal":
         lower_bound = objective
+    # one float block, not a dict of lists: DataFrame-from-dict costs ~5 ms, more than many searches
     trace = pd.DataFrame(
-        {
-            "time": raw["trace_time"],
-            "incumbent": raw["trace_incumbent"],
-            "bound": raw["trace_bound"],
-        },
+        np.column_stack([raw["trace_time"], raw["trace_incumbent"], raw["trace_bound"]]),
         columns=list(TRACE_COLUMNS),
-    ).astype(float)
+        dtype=float,
+    )
     return SearchResult(
         model=tree,
         objective=objective,
