@@ -178,6 +178,11 @@ def search_tree(
             f"{method} reported objective {raw['objective']!r} but the returned tree scores "
             f"{objective!r} (odtkit.metrics.objective): this is a bug"
         )
+    if float(raw["lower_bound"]) > objective + OBJECTIVE_TOLERANCE:
+        raise RuntimeError(
+            f"{method} reported lower bound {raw['lower_bound']!r} above the objective "
+            f"{objective!r} of its own tree: this is a bug"
+        )
     lower_bound = min(float(raw["lower_bound"]), objective)
     if raw["status"] == "optimal":
         lower_bound = objective
