@@ -1,0 +1,344 @@
+"""Benchmark: optimal ensemble pruning with feature costs (odtkit.pruning).
+
+Writes benchmarks/results/pruning.json and pruning.md. Three parts:
+
+1. **scaling** — extract / build / IP3-LP / column generation / IP3-MIP time as N and T grow
+   (COMPAS raw numeric from ../shared/data/gosdt, resampled to N rows with replacement; digits).
+2. **formulations** — IP3 as an LP (simplex) vs the weak IP1 as a MIP vs IP3 as a MIP on
+   growing instances: time, objective agreement, speed-up of IP3-LP over IP1-MIP.
+3. **table1** — the shape of NWS Table 1: test feature cost at matched test error for ensemble
+   pruning vs individual pruning vs no pruning, over repeated train/test splits (breast cancer
+   with unit costs; pystreed cost-sensitive diabetes with its real feature test costs).
+4. **target** — 40 trees x 10 000 examples, end to end.
+
+Usage: ``python benchmarks/pruning.py [--quick] [--time-limit 60] [--parts scaling,...]``.
+Data from ../shared/data is optional: parts needing it are skipped when it is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import train_test_split
+
+from odtkit.formulations.pruning import build_ip3
+from odtkit.pruning import extract, individual_prune, prune
+from odtkit.pruning._ensemble import PrunedEnsemble, unpruned
+
+ROOT = Path(__file__).resolve().parent
+SHARED = ROOT.parent.parent / "shared" / "data"
+OUT = ROOT / "results"
+
+
+# ------------------------------------------------------------------------------- data
+def load_compas():
+    p = SHARED / "gosdt" / "compas.csv"
+    if not p.exists():
+        return None
+    df = pd.read_csv(p)
+    return df.iloc[:, :-1].to_numpy(float), df.iloc[:, -1].to_numpy(int), None
+
+
+def load_broward():
+    p = SHARED / "gosdt" / "broward_general_2y.csv"
+    if not p.exists():
+        return None
+    df = pd.read_csv(p)
+    return df.iloc[:, :-1].to_numpy(float), df.iloc[:, -1].to_numpy(int), None
+
+
+def load_costsensitive(name="diabetes", level="middle"):
+    base = SHARED / "pystreed" / "cost-sensitive" / name
+    if not base.exists():
+        return None
+    tr = np.loadtxt(base / f"{name}-train-1.csv")
+    te = np.loadtxt(base / f"{name}-test-1.csv")
+    data = np.vstack([tr, te])
+    X, y = data[:, 1:], data[:, 0].astype(int)
+    lines = (base / f"{name}-{level}-costs.csv").read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Attribute-name")) + 1
+    costs = np.zeros(X.shape[1])
+    for ln in lines[start:]:
+        parts = ln.split()
+        if len(parts) < 6:
+            continue
+        # every binary column of an attribute carries the attribute's test cost (IP3 has no
+        # notion of attribute groups, so two columns of one attribute are paid twice)
+        costs[int(parts[4]) : int(parts[5]) + 1] = float(parts[1])
+    return X, y, costs
+
+
+def resample(X, y, n, seed):
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(X.shape[0], size=n, replace=n > X.shape[0])
+    return X[idx], y[idx]
+
+
+def forest(X, y, T, depth, seed=0):
+    return RandomForestClassifier(T, max_depth=depth, random_state=seed, n_jobs=1).fit(X, y)
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def _run(d, lam, method, tl, formulation="compact"):
+    try:
+        pe, t = timed(lambda: prune(d, lam=lam, method=method, time_limit=tl,
+                                    formulation=formulation))
+    except RuntimeError as exc:  # time limit without a solution
+        return {"status": "no_solution", "time": tl, "objective": np.nan, "error": str(exc)}
+    row = {"status": pe.status, "time": t, "objective": pe.objective,
+           "solver_objective": pe.solver_objective, "max_fractionality": pe.max_fractionality}
+    if method == "colgen":
+        row["iterations"] = pe.info.get("iterations")
+        row["columns"] = pe.info.get("n_columns")
+    if "fallback" in pe.info:
+        row["fallback"] = pe.info["fallback"]
+    return row
+
+
+# ------------------------------------------------------------------------------- parts
+def part_scaling(args):
+    rows = []
+    compas = load_compas()
+    sources = []
+    if compas is not None:
+        sources.append(("compas", compas[0], compas[1]))
+    Xd, yd = load_digits(return_X_y=True)
+    sources.append(("digits", Xd.astype(float), yd))
+    Ns = [1000, 2000, 4000] if args.quick else [1000, 2000, 5000, 10000, 20000]
+    Ts = [10, 20] if args.quick else [10, 20, 40, 100]
+    depth = 5
+    lam = 0.01
+    for name, X0, y0 in sources:
+        for N in Ns:
+            for T in Ts:
+                if name == "digits" and args.quick and (N > 1000 or T > 10):
+                    continue
+                X, y = resample(X0, y0, N, seed=N + T)
+                rf = forest(X, y, T, depth)
+                d, t_ex = timed(lambda X=X, y=y, rf=rf: extract(rf, X, y))
+                m, t_b = timed(lambda d=d: build_ip3(d, lam, aggregate=True))
+                base = {"dataset": name, "N": N, "T": T, "depth": depth, "lam": lam,
+                        "extract_time": t_ex, "build_time": t_b, "n_entries": d.n_entries,
+                        "n_pairs": d.n_pairs, "rows": m.n_constraints, "nonzeros": m.n_nonzeros}
+                for method in ("lp", "colgen", "mip"):
+                    r = _run(d, lam, method, args.time_limit)
+                    rows.append({**base, "method": method, **r})
+                    print(rows[-1], flush=True)
+    return rows
+
+
+def part_formulations(args):
+    rows = []
+    compas = load_compas()
+    if compas is None:
+        X0, y0 = load_breast_cancer(return_X_y=True)
+        name = "breast_cancer"
+    else:
+        X0, y0, _ = compas
+        name = "compas"
+    grid = [(50, 3), (100, 3), (100, 5), (300, 5), (1000, 10)] if args.quick else [
+        (50, 3), (100, 3), (100, 5), (200, 5), (500, 5), (1000, 5), (1000, 10), (2000, 10),
+        (5000, 10)]
+    depth, lam = 4, 0.01
+    for N, T in grid:
+        X, y = resample(X0, y0, N, seed=N * 7 + T)
+        rf = forest(X, y, T, depth)
+        d = extract(rf, X, y)
+        for method in ("lp", "mip", "ip1"):
+            r = _run(d, lam, method, args.time_limit)
+            rows.append({"dataset": name, "N": N, "T": T, "depth": depth, "lam": lam,
+                         "method": {"lp": "IP3-LP", "mip": "IP3-MIP", "ip1": "IP1-MIP"}[method],
+                         "n_entries": d.n_entries, **r})
+            print(rows[-1], flush=True)
+        # the printed (full) IP3 too, to show what the aggregation buys
+        r = _run(d, lam, "lp", args.time_limit, formulation="full")
+        rows.append({"dataset": name, "N": N, "T": T, "depth": depth, "lam": lam,
+                     "method": "IP3-LP(full)", "n_entries": d.n_entries, **r})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def part_table1(args):
+    rows = []
+    sources = []
+    Xb, yb = load_breast_cancer(return_X_y=True)
+    sources.append(("breast_cancer", Xb, yb, None))
+    cs = load_costsensitive("diabetes")
+    if cs is not None:
+        sources.append(("diabetes_costs", *cs))
+    splits = 3 if args.quick else 10
+    lams = [0.0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1]
+    T, depth = 20, 6
+    for name, X, y, costs in sources:
+        for s in range(splits):
+            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=s,
+                                                  stratify=y)
+            rf = forest(Xtr, ytr, T, depth, seed=s)
+            d = extract(rf, Xtr, ytr, costs)
+            none = PrunedEnsemble(d, unpruned(d), lam=0.0, method="none")
+            ev = none.evaluate(Xte, yte)
+            rows.append({"dataset": name, "split": s, "method": "none", "lam": 0.0,
+                         **{f"test_{k}": v for k, v in ev.items()}})
+            for lam in lams:
+                for method in ("ensemble", "individual"):
+                    pe = prune(d, lam=lam) if method == "ensemble" else individual_prune(d, lam=lam)
+                    ev = pe.evaluate(Xte, yte)
+                    rows.append({"dataset": name, "split": s, "method": method, "lam": lam,
+                                 "train_objective": pe.objective,
+                                 **{f"test_{k}": v for k, v in ev.items()}})
+            print(name, s, "done", flush=True)
+    return rows
+
+
+def table1_summary(rows):
+    """Cost at matched test error: for targets err_none + {0.5%, 2%} (soft vote), the smallest
+    mean test cost among λ whose mean test error over splits is within target."""
+    df = pd.DataFrame(rows)
+    out = []
+    for name, g in df.groupby("dataset"):
+        mean = g.groupby(["method", "lam"])[["test_error_soft", "test_feature_cost"]].mean()
+        none = mean.loc["none"].iloc[0]
+        for label, slack in (("low", 0.005), ("high", 0.02)):
+            target = none.test_error_soft + slack
+            rec = {"dataset": name, "level": label, "target_error": target,
+                   "none_cost": none.test_feature_cost}
+            for m in ("ensemble", "individual"):
+                sub = mean.loc[m]
+                ok = sub[sub.test_error_soft <= target + 1e-12]
+                rec[f"{m}_cost"] = float(ok.test_feature_cost.min()) if len(ok) else np.nan
+                rec[f"{m}_cost_pct"] = 100 * rec[f"{m}_cost"] / none.test_feature_cost
+            out.append(rec)
+    return out
+
+
+def part_target(args):
+    compas = load_compas()
+    if compas is None:
+        X0, y0 = load_digits(return_X_y=True)
+        name = "digits"
+    else:
+        X0, y0, _ = compas
+        name = "compas"
+    rows = []
+    for depth in (4,) if args.quick else (4, 6):
+        X, y = resample(X0, y0, 10000, seed=1)
+        rf = forest(X, y, 40, depth)
+        for method in ("lp", "colgen"):
+            t0 = time.perf_counter()
+            d = extract(rf, X, y)
+            t_ex = time.perf_counter() - t0
+            r = _run(d, 0.01, method, args.target_time_limit)
+            rows.append({"dataset": name, "N": 10000, "T": 40, "depth": depth, "method": method,
+                         "extract_time": t_ex, "end_to_end": time.perf_counter() - t0,
+                         "n_entries": d.n_entries, **r})
+            print(rows[-1], flush=True)
+    return rows
+
+
+# ------------------------------------------------------------------------------- report
+def _md_table(df: pd.DataFrame, cols: list[str]) -> str:
+    cols = [c for c in cols if c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, r in df[cols].iterrows():
+        cells = []
+        for c in cols:
+            v = r[c]
+            if isinstance(v, float):
+                cells.append("" if np.isnan(v) else f"{v:.4g}")
+            else:
+                cells.append(str(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write(results, args):
+    OUT.mkdir(parents=True, exist_ok=True)
+    meta = {"quick": args.quick, "time_limit": args.time_limit,
+            "python": sys.version.split()[0], "machine": platform.machine(),
+            "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    payload = {"meta": meta, **results}
+    (OUT / "pruning.json").write_text(json.dumps(payload, indent=1, default=float))
+    md = ["# Ensemble pruning benchmark (odtkit.pruning)", "",
+          f"Command: `python benchmarks/pruning.py {' '.join(sys.argv[1:])}` — "
+          f"{meta['date']}, {meta['cpus']} cores (shared with other jobs), "
+          f"per-run time limit {args.time_limit}s.", ""]
+    if "scaling" in results:
+        df = pd.DataFrame(results["scaling"])
+        md += ["## Scaling (RF depth 5, λ = 0.01; compact IP3)", "",
+               _md_table(df, ["dataset", "N", "T", "n_entries", "rows", "nonzeros",
+                              "extract_time", "build_time", "method", "status", "time",
+                              "objective", "iterations"]), ""]
+        piv = df.pivot_table(index=["dataset", "N", "T"], columns="method", values="time")
+        if {"lp", "colgen"} <= set(piv.columns):
+            piv["colgen/lp"] = piv["colgen"] / piv["lp"]
+            md += ["Column generation vs full LP (time ratio < 1: colgen faster):", "",
+                   _md_table(piv.reset_index(), ["dataset", "N", "T", "lp", "colgen", "mip",
+                                                 "colgen/lp"]), ""]
+    if "formulations" in results:
+        df = pd.DataFrame(results["formulations"])
+        md += ["## IP3 as an LP vs IP1 as a MIP vs IP3 as a MIP (RF depth 4, λ = 0.01)", "",
+               _md_table(df, ["dataset", "N", "T", "n_entries", "method", "status", "time",
+                              "objective", "max_fractionality"]), ""]
+        piv = df.pivot_table(index=["N", "T"], columns="method", values="time")
+        st = df.pivot_table(index=["N", "T"], columns="method", values="status", aggfunc="first")
+        ob = df.pivot_table(index=["N", "T"], columns="method", values="objective")
+        if {"IP3-LP", "IP1-MIP"} <= set(piv.columns):
+            piv["IP1-MIP/IP3-LP"] = piv["IP1-MIP"] / piv["IP3-LP"]
+            piv["IP1 status"] = st["IP1-MIP"]
+            piv["|obj diff|"] = (ob["IP1-MIP"] - ob["IP3-LP"]).abs()
+            md += ["Speed-up of IP3-LP over IP1-MIP (IP1 status `time_limit` = lower bound on "
+                   "the speed-up):", "",
+                   _md_table(piv.reset_index(), ["N", "T", "IP3-LP", "IP3-MIP", "IP1-MIP",
+                                                 "IP1-MIP/IP3-LP", "IP1 status", "|obj diff|"]),
+                   ""]
+    if "table1" in results:
+        summ = pd.DataFrame(table1_summary(results["table1"]))
+        results["table1_summary"] = summ.to_dict("records")
+        (OUT / "pruning.json").write_text(json.dumps({"meta": meta, **results}, indent=1,
+                                                     default=float))
+        md += ["## Table-1 shape: test feature cost at matched test error (RF T=20, depth 6)", "",
+               "Targets: unpruned soft-vote test error + 0.5% (low) / + 2% (high), averaged "
+               "over splits; cost = smallest mean test cost among the λ grid meeting the target.",
+               "",
+               _md_table(summ, ["dataset", "level", "target_error", "none_cost",
+                                "ensemble_cost", "ensemble_cost_pct", "individual_cost",
+                                "individual_cost_pct"]), ""]
+    if "target" in results:
+        df = pd.DataFrame(results["target"])
+        md += ["## Target: 40 trees x 10 000 examples, end to end (extract + build + solve)", "",
+               _md_table(df, ["dataset", "depth", "n_entries", "method", "status",
+                              "extract_time", "time", "end_to_end", "objective"]), ""]
+    (OUT / "pruning.md").write_text("\n".join(md) + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small grid (minutes)")
+    ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per solver run")
+    ap.add_argument("--target-time-limit", type=float, default=300.0,
+                    help="seconds for the 40 x 10 000 target runs")
+    ap.add_argument("--parts", default="formulations,table1,scaling,target")
+    args = ap.parse_args(argv)
+    results = {}
+    for part in args.parts.split(","):
+        results[part] = {"scaling": part_scaling, "formulations": part_formulations,
+                         "table1": part_table1, "target": part_target}[part](args)
+        write(results, args)
+
+
+if __name__ == "__main__":
+    main()
