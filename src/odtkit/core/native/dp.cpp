@@ -152,11 +152,7 @@ class DPSolver {
         use_depth2_(c.bound_on("depth2")),
         memo_(p.n_words()),
         depth2_(p),
-        tmp_cw_(static_cast<std::size_t>(K_)) {
-    // every split empties one side of its feature, so recursion depth <= M + 1; allocating all
-    // levels now keeps references to them stable during the recursion
-    for (int i = 0; i <= M_ + 1; ++i) level(static_cast<std::size_t>(i));
-  }
+        tmp_cw_(static_cast<std::size_t>(K_)) {}
 
   // Objective (count units) of an encoded tree restricted to support s; advances `pos`.
   double evaluate(const std::vector<int>& tree, std::size_t& pos, const std::uint64_t* s,
@@ -258,6 +254,9 @@ class DPSolver {
     out.push_back(leaf_code(a.data()));
     out.push_back(leaf_code(b.data()));
   }
+  // Scratch of recursion level i, created on first use. Growing levels_ moves the Level
+  // objects but not their heap buffers, so raw pointers into a level's vectors stay valid;
+  // references to Level objects are never held across a recursive call.
   Level& level(std::size_t i) {
     while (levels_.size() <= i) {
       Level l;
