@@ -147,10 +147,11 @@ def test_shortest_path_graph_of_tree_1_has_three_paths():
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("aggregate", [False, True])
-def test_certificate_on_random_forests(seed, aggregate):
+@pytest.mark.parametrize("aggregate,merge", [(False, False), (True, False), (True, True)])
+def test_certificate_on_random_forests(seed, aggregate, merge):
     d = _random_data(seed, depth=3)
-    cert = certify_network_matrix(build_ip3(d, 0.05, aggregate=aggregate), tu_check=False)
+    model = build_ip3(d, 0.05, aggregate=aggregate, merge=merge)
+    cert = certify_network_matrix(model, tu_check=False)
     assert cert.ok, cert.per_tree
     assert len(cert.matrices) == d.n_trees
     # paths of each tree's DAG <-> valid prunings (counted by enumeration), tiny trees only
@@ -196,6 +197,8 @@ def test_brute_force_tu_small_ip3(trees_idx, rows):
     assert cert.totally_unimodular is True and cert.tu_method != "skipped"
     agg = certify_network_matrix(build_ip3(d, 0.1, aggregate=True), tu_check="auto")
     assert agg.totally_unimodular is True
+    merged = build_ip3(d, 0.1, aggregate=True, merge=True)
+    assert certify_network_matrix(merged, tu_check="auto").totally_unimodular is True
 
 
 def test_brute_force_tu_sanity():
@@ -249,6 +252,8 @@ def test_ip1_ip3_mip_and_lp_match_enumeration(seed):
     assert _lp(ip3).objective == pytest.approx(oracle, abs=1e-9)
     assert _frac(_lp(ip3).x) <= 1e-7
     assert _lp(build_ip3(d, lam, aggregate=True)).objective == pytest.approx(oracle, abs=1e-9)
+    merged = _lp(build_ip3(d, lam, aggregate=True, merge=True))
+    assert merged.objective == pytest.approx(oracle, abs=1e-9) and _frac(merged.x) <= 1e-7
     assert solve(ip3).objective == pytest.approx(oracle, abs=1e-9)
     assert solve(build_ip1(d, lam)).objective == pytest.approx(oracle, abs=1e-9)
 
@@ -261,3 +266,17 @@ def test_bad_arguments():
         build_ip3(d, 0.0, budget=float("nan"))
     with pytest.raises(ValueError, match="tree"):
         build_ip2(d, 0.1, tree=5)
+    with pytest.raises(ValueError, match="aggregate"):
+        build_ip3(d, 0.1, merge=True)
+
+
+def test_merge_classes_and_budget_rows():
+    d = _example()
+    m = build_ip3(d, 0.1, aggregate=True, merge=True)
+    # both examples use the same features at the same nodes: 3 classes of 2 pairs each
+    pc = m.meta["pair_class"]
+    assert m.vars["w"].size == 3 and np.all(np.bincount(pc) == 2)
+    np.testing.assert_allclose(np.sort(m.c[m.vars["w"].index]), 0.1 * np.array([1.0, 1.0, 2.0]))
+    for B, val in [(0.0, 0.5), (3.0, 0.125), (4.0, 0.0)]:
+        merged = _lp(build_ip3(d, 0.0, budget=B, aggregate=True, merge=True))
+        assert merged.objective == pytest.approx(val, abs=1e-9)

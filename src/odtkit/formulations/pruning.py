@@ -241,7 +241,11 @@ def build_ip2(data: Any, lam: float, tree: int | None = None) -> Model:
 
 
 def build_ip3(
-    data: Any, lam: float = 0.0, budget: float | None = None, aggregate: bool = False
+    data: Any,
+    lam: float = 0.0,
+    budget: float | None = None,
+    aggregate: bool = False,
+    merge: bool = False,
 ) -> Model:
     """IP3, the ensemble formulation (§7.5); with ``budget`` the budgeted problem LP1 (§7.7).
 
@@ -257,6 +261,13 @@ def build_ip3(
     polyhedra is an injective affine map of the same (z, w) polyhedron, so vertices stay integral
     and optimal values coincide, while the feature rows shrink from one per (t, k, i) — each with
     depth(u) + 2 nonzeros — to one per (t, u, k).
+
+    ``merge=True`` (needs ``aggregate``) additionally merges (feature, example) pairs whose link
+    rows involve the same ``wt`` columns: their ``w_{k,i}`` take equal optimal values, so one
+    column per class with cost ``lam c_k |class| / N`` and the class representative's link rows
+    suffice. The merged model is the aggregated IP3 of "virtual examples" (one per class) with
+    weighted costs — the same matrix shape, hence still integral. ``meta["pair_class"]`` maps
+    every pair to its ``w`` column.
     """
     lam = _check_lam(lam)
     if budget is not None:
@@ -267,7 +278,11 @@ def build_ip3(
     z = _common_vars(b, data, "binary")
     n_wt = data.n_groups if aggregate else data.n_entries
     wt = b.add_vars("wt", shape=(n_wt,), kind="binary", lb=0.0, ub=1.0)
-    w = b.add_vars("w", shape=(data.n_pairs,), kind="binary", lb=0.0, ub=1.0)
+    if merge and not aggregate:
+        raise ValueError("merge=True needs aggregate=True")
+    pair_class, class_rep = _merge_pairs(data) if merge else (None, None)
+    n_w = data.n_pairs if pair_class is None else class_rep.shape[0]
+    w = b.add_vars("w", shape=(n_w,), kind="binary", lb=0.0, ub=1.0)
     trees = list(range(data.n_trees))
     r, c, m = _leaf_rows(data, z.index, trees)
     b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
@@ -290,19 +305,74 @@ def build_ip3(
         r, c, m = _feature_rows(data, z.index, wt.index, trees, data.entry_offset[:-1])
         wt_of_entry = wt.index
     b.add_constraints("feature", r, c, 1.0, "==", np.ones(m))
-    ne = data.n_entries
+    if pair_class is None:
+        keep = np.arange(data.n_entries, dtype=np.int64)
+        w_of_entry = w.index[data.entry_pair]
+    else:
+        is_rep = np.zeros(data.n_pairs, dtype=bool)
+        is_rep[class_rep] = True
+        keep = np.flatnonzero(is_rep[data.entry_pair])
+        w_of_entry = w.index[pair_class[data.entry_pair[keep]]]
+    ne = keep.shape[0]
     rows = np.arange(ne, dtype=np.int64)
     b.add_constraints(
         "link",
         np.concatenate([rows, rows]),
-        np.concatenate([wt_of_entry, w.index[data.entry_pair]]),
+        np.concatenate([wt_of_entry[keep], w_of_entry]),
         np.concatenate([np.ones(ne), -np.ones(ne)]),
         "<=",
         np.zeros(ne),
     )
-    _ensemble_objective(b, data, z, w, lam, budget)
-    _meta(b, data, "IP3" if budget is None else "LP1", lam, budget=budget, aggregate=aggregate)
+    if pair_class is None:
+        _ensemble_objective(b, data, z, w, lam, budget)
+    else:
+        N, T = data.n_samples, data.n_trees
+        err = np.concatenate([t.error for t in data.trees]).astype(np.float64)
+        b.add_objective(z.index, err / (N * T))
+        size = np.bincount(pair_class, minlength=n_w).astype(np.float64)
+        cost = data.costs[data.pair_feature[class_rep]] * size / N
+        if budget is None:
+            b.add_objective(w.index, lam * cost)
+        else:
+            zero = np.zeros(n_w, dtype=np.int64)
+            b.add_constraints("budget", zero, w.index, cost, "<=", np.array([budget]))
+    extra = {} if pair_class is None else {"pair_class": pair_class, "class_rep": class_rep}
+    _meta(
+        b, data, "IP3" if budget is None else "LP1", lam, budget=budget, aggregate=aggregate,
+        merge=pair_class is not None, **extra,
+    )
     return b.build()
+
+
+def _merge_pairs(data: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Classes of (feature, example) pairs linked to identical sets of aggregated wt columns.
+
+    Candidates come from two independent random 64-bit signature sums; every class is then
+    verified exactly (sorted group lists compared element by element against the
+    representative), and on any mismatch nothing is merged. Returns ``(pair_class, class_rep)``.
+    """
+    P = data.n_pairs
+    p, g = data.entry_pair, data.entry_group
+    order = np.lexsort((g, p))
+    ps, gs = p[order], g[order]
+    cnt = np.bincount(ps, minlength=P)
+    ptr = np.concatenate(([0], np.cumsum(cnt)))
+    rng = np.random.default_rng(12345)
+    r1 = rng.integers(0, 2**63 - 1, size=data.n_groups, dtype=np.int64).view(np.uint64)
+    r2 = rng.integers(0, 2**63 - 1, size=data.n_groups, dtype=np.int64).view(np.uint64)
+    h1 = np.zeros(P, dtype=np.uint64)
+    h2 = np.zeros(P, dtype=np.uint64)
+    np.add.at(h1, ps, r1[gs])
+    np.add.at(h2, ps, r2[gs])
+    key = np.stack([h1.view(np.int64), h2.view(np.int64), cnt], axis=1)
+    _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    rep_of_pair = first[inv]
+    j = np.arange(ps.shape[0]) - ptr[ps]
+    same = gs == gs[ptr[rep_of_pair[ps]] + j]
+    if not np.all(same):
+        return None, None
+    return inv.astype(np.int64), first.astype(np.int64)
 
 
 def decode(model: Model, x: np.ndarray, data: Any) -> list[np.ndarray]:

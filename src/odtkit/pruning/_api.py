@@ -61,7 +61,7 @@ def solve_ip3(
     if method == "ip1":
         model = build_ip1(data, lam, budget=budget)
     else:
-        model = build_ip3(data, lam, budget=budget, aggregate=aggregate)
+        model = build_ip3(data, lam, budget=budget, aggregate=aggregate, merge=aggregate)
     t_build = time.perf_counter() - t0
     info: dict[str, Any] = {"build_time": t_build, "formulation": model.meta["formulation"]}
     lp_result = None
@@ -174,8 +174,9 @@ def prune(
     formulation : {"compact", "full"}
         ``"full"``: IP3 exactly as printed (one ``w^{(t)}_{k,i}`` and feature row per tree,
         feature, example). ``"compact"`` (default): the equivalent aggregated IP3 with one
-        ``w^{(t)}`` per (tree, node u, feature) — same optimum, integral vertices, far fewer
-        nonzeros (see :func:`odtkit.formulations.pruning.build_ip3`).
+        ``w^{(t)}`` per (tree, node u, feature) and (feature, example) pairs with identical link
+        structure merged — same optimum, integral vertices, far fewer rows and nonzeros (see
+        :func:`odtkit.formulations.pruning.build_ip3`, ``aggregate=True, merge=True``).
 
     Returns
     -------

@@ -120,7 +120,7 @@ def budget_prune(
     from odtkit.formulations.pruning import build_ip3, decode
     from odtkit.solvers import solve
 
-    lp1 = build_ip3(data, 0.0, budget=budget, aggregate=aggregate)
+    lp1 = build_ip3(data, 0.0, budget=budget, aggregate=aggregate, merge=aggregate)
     res = solve(lp1, backend=backend, relax=True, lp_method="simplex", time_limit=time_limit)
     frac = max_fractionality(res.x, lp1.integrality) if res.has_solution else np.nan
     info.update(lp1_objective=res.objective, lp1_status=res.status, lp1_max_fractionality=frac)
@@ -161,7 +161,7 @@ def _vector(model: Any, data: EnsembleData, pe: PrunedEnsemble) -> np.ndarray:
         {
             "z": np.concatenate(pe.leaves).astype(float),
             "wt": _wt(model, data, terms["wt"]),
-            "w": terms["w"].astype(float),
+            "w": _w(model, terms["w"]),
         }
     )
 
@@ -171,3 +171,10 @@ def _wt(model: Any, data: EnsembleData, wt_entries: np.ndarray) -> np.ndarray:
     if model.meta.get("aggregate"):
         return wt_entries[data.group_start].astype(float)
     return wt_entries.astype(float)
+
+
+def _w(model: Any, w_pairs: np.ndarray) -> np.ndarray:
+    """``w`` values per pair, or per merged class (its representative's value)."""
+    if model.meta.get("merge"):
+        return w_pairs[model.meta["class_rep"]].astype(float)
+    return w_pairs.astype(float)
