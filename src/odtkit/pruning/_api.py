@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from odtkit._validation import check_lambda, check_positive_number
-from odtkit.pruning._ensemble import PrunedEnsemble, objective_terms, tree_dp, unpruned
+from odtkit.pruning._ensemble import PrunedEnsemble, tree_dp, unpruned
 from odtkit.pruning._extract import EnsembleData, extract
 
 __all__ = ["prune", "individual_prune", "cost_error_path", "solve_ip3", "METHODS"]
@@ -297,9 +297,3 @@ def cost_error_path(
                     row[f"test_{k}"] = v
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _objective_check(pe: PrunedEnsemble) -> float:
-    """|recomputed objective - solver objective| (0 when they agree)."""
-    terms = objective_terms(pe.data, pe.leaves, pe.lam)
-    return abs(float(terms["objective"]) - pe.solver_objective)

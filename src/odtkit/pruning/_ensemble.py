@@ -13,7 +13,6 @@ from itertools import product
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from odtkit.pruning._extract import EnsembleData, TreeData, as_numeric_matrix, encode_y, route
 
@@ -385,16 +384,6 @@ class PrunedEnsemble:
         return out
 
 
-def leaves_from_solution(data: EnsembleData, zvec: np.ndarray) -> list[np.ndarray]:
-    """Split a global z vector (rounded) into per-tree bool masks."""
-    zr = np.asarray(zvec) > 0.5
-    return [zr[data.node_offset[t] : data.node_offset[t + 1]].copy() for t in range(data.n_trees)]
-
-
 def unpruned(data: EnsembleData) -> list[np.ndarray]:
     """The identity pruning (all original leaves)."""
     return [t.is_leaf.copy() for t in data.trees]
-
-
-def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame(rows)
