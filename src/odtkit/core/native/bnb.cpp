@@ -551,41 +551,83 @@ void BnbSearch::expand(int sid) {
     ensure_splits(id);
     if (leaves_[id].splits.empty()) return;  // cannot happen for a pushed mask; defensive
   }
+  // Product over the split choices of the leaves in S, pruned leaf by leaf: a child c of a
+  // split contributes at least mis(c) + Lambda + min(0, eq(c) - mis(c) + Lambda) to the NB of
+  // every state built on the tree (and mis(c) + Lambda >= that to the tree's own objective), with
+  // the min only if c may be splittable (cheap optimistic test). Options of each leaf are sorted
+  // by that contribution, so once partial + option + best of the remaining leaves reaches the
+  // incumbent, the later options of that leaf are skipped too.
   const std::size_t S = to_split.size();
-  std::vector<std::size_t> choice(S, 0);
+  const double la = use_lookahead_ ? Lambda_ : 0.0;
+  auto contribution = [&](int id) {
+    const Leaf& c = leaves_[id];
+    double v = c.mis + Lambda_;
+    const bool maybe_split = c.depth < max_depth_ && c.mis > tau_ * 1e-3 &&
+                             (!use_support_ || c.mis - c.eq > Lambda_ + tau_);
+    if (maybe_split) v += std::min(0.0, (use_eq_ ? c.eq : 0.0) - c.mis + la);
+    return v;
+  };
+  struct Option {
+    double c;
+    std::size_t split;
+  };
+  std::vector<std::vector<Option>> options(S);
+  for (std::size_t k = 0; k < S; ++k) {
+    const auto& splits = leaves_[to_split[k]].splits;
+    options[k].reserve(splits.size());
+    for (std::size_t i = 0; i < splits.size(); ++i)
+      options[k].push_back({contribution(splits[i].left) + contribution(splits[i].right), i});
+    std::stable_sort(options[k].begin(), options[k].end(),
+                     [](const Option& a, const Option& b) { return a.c < b.c; });
+  }
+  std::vector<double> best_rest(S + 1, 0.0);
+  for (std::size_t k = S; k-- > 0;) best_rest[k] = best_rest[k + 1] + options[k][0].c;
+  double base = 0.0;
+  for (int id : fixed) base += leaves_[id].mis + Lambda_;
+
+  std::vector<std::size_t> pos(S, 0);
+  std::vector<double> partial(S + 1, base);
   std::vector<int> L2;
   std::vector<int> sorted_key;
   partial_bound_ = st.nb;
+  std::size_t k = 0;
   while (true) {
-    L2 = fixed;
-    for (std::size_t k = 0; k < S; ++k) {
-      const Split& sp = leaves_[to_split[k]].splits[choice[k]];
-      L2.push_back(sp.left);
-      L2.push_back(sp.right);
-    }
-    bool fresh = true;
-    if (use_permutation_) {
-      sorted_key = L2;
-      std::sort(sorted_key.begin(), sorted_key.end());
-      fresh = tree_cache_.insert(sorted_key);
-      if (!fresh) ++n_cache_hits_;
-    }
-    if (fresh) {
-      consider_incumbent(L2);
-      push_masks(L2, fixed.size(), st.level + 1);
-      if (memory_stop_ || budget_.stopped()) return;  // partial_bound_ keeps this state's bound
-    }
-    // next assignment in lexicographic order (last leaf varies fastest)
-    bool done = true;
-    for (std::size_t k = S; k-- > 0;) {
-      if (++choice[k] < leaves_[to_split[k]].splits.size()) {
-        done = false;
-        break;
+    if (k == S) {
+      L2 = fixed;
+      for (std::size_t j = 0; j < S; ++j) {
+        const Split& sp = leaves_[to_split[j]].splits[options[j][pos[j]].split];
+        L2.push_back(sp.left);
+        L2.push_back(sp.right);
       }
-      choice[k] = 0;
+      bool fresh = true;
+      if (use_permutation_) {
+        sorted_key = L2;
+        std::sort(sorted_key.begin(), sorted_key.end());
+        fresh = tree_cache_.insert(sorted_key);
+        if (!fresh) ++n_cache_hits_;
+      }
+      if (fresh) {
+        consider_incumbent(L2);
+        push_masks(L2, fixed.size(), st.level + 1);
+        if (memory_stop_ || budget_.stopped()) return;  // partial_bound_ keeps this bound
+      }
+      if (heavy_work_should_stop()) return;
+      // advance the last leaf
+      k = S - 1;
+      ++pos[k];
     }
-    if (done) break;
-    if (heavy_work_should_stop()) return;  // partial_bound_ keeps this state's bound
+    // find a viable option at level k (pos[k] onwards), or backtrack
+    if (pos[k] < options[k].size() &&
+        !prunable(partial[k] + options[k][pos[k]].c + best_rest[k + 1])) {
+      partial[k + 1] = partial[k] + options[k][pos[k]].c;
+      ++k;
+      if (k < S) pos[k] = 0;
+      continue;
+    }
+    // no (more) viable option here: sorted, so the rest fail too
+    if (k == 0) break;
+    --k;
+    ++pos[k];
   }
   partial_bound_ = std::numeric_limits<double>::infinity();
 }

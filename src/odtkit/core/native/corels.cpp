@@ -167,6 +167,57 @@ struct MapValue {
   std::uint32_t gen;
 };
 
+// Symmetry-aware map with keys in one arena and open addressing: millions of prefixes cost a
+// few flat allocations (a node-based map of vector keys spent seconds just being torn down).
+class SymmetryMap {
+ public:
+  // The value stored under key, or null.
+  MapValue* find(const Words& key) {
+    if (slots_.empty()) return nullptr;
+    const std::uint64_t h = VecHash()(key);
+    for (std::size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == 0) return nullptr;
+      Entry& e = entries_[slots_[i] - 1];
+      if (e.hash == h && e.len == key.size() &&
+          std::equal(key.begin(), key.end(), arena_.begin() + static_cast<long>(e.offset)))
+        return &e.value;
+    }
+  }
+  // Insert a key known to be absent.
+  void insert(const Words& key, const MapValue& value) {
+    if ((entries_.size() + 1) * 2 > slots_.size()) grow();
+    const std::uint64_t h = VecHash()(key);
+    std::size_t i = h & (slots_.size() - 1);
+    while (slots_[i] != 0) i = (i + 1) & (slots_.size() - 1);
+    entries_.push_back({h, arena_.size(), key.size(), value});
+    arena_.insert(arena_.end(), key.begin(), key.end());
+    slots_[i] = entries_.size();
+  }
+  std::size_t size() const { return entries_.size(); }
+  std::size_t bytes() const {
+    return arena_.capacity() * 8 + entries_.capacity() * sizeof(Entry) + slots_.capacity() * 8;
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t hash;
+    std::size_t offset, len;
+    MapValue value;
+  };
+  void grow() {
+    std::vector<std::size_t> next(std::max<std::size_t>(64, slots_.size() * 2), 0);
+    for (std::size_t r = 0; r < entries_.size(); ++r) {
+      std::size_t i = entries_[r].hash & (next.size() - 1);
+      while (next[i] != 0) i = (i + 1) & (next.size() - 1);
+      next[i] = r + 1;
+    }
+    slots_.swap(next);
+  }
+  Words arena_;
+  std::vector<Entry> entries_;
+  std::vector<std::size_t> slots_;  // 0: empty, else entry index + 1
+};
+
 class CorelsSearch {
  public:
   CorelsSearch(const CorelsInput& in, const CorelsConfig& cfg,
@@ -218,8 +269,7 @@ class CorelsSearch {
   long long live_ = 0;
   std::priority_queue<QEntry> queue_;
   std::priority_queue<BEntry> bheap_;
-  std::unordered_map<Words, MapValue, VecHash> map_;
-  std::size_t map_key_words_ = 0;
+  SymmetryMap map_;
   std::size_t live_words_ = 0;
   std::size_t live_bytes_ = 0;  // approximate: never decreased when nodes are freed
   long long counter_ = 0;
@@ -276,7 +326,6 @@ void CorelsSearch::build_classes() {
   for (double t : tot) N_ += t;
   Lambda_ = cfg_.lam * N_;
   tau_ = 1e-9 * std::max(1.0, N_);
-  map_key_words_ = cfg_.symmetry == CorelsSymmetry::captured_map ? W_ : 0;
   out_.n_classes_eq = U_;
   live_words_ = (R_ + 63) / 64;
 }
@@ -416,8 +465,7 @@ double CorelsSearch::memory_bytes() const {
   return static_cast<double>(nodes_.size()) * node_bytes +
          static_cast<double>(queue_.size()) * sizeof(QEntry) +
          static_cast<double>(bheap_.size()) * sizeof(BEntry) +
-         static_cast<double>(map_.size()) *
-             (sizeof(MapValue) + 48.0 + 8.0 * std::max<std::size_t>(map_key_words_, 4)) +
+         static_cast<double>(map_.bytes()) +
          static_cast<double>(R_ * W_ * 8) + static_cast<double>(mass_->bytes()) +
          static_cast<double>(live_bytes_);
 }
@@ -565,14 +613,18 @@ CorelsOutput CorelsSearch::run() {
           const Words& a = rules_[r];
           for (std::size_t k = 0; k < W_; ++k) key[k] = notcapt[k] & ~a[k];
         }
-        auto it = map_.find(key);
+        MapValue* seen = map_.find(key);
         const double beta = b + b0;
-        if (it != map_.end()) {
-          if (beta >= it->second.bound - tau_) continue;  // an equal-or-better twin exists
-          if (alive(it->second.node, it->second.gen)) delete_subtree(it->second.node);
+        if (seen) {
+          if (beta >= seen->bound - tau_) continue;  // an equal-or-better twin exists
+          if (alive(seen->node, seen->gen)) delete_subtree(seen->node);
         }
         const int child = new_node();
-        map_[std::move(key)] = {beta, child, nodes_[child].gen};
+        const MapValue value{beta, child, nodes_[child].gen};
+        if (seen)
+          *seen = value;  // deleting the twin's subtree does not touch the map
+        else
+          map_.insert(key, value);
         Node& nc = nodes_[child];
         nc.parent = id;
         nc.rule = static_cast<int>(r);
