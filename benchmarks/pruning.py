@@ -104,6 +104,7 @@ def _run(d, lam, method, tl, formulation="compact"):
     if method == "colgen":
         row["iterations"] = pe.info.get("iterations")
         row["columns"] = pe.info.get("n_columns")
+        row["lower_bound"] = pe.info.get("lower_bound")
     if "fallback" in pe.info:
         row["fallback"] = pe.info["fallback"]
     return row

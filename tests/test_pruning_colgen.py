@@ -119,3 +119,16 @@ def test_colgen_bad_init():
     trees, X, y, costs = worked_example()
     with pytest.raises(ValueError, match="init"):
         column_generation(extract(trees, X, y, costs), 0.1, init="random")
+
+
+def test_colgen_time_limit_returns_valid_bounds():
+    d = _data(3, n=150, T=6, depth=4, k=8)
+    lam = 0.005
+    lp = prune(d, lam=lam)
+    cg = prune(d, lam=lam, method="colgen", time_limit=0.05)
+    assert cg.status in ("optimal", "time_limit")
+    # an integral pruning (upper bound) and a Lagrangian lower bound around the optimum
+    assert cg.objective >= lp.objective - 1e-9
+    assert cg.info["lower_bound"] <= lp.objective + 1e-9
+    if cg.status == "optimal":
+        assert cg.objective == pytest.approx(lp.objective, abs=1e-9)

@@ -219,13 +219,18 @@ def _colgen(
 
     cg = column_generation(data, lam, backend=backend, time_limit=time_limit)
     info = {k: v for k, v in cg.items() if k not in ("leaves", "trace", "result", "model")}
-    if cg["leaves"] is None:
+    if cg["leaves"] is None and cg["status"] == "optimal":
         # no integral combination of the generated columns attains the LP value: the compact LP
         # is integral at a vertex (Theorem 4.2), so solve it instead
         pe = solve_ip3(data, lam, method="lp", backend=backend, time_limit=time_limit)
         pe.info.update(colgen=info, fallback="compact LP after fractional column generation")
         pe.trace = cg["trace"]
         return pe
+    if cg["leaves"] is None:
+        raise RuntimeError(
+            f"column generation stopped with status {cg['status']!r} and no integral pruning; "
+            "raise time_limit"
+        )
     status = cg["status"]
     return PrunedEnsemble(
         data=data, leaves=cg["leaves"], lam=lam, status=status, method="colgen",

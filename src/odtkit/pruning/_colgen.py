@@ -127,7 +127,7 @@ def column_generation(
     trace_rows = []
     status = "optimal"
     it = 0
-    res = model = None
+    res = model = last_ok = None
     while True:
         it += 1
         model = _master(data, lam, cols, integral=False)
@@ -137,7 +137,10 @@ def column_generation(
         res = solve(model, backend=backend, relax=True, lp_method="simplex", time_limit=remaining)
         if res.status != "optimal" or res.duals is None:
             status = res.status if res.status != "optimal" else "error"
+            if last_ok is not None:  # keep the last solved master (a valid upper bound)
+                res, model = last_ok
             break
+        last_ok = (res, model)
         link = model.constraints["link"]
         conv = model.constraints["convexity"]
         pi = np.maximum(-res.duals[link.start : link.stop], 0.0)
@@ -173,14 +176,16 @@ def column_generation(
     if res is None or not res.has_solution:
         out.update(leaves=None, max_fractionality=np.nan, integral_by="none")
         return out
+    out["lower_bound"] = float(trace["bound"].max()) if len(trace) else -np.inf
     alpha = res.values["alpha"]
     frac = float(np.max(np.minimum(alpha, 1 - alpha))) if alpha.size else 0.0
     out["max_fractionality"] = frac
     chosen = np.zeros(T, dtype=np.int64)
     if frac <= 1e-7:
-        for j, (t, _, _) in enumerate(cols):
+        # columns priced after the last master solve (limit reached) are not in alpha
+        for j in range(alpha.shape[0]):
             if alpha[j] > 0.5:
-                chosen[t] = j
+                chosen[cols[j][0]] = j
         out["integral_by"] = "master_lp"
     else:
         # ties: the LP optimum is a mix of integral optima; the restricted master with binary
@@ -188,7 +193,9 @@ def column_generation(
         mip_model = _master(data, lam, cols, integral=True)
         mres = solve(mip_model, backend=backend)
         a = mres.values.get("alpha") if mres.has_solution else None
-        if a is None or mres.objective > out["lp_value"] + 1e-9:
+        # after convergence the binary master must attain the LP value to be optimal; after a
+        # limit it is just the best integral combination of the columns found so far
+        if a is None or (status == "optimal" and mres.objective > out["lp_value"] + 1e-9):
             out.update(leaves=None, integral_by="failed", mip_result=mres)
             return out
         for j, (t, _, _) in enumerate(cols):
