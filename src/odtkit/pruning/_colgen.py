@@ -174,7 +174,15 @@ def column_generation(
         "lp_value": float(res.objective) if res is not None and res.has_solution else np.nan,
     }
     if res is None or not res.has_solution:
-        out.update(leaves=None, max_fractionality=np.nan, integral_by="none")
+        # no master solved within the limit: best of the initial integral prunings
+        from odtkit.pruning._ensemble import objective_terms
+
+        per_tree = [[m for (t2, _, _), m in zip(cols, masks, strict=True) if t2 == t]
+                    for t in range(T)]
+        cands = [[p[0] for p in per_tree], [p[-1] for p in per_tree]]
+        vals = [float(objective_terms(data, c, lam)["objective"]) for c in cands]
+        out.update(leaves=cands[int(np.argmin(vals))], max_fractionality=np.nan,
+                   integral_by="initial_columns", lower_bound=-np.inf, lp_value=np.nan)
         return out
     out["lower_bound"] = float(trace["bound"].max()) if len(trace) else -np.inf
     alpha = res.values["alpha"]
