@@ -481,7 +481,9 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   }
   {
     double v = kInf;
+    const double t0 = budget.elapsed();
     std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v);
+    out.stats["greedy_seconds"] = budget.elapsed() - t0;
     if (v < incumbent - kTau) {
       incumbent = v;
       incumbent_tree = std::move(greedy);
