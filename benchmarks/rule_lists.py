@@ -134,14 +134,17 @@ def main() -> int:
         row["policy"] = "lower_bound"
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "model"}), flush=True)
-        row = run(paper_data, lam, (paper_matrix, names), args.repeats, args.time_limit)
-        row["antecedents"] = "CORELS paper compas_train.out (155)"
-        row["policy"] = "curiosity"
-        row["rule_names"] = [
-            [names[f] for f, _ in rule["antecedent"]] for rule in row["model"]["rules"]
-        ]
-        rows.append(row)
-        print(json.dumps({k: v for k, v in row.items() if k != "model"}), flush=True)
+        for policy in ("curiosity", "lower_bound"):
+            row = run(
+                paper_data, lam, (paper_matrix, names), args.repeats, args.time_limit, policy=policy
+            )
+            row["antecedents"] = "CORELS paper compas_train.out (155)"
+            row["policy"] = policy
+            row["rule_names"] = [
+                [names[f] for f, _ in rule["antecedent"]] for rule in row["model"]["rules"]
+            ]
+            rows.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "model"}), flush=True)
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
