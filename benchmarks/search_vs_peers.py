@@ -352,6 +352,43 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                 f"({g.get('error', '')})"
             )
         lines.append("")
+    # certification counts per tool and depth setting
+    lines.append("## Settings certified optimal (within the time limit)")
+    lines.append("")
+    lines.append("| tool | unlimited depth | depth 3-5 |")
+    lines.append("|---|---|---|")
+    for tool in ("dp", "bnb", "gosdt", "streed"):
+        tr = [r for r in rows if r["tool"] == tool]
+        if not tr:
+            continue
+        cells = []
+        for pred in (lambda d: d is None, lambda d: d is not None):
+            sel = [r for r in tr if pred(r["depth"])]
+            ok = sum(1 for r in sel if r.get("optimal"))
+            cells.append(f"{ok}/{len(sel)}" if sel else "–")
+        lines.append(f"| {tool} | {cells[0]} | {cells[1]} |")
+    lines.append("")
+    never = sorted(
+        {
+            (r["dataset"], r["lam"], r["depth"])
+            for r in rows
+            if not any(
+                x.get("optimal")
+                for x in rows
+                if (x["dataset"], x["lam"], x["depth"]) == (r["dataset"], r["lam"], r["depth"])
+            )
+        },
+        key=lambda t: (t[0], -t[1], t[2] if t[2] is not None else 99),
+    )
+    if never:
+        lines.append(
+            "Settings no tool certified: "
+            + ", ".join(
+                f"{d} λ={lam:g} {'∞' if dep is None else 'd=' + str(dep)}" for d, lam, dep in never
+            )
+            + "."
+        )
+        lines.append("")
     lines.append(
         "Kernel efficiency: dp search seconds / (sub-problems expanded × features × "
         "64-bit words of a support), in ns; it folds the per-class bit-plane passes, "
