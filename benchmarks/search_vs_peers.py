@@ -227,6 +227,19 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "can be noisy by tens of percent."
     )
     lines.append("")
+    if meta.get("jobs"):
+        lines.append("Result files merged into this report (one job per file):")
+        lines.append("")
+        lines += meta["jobs"]
+        lines.append("")
+        lines.append(
+            "Grid: the issue's datasets × λ ∈ {0.1, 0.025, 0.01, 0.005, 0.001} × {∞, 3, 4, 5}; "
+            "gosdt was run at ∞ and depth 5 only (plus 3-4 on monk1) and bnb at ∞ and depth 5 "
+            "with a 30 s limit and one repetition, to fit the session's time on a loaded "
+            "machine. Within one (tool, dataset, depth), λ runs from large to small and stops "
+            "at the first setting without a proof (the rest are marked skipped)."
+        )
+        lines.append("")
     # mismatches
     mismatches = []
     groups: dict[tuple, list[dict[str, Any]]] = {}
@@ -437,10 +450,18 @@ def main() -> None:
     if not args.report_only:
         run_grid(args)
     rows, meta = [], {}
+    jobs = []
     for path in sorted(RESULTS.glob("search_vs_peers*.json")):
         payload = json.loads(path.read_text())
         rows += payload["runs"]
         meta = meta or payload["meta"]
+        tools = sorted({r["tool"] for r in payload["runs"]})
+        m = payload["meta"]
+        jobs.append(
+            f"* `{path.name}`: {', '.join(tools)}; time limit {m.get('time_limit')} s, up to "
+            f"{m.get('reps')} repetitions; written {m.get('written')}"
+        )
+    meta["jobs"] = jobs
     text = report(rows, meta)
     (RESULTS / "search_vs_peers.md").write_text(text)
     print(text)
