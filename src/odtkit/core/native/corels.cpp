@@ -230,6 +230,8 @@ class CorelsSearch {
   // --- preprocessing -------------------------------------------------------------------
   void build_classes();
 
+  void greedy_incumbent();
+
   // --- trie --------------------------------------------------------------------------------
   int new_node();
   void delete_subtree(int id);
@@ -496,6 +498,57 @@ bool CorelsSearch::limit_reached() {
   return false;
 }
 
+// Warm start: append, one rule at a time, the antecedent that lowers the objective most, while
+// it does. A good early incumbent is what lets the bounds prune; the curiosity policy in
+// particular can wander for a long time before it meets a good list on its own.
+void CorelsSearch::greedy_incumbent() {
+  Words notcapt = valid_;
+  std::vector<char> used(R_, 0);
+  std::vector<int> prefix, labels;
+  double b = 0.0;
+  double rest_tot = mass_->of(kTotal, notcapt.data(), nullptr);
+  double rest_pos = mass_->of(kPositive, notcapt.data(), nullptr);
+  double current = b + std::min(rest_pos, rest_tot - rest_pos);
+  while (true) {
+    int best_r = -1;
+    double best_obj = current - tau_, best_b = 0.0, best_tot = 0.0, best_pos = 0.0;
+    int best_label = 0;
+    for (std::size_t r = 0; r < R_; ++r) {
+      if (used[r]) continue;
+      const double tot = mass_->of(kTotal, rules_[r].data(), notcapt.data());
+      if (tot <= 0.0) continue;
+      const double pos = mass_->of(kPositive, rules_[r].data(), notcapt.data());
+      const double nb = b + std::min(pos, tot - pos) + Lambda_;
+      const double rt = rest_tot - tot, rp = rest_pos - pos;
+      const double obj = nb + std::min(rp, rt - rp);
+      if (obj < best_obj) {
+        best_obj = obj;
+        best_r = static_cast<int>(r);
+        best_b = nb;
+        best_tot = tot;
+        best_pos = pos;
+        best_label = pos > tot - pos ? 1 : 0;
+      }
+    }
+    if (best_r < 0) break;
+    used[best_r] = 1;
+    prefix.push_back(best_r);
+    labels.push_back(best_label);
+    const Words& a = rules_[best_r];
+    for (std::size_t k = 0; k < W_; ++k) notcapt[k] &= ~a[k];
+    b = best_b;
+    rest_tot -= best_tot;
+    rest_pos -= best_pos;
+    current = best_obj;
+    if (current < Rc_ - tau_) {
+      Rc_ = current;
+      best_prefix_ = prefix;
+      best_labels_ = labels;
+      best_default_ = rest_pos > rest_tot - rest_pos ? 1 : 0;
+    }
+  }
+}
+
 CorelsOutput CorelsSearch::run() {
   t0_ = Clock::now();
   last_poll_ = t0_;
@@ -515,6 +568,7 @@ CorelsOutput CorelsSearch::run() {
   }
   Rc_ = nodes_[root].obj;
   best_default_ = all_pos > all_tot - all_pos ? 1 : 0;
+  greedy_incumbent();
   push(root);
   record_trace(true);
 
