@@ -270,3 +270,26 @@ def test_matches_oracle_slow(seed: int) -> None:
         for symmetry in SYMMETRY_MAPS:
             result = search_rule_list(data, lam, antecedents=ants, policy=policy, symmetry=symmetry)
             assert result.objective == pytest.approx(oracle, abs=1e-9)
+
+
+def test_interrupt_returns_incumbent() -> None:
+    """SIGINT during the native search: status 'interrupted', a valid list and bound."""
+    import signal
+
+    rng = np.random.default_rng(1)
+    X = rng.random((2000, 12)) < 0.5
+    y = (X[:, 0] ^ X[:, 1] ^ (rng.random(2000) < 0.3)).astype(int)
+    data = Dataset.from_arrays(X, y)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    old_alarm = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        result = search_rule_list(data, 0.001, time_limit=20, memory_limit_mb=1000)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_alarm)
+        signal.signal(signal.SIGINT, previous)
+    assert result.status in ("interrupted", "optimal")
+    if result.status == "interrupted":
+        assert result.time < 5
+    check_result(result, data, 0.001)
