@@ -188,6 +188,20 @@ def test_ctrl_c_returns_best_tree(hard) -> None:
     assert metrics.objective(r.tree, hard, HARD_LAM) == pytest.approx(r.objective, abs=1e-9)
 
 
+@pytest.mark.parametrize("limits", [{"node_limit": 50}, {}])
+def test_trace_is_anytime_consistent(limits: dict) -> None:
+    d = datasets.load("monk2")
+    r = search_tree(d, 0.005, **limits)
+    t = r.trace
+    assert len(t) >= 2
+    assert (np.diff(t["time"]) >= 0).all()
+    assert (np.diff(t["incumbent"]) <= 1e-12).all()  # incumbents only improve
+    assert (np.diff(t["bound"]) >= -1e-12).all()  # bounds only rise
+    assert (t["bound"] <= t["incumbent"] + 1e-12).all()
+    assert t["incumbent"].iloc[-1] == pytest.approx(r.objective)
+    assert t["bound"].iloc[-1] == pytest.approx(r.lower_bound)
+
+
 def test_limited_bound_is_below_the_certified_optimum() -> None:
     d = datasets.load("monk2")
     best = search_tree(d, 0.005)

@@ -490,9 +490,13 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
     }
   }
   auto normalized = [N](double v) { return v / N; };
-  out.record(budget.elapsed(), normalized(incumbent), 0.0);
+  // a-priori global bound: the leaf, or >= 2 leaves and the equivalent-point mistakes (§3.8)
+  const double root_lb = std::min(
+      incumbent, (config.bound_on("equivalent_points") ? problem.minority_total() : 0.0) +
+                     (config.bound_on("lookahead") ? 2.0 : 1.0) * config.lam * N);
+  out.record(budget.elapsed(), normalized(incumbent), normalized(root_lb));
   solver.on_root_improved = [&](double v) {
-    if (v < incumbent) out.record(budget.elapsed(), normalized(v), 0.0);
+    if (v < incumbent) out.record(budget.elapsed(), normalized(v), normalized(std::min(root_lb, v)));
   };
 
   // A user bound prunes with a little slack so that a bound equal to the optimum still lets
@@ -531,7 +535,7 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
       }
     }
   }
-  lower = std::min(lower, incumbent);
+  lower = std::min(std::max(lower, root_lb), incumbent);
   out.status = budget.status();
   out.objective = normalized(incumbent);
   out.lower_bound = out.status == "optimal" ? out.objective : normalized(lower);
