@@ -530,6 +530,7 @@ def _cbc_summary(payload: dict) -> list[str]:
     ]
     ratio = geomean([c["solve_time"] / h["solve_time"] for _, h, c in pairs if h["solve_time"] > 0])
     return [
+        "",
         f"* **Same machine, same FlowOCT model, CBC vs HiGHS** (cold; CBC through the pulp "
         f"backend, a stand-in for ODTlearn's CBC solve): geometric mean CBC time / HiGHS time = "
         f"{_fmt(ratio)} over {len(pairs)} problems (runs at the limit count as the limit).",
