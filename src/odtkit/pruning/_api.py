@@ -55,7 +55,7 @@ def solve_ip3(
     finish optimal, the integer program is solved instead and ``info["fallback"]`` says why.
     """
     from odtkit.formulations.pruning import build_ip1, build_ip3, decode
-    from odtkit.solvers import solve
+    from odtkit.pruning._solve import run
 
     t0 = time.perf_counter()
     if method == "ip1":
@@ -67,7 +67,7 @@ def solve_ip3(
     lp_result = None
     frac = 0.0
     if method == "lp":
-        res = solve(model, backend=backend, relax=True, lp_method="simplex", time_limit=time_limit)
+        res = run(model, backend=backend, relax=True, lp_method="simplex", time_limit=time_limit)
         lp_result = res
         frac = max_fractionality(res.x, model.integrality) if res.has_solution else np.nan
         info.update(lp_time=res.time, lp_status=res.status, lp_objective=res.objective)
@@ -78,10 +78,10 @@ def solve_ip3(
                 f"LP status {res.status}" if res.status != "optimal"
                 else f"fractional LP vertex (max fractionality {frac:.3g})"
             )
-            res = solve(model, backend=backend, time_limit=time_limit, start=start)
+            res = run(model, backend=backend, time_limit=time_limit, start=start)
             info["mip_time"] = res.time
     elif method in ("mip", "ip1"):
-        res = solve(model, backend=backend, time_limit=time_limit, start=start)
+        res = run(model, backend=backend, time_limit=time_limit, start=start)
         info["mip_time"] = res.time
     else:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")

@@ -118,10 +118,10 @@ def budget_prune(
         return pe
 
     from odtkit.formulations.pruning import build_ip3, decode
-    from odtkit.solvers import solve
+    from odtkit.pruning._solve import run
 
     lp1 = build_ip3(data, 0.0, budget=budget, aggregate=aggregate, merge=aggregate)
-    res = solve(lp1, backend=backend, relax=True, lp_method="simplex", time_limit=time_limit)
+    res = run(lp1, backend=backend, relax=True, lp_method="simplex", time_limit=time_limit)
     frac = max_fractionality(res.x, lp1.integrality) if res.has_solution else np.nan
     info.update(lp1_objective=res.objective, lp1_status=res.status, lp1_max_fractionality=frac)
     method = "lp1"
@@ -135,7 +135,7 @@ def budget_prune(
             "not apply); solved LP1 as a MIP from the λ-search solution"
         )
         start = _vector(lp1, data, sweep)
-        final = solve(lp1, backend=backend, time_limit=time_limit, start=start)
+        final = run(lp1, backend=backend, time_limit=time_limit, start=start)
         method = "lp1_mip"
         if not final.has_solution:
             leaves = sweep.leaves

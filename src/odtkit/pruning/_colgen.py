@@ -94,7 +94,7 @@ def column_generation(
     bound = Lagrangian bound), ``max_fractionality`` of the master's alpha, ``integral_by``
     (how integrality was obtained), ``result`` (last backend Result), ``model`` (last master).
     """
-    from odtkit.solvers import solve
+    from odtkit.pruning._solve import run
 
     t0 = time.perf_counter()
     N, T = data.n_samples, data.n_trees
@@ -134,7 +134,7 @@ def column_generation(
         remaining = None
         if time_limit is not None:
             remaining = max(time_limit - (time.perf_counter() - t0), 1e-3)
-        res = solve(model, backend=backend, relax=True, lp_method="simplex", time_limit=remaining)
+        res = run(model, backend=backend, relax=True, lp_method="simplex", time_limit=remaining)
         if res.status != "optimal" or res.duals is None:
             status = res.status if res.status != "optimal" else "error"
             if last_ok is not None:  # keep the last solved master (a valid upper bound)
@@ -199,7 +199,7 @@ def column_generation(
         # ties: the LP optimum is a mix of integral optima; the restricted master with binary
         # alpha (few columns) picks one; it is optimal iff it attains the LP value
         mip_model = _master(data, lam, cols, integral=True)
-        mres = solve(mip_model, backend=backend)
+        mres = run(mip_model, backend=backend)
         a = mres.values.get("alpha") if mres.has_solution else None
         # after convergence the binary master must attain the LP value to be optimal; after a
         # limit it is just the best integral combination of the columns found so far
