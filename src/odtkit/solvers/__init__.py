@@ -22,7 +22,7 @@ from odtkit.solvers._registry import (
     solve,
 )
 from odtkit.solvers._result import STATUSES, Result, make_trace
-from odtkit.solvers.highs import HighsBackend
+from odtkit.solvers.highs import HighsBackend, IncrementalLP
 
 # Optional backends register themselves on import. A missing module (or missing pyomo / pulp
 # package) just leaves the backend unregistered; any other error is reported, not hidden.
@@ -43,6 +43,7 @@ __all__ = [
     "Backend",
     "CAPABILITIES",
     "HighsBackend",
+    "IncrementalLP",
     "Result",
     "STATUSES",
     "SolveOptions",

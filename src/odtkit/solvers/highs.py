@@ -261,3 +261,253 @@ class HighsBackend(Backend):
 
 
 register_backend("highs", HighsBackend)
+
+
+class IncrementalLP:
+    """A HiGHS LP kept alive between solves, for column generation.
+
+    :func:`odtkit.solvers.solve` builds and solves every model from scratch; a column-generation
+    master that gains a few columns per iteration then pays a full transfer and a cold simplex
+    each time. Here the ``highspy.Highs`` object persists: :meth:`add_columns` appends columns
+    with one vectorized ``addCols`` call and HiGHS keeps the previous optimal basis (new columns
+    enter nonbasic at a bound), so the next :meth:`solve` is a primal simplex warm start that
+    usually needs a handful of iterations.
+
+    Parameters
+    ----------
+    model : Model
+        The initial LP. A MIP is replaced by its relaxation (``model.relaxed()``).
+    lp_method : {"simplex", "ipm"}
+        HiGHS ``solver`` option; simplex (the default) is what makes warm starts possible and
+        gives vertex solutions.
+    verbose : bool
+        Print HiGHS's log.
+    **options
+        Further HiGHS options (e.g. ``dual_feasibility_tolerance=1e-10``); unknown names raise
+        ValueError.
+
+    Notes
+    -----
+    Column ``j`` of :meth:`solve`'s ``x`` / ``reduced_costs`` is column ``j`` of ``model`` for
+    ``j < model.n_vars``; added columns follow in the order they were added. ``Result.values``
+    holds the groups of the initial model only. ``Result.duals`` has the convention of the
+    ``"highs"`` backend: ``c - A.T @ duals = reduced_costs`` (a binding ``<=`` row of a
+    minimisation has a dual ``<= 0``). ``Result.stats["iterations"]`` is the simplex iteration
+    count of that solve alone.
+    """
+
+    def __init__(
+        self, model: Model, *, lp_method: str = "simplex", verbose: bool = False, **options: Any
+    ) -> None:
+        import highspy
+
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an odtkit.model.Model, got {type(model).__name__}")
+        if lp_method not in ("simplex", "ipm"):
+            raise ValueError(f"lp_method must be 'simplex' or 'ipm', got {lp_method!r}")
+        if model.is_mip:
+            model = model.relaxed()
+        self._model = model
+        self._bounded = bool(
+            np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
+        )
+        self._log: list[str] = []
+        self._verbose = bool(verbose)
+        h = highspy.Highs()
+        HighsBackend._set(h, "output_flag", True)
+        HighsBackend._set(h, "log_to_console", False)
+        h.cbLogging += self._on_log
+        HighsBackend._set(h, "solver", lp_method)
+        for key, value in options.items():
+            HighsBackend._set(h, key, value)
+        A = model.A
+        status = h.passModel(
+            model.n_vars,
+            model.n_constraints,
+            int(A.nnz),
+            2,  # row-wise CSR, as in HighsBackend.solve
+            1,  # minimise
+            float(model.offset),
+            np.ascontiguousarray(model.c, dtype=np.float64),
+            np.ascontiguousarray(model.col_lower, dtype=np.float64),
+            np.ascontiguousarray(model.col_upper, dtype=np.float64),
+            np.ascontiguousarray(model.row_lower, dtype=np.float64),
+            np.ascontiguousarray(model.row_upper, dtype=np.float64),
+            np.ascontiguousarray(A.indptr, dtype=np.int32),
+            np.ascontiguousarray(A.indices, dtype=np.int32),
+            np.ascontiguousarray(A.data, dtype=np.float64),
+            np.zeros(model.n_vars, dtype=np.int32),
+        )
+        if status == highspy.HighsStatus.kError:
+            raise ValueError(f"HiGHS rejected model {model.name!r} (passModel returned an error)")
+        self._h = h
+        self._n_cols = model.n_vars
+
+    def _on_log(self, e: Any) -> None:
+        self._log.append(e.message)
+        if self._verbose:
+            sys.stdout.write(e.message)
+
+    @property
+    def n_vars(self) -> int:
+        """Current number of columns (initial plus added)."""
+        return self._n_cols
+
+    @property
+    def n_constraints(self) -> int:
+        return self._model.n_constraints
+
+    @property
+    def highs(self) -> Any:
+        """The underlying ``highspy.Highs`` object (for inspection; do not change its model)."""
+        return self._h
+
+    def add_columns(
+        self,
+        costs: Any,
+        lower: Any,
+        upper: Any,
+        csc_starts: Any,
+        csc_index: Any,
+        csc_values: Any,
+    ) -> np.ndarray:
+        """Append columns given in compressed sparse column form.
+
+        Parameters
+        ----------
+        costs, lower, upper : array_like, shape (m,)
+            Objective coefficients and bounds of the ``m`` new columns (``lower`` finite or
+            ``-inf``, ``upper >= lower``).
+        csc_starts : array_like of int, shape (m,) or (m + 1,)
+            Start of each column in ``csc_index`` / ``csc_values`` (a trailing ``nnz`` entry, as
+            in ``scipy.sparse.csc_matrix.indptr``, is accepted).
+        csc_index : array_like of int, shape (nnz,)
+            Row indices, ``0 <= row < n_constraints``.
+        csc_values : array_like of float, shape (nnz,)
+
+        Returns
+        -------
+        numpy.ndarray
+            Indices of the new columns.
+        """
+        import highspy
+
+        c = np.ascontiguousarray(costs, dtype=np.float64).ravel()
+        lo = np.ascontiguousarray(lower, dtype=np.float64).ravel()
+        up = np.ascontiguousarray(upper, dtype=np.float64).ravel()
+        m = c.shape[0]
+        starts = np.asarray(csc_starts, dtype=np.int64).ravel()
+        idx = np.ascontiguousarray(csc_index, dtype=np.int32).ravel()
+        val = np.ascontiguousarray(csc_values, dtype=np.float64).ravel()
+        nnz = idx.shape[0]
+        if lo.shape[0] != m or up.shape[0] != m:
+            raise ValueError(
+                f"costs, lower and upper must have the same length, got {m}, {lo.shape[0]}, "
+                f"{up.shape[0]}"
+            )
+        if starts.shape[0] == m + 1:
+            if starts[-1] != nnz:
+                raise ValueError(f"csc_starts[-1] must equal len(csc_index)={nnz}")
+            starts = starts[:-1]
+        if starts.shape[0] != m:
+            raise ValueError(f"csc_starts must have length {m} or {m + 1}, got {starts.shape[0]}")
+        if val.shape[0] != nnz:
+            raise ValueError(
+                f"csc_index and csc_values must have the same length, got {nnz} and "
+                f"{val.shape[0]}"
+            )
+        if m and (starts[0] != 0 or np.any(np.diff(starts) < 0) or starts[-1] > nnz):
+            raise ValueError("csc_starts must start at 0 and be non-decreasing within csc_index")
+        if nnz and (idx.min() < 0 or idx.max() >= self.n_constraints):
+            raise ValueError(f"csc_index rows must lie in [0, {self.n_constraints})")
+        if np.any(np.isnan(c)) or np.any(np.isnan(lo)) or np.any(np.isnan(up)):
+            raise ValueError("costs and bounds must not be NaN")
+        if np.any(lo > up):
+            raise ValueError("lower must be <= upper for every new column")
+        if m == 0:
+            return np.zeros(0, dtype=np.int64)
+        status = self._h.addCols(
+            m, c, lo, up, nnz, np.ascontiguousarray(starts, dtype=np.int32), idx, val
+        )
+        if status == highspy.HighsStatus.kError:
+            raise ValueError("HiGHS rejected the new columns (addCols returned an error)")
+        self._bounded = self._bounded and bool(np.isfinite(lo).all() and np.isfinite(up).all())
+        new = np.arange(self._n_cols, self._n_cols + m, dtype=np.int64)
+        self._n_cols += m
+        return new
+
+    def solve(self, time_limit: float | None = None) -> Result:
+        """Re-optimise from the current basis.
+
+        Parameters
+        ----------
+        time_limit : float, optional
+            Seconds for this solve (status ``"time_limit"`` when reached).
+
+        Returns
+        -------
+        Result
+            ``backend="highs"``, ``x`` over all current columns, ``duals`` / ``reduced_costs``
+            when HiGHS reports a feasible dual, ``stats["iterations"]`` (simplex iterations of
+            this solve) and ``stats["model_status"]``.
+        """
+        import highspy
+
+        h = self._h
+        if time_limit is not None:
+            if isinstance(time_limit, bool) or not time_limit > 0:
+                raise ValueError(
+                    f"time_limit must be a positive number of seconds, got {time_limit!r}"
+                )
+            # HiGHS compares its time_limit with a run clock that accumulates over the life of
+            # the Highs object, so the budget of this solve is added to the time already used
+            HighsBackend._set(h, "time_limit", float(h.getRunTime()) + float(time_limit))
+        else:
+            HighsBackend._set(h, "time_limit", float("inf"))
+        n_log = len(self._log)
+        t1 = time.perf_counter()
+        h.run()
+        t_solve = time.perf_counter() - t1
+        info = h.getInfo()
+        model_status = h.getModelStatus()
+        if model_status == highspy.HighsModelStatus.kUnboundedOrInfeasible:
+            status_str = "infeasible" if self._bounded else "infeasible_or_unbounded"
+        else:
+            status_str = _status(model_status, self._model)
+        has_solution = int(info.primal_solution_status) == _FEASIBLE
+        x = duals = reduced = None
+        objective = float("nan")
+        bound = float("-inf")
+        if has_solution:
+            sol = h.getSolution()
+            x = np.asarray(sol.col_value, dtype=float)
+            objective = float(info.objective_function_value)
+            if int(info.dual_solution_status) == _FEASIBLE:
+                duals = np.asarray(sol.row_dual, dtype=float)
+                reduced = np.asarray(sol.col_dual, dtype=float)
+            if status_str == "optimal":
+                bound = objective
+        if status_str == "infeasible":
+            bound = float("inf")
+        n0 = self._model.n_vars
+        return Result(
+            status=status_str,
+            has_solution=has_solution,
+            objective=objective,
+            bound=bound,
+            time=t_solve,
+            solver="highs",
+            solver_version=str(h.version()),
+            backend="highs",
+            x=x,
+            values=self._model.values(x[:n0]) if x is not None else {},
+            duals=duals,
+            reduced_costs=reduced,
+            log="".join(self._log[n_log:]),
+            timings={"solve": t_solve},
+            stats={
+                "iterations": int(info.simplex_iteration_count),
+                "model_status": h.modelStatusToString(model_status),
+                "n_vars": self._n_cols,
+            },
+        )
