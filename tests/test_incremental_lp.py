@@ -188,3 +188,28 @@ def test_bad_input():
         inc.solve(time_limit=0)
     assert inc.add_columns([], [], [], [], [], []).shape == (0,)
     assert inc.n_vars == 1
+
+
+def test_colgen_master_result_is_consistent_with_its_ir_model():
+    # the incremental master's solution, re-indexed to the IR master, must be feasible for it,
+    # attain its objective and satisfy c - A.T y = reduced costs (a wrong column order breaks all)
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    from odtkit.pruning import extract, prune
+    from odtkit.pruning._colgen import column_generation
+
+    X, y = make_classification(120, n_features=6, n_informative=4, n_redundant=0,
+                               random_state=3, flip_y=0.2)
+    rf = RandomForestClassifier(5, max_depth=4, random_state=3).fit(X, y)
+    d = extract(rf, X, y, np.random.default_rng(3).uniform(0.5, 3.0, 6))
+    lam = 0.004
+    cg = column_generation(d, lam, init="root")
+    assert cg["incremental"] and cg["status"] == "optimal" and cg["iterations"] > 1
+    model, res = cg["model"], cg["result"]
+    assert model.check(res.x).empty
+    assert model.objective_value(res.x) == pytest.approx(res.objective, abs=1e-9)
+    np.testing.assert_allclose(model.c - model.A.T @ res.duals, res.reduced_costs, atol=1e-9)
+    assert res.values["alpha"].shape == (model.vars["alpha"].stop,)
+    assert cg["lp_value"] == pytest.approx(prune(d, lam=lam).solver_objective, abs=1e-9)
+    assert cg["simplex_iterations"] >= 0

@@ -7,15 +7,20 @@ Restricted master (LP4 without explicit slacks): one column ``alpha_j`` per gene
     s.t. sum_{j in t} wt_j[e] alpha_j - w_{pair(e)} <= 0     for every entry e = (t, k, i)  (link)
          sum_{j in t} alpha_j = 1                            for every tree t        (convexity)
 
-solved with HiGHS simplex through :func:`odtkit.solvers.solve`, which returns row duals with
-the convention ``c - A^T y = reduced costs``: link duals ``q_e <= 0``, prices ``pi_e = -q_e``,
-convexity duals ``r_t``. Pricing for tree ``t`` is the exact tree DP of §7.9 with leaf costs
+With the ``"highs"`` backend the master lives in one :class:`odtkit.solvers.IncrementalLP`:
+it is built once from the initial columns, every iteration appends all the priced-out prunings
+in one vectorized ``addCols`` call and re-solves by primal simplex from the previous optimal
+basis (a few pivots instead of a cold solve of a rebuilt model). Other backends rebuild the
+master through :func:`odtkit.solvers.solve` each iteration. Row duals have the convention
+``c - A^T y = reduced costs``: link duals ``q_e <= 0``, prices ``pi_e = -q_e``, convexity
+duals ``r_t``. Pricing for tree ``t`` is the exact tree DP of §7.9 with leaf costs
 ``e_h / (NT)`` and entry prices ``pi_e``; a pruning with DP value ``OPT_t < r_t - eps`` enters.
 The Lagrangian bound ``master + sum_t min(0, OPT_t - r_t)`` is recorded every iteration.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -25,6 +30,8 @@ import pandas as pd
 from odtkit.model import ModelBuilder
 from odtkit.pruning._ensemble import covered_mask, tree_dp
 from odtkit.pruning._extract import EnsembleData
+from odtkit.pruning._solve import HIGHS_TOLERANCES
+from odtkit.solvers import IncrementalLP, Result
 
 __all__ = ["column_generation"]
 
@@ -68,6 +75,48 @@ def _master(
     b.add_objective(alpha.index, np.array([c[2] for c in cols]))
     b.add_objective(w.index, lam * data.costs[data.pair_feature] / data.n_samples)
     return b.build()
+
+
+def _append_columns(
+    lp: IncrementalLP, model: Any, new: list[tuple[int, np.ndarray, float]]
+) -> None:
+    """Append master columns ``alpha_j`` (one ``addCols`` call): +1 on the link rows of the
+    pruning's active entries, +1 on its tree's convexity row, cost ``e'z / (NT)``."""
+    if not new:
+        return
+    link0 = model.constraints["link"].start
+    conv0 = model.constraints["convexity"].start
+    lens = np.array([c[1].shape[0] + 1 for c in new], dtype=np.int64)
+    starts = np.zeros(len(new) + 1, dtype=np.int64)
+    np.cumsum(lens, out=starts[1:])
+    # link rows precede the convexity rows, so each column's row indices stay sorted
+    rows = np.concatenate(
+        [np.append(link0 + ent, conv0 + t) for t, ent, _ in new]
+    )
+    m = len(new)
+    lp.add_columns(
+        np.array([c[2] for c in new]), np.zeros(m), np.full(m, np.inf), starts, rows,
+        np.ones(rows.shape[0]),
+    )
+
+
+def _as_ir_result(res: Result, model: Any, n_initial: int, n_pairs: int) -> Result:
+    """Re-index an incremental master solution to ``model`` (``_master`` of the same columns).
+
+    The incremental LP holds ``[alpha_0..alpha_{J0-1}, w, alpha_{J0}..]`` (added columns go
+    last); the IR model holds all ``alpha`` then ``w``. Rows are identical, so duals carry over.
+    """
+    alpha, w = model.vars["alpha"], model.vars["w"]
+    J = alpha.stop - alpha.start
+    assert alpha.start == 0 and w.start == J and w.stop - w.start == n_pairs
+    order = np.concatenate([
+        np.arange(n_initial),
+        n_initial + n_pairs + np.arange(J - n_initial),
+        n_initial + np.arange(n_pairs),
+    ])
+    x = res.x[order]
+    rc = res.reduced_costs[order] if res.reduced_costs is not None else None
+    return dataclasses.replace(res, x=x, values=model.values(x), reduced_costs=rc)
 
 
 def column_generation(
@@ -123,24 +172,44 @@ def column_generation(
             add(t, z)
         elif init != "root":
             raise ValueError(f"init must be 'root' or 'individual', got {init!r}")
+    n_initial = len(cols)
 
     trace_rows = []
     status = "optimal"
     it = 0
     res = model = last_ok = None
+    incremental = backend == "highs"
+    lp: IncrementalLP | None = None
+    n_in_lp = n_solved = 0  # columns in the incremental LP / in the last solved master
+    master_time = pricing_time = 0.0
+    simplex_iterations = 0
     while True:
         it += 1
-        model = _master(data, lam, cols, integral=False)
         remaining = None
         if time_limit is not None:
             remaining = max(time_limit - (time.perf_counter() - t0), 1e-3)
-        res = run(model, backend=backend, relax=True, lp_method="simplex", time_limit=remaining)
+        t1 = time.perf_counter()
+        if incremental:
+            if lp is None:
+                model = _master(data, lam, cols, integral=False)
+                lp = IncrementalLP(model, **HIGHS_TOLERANCES)
+            else:
+                _append_columns(lp, model, cols[n_in_lp:])
+            n_in_lp = len(cols)
+            res = lp.solve(time_limit=remaining)
+            simplex_iterations += res.stats["iterations"]
+        else:
+            model = _master(data, lam, cols, integral=False)
+            res = run(model, backend=backend, relax=True, lp_method="simplex", time_limit=remaining)
+        master_time += time.perf_counter() - t1
         if res.status != "optimal" or res.duals is None:
             status = res.status if res.status != "optimal" else "error"
             if last_ok is not None:  # keep the last solved master (a valid upper bound)
-                res, model = last_ok
+                res = last_ok
             break
-        last_ok = (res, model)
+        last_ok = res
+        n_solved = len(cols)
+        t1 = time.perf_counter()
         link = model.constraints["link"]
         conv = model.constraints["convexity"]
         pi = np.maximum(-res.duals[link.start : link.stop], 0.0)
@@ -153,6 +222,7 @@ def column_generation(
             lagr += min(0.0, opt - r[t])
             if opt < r[t] - tol and add(t, z):
                 added += 1
+        pricing_time += time.perf_counter() - t1
         trace_rows.append((time.perf_counter() - t0, float(res.objective), float(lagr)))
         if added == 0:
             break
@@ -162,6 +232,10 @@ def column_generation(
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
             status = "time_limit"
             break
+    if incremental and res is not None and res.has_solution:
+        # report the master as the IR model of the solved columns, in the IR's column order
+        model = _master(data, lam, cols[:n_solved], integral=False)
+        res = _as_ir_result(res, model, n_initial, data.n_pairs)
 
     trace = pd.DataFrame(trace_rows, columns=["time", "incumbent", "bound"])
     out: dict[str, Any] = {
@@ -171,6 +245,10 @@ def column_generation(
         "trace": trace,
         "result": res,
         "model": model,
+        "incremental": incremental,
+        "master_time": master_time,
+        "pricing_time": pricing_time,
+        "simplex_iterations": simplex_iterations if incremental else None,
         "lp_value": float(res.objective) if res is not None and res.has_solution else np.nan,
     }
     if res is None or not res.has_solution:
