@@ -3,11 +3,11 @@
 The public API is re-exported here; see the README for the quickstart.
 """
 
-from odtkit import datasets, metrics, pruning
-from odtkit.compare import compare
+from typing import Any
+
+from odtkit import datasets, metrics
 from odtkit.core import search_rule_list, search_tree
 from odtkit.datasets import Dataset
-from odtkit.estimators import OptimalRuleListClassifier, OptimalTreeClassifier
 from odtkit.greedy import greedy_tree
 from odtkit.rulelist import RuleList
 from odtkit.tree import Tree
@@ -29,3 +29,24 @@ __all__ = [
     "search_tree",
     "__version__",
 ]
+
+# Attributes that import scikit-learn / the MIP stack load on first use, so `import odtkit`
+# and the CLI start quickly.
+_LAZY = {
+    "compare": ("odtkit.compare", "compare"),
+    "pruning": ("odtkit.pruning", None),
+    "OptimalTreeClassifier": ("odtkit.estimators", "OptimalTreeClassifier"),
+    "OptimalRuleListClassifier": ("odtkit.estimators", "OptimalRuleListClassifier"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'odtkit' has no attribute {name!r}")
+    import importlib
+
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value

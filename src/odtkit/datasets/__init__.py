@@ -6,7 +6,6 @@ Benchmark-only sets (COMPAS, coupon, ...) are read from the shared data director
 :func:`load_shared` and are never shipped in the package.
 """
 
-from odtkit.datasets._binarizer import Binarizer
 from odtkit.datasets._bundled import (
     binarize_frame,
     describe,
@@ -29,3 +28,12 @@ __all__ = [
     "names",
     "shared_path",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Binarizer pulls in scikit-learn (seconds of import time); load it on first use
+    if name == "Binarizer":
+        from odtkit.datasets._binarizer import Binarizer
+
+        return Binarizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,12 +7,15 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from odtkit.datasets._binarizer import Binarizer
 from odtkit.datasets._dataset import Dataset
+
+if TYPE_CHECKING:
+    from odtkit.datasets._binarizer import Binarizer
 
 __all__ = [
     "binarize_frame",
@@ -274,6 +277,9 @@ def binarize_frame(
         raise ValueError(
             f"label {label!r} is not a column of frame; columns are {list(frame.columns)}"
         )
+    # scikit-learn (behind Binarizer) costs seconds to import: only pay it when binarizing
+    from odtkit.datasets._binarizer import Binarizer
+
     binarizer = Binarizer(max_thresholds=max_thresholds, categorical=categorical)
     X = binarizer.fit_transform(frame.drop(columns=[label]))
     dataset = Dataset.from_arrays(
