@@ -213,3 +213,36 @@ def test_colgen_master_result_is_consistent_with_its_ir_model():
     assert res.values["alpha"].shape == (model.vars["alpha"].stop,)
     assert cg["lp_value"] == pytest.approx(prune(d, lam=lam).solver_objective, abs=1e-9)
     assert cg["simplex_iterations"] >= 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_colgen_variants_agree(seed):
+    # incremental vs rebuilt master, merged vs per-entry link rows: the same LP-IP3 value, equal
+    # to the compact LP's, and integral prunings with the same objective
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    from odtkit.pruning import extract, prune
+    from odtkit.pruning._colgen import column_generation
+    from odtkit.pruning._ensemble import objective_terms
+
+    rng = np.random.default_rng(seed)
+    X, y = make_classification(150, n_features=5, n_informative=3, n_redundant=0,
+                               random_state=seed, flip_y=0.2)
+    X = np.round(X, 0)  # duplicated rows, so merging has something to merge
+    rf = RandomForestClassifier(4, max_depth=3 + seed, random_state=seed).fit(X, y)
+    d = extract(rf, X, y, rng.uniform(0.5, 3.0, 5))
+    lam = [0.001, 0.01, 0.05][seed]
+    ref = prune(d, lam=lam)
+    runs = {
+        (inc, merge): column_generation(d, lam, incremental=inc, merge=merge)
+        for inc in (True, False) for merge in (True, False)
+    }
+    for cg in runs.values():
+        assert cg["status"] == "optimal"
+        assert cg["lp_value"] == pytest.approx(ref.solver_objective, abs=1e-9)
+        assert objective_terms(d, cg["leaves"], lam)["objective"] == pytest.approx(
+            ref.objective, abs=1e-9)
+    assert runs[(True, True)]["master_rows"] < runs[(True, False)]["master_rows"] == d.n_entries
+    with pytest.raises(ValueError, match="incremental"):
+        column_generation(d, lam, backend="pulp", incremental=True)

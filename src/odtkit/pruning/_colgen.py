@@ -36,17 +36,65 @@ from odtkit.solvers import IncrementalLP, Result
 __all__ = ["column_generation"]
 
 
-def _column(data: EnsembleData, t: int, z: np.ndarray) -> tuple[np.ndarray, float]:
-    """Active global entries (``w^{(t)} = 1``) and error cost ``sum e_h z_h / (NT)``."""
+@dataclasses.dataclass
+class _Layout:
+    """Link rows of the master: one per kept entry, each linked to one ``w`` column.
+
+    Without merging every entry ``(t, k, i)`` keeps its row and ``w`` is per pair ``(k, i)``
+    (the spec's LP4). With merging (as ``build_ip3(merge=True)``): pairs whose entries fall in
+    the same ``(t, u, k)`` groups take equal optimal ``w`` values, so one ``w`` per class (cost
+    summed over the class) and only the class representative's entries keep link rows. A
+    pruning's ``w^{(t)}`` is constant on a group, so the restricted master — and its value, the
+    LP-IP3 optimum — is the same as with every row; only far fewer rows reach HiGHS.
+    """
+
+    row_of_entry: np.ndarray  # global entry -> link row, -1 for dropped entries
+    w_of_row: np.ndarray  # link row -> w column
+    w_cost: np.ndarray  # objective coefficient of each w column
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.w_of_row.shape[0])
+
+    @property
+    def n_w(self) -> int:
+        return int(self.w_cost.shape[0])
+
+
+def _layout(data: EnsembleData, lam: float, merge: bool) -> _Layout:
+    from odtkit.formulations.pruning import _merge_pairs
+
+    pair_cost = lam * data.costs[data.pair_feature] / data.n_samples
+    pair_class, class_rep = _merge_pairs(data) if merge else (None, None)
+    if pair_class is None:  # not merging (or the exact check refused to merge)
+        rows = np.arange(data.n_entries, dtype=np.int64)
+        return _Layout(rows, data.entry_pair.astype(np.int64), pair_cost)
+    is_rep = np.zeros(data.n_pairs, dtype=bool)
+    is_rep[class_rep] = True
+    keep = np.flatnonzero(is_rep[data.entry_pair])
+    row_of_entry = np.full(data.n_entries, -1, dtype=np.int64)
+    row_of_entry[keep] = np.arange(keep.shape[0])
+    w_cost = np.bincount(pair_class, weights=pair_cost, minlength=class_rep.shape[0])
+    return _Layout(row_of_entry, pair_class[data.entry_pair[keep]], w_cost)
+
+
+def _column(
+    data: EnsembleData, layout: _Layout, t: int, z: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """Link rows where the pruning's ``w^{(t)}`` is 1 (sorted) and its error cost ``e'z/(NT)``."""
     tree = data.trees[t]
     cov = covered_mask(tree, z)
     active = ~(cov[tree.use_node] | z[tree.use_node])
+    rows = layout.row_of_entry[data.entry_offset[t] + np.flatnonzero(active)]
     cost = float(tree.error[z].sum()) / (data.n_samples * data.n_trees)
-    return data.entry_offset[t] + np.flatnonzero(active), cost
+    return rows[rows >= 0], cost
 
 
 def _master(
-    data: EnsembleData, lam: float, cols: list[tuple[int, np.ndarray, float]], integral: bool
+    data: EnsembleData,
+    layout: _Layout,
+    cols: list[tuple[int, np.ndarray, float]],
+    integral: bool,
 ) -> Any:
     b = ModelBuilder("pruning_master")
     J = len(cols)
@@ -56,8 +104,8 @@ def _master(
         alpha = b.add_vars("alpha", shape=(J,), kind="binary")
     else:
         alpha = b.add_vars("alpha", shape=(J,), kind="continuous", lb=0.0, ub=np.inf)
-    w = b.add_vars("w", shape=(data.n_pairs,), kind="continuous", lb=0.0, ub=1.0)
-    ne = data.n_entries
+    w = b.add_vars("w", shape=(layout.n_w,), kind="continuous", lb=0.0, ub=1.0)
+    ne = layout.n_rows
     lens = np.array([c[1].shape[0] for c in cols], dtype=np.int64)
     ent = np.concatenate([c[1] for c in cols]) if J else np.zeros(0, np.int64)
     acol = np.repeat(alpha.index, lens)
@@ -65,7 +113,7 @@ def _master(
     b.add_constraints(
         "link",
         np.concatenate([ent, erows]),
-        np.concatenate([acol, w.index[data.entry_pair]]),
+        np.concatenate([acol, w.index[layout.w_of_row]]),
         np.concatenate([np.ones(ent.shape[0]), -np.ones(ne)]),
         "<=",
         np.zeros(ne),
@@ -73,15 +121,15 @@ def _master(
     trees = np.array([c[0] for c in cols], dtype=np.int64)
     b.add_constraints("convexity", trees, alpha.index, 1.0, "==", np.ones(data.n_trees))
     b.add_objective(alpha.index, np.array([c[2] for c in cols]))
-    b.add_objective(w.index, lam * data.costs[data.pair_feature] / data.n_samples)
+    b.add_objective(w.index, layout.w_cost)
     return b.build()
 
 
 def _append_columns(
     lp: IncrementalLP, model: Any, new: list[tuple[int, np.ndarray, float]]
 ) -> None:
-    """Append master columns ``alpha_j`` (one ``addCols`` call): +1 on the link rows of the
-    pruning's active entries, +1 on its tree's convexity row, cost ``e'z / (NT)``."""
+    """Append master columns ``alpha_j`` (one ``addCols`` call): +1 on the pruning's active
+    link rows, +1 on its tree's convexity row, cost ``e'z / (NT)``."""
     if not new:
         return
     link0 = model.constraints["link"].start
@@ -100,7 +148,7 @@ def _append_columns(
     )
 
 
-def _as_ir_result(res: Result, model: Any, n_initial: int, n_pairs: int) -> Result:
+def _as_ir_result(res: Result, model: Any, n_initial: int, n_w: int) -> Result:
     """Re-index an incremental master solution to ``model`` (``_master`` of the same columns).
 
     The incremental LP holds ``[alpha_0..alpha_{J0-1}, w, alpha_{J0}..]`` (added columns go
@@ -108,11 +156,11 @@ def _as_ir_result(res: Result, model: Any, n_initial: int, n_pairs: int) -> Resu
     """
     alpha, w = model.vars["alpha"], model.vars["w"]
     J = alpha.stop - alpha.start
-    assert alpha.start == 0 and w.start == J and w.stop - w.start == n_pairs
+    assert alpha.start == 0 and w.start == J and w.stop - w.start == n_w
     order = np.concatenate([
         np.arange(n_initial),
-        n_initial + n_pairs + np.arange(J - n_initial),
-        n_initial + np.arange(n_pairs),
+        n_initial + n_w + np.arange(J - n_initial),
+        n_initial + np.arange(n_w),
     ])
     x = res.x[order]
     rc = res.reduced_costs[order] if res.reduced_costs is not None else None
@@ -127,6 +175,8 @@ def column_generation(
     max_iter: int = 10_000,
     time_limit: float | None = None,
     init: str = "individual",
+    incremental: bool | None = None,
+    merge: bool = True,
 ) -> dict[str, Any]:
     """Solve LP-IP3 by column generation, then recover an integral optimal pruning.
 
@@ -135,18 +185,34 @@ def column_generation(
     init : {"root", "individual"}
         Initial columns: the root-only pruning of each tree (spec), plus with ``"individual"``
         each tree's individual-pruning DP solution (λ_ind = Tλ), a cheap warm start.
+    incremental : bool, optional
+        Keep the master in one warm-started :class:`~odtkit.solvers.IncrementalLP` (default for
+        ``backend="highs"``, the only backend that supports it); ``False`` rebuilds and
+        re-solves it through :func:`odtkit.solvers.solve` every iteration.
+    merge : bool
+        Merge (feature, example) pairs with identical link structure, as
+        ``build_ip3(merge=True)`` does (fewer master rows, same LP value); ``False`` keeps one
+        link row per entry (the spec's LP4).
 
     Returns
     -------
     dict with ``leaves`` (per-tree masks), ``lp_value`` (converged master value = LP-IP3),
     ``status``, ``iterations``, ``n_columns``, ``trace`` (time, incumbent = master value,
     bound = Lagrangian bound), ``max_fractionality`` of the master's alpha, ``integral_by``
-    (how integrality was obtained), ``result`` (last backend Result), ``model`` (last master).
+    (how integrality was obtained), ``result`` (last backend Result), ``model`` (last master),
+    ``master_time`` / ``pricing_time`` (seconds), ``simplex_iterations`` (incremental only),
+    ``master_rows`` (link rows of the master).
     """
     from odtkit.pruning._solve import run
 
     t0 = time.perf_counter()
     N, T = data.n_samples, data.n_trees
+    layout = _layout(data, lam, merge)
+    # pricing sees one price per entry: its link row's price, 0 for entries without a row
+    # (a merged pair's entries are priced through the class representative's rows)
+    has_row = layout.row_of_entry >= 0
+    entry_row = layout.row_of_entry[has_row]
+    entry_price = np.zeros(data.n_entries)
     leaf_costs = [t.error.astype(np.float64) / (N * T) for t in data.trees]
     cols: list[tuple[int, np.ndarray, float]] = []
     keys: set[tuple[int, bytes]] = set()
@@ -157,7 +223,7 @@ def column_generation(
         if key in keys:
             return False
         keys.add(key)
-        ent, cost = _column(data, t, z)
+        ent, cost = _column(data, layout, t, z)
         cols.append((t, ent, cost))
         masks.append(z.copy())
         return True
@@ -178,7 +244,10 @@ def column_generation(
     status = "optimal"
     it = 0
     res = model = last_ok = None
-    incremental = backend == "highs"
+    if incremental is None:
+        incremental = backend == "highs"
+    elif incremental and backend != "highs":
+        raise ValueError(f"incremental=True needs backend='highs', got {backend!r}")
     lp: IncrementalLP | None = None
     n_in_lp = n_solved = 0  # columns in the incremental LP / in the last solved master
     master_time = pricing_time = 0.0
@@ -191,7 +260,7 @@ def column_generation(
         t1 = time.perf_counter()
         if incremental:
             if lp is None:
-                model = _master(data, lam, cols, integral=False)
+                model = _master(data, layout, cols, integral=False)
                 lp = IncrementalLP(model, **HIGHS_TOLERANCES)
             else:
                 _append_columns(lp, model, cols[n_in_lp:])
@@ -199,7 +268,7 @@ def column_generation(
             res = lp.solve(time_limit=remaining)
             simplex_iterations += res.stats["iterations"]
         else:
-            model = _master(data, lam, cols, integral=False)
+            model = _master(data, layout, cols, integral=False)
             res = run(model, backend=backend, relax=True, lp_method="simplex", time_limit=remaining)
         master_time += time.perf_counter() - t1
         if res.status != "optimal" or res.duals is None:
@@ -212,13 +281,13 @@ def column_generation(
         t1 = time.perf_counter()
         link = model.constraints["link"]
         conv = model.constraints["convexity"]
-        pi = np.maximum(-res.duals[link.start : link.stop], 0.0)
+        entry_price[has_row] = np.maximum(-res.duals[link.start + entry_row], 0.0)
         r = res.duals[conv.start : conv.stop]
         lagr = res.objective
         added = 0
         for t, tree in enumerate(data.trees):
             e0, e1 = data.entry_offset[t], data.entry_offset[t + 1]
-            opt, z = tree_dp(tree, leaf_costs[t], pi[e0:e1])
+            opt, z = tree_dp(tree, leaf_costs[t], entry_price[e0:e1])
             lagr += min(0.0, opt - r[t])
             if opt < r[t] - tol and add(t, z):
                 added += 1
@@ -234,8 +303,8 @@ def column_generation(
             break
     if incremental and res is not None and res.has_solution:
         # report the master as the IR model of the solved columns, in the IR's column order
-        model = _master(data, lam, cols[:n_solved], integral=False)
-        res = _as_ir_result(res, model, n_initial, data.n_pairs)
+        model = _master(data, layout, cols[:n_solved], integral=False)
+        res = _as_ir_result(res, model, n_initial, layout.n_w)
 
     trace = pd.DataFrame(trace_rows, columns=["time", "incumbent", "bound"])
     out: dict[str, Any] = {
@@ -249,6 +318,7 @@ def column_generation(
         "master_time": master_time,
         "pricing_time": pricing_time,
         "simplex_iterations": simplex_iterations if incremental else None,
+        "master_rows": layout.n_rows,
         "lp_value": float(res.objective) if res is not None and res.has_solution else np.nan,
     }
     if res is None or not res.has_solution:
@@ -276,7 +346,7 @@ def column_generation(
     else:
         # ties: the LP optimum is a mix of integral optima; the restricted master with binary
         # alpha (few columns) picks one; it is optimal iff it attains the LP value
-        mip_model = _master(data, lam, cols, integral=True)
+        mip_model = _master(data, layout, cols, integral=True)
         mres = run(mip_model, backend=backend)
         a = mres.values.get("alpha") if mres.has_solution else None
         # after convergence the binary master must attain the LP value to be optimal; after a
