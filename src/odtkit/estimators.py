@@ -51,6 +51,16 @@ class _BinaryInputMixin:
             names = [f"x{j}" for j in range(raw.shape[1])]
         return raw, names
 
+    def _fit_dataset(self, X: Any, y: Any, sample_weight: Any) -> Dataset:
+        """Binarize as configured, validate into a Dataset, remember classes and names."""
+        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+        self.n_features_in_ = raw.shape[1] if raw.ndim == 2 else 0
+        Xb, names = self._fit_features(X)
+        data = Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=sample_weight)
+        self.classes_ = data.classes
+        self.feature_names_ = list(data.feature_names)
+        return data
+
     def _transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "n_features_in_")
         if self.binarizer_ is not None:
@@ -118,12 +128,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         depth = check_depth(self.max_depth)
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
-        self.n_features_in_ = raw.shape[1] if raw.ndim == 2 else 0
-        Xb, names = self._fit_features(X)
-        data = Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=sample_weight)
-        self.classes_ = data.classes
-        self.feature_names_ = list(data.feature_names)
+        data = self._fit_dataset(X, y, sample_weight)
         self.tree_, self.result_ = self._solve(data, lam, depth)
         leaf = self.tree_.apply(data.X)
         dist = np.zeros((self.tree_.n_leaves, data.n_classes))
@@ -217,12 +222,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         from odtkit.core import search_rule_list
 
         lam = check_lambda(self.lam)
-        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
-        self.n_features_in_ = raw.shape[1] if raw.ndim == 2 else 0
-        Xb, names = self._fit_features(X)
-        data = Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=sample_weight)
-        self.classes_ = data.classes
-        self.feature_names_ = list(data.feature_names)
+        data = self._fit_dataset(X, y, sample_weight)
         self.result_ = search_rule_list(
             data,
             lam,
