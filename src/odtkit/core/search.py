@@ -31,6 +31,8 @@ from odtkit.datasets import Dataset
 from odtkit.greedy import greedy_tree
 
 METHODS = ("dp", "bnb")
+#: Search orders of ``method="dp"``: depth-first bound passing, or GOSDT-style best-first queue.
+STRATEGIES = ("recursive", "queue")
 #: Queue policies of the bnb search; ``dp`` explores depth-first in bound order and ignores them.
 POLICIES = ("curiosity", "lower_bound", "objective", "bfs", "dfs")
 #: Switchable bounds (all on by default). Turning one off never changes the optimum.
@@ -102,6 +104,7 @@ def search_tree(
     bounds: Mapping[str, bool] | None = None,
     policy: str = "curiosity",
     upper_bound: float | None = None,
+    strategy: str = "recursive",
 ) -> SearchResult:
     """Find a tree minimising ``misclassified/n + lam * leaves`` and certify its optimality.
 
@@ -127,6 +130,14 @@ def search_tree(
     upper_bound : float, optional
         Objective of a known tree (e.g. from a MIP) used to prune. If no tree attains it, the
         search falls back to its own incumbent (``stats["upper_bound_invalid"]``).
+    strategy : {"recursive", "queue"}
+        Search order of ``method="dp"`` (``bnb`` accepts only the default). ``"recursive"``
+        (DL8.5/MurTree-style bound passing) is the fastest way to a certificate, but being
+        depth-first its global lower bound stays weak until the end. ``"queue"`` (GOSDT
+        Algorithm 1: dependency graph, bound propagation to parents, best-first priority queue)
+        certifies the same optimum, usually more slowly, with a global lower bound that rises
+        steadily; prefer it when you expect to stop at a time or node limit. The queue ignores
+        the ``similar_support`` and ``depth2`` switches and uses ``upper_bound`` only at the root.
 
     Returns
     -------
@@ -149,6 +160,10 @@ def search_tree(
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if not isinstance(policy, str) or policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    if not isinstance(strategy, str) or strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    if method != "dp" and strategy != "recursive":
+        raise ValueError(f"strategy={strategy!r} applies only to method='dp', not {method!r}")
     time_limit = check_positive_number(time_limit, "time_limit")
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
     config = {
@@ -165,7 +180,9 @@ def search_tree(
         # the dp computes the same §3.2 greedy tree natively (microseconds instead of ~0.1 s)
         config["initial_tree"] = encode_tree(greedy_tree(dataset, lam, max_depth=max_depth))
     problem = build_problem(dataset)
-    if method == "dp":
+    if method == "dp" and strategy == "queue":
+        raw = _native.search_dp_queue(problem, config)
+    elif method == "dp":
         raw = _native.search_dp(problem, config)
     else:
         raw = _native.search_bnb(problem, config)

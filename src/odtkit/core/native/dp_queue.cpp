@@ -1,0 +1,424 @@
+// Queue-based DP over supports: GOSDT Algorithm 1, corrected (spec §3.8, §9 corrections 3-5).
+//
+// Graph. A vertex is a sub-problem (support over points, remaining depth; depth -1 when
+// unlimited) with its leaf cost, lb <= R* <= ub (count units) and, once expanded, the list of
+// its valid splits (j, child0, child1) and reverse edges to its parents. Supports strictly
+// shrink along edges, so the graph is a DAG.
+// Bounds. A new vertex starts at ub = leaf, lb = min(leaf, eq + 2 Lambda) (§9 correction 4) and
+// is solved at once by the terminal tests of §2.5 (depth 0, pure, mis - eq <= Lambda). The DP
+// step takes the minimum over the leaf AND every split (§9 correction 3), so lb stays a valid
+// lower bound on R* (all valid splits are always included) and ub is always realised by the
+// tree that extract() reads back (argmin over splits of the children's ub).
+// Queue. Entries are (class, priority, FIFO sequence): UPDATE (a child changed, re-aggregate)
+// before EXPLORE; inside a class the larger support weight minus lb first. A vertex has at most
+// one pending entry per class. Popping a vertex re-aggregates its bounds; if they changed, all
+// its parents are queued for UPDATE; if it is still unsolved, the unsolved children of every
+// split that can still beat its ub are queued for EXPLORE (expanding them on first pop).
+// Anytime. [root.lb, root.ub] bounds the optimum at every moment; root.lb only rises, root.ub
+// only falls. The greedy tree of §3.2 (or config.initial_tree) seeds ub by expanding the
+// vertices on its path, which keeps extract() consistent with ub.
+// An external upper_bound only tightens the root's relevance test and the stopping rule; if no
+// tree reaches it the search drops it (stats["upper_bound_invalid"]) and continues.
+#include "dp_queue.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <vector>
+
+#include "greedy.hpp"
+
+namespace odtkit {
+namespace {
+
+constexpr double kTau = 1e-9;  // count-unit tolerance (spec §0.4), as in dp.cpp
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::uint32_t kNoNode = 0xffffffffu;
+
+struct Node {
+  std::uint64_t hash;
+  std::size_t offset;  // support words in the arena, class weights at offset K * index
+  double leaf, lb, ub, weight;
+  double eq;
+  int depth;
+  std::uint32_t split_begin = 0, split_count = 0;
+  bool expanded = false, queued_update = false, queued_explore = false;
+  std::vector<std::uint32_t> parents;
+};
+
+struct Split {
+  int feature;
+  std::uint32_t a, b;  // child vertices (x_j = 0, x_j = 1)
+};
+
+struct QueueItem {
+  int cls;  // 1 = UPDATE, 0 = EXPLORE
+  double priority;
+  std::uint64_t seq;
+  std::uint32_t node;
+};
+struct QueueOrder {
+  // std::priority_queue pops the largest: higher class, then larger priority, then older
+  bool operator()(const QueueItem& x, const QueueItem& y) const {
+    if (x.cls != y.cls) return x.cls < y.cls;
+    if (x.priority != y.priority) return x.priority < y.priority;
+    return x.seq > y.seq;
+  }
+};
+
+inline int child_depth(int d) { return d < 0 ? d : d - 1; }
+
+class QueueDP {
+ public:
+  QueueDP(const Problem& p, const SearchConfig& c)
+      : P_(p),
+        K_(p.n_classes()),
+        M_(static_cast<int>(p.n_features())),
+        W_(p.n_words()),
+        Lambda_(c.lam * p.total_weight()),
+        use_eq_(c.bound_on("equivalent_points")),
+        use_lookahead_(c.bound_on("lookahead")),
+        use_support_(c.bound_on("support")),
+        slots_(1024, kNoNode),
+        mask_(1023),
+        scratch_(W_),
+        s0_(W_),
+        s1_(W_),
+        c0_(static_cast<std::size_t>(K_)),
+        c1_(static_cast<std::size_t>(K_)) {}
+
+  // Vertex for (s, depth), created with its initial bounds on first use. `cw` and `eq` are the
+  // class weights and equivalent-point minority of s (computed by the caller).
+  std::uint32_t get(const std::uint64_t* s, int depth, const double* cw, double eq) {
+    const std::uint64_t h = words::hash(s, W_, static_cast<std::uint64_t>(depth + 2));
+    std::size_t i = h & mask_;
+    for (;; i = (i + 1) & mask_) {
+      const std::uint32_t v = slots_[i];
+      if (v == kNoNode) break;
+      const Node& n = nodes_[v];
+      if (n.hash == h && n.depth == depth && std::equal(s, s + W_, &arena_[n.offset])) return v;
+    }
+    const std::uint32_t v = static_cast<std::uint32_t>(nodes_.size());
+    Node n;
+    n.hash = h;
+    n.offset = arena_.size();
+    n.depth = depth;
+    arena_.insert(arena_.end(), s, s + W_);
+    cw_.insert(cw_.end(), cw, cw + K_);
+    double weight = 0.0;
+    for (int k = 0; k < K_; ++k) weight += cw[k];
+    const double mis = misclassified(cw, K_);
+    n.weight = weight;
+    n.eq = use_eq_ ? eq : 0.0;
+    n.leaf = mis + Lambda_;
+    n.ub = n.leaf;
+    if (depth == 0 || mis <= kTau || (use_support_ && mis - n.eq <= Lambda_ + kTau)) {
+      n.lb = n.leaf;  // terminal: provably a leaf (§2.5)
+    } else {
+      n.lb = std::min(n.leaf, n.eq + (use_lookahead_ ? 2.0 : 1.0) * Lambda_);
+    }
+    nodes_.push_back(std::move(n));
+    slots_[i] = v;
+    if (nodes_.size() * 2 > slots_.size()) grow();
+    return v;
+  }
+
+  std::uint32_t root() {
+    std::vector<double> cw(static_cast<std::size_t>(K_));
+    P_.class_weights(P_.all_points().data(), cw.data());
+    const double eq = use_eq_ ? P_.minority(P_.all_points().data()) : 0.0;
+    return get(P_.all_points().data(), max_depth_, cw.data(), eq);
+  }
+
+  void set_max_depth(int d) { max_depth_ = d; }
+  Node& node(std::uint32_t v) { return nodes_[v]; }
+  bool solved(std::uint32_t v) const { return nodes_[v].ub - nodes_[v].lb <= kTau; }
+  std::size_t n_nodes() const { return nodes_.size(); }
+  std::size_t bytes() const {
+    return arena_.capacity() * sizeof(std::uint64_t) + cw_.capacity() * sizeof(double) +
+           nodes_.capacity() * sizeof(Node) + splits_.capacity() * sizeof(Split) +
+           slots_.capacity() * sizeof(std::uint32_t) + parent_edges_ * sizeof(std::uint32_t) +
+           queue_.size() * sizeof(QueueItem);
+  }
+
+  // Create the split list of v (children via get()) and the reverse edges.
+  void expand(std::uint32_t v) {
+    if (nodes_[v].expanded) return;
+    nodes_[v].expanded = true;
+    // the arena and the node vector grow while children are created: copy what we need
+    std::copy(&arena_[nodes_[v].offset], &arena_[nodes_[v].offset] + W_, scratch_.begin());
+    const std::uint64_t* s = scratch_.data();
+    const std::vector<double> cw(&cw_[static_cast<std::size_t>(v) * K_],
+                                 &cw_[static_cast<std::size_t>(v) * K_] + K_);
+    const double n = nodes_[v].weight, eq = nodes_[v].eq;
+    const int cd = child_depth(nodes_[v].depth);
+    const std::uint32_t begin = static_cast<std::uint32_t>(splits_.size());
+    if (nodes_[v].depth != 0) {
+      for (int j = 0; j < M_; ++j) {
+        const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(j));
+        P_.class_weights_and(s, xj, c1_.data());
+        double n1 = 0.0;
+        for (int k = 0; k < K_; ++k) {
+          n1 += c1_[k];
+          c0_[k] = cw[k] - c1_[k];
+        }
+        // a side without weight costs at least the parent's optimum (same as dp.cpp)
+        if (n1 <= 0.0 || n - n1 <= 1e-12 * n) continue;
+        const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
+        words::and_not_into(s0_.data(), s, xj, W_);
+        words::and_into(s1_.data(), s, xj, W_);
+        const std::uint32_t a = get(s0_.data(), cd, c0_.data(), std::max(0.0, eq - eq1));
+        const std::uint32_t b = get(s1_.data(), cd, c1_.data(), eq1);
+        nodes_[a].parents.push_back(v);
+        nodes_[b].parents.push_back(v);
+        parent_edges_ += 2;
+        splits_.push_back(Split{j, a, b});
+      }
+    }
+    Node& nv = nodes_[v];
+    nv.split_begin = begin;
+    nv.split_count = static_cast<std::uint32_t>(splits_.size()) - begin;
+    if (nv.split_count == 0) nv.lb = nv.ub = nv.leaf;  // no valid split: a leaf
+  }
+
+  // The DP step of §3.8 (leaf included). Returns true when lb or ub changed.
+  bool aggregate(std::uint32_t v) {
+    Node& p = nodes_[v];
+    if (!p.expanded) return false;
+    double L = p.leaf, U = p.leaf;
+    for (std::uint32_t k = p.split_begin; k < p.split_begin + p.split_count; ++k) {
+      const Node& a = nodes_[splits_[k].a];
+      const Node& b = nodes_[splits_[k].b];
+      L = std::min(L, a.lb + b.lb);
+      U = std::min(U, a.ub + b.ub);
+    }
+    const double new_ub = std::min(p.ub, U);
+    const double new_lb = std::min(std::max(p.lb, L), new_ub);
+    if (new_lb == p.lb && new_ub == p.ub) return false;
+    p.lb = new_lb;
+    p.ub = new_ub;
+    return true;
+  }
+
+  void push(std::uint32_t v, int cls) {
+    Node& n = nodes_[v];
+    bool& flag = cls == 1 ? n.queued_update : n.queued_explore;
+    if (flag) return;
+    flag = true;
+    queue_.push(QueueItem{cls, n.weight - n.lb, seq_++, v});
+  }
+
+  // One pop of Algorithm 1. `threshold` caps the root's relevance test (external upper bound).
+  void step(std::uint32_t root, double threshold) {
+    const QueueItem item = queue_.top();
+    queue_.pop();
+    const std::uint32_t v = item.node;
+    (item.cls == 1 ? nodes_[v].queued_update : nodes_[v].queued_explore) = false;
+    if (solved(v)) return;
+    expand(v);
+    if (aggregate(v)) {
+      for (std::uint32_t q : nodes_[v].parents) push(q, 1);
+    }
+    if (solved(v)) return;
+    const Node& p = nodes_[v];
+    const double cap = v == root ? std::min(p.ub, threshold) : p.ub;
+    for (std::uint32_t k = p.split_begin; k < p.split_begin + p.split_count; ++k) {
+      const Split sp = splits_[k];
+      const double slb = nodes_[sp.a].lb + nodes_[sp.b].lb;
+      if (slb < cap - kTau && slb < nodes_[sp.a].ub + nodes_[sp.b].ub - kTau) {
+        if (!solved(sp.a)) push(sp.a, 0);
+        if (!solved(sp.b)) push(sp.b, 0);
+      }
+    }
+  }
+
+  bool queue_empty() const { return queue_.empty(); }
+
+  // Seed ub along an encoded tree: expand its internal vertices and aggregate bottom-up.
+  void seed(const std::vector<int>& tree, std::size_t& pos, std::uint32_t v) {
+    if (pos >= tree.size()) throw std::invalid_argument("initial_tree is truncated");
+    const int f = tree[pos++];
+    if (f < 0) {
+      if (-f - 1 >= K_) throw std::invalid_argument("initial_tree has a label out of range");
+      return;
+    }
+    if (f >= M_) throw std::invalid_argument("initial_tree has a feature out of range");
+    if (nodes_[v].depth == 0) throw std::invalid_argument("initial_tree exceeds max_depth");
+    expand(v);
+    const Node& p = nodes_[v];
+    std::uint32_t a = kNoNode, b = kNoNode;
+    for (std::uint32_t k = p.split_begin; k < p.split_begin + p.split_count; ++k) {
+      if (splits_[k].feature == f) {
+        a = splits_[k].a;
+        b = splits_[k].b;
+      }
+    }
+    if (a == kNoNode) {
+      // a split with an empty side is not in the graph (never better): skip its subtrees
+      skip(tree, pos);
+      skip(tree, pos);
+    } else {
+      seed(tree, pos, a);
+      seed(tree, pos, b);
+    }
+    aggregate(v);
+  }
+
+  // Tree realising ub(v) (or better): argmin over splits of the children's ub, ties ->
+  // smallest feature, a leaf when nothing beats it (§3.8 EXTRACT, §9 correction 5).
+  void extract(std::uint32_t v, std::vector<int>& out) const {
+    const Node& p = nodes_[v];
+    double best = kInf;
+    const Split* chosen = nullptr;
+    for (std::uint32_t k = p.split_begin; k < p.split_begin + p.split_count; ++k) {
+      const double u = nodes_[splits_[k].a].ub + nodes_[splits_[k].b].ub;
+      if (u < best) {
+        best = u;
+        chosen = &splits_[k];
+      }
+    }
+    if (!p.expanded || chosen == nullptr || p.leaf <= best + kTau) {
+      out.push_back(-(majority_class(&cw_[static_cast<std::size_t>(v) * K_], K_) + 1));
+      return;
+    }
+    out.push_back(chosen->feature);
+    extract(chosen->a, out);
+    extract(chosen->b, out);
+  }
+
+  // Objective (count units) of an encoded tree on support s, from class weights alone.
+  double evaluate(const std::vector<int>& tree, std::size_t& pos, const std::uint64_t* s) const {
+    const int f = tree[pos++];
+    if (f < 0) {
+      std::vector<double> cw(static_cast<std::size_t>(K_));
+      P_.class_weights(s, cw.data());
+      double n = 0.0;
+      for (double x : cw) n += x;
+      return n - cw[static_cast<std::size_t>(-f - 1)] + Lambda_;
+    }
+    std::vector<std::uint64_t> a(W_), b(W_);
+    words::and_not_into(a.data(), s, P_.feature_words(static_cast<std::size_t>(f)), W_);
+    words::and_into(b.data(), s, P_.feature_words(static_cast<std::size_t>(f)), W_);
+    const double left = evaluate(tree, pos, a.data());
+    return left + evaluate(tree, pos, b.data());
+  }
+
+ private:
+  static void skip(const std::vector<int>& tree, std::size_t& pos) {
+    if (pos >= tree.size()) throw std::invalid_argument("initial_tree is truncated");
+    if (tree[pos++] >= 0) {
+      skip(tree, pos);
+      skip(tree, pos);
+    }
+  }
+  void grow() {
+    slots_.assign(slots_.size() * 2, kNoNode);
+    mask_ = slots_.size() - 1;
+    for (std::uint32_t v = 0; v < nodes_.size(); ++v) {
+      std::size_t i = nodes_[v].hash & mask_;
+      while (slots_[i] != kNoNode) i = (i + 1) & mask_;
+      slots_[i] = v;
+    }
+  }
+
+  const Problem& P_;
+  int K_, M_;
+  std::size_t W_;
+  double Lambda_;
+  bool use_eq_, use_lookahead_, use_support_;
+  int max_depth_ = -1;
+  std::vector<Node> nodes_;
+  std::vector<std::uint64_t> arena_;
+  std::vector<double> cw_;
+  std::vector<Split> splits_;
+  std::vector<std::uint32_t> slots_;
+  std::size_t mask_;
+  std::size_t parent_edges_ = 0;
+  std::priority_queue<QueueItem, std::vector<QueueItem>, QueueOrder> queue_;
+  std::uint64_t seq_ = 0;
+  std::vector<std::uint64_t> scratch_, s0_, s1_;
+  std::vector<double> c0_, c1_;
+};
+
+}  // namespace
+
+SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
+                             std::function<bool()> interrupted) {
+  SearchOutput out;
+  Budget budget(config, std::move(interrupted));
+  const double N = problem.total_weight();
+  auto normalized = [N](double v) { return N > 0 ? v / N : 0.0; };
+  const int depth = config.max_depth < 0 ? -1 : config.max_depth;
+
+  QueueDP dp(problem, config);
+  dp.set_max_depth(depth);
+  const std::uint32_t root = dp.root();
+
+  const double t0 = budget.elapsed();
+  std::vector<int> warm = config.initial_tree;
+  if (warm.empty()) {
+    double v = 0.0;
+    warm = greedy_tree(problem, config.lam, depth, &v);
+  }
+  std::size_t pos = 0;
+  dp.seed(warm, pos, root);
+  if (pos != warm.size()) throw std::invalid_argument("initial_tree has trailing entries");
+  out.stats["greedy_seconds"] = budget.elapsed() - t0;
+
+  double threshold = kInf;
+  if (std::isfinite(config.upper_bound) && config.upper_bound * N < dp.node(root).ub) {
+    // slack as in dp.cpp so that a tree attaining upper_bound exactly stays relevant
+    threshold = config.upper_bound * N * (1 + 1e-12) + 1e-7;
+  }
+  out.stats["upper_bound_invalid"] = 0.0;
+
+  auto root_lb = [&] { return dp.node(root).lb; };
+  auto root_ub = [&] { return dp.node(root).ub; };
+  out.record(budget.elapsed(), normalized(root_ub()), normalized(root_lb()));
+
+  if (!dp.solved(root)) dp.push(root, 0);
+  while (true) {
+    const double target = std::min(root_ub(), threshold);
+    if (root_lb() >= target - kTau || dp.queue_empty()) {
+      if (root_ub() - root_lb() <= kTau) break;
+      if (std::isfinite(threshold)) {
+        // no tree reaches the external bound (or nothing below it remains): drop it
+        threshold = kInf;
+        out.stats["upper_bound_invalid"] = 1.0;
+        dp.push(root, 0);
+        continue;
+      }
+      // unreachable by the argument in the header (an unsolved vertex always queues an
+      // unsolved child); re-queue the root rather than return an uncertified "optimal"
+      dp.push(root, 0);
+    }
+    if (budget.tick(dp.bytes())) break;
+    const double lb_before = root_lb(), ub_before = root_ub();
+    dp.step(root, threshold);
+    if (root_lb() != lb_before || root_ub() != ub_before)
+      out.record(budget.elapsed(), normalized(root_ub()), normalized(root_lb()));
+  }
+
+  std::vector<int> tree;
+  dp.extract(root, tree);
+  // the extracted tree's value, recomputed from the data (<= root ub by construction)
+  out.tree = tree;
+  out.status = budget.status();
+  out.n_explored = budget.nodes();
+  out.peak_memory_mb = budget.peak_memory_mb();
+  out.stats["graph_vertices"] = static_cast<double>(dp.n_nodes());
+  out.stats["n_points"] = static_cast<double>(problem.n_points());
+  out.stats["n_words"] = static_cast<double>(problem.n_words());
+  out.stats["search_seconds"] = budget.elapsed();
+  std::size_t at = 0;
+  const double value = dp.evaluate(tree, at, problem.all_points().data());
+  out.objective = normalized(value);
+  out.lower_bound = out.status == "optimal" ? out.objective : normalized(std::min(root_lb(), value));
+  out.record(budget.elapsed(), out.objective, out.lower_bound);
+  return out;
+}
+
+}  // namespace odtkit
