@@ -9,9 +9,12 @@ Restricted master (LP4 without explicit slacks): one column ``alpha_j`` per gene
 
 With the ``"highs"`` backend the master lives in one :class:`odtkit.solvers.IncrementalLP`:
 it is built once from the initial columns, every iteration appends all the priced-out prunings
-in one vectorized ``addCols`` call and re-solves by primal simplex from the previous optimal
-basis (a few pivots instead of a cold solve of a rebuilt model). Other backends rebuild the
-master through :func:`odtkit.solvers.solve` each iteration. Row duals have the convention
+in one vectorized ``addCols`` call and re-solves by simplex from the previous optimal basis,
+which stays valid because new columns enter nonbasic (a few hundred pivots instead of a cold
+solve of a rebuilt model). Other backends rebuild the master through
+:func:`odtkit.solvers.solve` each iteration. By default (``merge=True``) pairs with identical
+link structure are merged exactly as in ``build_ip3(merge=True)``, so the master has the compact
+LP's link rows rather than one row per entry (see ``_Layout``). Row duals have the convention
 ``c - A^T y = reduced costs``: link duals ``q_e <= 0``, prices ``pi_e = -q_e``, convexity
 duals ``r_t``. Pricing for tree ``t`` is the exact tree DP of §7.9 with leaf costs
 ``e_h / (NT)`` and entry prices ``pi_e``; a pruning with DP value ``OPT_t < r_t - eps`` enters.
