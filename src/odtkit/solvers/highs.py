@@ -15,6 +15,10 @@
   ``"interrupted"`` and whatever incumbent and bound exist.
 * LP duals: ``Result.duals`` are HiGHS's row duals, convention ``c - A.T @ duals = reduced_costs``
   (for a minimisation a binding ``<=`` row has a dual ``<= 0``, a binding ``>=`` row ``>= 0``).
+* Incremental LPs: :class:`IncrementalLP` keeps one ``Highs`` object alive across solves
+  (``addCols`` + warm-started re-solve, same dual convention), for column generation. It lives
+  beside the stateless backend because the :func:`odtkit.solvers.solve` contract is one call
+  per model; the registry's capability set has no ``"incremental"`` entry (yet).
 """
 
 from __future__ import annotations
