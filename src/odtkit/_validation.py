@@ -7,7 +7,9 @@ what was expected, so a user sees *which* input is wrong rather than a failure d
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 
@@ -109,3 +111,34 @@ def check_positive_number(value: object, name: str, allow_none: bool = True) -> 
     if not v > 0 or math.isnan(v):
         raise ValueError(f"{name} must be > 0, got {value!r}")
     return v
+
+
+def check_node_limit(node_limit: object, name: str = "node_limit") -> int | None:
+    """Return a positive integer limit on explored nodes, or None for no limit."""
+    if node_limit is None:
+        return None
+    if isinstance(node_limit, bool) or not isinstance(node_limit, Integral):
+        raise TypeError(f"{name} must be a positive integer, got {type(node_limit).__name__}")
+    if node_limit <= 0:
+        raise ValueError(f"{name} must be > 0, got {node_limit}")
+    return int(node_limit)
+
+
+def check_switches(switches: Any, known: tuple[str, ...], name: str = "bounds") -> dict[str, bool]:
+    """Validate a mapping of switch name -> bool (e.g. bounds to turn off) against ``known``."""
+    if switches is None:
+        return {}
+    if not isinstance(switches, Mapping):
+        raise TypeError(
+            f"{name} must be a mapping of bound name to bool, got {type(switches).__name__}"
+        )
+    out: dict[str, bool] = {}
+    for key, value in switches.items():
+        if key not in known:
+            raise ValueError(
+                f"unknown {name[:-1] if name.endswith('s') else name} {key!r}; known: {known}"
+            )
+        if not isinstance(value, bool):
+            raise TypeError(f"{name}[{key!r}] must be a bool, got {type(value).__name__}")
+        out[key] = value
+    return out

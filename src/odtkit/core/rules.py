@@ -18,7 +18,13 @@ import numpy as np
 import pandas as pd
 
 from odtkit import metrics
-from odtkit._validation import as_binary_matrix, check_lambda, check_positive_number
+from odtkit._validation import (
+    as_binary_matrix,
+    check_lambda,
+    check_node_limit,
+    check_positive_number,
+    check_switches,
+)
 from odtkit.core import _native
 from odtkit.core._result import TRACE_COLUMNS, SearchResult
 from odtkit.datasets import Dataset
@@ -161,33 +167,6 @@ def _check_antecedents(
     return checked, np.ascontiguousarray(truth), False
 
 
-def _check_bounds(bounds: Any) -> dict[str, bool]:
-    if bounds is None:
-        return {}
-    if not isinstance(bounds, Mapping):
-        raise TypeError(
-            f"bounds must be a mapping of bound name to bool, got {type(bounds).__name__}"
-        )
-    out = {}
-    for key, value in bounds.items():
-        if key not in RULE_BOUNDS:
-            raise ValueError(f"unknown bound {key!r}; known: {RULE_BOUNDS}")
-        if not isinstance(value, bool):
-            raise TypeError(f"bounds[{key!r}] must be a bool, got {type(value).__name__}")
-        out[key] = value
-    return out
-
-
-def _check_node_limit(node_limit: Any) -> int:
-    if node_limit is None:
-        return -1
-    if isinstance(node_limit, bool) or not isinstance(node_limit, Integral):
-        raise TypeError(f"node_limit must be a positive integer, got {type(node_limit).__name__}")
-    if node_limit <= 0:
-        raise ValueError(f"node_limit must be > 0, got {node_limit}")
-    return int(node_limit)
-
-
 def search_rule_list(
     dataset: Dataset,
     lam: float,
@@ -264,9 +243,9 @@ def search_rule_list(
         "policy": policy,
         "symmetry": symmetry,
         "time_limit": time_limit if time_limit is not None else -1.0,
-        "node_limit": _check_node_limit(node_limit),
+        "node_limit": check_node_limit(node_limit) or -1,
         "memory_limit_mb": memory_limit_mb if memory_limit_mb is not None else -1.0,
-        **_check_bounds(bounds),
+        **check_switches(bounds, RULE_BOUNDS),
     }
     names: Sequence[str] | None = None
     if antecedents is None:

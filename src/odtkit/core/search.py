@@ -16,14 +16,20 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from odtkit import metrics
-from odtkit._validation import check_depth, check_lambda, check_positive_number
+from odtkit._validation import (
+    check_depth,
+    check_lambda,
+    check_node_limit,
+    check_positive_number,
+    check_switches,
+)
 from odtkit.core import _native
 from odtkit.core._problem import build_problem, check_dataset, decode_tree, encode_tree
 from odtkit.core._result import TRACE_COLUMNS, SearchResult
@@ -51,34 +57,6 @@ BOUNDS = {
 }
 #: Objectives returned by the native code must match ``metrics.objective`` this closely.
 OBJECTIVE_TOLERANCE = 1e-9
-
-
-def _check_bounds(bounds: Any, method: str) -> dict[str, bool]:
-    if bounds is None:
-        return {}
-    if not isinstance(bounds, Mapping):
-        raise TypeError(
-            f"bounds must be a mapping of bound name to bool, got {type(bounds).__name__}"
-        )
-    known = BOUNDS[method]
-    out: dict[str, bool] = {}
-    for key, value in bounds.items():
-        if key not in known:
-            raise ValueError(f"unknown bound {key!r} for method {method!r}; known: {known}")
-        if not isinstance(value, bool):
-            raise TypeError(f"bounds[{key!r}] must be a bool, got {type(value).__name__}")
-        out[key] = value
-    return out
-
-
-def _check_node_limit(node_limit: Any) -> int:
-    if node_limit is None:
-        return 0
-    if isinstance(node_limit, bool) or not isinstance(node_limit, Integral):
-        raise TypeError(f"node_limit must be a positive integer, got {type(node_limit).__name__}")
-    if node_limit <= 0:
-        raise ValueError(f"node_limit must be > 0, got {node_limit}")
-    return int(node_limit)
 
 
 def _check_upper_bound(upper_bound: Any) -> float:
@@ -170,11 +148,11 @@ def search_tree(
         "lam": lam,
         "max_depth": -1 if max_depth is None else max_depth,
         "time_limit": time_limit or 0.0,
-        "node_limit": _check_node_limit(node_limit),
+        "node_limit": check_node_limit(node_limit) or 0,
         "memory_limit_mb": memory_limit_mb or 0.0,
         "upper_bound": _check_upper_bound(upper_bound),
         "policy": policy,
-        "bounds": _check_bounds(bounds, method),
+        "bounds": check_switches(bounds, BOUNDS[method]),
     }
     if method == "bnb":
         # the dp computes the same §3.2 greedy tree natively (microseconds instead of ~0.1 s)
