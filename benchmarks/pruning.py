@@ -280,14 +280,22 @@ def part_colgen(args):
         grid = {"compas": [(N, T) for N in (1000, 5000, 20000) for T in (10, 40, 100)]
                 + [(10000, 40)],
                 "digits": [(N, T) for N in (1000, 5000) for T in (10, 40, 100)]}
+    if args.colgen_sizes:  # e.g. "compas:20000x100,digits:5000x40"
+        grid = {}
+        for item in args.colgen_sizes.split(","):
+            name, size = item.split(":")
+            N, T = (int(v) for v in size.lower().split("x"))
+            grid.setdefault(name, []).append((N, T))
     depth, lam = 5, 0.01
     for name, X0, y0 in sources:
-        for N, T in grid[name]:
+        for N, T in grid.get(name, []):
             X, y = resample(X0, y0, N, seed=N + T)
             rf = forest(X, y, T, depth)
             d = extract(rf, X, y)
             base = {"dataset": name, "N": N, "T": T, "depth": depth, "lam": lam,
-                    "n_entries": d.n_entries, "n_pairs": d.n_pairs}
+                    "n_entries": d.n_entries, "n_pairs": d.n_pairs,
+                    "command": " ".join(sys.argv[1:]),
+                    "date": time.strftime("%Y-%m-%d %H:%M:%S")}
             # LP and colgen runs under 5 s are repeated and the fastest kept
             lp, t_lp = _best_of(lambda d=d: prune(d, lam=lam, time_limit=args.time_limit), 1)
             if t_lp < 5:
@@ -340,15 +348,18 @@ def write(results, args):
     OUT.mkdir(parents=True, exist_ok=True)
     meta = {"quick": args.quick, "time_limit": args.time_limit,
             "python": sys.version.split()[0], "machine": platform.machine(),
-            "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
-    if getattr(args, "previous_meta", None):
+            "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "command": " ".join(sys.argv[1:])}
+    if args.report_only and getattr(args, "last_meta", None):
+        meta = args.last_meta  # nothing was run: the header still describes the last run
+    elif getattr(args, "previous_meta", None):
         meta["kept_parts_from"] = args.previous_meta
     payload = {"meta": meta, **results}
     (OUT / "pruning.json").write_text(json.dumps(payload, indent=1, default=float))
     md = ["# Ensemble pruning benchmark (odtkit.pruning)", "",
-          f"Command: `python benchmarks/pruning.py {' '.join(sys.argv[1:])}` — "
+          f"Command: `python benchmarks/pruning.py {meta.get('command', '')}` — "
           f"{meta['date']}, {meta['cpus']} cores (shared with other jobs), "
-          f"per-run time limit {args.time_limit}s.", ""]
+          f"per-run time limit {meta['time_limit']}s.", ""]
     prev = meta.get("kept_parts_from")
     if prev:
         md += [f"Parts not rerun by this command are kept from the run of {prev.get('date')} "
@@ -418,6 +429,10 @@ def write(results, args):
                               "rows", "iterations", "columns", "simplex_iterations",
                               "master_time", "pricing_time", "objective",
                               "obj_diff_vs_lp"]), ""]
+        if "command" in df.columns:
+            runs = df.groupby("command")["date"].min()
+            md += ["Runs: " + "; ".join(f"`python benchmarks/pruning.py {c}` ({d})"
+                                        for c, d in runs.items()), ""]
         piv = df.pivot_table(index=["dataset", "N", "T"], columns="method", values="time")
         piv["T x N"] = [t * n for (_, n, t) in piv.index]
         if {"lp", "colgen"} <= set(piv.columns):
@@ -437,6 +452,23 @@ def write(results, args):
                    "column generation run before this change (master rebuilt and cold-solved "
                    "every iteration, per-entry rows; runs at 35-60 s hit the 60 s limit).", "",
                    _md_table(piv.reset_index().sort_values(["dataset", "T x N"]), cols), ""]
+            limited = df[df.status != "optimal"]
+            if len(limited):
+                md += ["Stopped by the time limit (their ratios are lower bounds): "
+                       + ", ".join(f"{r.method} on {r.dataset} {r.N}x{r.T}"
+                                   for r in limited.itertuples()) + ".", ""]
+            ratio = piv["colgen/lp"].dropna()
+            faster = ratio[ratio < 1]
+            md += [f"colgen/lp ranges from {ratio.min():.2f} to {ratio.max():.2f} over "
+                   f"{len(ratio)} instances; "
+                   + (f"column generation is faster on {len(faster)} of them "
+                      f"({', '.join(f'{a} {b}x{c}' for a, b, c in faster.index)})."
+                      if len(faster) else
+                      "no crossover: the full LP is faster on every tested instance. The merged "
+                      "master carries essentially all of the compact LP's link rows (compare "
+                      "`rows`), so each warm re-solve works on an LP about as large as the "
+                      "compact one, which HiGHS (with presolve) solves in one go; the master "
+                      "time, not pricing, dominates."), ""]
     md += ["## Notes", "",
            "* Every objective above is recomputed from the returned pruning "
            "(`PrunedEnsemble.objective`); LP, MIP, full/compact and column generation agree "
@@ -463,12 +495,16 @@ def main(argv=None):
     ap.add_argument("--parts", default="formulations,table1,scaling,target")
     ap.add_argument("--keep", action="store_true",
                     help="keep the other parts' results from an existing pruning.json")
+    ap.add_argument("--colgen-sizes", default="",
+                    help="colgen part only: DATASET:NxT,... instead of the grid; rows are "
+                         "merged into the kept colgen results (with --keep)")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite pruning.md from pruning.json without running anything")
     args = ap.parse_args(argv)
     results = {}
-    if args.keep and (OUT / "pruning.json").exists():
+    if (args.keep or args.report_only) and (OUT / "pruning.json").exists():
         old = json.loads((OUT / "pruning.json").read_text())
+        args.last_meta = old.get("meta")
         prev = old.get("meta", {})
         args.previous_meta = prev.get("kept_parts_from", prev)
         results = {k: v for k, v in old.items()
@@ -477,9 +513,14 @@ def main(argv=None):
         write(results, args)
         return
     for part in args.parts.split(","):
+        previous = results.get(part)
         results[part] = {"scaling": part_scaling, "formulations": part_formulations,
                          "table1": part_table1, "target": part_target,
                          "colgen": part_colgen}[part](args)
+        if part == "colgen" and args.colgen_sizes and previous:
+            done = {(r["dataset"], r["N"], r["T"]) for r in results[part]}
+            results[part] = [r for r in previous
+                             if (r["dataset"], r["N"], r["T"]) not in done] + results[part]
         write(results, args)
 
 
