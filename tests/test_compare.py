@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-import odtkit.core
 from odtkit import compare, metrics
 from odtkit.cli import main
 from odtkit.solvers import available_backends
@@ -58,19 +57,6 @@ def test_random_instances_match_the_oracle(seed):
     table = compare(ds, lam, 2, time_limit=30)
     assert table["objective"].to_list() == pytest.approx([opt] * 3, abs=TOL)
     assert table["agrees"].all()
-
-
-def test_falls_back_to_the_greedy_tree_without_the_search_core(monkeypatch):
-    def unavailable(*args, **kwargs):
-        raise NotImplementedError("search core not built")
-
-    monkeypatch.setattr(odtkit.core, "search_tree", unavailable)
-    ds = example_dataset_trees()
-    table = compare(ds, 0.1, 1, time_limit=30)
-    assert table["method"].iloc[0] == "greedy"
-    assert table["status"].iloc[0] == "heuristic"
-    assert table.attrs["warm_start_source"] == "greedy_tree"
-    assert table.loc[table["method"] != "greedy", "agrees"].all()
 
 
 def test_cold_start_and_other_backends():

@@ -21,7 +21,7 @@ from odtkit._validation import check_depth, check_lambda, check_positive_number
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree
 
-#: Methods :func:`compare` knows; "search" is the native core (greedy tree if unavailable).
+#: Methods :func:`compare` knows; "search" is the native core.
 METHODS = ("search", "rbinoct", "rbinoct_original", "flowoct", "binoct")
 COLUMNS = (
     "method",
@@ -55,25 +55,10 @@ def _dataset(dataset: Any) -> Dataset:
 def _search(
     dataset: Dataset, lam: float, depth: int, time_limit: float | None
 ) -> tuple[dict[str, Any], Tree, str]:
-    """Run the native search; fall back to the greedy tree when the core is unavailable."""
-    t0 = time.perf_counter()
-    try:
-        from odtkit.core import search_tree
+    """Run the native search core (built with the package, so never silently replaced)."""
+    from odtkit.core import search_tree
 
-        res = search_tree(dataset, lam, max_depth=depth, time_limit=time_limit)
-    except (ImportError, AttributeError, NotImplementedError) as exc:
-        from odtkit.greedy import greedy_tree
-
-        tree = greedy_tree(dataset, lam, max_depth=depth)
-        row = {
-            "method": "greedy",
-            "backend": f"python (search core unavailable: {type(exc).__name__})",
-            "status": "heuristic",
-            "reported": metrics.objective(tree, dataset, lam),
-            "bound": -math.inf,
-            "time": time.perf_counter() - t0,
-        }
-        return row, tree, "greedy_tree"
+    res = search_tree(dataset, lam, max_depth=depth, time_limit=time_limit)
     row = {
         "method": "search",
         "backend": f"native/{res.method}",
