@@ -56,10 +56,39 @@ def _status(model_status: Any, model: Model) -> str:
     if hasattr(S, "kHighsInterrupt"):
         mapping[S.kHighsInterrupt] = "interrupted"
     if model_status == S.kUnboundedOrInfeasible:
-        # with every column bounded the LP cannot be unbounded, so HiGHS proved infeasibility
-        bounded = np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
-        return "infeasible" if bounded else "infeasible_or_unbounded"
+        return infeasible_or_unbounded(model)
     return mapping.get(model_status, "error")
+
+
+def infeasible_or_unbounded(model: Model) -> str:
+    """Status for a solver's "infeasible or unbounded" verdict on ``model``.
+
+    With every column bounded the model cannot be unbounded, so the solver proved infeasibility.
+    """
+    bounded = np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
+    return "infeasible" if bounded else "infeasible_or_unbounded"
+
+
+def pass_model(h: Any, model: Model, integrality: np.ndarray) -> Any:
+    """Hand ``model`` to the Highs object ``h`` in one ``passModel`` call (row-wise CSR arrays)."""
+    A = model.A
+    return h.passModel(
+        model.n_vars,
+        model.n_constraints,
+        int(A.nnz),
+        2,  # MatrixFormat::kRowwise: pass the CSR arrays as they are
+        1,  # ObjSense::kMinimize
+        float(model.offset),
+        np.ascontiguousarray(model.c, dtype=np.float64),
+        np.ascontiguousarray(model.col_lower, dtype=np.float64),
+        np.ascontiguousarray(model.col_upper, dtype=np.float64),
+        np.ascontiguousarray(model.row_lower, dtype=np.float64),
+        np.ascontiguousarray(model.row_upper, dtype=np.float64),
+        np.ascontiguousarray(A.indptr, dtype=np.int32),
+        np.ascontiguousarray(A.indices, dtype=np.int32),
+        np.ascontiguousarray(A.data, dtype=np.float64),
+        integrality,
+    )
 
 
 class HighsBackend(Backend):
@@ -115,24 +144,7 @@ class HighsBackend(Backend):
         for key, value in options.extra.items():
             self._set(h, key, value)
 
-        A = model.A
-        status = h.passModel(
-            model.n_vars,
-            model.n_constraints,
-            int(A.nnz),
-            2,  # MatrixFormat::kRowwise: pass the CSR arrays as they are
-            1,  # ObjSense::kMinimize
-            float(model.offset),
-            np.ascontiguousarray(model.c, dtype=np.float64),
-            np.ascontiguousarray(model.col_lower, dtype=np.float64),
-            np.ascontiguousarray(model.col_upper, dtype=np.float64),
-            np.ascontiguousarray(model.row_lower, dtype=np.float64),
-            np.ascontiguousarray(model.row_upper, dtype=np.float64),
-            np.ascontiguousarray(A.indptr, dtype=np.int32),
-            np.ascontiguousarray(A.indices, dtype=np.int32),
-            np.ascontiguousarray(A.data, dtype=np.float64),
-            model.integrality.astype(np.int32),
-        )
+        status = pass_model(h, model, model.integrality.astype(np.int32))
         if status == highspy.HighsStatus.kError:
             raise ValueError(f"HiGHS rejected model {model.name!r} (passModel returned an error)")
 
@@ -324,24 +336,7 @@ class IncrementalLP:
         HighsBackend._set(h, "solver", lp_method)
         for key, value in options.items():
             HighsBackend._set(h, key, value)
-        A = model.A
-        status = h.passModel(
-            model.n_vars,
-            model.n_constraints,
-            int(A.nnz),
-            2,  # row-wise CSR, as in HighsBackend.solve
-            1,  # minimise
-            float(model.offset),
-            np.ascontiguousarray(model.c, dtype=np.float64),
-            np.ascontiguousarray(model.col_lower, dtype=np.float64),
-            np.ascontiguousarray(model.col_upper, dtype=np.float64),
-            np.ascontiguousarray(model.row_lower, dtype=np.float64),
-            np.ascontiguousarray(model.row_upper, dtype=np.float64),
-            np.ascontiguousarray(A.indptr, dtype=np.int32),
-            np.ascontiguousarray(A.indices, dtype=np.int32),
-            np.ascontiguousarray(A.data, dtype=np.float64),
-            np.zeros(model.n_vars, dtype=np.int32),
-        )
+        status = pass_model(h, model, np.zeros(model.n_vars, dtype=np.int32))
         if status == highspy.HighsStatus.kError:
             raise ValueError(f"HiGHS rejected model {model.name!r} (passModel returned an error)")
         self._h = h
@@ -417,8 +412,7 @@ class IncrementalLP:
             raise ValueError(f"csc_starts must have length {m} or {m + 1}, got {starts.shape[0]}")
         if val.shape[0] != nnz:
             raise ValueError(
-                f"csc_index and csc_values must have the same length, got {nnz} and "
-                f"{val.shape[0]}"
+                f"csc_index and csc_values must have the same length, got {nnz} and {val.shape[0]}"
             )
         if m and (starts[0] != 0 or np.any(np.diff(starts) < 0) or starts[-1] > nnz):
             raise ValueError("csc_starts must start at 0 and be non-decreasing within csc_index")

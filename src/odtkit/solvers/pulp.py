@@ -64,6 +64,8 @@ import numpy as np
 from odtkit.model import Model
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._result import Result, make_trace
+from odtkit.solvers.highs import _status as highs_status
+from odtkit.solvers.highs import infeasible_or_unbounded as _infeasible_or_unbounded
 
 #: Solver used when ``solver=None``.
 DEFAULT_SOLVER = "highs"
@@ -211,33 +213,9 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name) or "model"
 
 
-def _highs_status(model_status: Any, model: Model, highspy: Any) -> str:
-    S = highspy.HighsModelStatus
-    mapping = {
-        S.kOptimal: "optimal",
-        S.kInfeasible: "infeasible",
-        S.kUnbounded: "unbounded",
-        S.kTimeLimit: "time_limit",
-        S.kSolutionLimit: "node_limit",
-        S.kIterationLimit: "iteration_limit",
-        S.kInterrupt: "interrupted",
-        S.kObjectiveBound: "objective_limit",
-        S.kObjectiveTarget: "objective_limit",
-    }
-    if model_status == S.kUnboundedOrInfeasible:
-        return _infeasible_or_unbounded(model)
-    return mapping.get(model_status, "error")
-
-
 def _idle_values(model: Model) -> np.ndarray:
     """Values for columns PuLP never passed to the solver: 0 clipped into their bounds."""
     return np.clip(np.zeros(model.n_vars), model.col_lower, model.col_upper)
-
-
-def _infeasible_or_unbounded(model: Model) -> str:
-    # same rule as the highs backend: with every column bounded the model cannot be unbounded
-    bounded = np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
-    return "infeasible" if bounded else "infeasible_or_unbounded"
 
 
 # --- log parsing (command-line solvers) ------------------------------------------------------
@@ -568,7 +546,7 @@ class PulpBackend(Backend):
         h = built.problem.solverModel
         t2 = time.perf_counter()
         info = h.getInfo()
-        status = _highs_status(h.getModelStatus(), model, highspy)
+        status = highs_status(h.getModelStatus(), model)
         if stop_flag.is_set() and status not in ("optimal", "infeasible"):
             status = "interrupted"
         fix = offset_fix[0]
@@ -601,9 +579,7 @@ class PulpBackend(Backend):
             bound = float("inf")
         t_read = s.timings.get("read", 0.0) + time.perf_counter() - t2
         if want_trace:
-            trace_rows.append(
-                (float(h.getRunTime()), objective if has_solution else np.inf, bound)
-            )
+            trace_rows.append((float(h.getRunTime()), objective if has_solution else np.inf, bound))
         elif has_solution or np.isfinite(bound):
             trace_rows = [(float(h.getRunTime()), objective if has_solution else np.inf, bound)]
         t_solve = s.timings.get("solve", 0.0)
@@ -634,7 +610,11 @@ class PulpBackend(Backend):
 
     # ------------------------------------------------------------------------------------------
     def _solve_cmd(
-        self, model: Model, options: SolveOptions, extra: dict[str, Any], solver: str,
+        self,
+        model: Model,
+        options: SolveOptions,
+        extra: dict[str, Any],
+        solver: str,
         path: str | None,
     ) -> Result:
         import pulp
@@ -703,7 +683,8 @@ class PulpBackend(Backend):
         xs = built.variables
         vals[built.used] = np.fromiter(
             (np.nan if xs[j].varValue is None else xs[j].varValue for j in used_idx.tolist()),
-            dtype=float, count=used_idx.size,
+            dtype=float,
+            count=used_idx.size,
         )
         status = parsed["status"] or "error"
         if status == "infeasible_or_unbounded":
@@ -739,7 +720,8 @@ class PulpBackend(Backend):
         ):
             pis = np.fromiter(
                 (0.0 if c.pi is None else c.pi for c in built.constraints),
-                dtype=float, count=len(built.constraints),
+                dtype=float,
+                count=len(built.constraints),
             )
             duals = np.zeros(model.n_constraints)
             np.add.at(duals, built.row_of, pis)
