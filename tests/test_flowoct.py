@@ -80,9 +80,12 @@ def _instances(n: int, offset: int = 0, max_samples: int = 16):
         yield seed, ds, depth, (0.0, 0.005, 0.01, 0.03, 0.05, 0.1, 0.2)[seed % 7]
 
 
-def _check(ds, depth, lam):
+SEPARATION = (None, 0, 1, 2, 99)  # off, identical-x pairs only, ..., every differing pair
+
+
+def _check(ds, depth, lam, separation_distance=2):
     opt = brute_force_tree(ds, lam, depth)[1]
-    form = FlowOCT()
+    form = FlowOCT(separation_distance=separation_distance, max_separation_cuts=10_000)
     model = form.build(ds, depth=depth, lam=lam)
     res = solve(model)
     assert res.status == "optimal"
@@ -106,13 +109,13 @@ def _check(ds, depth, lam):
 
 @pytest.mark.parametrize("seed,ds,depth,lam", list(_instances(14)))
 def test_flowoct_equals_oracle(seed, ds, depth, lam):
-    _check(ds, depth, lam)
+    _check(ds, depth, lam, SEPARATION[seed % len(SEPARATION)])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed,ds,depth,lam", list(_instances(60, offset=1000, max_samples=30)))
 def test_flowoct_equals_oracle_slow(seed, ds, depth, lam):
-    _check(ds, depth, lam)
+    _check(ds, depth, lam, SEPARATION[seed % len(SEPARATION)])
 
 
 def test_start_value_counts_empty_leaves_and_constant_features():
@@ -145,7 +148,7 @@ def test_model_size_matches_the_spec():
     ds = random_dataset(9, n_samples=30, n_features=4)
     m = len(np.unique(np.column_stack([ds.X, ds.y]), axis=0))
     D, p, K = 2, ds.n_features, ds.n_classes
-    model = FlowOCT().build(ds, depth=D, lam=0.01)
+    model = FlowOCT(separation_distance=None).build(ds, depth=D, lam=0.01)
     n_branch, n_nodes = 2**D - 1, 2 ** (D + 1) - 1
     assert model.n_vars == n_branch * p + n_nodes * (1 + K) + 2 * m * n_nodes
     assert model.n_constraints == 2 * n_nodes + m * (2 * n_nodes + 2 * n_branch)
@@ -167,3 +170,58 @@ def test_start_rejects_bad_trees():
         form.start(Tree.split(7, Tree.leaf(0), Tree.leaf(1)), ds)
     with pytest.raises(ValueError, match="class"):
         form.start(Tree.leaf(5), ds)
+
+
+def test_separation_pairs_match_a_loop():
+    from odtkit.formulations._common import row_data, separation_pairs
+
+    ds = random_dataset(11, n_samples=60, n_features=6, n_classes=3)
+    rows = row_data(ds)
+    for h in (0, 1, 2, 6):
+        first, second, differ = separation_pairs(rows, h)
+        expected = {
+            (i, j)
+            for i in range(rows.n_rows)
+            for j in range(i + 1, rows.n_rows)
+            if rows.y[i] != rows.y[j] and np.count_nonzero(rows.X[i] != rows.X[j]) <= h
+        }
+        assert set(zip(first.tolist(), second.tolist(), strict=True)) == expected
+        np.testing.assert_array_equal(differ, rows.X[first] != rows.X[second])
+        distance = differ.sum(axis=1)
+        assert np.all(np.diff(distance) >= 0)  # closest first
+    capped = separation_pairs(rows, 6, max_pairs=5)
+    assert capped[0].size == 5 and capped[2].sum(axis=1).max() <= 1
+
+
+def test_separation_cuts_hold_for_every_tree_and_raise_the_lp_bound():
+    from odtkit.testing import enumerate_trees
+
+    ds = random_dataset(4, n_samples=40, n_features=3)
+    with_cuts = FlowOCT(separation_distance=3, max_separation_cuts=10_000)
+    model = with_cuts.build(ds, depth=2, lam=0.01)
+    assert model.constraints["separation"].size > 0
+    for tree in enumerate_trees(ds.n_features, 2, ds.n_classes):
+        assert model.check(with_cuts.start(tree, ds)).empty
+    plain = FlowOCT(separation_distance=None).build(ds, depth=2, lam=0.01)
+    lp_plain = solve(plain.relaxed()).objective
+    lp_cuts = solve(model.relaxed()).objective
+    assert lp_cuts > lp_plain + 1e-3
+    assert solve(model).objective == pytest.approx(solve(plain).objective, abs=TOL)
+
+
+def test_separation_cuts_on_monk1_close_most_of_the_root_gap():
+    from odtkit.datasets import load
+
+    ds = load("monk1")
+    lp = {
+        h: solve(FlowOCT(separation_distance=h).build(ds, depth=2, lam=0.01).relaxed()).objective
+        for h in (None, 2)
+    }
+    assert lp[None] == pytest.approx(0.0582, abs=1e-3)
+    assert lp[2] > 0.13  # the optimum is 0.2174
+
+
+@pytest.mark.parametrize("kw", [{"separation_distance": -1}, {"max_separation_cuts": 1.5}])
+def test_separation_arguments_are_checked(kw):
+    with pytest.raises((ValueError, TypeError), match=next(iter(kw))):
+        FlowOCT(**kw)

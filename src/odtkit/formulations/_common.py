@@ -125,6 +125,44 @@ def row_data(dataset: Dataset, aggregate: bool = True) -> RowData:
     )
 
 
+def separation_pairs(
+    rows: RowData, max_distance: int, max_pairs: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs of rows with different labels whose features differ in at most ``max_distance``.
+
+    Returns ``(first, second, differ)``: row indices with ``first < second`` and the (pairs, p)
+    boolean matrix of the features on which each pair differs. Pairs come closest first; with
+    ``max_pairs`` only that many are kept (the closest, which give the strongest cuts).
+    Hamming distances are computed in blocks of rows as ``X @ (1 - X).T + (1 - X) @ X.T`` so
+    memory stays ``O(block * m)``.
+    """
+    X = rows.X
+    m = X.shape[0]
+    if m < 2 or max_distance < 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, X.shape[1]), bool)
+    ones = X.astype(np.float32)
+    zeros = 1.0 - ones
+    block = max(1, min(m, 4_000_000 // max(m, 1)))
+    firsts, seconds, dists = [], [], []
+    for lo in range(0, m, block):
+        hi = min(m, lo + block)
+        dist = ones[lo:hi] @ zeros.T + zeros[lo:hi] @ ones.T
+        a, c = np.nonzero(
+            (dist <= max_distance + 0.5)
+            & (rows.y[lo:hi, None] != rows.y[None, :])
+            & (np.arange(lo, hi)[:, None] < np.arange(m)[None, :])
+        )
+        firsts.append(a + lo)
+        seconds.append(c)
+        dists.append(dist[a, c])
+    first, second, dist = np.concatenate(firsts), np.concatenate(seconds), np.concatenate(dists)
+    order = np.argsort(dist, kind="stable")
+    if max_pairs is not None:
+        order = order[:max_pairs]
+    first, second = first[order].astype(np.int64), second[order].astype(np.int64)
+    return first, second, X[first] != X[second]
+
+
 # ---------------------------------------------------------------------------------------------
 # trees <-> heap arrays
 # ---------------------------------------------------------------------------------------------
