@@ -110,3 +110,28 @@ def test_cli_compare_prints_the_table_and_the_best_tree(capsys):
     assert "warm start from search_tree" in out
     for word in ("search", "rbinoct", "flowoct", "agrees", "best tree:", "predict"):
         assert word in out
+
+
+def test_a_certified_start_switches_heuristics_off_only_where_it_is_optimal(monkeypatch):
+    import odtkit.solvers
+
+    calls = []
+    real_solve = odtkit.solvers.solve
+
+    def spy(model, **kwargs):
+        calls.append((model.meta.get("formulation"), kwargs.get("heuristics", True)))
+        return real_solve(model, **kwargs)
+
+    monkeypatch.setattr(odtkit.solvers, "solve", spy)
+    ds = random_dataset(3, n_samples=24, n_features=3)
+    table = compare(ds, 0.02, 2, methods=("search", "flowoct", "rbinoct", "binoct"))
+    assert table["agrees"].iloc[:3].tolist() == [True, True, True]
+    heuristics = dict(calls)
+    # the search tree is optimal for (R)BinOCT-with-null-split and FlowOCT, not for BinOCT
+    assert heuristics == {"flowoct": False, "rbinoct": False, "binoct": True}
+    calls.clear()
+    compare(ds, 0.02, 2, methods=("search", "flowoct"), heuristics=True)
+    assert calls == [("flowoct", True)]
+    calls.clear()
+    compare(ds, 0.02, 2, methods=("flowoct",))  # greedy start: not certified
+    assert calls == [("flowoct", True)]

@@ -244,6 +244,33 @@ def test_missing_capability_raises_instead_of_falling_back():
         solve(model, backend="nofeatures", should_stop=lambda: False)
     with pytest.raises(ValueError, match="duals"):
         solve(model, backend="nofeatures", duals=True)
+    with pytest.raises(ValueError, match="heuristics_off"):
+        solve(model, backend="nofeatures", heuristics=False)
+    with pytest.raises(TypeError, match="heuristics"):
+        solve(model, heuristics="off")
+
+
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "pulp"])
+def test_heuristics_off_keeps_the_answer_and_sets_every_heuristic_option(backend, monkeypatch):
+    from odtkit.solvers.highs import NO_HEURISTICS, HighsBackend
+
+    if backend not in available_backends():
+        pytest.skip(f"{backend} not installed")
+    seen: dict = {}
+    original = HighsBackend._set
+
+    def spy(h, key, value):
+        seen[key] = value
+        return original(h, key, value)
+
+    monkeypatch.setattr(HighsBackend, "_set", staticmethod(spy))
+    model, *_ = knapsack_cover(n=12, m=4)
+    ref = solve(model)
+    res = solve(model, backend=backend, heuristics=False)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(ref.objective)
+    if backend == "highs":
+        assert {k: seen[k] for k in NO_HEURISTICS} == NO_HEURISTICS
 
 
 def test_result_validates_status_and_trace():

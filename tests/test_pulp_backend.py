@@ -79,7 +79,7 @@ def test_registered_with_capabilities_per_solver():
     assert "pulp" in available_backends()
     assert backend_capabilities("pulp") == SOLVER_CAPABILITIES["highs"]
     assert SOLVER_CAPABILITIES["highs"] == {
-        "mip_start", "dual_bound", "trace", "interrupt", "duals", "lp_method"
+        "mip_start", "dual_bound", "trace", "interrupt", "duals", "lp_method", "heuristics_off"
     }
     assert "trace" not in SOLVER_CAPABILITIES["cbc"]
     assert PulpBackend.solver_available("highs") and PulpBackend.solver_available("HiGHS")

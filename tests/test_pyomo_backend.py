@@ -61,7 +61,9 @@ def hard_knapsack(n: int = 60, m: int = 8, seed: int = 0) -> Model:
 
 def test_registered_with_the_default_solver_capabilities():
     assert "pyomo" in available_backends()
-    assert backend_capabilities("pyomo") == {"mip_start", "dual_bound", "duals", "lp_method"}
+    assert backend_capabilities("pyomo") == {
+        "mip_start", "dual_bound", "duals", "lp_method", "heuristics_off"
+    }
     # the newer pyomo.contrib.solver HiGHS interface has no MIP start in this Pyomo
     assert "mip_start" not in PyomoBackend.solver_capabilities("highs")
     assert PyomoBackend.version()

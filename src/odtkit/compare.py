@@ -114,7 +114,10 @@ def compare(
     warm_start : bool
         Start every MIP from the search tree (from the greedy tree if the search is not among the
         methods). Backends without the ``"mip_start"`` capability run cold; the ``warm_start``
-        column says which runs were warm.
+        column says which runs were warm. When the search certified its tree optimal, RBinOCT
+        and FlowOCT also run with ``heuristics=False`` (unless ``solve_options`` says
+        otherwise): their start is already optimal, so the solver spends its effort on the
+        proof alone.
     **solve_options
         Passed to :func:`odtkit.solvers.solve` (e.g. ``threads=1``).
 
@@ -149,8 +152,10 @@ def compare(
     trees: list[Tree | None] = []
     start_tree: Tree | None = None
     source = "none"
+    start_is_optimal = False
     if "search" in methods:
         row, tree, source = _search(dataset, lam, depth, time_limit)
+        start_is_optimal = row["status"] == "optimal"
         row.update(warm_start=False, build_time=0.0)
         rows.append(row)
         trees.append(tree)
@@ -174,13 +179,23 @@ def compare(
         build_time = time.perf_counter() - t0
         start = form.start(start_tree, dataset) if (warm_start and start_tree is not None) else None
         for backend in backends:
-            use_start = start is not None and "mip_start" in backend_capabilities(backend)
+            caps = backend_capabilities(backend)
+            use_start = start is not None and "mip_start" in caps
+            options = dict(solve_options)
+            if (
+                use_start
+                and start_is_optimal
+                and method in ("rbinoct", "flowoct")
+                and "heuristics_off" in caps
+            ):
+                # the start is a certified optimum of this very problem: only the proof is left
+                options.setdefault("heuristics", False)
             res = solve(
                 model,
                 backend=backend,
                 time_limit=time_limit,
                 start=start if use_start else None,
-                **solve_options,
+                **options,
             )
             row = {
                 "method": method,

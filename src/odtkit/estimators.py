@@ -158,12 +158,18 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         formulation = {"rbinoct": RBinOCT, "flowoct": FlowOCT}[self.solver]()
         model = formulation.build(data, depth=depth, lam=lam)
         start = None
-        if "mip_start" in backend_capabilities(self.backend):
+        options: dict[str, Any] = {}
+        caps = backend_capabilities(self.backend)
+        if "mip_start" in caps:
             # the search core's tree is the warm start; a short budget keeps it cheap
             budget = None if self.time_limit is None else max(0.1, 0.2 * self.time_limit)
-            warm = search_tree(data, lam, max_depth=depth, time_limit=budget).tree
-            start = formulation.start(warm, data)
-        result = solve(model, backend=self.backend, time_limit=self.time_limit, start=start)
+            warm = search_tree(data, lam, max_depth=depth, time_limit=budget)
+            start = formulation.start(warm.tree, data)
+            if warm.status == "optimal" and "heuristics_off" in caps:
+                options["heuristics"] = False  # a certified start: only the proof is left
+        result = solve(
+            model, backend=self.backend, time_limit=self.time_limit, start=start, **options
+        )
         if not result.has_solution:
             raise RuntimeError(
                 f"{self.solver} on {self.backend} returned no tree (status {result.status!r})"

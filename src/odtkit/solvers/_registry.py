@@ -12,7 +12,8 @@ the backend lacks, so a backend only ever receives options it declared it suppor
 * ``options.lp_method`` needs ``"lp_method"``;
 * ``options.should_stop`` needs ``"interrupt"``;
 * ``options.trace=True`` needs ``"trace"`` (``None`` means "if you can");
-* ``options.duals=True`` needs ``"duals"`` (``None`` means "if you can").
+* ``options.duals=True`` needs ``"duals"`` (``None`` means "if you can");
+* ``options.heuristics=False`` needs ``"heuristics_off"``.
 
 ``"dual_bound"`` declares that ``Result.bound`` is a proven bound for MIPs (otherwise ``-inf``
 unless optimal). Backends solve ``options.relax`` by solving ``model.relaxed()`` — :func:`solve`
@@ -31,7 +32,9 @@ import numpy as np
 from odtkit.model import Model
 from odtkit.solvers._result import Result
 
-CAPABILITIES = frozenset({"mip_start", "dual_bound", "trace", "interrupt", "duals", "lp_method"})
+CAPABILITIES = frozenset(
+    {"mip_start", "dual_bound", "trace", "interrupt", "duals", "lp_method", "heuristics_off"}
+)
 LP_METHODS = ("simplex", "ipm")
 START_CHECKS = ("warn", "raise", "ignore")
 
@@ -55,6 +58,7 @@ class SolveOptions:
     log_callback: Callable[[str], None] | None = None
     start_check: str = "warn"
     solver: str | None = None
+    heuristics: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -140,6 +144,7 @@ def solve(
     log_callback: Callable[[str], None] | None = None,
     start_check: str = "warn",
     solver: str | None = None,
+    heuristics: bool = True,
     **options: Any,
 ) -> Result:
     """Solve ``model`` (minimise) with a registered backend.
@@ -177,6 +182,11 @@ def solve(
         Receives every log line.
     solver : str, optional
         Backend-specific solver name (e.g. pyomo ``"appsi_highs"``, pulp ``"CBC"``).
+    heuristics : bool
+        ``False`` switches the solver's primal heuristics off (capability ``"heuristics_off"``).
+        Use it when the start is already optimal (the search core certified it), so only the
+        proof is left: HiGHS's sub-MIP heuristics then only search for a better solution that
+        does not exist. It never changes the answer, only where the effort goes.
     **options
         Passed through to the backend's solver options (unknown names raise in the backend).
 
@@ -224,6 +234,10 @@ def solve(
         if not callable(should_stop):
             raise TypeError("should_stop must be a callable returning bool")
         _require(cls, backend, "interrupt", "should_stop=")
+    if not isinstance(heuristics, (bool, np.bool_)):
+        raise TypeError(f"heuristics must be True or False, got {heuristics!r}")
+    if not heuristics:
+        _require(cls, backend, "heuristics_off", "heuristics=False")
     if log_callback is not None and not callable(log_callback):
         raise TypeError("log_callback must be a callable taking one str")
     if relax:
@@ -260,6 +274,7 @@ def solve(
         log_callback=log_callback,
         start_check=start_check,
         solver=solver,
+        heuristics=bool(heuristics),
         extra=dict(options),
     )
     return cls().solve(model, opts)

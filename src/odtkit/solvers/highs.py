@@ -91,6 +91,19 @@ def pass_model(h: Any, model: Model, integrality: np.ndarray) -> Any:
     )
 
 
+#: HiGHS options that switch every primal heuristic off (``solve(..., heuristics=False)``): the
+#: sub-MIP heuristics RINS and RENS, feasibility jump, the root reduced-cost heuristic and the
+#: node heuristics' effort. With a start the search core certified optimal they can only waste
+#: time; on FlowOCT (monk1-3, D=2) they were over half of the solve.
+NO_HEURISTICS: dict[str, Any] = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+    "mip_heuristic_run_feasibility_jump": False,
+}
+
+
 class HighsBackend(Backend):
     """highspy, in-process. Capabilities: all of them."""
 
@@ -141,6 +154,9 @@ class HighsBackend(Backend):
         is_mip = model.is_mip
         if options.lp_method is not None and not is_mip:
             self._set(h, "solver", options.lp_method)
+        if not options.heuristics:
+            for key, value in NO_HEURISTICS.items():
+                self._set(h, key, value)
         for key, value in options.extra.items():
             self._set(h, key, value)
 

@@ -64,6 +64,7 @@ import numpy as np
 from odtkit.model import Model
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._result import Result, make_trace
+from odtkit.solvers.highs import NO_HEURISTICS
 from odtkit.solvers.highs import _status as highs_status
 from odtkit.solvers.highs import infeasible_or_unbounded as _infeasible_or_unbounded
 
@@ -421,6 +422,7 @@ class PulpBackend(Backend):
             ("duals", bool(options.duals), "duals=True"),
             ("trace", bool(options.trace), "trace=True"),
             ("interrupt", options.should_stop is not None, "should_stop="),
+            ("heuristics_off", not options.heuristics, "heuristics=False"),
         ):
             if requested and capability not in caps:
                 raise ValueError(
@@ -445,6 +447,8 @@ class PulpBackend(Backend):
             params["mip_max_nodes"] = options.node_limit
         if options.lp_method is not None and not model.is_mip:
             params["solver"] = options.lp_method
+        if not options.heuristics:
+            params.update(NO_HEURISTICS)
         params.update(extra)
         probe = highspy.Highs()
         probe.setOptionValue("output_flag", False)

@@ -61,11 +61,12 @@ import numpy as np
 from odtkit.model import Model
 from odtkit.solvers._registry import Backend, SolveOptions, register_backend
 from odtkit.solvers._result import Result, make_trace
+from odtkit.solvers.highs import NO_HEURISTICS
 
 #: Solver name used when ``solver=None``.
 DEFAULT_SOLVER = "appsi_highs"
 
-_HIGHS_CAPS = frozenset({"mip_start", "dual_bound", "duals", "lp_method"})
+_HIGHS_CAPS = frozenset({"mip_start", "dual_bound", "duals", "lp_method", "heuristics_off"})
 
 # Classic SolverFactory option names per solver: option -> (solver option name, converter).
 _LEGACY_OPTION_NAMES: dict[str, dict[str, tuple[str, Any]]] = {
@@ -394,6 +395,7 @@ class PyomoBackend(Backend):
             ("mip_start", options.start is not None, "start="),
             ("lp_method", options.lp_method is not None, "lp_method="),
             ("duals", bool(options.duals), "duals=True"),
+            ("heuristics_off", not options.heuristics, "heuristics=False"),
         ):
             if requested and capability not in caps:
                 raise ValueError(
@@ -427,6 +429,8 @@ class PyomoBackend(Backend):
             opts["mip_max_nodes"] = options.node_limit
         if options.lp_method is not None and not model.is_mip:
             opts["solver"] = options.lp_method
+        if not options.heuristics:
+            opts.update(NO_HEURISTICS)
         opts.update(extra)
         return _check_highs_options(opts)
 
