@@ -33,6 +33,7 @@ import platform
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -191,7 +192,7 @@ def odtlearn_python() -> str:
     return os.environ.get("ODTKIT_ODTLEARN_PYTHON", sys.executable)
 
 
-def run_odtlearn(ds: Any, depth: int, lam: float, limit: float, workdir: Path) -> dict:
+def run_odtlearn(ds: Any, depth: int, lam: float, limit: float) -> dict:
     """ODTlearn's FlowOCT (CBC, 1 thread) on ``ds`` in a child process, objective in OSDT units.
 
     The child gets the binary matrix through an ``.npz`` file, so it needs only numpy, pandas
@@ -200,14 +201,16 @@ def run_odtlearn(ds: Any, depth: int, lam: float, limit: float, workdir: Path) -
     """
     n = ds.n_samples
     lam_o = n * lam / (1 + n * lam)
-    workdir.mkdir(parents=True, exist_ok=True)
-    data = workdir / "odtlearn_input.npz"
-    np.savez(data, X=ds.X.astype(np.int64), y=np.asarray(ds.y))
-    cmd = [odtlearn_python(), "-c", ODTLEARN_CHILD, str(data), str(depth), str(lam_o), str(limit)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * 3 + 120)
-    except subprocess.TimeoutExpired:
-        return {"available": True, "status": "timeout", "time": math.nan}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "odtlearn_input.npz"
+        np.savez(data, X=ds.X.astype(np.int64), y=np.asarray(ds.y))
+        cmd = [odtlearn_python(), "-c", ODTLEARN_CHILD, str(data), str(depth), str(lam_o)]
+        try:
+            proc = subprocess.run(
+                [*cmd, str(limit)], capture_output=True, text=True, timeout=limit * 3 + 120
+            )
+        except subprocess.TimeoutExpired:
+            return {"available": True, "status": "timeout", "time": math.nan}
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()
         reason = next(
@@ -396,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
                                 f"WARNING: {key} beat an optimal search on {name}", file=sys.stderr
                             )
                 if odtlearn_ok:
-                    ol = run_odtlearn(ds, depth, lam, limit, Path(args.out).parent)
+                    ol = run_odtlearn(ds, depth, lam, limit)
                     if not ol.get("available", True):
                         print(
                             f"odtlearn unavailable: {ol['reason']}; using anchors", file=sys.stderr
