@@ -23,6 +23,7 @@ already passes the relaxed model, so a backend sees ``options.relax`` only for r
 from __future__ import annotations
 
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -62,7 +63,7 @@ class SolveOptions:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-class Backend:
+class Backend(ABC):
     """Base class of a solver backend. Subclasses are stateless; one ``solve`` call per model."""
 
     name: ClassVar[str] = ""
@@ -77,8 +78,9 @@ class Backend:
     def version(cls) -> str:
         return ""
 
-    def solve(self, model: Model, options: SolveOptions) -> Result:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def solve(self, model: Model, options: SolveOptions) -> Result:
+        """Solve ``model`` with validated ``options``; limits are statuses, never exceptions."""
 
 
 _BACKENDS: dict[str, type[Backend]] = {}

@@ -69,6 +69,22 @@ def infeasible_or_unbounded(model: Model) -> str:
     return "infeasible" if bounded else "infeasible_or_unbounded"
 
 
+def read_solution(
+    h: Any, info: Any, want_duals: bool
+) -> tuple[np.ndarray | None, float, np.ndarray | None, np.ndarray | None]:
+    """``(x, objective, row duals, reduced costs)`` of a finished run; ``x`` is None (objective
+    NaN) without a feasible primal, the duals are None unless wanted and dual feasible."""
+    if int(info.primal_solution_status) != _FEASIBLE:
+        return None, float("nan"), None, None
+    solution = h.getSolution()
+    x = np.asarray(solution.col_value, dtype=float)
+    duals = reduced = None
+    if want_duals and int(info.dual_solution_status) == _FEASIBLE:
+        duals = np.asarray(solution.row_dual, dtype=float)
+        reduced = np.asarray(solution.col_dual, dtype=float)
+    return x, float(info.objective_function_value), duals, reduced
+
+
 def pass_model(h: Any, model: Model, integrality: np.ndarray) -> Any:
     """Hand ``model`` to the Highs object ``h`` in one ``passModel`` call (row-wise CSR arrays)."""
     A = model.A
@@ -218,22 +234,11 @@ class HighsBackend(Backend):
         status_str = _status(model_status, model)
         if stop_flag.is_set() and status_str not in ("optimal", "infeasible"):
             status_str = "interrupted"
-        has_solution = int(info.primal_solution_status) == _FEASIBLE
-        x = None
-        duals = reduced = None
-        objective = float("nan")
+        x, objective, duals, reduced = read_solution(
+            h, info, want_duals=not is_mip and options.duals is not False
+        )
+        has_solution = x is not None
         bound = float("-inf")
-        if has_solution:
-            solution = h.getSolution()
-            x = np.asarray(solution.col_value, dtype=float)
-            objective = float(info.objective_function_value)
-            if (
-                not is_mip
-                and int(info.dual_solution_status) == _FEASIBLE
-                and options.duals is not False
-            ):
-                duals = np.asarray(solution.row_dual, dtype=float)
-                reduced = np.asarray(solution.col_dual, dtype=float)
         if is_mip:
             mip_bound = float(info.mip_dual_bound)
             if np.isfinite(mip_bound):
@@ -488,19 +493,9 @@ class IncrementalLP:
             status_str = "infeasible" if self._bounded else "infeasible_or_unbounded"
         else:
             status_str = _status(model_status, self._model)
-        has_solution = int(info.primal_solution_status) == _FEASIBLE
-        x = duals = reduced = None
-        objective = float("nan")
-        bound = float("-inf")
-        if has_solution:
-            sol = h.getSolution()
-            x = np.asarray(sol.col_value, dtype=float)
-            objective = float(info.objective_function_value)
-            if int(info.dual_solution_status) == _FEASIBLE:
-                duals = np.asarray(sol.row_dual, dtype=float)
-                reduced = np.asarray(sol.col_dual, dtype=float)
-            if status_str == "optimal":
-                bound = objective
+        x, objective, duals, reduced = read_solution(h, info, want_duals=True)
+        has_solution = x is not None
+        bound = objective if has_solution and status_str == "optimal" else float("-inf")
         if status_str == "infeasible":
             bound = float("inf")
         n0 = self._model.n_vars

@@ -64,7 +64,7 @@ import numpy as np
 from odtkit.model import Model
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._result import Result, make_trace
-from odtkit.solvers.highs import NO_HEURISTICS
+from odtkit.solvers.highs import NO_HEURISTICS, read_solution
 from odtkit.solvers.highs import _status as highs_status
 from odtkit.solvers.highs import infeasible_or_unbounded as _infeasible_or_unbounded
 
@@ -77,7 +77,6 @@ SOLVER_CAPABILITIES: dict[str, frozenset[str]] = {
     "highs_cmd": frozenset({"mip_start", "dual_bound"}),
 }
 
-_FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
 
 # PuLP's own class names are accepted too, case-insensitively
 _ALIASES = {"pulp_cbc_cmd": "cbc", "coin_cmd": "cbc", "coin": "cbc"}
@@ -554,25 +553,23 @@ class PulpBackend(Backend):
         if stop_flag.is_set() and status not in ("optimal", "infeasible"):
             status = "interrupted"
         fix = offset_fix[0]
-        has_solution = int(info.primal_solution_status) == _FEASIBLE
+        highs_x, highs_objective, row_dual, col_dual = read_solution(
+            h, info, want_duals=not model.is_mip and options.duals is not False
+        )
+        has_solution = highs_x is not None
         x = duals = reduced = None
         objective, bound = float("nan"), float("-inf")
-        if has_solution:
-            sol = h.getSolution()
+        if highs_x is not None:
+            # PuLP's column order and merged rows, mapped back to the model's
             order = column_order(built.problem)
             x = _idle_values(model)
-            x[used_idx] = np.asarray(sol.col_value, dtype=float)[order]
-            objective = float(info.objective_function_value) + fix
-            if (
-                not model.is_mip
-                and int(info.dual_solution_status) == _FEASIBLE
-                and options.duals is not False
-            ):
-                row_dual = np.asarray(sol.row_dual, dtype=float)
+            x[used_idx] = highs_x[order]
+            objective = highs_objective + fix
+            if row_dual is not None and col_dual is not None:
                 duals = np.zeros(model.n_constraints)
                 np.add.at(duals, built.row_of, row_dual)
                 reduced = model.c.astype(float)  # unused columns: reduced cost = cost
-                reduced[used_idx] = np.asarray(sol.col_dual, dtype=float)[order]
+                reduced[used_idx] = col_dual[order]
         if model.is_mip:
             mip_bound = float(info.mip_dual_bound)
             if np.isfinite(mip_bound):
