@@ -299,12 +299,8 @@ void BnbSearch::ensure_splits(int id) {
     const Leaf& p = leaves_[id];
     const std::uint64_t bit = std::uint64_t{1} << (f & 63);
     if ((p.key[f >> 6] & bit) || (p.dead[f >> 6] & bit)) continue;
-    P_.class_weights_and(p.support.data(), P_.feature_words(f), cw1.data());
-    double n1 = 0.0;
-    for (int k = 0; k < K_; ++k) {
-      n1 += cw1[k];
-      cw0[k] = p.cw[k] - cw1[k];
-    }
+    const double n1 = P_.split_class_weights(p.support.data(), P_.feature_words(f), p.cw.data(),
+                                             cw1.data(), cw0.data());
     const double n0 = p.n - n1;
     if (n1 <= tau_ * 1e-3 || n0 <= tau_ * 1e-3) continue;  // empty side: never useful
     if (use_leaf_accuracy_) {

@@ -324,12 +324,7 @@ class DPSolver {
       const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(j));
       double* c1 = &L.cw1[static_cast<std::size_t>(j) * K_];
       double* c0 = &L.cw0[static_cast<std::size_t>(j) * K_];
-      P_.class_weights_and(s, xj, c1);
-      double n1 = 0.0;
-      for (int k = 0; k < K_; ++k) {
-        n1 += c1[k];
-        c0[k] = cw[k] - c1[k];
-      }
+      const double n1 = P_.split_class_weights(s, xj, cw, c1, c0);
       // a side without weight makes the split cost more than the parent's optimum
       if (n1 <= 0.0 || n - n1 <= 1e-12 * n) continue;
       const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;

@@ -163,12 +163,7 @@ class QueueDP {
     if (nodes_[v].depth != 0) {
       for (int j = 0; j < M_; ++j) {
         const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(j));
-        P_.class_weights_and(s, xj, c1_.data());
-        double n1 = 0.0;
-        for (int k = 0; k < K_; ++k) {
-          n1 += c1_[k];
-          c0_[k] = cw[k] - c1_[k];
-        }
+        const double n1 = P_.split_class_weights(s, xj, cw.data(), c1_.data(), c0_.data());
         // a side without weight costs at least the parent's optimum (same as dp.cpp)
         if (n1 <= 0.0 || n - n1 <= 1e-12 * n) continue;
         const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;

@@ -28,11 +28,10 @@ class Greedy {
     int best = -1;
     double best_gain = -1.0;
     for (int j = 0; j < M_; ++j) {
-      P_.class_weights_and(s, P_.feature_words(static_cast<std::size_t>(j)), c1.data());
-      const double n1 = sum(c1);
+      const double n1 = P_.split_class_weights(s, P_.feature_words(static_cast<std::size_t>(j)),
+                                               cw.data(), c1.data(), c0.data());
       const double n0 = n - n1;
       if (n1 <= 0.0 || n0 <= 1e-12 * n) continue;
-      for (int k = 0; k < K_; ++k) c0[k] = cw[k] - c1[k];
       const double gain = parent - (n0 * gini(c0.data(), n0) + n1 * gini(c1.data(), n1)) / n;
       if (gain > best_gain + 1e-15) {
         best_gain = gain;

@@ -174,6 +174,17 @@ void Problem::class_weights_and(const std::uint64_t* s, const std::uint64_t* mas
     out[k] = class_sum_[static_cast<std::size_t>(k)].sum_and(s, mask);
 }
 
+double Problem::split_class_weights(const std::uint64_t* s, const std::uint64_t* mask,
+                                    const double* parent, double* right, double* left) const {
+  class_weights_and(s, mask, right);
+  double n_right = 0.0;
+  for (int k = 0; k < n_classes_; ++k) {
+    n_right += right[k];
+    left[k] = parent[k] - right[k];
+  }
+  return n_right;
+}
+
 std::size_t Problem::n_class_planes() const {
   std::size_t total = 0;
   for (const auto& c : class_sum_) total += c.n_planes();

@@ -81,6 +81,10 @@ class Problem {
   void class_weights(const std::uint64_t* s, double* out) const;
   // per-class weight over s & mask
   void class_weights_and(const std::uint64_t* s, const std::uint64_t* mask, double* out) const;
+  // split s by mask: class weights of s & mask into `right`, of s & ~mask into `left`
+  // (`parent` = class weights of s); returns the total weight of the right side
+  double split_class_weights(const std::uint64_t* s, const std::uint64_t* mask,
+                             const double* parent, double* right, double* left) const;
   // equivalent-points minority mass over s / over s & mask
   double minority(const std::uint64_t* s) const { return minority_sum_.sum(s); }
   double minority_and(const std::uint64_t* s, const std::uint64_t* mask) const {
