@@ -8,9 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit import metrics
-from odtkit.core import SearchResult, search_rule_list
+from odtkit.core import search_rule_list
 from odtkit.core.rules import RULE_BOUNDS, RULE_POLICIES, SYMMETRY_MAPS, mine_antecedents
 from odtkit.datasets import Dataset
+from odtkit.results import Result
 from odtkit.rulelist import RuleList
 from odtkit.testing import (
     LAMBDAS,
@@ -53,7 +54,7 @@ def instance(seed: int, weighted: bool = False) -> tuple[Dataset, list, float]:
     return data, ants, lam
 
 
-def check_result(result: SearchResult, data: Dataset, lam: float) -> None:
+def check_result(result: Result, data: Dataset, lam: float) -> None:
     assert isinstance(result.model, RuleList)
     assert result.objective == pytest.approx(metrics.objective(result.model, data, lam), abs=1e-12)
     assert result.lower_bound <= result.objective + 1e-12

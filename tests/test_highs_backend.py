@@ -11,11 +11,11 @@ import warnings
 import numpy as np
 import pytest
 
-from odtkit.core._result import TRACE_COLUMNS
 from odtkit.model import Model, ModelBuilder
+from odtkit.results import TRACE_COLUMNS
 from odtkit.solvers import (
     Backend,
-    Result,
+    Solution,
     available_backends,
     backend_capabilities,
     register_backend,
@@ -275,6 +275,6 @@ def test_heuristics_off_keeps_the_answer_and_sets_every_heuristic_option(backend
 
 def test_result_validates_status_and_trace():
     with pytest.raises(ValueError, match="status"):
-        Result(status="done", has_solution=False)
-    r = Result(status="time_limit", has_solution=True, objective=2.0, bound=1.5, x=np.zeros(1))
+        Solution(status="done", has_solution=False)
+    r = Solution(status="time_limit", has_solution=True, objective=2.0, bound=1.5, x=np.zeros(1))
     assert r.gap == pytest.approx(0.5) and r.relative_gap == pytest.approx(0.25)

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
-from odtkit.core._result import TRACE_COLUMNS
 from odtkit.formulations.pruning import build_ip3, certify_network_matrix
 from odtkit.pruning import extract, prune, tree_dp, worked_example
 from odtkit.pruning._colgen import column_generation
 from odtkit.pruning._ensemble import enumerate_prunings, objective_terms
+from odtkit.results import TRACE_COLUMNS
 
 
 def _data(seed, n=40, T=3, depth=3, k=6):

@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit import metrics
-from odtkit.core import SearchResult, search_tree
+from odtkit.core import search_tree
 from odtkit.core.search import BOUNDS, POLICIES
 from odtkit.datasets import Dataset
+from odtkit.results import Result
 from odtkit.testing import LAMBDAS, brute_force_tree, example_dataset_a, random_dataset
 
 BNB_BOUNDS = BOUNDS["bnb"]
@@ -31,7 +32,7 @@ def instance(
     return data, float(rng.choice(LAMBDAS)), DEPTHS[int(rng.integers(0, len(DEPTHS)))]
 
 
-def check_result(result: SearchResult, data: Dataset, lam: float, depth: int | None) -> None:
+def check_result(result: Result, data: Dataset, lam: float, depth: int | None) -> None:
     assert result.method == "bnb"
     assert result.objective == pytest.approx(metrics.objective(result.tree, data, lam), abs=1e-12)
     assert result.lower_bound <= result.objective + 1e-12

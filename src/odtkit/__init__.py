@@ -9,6 +9,7 @@ from odtkit import datasets, metrics
 from odtkit.core import search_rule_list, search_tree
 from odtkit.datasets import Dataset
 from odtkit.greedy import greedy_tree
+from odtkit.results import Result, Status
 from odtkit.rulelist import RuleList
 from odtkit.tree import Tree
 
@@ -18,7 +19,9 @@ __all__ = [
     "Dataset",
     "OptimalRuleListClassifier",
     "OptimalTreeClassifier",
+    "Result",
     "RuleList",
+    "Status",
     "Tree",
     "compare",
     "datasets",

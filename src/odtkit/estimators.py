@@ -97,7 +97,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     tree_ : Tree
-    result_ : SearchResult or solver Result of the fit (objective, bound, status, trace).
+    result_ : odtkit.results.Result of the fit (objective, bound, status, trace).
     classes_ : ndarray
     binarizer_ : Binarizer or None
     feature_names_ : list of str

@@ -28,7 +28,7 @@ def plot_traces(results: Mapping[str, Any], ax: Any = None, log_time: bool = Tru
     ----------
     results : mapping of label -> result
         Anything with a ``trace`` DataFrame of columns ``time, incumbent, bound``
-        (:class:`odtkit.core.SearchResult` or the MIP ``Result``).
+        (an :class:`odtkit.results.Result` or a backend :class:`odtkit.solvers.Solution`).
     ax : matplotlib Axes, optional
     log_time : bool
         Logarithmic time axis (solvers differ by orders of magnitude).

@@ -26,8 +26,8 @@ from odtkit._validation import (
     check_switches,
 )
 from odtkit.core import _native
-from odtkit.core._result import TRACE_COLUMNS, SearchResult
 from odtkit.datasets import Dataset
+from odtkit.results import TRACE_COLUMNS, Result
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
 
 #: Queue policies (§5.4).
@@ -180,7 +180,7 @@ def search_rule_list(
     memory_limit_mb: float | None = None,
     bounds: Mapping[str, bool] | None = None,
     antecedents: Any = None,
-) -> SearchResult:
+) -> Result:
     """Find a rule list minimising ``misclassified/n + lam * n_rules`` (CORELS) and certify it.
 
     Parameters
@@ -215,7 +215,7 @@ def search_rule_list(
 
     Returns
     -------
-    SearchResult
+    Result
         ``model`` is a :class:`~odtkit.rulelist.RuleList`; ``stats`` holds ``antecedents``
         (the literal tuples searched, or the matrix names), ``n_antecedents`` and search counters.
     """
@@ -306,7 +306,7 @@ def search_rule_list(
     stats = dict(raw["stats"])
     stats["n_antecedents"] = truth.shape[1]
     stats["antecedents"] = list(names) if names is not None else literal_sets
-    return SearchResult(
+    return Result(
         model=model,
         objective=objective,
         lower_bound=lower_bound,

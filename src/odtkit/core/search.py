@@ -32,9 +32,9 @@ from odtkit._validation import (
 )
 from odtkit.core import _native
 from odtkit.core._problem import build_problem, check_dataset, decode_tree, encode_tree
-from odtkit.core._result import TRACE_COLUMNS, SearchResult
 from odtkit.datasets import Dataset
 from odtkit.greedy import greedy_tree
+from odtkit.results import TRACE_COLUMNS, Result
 
 METHODS = ("dp", "bnb")
 #: Search orders of ``method="dp"``: depth-first bound passing, or GOSDT-style best-first queue.
@@ -83,7 +83,7 @@ def search_tree(
     policy: str = "curiosity",
     upper_bound: float | None = None,
     strategy: str = "recursive",
-) -> SearchResult:
+) -> Result:
     """Find a tree minimising ``misclassified/n + lam * leaves`` and certify its optimality.
 
     Parameters
@@ -119,7 +119,7 @@ def search_tree(
 
     Returns
     -------
-    SearchResult
+    Result
         ``model`` (a :class:`~odtkit.tree.Tree`), ``objective``, ``lower_bound``, ``status``,
         ``time``, ``n_explored``, ``peak_memory_mb``, ``trace`` and ``stats``.
 
@@ -187,7 +187,7 @@ def search_tree(
         columns=list(TRACE_COLUMNS),
         dtype=float,
     )
-    return SearchResult(
+    return Result(
         model=tree,
         objective=objective,
         lower_bound=lower_bound,

@@ -34,7 +34,7 @@ from odtkit.model import ModelBuilder
 from odtkit.pruning._ensemble import covered_mask, tree_dp
 from odtkit.pruning._extract import EnsembleData
 from odtkit.pruning._solve import HIGHS_TOLERANCES
-from odtkit.solvers import IncrementalLP, Result
+from odtkit.solvers import IncrementalLP, Solution
 
 __all__ = ["column_generation"]
 
@@ -151,7 +151,7 @@ def _append_columns(
     )
 
 
-def _as_ir_result(res: Result, model: Any, n_initial: int, n_w: int) -> Result:
+def _as_ir_result(res: Solution, model: Any, n_initial: int, n_w: int) -> Solution:
     """Re-index an incremental master solution to ``model`` (``_master`` of the same columns).
 
     The incremental LP holds ``[alpha_0..alpha_{J0-1}, w, alpha_{J0}..]`` (added columns go
@@ -202,7 +202,7 @@ def column_generation(
     dict with ``leaves`` (per-tree masks), ``lp_value`` (converged master value = LP-IP3),
     ``status``, ``iterations``, ``n_columns``, ``trace`` (time, incumbent = master value,
     bound = Lagrangian bound), ``max_fractionality`` of the master's alpha, ``integral_by``
-    (how integrality was obtained), ``result`` (last backend Result), ``model`` (last master),
+    (how integrality was obtained), ``result`` (last backend Solution), ``model`` (last master),
     ``master_time`` / ``pricing_time`` (seconds), ``simplex_iterations`` (incremental only),
     ``master_rows`` (link rows of the master).
     """

@@ -1,4 +1,4 @@
-"""Solver backends behind one entry point, one Result type.
+"""Solver backends behind one entry point, one Solution type.
 
 >>> from odtkit.solvers import solve, available_backends
 >>> result = solve(model, backend="highs", time_limit=60)   # doctest: +SKIP
@@ -21,7 +21,7 @@ from odtkit.solvers._registry import (
     registered_backends,
     solve,
 )
-from odtkit.solvers._result import STATUSES, Result, make_trace
+from odtkit.solvers._solution import Solution
 from odtkit.solvers.highs import HighsBackend, IncrementalLP
 
 # Optional backends register themselves on import. A missing module (or missing pyomo / pulp
@@ -44,12 +44,10 @@ __all__ = [
     "CAPABILITIES",
     "HighsBackend",
     "IncrementalLP",
-    "Result",
-    "STATUSES",
     "SolveOptions",
+    "Solution",
     "available_backends",
     "backend_capabilities",
-    "make_trace",
     "register_backend",
     "registered_backends",
     "solve",

@@ -4,7 +4,7 @@ Writing a backend
 -----------------
 Subclass :class:`Backend`, set ``name``, ``capabilities`` (a frozenset drawn from
 :data:`CAPABILITIES`) and implement ``available()``, ``version()`` and
-``solve(model, options) -> Result``, then call ``register_backend(name, cls)`` at import time.
+``solve(model, options) -> Solution``, then call ``register_backend(name, cls)`` at import time.
 :func:`solve` validates every option and refuses (ValueError) any option that needs a capability
 the backend lacks, so a backend only ever receives options it declared it supports:
 
@@ -15,7 +15,7 @@ the backend lacks, so a backend only ever receives options it declared it suppor
 * ``options.duals=True`` needs ``"duals"`` (``None`` means "if you can");
 * ``options.heuristics=False`` needs ``"heuristics_off"``.
 
-``"dual_bound"`` declares that ``Result.bound`` is a proven bound for MIPs (otherwise ``-inf``
+``"dual_bound"`` declares that ``Solution.bound`` is a proven bound for MIPs (otherwise ``-inf``
 unless optimal). Backends solve ``options.relax`` by solving ``model.relaxed()`` — :func:`solve`
 already passes the relaxed model, so a backend sees ``options.relax`` only for reporting.
 """
@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from odtkit.model import Model
-from odtkit.solvers._result import Result
+from odtkit.solvers._solution import Solution
 
 CAPABILITIES = frozenset(
     {"mip_start", "dual_bound", "trace", "interrupt", "duals", "lp_method", "heuristics_off"}
@@ -79,7 +79,7 @@ class Backend(ABC):
         return ""
 
     @abstractmethod
-    def solve(self, model: Model, options: SolveOptions) -> Result:
+    def solve(self, model: Model, options: SolveOptions) -> Solution:
         """Solve ``model`` with validated ``options``; limits are statuses, never exceptions."""
 
 
@@ -148,7 +148,7 @@ def solve(
     solver: str | None = None,
     heuristics: bool = True,
     **options: Any,
-) -> Result:
+) -> Solution:
     """Solve ``model`` (minimise) with a registered backend.
 
     Parameters
@@ -194,7 +194,7 @@ def solve(
 
     Returns
     -------
-    Result
+    Solution
     """
     if not isinstance(model, Model):
         raise TypeError(f"model must be an odtkit.model.Model, got {type(model).__name__}")

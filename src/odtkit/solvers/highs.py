@@ -4,8 +4,8 @@
   ``passModel`` call (row-wise format, no per-variable Python objects).
 * Defaults: ``mip_rel_gap = mip_abs_gap = 0`` (prove optimality exactly), ``output_flag`` on but
   ``log_to_console`` off: the log is collected through HiGHS's logging callback into
-  ``Result.log`` and printed only when ``verbose=True`` (pass ``output_flag=False`` to switch
-  HiGHS's logging off entirely; ``Result.log`` is then empty).
+  ``Solution.log`` and printed only when ``verbose=True`` (pass ``output_flag=False`` to switch
+  HiGHS's logging off entirely; ``Solution.log`` is then empty).
 * MIP start: the full vector goes through ``setSolution`` (HiGHS checks it; an infeasible start
   is not an error). ``stats["start_used"]`` reports whether HiGHS's first incumbent came from it.
 * Trace: HiGHS's ``kCallbackMipImprovingSolution`` (new incumbent) and ``kCallbackMipLogging``
@@ -13,7 +13,7 @@
 * Interrupts: the simplex / IPM / MIP interrupt callbacks poll ``should_stop`` and a flag set by
   a temporary SIGINT handler (Ctrl-C, main thread only); the solve then stops with status
   ``"interrupted"`` and whatever incumbent and bound exist.
-* LP duals: ``Result.duals`` are HiGHS's row duals, convention ``c - A.T @ duals = reduced_costs``
+* LP duals: ``Solution.duals`` are HiGHS's row duals, convention ``c - A.T @ duals = reduced_costs``
   (for a minimisation a binding ``<=`` row has a dual ``<= 0``, a binding ``>=`` row ``>= 0``).
 * Incremental LPs: :class:`IncrementalLP` keeps one ``Highs`` object alive across solves
   (``addCols`` + warm-started re-solve, same dual convention), for column generation. It lives
@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from odtkit.model import Model
+from odtkit.results import make_trace
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
-from odtkit.solvers._result import Result, make_trace
+from odtkit.solvers._solution import Solution
 
 _FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
 
@@ -140,7 +141,7 @@ class HighsBackend(Backend):
 
         return str(highspy.Highs().version())
 
-    def solve(self, model: Model, options: SolveOptions) -> Result:
+    def solve(self, model: Model, options: SolveOptions) -> Solution:
         import highspy
 
         t0 = time.perf_counter()
@@ -263,7 +264,7 @@ class HighsBackend(Backend):
             trace_rows.append((float(h.getRunTime()), objective if has_solution else np.inf, bound))
         stats["model_status"] = h.modelStatusToString(model_status)
         stats["highs_run_time"] = float(h.getRunTime())
-        return Result(
+        return Solution(
             status=status_str,
             has_solution=has_solution,
             objective=objective,
@@ -326,10 +327,10 @@ class IncrementalLP:
     Notes
     -----
     Column ``j`` of :meth:`solve`'s ``x`` / ``reduced_costs`` is column ``j`` of ``model`` for
-    ``j < model.n_vars``; added columns follow in the order they were added. ``Result.values``
-    holds the groups of the initial model only. ``Result.duals`` has the convention of the
+    ``j < model.n_vars``; added columns follow in the order they were added. ``Solution.values``
+    holds the groups of the initial model only. ``Solution.duals`` has the convention of the
     ``"highs"`` backend: ``c - A.T @ duals = reduced_costs`` (a binding ``<=`` row of a
-    minimisation has a dual ``<= 0``). ``Result.stats["iterations"]`` is the simplex iteration
+    minimisation has a dual ``<= 0``). ``Solution.stats["iterations"]`` is the simplex iteration
     count of that solve alone.
     """
 
@@ -455,7 +456,7 @@ class IncrementalLP:
         self._n_cols += m
         return new
 
-    def solve(self, time_limit: float | None = None) -> Result:
+    def solve(self, time_limit: float | None = None) -> Solution:
         """Re-optimise from the current basis.
 
         Parameters
@@ -465,7 +466,7 @@ class IncrementalLP:
 
         Returns
         -------
-        Result
+        Solution
             ``backend="highs"``, ``x`` over all current columns, ``duals`` / ``reduced_costs``
             when HiGHS reports a feasible dual, ``stats["iterations"]`` (simplex iterations of
             this solve) and ``stats["model_status"]``.
@@ -499,7 +500,7 @@ class IncrementalLP:
         if status_str == "infeasible":
             bound = float("inf")
         n0 = self._model.n_vars
-        return Result(
+        return Solution(
             status=status_str,
             has_solution=has_solution,
             objective=objective,

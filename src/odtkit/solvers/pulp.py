@@ -39,10 +39,10 @@ Cost of the modelling layer (measured on 2 shared cores, tic-tac-toe depth 2): R
 ~0.2 s; FlowOCT (13.5k columns, 19k rows, 90k nonzeros) in ~0.8-1.0 s and ~0.6-1.0 s (PuLP's
 ``addCol``/``addRow`` loop). For CBC, writing the MPS file alone takes ~0.3 s / ~1.0 s.
 
-``Result.trace`` is HiGHS's (time, incumbent, bound) trace for ``"highs"``; for the command-line
-solvers it is a single final row. ``Result.timings``: ``build`` (IR -> LpProblem), ``transfer``
+``Solution.trace`` is HiGHS's (time, incumbent, bound) trace for ``"highs"``; for the command-line
+solvers it is a single final row. ``Solution.timings``: ``build`` (IR -> LpProblem), ``transfer``
 (LpProblem -> HiGHS, PuLP's own per-column/per-row loop; for the command-line solvers the file
-writing is part of ``solve``), ``solve`` (== ``Result.time``), ``read``.
+writing is part of ``solve``), ``solve`` (== ``Solution.time``), ``read``.
 """
 
 from __future__ import annotations
@@ -62,8 +62,9 @@ from typing import Any
 import numpy as np
 
 from odtkit.model import Model
+from odtkit.results import make_trace
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
-from odtkit.solvers._result import Result, make_trace
+from odtkit.solvers._solution import Solution
 from odtkit.solvers.highs import NO_HEURISTICS, read_solution
 from odtkit.solvers.highs import _status as highs_status
 from odtkit.solvers.highs import infeasible_or_unbounded as _infeasible_or_unbounded
@@ -231,7 +232,7 @@ def _last_number(pattern: str, text: str) -> float | None:
 def parse_cbc_log(text: str) -> dict[str, Any]:
     """Status, objective, lower bound and node count from a CBC log.
 
-    Returns a dict with ``status`` (one of the Result statuses, or None if the log says nothing
+    Returns a dict with ``status`` (a Status value, or None if the log says nothing
     recognisable), ``objective``, ``bound`` and ``nodes`` (None when absent). CBC's values
     exclude the objective constant.
     """
@@ -405,7 +406,7 @@ class PulpBackend(Backend):
             return _cbc_path(path) is not None
         return bool(pulp.HiGHS_CMD(path=path, msg=False).available())
 
-    def solve(self, model: Model, options: SolveOptions) -> Result:
+    def solve(self, model: Model, options: SolveOptions) -> Solution:
         solver = _solver_name(options.solver)
         extra = dict(options.extra)
         path = extra.pop("path", None)
@@ -433,7 +434,7 @@ class PulpBackend(Backend):
         return self._solve_cmd(model, options, extra, solver, path)
 
     # ------------------------------------------------------------------------------------------
-    def _solve_highs(self, model: Model, options: SolveOptions, extra: dict[str, Any]) -> Result:
+    def _solve_highs(self, model: Model, options: SolveOptions, extra: dict[str, Any]) -> Solution:
         import highspy
         import pulp
 
@@ -584,7 +585,7 @@ class PulpBackend(Backend):
         elif has_solution or np.isfinite(bound):
             trace_rows = [(float(h.getRunTime()), objective if has_solution else np.inf, bound)]
         t_solve = s.timings.get("solve", 0.0)
-        return Result(
+        return Solution(
             status=status,
             has_solution=has_solution,
             objective=objective,
@@ -617,7 +618,7 @@ class PulpBackend(Backend):
         extra: dict[str, Any],
         solver: str,
         path: str | None,
-    ) -> Result:
+    ) -> Solution:
         import pulp
 
         built = to_pulp(model)
@@ -730,7 +731,7 @@ class PulpBackend(Backend):
         rows = []
         if has_solution or np.isfinite(bound):
             rows.append((t_solve, objective if has_solution else np.inf, bound))
-        return Result(
+        return Solution(
             status=status,
             has_solution=has_solution,
             objective=objective,

@@ -40,9 +40,9 @@ the same arrays in ~0.01 s. The build pauses the cyclic garbage collector (4-6x 
 appsi is created with ``only_child_vars=True`` (all columns in one call rather than one highspy
 ``addVars`` per row, 2.5x faster on FlowOCT).
 
-``Result.trace`` holds a single final row (time, objective, bound): Pyomo exposes no progress
-callbacks. ``Result.timings`` splits ``build`` (IR -> ConcreteModel), ``transfer`` (Pyomo ->
-solver, incl. Pyomo's expression walking), ``solve`` (solver run, == ``Result.time``) and
+``Solution.trace`` holds a single final row (time, objective, bound): Pyomo exposes no progress
+callbacks. ``Solution.timings`` splits ``build`` (IR -> ConcreteModel), ``transfer`` (Pyomo ->
+solver, incl. Pyomo's expression walking), ``solve`` (solver run, == ``Solution.time``) and
 ``read`` (solution back into a numpy vector).
 """
 
@@ -59,8 +59,9 @@ from typing import Any
 import numpy as np
 
 from odtkit.model import Model
+from odtkit.results import make_trace
 from odtkit.solvers._registry import Backend, SolveOptions, register_backend
-from odtkit.solvers._result import Result, make_trace
+from odtkit.solvers._solution import Solution
 from odtkit.solvers.highs import NO_HEURISTICS
 
 #: Solver name used when ``solver=None``.
@@ -386,7 +387,7 @@ class PyomoBackend(Backend):
         return opt
 
     # ------------------------------------------------------------------------------------------
-    def solve(self, model: Model, options: SolveOptions) -> Result:
+    def solve(self, model: Model, options: SolveOptions) -> Solution:
         solver = options.solver or DEFAULT_SOLVER
         extra = dict(options.extra)
         executable = extra.pop("executable", None)
@@ -437,7 +438,7 @@ class PyomoBackend(Backend):
     def _solve_appsi(
         self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any],
         caps: frozenset[str],
-    ) -> Result:
+    ) -> Solution:
         from pyomo.common.gc_manager import PauseGC
         from pyomo.contrib.appsi.solvers import Highs
 
@@ -524,7 +525,7 @@ class PyomoBackend(Backend):
     def _solve_contrib_highs(
         self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any],
         caps: frozenset[str],
-    ) -> Result:
+    ) -> Solution:
         from pyomo.common.gc_manager import PauseGC
         from pyomo.contrib.solver.common.factory import SolverFactory
 
@@ -577,7 +578,7 @@ class PyomoBackend(Backend):
     def _solve_legacy(
         self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any],
         caps: frozenset[str], solver: str, executable: str | None,
-    ) -> Result:
+    ) -> Solution:
         import pyomo.environ as pe
 
         opt = self._legacy_solver(solver, executable)
@@ -685,11 +686,11 @@ class PyomoBackend(Backend):
         bound: float, t_solve: float, nodes: int, solver: str, version: str,
         x: np.ndarray | None, duals: np.ndarray | None, reduced: np.ndarray | None, log: str,
         timings: dict[str, float], stats: dict[str, Any],
-    ) -> Result:
+    ) -> Solution:
         rows = []
         if has_solution or np.isfinite(bound):
             rows.append((t_solve, objective if has_solution else np.inf, bound))
-        return Result(
+        return Solution(
             status=status,
             has_solution=has_solution,
             objective=objective,

@@ -1,8 +1,9 @@
-"""Result: the one outcome type of every backend (highspy, Pyomo, PuLP).
+"""Solution: the vector-level output of every backend (highspy, Pyomo, PuLP).
 
 ``status`` says *why* the solver stopped; ``has_solution`` says whether an incumbent exists. The
 two are independent: a time limit may come with or without a solution, and limits are statuses,
-never exceptions.
+never exceptions. A formulation's ``decode`` turns a Solution into a model; the model-level
+answer (model, verified objective, bound) is an :class:`odtkit.results.Result`.
 """
 
 from __future__ import annotations
@@ -13,41 +14,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtkit.core._result import TRACE_COLUMNS, empty_trace
-
-#: Why a solve stopped. The first seven are the contract; ``infeasible_or_unbounded`` (the solver
-#: proved one of the two without telling which), ``iteration_limit`` and ``objective_limit`` are
-#: extensions for solver outcomes that fit none of them.
-STATUSES = (
-    "optimal",
-    "infeasible",
-    "unbounded",
-    "time_limit",
-    "node_limit",
-    "interrupted",
-    "error",
-    "infeasible_or_unbounded",
-    "iteration_limit",
-    "objective_limit",
-)
-
-
-def make_trace(rows: list[tuple[float, float, float]] | None = None) -> pd.DataFrame:
-    """A trace DataFrame (columns exactly ``TRACE_COLUMNS``) from (time, incumbent, bound) rows."""
-    if not rows:
-        return empty_trace()
-    arr = np.asarray(rows, dtype=float).reshape(-1, 3)
-    return pd.DataFrame(arr, columns=list(TRACE_COLUMNS))
+from odtkit.results import TRACE_COLUMNS, Status, empty_trace
 
 
 @dataclass(frozen=True, eq=False)
-class Result:
+class Solution:
     """Outcome of ``odtkit.solvers.solve``: same fields whatever the backend.
 
     Attributes
     ----------
-    status : str
-        One of :data:`STATUSES` (why it stopped).
+    status : Status
+        Why it stopped (a str enum: ``status == "optimal"`` works).
     has_solution : bool
         Whether ``x`` holds a feasible incumbent (independent of ``status``).
     objective : float
@@ -83,7 +60,7 @@ class Result:
         Backend-specific extras (e.g. whether a MIP start was accepted).
     """
 
-    status: str
+    status: Status
     has_solution: bool
     objective: float = float("nan")
     bound: float = float("-inf")
@@ -102,8 +79,7 @@ class Result:
     stats: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        object.__setattr__(self, "status", Status.parse(self.status))
         if tuple(self.trace.columns) != TRACE_COLUMNS:
             raise ValueError(
                 f"trace columns must be {TRACE_COLUMNS}, got {tuple(self.trace.columns)}"
@@ -134,11 +110,11 @@ class Result:
     def is_optimal(self) -> bool:
         return self.status == "optimal"
 
-    def raise_if_not_optimal(self) -> Result:
+    def raise_if_not_optimal(self) -> Solution:
         """Return ``self`` if proven optimal, else raise RuntimeError describing the outcome."""
         if self.status != "optimal" or not self.has_solution:
             raise RuntimeError(
-                f"{self.solver or self.backend} stopped with status {self.status!r} "
+                f"{self.solver or self.backend} stopped with status {self.status.value!r} "
                 f"(has_solution={self.has_solution}, objective={self.objective:.6g}, "
                 f"bound={self.bound:.6g})"
             )
@@ -149,7 +125,7 @@ class Result:
         return {
             "backend": self.backend,
             "solver": self.solver,
-            "status": self.status,
+            "status": self.status.value,
             "has_solution": self.has_solution,
             "objective": self.objective,
             "bound": self.bound,
@@ -160,7 +136,7 @@ class Result:
 
     def __repr__(self) -> str:
         return (
-            f"Result(status={self.status!r}, has_solution={self.has_solution}, "
+            f"Solution(status={self.status.value!r}, has_solution={self.has_solution}, "
             f"objective={self.objective:.10g}, bound={self.bound:.10g}, time={self.time:.3f}s, "
             f"nodes={self.nodes}, solver={self.solver!r})"
         )
