@@ -30,6 +30,7 @@ __all__ = [
     "pruning",
     "search_rule_list",
     "search_tree",
+    "solve_formulation",
     "__version__",
 ]
 
@@ -38,6 +39,7 @@ __all__ = [
 _LAZY = {
     "compare": ("odtkit.compare", "compare"),
     "pruning": ("odtkit.pruning", None),
+    "solve_formulation": ("odtkit.pipeline", "solve_formulation"),
     "OptimalTreeClassifier": ("odtkit.estimators", "OptimalTreeClassifier"),
     "OptimalRuleListClassifier": ("odtkit.estimators", "OptimalRuleListClassifier"),
 }

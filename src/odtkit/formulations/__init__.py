@@ -9,7 +9,25 @@ feasible MIP start); see FORMULATIONS-TREES.md for the math.
 * :class:`FlowOCT` — Aghaei et al., regularized in OSDT units, leaves at any depth <= D.
 """
 
+from odtkit.formulations._base import (
+    DECODE_NOT_WORSE,
+    EXACT,
+    LP_INTEGRAL,
+    PROPERTIES,
+    VALID_BOUND,
+    Formulation,
+)
 from odtkit.formulations.binoct import BinOCT, RBinOCT
 from odtkit.formulations.flowoct import FlowOCT
 
-__all__ = ["BinOCT", "FlowOCT", "RBinOCT"]
+__all__ = [
+    "BinOCT",
+    "DECODE_NOT_WORSE",
+    "EXACT",
+    "FlowOCT",
+    "Formulation",
+    "LP_INTEGRAL",
+    "PROPERTIES",
+    "RBinOCT",
+    "VALID_BOUND",
+]

@@ -1,0 +1,119 @@
+"""The one protocol of every formulation: trees, fairness-constrained trees and ensemble pruning.
+
+A formulation is **stateless**: its constructor takes modelling *choices* (null splits, cuts,
+aggregation) and never changes; the *problem* (data, ``lam``, ``max_depth``, budgets) goes to
+:meth:`Formulation.build`, which returns an immutable :class:`~odtkit.model.Model` whose ``meta``
+carries everything :meth:`~Formulation.decode` and :meth:`~Formulation.start` need. So one
+formulation object can build many models, and a model can be decoded without the object that
+built it being in any particular state.
+
+Declared properties say what a solver's answer means for the problem the user stated; callers
+(:func:`odtkit.solve_formulation`, :func:`odtkit.compare`) read them instead of keeping lists of
+formulation names:
+
+``EXACT``
+    The optimum of the model equals the optimum of the stated problem (for trees: OSDT's
+    ``OPT(D, lam)`` over trees of depth <= D).
+``VALID_BOUND``
+    :meth:`Formulation.lower_bound` of any solution is a valid lower bound on the stated
+    problem's optimum.
+``DECODE_NOT_WORSE``
+    The decoded model's verified objective is never above the solver's objective value.
+``LP_INTEGRAL``
+    The LP relaxation has integral vertices (solve it as an LP).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from odtkit.model import Model
+
+EXACT = "exact"
+VALID_BOUND = "valid_bound"
+DECODE_NOT_WORSE = "decode_not_worse"
+LP_INTEGRAL = "lp_integral"
+PROPERTIES = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL})
+
+
+class Formulation(ABC):
+    """Base of every formulation (see the module docstring).
+
+    Subclasses set ``name`` and implement :meth:`build`, :meth:`decode` and :meth:`evaluate`;
+    :meth:`start` and :meth:`lower_bound` have defaults.
+    """
+
+    name: ClassVar[str] = ""
+
+    @property
+    def properties(self) -> frozenset[str]:
+        """Declared properties (a subset of :data:`PROPERTIES`); may depend on the choices."""
+        return frozenset()
+
+    @abstractmethod
+    def build(self, data: Any, **problem: Any) -> Model:
+        """The model of ``data`` for the problem given by keyword (``lam=``, ``max_depth=``...)."""
+
+    @abstractmethod
+    def decode(self, model: Model, solution: Any) -> Any:
+        """The model object (tree, pruning ...) of a solution of ``model``.
+
+        ``solution`` is a :class:`odtkit.solvers.Solution` with a solution, a dict of values by
+        variable group, or a full column vector.
+        """
+
+    @abstractmethod
+    def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
+        """The stated problem's objective of ``decoded`` on ``data``, by :mod:`odtkit.metrics`
+        (or the pruning module's own accounting): the single truth every answer is checked
+        against."""
+
+    def start(self, model: Model, obj: Any) -> np.ndarray:
+        """A complete, feasible start vector of ``model`` from a model object (e.g. a tree)."""
+        raise NotImplementedError(f"{self.name} builds no start from {type(obj).__name__}")
+
+    def lower_bound(self, model: Model, solution: Any) -> float:
+        """A lower bound on the stated problem's optimum from a solver's answer.
+
+        The default is the solver's own bound when the formulation declares ``VALID_BOUND``
+        and ``-inf`` otherwise (the model's bound then bounds only its own, larger, optimum).
+        """
+        if VALID_BOUND not in self.properties:
+            return -math.inf
+        return float(solution.bound)
+
+    def __repr__(self) -> str:
+        choices = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({choices})"
+
+
+def solution_values(model: Model, solution: Any) -> dict[str, np.ndarray]:
+    """Values by variable group from a Solution, a dict by group or a full column vector."""
+    if hasattr(solution, "has_solution") and hasattr(solution, "values"):
+        if not solution.has_solution:
+            raise ValueError(
+                f"the solution has no values to decode (status {str(solution.status)!r})"
+            )
+        values = solution.values or model.values(solution.x)
+        return {k: np.asarray(v, dtype=float) for k, v in values.items()}
+    if isinstance(solution, Mapping):
+        return {k: np.asarray(v, dtype=float) for k, v in solution.items()}
+    return model.values(np.asarray(solution, dtype=float))
+
+
+def check_built_by(model: Any, formulation: Formulation) -> Model:
+    """``model`` if ``formulation`` (by name) built it, else a TypeError/ValueError naming it."""
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be an odtkit.model.Model, got {type(model).__name__}")
+    built_by = model.meta.get("formulation")
+    if built_by != formulation.name:
+        raise ValueError(
+            f"model was built by {built_by!r}, not by {formulation.name!r}: decode and start it "
+            "with the formulation that built it"
+        )
+    return model

@@ -1,0 +1,143 @@
+"""``solve_formulation``: build → start → solve → decode → re-verify, the one path every caller of
+a mathematical program takes (:func:`odtkit.compare`, the estimators, ensemble pruning).
+
+The answer is an :class:`odtkit.results.Result` whose objective is the decoded model's value by
+the formulation's :meth:`~odtkit.formulations.Formulation.evaluate` (the single truth), never the
+solver's own number, and whose bound is checked against it: a solver that reports a bound above
+the value of a model it returned has failed numerically, and the result says so (status
+``error`` and a message) instead of handing out a wrong certificate.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, Formulation
+from odtkit.model import Model
+from odtkit.results import Result, Status, empty_trace
+
+__all__ = ["solve_formulation", "verify_solution"]
+
+#: How far (objective units) a solver's value or bound may stray from the verified objective.
+VERIFY_TOLERANCE = 1e-6
+
+
+def solve_formulation(
+    formulation: Formulation,
+    data: Any,
+    *,
+    backend: str = "highs",
+    start: Any = None,
+    time_limit: float | None = None,
+    solve_options: Mapping[str, Any] | None = None,
+    **problem: Any,
+) -> Result:
+    """Build ``formulation`` on ``data``, solve it, decode and re-verify the answer.
+
+    Parameters
+    ----------
+    formulation : Formulation
+        e.g. ``RBinOCT()``, ``FlowOCT()``, an ensemble-pruning formulation.
+    data : Dataset or EnsembleData
+        What ``formulation.build`` takes.
+    backend : str
+        Solver backend (``"highs"``, ``"pyomo"``, ``"pulp"``).
+    start : model object or ndarray, optional
+        A warm start: a model object (e.g. a :class:`~odtkit.tree.Tree`) that
+        ``formulation.start`` turns into a start vector, or a full start vector. Ignored by a
+        backend without the ``"mip_start"`` capability (``stats["warm_start"]`` says).
+    time_limit : float, optional
+        Seconds for the solver call.
+    solve_options : mapping, optional
+        Further keywords of :func:`odtkit.solvers.solve` (``threads=``, ``heuristics=`` ...).
+    **problem
+        The problem, passed to ``formulation.build`` (``lam=``, ``max_depth=`` ...).
+
+    Returns
+    -------
+    Result
+        ``model`` is the decoded object (None without a solution), ``solution`` the backend's
+        :class:`~odtkit.solvers.Solution`, ``stats`` holds ``build_time``, ``solve_time``,
+        ``warm_start``, ``solver`` and the built ``model_ir``.
+    """
+    from odtkit.solvers import backend_capabilities, solve
+
+    t0 = time.perf_counter()
+    model = formulation.build(data, **problem)
+    build_time = time.perf_counter() - t0
+    options = dict(solve_options or {})
+    start_vector = None
+    if start is not None and "mip_start" in backend_capabilities(backend):
+        start_vector = (
+            np.asarray(start, dtype=float)
+            if isinstance(start, np.ndarray)
+            else formulation.start(model, start)
+        )
+    solution = solve(model, backend=backend, time_limit=time_limit, start=start_vector, **options)
+    result = verify_solution(formulation, model, solution, data)
+    stats = {
+        **result.stats,
+        "build_time": build_time,
+        "warm_start": start_vector is not None,
+    }
+    return result.replace(time=time.perf_counter() - t0, stats=stats)
+
+
+def verify_solution(formulation: Formulation, model: Model, solution: Any, data: Any) -> Result:
+    """The model-level :class:`Result` of a backend ``solution`` of ``model``, re-verified.
+
+    Decodes the solution, evaluates the decoded object with ``formulation.evaluate`` and checks
+    the certificate: a bound above that value (beyond ``VERIFY_TOLERANCE``) or, for a formulation
+    declaring ``DECODE_NOT_WORSE``, a decoded value above the solver's, turns the status into
+    ``error`` with a message; the bound is then dropped (``-inf``).
+    """
+    status = Status.parse(solution.status)
+    decoded = formulation.decode(model, solution) if solution.has_solution else None
+    message = ""
+    if decoded is None:
+        objective = math.nan
+        infeasible = status == Status.INFEASIBLE
+        bound = math.inf if infeasible else formulation.lower_bound(model, solution)
+    else:
+        objective = float(formulation.evaluate(model, decoded, data))
+        bound = formulation.lower_bound(model, solution)
+        properties = formulation.properties
+        if bound > objective + VERIFY_TOLERANCE:
+            message = (
+                f"the solver's bound {bound:.10g} exceeds the verified objective {objective:.10g} "
+                "of the model it returned: its numerics failed, so nothing is certified"
+            )
+        elif DECODE_NOT_WORSE in properties and objective > solution.objective + VERIFY_TOLERANCE:
+            message = (
+                f"the decoded model scores {objective:.10g}, worse than the solver's value "
+                f"{solution.objective:.10g}: the solution does not describe the model it encodes"
+            )
+        if message:
+            status, bound = Status.ERROR, -math.inf
+        else:
+            bound = min(bound, objective)
+            if (
+                status == Status.OPTIMAL
+                and EXACT in properties
+                and objective - bound <= VERIFY_TOLERANCE
+            ):
+                bound = objective  # a proof within the solver's tolerance certifies the tree
+    return Result(
+        model=decoded,
+        objective=objective,
+        lower_bound=bound,
+        status=status,
+        time=float(solution.time),
+        method=formulation.name,
+        backend=solution.backend,
+        trace=solution.trace if solution.trace is not None else empty_trace(),
+        n_explored=int(solution.nodes),
+        stats={"solver": solution.solver, "solve_time": float(solution.time), "model_ir": model},
+        solution=solution,
+        message=message,
+    )
