@@ -114,7 +114,14 @@ def main() -> int:
     rows = []
     for lam in LAMBDAS:
         row = run(
-            data, lam, None, args.repeats, args.time_limit, max_cardinality=2, min_support=0.01
+            data,
+            lam,
+            None,
+            args.repeats,
+            args.time_limit,
+            max_cardinality=2,
+            min_support=0.01,
+            policy="curiosity",
         )
         row["antecedents"] = "mined (card<=2, support>=0.01, with negations)"
         row["policy"] = "curiosity"
