@@ -1,5 +1,7 @@
 """Plumbing shared by the benchmark scripts, so that each script says only what it measures.
 
+* measuring: :func:`repeat` (up to N runs, stopping early: a run that hit its limit or took
+  longer than :data:`LONG_RUN` is not repeated);
 * statistics: :func:`geomean` and :func:`ratio_summary` (overall, where the peer needs at least
   :data:`PEER_FLOOR` seconds, and the hard cases apart from the rest);
 * data: :func:`load_dataset` (bundled via ``odtkit.datasets.load``, else the shared benchmark
@@ -36,12 +38,28 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 #: Below this many seconds a peer's time is mostly start-up and timer noise.
 PEER_FLOOR = 0.05
+#: A run longer than this many seconds is not repeated: its noise is small next to its time.
+LONG_RUN = 20.0
+
+T = TypeVar("T")
+
+
+# -------------------------------------------------------------------------------- measuring
+def repeat(run: Callable[[], T], times: int, *, again: Callable[[T], bool]) -> list[T]:
+    """Up to ``times`` results of ``run()``, stopping after the first one for which
+    ``again(result)`` is false (e.g. it hit its limit or took longer than :data:`LONG_RUN`)."""
+    results: list[T] = []
+    for _ in range(times):
+        results.append(run())
+        if not again(results[-1]):
+            break
+    return results
 
 
 # ------------------------------------------------------------------------------ statistics

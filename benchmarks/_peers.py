@@ -215,12 +215,12 @@ def main(argv: list[str]) -> None:
         depth = None if depth_s == "inf" else int(depth_s)
         for lam_s in lams_s.split(","):  # decreasing lambda: increasingly hard
             lam = float(lam_s)
-            runs = []
-            for _ in range(int(reps_s)):
-                runs.append(run_once(tool, d, lam, depth, limit))
-                # a run that hit the limit or took long is not repeated (as in the anchors)
-                if not runs[-1]["optimal"] or runs[-1]["time"] > 20:
-                    break
+            # a run that hit the limit or took long is not repeated (as in the anchors)
+            runs = harness.repeat(
+                lambda lam=lam, depth=depth: run_once(tool, d, lam, depth, limit),
+                int(reps_s),
+                again=lambda r: r["optimal"] and r["time"] <= harness.LONG_RUN,
+            )
             out = dict(runs[len(runs) // 2])
             out.update(tool=tool, dataset=name, lam=lam, depth=depth)
             out["time"] = statistics.median(r["time"] for r in runs)

@@ -49,18 +49,23 @@ def main() -> int:
             continue
         data = load_file(path, name=name)
         for lam in lambdas:
-            times = []
-            for _ in range(args.repeats):
-                res = search_tree(
+
+            def fit(data=data, lam=lam) -> Any:
+                return search_tree(
                     data,
                     lam,
                     method="bnb",
                     time_limit=args.time_limit,
                     memory_limit_mb=args.memory_mb,
                 )
-                times.append(res.time)
-                if res.status != "optimal" or res.time > 20:
-                    break
+
+            # a run that hit a limit or took long is not repeated
+            runs = harness.repeat(
+                fit,
+                args.repeats,
+                again=lambda r: r.status == "optimal" and r.time <= harness.LONG_RUN,
+            )
+            times, res = [r.time for r in runs], runs[-1]
             dp = search_tree(data, lam, method="dp", time_limit=args.time_limit)
             agree = (
                 res.status != "optimal"

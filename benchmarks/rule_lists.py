@@ -64,12 +64,12 @@ def read_bit_vectors(path: Path) -> tuple[list[str], np.ndarray]:
 
 
 def run(data: Dataset, lam: float, antecedents, repeats: int, time_limit: float, **kw) -> dict:
-    times, result = [], None
-    for _ in range(repeats):
-        result = search_rule_list(data, lam, antecedents=antecedents, time_limit=time_limit, **kw)
-        times.append(result.time)
-        if result.time > 20:  # long runs are not repeated
-            break
+    def fit() -> Any:
+        return search_rule_list(data, lam, antecedents=antecedents, time_limit=time_limit, **kw)
+
+    # long runs are not repeated
+    results = harness.repeat(fit, repeats, again=lambda r: r.time <= harness.LONG_RUN)
+    times, result = [r.time for r in results], results[-1]
     check_on = data
     if isinstance(antecedents, tuple):  # matrix antecedents: the list predicts from the matrix
         matrix = antecedents[0]
