@@ -11,14 +11,15 @@ Writes ``benchmarks/results/mip_vs_search.json`` and ``.md``. For every (dataset
 * backend overhead on the largest instance of the grid: the same warm FlowOCT / RBinOCT solve
   through every requested backend (``highs``, ``pyomo``, ``pulp`` when registered);
 * ODTlearn's FlowOCT (CBC) on the same objective (λ_o = nλ/(1+nλ), FORMULATIONS-TREES §4.5),
-  run in a child process by ``$ODTKIT_ODTLEARN_PYTHON`` (see :func:`odtlearn_python` for the
-  venv it needs), one solve at a time, side by side with ours. If it cannot run here the
+  run in a child process by ``$ODTKIT_ODTLEARN_PYTHON`` (see ``_peers.odtlearn_python`` for
+  the venv it needs), one solve at a time, side by side with ours. If it cannot run here the
   published timings of BENCHMARK-ANCHORS.md §3 are used and labelled ``anchor``.
 
 Usage::
 
     python benchmarks/mip_vs_search.py --quick --time-limit 30
     python benchmarks/mip_vs_search.py --datasets monk1,monk2 --depths 2,3 --lams 0.025,0.01
+    python benchmarks/mip_vs_search.py --render --out benchmarks/results/mip_vs_search_d3
 
 Objectives are OSDT units: misclassified/n + λ·leaves.
 """
@@ -26,27 +27,24 @@ Objectives are OSDT units: misclassified/n + λ·leaves.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
-import platform
 import re
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import _harness as harness
 import numpy as np
+from _harness import fmt as _fmt
+from _harness import geomean
+from _peers import run_odtlearn
 
-from odtkit import datasets, metrics
+from odtkit import metrics
 from odtkit.core import search_tree
 from odtkit.formulations import FlowOCT, RBinOCT
 from odtkit.solvers import available_backends, solve
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 FULL_DATASETS = (
     "monk1",
     "monk2",
@@ -60,18 +58,6 @@ QUICK_DATASETS = ("monk1", "monk2", "monk3", "balance-scale")
 LAMS = (0.025, 0.01, 0.005)
 ANCHORS = Path("/work/shared/BENCHMARK-ANCHORS.md")
 TOL = 1e-6
-
-
-def load(name: str) -> datasets.Dataset | None:
-    try:
-        return (
-            datasets.load(name)
-            if name in datasets.names() or name == "car"
-            else datasets.load_shared(name)
-        )
-    except (FileNotFoundError, ValueError, OSError) as exc:
-        print(f"skipping {name}: {exc}", file=sys.stderr)
-        return None
 
 
 def time_to_final(trace: Any, final: float) -> float | None:
@@ -151,81 +137,6 @@ def run_mip_seeds(*args: Any, seeds: int, heuristics: bool = True) -> dict:
     return out
 
 
-ODTLEARN_CHILD = r"""
-import sys, json, time
-import numpy as np, pandas as pd
-from odtlearn.flow_oct import FlowOCT
-data = np.load(sys.argv[1])
-depth, lam_o, limit = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-X = pd.DataFrame(data["X"], columns=[f"f{j}" for j in range(data["X"].shape[1])])
-y = data["y"]
-clf = FlowOCT(
-    solver="cbc", depth=depth, _lambda=lam_o, time_limit=limit, num_threads=1, verbose=False
-)
-t = time.perf_counter()
-clf.fit(X, y)
-fit = time.perf_counter() - t
-pred = clf.predict(X)
-p = clf.p_value
-leaves = sum(1 for v in (p.values() if hasattr(p, "values") else np.ravel(p)) if v > 0.5)
-model = clf._solver.model
-print(json.dumps({
-    "time": fit,
-    "errors": int(np.count_nonzero(pred != y)),
-    "leaves": leaves,
-    "status": str(model.status).split(".")[-1],
-    "objective_bound": float(model.objective_bound),
-}))
-"""
-
-
-def odtlearn_python() -> str:
-    """The interpreter that runs ODTlearn: ``$ODTKIT_ODTLEARN_PYTHON`` or this one.
-
-    ODTlearn's CBC comes from python-mip 1.15, which crashes with cffi 2 (SIGSEGV inside CBC on
-    this machine); a separate venv keeps its pins away from ours::
-
-        python -m venv /tmp/odtlearn-venv
-        /tmp/odtlearn-venv/bin/pip install odtlearn==1.1.0 mip==1.15.0 "cffi<1.16"
-        export ODTKIT_ODTLEARN_PYTHON=/tmp/odtlearn-venv/bin/python
-    """
-    return os.environ.get("ODTKIT_ODTLEARN_PYTHON", sys.executable)
-
-
-def run_odtlearn(ds: Any, depth: int, lam: float, limit: float) -> dict:
-    """ODTlearn's FlowOCT (CBC, 1 thread) on ``ds`` in a child process, objective in OSDT units.
-
-    The child gets the binary matrix through an ``.npz`` file, so it needs only numpy, pandas
-    and odtlearn. The tree's objective is recomputed from its training predictions and its leaf
-    count; the CBC bound is mapped to OSDT units with (F-map) of FORMULATIONS-TREES §4.5.
-    """
-    n = ds.n_samples
-    lam_o = n * lam / (1 + n * lam)
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "odtlearn_input.npz"
-        np.savez(data, X=ds.X.astype(np.int64), y=np.asarray(ds.y))
-        cmd = [odtlearn_python(), "-c", ODTLEARN_CHILD, str(data), str(depth), str(lam_o)]
-        try:
-            proc = subprocess.run(
-                [*cmd, str(limit)], capture_output=True, text=True, timeout=limit * 3 + 120
-            )
-        except subprocess.TimeoutExpired:
-            return {"available": True, "status": "timeout", "time": math.nan}
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()
-        reason = next(
-            (line for line in tail if "ERROR" in line or "Error" in line), tail[-1] if tail else ""
-        )
-        return {
-            "available": False,
-            "reason": f"child exited with {proc.returncode}: {reason[:160]}",
-        }
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["objective"] = out["errors"] / n + lam * out["leaves"]
-    out["bound"] = 1 + lam - out.pop("objective_bound") / ((1 - lam_o) * n)
-    return {"available": True, **out}
-
-
 def odtlearn_anchors() -> dict[tuple[str, int, float], dict]:
     """BENCHMARK-ANCHORS.md §3: odtlearn FlowOCT (CBC, 1 thread, 300 s) times and objectives."""
     out: dict[tuple[str, int, float], dict] = {}
@@ -252,11 +163,6 @@ def odtlearn_anchors() -> dict[tuple[str, int, float], dict]:
         except ValueError:
             continue
     return out
-
-
-def geomean(values: list[float]) -> float:
-    values = [v for v in values if v is not None and v > 0 and np.isfinite(v)]
-    return float(np.exp(np.mean(np.log(values)))) if values else math.nan
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,7 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cbc-proxy", action="store_true", help="also solve FlowOCT cold with CBC (pulp backend)"
     )
-    parser.add_argument("--out", default=str(RESULTS / "mip_vs_search"))
+    parser.add_argument(
+        "--out",
+        default=str(harness.RESULTS / "mip_vs_search"),
+        help="results path without suffix: OUT.json and OUT.md (a smoke run: /tmp/...)",
+    )
     parser.add_argument("--render", action="store_true", help="only re-render the .md from .json")
     args = parser.parse_args(argv)
     if args.render:
@@ -317,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.time()
 
     for name in names:
-        ds = load(name)
+        ds = harness.load_dataset(name)
         if ds is None:
             continue
         for depth in depths:
@@ -427,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     overhead: list[dict] = []
     if largest is not None:
         info = largest[1]
-        ds = load(info["dataset"])
+        ds = harness.load_dataset(info["dataset"])
         form = RBinOCT() if info["formulation"] == "rbinoct" else FlowOCT()
         s = search_tree(ds, info["lam"], max_depth=info["depth"], time_limit=limit)
         t0 = time.perf_counter()
@@ -461,38 +371,26 @@ def save(
     seeds: int = 1,
 ) -> Path:
     payload = {
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "load_average": os.getloadavg(),
-        },
+        "machine": harness.machine_info("python", "platform", "cpus", "load_average"),
         "time_limit": limit,
         "seeds": seeds,
         "grid": {"datasets": names, "depths": depths, "lams": lams},
         "records": records,
         "overhead": overhead,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(payload, indent=1, default=str))
-    out.with_suffix(".md").write_text(markdown(payload))
-    return out
+    return harness.write_results(
+        out.name, payload, markdown(payload), out_dir=out.parent, json_default=str
+    )
 
 
-def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}" if abs(v) < 1e4 else f"{v:.0f}"
-    return str(v)
+RUN_COLUMNS = (
+    "dataset | D | λ | search obj | search s | form | build s | cold | cold s | cold gap | warm "
+    "| warm s | warm gap | warm: final incumbent at s"
+).split(" | ")
 
 
 def _run_table(payload: dict) -> list[str]:
-    lines = [
-        "| dataset | D | λ | search obj | search s | form | build s | cold | cold s | cold gap "
-        "| warm | warm s | warm gap | warm: final incumbent at s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for r in payload["records"]:
         for key in r["mip"]:
             m = r["mip"][key]
@@ -513,8 +411,8 @@ def _run_table(payload: dict) -> list[str]:
                 _fmt(w["gap"]),
                 _fmt(w["time_to_final_incumbent"]),
             ]
-            lines.append("| " + " | ".join(str(x) for x in cells) + " |")
-    return lines
+            rows.append(cells)
+    return harness.md_table(RUN_COLUMNS, rows)
 
 
 def _warm_line(label: str, pairs: list[tuple[dict, dict]]) -> str:
@@ -522,9 +420,10 @@ def _warm_line(label: str, pairs: list[tuple[dict, dict]]) -> str:
         (c, w) for c, w in pairs if c.get("n_optimal", c["status"] == "optimal")
         or w.get("n_optimal", w["status"] == "optimal")
     ]
-    ratios = [w["solve_time"] / c["solve_time"] for c, w in proven if c["solve_time"] > 0]
+    ratios = harness.ratio_summary(
+        [w["solve_time"] / c["solve_time"] for c, w in proven if c["solve_time"] > 0]
+    )
     slower = sum(1 for c, w in proven if w["solve_time"] > 1.05 * c["solve_time"] + 0.05)
-    worst = max(ratios, default=math.nan)
     gap_worse = sum(
         1
         for c, w in pairs
@@ -532,8 +431,8 @@ def _warm_line(label: str, pairs: list[tuple[dict, dict]]) -> str:
     )
     return (
         f"* **{label}** ({len(proven)} pairs where a run proved optimality): "
-        f"geometric mean warm/cold solve time = {_fmt(geomean(ratios))}, worst "
-        f"{_fmt(worst)}; warm slower (> 5 % + 0.05 s) in {slower} of them; warm final gap "
+        f"geometric mean warm/cold solve time = {_fmt(ratios.geomean)}, worst "
+        f"{_fmt(ratios.worst)}; warm slower (> 5 % + 0.05 s) in {slower} of them; warm final gap "
         f"larger than cold in {gap_worse} of all {len(pairs)} pairs."
     )
 
@@ -583,9 +482,16 @@ def _overhead_summary(payload: dict) -> list[str]:
     return lines
 
 
+ODTLEARN_COLUMNS = (
+    "dataset | D | λ | ours s | our status | paper form s | paper status | ODTlearn s "
+    "| ODTlearn status | our objective | ODTlearn objective | ODTlearn / ours | source"
+).split(" | ")
+
+
 def _odtlearn_summary(payload: dict) -> list[str]:
     limit = payload["time_limit"]
-    ratios, paper_ratios, rows, sources = [], [], [], set()
+    ratios, hard, paper_ratios, rows, sources = [], [], [], [], set()
+    n_cens = n_theirs = 0
     for r in payload["records"]:
         anchor, run = r.get("odtlearn_anchor"), r.get("odtlearn_run")
         if "flowoct" not in r["mip"]:
@@ -607,13 +513,27 @@ def _odtlearn_summary(payload: dict) -> list[str]:
         paper_t = paper["solve_time"] + flow["build_time"] if paper else math.nan
         censored = ours["status"] != "optimal"
         rows.append(
-            f"| {r['dataset']} | {r['depth']} | {r['lam']} | {_fmt(ours_t)} | {ours['status']} | "
-            f"{_fmt(paper_t)} | {paper['status'] if paper else '–'} | {_fmt(theirs)} | "
-            f"{their_status} | {_fmt(ours['objective'], 5)} | {_fmt(their_obj, 5)} | "
-            f"{_fmt(theirs / ours_t)} | {source} |"
+            [
+                r["dataset"],
+                r["depth"],
+                r["lam"],
+                _fmt(ours_t),
+                ours["status"],
+                _fmt(paper_t),
+                paper["status"] if paper else "–",
+                _fmt(theirs),
+                their_status,
+                _fmt(ours["objective"], 5),
+                _fmt(their_obj, 5),
+                _fmt(theirs / ours_t),
+                source,
+            ]
         )
         their_censored = their_status.upper() not in ("OPTIMAL", "?")
-        ratios.append((theirs / ours_t, censored, their_censored))
+        n_cens += censored
+        n_theirs += their_censored
+        ratios.append(theirs / ours_t)
+        hard.append(censored or their_censored)  # a run stopped at the limit
         if paper:
             paper_ratios.append(theirs / paper_t)
     reasons = [r["odtlearn_run"].get("reason") for r in payload["records"] if r.get("odtlearn_run")]
@@ -631,23 +551,18 @@ def _odtlearn_summary(payload: dict) -> list[str]:
         else "1.1.0 with python-mip 1.15's CBC, run on this machine one solve at a time, side "
         "by side with ours"
     )
-    n_cens = sum(1 for _, c, _ in ratios if c)
-    n_theirs = sum(1 for _, _, t in ratios if t)
-    both_done = [x for x, c, t in ratios if not c and not t]
+    summary = harness.ratio_summary(ratios, hard=hard)
     lines += [
         f"* **FlowOCT vs ODTlearn** (both cold, 1 thread, build + solve; ODTlearn from {where}): "
-        f"geometric mean ODTlearn time / our time = {_fmt(geomean([x for x, _, _ in ratios]))} "
-        f"over {len(rows)} instances, {_fmt(geomean(both_done))} over the {len(both_done)} both "
-        f"proved optimal. {n_cens} of our runs and {n_theirs} of ODTlearn's stopped at the "
+        f"geometric mean ODTlearn time / our time = {_fmt(summary.geomean)} "
+        f"over {len(rows)} instances, {_fmt(summary.geomean_rest)} over the {summary.n_rest} "
+        f"both proved optimal. {n_cens} of our runs and {n_theirs} of ODTlearn's stopped at the "
         f"{limit:g} s limit (where only ODTlearn stopped, the ratio understates our lead; where "
         "only we stopped, it overstates it). The paper's FlowOCT "
         f"(no separation cuts) on HiGHS gives {_fmt(geomean(paper_ratios))}: that much is HiGHS "
         "against CBC, the rest is the cuts.",
         "",
-        "| dataset | D | λ | ours s | our status | paper form s | paper status | ODTlearn s "
-        "| ODTlearn status | our objective | ODTlearn objective | ODTlearn / ours | source |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-        *rows,
+        *harness.md_table(ODTLEARN_COLUMNS, rows),
     ]
     return lines
 
@@ -661,8 +576,8 @@ def _cbc_summary(payload: dict) -> list[str]:
     if not pairs:
         return []
     rows = [
-        f"| {r['dataset']} | {r['depth']} | {r['lam']} | {_fmt(h['solve_time'])} | {h['status']} | "
-        f"{_fmt(c['solve_time'])} | {c['status']} |"
+        [r["dataset"], r["depth"], r["lam"], _fmt(h["solve_time"]), h["status"]]
+        + [_fmt(c["solve_time"]), c["status"]]
         for r, h, c in pairs
     ]
     ratio = geomean([c["solve_time"] / h["solve_time"] for _, h, c in pairs if h["solve_time"] > 0])
@@ -672,9 +587,9 @@ def _cbc_summary(payload: dict) -> list[str]:
         f"backend, a stand-in for ODTlearn's CBC solve): geometric mean CBC time / HiGHS time = "
         f"{_fmt(ratio)} over {len(pairs)} problems (runs at the limit count as the limit).",
         "",
-        "| dataset | D | λ | HiGHS s | HiGHS status | CBC s | CBC status |",
-        "|---|---|---|---|---|---|---|",
-        *rows,
+        *harness.md_table(
+            ["dataset", "D", "λ", "HiGHS s", "HiGHS status", "CBC s", "CBC status"], rows
+        ),
         "",
     ]
 
@@ -749,8 +664,10 @@ def markdown(payload: dict) -> str:
 
 def render(path: Path) -> None:
     """Re-render the Markdown report from an existing JSON file."""
-    payload = json.loads(path.with_suffix(".json").read_text())
-    path.with_suffix(".md").write_text(markdown(payload))
+    payload = harness.read_results(path.name, path.parent)
+    if payload is None:
+        raise SystemExit(f"{path}.json not found")
+    harness.write_results(path.name, None, markdown(payload), out_dir=path.parent)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark: optimal ensemble pruning with feature costs (odtkit.pruning).
 
-Writes benchmarks/results/pruning.json and pruning.md. Three parts:
+Writes benchmarks/results/pruning.json and pruning.md. Five parts:
 
 1. **scaling** — extract / build / IP3-LP / column generation / IP3-MIP time as N and T grow
    (COMPAS raw numeric from ../shared/data/gosdt, resampled to N rows with replacement; digits).
@@ -15,19 +15,20 @@ Writes benchmarks/results/pruning.json and pruning.md. Three parts:
    ablation: where (if anywhere) column generation crosses over.
 
 Usage: ``python benchmarks/pruning.py [--quick] [--time-limit 60] [--parts scaling,...]``;
-``--parts colgen --keep`` reruns only column generation and keeps the other parts' results.
-Data from ../shared/data is optional: parts needing it are skipped when it is absent.
+``--parts colgen --keep`` reruns only column generation and keeps the other parts' results;
+``--out-dir /tmp/pruning`` writes (and keeps from) another directory, e.g. for a smoke run.
+Data from ../shared/data (or ``$ODTKIT_SHARED_DATA``) is optional: parts needing it fall back
+to scikit-learn's datasets or skip that source when it is absent.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
+import math
 import sys
 import time
-from pathlib import Path
 
+import _harness as harness
 import numpy as np
 import pandas as pd
 from sklearn.datasets import load_breast_cancer, load_digits
@@ -39,31 +40,22 @@ from odtkit.pruning import extract, individual_prune, prune
 from odtkit.pruning._colgen import column_generation
 from odtkit.pruning._ensemble import PrunedEnsemble, objective_terms, unpruned
 
-ROOT = Path(__file__).resolve().parent
-SHARED = ROOT.parent.parent / "shared" / "data"
-OUT = ROOT / "results"
+NAME = "pruning"
 
 
 # ------------------------------------------------------------------------------- data
 def load_compas():
-    p = SHARED / "gosdt" / "compas.csv"
-    if not p.exists():
-        return None
-    df = pd.read_csv(p)
-    return df.iloc[:, :-1].to_numpy(float), df.iloc[:, -1].to_numpy(int), None
-
-
-def load_broward():
-    p = SHARED / "gosdt" / "broward_general_2y.csv"
-    if not p.exists():
+    """COMPAS raw numeric (gosdt/compas.csv): X, y, no costs; None when absent."""
+    p = harness.shared_file("gosdt/compas.csv")
+    if p is None:
         return None
     df = pd.read_csv(p)
     return df.iloc[:, :-1].to_numpy(float), df.iloc[:, -1].to_numpy(int), None
 
 
 def load_costsensitive(name="diabetes", level="middle"):
-    base = SHARED / "pystreed" / "cost-sensitive" / name
-    if not base.exists():
+    base = harness.shared_file(f"pystreed/cost-sensitive/{name}")
+    if base is None:
         return None
     tr = np.loadtxt(base / f"{name}-train-1.csv")
     te = np.loadtxt(base / f"{name}-test-1.csv")
@@ -80,6 +72,22 @@ def load_costsensitive(name="diabetes", level="middle"):
         # notion of attribute groups, so two columns of one attribute are paid twice)
         costs[int(parts[4]) : int(parts[5]) + 1] = float(parts[1])
     return X, y, costs
+
+
+def compas_and_digits():
+    """The (name, X, y) sources of the scaling and colgen parts: COMPAS when present, digits."""
+    compas = load_compas()
+    sources = [] if compas is None else [("compas", compas[0], compas[1])]
+    Xd, yd = load_digits(return_X_y=True)
+    return [*sources, ("digits", Xd.astype(float), yd)]
+
+
+def compas_or(name, loader):
+    """COMPAS as (name, X, y), or scikit-learn's ``loader`` under ``name`` when it is absent."""
+    compas = load_compas()
+    if compas is None:
+        return (name, *loader(return_X_y=True))
+    return ("compas", compas[0], compas[1])
 
 
 def resample(X, y, n, seed):
@@ -118,12 +126,7 @@ def _run(d, lam, method, tl, formulation="compact"):
 # ------------------------------------------------------------------------------- parts
 def part_scaling(args):
     rows = []
-    compas = load_compas()
-    sources = []
-    if compas is not None:
-        sources.append(("compas", compas[0], compas[1]))
-    Xd, yd = load_digits(return_X_y=True)
-    sources.append(("digits", Xd.astype(float), yd))
+    sources = compas_and_digits()
     Ns = [1000, 2000, 4000] if args.quick else [1000, 2000, 5000, 10000, 20000]
     Ts = [10, 20] if args.quick else [10, 20, 40, 100]
     depth = 5
@@ -149,13 +152,7 @@ def part_scaling(args):
 
 def part_formulations(args):
     rows = []
-    compas = load_compas()
-    if compas is None:
-        X0, y0 = load_breast_cancer(return_X_y=True)
-        name = "breast_cancer"
-    else:
-        X0, y0, _ = compas
-        name = "compas"
+    name, X0, y0 = compas_or("breast_cancer", load_breast_cancer)
     grid = [(50, 3), (100, 3), (100, 5), (300, 5), (1000, 10)] if args.quick else [
         (50, 3), (100, 3), (100, 5), (200, 5), (500, 5), (1000, 5), (1000, 10), (2000, 10),
         (5000, 10)]
@@ -232,13 +229,7 @@ def table1_summary(rows):
 
 
 def part_target(args):
-    compas = load_compas()
-    if compas is None:
-        X0, y0 = load_digits(return_X_y=True)
-        name = "digits"
-    else:
-        X0, y0, _ = compas
-        name = "compas"
+    name, X0, y0 = compas_or("digits", load_digits)
     rows = []
     for depth in (4,) if args.quick else (4, 6):
         X, y = resample(X0, y0, 10000, seed=1)
@@ -267,12 +258,7 @@ def _best_of(fn, repeats):
 
 def part_colgen(args):
     rows = []
-    compas = load_compas()
-    sources = []
-    if compas is not None:
-        sources.append(("compas", compas[0], compas[1]))
-    Xd, yd = load_digits(return_X_y=True)
-    sources.append(("digits", Xd.astype(float), yd))
+    sources = compas_and_digits()
     if args.quick:
         grid = {"compas": [(N, T) for N in (1000, 2000, 4000) for T in (10, 20)] + [(10000, 40)],
                 "digits": [(1000, 10), (2000, 20)]}
@@ -330,32 +316,23 @@ def part_colgen(args):
 
 # ------------------------------------------------------------------------------- report
 def _md_table(df: pd.DataFrame, cols: list[str]) -> str:
+    """The columns ``cols`` of ``df`` that it has; floats to 4 significant digits, NaN empty."""
     cols = [c for c in cols if c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, r in df[cols].iterrows():
-        cells = []
-        for c in cols:
-            v = r[c]
-            if isinstance(v, float):
-                cells.append("" if np.isnan(v) else f"{v:.4g}")
-            else:
-                cells.append(str(v))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    rows = (
+        [harness.fmt(r[c], 4, missing="", fixed_from=math.inf) for c in cols]
+        for _, r in df[cols].iterrows()
+    )
+    return "\n".join(harness.md_table(cols, rows))
 
 
 def write(results, args):
-    OUT.mkdir(parents=True, exist_ok=True)
     meta = {"quick": args.quick, "time_limit": args.time_limit,
-            "python": sys.version.split()[0], "machine": platform.machine(),
-            "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "command": " ".join(sys.argv[1:])}
+            **harness.machine_info("python", "machine", "cpus"),
+            "date": harness.timestamp(utc=False), "command": " ".join(sys.argv[1:])}
     if args.report_only and getattr(args, "last_meta", None):
         meta = args.last_meta  # nothing was run: the header still describes the last run
     elif getattr(args, "previous_meta", None):
         meta["kept_parts_from"] = args.previous_meta
-    payload = {"meta": meta, **results}
-    (OUT / "pruning.json").write_text(json.dumps(payload, indent=1, default=float))
     md = ["# Ensemble pruning benchmark (odtkit.pruning)", "",
           f"Command: `python benchmarks/pruning.py {meta.get('command', '')}` — "
           f"{meta['date']}, {meta['cpus']} cores (shared with other jobs), "
@@ -399,8 +376,6 @@ def write(results, args):
     if "table1" in results:
         summ = pd.DataFrame(table1_summary(results["table1"]))
         results["table1_summary"] = summ.to_dict("records")
-        (OUT / "pruning.json").write_text(json.dumps({"meta": meta, **results}, indent=1,
-                                                     default=float))
         md += ["## Table-1 shape: test feature cost at matched test error (RF T=20, depth 6)", "",
                "Targets: unpruned soft-vote test error + 0.5% (low) / + 2% (high), averaged "
                "over splits; cost = smallest mean test cost among the λ grid meeting the target.",
@@ -483,7 +458,8 @@ def write(results, args):
            "best integral combination of generated columns plus the Lagrangian lower bound.",
            "* Table 1 uses the soft vote (sklearn's rule); hard-vote errors are in the JSON.",
            ""]
-    (OUT / "pruning.md").write_text("\n".join(md) + "\n")
+    harness.write_results(NAME, {"meta": meta, **results}, "\n".join(md) + "\n",
+                          out_dir=args.out_dir, json_default=float)
 
 
 def main(argv=None):
@@ -500,10 +476,11 @@ def main(argv=None):
                          "merged into the kept colgen results (with --keep)")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite pruning.md from pruning.json without running anything")
+    harness.add_out_dir(ap)
     args = ap.parse_args(argv)
     results = {}
-    if (args.keep or args.report_only) and (OUT / "pruning.json").exists():
-        old = json.loads((OUT / "pruning.json").read_text())
+    old = harness.read_results(NAME, args.out_dir) if args.keep or args.report_only else None
+    if old is not None:
         args.last_meta = old.get("meta")
         prev = old.get("meta", {})
         args.previous_meta = prev.get("kept_parts_from", prev)

@@ -12,27 +12,27 @@ pycorels 1.1.29 does not build on Python 3.11 without patching (BENCHMARK-ANCHOR
 so the peer column quotes the anchors measured on this machine with the same data and settings;
 every objective here is recomputed with ``odtkit.metrics.objective``.
 
-Usage: ``python benchmarks/rule_lists.py [--repeats 3] [--time-limit 120]``
+Usage: ``python benchmarks/rule_lists.py [--repeats 3] [--time-limit 120] [--out-dir DIR]``
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
+import _harness as harness
 import numpy as np
 import pandas as pd
 
 from odtkit import metrics
 from odtkit.core import search_rule_list
 from odtkit.datasets import Dataset
-from odtkit.datasets._bundled import shared_path
+from odtkit.rulelist import RuleList
 
-RESULTS = Path(__file__).resolve().parent / "results"
 LAMBDAS = (0.025, 0.01, 0.005)
 # BENCHMARK-ANCHORS.md §5 (pycorels 1.1.29, max_card=2, min_support=0.01, COMPAS train split)
 PYCORELS_ANCHORS = {
@@ -40,6 +40,8 @@ PYCORELS_ANCHORS = {
     0.01: {"time": 2.40, "objective": 0.35809, "rules": 3},
     0.025: {"time": 0.038, "objective": 0.37467, "rules": 1},
 }
+MINED = "mined (card<=2, support>=0.01, with negations)"
+PAPER = "CORELS paper compas_train.out (155)"
 
 
 def load_binary(root: Path) -> Dataset:
@@ -62,12 +64,12 @@ def read_bit_vectors(path: Path) -> tuple[list[str], np.ndarray]:
 
 
 def run(data: Dataset, lam: float, antecedents, repeats: int, time_limit: float, **kw) -> dict:
-    times, result = [], None
-    for _ in range(repeats):
-        result = search_rule_list(data, lam, antecedents=antecedents, time_limit=time_limit, **kw)
-        times.append(result.time)
-        if result.time > 20:  # long runs are not repeated
-            break
+    def fit() -> Any:
+        return search_rule_list(data, lam, antecedents=antecedents, time_limit=time_limit, **kw)
+
+    # long runs are not repeated
+    results = harness.repeat(fit, repeats, again=lambda r: r.time <= harness.LONG_RUN)
+    times, result = [r.time for r in results], results[-1]
     check_on = data
     if isinstance(antecedents, tuple):  # matrix antecedents: the list predicts from the matrix
         matrix = antecedents[0]
@@ -98,11 +100,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=120.0)
+    harness.add_out_dir(ap)
     args = ap.parse_args()
-    root = shared_path("corels")
-    if root is None or not (root / "compas_train-binary.csv").exists():
-        print("skipped: ../shared/data/corels not found")
+    binary = harness.shared_file("corels/compas_train-binary.csv")
+    if binary is None:
         return 0
+    root = binary.parent
     data = load_binary(root)
     names, paper_matrix = read_bit_vectors(root / "compas_train.out")
     _, labels = read_bit_vectors(root / "compas_train.label")
@@ -113,76 +116,72 @@ def main() -> int:
 
     rows = []
     for lam in LAMBDAS:
-        row = run(
-            data, lam, None, args.repeats, args.time_limit, max_cardinality=2, min_support=0.01
-        )
-        row["antecedents"] = "mined (card<=2, support>=0.01, with negations)"
-        row["policy"] = "curiosity"
-        rows.append(row)
-        print(json.dumps({k: v for k, v in row.items() if k != "model"}), flush=True)
-        row = run(
-            data,
-            lam,
-            None,
-            args.repeats,
-            args.time_limit,
-            max_cardinality=2,
-            min_support=0.01,
-            policy="lower_bound",
-        )
-        row["antecedents"] = "mined (card<=2, support>=0.01, with negations)"
-        row["policy"] = "lower_bound"
-        rows.append(row)
-        print(json.dumps({k: v for k, v in row.items() if k != "model"}), flush=True)
+        for policy in ("curiosity", "lower_bound"):
+            row = run(
+                data,
+                lam,
+                None,
+                args.repeats,
+                args.time_limit,
+                max_cardinality=2,
+                min_support=0.01,
+                policy=policy,
+            )
+            rows.append({**row, "antecedents": MINED, "policy": policy})
+            print(json.dumps({k: v for k, v in rows[-1].items() if k != "model"}), flush=True)
         for policy in ("curiosity", "lower_bound"):
             row = run(
                 paper_data, lam, (paper_matrix, names), args.repeats, args.time_limit, policy=policy
             )
-            row["antecedents"] = "CORELS paper compas_train.out (155)"
-            row["policy"] = policy
-            row["rule_names"] = [
+            rule_names = [
                 [names[f] for f, _ in rule["antecedent"]] for rule in row["model"]["rules"]
             ]
-            rows.append(row)
-            print(json.dumps({k: v for k, v in row.items() if k != "model"}), flush=True)
+            rows.append({**row, "antecedents": PAPER, "policy": policy, "rule_names": rule_names})
+            print(json.dumps({k: v for k, v in rows[-1].items() if k != "model"}), flush=True)
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    payload = {"generated": stamp, "pycorels_anchors": PYCORELS_ANCHORS, "rows": rows}
-    (RESULTS / "rule_lists.json").write_text(json.dumps(payload, indent=1))
+    payload = {"generated": harness.timestamp(), "pycorels_anchors": PYCORELS_ANCHORS, "rows": rows}
+    markdown = render(payload, data, args.time_limit, args.repeats)
+    harness.write_results("rule_lists", payload, markdown, out_dir=args.out_dir)
+    return 0
+
+
+def render(payload: dict[str, Any], data: Dataset, time_limit: float, repeats: int) -> str:
+    """The Markdown report of ``payload`` (the JSON), for the rows run on ``data``."""
+    rows = payload["rows"]
     lines = [
         "# Certifiably optimal rule lists (CORELS) on COMPAS",
         "",
-        f"Generated by `python benchmarks/rule_lists.py` ({stamp}; time limit {args.time_limit} s,"
-        f" median of up to {args.repeats} runs, runs > 20 s not repeated). Data: CORELS train "
-        f"split ({data.n_samples} rows). Objective = misclassified/n + c·rules, recomputed with "
-        "`odtkit.metrics.objective`. Peer: pycorels 1.1.29 (`max_card=2, min_support=0.01`), "
-        "quoted from BENCHMARK-ANCHORS §5 (same machine; it does not build on Python 3.11 "
-        "unpatched). The machine's 2 cores were shared with other jobs.",
+        f"Generated by `python benchmarks/rule_lists.py` ({payload['generated']}; time limit "
+        f"{time_limit} s, median of up to {repeats} runs, runs > 20 s not repeated). Data: "
+        f"CORELS train split ({data.n_samples} rows). Objective = misclassified/n + c·rules, "
+        "recomputed with `odtkit.metrics.objective`. Peer: pycorels 1.1.29 (`max_card=2, "
+        "min_support=0.01`), quoted from BENCHMARK-ANCHORS §5 (same machine; it does not build "
+        "on Python 3.11 unpatched). The machine's 2 cores were shared with other jobs.",
         "",
-        "| antecedents | policy | c | status | time s | pycorels s | objective | pycorels obj. "
-        "| rules | explored | max queue | antecedents | peak MB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    table = []
     for r in rows:
         anchor = PYCORELS_ANCHORS.get(r["lambda"], {})
         mined = r["antecedents"].startswith("mined")
-        lines.append(
-            f"| {r['antecedents']} | {r['policy']} | {r['lambda']} | {r['status']} | "
-            f"{r['time']:.3f} | {anchor.get('time', '–') if mined else '–'} | "
-            f"{r['objective']:.5f} | {anchor.get('objective', '–') if mined else '–'} | "
-            f"{r['rules']} | {r['explored']} | {r['max_queue']} | {r['n_antecedents']} | "
-            f"{r['peak_memory_mb']:.1f} |"
+        table.append(
+            [r["antecedents"], r["policy"], r["lambda"], r["status"], f"{r['time']:.3f}"]
+            + [anchor.get("time", "–") if mined else "–", f"{r['objective']:.5f}"]
+            + [anchor.get("objective", "–") if mined else "–", r["rules"], r["explored"]]
+            + [r["max_queue"], r["n_antecedents"], f"{r['peak_memory_mb']:.1f}"]
         )
+    lines += harness.md_table(COLUMNS, table)
     lines += ["", "Optimal lists (mined antecedents, curiosity):", ""]
     for r in rows:
         if r["antecedents"].startswith("mined") and r["policy"] == "curiosity":
-            from odtkit.rulelist import RuleList
-
             text = RuleList.from_dict(r["model"]).to_text(data.feature_names)
             lines += [f"c = {r['lambda']}:", "", "```", text, "```", ""]
-    (RESULTS / "rule_lists.md").write_text("\n".join(lines) + "\n")
-    return 0
+    return "\n".join(lines) + "\n"
+
+
+COLUMNS = (
+    "antecedents | policy | c | status | time s | pycorels s | objective | pycorels obj. | rules "
+    "| explored | max queue | antecedents | peak MB"
+).split(" | ")
 
 
 if __name__ == "__main__":

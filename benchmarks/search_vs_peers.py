@@ -15,24 +15,20 @@ Examples::
     python benchmarks/search_vs_peers.py --quick             # reduced grid, ~minutes
     python benchmarks/search_vs_peers.py --time-limit 60     # the full grid of the issue
     python benchmarks/search_vs_peers.py --report-only       # rebuild the .md from the .json
+    python benchmarks/search_vs_peers.py --quick --datasets monk1 --out-dir /tmp/svp  # smoke
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import platform
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-RUNNER = HERE / "_peers.py"
+import _harness as harness
+
+RUNNER = harness.HERE / "_peers.py"
 
 BUNDLED = ["monk1", "monk2", "monk3", "tic-tac-toe", "car-evaluation", "balance-scale"]
 SHARED = ["compas-binary", "coupon-carryout"]
@@ -60,27 +56,15 @@ def available_tools() -> list[str]:
 
 
 def available_datasets(names: list[str]) -> list[str]:
-    from odtkit import datasets
-
-    out = []
-    for name in names:
-        if name in datasets.names():
-            out.append(name)
-            continue
-        try:
-            datasets.load_shared(name)
-            out.append(name)
-        except (FileNotFoundError, ValueError) as exc:
-            print(f"[skip] {name}: {exc}", file=sys.stderr)
-    return out
+    return [name for name in names if harness.load_dataset(name) is not None]
 
 
 def key(row: dict[str, Any]) -> tuple:
     return (row["tool"], row["dataset"], row["lam"], row["depth"])
 
 
-def json_path(tag: str) -> Path:
-    return RESULTS / f"search_vs_peers{'_' + tag if tag else ''}.json"
+def result_name(tag: str) -> str:
+    return f"search_vs_peers{'_' + tag if tag else ''}"
 
 
 def run_child(
@@ -97,40 +81,28 @@ def run_child(
         repr(limit),
         str(reps),
     ]
-    rows: list[dict[str, Any]] = []
     budget = (limit * reps + 30) * len(lams) * len(depths) + 120
-    # stderr goes to a file: gosdt warns on every fit and a full pipe would block the child
-    errfile = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True)
-    start = time.monotonic()
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("{"):
-            row = json.loads(line)
-            rows.append(row)
-            print(
-                f"{tool:6s} {dataset:16s} lam={row['lam']:<6} depth={row['depth']}: "
-                f"{row.get('status')} t={row.get('time', float('nan')):.4f} "
-                f"obj={row.get('objective', float('nan')):.9f}",
-                flush=True,
-            )
-        if time.monotonic() - start > budget:
-            proc.kill()
-            break
-    proc.wait()
-    if proc.returncode != 0:
-        errfile.seek(0)
-        err = errfile.read().strip().splitlines()[-3:]
-        print(f"[child error] {tool} {dataset}: {' | '.join(err)}", file=sys.stderr)
-    errfile.close()
-    return rows
+
+    def progress(row: dict[str, Any]) -> None:
+        print(
+            f"{tool:6s} {dataset:16s} lam={row['lam']:<6} depth={row['depth']}: "
+            f"{row.get('status')} t={row.get('time', float('nan')):.4f} "
+            f"obj={row.get('objective', float('nan')):.9f}",
+            flush=True,
+        )
+
+    child = harness.run_child(cmd, timeout=budget, on_row=progress)
+    if child.returncode != 0:
+        err = " | ".join(child.stderr_tail())
+        print(f"[child error] {tool} {dataset}: {err}", file=sys.stderr)
+    return child.rows
 
 
 def run_grid(args: argparse.Namespace) -> list[dict[str, Any]]:
-    out_json = json_path(args.tag)
     rows: list[dict[str, Any]] = []
-    if args.resume and out_json.exists():
-        rows = json.loads(out_json.read_text())["runs"]
+    previous = harness.read_results(result_name(args.tag), args.out_dir)
+    if args.resume and previous is not None:
+        rows = previous["runs"]
     done = {key(r) for r in rows}
     tools = [t for t in available_tools() if t in args.tools]
     data = available_datasets(args.datasets)
@@ -169,17 +141,14 @@ def run_grid(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def save(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
-    RESULTS.mkdir(parents=True, exist_ok=True)
     meta = {
-        "python": sys.version.split()[0],
-        "machine": platform.machine(),
-        "processor": platform.processor(),
+        **harness.machine_info("python", "machine", "processor"),
         "time_limit": args.time_limit,
         "reps": args.reps,
         "quick": args.quick,
-        "written": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "written": harness.timestamp(),
     }
-    json_path(args.tag).write_text(json.dumps({"meta": meta, "runs": rows}, indent=1))
+    harness.write_results(result_name(args.tag), {"meta": meta, "runs": rows}, out_dir=args.out_dir)
 
 
 # ------------------------------------------------------------------------------------------
@@ -197,10 +166,6 @@ def fmt_time(row: dict[str, Any] | None) -> str:
         suffix = f", {t:.1f} s" if t else ""
         return f"no proof ({row.get('status')}{suffix})"
     return f"{row['time']:.4f}"
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def kernel_ns(row: dict[str, Any]) -> float | None:
@@ -263,7 +228,6 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         )
         lines.append("")
 
-    summary = []
     for depth_label, depths in (("unlimited depth", [None]), ("depth 3-5", [3, 4, 5])):
         peers = ["gosdt"] if depths == [None] else ["streed", "gosdt"]
         lines.append(f"## {depth_label}")
@@ -271,9 +235,9 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         cols = ["dataset", "λ", "depth"] + [f"{t} s" for t in ours] + [f"{p} s" for p in peers]
         cols += [f"dp/{p}" for p in peers] + ["dp MB", *[f"{p} MB" for p in peers]]
         cols += ["dp explored", "dp ns/(feat·word)"]
-        lines.append("| " + " | ".join(cols) + " |")
-        lines.append("|" + "---|" * len(cols))
+        table: list[list[str]] = []
         ratios: dict[str, list[float]] = {p: [] for p in peers}
+        peer_times: dict[str, list[float]] = {p: [] for p in peers}
         mem_ratios: dict[str, list[float]] = {p: [] for p in peers}
         losses: list[str] = []
         datasets = sorted(
@@ -294,6 +258,7 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                         if dp.get("optimal") and pr and pr.get("optimal"):
                             ratio = dp["time"] / max(pr["time"], 1e-6)
                             ratios[p].append(ratio)
+                            peer_times[p].append(pr["time"])
                             mem_ratios[p].append(dp["peak_rss_mb"] / pr["peak_rss_mb"])
                             cells.append(f"{ratio:.3f}")
                             slower = dp["time"] - pr["time"]
@@ -323,24 +288,29 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                     cells.append(str(dp.get("n_explored", "–")))
                     k = kernel_ns(dp)
                     cells.append(f"{k:.2f}" if k else "–")
-                    lines.append("| " + " | ".join(cells) + " |")
+                    table.append(cells)
+        lines += harness.md_table(cols, table)
         lines.append("")
         for p in peers:
             if ratios[p]:
-                g = geomean(ratios[p])
-                gm = geomean(mem_ratios[p])
-                text = (
+                r = harness.ratio_summary(ratios[p], peer_times=peer_times[p])
+                g = r.geomean
+                gm = harness.geomean(mem_ratios[p])
+                floor = (
+                    f" ({r.geomean_floor:.3f} over the {r.n_floor} where {p} needs "
+                    f"≥ {harness.PEER_FLOOR * 1000:.0f} ms)"
+                    if r.n_floor
+                    else ""
+                )
+                lines.append(
                     f"* dp / {p} ({depth_label}): geometric-mean time ratio **{g:.3f}** "
                     f"(= {1 / g:.1f}x {'faster' if g < 1 else 'slower'}) over "
-                    f"{len(ratios[p])} settings both certified; geometric-mean peak-RSS "
+                    f"{r.n} settings both certified{floor}; geometric-mean peak-RSS "
                     f"ratio {gm:.3f}."
                 )
-                lines.append(text)
-                summary.append(text)
         if losses:
             lines.append("* Settings that miss the issue's target (we lose):")
             lines += [f"  * {x}" for x in losses]
-            summary += [f"LOSS {x}" for x in losses]
         else:
             lines.append("* No setting misses the issue's timing target in this table.")
         lines.append("")
@@ -368,8 +338,7 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     # certification counts per tool and depth setting
     lines.append("## Settings certified optimal (within the time limit)")
     lines.append("")
-    lines.append("| tool | unlimited depth | depth 3-5 |")
-    lines.append("|---|---|---|")
+    counts = []
     for tool in ("dp", "bnb", "gosdt", "streed"):
         tr = [r for r in rows if r["tool"] == tool]
         if not tr:
@@ -379,7 +348,8 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             sel = [r for r in tr if pred(r["depth"])]
             ok = sum(1 for r in sel if r.get("optimal"))
             cells.append(f"{ok}/{len(sel)}" if sel else "–")
-        lines.append(f"| {tool} | {cells[0]} | {cells[1]} |")
+        counts.append([tool, *cells])
+    lines += harness.md_table(["tool", "unlimited depth", "depth 3-5"], counts)
     lines.append("")
     never = sorted(
         {
@@ -438,6 +408,7 @@ def main() -> None:
         help="write search_vs_peers_TAG.json (lets tools run as separate jobs); the report "
         "merges every search_vs_peers*.json",
     )
+    harness.add_out_dir(ap)
     args = ap.parse_args()
     args.depths = [None if d == "inf" else int(d) for d in args.depths]
     if args.gosdt_depths is not None:
@@ -451,7 +422,7 @@ def main() -> None:
         run_grid(args)
     rows, meta = [], {}
     jobs = []
-    for path in sorted(RESULTS.glob("search_vs_peers*.json")):
+    for path in sorted(Path(args.out_dir).glob("search_vs_peers*.json")):
         payload = json.loads(path.read_text())
         rows += payload["runs"]
         meta = meta or payload["meta"]
@@ -463,7 +434,7 @@ def main() -> None:
         )
     meta["jobs"] = jobs
     text = report(rows, meta)
-    (RESULTS / "search_vs_peers.md").write_text(text)
+    harness.write_results("search_vs_peers", None, text, out_dir=args.out_dir)
     print(text)
 
 
