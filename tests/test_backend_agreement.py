@@ -140,8 +140,9 @@ def test_every_backend_reaches_the_highs_optimum(name, backend, solver, extra):
     assert set(res.values) == set(model.vars)
     assert res.bound == pytest.approx(res.objective, abs=1e-6)
     assert list(res.trace.columns) == ["time", "incumbent", "bound"]
-    if backend != "highs":  # our layers always end the trace with the final (time, obj, bound)
-        assert res.trace["incumbent"].iloc[-1] == pytest.approx(res.objective, abs=1e-6)
+    # every layer ends the trace with the final (time, incumbent, bound)
+    assert res.trace["incumbent"].iloc[-1] == pytest.approx(res.objective, abs=1e-6)
+    assert res.trace["bound"].iloc[-1] == pytest.approx(res.bound, abs=1e-6)
     assert res.time >= 0 and res.solver.startswith(backend)
 
 
@@ -172,15 +173,8 @@ def test_relaxation_duals_certify_the_optimum(backend, solver, extra):
 
 
 def _caps(backend: str, solver: str | None) -> frozenset[str]:
-    if backend == "pyomo":
-        from odtkit.solvers.pyomo import PyomoBackend
-
-        return PyomoBackend.solver_capabilities(solver, executable=CBC)
-    if backend == "pulp":
-        from odtkit.solvers.pulp import SOLVER_CAPABILITIES
-
-        return SOLVER_CAPABILITIES[solver or "highs"]
-    return backend_capabilities(backend)
+    extra = {"executable": CBC} if backend == "pyomo" and solver == "cbc" else {}
+    return backend_capabilities(backend, solver, **extra)
 
 
 @pytest.mark.parametrize("backend,solver,extra", COMBOS)
