@@ -232,6 +232,47 @@ def test_cbc_refuses_what_it_cannot_do_and_accepts_the_rest():
     assert res.solver_version.count(".") == 2
 
 
+def _refuse_to_run(self, model, options):  # pragma: no cover - must never be reached
+    raise AssertionError("the registry must refuse before the backend runs")
+
+
+@needs_cbc
+def test_the_registry_refuses_what_cbc_lacks_before_the_backend_runs(monkeypatch):
+    monkeypatch.setattr(PulpBackend, "solve", _refuse_to_run)
+    model = hard_knapsack(n=10, m=2)
+    for name in ("cbc", "COIN_CMD"):
+        assert backend_capabilities("pulp", name) == SOLVER_CAPABILITIES["cbc"]
+        with pytest.raises(
+            ValueError,
+            match=rf"^backend 'pulp' with solver '{name}' lacks the capability 'trace' needed "
+            rf"for trace=True; its capabilities are \['dual_bound', 'duals', 'mip_start'\]$",
+        ):
+            solve(model, backend="pulp", solver=name, trace=True)
+
+
+def test_the_registry_refuses_what_highs_cmd_lacks_before_the_backend_runs(monkeypatch):
+    monkeypatch.setattr(PulpBackend, "solve", _refuse_to_run)
+    model = hard_knapsack(n=10, m=2)
+    if PulpBackend.solver_available("highs_cmd"):  # pragma: no cover - needs the highs binary
+        assert backend_capabilities("pulp", "highs_cmd") == SOLVER_CAPABILITIES["highs_cmd"]
+        with pytest.raises(
+            ValueError, match="^backend 'pulp' with solver 'highs_cmd' lacks the capability 'trace'"
+        ):
+            solve(model, backend="pulp", solver="highs_cmd", trace=True)
+    else:
+        # without the executable there is nothing to have capabilities: the solver is refused
+        for call in (
+            lambda: backend_capabilities("pulp", "highs_cmd"),
+            lambda: solve(model, backend="pulp", solver="highs_cmd", trace=True),
+        ):
+            with pytest.raises(ValueError, match="'highs_cmd' is not available"):
+                call()
+    # solver=None is the in-process HiGHS
+    assert backend_capabilities("pulp") == backend_capabilities("pulp", "highs")
+    with pytest.raises(ValueError, match="solver must be one of"):
+        backend_capabilities("pulp", "gurobi")
+
+
 @needs_cbc
 def test_cbc_bound_and_nodes_come_from_its_log_with_the_offset_added():
     model = hard_knapsack(n=60, m=8, seed=0)
