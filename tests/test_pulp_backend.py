@@ -140,22 +140,6 @@ def test_highs_through_pulp_reports_offset_bound_values_and_idle_columns():
     assert res.time == res.timings["solve"]
 
 
-def test_trace_is_monotone_and_includes_the_offset():
-    model = hard_knapsack(n=40, m=6, seed=4)
-    res = solve(model, backend="pulp", trace=True)
-    ref = solve(model, backend="highs")
-    assert res.status == "optimal" and res.objective == pytest.approx(ref.objective)
-    tr = res.trace
-    assert list(tr.columns) == ["time", "incumbent", "bound"] and len(tr) >= 2
-    assert (np.diff(tr["time"]) >= 0).all()
-    finite = tr["incumbent"][np.isfinite(tr["incumbent"])]
-    assert (np.diff(finite) <= 1e-9).all()
-    bounds = tr["bound"][np.isfinite(tr["bound"])]  # -inf until the first LP bound
-    assert (np.diff(bounds) >= -1e-9).all()
-    assert tr["incumbent"].iloc[-1] == pytest.approx(res.objective)
-    assert (tr["bound"] <= res.objective + 1e-9).all()
-
-
 def test_limits_are_statuses():
     model = hard_knapsack()
     res = solve(model, backend="pulp", time_limit=0.1)

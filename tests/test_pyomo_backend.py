@@ -179,25 +179,6 @@ def test_node_count_and_options_reach_highs():
     assert full.objective == pytest.approx(ref.objective)
 
 
-def test_appsi_trace_is_monotone_and_includes_the_offset():
-    """appsi's highspy object runs with the driver's callbacks: a real branch-and-bound trace."""
-    model = hard_knapsack(n=40, m=6, seed=4)
-    res = solve(model, backend="pyomo", trace=True)
-    ref = solve(model, backend="highs")
-    assert res.status == "optimal" and res.objective == pytest.approx(ref.objective)
-    assert res.nodes >= 1  # read from the highspy object: appsi reports none
-    tr = res.trace
-    assert list(tr.columns) == ["time", "incumbent", "bound"] and len(tr) >= 2
-    assert (np.diff(tr["time"]) >= 0).all()
-    finite = tr["incumbent"][np.isfinite(tr["incumbent"])]
-    assert (np.diff(finite) <= 1e-9).all()
-    bounds = tr["bound"][np.isfinite(tr["bound"])]  # -inf until the first LP bound
-    assert (np.diff(bounds) >= -1e-9).all()
-    assert tr["incumbent"].iloc[-1] == pytest.approx(res.objective)
-    assert (tr["bound"] <= res.objective + 1e-9).all()
-    assert solve(model, backend="pyomo", trace=False).trace.empty
-
-
 def test_lp_method_and_duals_on_the_relaxation():
     model = toy().relaxed()
     for method in ("simplex", "ipm"):

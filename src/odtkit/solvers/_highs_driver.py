@@ -45,6 +45,7 @@ __all__ = [
     "attach",
     "check_options",
     "columns_bounded",
+    "conclude",
     "emit_log",
     "feasible_or_none",
     "final_bound",
@@ -578,56 +579,74 @@ def read(
         interrupted=session is not None and session.interrupted,
     )
     x, objective, duals, reduced = read_solution(h, info, want_duals)
-    has_solution = x is not None
     offset = session.offset if session is not None else 0.0
-    objective += offset
-    is_mip = model.is_mip
-    # an invalid info (the run never started) holds defaults, not a bound
-    valid = bool(info.valid)
-    raw = float(info.mip_dual_bound) + offset if is_mip and valid else None
-    bound, note = final_bound(
-        status, is_mip=is_mip, has_solution=has_solution, objective=objective, raw_bound=raw
-    )
+    # an invalid info (the run never started) holds defaults, not a bound or a node count
+    valid = bool(info.valid) and model.is_mip
     run_time = float(h.getRunTime())
     stats: dict[str, Any] = {
         "model_status": h.modelStatusToString(model_status),
         "highs_run_time": run_time,
     }
-    if note is not None:
-        stats["bound_note"] = note
-    rows = None
-    if session is not None:
-        rows = session.rows if session.tracing else None
-        if session.start_objective is not None:
-            # HiGHS's first incumbent is the start when it accepted it (known from the trace)
-            stats["start_used"] = (
-                bool(
-                    session.rows
-                    and abs(session.rows[0][1] - session.start_objective)
-                    <= 1e-6 * max(1.0, abs(session.start_objective))
-                )
-                if session.tracing
-                else None
+    if session is not None and session.start_objective is not None:
+        # HiGHS's first incumbent is the start when it accepted it (known from the trace only)
+        stats["start_used"] = (
+            bool(
+                session.rows
+                and abs(session.rows[0][1] - session.start_objective)
+                <= 1e-6 * max(1.0, abs(session.start_objective))
             )
-    nodes = int(info.mip_node_count) if is_mip and valid else 0
-    return Readout(
-        status=status,
-        has_solution=has_solution,
-        objective=objective,
-        bound=bound,
-        x=x,
-        duals=duals,
-        reduced_costs=reduced,
-        nodes=max(nodes, 0),
-        trace=final_trace(
-            rows,
-            run_time,
-            objective,
-            bound,
-            has_solution,
-            enabled=session is None or session.trace_enabled,
-        ),
+            if session.tracing
+            else None
+        )
+    return conclude(
+        model, status, x, objective + offset, time=run_time, version=str(h.version()),
+        raw_bound=float(info.mip_dual_bound) + offset if valid else None,
+        nodes=int(info.mip_node_count) if valid else 0,
         log="".join(session.log) if session is not None else "",
-        version=str(h.version()),
-        stats=stats,
+        trace_rows=session.rows if session is not None and session.tracing else None,
+        trace_enabled=session is None or session.trace_enabled,
+        duals=duals, reduced_costs=reduced, stats=stats,
+    )
+
+
+def conclude(
+    model: Model,
+    status: Status | str,
+    x: np.ndarray | None,
+    objective: float,
+    *,
+    time: float,
+    version: str,
+    raw_bound: float | None = None,
+    nodes: int = 0,
+    log: str = "",
+    trace_rows: list[tuple[float, float, float]] | None = None,
+    trace_enabled: bool = True,
+    duals: np.ndarray | None = None,
+    reduced_costs: np.ndarray | None = None,
+    stats: Mapping[str, Any] | None = None,
+) -> Readout:
+    """The outcome of a run from what the solver said: the final rules in one place.
+
+    :func:`read` uses it for a HiGHS run; solvers whose outcome is parsed from a log or files
+    (PuLP's command-line solvers, Pyomo's classic plugins) call it directly. ``x`` is the
+    solution (None without one), ``objective`` its objective (offset included) and
+    ``raw_bound`` the solver's dual bound, if it reported one; the bound is
+    :func:`final_bound`'s (its note goes to ``stats["bound_note"]``) and the trace
+    :func:`final_trace`'s, ending at ``time``.
+    """
+    status = Status.parse(status)
+    has_solution = x is not None
+    objective = float(objective) if has_solution else float("nan")
+    bound, note = final_bound(
+        status, is_mip=model.is_mip, has_solution=has_solution, objective=objective,
+        raw_bound=raw_bound,
+    )
+    out_stats = dict(stats or {})
+    if note is not None:
+        out_stats["bound_note"] = note
+    return Readout(
+        status, has_solution, objective, bound, x, duals, reduced_costs, max(int(nodes), 0),
+        final_trace(trace_rows, time, objective, bound, has_solution, trace_enabled),
+        log, version, out_stats,
     )

@@ -531,11 +531,6 @@ class PulpBackend(Backend):
         shift = (
             objective - reported if has_solution and reported is not None else float(model.offset)
         )
-        raw = None if parsed["bound"] is None else float(parsed["bound"]) + shift
-        bound, note = driver.final_bound(
-            status, is_mip=model.is_mip, has_solution=has_solution, objective=objective,
-            raw_bound=raw,
-        )
         duals = None
         if (
             solver == "cbc"
@@ -551,32 +546,20 @@ class PulpBackend(Backend):
             )
             duals = np.zeros(model.n_constraints)
             np.add.at(duals, built.row_of, pis)
-        t_read = time.perf_counter() - t2
-        stats = {
-            "pulp_status": pulp.LpStatus.get(built.problem.status),
-            "note": "file writing is included in solve for command-line solvers",
-        }
-        if note is not None:
-            stats["bound_note"] = note
-        return Solution(
-            status=status,
-            has_solution=has_solution,
-            objective=objective,
-            bound=bound,
-            time=t_solve,
-            nodes=int(parsed["nodes"] or 0) if model.is_mip else 0,
-            solver=name,
-            solver_version=self._cmd_version(log),
-            backend="pulp",
-            x=x,
-            values=model.values(x) if x is not None else {},
-            duals=duals,
-            trace=driver.final_trace(
-                None, t_solve, objective, bound, has_solution, options.trace is not False
-            ),
-            log=log,
-            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve, "read": t_read},
-            stats=stats,
+        out = driver.conclude(
+            model, status, x, objective, time=t_solve, version=self._cmd_version(log),
+            raw_bound=None if parsed["bound"] is None else float(parsed["bound"]) + shift,
+            nodes=int(parsed["nodes"] or 0) if model.is_mip else 0, log=log,
+            trace_enabled=options.trace is not False, duals=duals,
+            stats={
+                "pulp_status": pulp.LpStatus.get(built.problem.status),
+                "note": "file writing is included in solve for command-line solvers",
+            },
+        )
+        return out.solution(
+            model, backend="pulp", solver=name, time=t_solve,
+            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve,
+                     "read": time.perf_counter() - t2},
         )
 
     @staticmethod

@@ -597,12 +597,6 @@ class PyomoBackend(Backend):
                 (0.0 if c is None else float(dual.get(c, 0.0)) for c in built.constraints),
                 dtype=float, count=model.n_constraints,
             )
-        t_read = time.perf_counter() - t2
-        objective = model.objective_value(x) if has_solution else float("nan")
-        # classic plugins report no proven bound: only optimality proves one
-        bound, _ = driver.final_bound(
-            status, is_mip=model.is_mip, has_solution=has_solution, objective=objective
-        )
         nodes = 0
         try:
             raw_nodes = res.solver.statistics.branch_and_bound.number_of_bounded_subproblems
@@ -610,28 +604,21 @@ class PyomoBackend(Backend):
         except (AttributeError, TypeError, ValueError):
             nodes = 0
         version = opt.version()
-        return Solution(
-            status=status,
-            has_solution=has_solution,
-            objective=objective,
-            bound=bound,
-            time=t_solve,
-            nodes=max(nodes, 0),
-            solver=f"pyomo/{solver}",
-            solver_version=".".join(map(str, version)) if version else "",
-            backend="pyomo",
-            x=x,
-            values=model.values(x) if x is not None else {},
-            duals=duals,
-            trace=driver.final_trace(
-                None, t_solve, objective, bound, has_solution, options.trace is not False
-            ),
-            log=log,
-            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve, "read": t_read},
+        # classic plugins report no proven bound: only optimality proves one
+        out = driver.conclude(
+            model, status, x, model.objective_value(x) if has_solution else np.nan, time=t_solve,
+            version=".".join(map(str, version)) if version else "", nodes=nodes, log=log,
+            trace_enabled=options.trace is not False, duals=duals,
             stats={
                 "termination_condition": str(res.solver.termination_condition),
                 "note": "transfer (file writing) is included in solve for classic solvers",
             },
         )
+        return out.solution(
+            model, backend="pyomo", solver=f"pyomo/{solver}", time=t_solve,
+            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve,
+                     "read": time.perf_counter() - t2},
+        )
+
 
 register_backend("pyomo", PyomoBackend)
