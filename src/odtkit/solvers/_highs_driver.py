@@ -55,7 +55,9 @@ __all__ = [
     "infeasible_or_unbounded",
     "read",
     "read_solution",
+    "objective_offset",
     "ready_scheduler",
+    "set_start",
     "status_of",
 ]
 
@@ -192,7 +194,7 @@ def ready_scheduler(threads: int | None) -> None:
     HiGHS keeps one task scheduler per thread, sized by the first run in that thread; a later
     run with another explicit ``threads`` fails before it starts (status ``error``, "the
     scheduler has already been initialized"). When the requested count differs from the last one
-    requested here, the scheduler is shut down (it is rebuilt by the next run, ~1 ms).
+    requested here, this thread's scheduler is shut down and the next run builds a new one.
     """
     import highspy
 
@@ -330,6 +332,17 @@ def attach(
             signal.signal(signal.SIGINT, previous)
         for event, hook in hooks:
             event.unsubscribe(hook)
+
+
+def set_start(h: Any, start: np.ndarray) -> None:
+    """Hand a full column vector (in ``h``'s column order) to HiGHS as MIP start; HiGHS checks
+    it, and an infeasible start is not an error."""
+    import highspy
+
+    sol = highspy.HighsSolution()
+    sol.col_value = start.tolist()
+    sol.value_valid = True
+    h.setSolution(sol)
 
 
 def objective_offset(h: Any) -> float:

@@ -82,17 +82,6 @@ def pass_model(h: Any, model: Model, integrality: np.ndarray) -> Any:
     return status
 
 
-def set_start(h: Any, start: np.ndarray) -> None:
-    """Hand a full column vector (in ``h``'s column order) to HiGHS as MIP start; HiGHS checks
-    it, and an infeasible start is not an error."""
-    import highspy
-
-    sol = highspy.HighsSolution()
-    sol.col_value = start.tolist()
-    sol.value_valid = True
-    h.setSolution(sol)
-
-
 class HighsBackend(Backend):
     """highspy, in-process. Capabilities: all of them."""
 
@@ -126,7 +115,7 @@ class HighsBackend(Backend):
         with driver.attach(h, options, is_mip=is_mip, start_objective=start_objective) as session:
             pass_model(h, model, model.integrality.astype(np.int32))
             if start is not None:
-                set_start(h, start)
+                driver.set_start(h, start)
             t_transfer = time.perf_counter() - t0
             t1 = time.perf_counter()
             h.run()

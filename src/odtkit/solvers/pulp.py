@@ -70,7 +70,6 @@ from odtkit.results import Status
 from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
-from odtkit.solvers.highs import set_start
 
 #: Solver used when ``solver=None``.
 DEFAULT_SOLVER = "highs"
@@ -413,7 +412,7 @@ class PulpBackend(Backend):
             if start is not None:
                 vec = np.zeros(h.getNumCol())
                 vec[order] = start[passed]
-                set_start(h, vec)
+                driver.set_start(h, vec)
             t1 = time.perf_counter()
             h.run()
             t_solve = time.perf_counter() - t1

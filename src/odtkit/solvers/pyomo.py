@@ -444,24 +444,28 @@ class PyomoBackend(Backend):
             t1 = time.perf_counter()
             opt.solve(built.model)
             t_solve = time.perf_counter() - t1
+        out = driver.read(h, model, session, want_duals=self._want_duals(model, options))
         return self._finish(
-            model, built, opt, driver.read(h, model, session, want_duals=False), options,
-            solver="pyomo/appsi_highs", t_solve=t_solve,
+            model, built, opt, out, solver="pyomo/appsi_highs", t_solve=t_solve,
             timings={"build": built.build_time, "transfer": t_transfer, "solve": t_solve},
         )
 
+    @staticmethod
+    def _want_duals(model: Model, options: SolveOptions) -> bool:
+        return not model.is_mip and options.duals is not False
+
     def _finish(
-        self, model: Model, built: PyomoModel, loader: Any, out: driver.Readout,
-        options: SolveOptions, *, solver: str, t_solve: float, timings: dict[str, float],
+        self, model: Model, built: PyomoModel, loader: Any, out: driver.Readout, *,
+        solver: str, t_solve: float, timings: dict[str, float],
     ) -> Solution:
         """Values and duals through Pyomo's loader (it knows its column order), the rest from
-        the driver's readout."""
+        the driver's readout (duals only where it found HiGHS's dual feasible)."""
         t2 = time.perf_counter()
         x = duals = reduced = None
         if out.has_solution:
             get_vars = getattr(loader, "get_vars", None) or loader.get_primals
             x = _read_columns(get_vars, built, model, driver.idle_values(model))
-            if not model.is_mip and options.duals is not False:
+            if out.duals is not None:
                 duals, reduced = self._lp_duals(loader, built, model)
         return out.solution(
             model, backend="pyomo", solver=solver, time=t_solve, x=x, duals=duals,
@@ -513,10 +517,10 @@ class PyomoBackend(Backend):
         if options.log_callback is not None:
             driver.emit_log(log, SolveOptions(log_callback=options.log_callback))
         # the run's highspy object: read with the same rules as every HiGHS run
-        out = driver.read(opt._solver_model, model, want_duals=False)
+        out = driver.read(opt._solver_model, model, want_duals=self._want_duals(model, options))
         out.log = log
         return self._finish(
-            model, built, res.solution_loader, out, options, solver="pyomo/highs", t_solve=t_solve,
+            model, built, res.solution_loader, out, solver="pyomo/highs", t_solve=t_solve,
             timings={"build": built.build_time, "transfer": max(t_total - t_solve, 0.0),
                      "solve": t_solve},
         )
@@ -551,7 +555,7 @@ class PyomoBackend(Backend):
         solver_options.update(extra)
         for k, v in solver_options.items():
             opt.options[k] = v
-        want_duals = not model.is_mip and options.duals is not False
+        want_duals = self._want_duals(model, options)
         if want_duals:
             built.model.dual = pe.Suffix(direction=pe.Suffix.IMPORT)
         kwargs: dict[str, Any] = {"load_solutions": False, "tee": options.verbose}
