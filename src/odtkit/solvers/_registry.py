@@ -216,7 +216,10 @@ def solve(
     log_callback : callable, optional
         Receives every log line.
     solver : str, optional
-        Backend-specific solver name (e.g. pyomo ``"appsi_highs"``, pulp ``"CBC"``).
+        Backend-specific solver name (e.g. pyomo ``"appsi_highs"``, pulp ``"CBC"``). The options
+        above are checked against that solver's capabilities
+        (:func:`backend_capabilities` ``(backend, solver)``); an unknown solver, or one not
+        installed, raises ValueError.
     heuristics : bool
         ``False`` switches the solver's primal heuristics off (capability ``"heuristics_off"``).
         Use it when the start is already optimal (the search core certified it), so only the
