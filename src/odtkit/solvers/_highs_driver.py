@@ -11,10 +11,12 @@ what is done to such an object, so the rules exist once:
 * :func:`attach` installs the callbacks of one run -- the log, the (time, incumbent, bound)
   trace, the interrupt polling -- and a temporary SIGINT handler, as a context manager that
   always restores them; the :class:`Session` it yields holds what they collected;
-* :func:`read` maps HiGHS's model status to :class:`~odtkit.results.Status`, reads the solution
-  and applies the one bound rule :func:`final_bound`, which the backends that parse a solver's
-  log (PuLP's command-line solvers, Pyomo's classic plugins) use as well, together with
-  :func:`final_trace`, :func:`idle_values` and :func:`infeasible_or_unbounded`.
+* :func:`read` maps HiGHS's model status to :class:`~odtkit.results.Status` (:func:`status_of`),
+  reads the solution and hands it to :func:`conclude`: the one bound rule :func:`final_bound` and
+  the final trace row :func:`final_trace`, giving a :class:`Readout` that makes the
+  :class:`~odtkit.solvers.Solution`. The backends that parse a solver's log or files (PuLP's
+  command-line solvers, Pyomo's classic plugins) call :func:`conclude` too, with
+  :func:`idle_values`, :func:`feasible_or_none` and :func:`infeasible_or_unbounded`.
 """
 
 from __future__ import annotations
