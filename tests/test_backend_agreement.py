@@ -285,11 +285,19 @@ def test_ctrl_c_gives_interrupted_with_a_valid_bound_and_restores_the_handler(
     model = mip_cover(n=70, m=50, seed=4)
     before = signal.getsignal(signal.SIGINT)
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+
+    def start_timer(line: str) -> None:
+        # the first log line comes from the run: the translation before it is not interruptible
+        if timer.ident is None:
+            timer.start()
+
     try:
-        res = run(model, backend, solver, extra, start=np.ones(model.n_vars), time_limit=30)
+        res = run(model, backend, solver, extra, start=np.ones(model.n_vars), time_limit=30,
+                  log_callback=start_timer)
     finally:
         timer.cancel()
+        if timer.ident is not None:
+            timer.join()
     assert signal.getsignal(signal.SIGINT) is before
     if res.status == "optimal":  # solved before the signal arrived: nothing to check
         pytest.skip("instance solved before the interrupt")
