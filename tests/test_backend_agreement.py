@@ -6,6 +6,7 @@ own ``check`` / ``objective_value`` and LP strong duality for the returned duals
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import shutil
@@ -140,8 +141,9 @@ def test_every_backend_reaches_the_highs_optimum(name, backend, solver, extra):
     assert set(res.values) == set(model.vars)
     assert res.bound == pytest.approx(res.objective, abs=1e-6)
     assert list(res.trace.columns) == ["time", "incumbent", "bound"]
-    if backend != "highs":  # our layers always end the trace with the final (time, obj, bound)
-        assert res.trace["incumbent"].iloc[-1] == pytest.approx(res.objective, abs=1e-6)
+    # every layer ends the trace with the final (time, incumbent, bound)
+    assert res.trace["incumbent"].iloc[-1] == pytest.approx(res.objective, abs=1e-6)
+    assert res.trace["bound"].iloc[-1] == pytest.approx(res.bound, abs=1e-6)
     assert res.time >= 0 and res.solver.startswith(backend)
 
 
@@ -172,15 +174,8 @@ def test_relaxation_duals_certify_the_optimum(backend, solver, extra):
 
 
 def _caps(backend: str, solver: str | None) -> frozenset[str]:
-    if backend == "pyomo":
-        from odtkit.solvers.pyomo import PyomoBackend
-
-        return PyomoBackend.solver_capabilities(solver, executable=CBC)
-    if backend == "pulp":
-        from odtkit.solvers.pulp import SOLVER_CAPABILITIES
-
-        return SOLVER_CAPABILITIES[solver or "highs"]
-    return backend_capabilities(backend)
+    extra = {"executable": CBC} if backend == "pyomo" and solver == "cbc" else {}
+    return backend_capabilities(backend, solver, **extra)
 
 
 @pytest.mark.parametrize("backend,solver,extra", COMBOS)
@@ -226,6 +221,131 @@ def test_node_limit_with_and_without_a_start(backend, solver, extra):
     assert warm.objective <= model.objective_value(planted) + 1e-9
     assert model.check(warm.x).empty
     assert warm.bound <= warm.objective + 1e-9
+
+
+@functools.cache
+def _cover_optimum(n: int, m: int, seed: int, relaxed: bool = False) -> float:
+    """Optimum of ``mip_cover(n, m, seed)`` (or of its relaxation) by the highs backend, once."""
+    model = mip_cover(n=n, m=m, seed=seed)
+    res = solve(model.relaxed() if relaxed else model, backend="highs", time_limit=60)
+    assert res.status == "optimal"
+    return res.objective
+
+
+def _stop_after_first_call() -> tuple[list[int], object]:
+    calls: list[int] = []
+
+    def stop() -> bool:
+        calls.append(1)
+        return len(calls) > 1
+
+    return calls, stop
+
+
+@pytest.mark.parametrize("backend,solver,extra", COMBOS)
+def test_should_stop_gives_interrupted_with_a_valid_bound(backend, solver, extra):
+    """should_stop answering True from its second call on: status interrupted, and whatever bound
+    is reported is a bound (at most the optimum of a separate full solve); an incumbent, if any,
+    is feasible and not below it. A solver without the capability is refused by the registry."""
+    model = mip_cover(n=40, m=30, seed=1)
+    start = np.ones(model.n_vars)
+    if "interrupt" not in _caps(backend, solver):
+        with pytest.raises(ValueError, match="interrupt"):
+            run(model, backend, solver, extra, should_stop=lambda: True)
+        return
+    optimum = _cover_optimum(40, 30, 1)
+    for m, kw, best in (
+        (model, {}, optimum),
+        (model, {"start": start}, optimum),
+        (model.relaxed(), {}, _cover_optimum(40, 30, 1, relaxed=True)),
+    ):
+        calls, stop = _stop_after_first_call()
+        res = run(m, backend, solver, extra, should_stop=stop, **kw)
+        assert len(calls) >= 2, (backend, solver, kw)
+        assert res.status == "interrupted", (backend, solver, kw, res)
+        assert res.bound <= best + 1e-9, (backend, solver, kw, res)
+        if res.has_solution:
+            assert m.check(res.x).empty and res.objective >= best - 1e-9
+            assert res.bound <= res.objective + 1e-9
+        if "start" in kw:
+            # HiGHS takes the start before its first interrupt check
+            assert res.has_solution and res.objective <= m.objective_value(start) + 1e-9
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs SIGINT delivery")
+@pytest.mark.parametrize("backend,solver,extra", COMBOS)
+def test_ctrl_c_gives_interrupted_with_a_valid_bound_and_restores_the_handler(
+    backend, solver, extra
+):
+    import signal
+    import threading
+
+    if "interrupt" not in _caps(backend, solver):
+        pytest.skip(f"{backend}/{solver} has no interrupt capability")
+    model = mip_cover(n=70, m=50, seed=4)
+    before = signal.getsignal(signal.SIGINT)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+
+    def start_timer(line: str) -> None:
+        # the first log line comes from the run: the translation before it is not interruptible
+        if timer.ident is None:
+            timer.start()
+
+    try:
+        res = run(model, backend, solver, extra, start=np.ones(model.n_vars), time_limit=30,
+                  log_callback=start_timer)
+    finally:
+        timer.cancel()
+        if timer.ident is not None:
+            timer.join()
+    assert signal.getsignal(signal.SIGINT) is before
+    if res.status == "optimal":  # solved before the signal arrived: nothing to check
+        pytest.skip("instance solved before the interrupt")
+    assert res.status == "interrupted" and res.has_solution, res
+    assert model.check(res.x).empty
+    optimum = _cover_optimum(70, 50, 4)
+    assert res.bound <= optimum + 1e-9 <= res.objective + 2e-9
+
+
+@pytest.mark.parametrize("backend,solver,extra", COMBOS)
+def test_trace_is_monotone_and_includes_the_offset(backend, solver, extra):
+    """Where the layer has HiGHS's callbacks (highs, pulp/HiGHS, pyomo/appsi_highs): a real
+    branch-and-bound trace, offset included, ending with the final row; elsewhere trace=True is
+    refused by the registry."""
+    model = mip_cover(n=24, m=16, seed=5)
+    if "trace" not in _caps(backend, solver):
+        with pytest.raises(ValueError, match="trace"):
+            run(model, backend, solver, extra, trace=True)
+        return
+    res = run(model, backend, solver, extra, trace=True)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(_cover_optimum(24, 16, 5))
+    assert res.nodes >= 1  # read from the highspy object (appsi reports none)
+    tr = res.trace
+    assert list(tr.columns) == ["time", "incumbent", "bound"] and len(tr) >= 2
+    assert (np.diff(tr["time"]) >= 0).all()
+    finite = tr["incumbent"][np.isfinite(tr["incumbent"])]
+    assert (np.diff(finite) <= 1e-9).all()
+    bounds = tr["bound"][np.isfinite(tr["bound"])]  # -inf until the first LP bound
+    assert (np.diff(bounds) >= -1e-9).all()
+    assert tr["incumbent"].iloc[-1] == pytest.approx(res.objective)
+    assert (tr["bound"] <= res.objective + 1e-9).all()
+    assert run(model, backend, solver, extra, trace=False).trace.empty
+
+
+@pytest.mark.parametrize("backend,solver,extra", COMBOS)
+def test_node_limit_with_a_changing_thread_count(backend, solver, extra):
+    """The failure the pyomo backend showed with highspy 1.16: threads=1 after a default run in
+    the same thread made HiGHS refuse the run (status 'error'); every HiGHS layer is covered."""
+    model = mip_cover(n=24, m=16, seed=5)
+    optimum = _cover_optimum(24, 16, 5)
+    run(model, backend, solver, extra, node_limit=5)
+    for threads in (1, 2):
+        res = run(model, backend, solver, extra, node_limit=5, threads=threads, seed=3)
+        assert res.status in ("node_limit", "optimal"), (threads, res)
+        assert res.nodes >= 1 and res.bound <= optimum + 1e-9
+        if res.has_solution:
+            assert res.objective >= optimum - 1e-9 and model.check(res.x).empty
 
 
 def market_split(n: int = 30, m: int = 4, seed: int = 1) -> tuple[Model, np.ndarray]:

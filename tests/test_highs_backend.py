@@ -204,7 +204,9 @@ def test_lp_relaxation_duals_and_methods():
         # HiGHS convention: c - A.T @ duals = reduced costs; cover dual 2, cap dual -1
         np.testing.assert_allclose(res.duals, [2.0, -1.0], atol=1e-7)
         np.testing.assert_allclose(model.c - model.A.T @ res.duals, res.reduced_costs, atol=1e-7)
-        assert res.trace.empty
+        # no branch-and-bound trace for an LP: the trace is the final (time, incumbent, bound) row
+        assert len(res.trace) == 1
+        assert res.trace[["incumbent", "bound"]].iloc[0].tolist() == pytest.approx([1.6, 1.6])
     mip = solve(model)
     assert mip.objective == pytest.approx(2.0) and mip.duals is None
 
@@ -252,25 +254,27 @@ def test_missing_capability_raises_instead_of_falling_back():
 
 @pytest.mark.parametrize("backend", ["highs", "pyomo", "pulp"])
 def test_heuristics_off_keeps_the_answer_and_sets_every_heuristic_option(backend, monkeypatch):
-    from odtkit.solvers.highs import NO_HEURISTICS, HighsBackend
+    from odtkit.solvers import _highs_driver as driver
+    from odtkit.solvers.highs import NO_HEURISTICS
 
     if backend not in available_backends():
         pytest.skip(f"{backend} not installed")
     seen: dict = {}
-    original = HighsBackend._set
+    original = driver.apply_options
 
-    def spy(h, key, value):
-        seen[key] = value
-        return original(h, key, value)
+    def spy(h, options):
+        seen.update(options)
+        return original(h, options)
 
-    monkeypatch.setattr(HighsBackend, "_set", staticmethod(spy))
+    # every backend's HiGHS run sets its options through the driver's one setter
+    monkeypatch.setattr(driver, "apply_options", spy)
     model, *_ = knapsack_cover(n=12, m=4)
     ref = solve(model)
+    seen.clear()
     res = solve(model, backend=backend, heuristics=False)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(ref.objective)
-    if backend == "highs":
-        assert {k: seen[k] for k in NO_HEURISTICS} == NO_HEURISTICS
+    assert {k: seen[k] for k in NO_HEURISTICS} == NO_HEURISTICS
 
 
 def test_result_validates_status_and_trace():

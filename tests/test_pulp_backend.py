@@ -140,22 +140,6 @@ def test_highs_through_pulp_reports_offset_bound_values_and_idle_columns():
     assert res.time == res.timings["solve"]
 
 
-def test_trace_is_monotone_and_includes_the_offset():
-    model = hard_knapsack(n=40, m=6, seed=4)
-    res = solve(model, backend="pulp", trace=True)
-    ref = solve(model, backend="highs")
-    assert res.status == "optimal" and res.objective == pytest.approx(ref.objective)
-    tr = res.trace
-    assert list(tr.columns) == ["time", "incumbent", "bound"] and len(tr) >= 2
-    assert (np.diff(tr["time"]) >= 0).all()
-    finite = tr["incumbent"][np.isfinite(tr["incumbent"])]
-    assert (np.diff(finite) <= 1e-9).all()
-    bounds = tr["bound"][np.isfinite(tr["bound"])]  # -inf until the first LP bound
-    assert (np.diff(bounds) >= -1e-9).all()
-    assert tr["incumbent"].iloc[-1] == pytest.approx(res.objective)
-    assert (tr["bound"] <= res.objective + 1e-9).all()
-
-
 def test_limits_are_statuses():
     model = hard_knapsack()
     res = solve(model, backend="pulp", time_limit=0.1)
@@ -230,6 +214,47 @@ def test_cbc_refuses_what_it_cannot_do_and_accepts_the_rest():
     assert res.objective == pytest.approx(ref.objective) and res.bound == res.objective
     assert "-cuts off" in res.log or "cuts off" in res.log
     assert res.solver_version.count(".") == 2
+
+
+def _refuse_to_run(self, model, options):  # pragma: no cover - must never be reached
+    raise AssertionError("the registry must refuse before the backend runs")
+
+
+@needs_cbc
+def test_the_registry_refuses_what_cbc_lacks_before_the_backend_runs(monkeypatch):
+    monkeypatch.setattr(PulpBackend, "solve", _refuse_to_run)
+    model = hard_knapsack(n=10, m=2)
+    for name in ("cbc", "COIN_CMD"):
+        assert backend_capabilities("pulp", name) == SOLVER_CAPABILITIES["cbc"]
+        with pytest.raises(
+            ValueError,
+            match=rf"^backend 'pulp' with solver '{name}' lacks the capability 'trace' needed "
+            rf"for trace=True; its capabilities are \['dual_bound', 'duals', 'mip_start'\]$",
+        ):
+            solve(model, backend="pulp", solver=name, trace=True)
+
+
+def test_the_registry_refuses_what_highs_cmd_lacks_before_the_backend_runs(monkeypatch):
+    monkeypatch.setattr(PulpBackend, "solve", _refuse_to_run)
+    model = hard_knapsack(n=10, m=2)
+    if PulpBackend.solver_available("highs_cmd"):  # pragma: no cover - needs the highs binary
+        assert backend_capabilities("pulp", "highs_cmd") == SOLVER_CAPABILITIES["highs_cmd"]
+        with pytest.raises(
+            ValueError, match="^backend 'pulp' with solver 'highs_cmd' lacks the capability 'trace'"
+        ):
+            solve(model, backend="pulp", solver="highs_cmd", trace=True)
+    else:
+        # without the executable there is nothing to have capabilities: the solver is refused
+        for call in (
+            lambda: backend_capabilities("pulp", "highs_cmd"),
+            lambda: solve(model, backend="pulp", solver="highs_cmd", trace=True),
+        ):
+            with pytest.raises(ValueError, match="'highs_cmd' is not available"):
+                call()
+    # solver=None is the in-process HiGHS
+    assert backend_capabilities("pulp") == backend_capabilities("pulp", "highs")
+    with pytest.raises(ValueError, match="solver must be one of"):
+        backend_capabilities("pulp", "gurobi")
 
 
 @needs_cbc

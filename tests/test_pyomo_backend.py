@@ -13,7 +13,7 @@ import pyomo.environ as pe
 import pytest
 
 from odtkit.model import Model, ModelBuilder
-from odtkit.solvers import available_backends, backend_capabilities, solve
+from odtkit.solvers import CAPABILITIES, available_backends, backend_capabilities, solve
 from odtkit.solvers.pyomo import PyomoBackend, to_pyomo
 
 
@@ -61,11 +61,14 @@ def hard_knapsack(n: int = 60, m: int = 8, seed: int = 0) -> Model:
 
 def test_registered_with_the_default_solver_capabilities():
     assert "pyomo" in available_backends()
-    assert backend_capabilities("pyomo") == {
-        "mip_start", "dual_bound", "duals", "lp_method", "heuristics_off"
+    # appsi_highs runs through the HiGHS driver: callbacks on its highspy object give it all
+    assert backend_capabilities("pyomo") == CAPABILITIES
+    assert backend_capabilities("pyomo", "appsi_highs") == CAPABILITIES
+    # the newer pyomo.contrib.solver HiGHS interface has no MIP start in this Pyomo, and sets up
+    # its highspy object inside solve() (no callbacks)
+    assert backend_capabilities("pyomo", "highs") == {
+        "dual_bound", "duals", "lp_method", "heuristics_off"
     }
-    # the newer pyomo.contrib.solver HiGHS interface has no MIP start in this Pyomo
-    assert "mip_start" not in PyomoBackend.solver_capabilities("highs")
     assert PyomoBackend.version()
 
 
@@ -148,7 +151,10 @@ def test_default_result_fields():
     assert set(res.timings) == {"build", "transfer", "solve", "read"}
     assert all(t >= 0 for t in res.timings.values())
     assert res.time == res.timings["solve"]
-    assert len(res.trace) == 1 and res.trace["bound"].iloc[0] == pytest.approx(res.objective)
+    # the trace ends with the final (time, incumbent, bound) row
+    assert res.trace[["incumbent", "bound"]].iloc[-1].tolist() == pytest.approx(
+        [res.objective, res.objective]
+    )
     assert res.values["x"].shape == (2, 3)
     np.testing.assert_allclose(res.values["x"], ref.values["x"])
 
@@ -208,10 +214,13 @@ def test_capabilities_are_enforced_per_solver():
     with pytest.raises(ValueError, match="pyomo.*'highs'.*mip_start"):
         solve(model, backend="pyomo", solver="highs", start=np.zeros(model.n_vars),
               start_check="ignore")
-    with pytest.raises(ValueError, match="trace"):
-        solve(model, backend="pyomo", trace=True)
-    with pytest.raises(ValueError, match="interrupt"):
-        solve(model, backend="pyomo", should_stop=lambda: False)
+    with pytest.raises(ValueError, match="pyomo.*'highs'.*trace"):
+        solve(model, backend="pyomo", solver="highs", trace=True)
+    with pytest.raises(ValueError, match="pyomo.*'highs'.*interrupt"):
+        solve(model, backend="pyomo", solver="highs", should_stop=lambda: False)
+    # appsi_highs (the default) has them: callbacks on its highspy object
+    res = solve(model, backend="pyomo", trace=True, should_stop=lambda: False)
+    assert res.status == "optimal"
 
 
 def test_unknown_or_missing_solvers_and_bad_options_fail_clearly():
@@ -237,6 +246,6 @@ def test_classic_solver_by_name_with_mapped_options():
     assert res.solver == "pyomo/cbc" and res.status == "optimal"
     assert res.objective == pytest.approx(ref.objective)
     assert res.bound == res.objective  # no dual bound capability: proven only when optimal
-    assert "dual_bound" not in PyomoBackend.solver_capabilities("cbc", executable=CBC)
+    assert "dual_bound" not in backend_capabilities("pyomo", "cbc", executable=CBC)
     with pytest.raises(ValueError, match="lp_method"):
         solve(model.relaxed(), backend="pyomo", solver="cbc", executable=CBC, lp_method="simplex")

@@ -4,8 +4,11 @@
 >>> result = solve(model, backend="highs", time_limit=60)   # doctest: +SKIP
 
 Backends: ``"highs"`` (highspy, always), ``"pyomo"`` and ``"pulp"`` (registered when their
-modules and solver software are installed). Each declares its capabilities; asking for one it
-lacks raises ValueError, never a silent fallback.
+modules and solver software are installed). Each declares its capabilities, per solver where it
+drives several (``backend_capabilities("pulp", "cbc")``); asking for one it lacks raises
+ValueError, never a silent fallback. Every in-process HiGHS run, whatever the backend, goes
+through one driver (``odtkit.solvers._highs_driver``): same options, callbacks, statuses and
+bound rule.
 """
 
 import importlib

@@ -5,8 +5,12 @@ Writing a backend
 Subclass :class:`Backend`, set ``name``, ``capabilities`` (a frozenset drawn from
 :data:`CAPABILITIES`) and implement ``available()``, ``version()`` and
 ``solve(model, options) -> Solution``, then call ``register_backend(name, cls)`` at import time.
-:func:`solve` validates every option and refuses (ValueError) any option that needs a capability
-the backend lacks, so a backend only ever receives options it declared it supports:
+A backend that drives several solvers (``solve(..., solver=...)``) overrides
+:meth:`Backend.capabilities_for` to answer per solver name (and to refuse an unknown or
+unavailable one). :func:`solve` validates every option and checks it once, against
+``capabilities_for(solver, **options)``, refusing (ValueError naming backend, solver and
+capability) any option that needs a capability the backend lacks with that solver, so a backend
+only ever receives options it declared it supports:
 
 * ``options.start`` (full column vector, already validated) needs ``"mip_start"``;
 * ``options.lp_method`` needs ``"lp_method"``;
@@ -67,7 +71,19 @@ class Backend(ABC):
     """Base class of a solver backend. Subclasses are stateless; one ``solve`` call per model."""
 
     name: ClassVar[str] = ""
+    #: Solver used when ``solve(..., solver=None)``; named in capability errors.
+    default_solver: ClassVar[str] = ""
     capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def capabilities_for(cls, solver: str | None = None, **extra: Any) -> frozenset[str]:
+        """Capabilities with ``solver`` (``None``: the default solver).
+
+        ``extra`` holds the solver options of the call (e.g. an executable's path). The default
+        is the class-level ``capabilities`` whatever the solver; a backend with several solvers
+        answers per name and raises ValueError for an unknown or unavailable one.
+        """
+        return cls.capabilities
 
     @classmethod
     def available(cls) -> bool:
@@ -108,9 +124,14 @@ def available_backends() -> list[str]:
     return [name for name in sorted(_BACKENDS) if _BACKENDS[name].available()]
 
 
-def backend_capabilities(name: str) -> frozenset[str]:
-    """The capabilities declared by backend ``name``."""
-    return _get(name).capabilities
+def backend_capabilities(name: str, solver: str | None = None, **extra: Any) -> frozenset[str]:
+    """The capabilities of backend ``name`` with ``solver`` (``None``: its default solver).
+
+    ``extra`` are solver options that select the solver software (e.g. ``path=`` for pulp,
+    ``executable=`` for pyomo). Raises ValueError for an unknown backend, or a solver the backend
+    does not know or cannot run here.
+    """
+    return _get(name).capabilities_for(solver, **extra)
 
 
 def _get(name: str) -> type[Backend]:
@@ -119,12 +140,24 @@ def _get(name: str) -> type[Backend]:
     return _BACKENDS[name]
 
 
-def _require(cls: type[Backend], name: str, capability: str, option: str) -> None:
-    if capability not in cls.capabilities:
-        raise ValueError(
-            f"backend {name!r} lacks the capability {capability!r} needed for {option}; "
-            f"its capabilities are {sorted(cls.capabilities)}"
-        )
+def _check_capabilities(
+    cls: type[Backend],
+    backend: str,
+    solver: str | None,
+    extra: Mapping[str, Any],
+    requested: Mapping[str, str],
+) -> None:
+    """Refuse the first requested ``{capability: option}`` that ``solver`` lacks: the one place
+    where capabilities are checked."""
+    caps = cls.capabilities_for(solver, **extra)
+    name = solver if solver is not None else cls.default_solver
+    for capability, option in requested.items():
+        if capability not in caps:
+            with_solver = f" with solver {name!r}" if name else ""
+            raise ValueError(
+                f"backend {backend!r}{with_solver} lacks the capability {capability!r} needed "
+                f"for {option}; its capabilities are {sorted(caps)}"
+            )
 
 
 def solve(
@@ -183,7 +216,10 @@ def solve(
     log_callback : callable, optional
         Receives every log line.
     solver : str, optional
-        Backend-specific solver name (e.g. pyomo ``"appsi_highs"``, pulp ``"CBC"``).
+        Backend-specific solver name (e.g. pyomo ``"appsi_highs"``, pulp ``"CBC"``). The options
+        above are checked against that solver's capabilities
+        (:func:`backend_capabilities` ``(backend, solver)``); an unknown solver, or one not
+        installed, raises ValueError.
     heuristics : bool
         ``False`` switches the solver's primal heuristics off (capability ``"heuristics_off"``).
         Use it when the start is already optimal (the search core certified it), so only the
@@ -222,31 +258,33 @@ def solve(
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if not isinstance(mip_gap, (int, float)) or isinstance(mip_gap, bool) or not mip_gap >= 0:
         raise ValueError(f"mip_gap must be a number >= 0, got {mip_gap!r}")
-    if lp_method is not None:
-        if lp_method not in LP_METHODS:
-            raise ValueError(f"lp_method must be one of {LP_METHODS} or None, got {lp_method!r}")
-        _require(cls, backend, "lp_method", "lp_method=")
+    if lp_method is not None and lp_method not in LP_METHODS:
+        raise ValueError(f"lp_method must be one of {LP_METHODS} or None, got {lp_method!r}")
     if start_check not in START_CHECKS:
         raise ValueError(f"start_check must be one of {START_CHECKS}, got {start_check!r}")
-    if trace:
-        _require(cls, backend, "trace", "trace=True")
-    if duals:
-        _require(cls, backend, "duals", "duals=True")
-    if should_stop is not None:
-        if not callable(should_stop):
-            raise TypeError("should_stop must be a callable returning bool")
-        _require(cls, backend, "interrupt", "should_stop=")
+    if should_stop is not None and not callable(should_stop):
+        raise TypeError("should_stop must be a callable returning bool")
     if not isinstance(heuristics, (bool, np.bool_)):
         raise TypeError(f"heuristics must be True or False, got {heuristics!r}")
-    if not heuristics:
-        _require(cls, backend, "heuristics_off", "heuristics=False")
     if log_callback is not None and not callable(log_callback):
         raise TypeError("log_callback must be a callable taking one str")
+    requested = {
+        capability: option
+        for capability, option, wanted in (
+            ("mip_start", "start=", start is not None),
+            ("lp_method", "lp_method=", lp_method is not None),
+            ("trace", "trace=True", bool(trace)),
+            ("duals", "duals=True", bool(duals)),
+            ("interrupt", "should_stop=", should_stop is not None),
+            ("heuristics_off", "heuristics=False", not heuristics),
+        )
+        if wanted
+    }
+    _check_capabilities(cls, backend, solver, options, requested)
     if relax:
         model = model.relaxed()
     start_vec = None
     if start is not None:
-        _require(cls, backend, "mip_start", "start=")
         start_vec = model.vector(start)
         if start_check != "ignore":
             violations = model.check(start_vec)

@@ -1,5 +1,9 @@
 """The ``"highs"`` backend: highspy directly, arrays in one call.
 
+Translate, run, read: :func:`pass_model` hands the arrays over, and everything else done to the
+``highspy.Highs`` object -- options, callbacks, status, solution and bound -- is the HiGHS driver
+(:mod:`odtkit.solvers._highs_driver`), shared with PuLP's and Pyomo's HiGHS interfaces.
+
 * The CSR matrix, bounds, costs, integrality and the objective offset go to HiGHS in one
   ``passModel`` call (row-wise format, no per-variable Python objects).
 * Defaults: ``mip_rel_gap = mip_abs_gap = 0`` (prove optimality exactly), ``output_flag`` on but
@@ -9,7 +13,11 @@
 * MIP start: the full vector goes through ``setSolution`` (HiGHS checks it; an infeasible start
   is not an error). ``stats["start_used"]`` reports whether HiGHS's first incumbent came from it.
 * Trace: HiGHS's ``kCallbackMipImprovingSolution`` (new incumbent) and ``kCallbackMipLogging``
-  (periodic progress line) callbacks record (time, incumbent, bound), offset included.
+  (periodic progress line) callbacks record (time, incumbent, bound), offset included; the trace
+  ends with the final row (for an LP it is that row alone; ``trace=False``: empty).
+* ``threads``: HiGHS sizes one task scheduler per thread at its first run; when a later run asks
+  for another count the driver resets it first (otherwise HiGHS refuses to run: status
+  ``"error"``).
 * Interrupts: the simplex / IPM / MIP interrupt callbacks poll ``should_stop`` and a flag set by
   a temporary SIGINT handler (Ctrl-C, main thread only); the solve then stops with status
   ``"interrupted"`` and whatever incumbent and bound exist.
@@ -23,73 +31,36 @@
 
 from __future__ import annotations
 
-import signal
-import sys
-import threading
 import time
 from typing import Any
 
 import numpy as np
 
 from odtkit.model import Model
-from odtkit.results import make_trace
+from odtkit.solvers import _highs_driver as driver
+from odtkit.solvers._highs_driver import NO_HEURISTICS, infeasible_or_unbounded, read_solution
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
 
-_FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
-
-
-def _status(model_status: Any, model: Model) -> str:
-    import highspy
-
-    S = highspy.HighsModelStatus
-    mapping = {
-        S.kOptimal: "optimal",
-        S.kInfeasible: "infeasible",
-        S.kUnbounded: "unbounded",
-        S.kTimeLimit: "time_limit",
-        S.kSolutionLimit: "node_limit",
-        S.kIterationLimit: "iteration_limit",
-        S.kInterrupt: "interrupted",
-        S.kObjectiveBound: "objective_limit",
-        S.kObjectiveTarget: "objective_limit",
-    }
-    if hasattr(S, "kHighsInterrupt"):
-        mapping[S.kHighsInterrupt] = "interrupted"
-    if model_status == S.kUnboundedOrInfeasible:
-        return infeasible_or_unbounded(model)
-    return mapping.get(model_status, "error")
-
-
-def infeasible_or_unbounded(model: Model) -> str:
-    """Status for a solver's "infeasible or unbounded" verdict on ``model``.
-
-    With every column bounded the model cannot be unbounded, so the solver proved infeasibility.
-    """
-    bounded = np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
-    return "infeasible" if bounded else "infeasible_or_unbounded"
-
-
-def read_solution(
-    h: Any, info: Any, want_duals: bool
-) -> tuple[np.ndarray | None, float, np.ndarray | None, np.ndarray | None]:
-    """``(x, objective, row duals, reduced costs)`` of a finished run; ``x`` is None (objective
-    NaN) without a feasible primal, the duals are None unless wanted and dual feasible."""
-    if int(info.primal_solution_status) != _FEASIBLE:
-        return None, float("nan"), None, None
-    solution = h.getSolution()
-    x = np.asarray(solution.col_value, dtype=float)
-    duals = reduced = None
-    if want_duals and int(info.dual_solution_status) == _FEASIBLE:
-        duals = np.asarray(solution.row_dual, dtype=float)
-        reduced = np.asarray(solution.col_dual, dtype=float)
-    return x, float(info.objective_function_value), duals, reduced
+__all__ = [
+    "NO_HEURISTICS",
+    "HighsBackend",
+    "IncrementalLP",
+    "infeasible_or_unbounded",
+    "pass_model",
+    "read_solution",
+]
 
 
 def pass_model(h: Any, model: Model, integrality: np.ndarray) -> Any:
-    """Hand ``model`` to the Highs object ``h`` in one ``passModel`` call (row-wise CSR arrays)."""
+    """Hand ``model`` to the Highs object ``h`` in one ``passModel`` call (row-wise CSR arrays).
+
+    Raises ValueError when HiGHS rejects the model.
+    """
+    import highspy
+
     A = model.A
-    return h.passModel(
+    status = h.passModel(
         model.n_vars,
         model.n_constraints,
         int(A.nnz),
@@ -106,25 +77,16 @@ def pass_model(h: Any, model: Model, integrality: np.ndarray) -> Any:
         np.ascontiguousarray(A.data, dtype=np.float64),
         integrality,
     )
-
-
-#: HiGHS options that switch every primal heuristic off (``solve(..., heuristics=False)``): the
-#: sub-MIP heuristics RINS and RENS, feasibility jump, the root reduced-cost heuristic and the
-#: node heuristics' effort. With a start the search core certified optimal they can only waste
-#: time; on FlowOCT (monk1-3, D=2) they were over half of the solve.
-NO_HEURISTICS: dict[str, Any] = {
-    "mip_heuristic_effort": 0.0,
-    "mip_heuristic_run_rins": False,
-    "mip_heuristic_run_rens": False,
-    "mip_heuristic_run_root_reduced_cost": False,
-    "mip_heuristic_run_feasibility_jump": False,
-}
+    if status == highspy.HighsStatus.kError:
+        raise ValueError(f"HiGHS rejected model {model.name!r} (passModel returned an error)")
+    return status
 
 
 class HighsBackend(Backend):
     """highspy, in-process. Capabilities: all of them."""
 
     name = "highs"
+    default_solver = "highs"
     capabilities = CAPABILITIES
 
     @classmethod
@@ -145,157 +107,25 @@ class HighsBackend(Backend):
         import highspy
 
         t0 = time.perf_counter()
-        h = highspy.Highs()
-        log: list[str] = []
-
-        def on_log(e: Any) -> None:
-            log.append(e.message)
-            if options.verbose:
-                sys.stdout.write(e.message)
-            if options.log_callback is not None:
-                options.log_callback(e.message)
-
-        self._set(h, "output_flag", True)
-        self._set(h, "log_to_console", False)
-        h.cbLogging += on_log
-        self._set(h, "mip_rel_gap", options.mip_gap)
-        self._set(h, "mip_abs_gap", 0.0 if options.mip_gap == 0.0 else 1e-6)
-        if options.time_limit is not None:
-            self._set(h, "time_limit", options.time_limit)
-        if options.threads is not None:
-            self._set(h, "threads", options.threads)
-        if options.seed is not None:
-            self._set(h, "random_seed", options.seed)
-        if options.node_limit is not None:
-            self._set(h, "mip_max_nodes", options.node_limit)
         is_mip = model.is_mip
-        if options.lp_method is not None and not is_mip:
-            self._set(h, "solver", options.lp_method)
-        if not options.heuristics:
-            for key, value in NO_HEURISTICS.items():
-                self._set(h, key, value)
-        for key, value in options.extra.items():
-            self._set(h, key, value)
-
-        status = pass_model(h, model, model.integrality.astype(np.int32))
-        if status == highspy.HighsStatus.kError:
-            raise ValueError(f"HiGHS rejected model {model.name!r} (passModel returned an error)")
-
-        stats: dict[str, Any] = {}
-        if options.start is not None and is_mip:
-            sol = highspy.HighsSolution()
-            sol.col_value = options.start.tolist()
-            sol.value_valid = True
-            h.setSolution(sol)
-            stats["start_objective"] = model.objective_value(options.start)
-
-        trace_rows: list[tuple[float, float, float]] = []
-        want_trace = is_mip and options.trace is not False
-        if want_trace:
-
-            def on_improving(e: Any) -> None:
-                d = e.data_out
-                trace_rows.append((d.running_time, d.objective_function_value, d.mip_dual_bound))
-
-            def on_mip_log(e: Any) -> None:
-                d = e.data_out
-                row = (d.running_time, d.mip_primal_bound, d.mip_dual_bound)
-                if not trace_rows or trace_rows[-1][1:] != row[1:]:
-                    trace_rows.append(row)
-
-            h.cbMipImprovingSolution += on_improving
-            h.cbMipLogging += on_mip_log
-
-        stop_flag = threading.Event()
-        should_stop = options.should_stop
-
-        def on_interrupt(e: Any) -> None:
-            if stop_flag.is_set() or (should_stop is not None and should_stop()):
-                stop_flag.set()
-                e.interrupt()
-
-        h.cbSimplexInterrupt += on_interrupt
-        h.cbIpmInterrupt += on_interrupt
-        h.cbMipInterrupt += on_interrupt
-
-        previous_handler = None
-        if threading.current_thread() is threading.main_thread():
-            previous_handler = signal.signal(signal.SIGINT, lambda signum, frame: stop_flag.set())
-        t_transfer = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        try:
+        h = highspy.Highs()
+        driver.apply_options(h, driver.highs_options(options, is_mip))
+        start = options.start if is_mip else None
+        start_objective = None if start is None else model.objective_value(start)
+        with driver.attach(h, options, is_mip=is_mip, start_objective=start_objective) as session:
+            pass_model(h, model, model.integrality.astype(np.int32))
+            if start is not None:
+                driver.set_start(h, start)
+            t_transfer = time.perf_counter() - t0
+            t1 = time.perf_counter()
             h.run()
-        finally:
-            if previous_handler is not None:
-                signal.signal(signal.SIGINT, previous_handler)
-        t_solve = time.perf_counter() - t1
-
-        info = h.getInfo()
-        model_status = h.getModelStatus()
-        status_str = _status(model_status, model)
-        if stop_flag.is_set() and status_str not in ("optimal", "infeasible"):
-            status_str = "interrupted"
-        x, objective, duals, reduced = read_solution(
-            h, info, want_duals=not is_mip and options.duals is not False
+            t_solve = time.perf_counter() - t1
+        out = driver.read(h, model, session, want_duals=not is_mip and options.duals is not False)
+        stats = {} if start_objective is None else {"start_objective": start_objective}
+        return out.solution(
+            model, backend="highs", solver="highs", time=t_solve,
+            timings={"transfer": t_transfer, "solve": t_solve}, stats=stats,
         )
-        has_solution = x is not None
-        bound = float("-inf")
-        if is_mip:
-            mip_bound = float(info.mip_dual_bound)
-            if np.isfinite(mip_bound):
-                bound = mip_bound
-            if status_str == "optimal" and has_solution and not np.isfinite(mip_bound):
-                bound = objective
-        elif status_str == "optimal" and has_solution:
-            bound = objective  # LP strong duality
-        if status_str == "infeasible":
-            bound = float("inf")
-        if options.start is not None and is_mip:
-            stats["start_used"] = (
-                bool(
-                    trace_rows
-                    and abs(trace_rows[0][1] - stats["start_objective"])
-                    <= 1e-6 * max(1.0, abs(objective))
-                )
-                if want_trace
-                else None
-            )
-        if want_trace:
-            trace_rows.append((float(h.getRunTime()), objective if has_solution else np.inf, bound))
-        stats["model_status"] = h.modelStatusToString(model_status)
-        stats["highs_run_time"] = float(h.getRunTime())
-        return Solution(
-            status=status_str,
-            has_solution=has_solution,
-            objective=objective,
-            bound=bound,
-            time=t_solve,
-            nodes=int(info.mip_node_count) if is_mip and info.mip_node_count >= 0 else 0,
-            solver="highs",
-            solver_version=str(h.version()),
-            backend="highs",
-            x=x,
-            values=model.values(x) if x is not None else {},
-            duals=duals,
-            reduced_costs=reduced,
-            trace=make_trace(trace_rows),
-            log="".join(log),
-            timings={"transfer": t_transfer, "solve": t_solve},
-            stats=stats,
-        )
-
-    @staticmethod
-    def _set(h: Any, key: str, value: Any) -> None:
-        import highspy
-
-        if isinstance(value, (np.integer,)):
-            value = int(value)
-        elif isinstance(value, np.floating):
-            value = float(value)
-        if h.setOptionValue(key, value) == highspy.HighsStatus.kError:
-            raise ValueError(
-                f"HiGHS rejected option {key}={value!r} (unknown name or invalid value)"
-            )
 
 
 register_backend("highs", HighsBackend)
@@ -346,28 +176,16 @@ class IncrementalLP:
         if model.is_mip:
             model = model.relaxed()
         self._model = model
-        self._bounded = bool(
-            np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
-        )
-        self._log: list[str] = []
-        self._verbose = bool(verbose)
+        self._bounded = driver.columns_bounded(model)
         h = highspy.Highs()
-        HighsBackend._set(h, "output_flag", True)
-        HighsBackend._set(h, "log_to_console", False)
-        h.cbLogging += self._on_log
-        HighsBackend._set(h, "solver", lp_method)
-        for key, value in options.items():
-            HighsBackend._set(h, key, value)
-        status = pass_model(h, model, np.zeros(model.n_vars, dtype=np.int32))
-        if status == highspy.HighsStatus.kError:
-            raise ValueError(f"HiGHS rejected model {model.name!r} (passModel returned an error)")
+        applied = driver.apply_options(
+            h, {"output_flag": True, "log_to_console": False, "solver": lp_method, **options}
+        )
+        # what every solve's callbacks need: the log goes to Solution.log (and stdout if verbose)
+        self._options = SolveOptions(verbose=bool(verbose), threads=applied.get("threads"))
+        pass_model(h, model, np.zeros(model.n_vars, dtype=np.int32))
         self._h = h
         self._n_cols = model.n_vars
-
-    def _on_log(self, e: Any) -> None:
-        self._log.append(e.message)
-        if self._verbose:
-            sys.stdout.write(e.message)
 
     @property
     def n_vars(self) -> int:
@@ -471,8 +289,6 @@ class IncrementalLP:
             when HiGHS reports a feasible dual, ``stats["iterations"]`` (simplex iterations of
             this solve) and ``stats["model_status"]``.
         """
-        import highspy
-
         h = self._h
         if time_limit is not None:
             if isinstance(time_limit, bool) or not time_limit > 0:
@@ -481,43 +297,20 @@ class IncrementalLP:
                 )
             # HiGHS compares its time_limit with a run clock that accumulates over the life of
             # the Highs object, so the budget of this solve is added to the time already used
-            HighsBackend._set(h, "time_limit", float(h.getRunTime()) + float(time_limit))
+            limit = float(h.getRunTime()) + float(time_limit)
         else:
-            HighsBackend._set(h, "time_limit", float("inf"))
-        n_log = len(self._log)
-        t1 = time.perf_counter()
-        h.run()
-        t_solve = time.perf_counter() - t1
-        info = h.getInfo()
-        model_status = h.getModelStatus()
-        if model_status == highspy.HighsModelStatus.kUnboundedOrInfeasible:
-            status_str = "infeasible" if self._bounded else "infeasible_or_unbounded"
-        else:
-            status_str = _status(model_status, self._model)
-        x, objective, duals, reduced = read_solution(h, info, want_duals=True)
-        has_solution = x is not None
-        bound = objective if has_solution and status_str == "optimal" else float("-inf")
-        if status_str == "infeasible":
-            bound = float("inf")
-        n0 = self._model.n_vars
-        return Solution(
-            status=status_str,
-            has_solution=has_solution,
-            objective=objective,
-            bound=bound,
-            time=t_solve,
-            solver="highs",
-            solver_version=str(h.version()),
-            backend="highs",
-            x=x,
-            values=self._model.values(x[:n0]) if x is not None else {},
-            duals=duals,
-            reduced_costs=reduced,
-            log="".join(self._log[n_log:]),
-            timings={"solve": t_solve},
+            limit = float("inf")
+        driver.apply_options(h, {"time_limit": limit})
+        with driver.attach(h, self._options, is_mip=False) as session:
+            t1 = time.perf_counter()
+            h.run()
+            t_solve = time.perf_counter() - t1
+        out = driver.read(h, self._model, session, want_duals=True, bounded=self._bounded)
+        return out.solution(
+            self._model, backend="highs", solver="highs", time=t_solve,
+            timings={"solve": t_solve}, n_model_columns=self._model.n_vars,
             stats={
-                "iterations": int(info.simplex_iteration_count),
-                "model_status": h.modelStatusToString(model_status),
+                "iterations": int(h.getInfo().simplex_iteration_count),
                 "n_vars": self._n_cols,
             },
         )

@@ -11,12 +11,16 @@ Free rows are omitted. The objective carries the IR offset as its constant.
 Solvers (``solver=`` option of :func:`odtkit.solvers.solve`)
 -------------------------------------------------------------
 ``"highs"`` (default)
-    PuLP's in-process ``HiGHS`` interface (highspy). PuLP itself offers no MIP start and no
-    bound for it, so the backend uses a thin subclass that, on the ``highspy.Highs`` object PuLP
-    creates, passes the start with ``setSolution``, attaches HiGHS's callbacks (log, incumbent /
-    bound trace, interrupt) and reads status, bound, node count and the solution arrays directly
-    (PuLP reports a time limit as "optimal" and ignores the objective constant). Capabilities:
-    all six (``mip_start``, ``dual_bound``, ``trace``, ``interrupt``, ``duals``, ``lp_method``).
+    PuLP's in-process ``HiGHS`` interface (highspy) builds the HiGHS model (its
+    ``buildSolverModel``: PuLP's own per-column / per-row loop) into a ``highspy.Highs`` object
+    that the backend created and configured; the run itself goes through the same HiGHS driver as
+    the ``"highs"`` backend (:mod:`odtkit.solvers._highs_driver`: options, MIP start via
+    ``setSolution``, log / trace / interrupt callbacks, Ctrl-C, status, bound and node count read
+    from highspy), because PuLP's own status table reports a time limit as "optimal", lacks
+    HiGHS's node limit, and PuLP passes no objective constant (the driver adds it back to every
+    value, trace included). The solution arrays are mapped back from PuLP's column order (by
+    name). Capabilities: all seven (``mip_start``, ``dual_bound``, ``trace``, ``interrupt``,
+    ``duals``, ``lp_method``, ``heuristics_off``).
 ``"cbc"``
     ``COIN_CMD`` with the ``cbc`` on PATH, else the CBC binary bundled with PuLP. MIP start via
     ``warmStart`` (an ``.mst`` file); status, proven lower bound and node count parsed from
@@ -28,21 +32,23 @@ Solvers (``solver=`` option of :func:`odtkit.solvers.solve`)
     ``warmStart``; status, dual bound and nodes parsed from the HiGHS log. Capabilities:
     ``mip_start``, ``dual_bound``.
 
-The registry checks options against the class-level capabilities (those of ``"highs"``);
-:meth:`PulpBackend.solve` re-checks them for the chosen solver and raises ValueError naming the
-backend, solver and capability. Extra keyword options: HiGHS option names for ``"highs"``
-(validated), CBC command-line options (``{"cuts": "off"}`` -> ``-cuts off``) for ``"cbc"``,
-HiGHS option names for ``"highs_cmd"``; ``path=`` selects a solver binary.
+:meth:`PulpBackend.capabilities_for` answers per solver (ValueError for an unknown solver or
+one that cannot run here); the registry checks every option against it once, naming backend,
+solver and capability when one is missing. Extra keyword options: HiGHS option names for
+``"highs"`` (validated before the translation), CBC command-line options
+(``{"cuts": "off"}`` -> ``-cuts off``) for ``"cbc"``, HiGHS option names for ``"highs_cmd"``;
+``path=`` selects a solver binary.
 
 Cost of the modelling layer (measured on 2 shared cores, tic-tac-toe depth 2): RBinOCT
 (3.9k columns, 1.0k rows, 84k nonzeros) builds in ~0.15-0.2 s and PuLP hands it to HiGHS in
 ~0.2 s; FlowOCT (13.5k columns, 19k rows, 90k nonzeros) in ~0.8-1.0 s and ~0.6-1.0 s (PuLP's
 ``addCol``/``addRow`` loop). For CBC, writing the MPS file alone takes ~0.3 s / ~1.0 s.
 
-``Solution.trace`` is HiGHS's (time, incumbent, bound) trace for ``"highs"``; for the command-line
-solvers it is a single final row. ``Solution.timings``: ``build`` (IR -> LpProblem), ``transfer``
-(LpProblem -> HiGHS, PuLP's own per-column/per-row loop; for the command-line solvers the file
-writing is part of ``solve``), ``solve`` (== ``Solution.time``), ``read``.
+``Solution.trace`` is HiGHS's (time, incumbent, bound) trace for ``"highs"``, ending with the
+final row; for the command-line solvers it is that final row alone. ``Solution.timings``:
+``build`` (IR -> LpProblem), ``transfer`` (LpProblem -> HiGHS, PuLP's own per-column/per-row
+loop; for the command-line solvers the file writing is part of ``solve``), ``solve``
+(== ``Solution.time``), ``read``.
 """
 
 from __future__ import annotations
@@ -52,9 +58,7 @@ import gc
 import os
 import re
 import shutil
-import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -62,12 +66,10 @@ from typing import Any
 import numpy as np
 
 from odtkit.model import Model
-from odtkit.results import make_trace
+from odtkit.results import Status
+from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
-from odtkit.solvers.highs import NO_HEURISTICS, read_solution
-from odtkit.solvers.highs import _status as highs_status
-from odtkit.solvers.highs import infeasible_or_unbounded as _infeasible_or_unbounded
 
 #: Solver used when ``solver=None``.
 DEFAULT_SOLVER = "highs"
@@ -214,11 +216,6 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name) or "model"
 
 
-def _idle_values(model: Model) -> np.ndarray:
-    """Values for columns PuLP never passed to the solver: 0 clipped into their bounds."""
-    return np.clip(np.zeros(model.n_vars), model.col_lower, model.col_upper)
-
-
 # --- log parsing (command-line solvers) ------------------------------------------------------
 
 _NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf(?:inity)?)"
@@ -314,52 +311,6 @@ def parse_highs_log(text: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------
 
 
-def _make_highs_solver(pulp: Any) -> type:
-    """A subclass of ``pulp.HiGHS`` adding MIP start, callbacks and timings."""
-
-    class OdtkitHiGHS(pulp.HiGHS):  # type: ignore[misc, name-defined]
-        def __init__(self, *args: Any, before_run: Any = None, hooks: Any = None, **kw: Any):
-            super().__init__(*args, **kw)
-            self.before_run = before_run  # callable lp -> None (MIP start, offset) or None
-            self.hooks = hooks  # callable highs -> None, attaches callbacks
-            self.timings: dict[str, float] = {}
-
-        def createAndConfigureSolver(self, lp: Any) -> None:
-            t0 = time.perf_counter()
-            super().createAndConfigureSolver(lp)
-            if self.hooks is not None:
-                self.hooks(lp.solverModel)
-            self.timings["configure"] = time.perf_counter() - t0
-
-        def buildSolverModel(self, lp: Any) -> None:
-            t0 = time.perf_counter()
-            super().buildSolverModel(lp)
-            self.timings["transfer"] = time.perf_counter() - t0
-
-        def callSolver(self, lp: Any) -> None:
-            if self.before_run is not None:
-                self.before_run(lp)
-            t0 = time.perf_counter()
-            super().callSolver(lp)
-            self.timings["solve"] = time.perf_counter() - t0
-
-        def findSolutionValues(self, lp: Any) -> Any:
-            from pulp import constants
-
-            t0 = time.perf_counter()
-            try:
-                out = super().findSolutionValues(lp)
-            except KeyError:
-                # PuLP's status table lacks some HiGHS statuses (e.g. kSolutionLimit after a node
-                # limit); values are assigned before the lookup, and the backend reads the real
-                # status from highspy itself
-                out = (constants.LpStatusNotSolved, constants.LpSolutionNoSolutionFound)
-            self.timings["read"] = time.perf_counter() - t0
-            return out
-
-    return OdtkitHiGHS
-
-
 def _cbc_path(path: str | None) -> str | None:
     if path:
         return path if os.access(path, os.X_OK) else None
@@ -377,7 +328,8 @@ class PulpBackend(Backend):
     """PuLP modelling layer over HiGHS (in-process, default), CBC or the HiGHS executable."""
 
     name = "pulp"
-    capabilities = SOLVER_CAPABILITIES["highs"]
+    default_solver = DEFAULT_SOLVER
+    capabilities = SOLVER_CAPABILITIES[DEFAULT_SOLVER]
 
     @classmethod
     def available(cls) -> bool:
@@ -406,29 +358,24 @@ class PulpBackend(Backend):
             return _cbc_path(path) is not None
         return bool(pulp.HiGHS_CMD(path=path, msg=False).available())
 
+    @classmethod
+    def capabilities_for(
+        cls, solver: str | None = None, path: str | None = None, **extra: Any
+    ) -> frozenset[str]:
+        """Capabilities of ``solver`` (see the module docstring); ValueError if it is unknown or
+        cannot run here (``path=`` names its executable)."""
+        name = _solver_name(solver)
+        if not cls.solver_available(name, path):
+            raise ValueError(
+                f"backend 'pulp': solver {name!r} is not available here"
+                + (f" (no executable at {path!r})" if path else " (executable not found)")
+            )
+        return SOLVER_CAPABILITIES[name]
+
     def solve(self, model: Model, options: SolveOptions) -> Solution:
         solver = _solver_name(options.solver)
         extra = dict(options.extra)
         path = extra.pop("path", None)
-        if not self.solver_available(solver, path):
-            raise ValueError(
-                f"backend 'pulp': solver {solver!r} is not available here"
-                + (f" (no executable at {path!r})" if path else " (executable not found)")
-            )
-        caps = SOLVER_CAPABILITIES[solver]
-        for capability, requested, what in (
-            ("mip_start", options.start is not None, "start="),
-            ("lp_method", options.lp_method is not None, "lp_method="),
-            ("duals", bool(options.duals), "duals=True"),
-            ("trace", bool(options.trace), "trace=True"),
-            ("interrupt", options.should_stop is not None, "should_stop="),
-            ("heuristics_off", not options.heuristics, "heuristics=False"),
-        ):
-            if requested and capability not in caps:
-                raise ValueError(
-                    f"backend 'pulp' with solver {solver!r} lacks the capability {capability!r} "
-                    f"needed for {what}; its capabilities are {sorted(caps)}"
-                )
         if solver == "highs":
             return self._solve_highs(model, options, extra)
         return self._solve_cmd(model, options, extra, solver, path)
@@ -438,176 +385,60 @@ class PulpBackend(Backend):
         import highspy
         import pulp
 
-        params: dict[str, Any] = {"log_to_console": False, "mip_abs_gap": 0.0}
-        if options.mip_gap != 0.0:
-            params["mip_abs_gap"] = 1e-6
-        if options.seed is not None:
-            params["random_seed"] = options.seed
-        if options.node_limit is not None:
-            params["mip_max_nodes"] = options.node_limit
-        if options.lp_method is not None and not model.is_mip:
-            params["solver"] = options.lp_method
-        if not options.heuristics:
-            params.update(NO_HEURISTICS)
-        params.update(extra)
-        probe = highspy.Highs()
-        probe.setOptionValue("output_flag", False)
-        for key, value in params.items():
-            if isinstance(value, np.integer):
-                value = int(value)
-            elif isinstance(value, np.floating):
-                value = float(value)
-            params[key] = value
-            if probe.setOptionValue(key, value) == highspy.HighsStatus.kError:
-                raise ValueError(
-                    f"backend 'pulp': HiGHS rejected option {key}={value!r} "
-                    "(unknown name or invalid value)"
-                )
-
+        h = highspy.Highs()
+        # options first: a rejected one fails before the (slow) translation
+        driver.apply_options(h, driver.highs_options(options, model.is_mip, extra))
         built = to_pulp(model)
-        log: list[str] = []
-        trace_rows: list[tuple[float, float, float]] = []
-        want_trace = model.is_mip and options.trace is not False
-        stop_flag = threading.Event()
-        should_stop = options.should_stop
-        offset_fix = [float(model.offset)]  # constant PuLP did not pass to HiGHS
-
-        def hooks(h: Any) -> None:
-            def on_log(e: Any) -> None:
-                log.append(e.message)
-                if options.verbose:
-                    sys.stdout.write(e.message)
-                if options.log_callback is not None:
-                    options.log_callback(e.message)
-
-            h.cbLogging += on_log
-            if want_trace:
-
-                def on_improving(e: Any) -> None:
-                    d = e.data_out
-                    fix = offset_fix[0]
-                    trace_rows.append(
-                        (d.running_time, d.objective_function_value + fix, d.mip_dual_bound + fix)
-                    )
-
-                def on_mip_log(e: Any) -> None:
-                    d = e.data_out
-                    fix = offset_fix[0]
-                    row = (d.running_time, d.mip_primal_bound + fix, d.mip_dual_bound + fix)
-                    if not trace_rows or trace_rows[-1][1:] != row[1:]:
-                        trace_rows.append(row)
-
-                h.cbMipImprovingSolution += on_improving
-                h.cbMipLogging += on_mip_log
-
-            def on_interrupt(e: Any) -> None:
-                if stop_flag.is_set() or (should_stop is not None and should_stop()):
-                    stop_flag.set()
-                    e.interrupt()
-
-            if should_stop is not None:
-                h.cbSimplexInterrupt += on_interrupt
-                h.cbIpmInterrupt += on_interrupt
-                h.cbMipInterrupt += on_interrupt
-
-        cols: list[np.ndarray] = []
-        used_idx = np.flatnonzero(built.used)
-
-        def column_order(lp: Any) -> np.ndarray:
-            # HiGHS column of each used IR column: PuLP orders columns by variable name and
-            # sets ``index`` while building
-            if not cols:
-                xs = built.variables
-                cols.append(
-                    np.fromiter((xs[j].index for j in used_idx.tolist()), np.int64, used_idx.size)
-                )
-            return cols[0]
-
-        def before_run(lp: Any) -> None:
-            # the constant PuLP did not pass is known only once the HiGHS model exists
-            offset_fix[0] = float(model.offset) - float(lp.solverModel.getLp().offset_)
-            if options.start is not None and model.is_mip:
-                vec = np.zeros(lp.solverModel.getNumCol())
-                vec[column_order(lp)] = options.start[used_idx]
-                sol = highspy.HighsSolution()
-                sol.col_value = vec.tolist()
-                sol.value_valid = True
-                lp.solverModel.setSolution(sol)
-
-        Solver = _make_highs_solver(pulp)
-        s = Solver(
-            mip=True,
-            msg=True,
-            gapRel=options.mip_gap,
-            threads=options.threads,
-            timeLimit=options.time_limit,
-            before_run=before_run,
-            hooks=hooks,
-            **params,
-        )
+        built.problem.solverModel = h
+        t0 = time.perf_counter()
         with _paused_gc():  # PuLP's own per-column / per-row transfer loop
-            built.problem.solve(s)
-        h = built.problem.solverModel
-        t2 = time.perf_counter()
-        info = h.getInfo()
-        status = highs_status(h.getModelStatus(), model)
-        if stop_flag.is_set() and status not in ("optimal", "infeasible"):
-            status = "interrupted"
-        fix = offset_fix[0]
-        highs_x, highs_objective, row_dual, col_dual = read_solution(
-            h, info, want_duals=not model.is_mip and options.duals is not False
+            pulp.HiGHS(mip=True).buildSolverModel(built.problem)
+        t_transfer = time.perf_counter() - t0
+        # HiGHS column of each IR column PuLP passed (PuLP orders them by name)
+        passed = np.flatnonzero(
+            [getattr(v, "index", None) is not None for v in built.variables]
         )
-        has_solution = highs_x is not None
+        order = np.fromiter(
+            (built.variables[j].index for j in passed.tolist()), np.int64, passed.size
+        )
+        start = options.start if model.is_mip else None
+        with driver.attach(
+            h,
+            options,
+            is_mip=model.is_mip,
+            offset=float(model.offset) - driver.objective_offset(h),  # PuLP drops the constant
+            start_objective=None if start is None else model.objective_value(start),
+        ) as session:
+            if start is not None:
+                vec = np.zeros(h.getNumCol())
+                vec[order] = start[passed]
+                driver.set_start(h, vec)
+            t1 = time.perf_counter()
+            h.run()
+            t_solve = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        out = driver.read(
+            h, model, session, want_duals=not model.is_mip and options.duals is not False
+        )
         x = duals = reduced = None
-        objective, bound = float("nan"), float("-inf")
-        if highs_x is not None:
-            # PuLP's column order and merged rows, mapped back to the model's
-            order = column_order(built.problem)
-            x = _idle_values(model)
-            x[used_idx] = highs_x[order]
-            objective = highs_objective + fix
-            if row_dual is not None and col_dual is not None:
+        if out.x is not None:
+            # PuLP's column order and split rows, mapped back to the model's
+            x = driver.idle_values(model)
+            x[passed] = out.x[order]
+            if out.duals is not None and out.reduced_costs is not None:
                 duals = np.zeros(model.n_constraints)
-                np.add.at(duals, built.row_of, row_dual)
-                reduced = model.c.astype(float)  # unused columns: reduced cost = cost
-                reduced[used_idx] = col_dual[order]
-        if model.is_mip:
-            mip_bound = float(info.mip_dual_bound)
-            if np.isfinite(mip_bound):
-                bound = mip_bound + fix
-        if status == "optimal" and has_solution and not np.isfinite(bound):
-            bound = objective
-        if status == "infeasible":
-            bound = float("inf")
-        t_read = s.timings.get("read", 0.0) + time.perf_counter() - t2
-        if want_trace:
-            trace_rows.append((float(h.getRunTime()), objective if has_solution else np.inf, bound))
-        elif has_solution or np.isfinite(bound):
-            trace_rows = [(float(h.getRunTime()), objective if has_solution else np.inf, bound)]
-        t_solve = s.timings.get("solve", 0.0)
-        return Solution(
-            status=status,
-            has_solution=has_solution,
-            objective=objective,
-            bound=bound,
-            time=t_solve,
-            nodes=int(info.mip_node_count) if model.is_mip and info.mip_node_count > 0 else 0,
-            solver="pulp/HiGHS",
-            solver_version=str(h.version()),
-            backend="pulp",
-            x=x,
-            values=model.values(x) if x is not None else {},
-            duals=duals,
+                np.add.at(duals, built.row_of, out.duals)
+                reduced = model.c.astype(float)  # columns PuLP did not pass: reduced cost = cost
+                reduced[passed] = out.reduced_costs[order]
+        return out.solution(
+            model, backend="pulp", solver="pulp/HiGHS", time=t_solve, x=x, duals=duals,
             reduced_costs=reduced,
-            trace=make_trace(trace_rows),
-            log="".join(log),
             timings={
                 "build": built.build_time,
-                "transfer": s.timings.get("transfer", 0.0) + s.timings.get("configure", 0.0),
+                "transfer": t_transfer,
                 "solve": t_solve,
-                "read": t_read,
+                "read": time.perf_counter() - t2,
             },
-            stats={"model_status": h.modelStatusToString(h.getModelStatus())},
         )
 
     # ------------------------------------------------------------------------------------------
@@ -673,51 +504,38 @@ class PulpBackend(Backend):
                 log = fh.read()
         finally:
             os.unlink(log_path)
-        if options.verbose:
-            sys.stdout.write(log)
-        if options.log_callback is not None:
-            for line in log.splitlines(keepends=True):
-                options.log_callback(line)
+        driver.emit_log(log, options)
         parsed = parse_cbc_log(log) if solver == "cbc" else parse_highs_log(log)
         t2 = time.perf_counter()
         used_idx = np.flatnonzero(built.used)
-        vals = _idle_values(model)
+        vals = driver.idle_values(model)
         xs = built.variables
         vals[built.used] = np.fromiter(
             (np.nan if xs[j].varValue is None else xs[j].varValue for j in used_idx.tolist()),
             dtype=float,
             count=used_idx.size,
         )
-        status = parsed["status"] or "error"
-        if status == "infeasible_or_unbounded":
-            status = _infeasible_or_unbounded(model)
-        # PuLP hands back values even for aborted runs: keep them only if really feasible
-        has_solution = bool(
-            status not in ("infeasible", "unbounded", "infeasible_or_unbounded", "error")
-            and pulp.LpStatus.get(built.problem.status) != "Infeasible"
-            and np.isfinite(vals).all()
-            and model.is_feasible(vals, tol=1e-6)
-        )
-        x = vals if has_solution else None
+        status = Status(parsed["status"] or "error")
+        if status == Status.INFEASIBLE_OR_UNBOUNDED:
+            status = driver.infeasible_or_unbounded(model)
+        x = None
+        if status not in driver.NO_SOLUTION and pulp.LpStatus.get(built.problem.status) != (
+            "Infeasible"
+        ):
+            x = driver.feasible_or_none(model, vals)
+        has_solution = x is not None
         objective = model.objective_value(x) if has_solution else float("nan")
         # the logs report objectives without the constant: shift by the observed difference
         reported = parsed["objective"]
         shift = (
             objective - reported if has_solution and reported is not None else float(model.offset)
         )
-        bound = float("-inf")
-        if model.is_mip and parsed["bound"] is not None and np.isfinite(parsed["bound"]):
-            bound = float(parsed["bound"]) + shift
-        if status == "optimal" and has_solution:
-            bound = objective if not np.isfinite(bound) else min(bound, objective)
-        if status == "infeasible":
-            bound = float("inf")
         duals = None
         if (
             solver == "cbc"
             and has_solution
             and not model.is_mip
-            and status == "optimal"
+            and status == Status.OPTIMAL
             and options.duals is not False
         ):
             pis = np.fromiter(
@@ -727,30 +545,20 @@ class PulpBackend(Backend):
             )
             duals = np.zeros(model.n_constraints)
             np.add.at(duals, built.row_of, pis)
-        t_read = time.perf_counter() - t2
-        rows = []
-        if has_solution or np.isfinite(bound):
-            rows.append((t_solve, objective if has_solution else np.inf, bound))
-        return Solution(
-            status=status,
-            has_solution=has_solution,
-            objective=objective,
-            bound=bound,
-            time=t_solve,
-            nodes=int(parsed["nodes"] or 0) if model.is_mip else 0,
-            solver=name,
-            solver_version=self._cmd_version(log),
-            backend="pulp",
-            x=x,
-            values=model.values(x) if x is not None else {},
-            duals=duals,
-            trace=make_trace(rows),
-            log=log,
-            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve, "read": t_read},
+        out = driver.conclude(
+            model, status, x, objective, time=t_solve, version=self._cmd_version(log),
+            raw_bound=None if parsed["bound"] is None else float(parsed["bound"]) + shift,
+            nodes=int(parsed["nodes"] or 0) if model.is_mip else 0, log=log,
+            trace_enabled=options.trace is not False, duals=duals,
             stats={
                 "pulp_status": pulp.LpStatus.get(built.problem.status),
                 "note": "file writing is included in solve for command-line solvers",
             },
+        )
+        return out.solution(
+            model, backend="pulp", solver=name, time=t_solve,
+            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve,
+                     "read": time.perf_counter() - t2},
         )
 
     @staticmethod

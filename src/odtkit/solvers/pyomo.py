@@ -12,12 +12,21 @@ Solvers (``solver=`` option of :func:`odtkit.solvers.solve`)
 -------------------------------------------------------------
 ``"appsi_highs"`` (default)
     ``pyomo.contrib.appsi.solvers.Highs``: persistent highspy interface, the one Pyomo HiGHS
-    interface with MIP starts (``warmstart``). Capabilities: ``mip_start``, ``dual_bound``
-    (``best_objective_bound``), ``duals`` (LP row duals, HiGHS convention
-    ``c - A.T @ duals = reduced_costs``), ``lp_method`` (HiGHS option ``solver``).
+    interface with MIP starts (``warmstart``). Pyomo transfers the model (``set_instance``);
+    after that, the highspy object appsi created (``_solver_model``) is run through the same
+    HiGHS driver as the ``"highs"`` backend (:mod:`odtkit.solvers._highs_driver`): options,
+    log / trace / interrupt callbacks and Ctrl-C, and status, dual bound and node count read from
+    highspy (appsi has no name for some HiGHS statuses, e.g. a node limit or an interrupt).
+    Values and duals come back through appsi's loader. Capabilities: all seven
+    (``mip_start``, ``dual_bound``, ``trace``, ``interrupt``, ``duals`` -- LP row duals, HiGHS
+    convention ``c - A.T @ duals = reduced_costs`` --, ``lp_method``, ``heuristics_off``).
 ``"highs"``
-    ``pyomo.contrib.solver`` HiGHS interface (Pyomo's newer solver API). In the installed Pyomo it
-    has no MIP start, so ``start=`` raises ValueError; otherwise as above.
+    ``pyomo.contrib.solver`` HiGHS interface (Pyomo's newer solver API). It sets up its highspy
+    object inside ``solve()``, so no callbacks can be attached before the run (no ``trace``, no
+    ``interrupt``) and in the installed Pyomo it has no MIP start; options are validated by the
+    driver before the solve and status, bound and node count are read from that highspy object
+    afterwards with the driver's rules. Capabilities: ``dual_bound``, ``duals``, ``lp_method``,
+    ``heuristics_off``.
 any other name
     A solver of Pyomo's classic ``SolverFactory`` (e.g. ``"cbc"``, ``"glpk"``, ``"gurobi"``),
     optionally with ``executable="/path/to/binary"``. It must be installed (ValueError
@@ -25,12 +34,13 @@ any other name
     bound (``bound`` is ``-inf`` unless optimal); ``time_limit`` / ``threads`` / ``seed`` /
     ``mip_gap`` / ``node_limit`` are mapped for cbc, glpk, gurobi and cplex only: asking for one
     that has no mapping raises ValueError (the default ``mip_gap=0`` is passed where a mapping
-    exists, otherwise the solver's own default gap applies).
+    exists, otherwise the solver's own default gap applies). Capabilities: ``duals``, and
+    ``mip_start`` when the plugin is warm-start capable.
 
-The registry checks options against the class-level :attr:`PyomoBackend.capabilities` (those of
-the default ``appsi_highs``); :meth:`PyomoBackend.solve` re-checks them against the chosen
-solver, so nothing is silently dropped. Extra keyword options go to the solver as its own
-options (HiGHS option names for the two HiGHS interfaces, validated before the solve).
+:meth:`PyomoBackend.capabilities_for` answers per solver (ValueError for one that is unknown or
+not installed); the registry checks every option against it once, so nothing is silently dropped.
+Extra keyword options go to the solver as its own options (HiGHS option names for the two HiGHS
+interfaces, validated before the solve).
 
 Cost of the modelling layer (measured on 2 shared cores, tic-tac-toe depth 2): RBinOCT
 (3.9k columns, 1.0k rows, 84k nonzeros) builds in ~0.1-0.3 s and transfers to HiGHS in ~1.2 s;
@@ -40,18 +50,21 @@ the same arrays in ~0.01 s. The build pauses the cyclic garbage collector (4-6x 
 appsi is created with ``only_child_vars=True`` (all columns in one call rather than one highspy
 ``addVars`` per row, 2.5x faster on FlowOCT).
 
-``Solution.trace`` holds a single final row (time, objective, bound): Pyomo exposes no progress
-callbacks. ``Solution.timings`` splits ``build`` (IR -> ConcreteModel), ``transfer`` (Pyomo ->
+``Solution.trace`` is HiGHS's (time, incumbent, bound) trace for ``"appsi_highs"`` (a MIP, unless
+``trace=False``), ending with the final row; for the other solvers it is that final row alone.
+``Solution.timings`` splits ``build`` (IR -> ConcreteModel), ``transfer`` (Pyomo ->
 solver, incl. Pyomo's expression walking), ``solve`` (solver run, == ``Solution.time``) and
 ``read`` (solution back into a numpy vector).
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
@@ -59,15 +72,16 @@ from typing import Any
 import numpy as np
 
 from odtkit.model import Model
-from odtkit.results import make_trace
-from odtkit.solvers._registry import Backend, SolveOptions, register_backend
+from odtkit.solvers import _highs_driver as driver
+from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
-from odtkit.solvers.highs import NO_HEURISTICS
 
 #: Solver name used when ``solver=None``.
 DEFAULT_SOLVER = "appsi_highs"
 
-_HIGHS_CAPS = frozenset({"mip_start", "dual_bound", "duals", "lp_method", "heuristics_off"})
+# Pyomo's newer HiGHS interface sets up its highspy object inside solve(): no MIP start in this
+# Pyomo, and no way to attach the driver's callbacks before the run
+_CONTRIB_HIGHS_CAPS = frozenset({"dual_bound", "duals", "lp_method", "heuristics_off"})
 
 # Classic SolverFactory option names per solver: option -> (solver option name, converter).
 _LEGACY_OPTION_NAMES: dict[str, dict[str, tuple[str, Any]]] = {
@@ -245,10 +259,6 @@ def _read_columns(get: Any, built: PyomoModel, model: Model, fill: np.ndarray) -
     return out
 
 
-def _idle_values(model: Model) -> np.ndarray:
-    return np.clip(np.zeros(model.n_vars), model.col_lower, model.col_upper)
-
-
 def _status_from_termination(tc: Any, model: Model, node_limit: int | None) -> str:
     name = getattr(tc, "name", str(tc))
     mapping = {
@@ -270,9 +280,7 @@ def _status_from_termination(tc: Any, model: Model, node_limit: int | None) -> s
         "userInterrupt": "interrupted",
     }
     if name == "infeasibleOrUnbounded":
-        # same rule as the highs backend: with every column bounded it cannot be unbounded
-        bounded = np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all()
-        return "infeasible" if bounded else "infeasible_or_unbounded"
+        return driver.infeasible_or_unbounded(model)
     return mapping.get(name, "error")
 
 
@@ -282,50 +290,38 @@ _LOADABLE = frozenset(
 )
 
 
-class _LineCollector(logging.Handler):
-    """Logging handler that keeps the solver's log lines and forwards them live."""
-
-    def __init__(self, callback: Any) -> None:
-        super().__init__(level=logging.DEBUG)
-        self.lines: list[str] = []
-        self.callback = callback
-
-    def emit(self, record: logging.LogRecord) -> None:
-        line = record.getMessage()
-        self.lines.append(line)
-        if self.callback is not None:
-            self.callback(line + "\n")
+@contextlib.contextmanager
+def _quiet(name: str, level: int = logging.ERROR) -> Iterator[None]:
+    """Only records of ``level`` and above from logger ``name`` inside the block."""
+    logger = logging.getLogger(name)
+    previous = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
 
 
-def _check_highs_options(extra: dict[str, Any]) -> dict[str, Any]:
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    out = {}
-    for key, value in extra.items():
-        if isinstance(value, np.integer):
-            value = int(value)
-        elif isinstance(value, np.floating):
-            value = float(value)
-        if h.setOptionValue(key, value) == highspy.HighsStatus.kError:
-            raise ValueError(
-                f"backend 'pyomo': HiGHS rejected option {key}={value!r} "
-                "(unknown name or invalid value)"
-            )
-        out[key] = value
-    return out
+def _quiet_logger() -> logging.Logger:
+    # appsi copies everything written to stdout during the run into a logger; the driver's
+    # logging callback already collects the log, so that copy goes nowhere
+    logger = logging.getLogger("odtkit.solvers.pyomo.appsi")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+    return logger
 
 
 class PyomoBackend(Backend):
     """Pyomo modelling layer over HiGHS (``appsi_highs`` by default) or any Pyomo solver.
 
-    Class-level ``capabilities`` are those of the default solver; other solvers are checked in
-    :meth:`solve` (see :meth:`solver_capabilities`).
+    Class-level ``capabilities`` are those of the default solver; :meth:`capabilities_for`
+    answers per solver name, and the registry checks every option against it.
     """
 
     name = "pyomo"
-    capabilities = _HIGHS_CAPS
+    default_solver = DEFAULT_SOLVER
+    capabilities = CAPABILITIES
 
     @classmethod
     def available(cls) -> bool:
@@ -343,14 +339,17 @@ class PyomoBackend(Backend):
         return str(pyomo.version.version)
 
     @classmethod
-    def solver_capabilities(cls, solver: str | None = None, **extra: Any) -> frozenset[str]:
-        """Capabilities of ``solver`` through Pyomo (raises ValueError if it is not available)."""
+    def capabilities_for(
+        cls, solver: str | None = None, executable: str | None = None, **extra: Any
+    ) -> frozenset[str]:
+        """Capabilities of ``solver`` through Pyomo (ValueError if it is not available here;
+        ``executable=`` names a classic solver's binary)."""
         name = solver or DEFAULT_SOLVER
         if name == "appsi_highs":
-            return _HIGHS_CAPS
+            return CAPABILITIES
         if name == "highs":
-            return _HIGHS_CAPS - {"mip_start"}
-        opt = cls._legacy_solver(name, extra.get("executable"))
+            return _CONTRIB_HIGHS_CAPS
+        opt = cls._legacy_solver(name, executable)
         caps = {"duals"}
         if opt.warm_start_capable():
             caps.add("mip_start")
@@ -367,15 +366,11 @@ class PyomoBackend(Backend):
             )
         kwargs = {"executable": executable} if executable else {}
         # the factory logs a traceback for unknown names before returning a placeholder
-        factory_logger = logging.getLogger("pyomo.opt")
-        level = factory_logger.level
-        factory_logger.setLevel(logging.CRITICAL)
         try:
-            opt = pe.SolverFactory(name, **kwargs)
+            with _quiet("pyomo.opt", logging.CRITICAL):
+                opt = pe.SolverFactory(name, **kwargs)
         except Exception as exc:  # pragma: no cover - pyomo raises various errors
             raise ValueError(f"backend 'pyomo': cannot create solver {name!r}: {exc}") from exc
-        finally:
-            factory_logger.setLevel(level)
         if opt is None or type(opt).__name__ == "UnknownSolver":
             raise ValueError(f"backend 'pyomo': {name!r} is not a Pyomo solver name")
         if not opt.available(exception_flag=False):
@@ -391,53 +386,19 @@ class PyomoBackend(Backend):
         solver = options.solver or DEFAULT_SOLVER
         extra = dict(options.extra)
         executable = extra.pop("executable", None)
-        caps = self.solver_capabilities(solver, executable=executable)
-        for capability, requested, what in (
-            ("mip_start", options.start is not None, "start="),
-            ("lp_method", options.lp_method is not None, "lp_method="),
-            ("duals", bool(options.duals), "duals=True"),
-            ("heuristics_off", not options.heuristics, "heuristics=False"),
-        ):
-            if requested and capability not in caps:
-                raise ValueError(
-                    f"backend 'pyomo' with solver {solver!r} lacks the capability {capability!r} "
-                    f"needed for {what}; its capabilities are {sorted(caps)}"
-                )
         built = to_pyomo(model)
         if options.start is not None:
             for v, val in zip(built.variables, options.start.tolist(), strict=True):
                 v.set_value(val, skip_validation=True)
         if solver == "appsi_highs":
-            return self._solve_appsi(model, built, options, extra, caps)
+            return self._solve_appsi(model, built, options, extra)
         if solver == "highs":
-            return self._solve_contrib_highs(model, built, options, extra, caps)
-        return self._solve_legacy(model, built, options, extra, caps, solver, executable)
+            return self._solve_contrib_highs(model, built, options, extra)
+        return self._solve_legacy(model, built, options, extra, solver, executable)
 
     # ------------------------------------------------------------------------------------------
-    @staticmethod
-    def _highs_options(
-        model: Model, options: SolveOptions, extra: dict[str, Any]
-    ) -> dict[str, Any]:
-        opts: dict[str, Any] = {
-            "mip_rel_gap": options.mip_gap,
-            "mip_abs_gap": 0.0 if options.mip_gap == 0.0 else 1e-6,
-        }
-        if options.threads is not None:
-            opts["threads"] = options.threads
-        if options.seed is not None:
-            opts["random_seed"] = options.seed
-        if options.node_limit is not None:
-            opts["mip_max_nodes"] = options.node_limit
-        if options.lp_method is not None and not model.is_mip:
-            opts["solver"] = options.lp_method
-        if not options.heuristics:
-            opts.update(NO_HEURISTICS)
-        opts.update(extra)
-        return _check_highs_options(opts)
-
     def _solve_appsi(
-        self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any],
-        caps: frozenset[str],
+        self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any]
     ) -> Solution:
         from pyomo.common.gc_manager import PauseGC
         from pyomo.contrib.appsi.solvers import Highs
@@ -445,21 +406,16 @@ class PyomoBackend(Backend):
         # only_child_vars: add every Var of the model in one call, instead of appsi discovering
         # them constraint by constraint (one highspy addVars call per row: 2.5x slower transfer)
         opt = Highs(only_child_vars=True)
-        opt.highs_options = self._highs_options(model, options, extra)
         cfg = opt.config
         cfg.load_solution = False
+        # appsi captures stdout during the run; the driver's verbose echo reaches the terminal
+        # through it only when it streams
         cfg.stream_solver = options.verbose
+        cfg.solver_output_logger = _quiet_logger()
         cfg.warmstart = options.start is not None
-        if options.time_limit is not None:
-            cfg.time_limit = options.time_limit
-        log_name = f"odtkit.solvers.pyomo.appsi.{id(opt)}"
-        logger = logging.getLogger(log_name)
-        logger.propagate = False
-        logger.setLevel(logging.DEBUG)
-        collector = _LineCollector(options.log_callback)
-        logger.addHandler(collector)
-        cfg.solver_output_logger = logger
-        cfg.log_level = logging.INFO
+        # appsi sets log_to_console=True right before the run, then its highs_options: turn it
+        # back off so that the log comes through the driver's callback only
+        opt.highs_options = {"log_to_console": False}
         # we hand Pyomo a finished model: skip its change detection on solve()
         uc = opt.update_config
         for flag in (
@@ -468,36 +424,52 @@ class PyomoBackend(Backend):
             "update_vars", "update_params", "update_named_expressions", "update_objective",
         ):
             setattr(uc, flag, False)
-        try:
-            t0 = time.perf_counter()
-            with PauseGC():  # see to_pyomo
-                opt.set_instance(built.model)
-            t_transfer = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with PauseGC():  # see to_pyomo
+            opt.set_instance(built.model)
+        t_transfer = time.perf_counter() - t0
+        # the highspy object appsi created: options, callbacks and the readout go through the
+        # driver, so statuses, bounds and node counts are those of the highs backend
+        h = opt._solver_model
+        driver.apply_options(h, driver.highs_options(options, model.is_mip, extra))
+        start = options.start if model.is_mip else None
+        with driver.attach(
+            h,
+            options,
+            is_mip=model.is_mip,
+            start_objective=None if start is None else model.objective_value(start),
+        ) as session, _quiet("pyomo.contrib.appsi.solvers.highs"):
+            # quiet: appsi warns about HiGHS statuses it has no name for (e.g. kInterrupt),
+            # which the driver reads itself
             t1 = time.perf_counter()
-            res = opt.solve(built.model)
+            opt.solve(built.model)
             t_solve = time.perf_counter() - t1
-        finally:
-            logger.removeHandler(collector)
-        status = _status_from_termination(res.termination_condition, model, options.node_limit)
+        out = driver.read(h, model, session, want_duals=self._want_duals(model, options))
+        return self._finish(
+            model, built, opt, out, solver="pyomo/appsi_highs", t_solve=t_solve,
+            timings={"build": built.build_time, "transfer": t_transfer, "solve": t_solve},
+        )
+
+    @staticmethod
+    def _want_duals(model: Model, options: SolveOptions) -> bool:
+        return not model.is_mip and options.duals is not False
+
+    def _finish(
+        self, model: Model, built: PyomoModel, loader: Any, out: driver.Readout, *,
+        solver: str, t_solve: float, timings: dict[str, float],
+    ) -> Solution:
+        """Values and duals through Pyomo's loader (it knows its column order), the rest from
+        the driver's readout (duals only where it found HiGHS's dual feasible)."""
         t2 = time.perf_counter()
         x = duals = reduced = None
-        has_solution = res.best_feasible_objective is not None
-        if has_solution:
-            x = _read_columns(opt.get_primals, built, model, _idle_values(model))
-            if not model.is_mip and options.duals is not False:
-                duals, reduced = self._lp_duals(opt, built, model)
-        # node count: appsi's Results has none; read it from the underlying highspy object
-        highs = getattr(opt, "_solver_model", None)
-        nodes = int(highs.getInfo().mip_node_count) if highs is not None and model.is_mip else 0
-        t_read = time.perf_counter() - t2
-        objective = float(res.best_feasible_objective) if has_solution else float("nan")
-        bound = self._bound(res.best_objective_bound, status, objective, has_solution)
-        return self._result(
-            model, built, status, has_solution, objective, bound, t_solve, max(nodes, 0),
-            "pyomo/appsi_highs", ".".join(map(str, opt.version())), x, duals, reduced,
-            "".join(line + "\n" for line in collector.lines),
-            {"build": built.build_time, "transfer": t_transfer, "solve": t_solve, "read": t_read},
-            {"termination_condition": str(res.termination_condition)},
+        if out.has_solution:
+            get_vars = getattr(loader, "get_vars", None) or loader.get_primals
+            x = _read_columns(get_vars, built, model, driver.idle_values(model))
+            if out.duals is not None:
+                duals, reduced = self._lp_duals(loader, built, model)
+        return out.solution(
+            model, backend="pyomo", solver=solver, time=t_solve, x=x, duals=duals,
+            reduced_costs=reduced, timings={**timings, "read": time.perf_counter() - t2},
         )
 
     @staticmethod
@@ -511,20 +483,8 @@ class PyomoBackend(Backend):
         reduced = _read_columns(opt.get_reduced_costs, built, model, model.c)
         return duals, reduced
 
-    @staticmethod
-    def _bound(raw: Any, status: str, objective: float, has_solution: bool) -> float:
-        if status == "infeasible":
-            return float("inf")
-        bound = float("-inf") if raw is None else float(raw)
-        if not np.isfinite(bound):
-            bound = float("-inf")
-        if status == "optimal" and has_solution and bound == float("-inf"):
-            bound = objective
-        return bound
-
     def _solve_contrib_highs(
-        self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any],
-        caps: frozenset[str],
+        self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any]
     ) -> Solution:
         from pyomo.common.gc_manager import PauseGC
         from pyomo.contrib.solver.common.factory import SolverFactory
@@ -536,48 +496,38 @@ class PyomoBackend(Backend):
             import sys
 
             tee.append(sys.stdout)
-        highs_options = self._highs_options(model, options, extra)
+        # this interface collects the console log through its tee, and sets the options itself:
+        # they are validated here first
+        highs_options = driver.check_options(
+            {**driver.highs_options(options, model.is_mip, extra), "log_to_console": True}
+        )
+        driver.ready_scheduler(options.threads)
         t0 = time.perf_counter()
         with PauseGC():  # the transfer happens inside solve here; see to_pyomo
             res = opt.solve(
                 built.model,
                 load_solutions=False,
                 raise_exception_on_nonoptimal_result=False,
-                time_limit=options.time_limit,
                 solver_options=highs_options,
                 tee=tee,
             )
         t_total = time.perf_counter() - t0
         t_solve = float(getattr(res.timing_info, "highs_time", t_total))
-        status = _status_from_termination(res.termination_condition, model, options.node_limit)
-        t2 = time.perf_counter()
-        x = duals = reduced = None
-        has_solution = res.incumbent_objective is not None
-        loader = res.solution_loader
-        if has_solution:
-            get_vars = getattr(loader, "get_vars", None) or loader.get_primals
-            x = _read_columns(get_vars, built, model, _idle_values(model))
-            if not model.is_mip and options.duals is not False:
-                duals, reduced = self._lp_duals(loader, built, model)
-        nodes = getattr(res.extra_info, "mip_node_count", 0) if model.is_mip else 0
-        t_read = time.perf_counter() - t2
         log = stream.getvalue()
         if options.log_callback is not None:
-            for line in log.splitlines(keepends=True):
-                options.log_callback(line)
-        objective = float(res.incumbent_objective) if has_solution else float("nan")
-        bound = self._bound(res.objective_bound, status, objective, has_solution)
-        return self._result(
-            model, built, status, has_solution, objective, bound, t_solve, max(int(nodes or 0), 0),
-            "pyomo/highs", ".".join(map(str, opt.version())), x, duals, reduced, log,
-            {"build": built.build_time, "transfer": max(t_total - t_solve, 0.0), "solve": t_solve,
-             "read": t_read},
-            {"termination_condition": str(res.termination_condition)},
+            driver.emit_log(log, SolveOptions(log_callback=options.log_callback))
+        # the run's highspy object: read with the same rules as every HiGHS run
+        out = driver.read(opt._solver_model, model, want_duals=self._want_duals(model, options))
+        out.log = log
+        return self._finish(
+            model, built, res.solution_loader, out, solver="pyomo/highs", t_solve=t_solve,
+            timings={"build": built.build_time, "transfer": max(t_total - t_solve, 0.0),
+                     "solve": t_solve},
         )
 
     def _solve_legacy(
         self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any],
-        caps: frozenset[str], solver: str, executable: str | None,
+        solver: str, executable: str | None,
     ) -> Solution:
         import pyomo.environ as pe
 
@@ -605,7 +555,7 @@ class PyomoBackend(Backend):
         solver_options.update(extra)
         for k, v in solver_options.items():
             opt.options[k] = v
-        want_duals = not model.is_mip and options.duals is not False
+        want_duals = self._want_duals(model, options)
         if want_duals:
             built.model.dual = pe.Suffix(direction=pe.Suffix.IMPORT)
         kwargs: dict[str, Any] = {"load_solutions": False, "tee": options.verbose}
@@ -620,11 +570,7 @@ class PyomoBackend(Backend):
             res = opt.solve(built.model, **kwargs)
         t_solve = time.perf_counter() - t1
         log = captured.getvalue() if hasattr(captured, "getvalue") else ""
-        if options.verbose:
-            print(log, end="")
-        if options.log_callback is not None:
-            for line in log.splitlines(keepends=True):
-                options.log_callback(line)
+        driver.emit_log(log, options)
         termination = res.solver.termination_condition
         status = _status_from_termination(termination, model, options.node_limit)
         if str(termination) == "intermediateNonInteger":
@@ -635,36 +581,26 @@ class PyomoBackend(Backend):
                 status = "time_limit"
         t2 = time.perf_counter()
         x = duals = None
-        has_solution = False
         if len(res.solution) > 0 and str(res.solution(0).status) in _LOADABLE:
             # pyomo warns when loading a point from an aborted (limit-hit) run; we re-check
             # feasibility ourselves below
-            core_logger = logging.getLogger("pyomo.core")
-            level = core_logger.level
-            core_logger.setLevel(logging.ERROR)
-            try:
+            with _quiet("pyomo.core"):
                 built.model.solutions.load_from(res)
-            finally:
-                core_logger.setLevel(level)
             vals = np.fromiter(
                 (np.nan if v.value is None else v.value for v in built.variables),
                 dtype=float, count=model.n_vars,
             )
             idle = ~built.used
-            vals[idle] = _idle_values(model)[idle]
-            # classic plugins may hand back a point for infeasible or aborted runs: keep it
-            # only if it really is feasible
-            if np.isfinite(vals).all() and model.is_feasible(vals, tol=1e-6):
-                x, has_solution = vals, True
+            vals[idle] = driver.idle_values(model)[idle]
+            # classic plugins may hand back a point for infeasible or aborted runs
+            x = driver.feasible_or_none(model, vals)
+        has_solution = x is not None
         if has_solution and want_duals and status == "optimal":
             dual = built.model.dual
             duals = np.fromiter(
                 (0.0 if c is None else float(dual.get(c, 0.0)) for c in built.constraints),
                 dtype=float, count=model.n_constraints,
             )
-        t_read = time.perf_counter() - t2
-        objective = model.objective_value(x) if has_solution else float("nan")
-        bound = self._bound(None, status, objective, has_solution)
         nodes = 0
         try:
             raw_nodes = res.solver.statistics.branch_and_bound.number_of_bounded_subproblems
@@ -672,42 +608,20 @@ class PyomoBackend(Backend):
         except (AttributeError, TypeError, ValueError):
             nodes = 0
         version = opt.version()
-        return self._result(
-            model, built, status, has_solution, objective, bound, t_solve, max(nodes, 0),
-            f"pyomo/{solver}", ".".join(map(str, version)) if version else "", x, duals, None, log,
-            {"build": built.build_time, "transfer": 0.0, "solve": t_solve, "read": t_read},
-            {"termination_condition": str(res.solver.termination_condition),
-             "note": "transfer (file writing) is included in solve for classic solvers"},
+        # classic plugins report no proven bound: only optimality proves one
+        out = driver.conclude(
+            model, status, x, model.objective_value(x) if has_solution else np.nan, time=t_solve,
+            version=".".join(map(str, version)) if version else "", nodes=nodes, log=log,
+            trace_enabled=options.trace is not False, duals=duals,
+            stats={
+                "termination_condition": str(res.solver.termination_condition),
+                "note": "transfer (file writing) is included in solve for classic solvers",
+            },
         )
-
-    @staticmethod
-    def _result(
-        model: Model, built: PyomoModel, status: str, has_solution: bool, objective: float,
-        bound: float, t_solve: float, nodes: int, solver: str, version: str,
-        x: np.ndarray | None, duals: np.ndarray | None, reduced: np.ndarray | None, log: str,
-        timings: dict[str, float], stats: dict[str, Any],
-    ) -> Solution:
-        rows = []
-        if has_solution or np.isfinite(bound):
-            rows.append((t_solve, objective if has_solution else np.inf, bound))
-        return Solution(
-            status=status,
-            has_solution=has_solution,
-            objective=objective,
-            bound=bound,
-            time=t_solve,
-            nodes=nodes,
-            solver=solver,
-            solver_version=version,
-            backend="pyomo",
-            x=x,
-            values=model.values(x) if x is not None else {},
-            duals=duals,
-            reduced_costs=reduced,
-            trace=make_trace(rows),
-            log=log,
-            timings=timings,
-            stats=stats,
+        return out.solution(
+            model, backend="pyomo", solver=f"pyomo/{solver}", time=t_solve,
+            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve,
+                     "read": time.perf_counter() - t2},
         )
 
 

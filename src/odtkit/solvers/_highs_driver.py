@@ -1,0 +1,667 @@
+"""Talking to one ``highspy.Highs`` instance: options, callbacks, status, solution and bound.
+
+Every in-process HiGHS run of the library ends in a ``highspy.Highs`` object: the ``"highs"``
+backend creates it, :class:`~odtkit.solvers.IncrementalLP` keeps one alive, PuLP's ``HiGHS``
+interface and Pyomo's ``appsi_highs`` / ``highs`` interfaces create their own. This module owns
+what is done to such an object, so the rules exist once:
+
+* :func:`highs_options` maps :class:`~odtkit.solvers.SolveOptions` to HiGHS option names and
+  :func:`apply_options` is the one validating setter (:func:`check_options` runs it on a
+  throwaway object, for interfaces that take a dict and set it themselves);
+* :func:`attach` installs the callbacks of one run -- the log, the (time, incumbent, bound)
+  trace, the interrupt polling -- and a temporary SIGINT handler, as a context manager that
+  always restores them; the :class:`Session` it yields holds what they collected;
+* :func:`read` maps HiGHS's model status to :class:`~odtkit.results.Status` (:func:`status_of`),
+  reads the solution and hands it to :func:`conclude`: the one bound rule :func:`final_bound` and
+  the final trace row :func:`final_trace`, giving a :class:`Readout` that makes the
+  :class:`~odtkit.solvers.Solution`. The backends that parse a solver's log or files (PuLP's
+  command-line solvers, Pyomo's classic plugins) call :func:`conclude` too, with
+  :func:`idle_values`, :func:`feasible_or_none` and :func:`infeasible_or_unbounded`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from odtkit.model import Model
+from odtkit.results import Status, make_trace
+from odtkit.solvers._solution import Solution
+
+if TYPE_CHECKING:
+    from odtkit.solvers._registry import SolveOptions
+
+__all__ = [
+    "NO_HEURISTICS",
+    "Readout",
+    "Session",
+    "apply_options",
+    "attach",
+    "check_options",
+    "columns_bounded",
+    "conclude",
+    "emit_log",
+    "feasible_or_none",
+    "final_bound",
+    "final_trace",
+    "highs_options",
+    "idle_values",
+    "infeasible_or_unbounded",
+    "read",
+    "read_solution",
+    "objective_offset",
+    "ready_scheduler",
+    "set_start",
+    "status_of",
+]
+
+#: HiGHS options that switch every primal heuristic off (``solve(..., heuristics=False)``): the
+#: sub-MIP heuristics RINS and RENS, feasibility jump, the root reduced-cost heuristic and the
+#: node heuristics' effort. With a start the search core certified optimal they can only waste
+#: time; on FlowOCT (monk1-3, D=2) they were over half of the solve.
+NO_HEURISTICS: dict[str, Any] = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+    "mip_heuristic_run_feasibility_jump": False,
+}
+
+#: A bound may exceed the incumbent objective by this much (relative to ``max(1, |obj|)``).
+BOUND_TOLERANCE = 1e-9
+
+_FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
+
+# HighsModelStatus member name -> Status; looked up by name so that members missing from an
+# older highspy simply never match. kUnboundedOrInfeasible needs the model (see status_of);
+# every status not listed (kNotset, the load/model/presolve/solve/postsolve errors, kModelEmpty,
+# kUnknown) is an error: nothing was proven.
+_STATUS_BY_NAME: dict[str, Status] = {
+    "kOptimal": Status.OPTIMAL,
+    "kInfeasible": Status.INFEASIBLE,
+    "kUnbounded": Status.UNBOUNDED,
+    "kObjectiveBound": Status.OBJECTIVE_LIMIT,
+    "kObjectiveTarget": Status.OBJECTIVE_LIMIT,
+    "kTimeLimit": Status.TIME_LIMIT,
+    "kIterationLimit": Status.ITERATION_LIMIT,
+    # HiGHS reports mip_max_nodes (and the leaf / improving-solution limits) this way
+    "kSolutionLimit": Status.NODE_LIMIT,
+    "kInterrupt": Status.INTERRUPTED,
+    "kHighsInterrupt": Status.INTERRUPTED,
+    "kMemoryLimit": Status.MEMORY_LIMIT,
+}
+
+
+# --- options -------------------------------------------------------------------------------
+
+
+def highs_options(
+    options: SolveOptions, is_mip: bool, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """HiGHS option values for ``options`` (applied in this order, ``extra`` last).
+
+    Parameters
+    ----------
+    options : SolveOptions
+    is_mip : bool
+        ``lp_method`` only applies to LPs (HiGHS's ``solver`` option would turn a MIP's
+        branch-and-bound off).
+    extra : mapping, optional
+        HiGHS options given by name; defaults to ``options.extra`` (a backend passes the rest
+        when it took some of its own keywords out, e.g. PuLP's ``path``).
+
+    Returns
+    -------
+    dict
+        The log is on but goes to the logging callback of :func:`attach`, not to the console;
+        ``mip_rel_gap = mip_abs_gap = 0`` prove optimality exactly unless ``mip_gap`` is set.
+    """
+    opts: dict[str, Any] = {
+        "output_flag": True,
+        "log_to_console": False,
+        "mip_rel_gap": options.mip_gap,
+        "mip_abs_gap": 0.0 if options.mip_gap == 0.0 else 1e-6,
+    }
+    if options.time_limit is not None:
+        opts["time_limit"] = options.time_limit
+    if options.threads is not None:
+        opts["threads"] = options.threads
+    if options.seed is not None:
+        opts["random_seed"] = options.seed
+    if options.node_limit is not None:
+        opts["mip_max_nodes"] = options.node_limit
+    if options.lp_method is not None and not is_mip:
+        opts["solver"] = options.lp_method
+    if not options.heuristics:
+        opts.update(NO_HEURISTICS)
+    opts.update(options.extra if extra is None else extra)
+    return opts
+
+
+def _native(value: Any) -> Any:
+    # highspy's setOptionValue dispatches on Python types and rejects numpy scalars
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def apply_options(h: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Set every option on the Highs object ``h``; the one validating setter.
+
+    Returns the options as set (numpy scalars converted to Python numbers). Raises ValueError
+    naming the first option HiGHS rejects (unknown name or invalid value).
+    """
+    import highspy
+
+    applied: dict[str, Any] = {}
+    for key, value in options.items():
+        value = _native(value)
+        if h.setOptionValue(key, value) == highspy.HighsStatus.kError:
+            raise ValueError(
+                f"HiGHS rejected option {key}={value!r} (unknown name or invalid value)"
+            )
+        applied[key] = value
+    return applied
+
+
+def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`apply_options` on a throwaway Highs object: for interfaces that take the options
+    as a dict and set them unchecked (Pyomo's ``highs``). Returns the converted dict."""
+    import highspy
+
+    probe = highspy.Highs()
+    probe.setOptionValue("output_flag", False)
+    return apply_options(probe, options)
+
+
+_scheduler = threading.local()
+_UNSET = object()
+
+
+def ready_scheduler(threads: int | None) -> None:
+    """Make the next HiGHS run in this thread accept the thread count ``threads``.
+
+    HiGHS keeps one task scheduler per thread, sized by the first run in that thread; a later
+    run with another explicit ``threads`` fails before it starts (status ``error``, "the
+    scheduler has already been initialized"). When the requested count differs from the last one
+    requested here, this thread's scheduler is shut down and the next run builds a new one.
+    """
+    import highspy
+
+    last = getattr(_scheduler, "threads", _UNSET)
+    if last is _UNSET and threads is None:
+        _scheduler.threads = None  # any scheduler already running serves a default run
+        return
+    if last != threads:
+        reset = getattr(highspy.Highs, "resetThreadScheduler", None)
+        if reset is None:  # pragma: no cover - highspy before per-thread schedulers
+            reset = highspy.Highs.resetGlobalScheduler
+        reset(True)
+    _scheduler.threads = threads
+
+
+# --- callbacks -----------------------------------------------------------------------------
+
+
+class Session:
+    """What the callbacks of one HiGHS run collected (created by :func:`attach`).
+
+    Attributes
+    ----------
+    log : list of str
+        Log messages in order.
+    rows : list of (time, incumbent, bound)
+        The trace so far, objective offset included.
+    tracing : bool
+        Whether the trace callbacks are installed (a MIP and ``trace`` not False).
+    trace_enabled : bool
+        ``options.trace is not False``: whether the Solution gets a trace at all.
+    offset : float
+        Objective constant HiGHS does not know (PuLP drops it), added to every value read.
+    start_objective : float or None
+        Objective of the MIP start handed to HiGHS, if any.
+    """
+
+    def __init__(
+        self,
+        options: SolveOptions,
+        is_mip: bool,
+        offset: float = 0.0,
+        start_objective: float | None = None,
+    ) -> None:
+        self.log: list[str] = []
+        self.rows: list[tuple[float, float, float]] = []
+        self.trace_enabled = options.trace is not False
+        self.tracing = is_mip and self.trace_enabled
+        self.offset = float(offset)
+        self.start_objective = start_objective
+        self._verbose = options.verbose
+        self._log_callback = options.log_callback
+        self._should_stop = options.should_stop
+        self._stop = threading.Event()
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether ``should_stop`` or Ctrl-C asked the run to stop."""
+        return self._stop.is_set()
+
+    def request_stop(self, *_: Any) -> None:
+        """Ask the run to stop at HiGHS's next interrupt check (also the SIGINT handler)."""
+        self._stop.set()
+
+    def on_log(self, e: Any) -> None:
+        self.log.append(e.message)
+        if self._verbose:
+            sys.stdout.write(e.message)
+        if self._log_callback is not None:
+            self._log_callback(e.message)
+
+    def on_improving(self, e: Any) -> None:
+        d, fix = e.data_out, self.offset
+        self.rows.append(
+            (d.running_time, d.objective_function_value + fix, d.mip_dual_bound + fix)
+        )
+
+    def on_mip_log(self, e: Any) -> None:
+        d, fix = e.data_out, self.offset
+        row = (d.running_time, d.mip_primal_bound + fix, d.mip_dual_bound + fix)
+        # the periodic log line repeats itself between changes; keep the changes only
+        if not self.rows or self.rows[-1][1:] != row[1:]:
+            self.rows.append(row)
+
+    def on_interrupt(self, e: Any) -> None:
+        if self._stop.is_set() or (self._should_stop is not None and self._should_stop()):
+            self._stop.set()
+            e.interrupt()
+
+
+@contextlib.contextmanager
+def attach(
+    h: Any,
+    options: SolveOptions,
+    *,
+    is_mip: bool,
+    offset: float = 0.0,
+    start_objective: float | None = None,
+) -> Iterator[Session]:
+    """Install the callbacks of one run on ``h`` for the duration of the ``with`` block.
+
+    * logging: every line is collected, echoed when ``options.verbose`` and forwarded to
+      ``options.log_callback`` (HiGHS's own console output is off, see :func:`highs_options`);
+    * for a MIP with ``options.trace`` not False, HiGHS's improving-solution and MIP-logging
+      callbacks record (time, incumbent, bound), ``offset`` added;
+    * the simplex / IPM / MIP interrupt callbacks poll ``options.should_stop`` and the flag that a
+      temporary SIGINT handler (Ctrl-C; main thread only, restored on exit) sets.
+
+    Run HiGHS inside the block; :func:`read` the outcome with the yielded :class:`Session`. The
+    thread scheduler is readied for ``options.threads`` (:func:`ready_scheduler`).
+    """
+    session = Session(options, is_mip, offset, start_objective)
+    ready_scheduler(options.threads)
+    in_main = threading.current_thread() is threading.main_thread()
+    hooks: list[tuple[Any, Any]] = [(h.cbLogging, session.on_log)]
+    if session.tracing:
+        hooks += [
+            (h.cbMipImprovingSolution, session.on_improving),
+            (h.cbMipLogging, session.on_mip_log),
+        ]
+    # outside the main thread no SIGINT handler can be installed: poll only for should_stop
+    if in_main or options.should_stop is not None:
+        hooks += [
+            (h.cbSimplexInterrupt, session.on_interrupt),
+            (h.cbIpmInterrupt, session.on_interrupt),
+            (h.cbMipInterrupt, session.on_interrupt),
+        ]
+    for event, hook in hooks:
+        event.subscribe(hook)
+    previous = signal.signal(signal.SIGINT, session.request_stop) if in_main else None
+    try:
+        yield session
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        for event, hook in hooks:
+            event.unsubscribe(hook)
+
+
+def set_start(h: Any, start: np.ndarray) -> None:
+    """Hand a full column vector (in ``h``'s column order) to HiGHS as MIP start; HiGHS checks
+    it, and an infeasible start is not an error."""
+    import highspy
+
+    sol = highspy.HighsSolution()
+    sol.col_value = start.tolist()
+    sol.value_valid = True
+    h.setSolution(sol)
+
+
+def objective_offset(h: Any) -> float:
+    """The objective constant the Highs object ``h`` holds."""
+    getter = getattr(h, "getObjectiveOffset", None)
+    if getter is None:  # pragma: no cover - highspy before getObjectiveOffset
+        return float(h.getLp().offset_)
+    return float(getter()[1])
+
+
+# --- outcome -------------------------------------------------------------------------------
+
+
+def columns_bounded(model: Model) -> bool:
+    """Whether every column of ``model`` has finite bounds."""
+    return bool(np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all())
+
+
+def infeasible_or_unbounded(model: Model) -> Status:
+    """Status for a solver's "infeasible or unbounded" verdict on ``model``.
+
+    With every column bounded the model cannot be unbounded, so the solver proved infeasibility.
+    """
+    return Status.INFEASIBLE if columns_bounded(model) else Status.INFEASIBLE_OR_UNBOUNDED
+
+
+def status_of(model_status: Any, *, bounded: bool, interrupted: bool = False) -> Status:
+    """:class:`Status` for HiGHS's ``HighsModelStatus``.
+
+    Parameters
+    ----------
+    model_status : highspy.HighsModelStatus
+    bounded : bool
+        Every column has finite bounds: then "unbounded or infeasible" means infeasible.
+    interrupted : bool
+        ``should_stop`` or Ctrl-C asked the run to stop: the status is ``interrupted`` unless
+        HiGHS proved optimality or infeasibility before it stopped.
+    """
+    name = getattr(model_status, "name", str(model_status))
+    if name == "kUnboundedOrInfeasible":
+        status = Status.INFEASIBLE if bounded else Status.INFEASIBLE_OR_UNBOUNDED
+    else:
+        status = _STATUS_BY_NAME.get(name, Status.ERROR)
+    if interrupted and status not in (Status.OPTIMAL, Status.INFEASIBLE):
+        return Status.INTERRUPTED
+    return status
+
+
+def final_bound(
+    status: Status | str,
+    *,
+    is_mip: bool,
+    has_solution: bool,
+    objective: float,
+    raw_bound: float | None = None,
+) -> tuple[float, str | None]:
+    """The one rule for ``Solution.bound``; returns ``(bound, note)``.
+
+    * infeasible: ``+inf``; an error proves nothing: ``-inf``;
+    * a MIP: the solver's dual bound ``raw_bound`` when finite (offset included);
+    * optimal with a solution and no finite bound (always for an LP): the objective;
+    * otherwise ``-inf``.
+
+    A bound never exceeds the incumbent objective by more than
+    ``BOUND_TOLERANCE * max(1, |objective|)``. If the solver reports one that does, it is replaced
+    by the objective when the status is optimal, and otherwise by ``-inf`` with ``note`` saying
+    what was dropped (``Solution.stats["bound_note"]``).
+    """
+    if status == Status.INFEASIBLE:
+        return float("inf"), None
+    if status == Status.ERROR:
+        return float("-inf"), None
+    bound = float("-inf")
+    if is_mip and raw_bound is not None and np.isfinite(raw_bound):
+        bound = float(raw_bound)
+    if status == Status.OPTIMAL and has_solution and not np.isfinite(bound):
+        bound = objective
+    if has_solution and bound > objective + BOUND_TOLERANCE * max(1.0, abs(objective)):
+        if status == Status.OPTIMAL:
+            return objective, None
+        return float("-inf"), (
+            f"the solver reported the bound {bound!r} above the incumbent objective "
+            f"{objective!r}; no bound is reported"
+        )
+    return bound, None
+
+
+def final_trace(
+    rows: list[tuple[float, float, float]] | None,
+    time: float,
+    objective: float,
+    bound: float,
+    has_solution: bool,
+    enabled: bool = True,
+) -> pd.DataFrame:
+    """The trace of a run: ``rows`` recorded during it, then the final (time, incumbent, bound).
+
+    The final row is added when there is anything to say (a solution, a finite bound or earlier
+    rows); ``enabled=False`` (``trace=False``) gives an empty trace.
+    """
+    if not enabled:
+        return make_trace(None)
+    out = list(rows or ())
+    if out or has_solution or np.isfinite(bound):
+        out.append((time, objective if has_solution else np.inf, bound))
+    return make_trace(out)
+
+
+def idle_values(model: Model) -> np.ndarray:
+    """Values for columns a modelling layer never passed to the solver (in no row and without
+    cost): 0 clipped into their bounds."""
+    return np.clip(np.zeros(model.n_vars), model.col_lower, model.col_upper)
+
+
+#: Statuses under which a point a solver hands back is not a solution, whatever it holds.
+NO_SOLUTION = frozenset(
+    {Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED, Status.ERROR}
+)
+
+
+def feasible_or_none(model: Model, values: np.ndarray, tol: float = 1e-6) -> np.ndarray | None:
+    """``values`` if it is a feasible point of ``model``, else None.
+
+    Modelling layers hand back values for aborted and infeasible runs alike; for a solver whose
+    outcome is read from its log or files, a point counts as a solution only after this check.
+    """
+    if np.isfinite(values).all() and model.is_feasible(values, tol=tol):
+        return values
+    return None
+
+
+def emit_log(text: str, options: SolveOptions) -> None:
+    """Echo a finished run's log (``verbose``) and forward it line by line (``log_callback``):
+    the log path of solvers whose log is read after the run, not through a callback."""
+    if options.verbose:
+        sys.stdout.write(text)
+    if options.log_callback is not None:
+        for line in text.splitlines(keepends=True):
+            options.log_callback(line)
+
+
+def read_solution(
+    h: Any, info: Any, want_duals: bool
+) -> tuple[np.ndarray | None, float, np.ndarray | None, np.ndarray | None]:
+    """``(x, objective, row duals, reduced costs)`` of a finished run; ``x`` is None (objective
+    NaN) without a feasible primal, the duals are None unless wanted and dual feasible."""
+    if int(info.primal_solution_status) != _FEASIBLE:
+        return None, float("nan"), None, None
+    solution = h.getSolution()
+    x = np.asarray(solution.col_value, dtype=float)
+    duals = reduced = None
+    if want_duals and int(info.dual_solution_status) == _FEASIBLE:
+        duals = np.asarray(solution.row_dual, dtype=float)
+        reduced = np.asarray(solution.col_dual, dtype=float)
+    return x, float(info.objective_function_value), duals, reduced
+
+
+@dataclass
+class Readout:
+    """The outcome of one HiGHS run as :func:`read` found it (values in HiGHS's column order).
+
+    ``objective`` and ``bound`` include the session's offset; ``trace`` ends with the final row
+    (see :func:`final_trace`); ``stats`` holds ``model_status``, ``highs_run_time`` and, where
+    they apply, ``start_used`` and ``bound_note``.
+    """
+
+    status: Status
+    has_solution: bool
+    objective: float
+    bound: float
+    x: np.ndarray | None
+    duals: np.ndarray | None
+    reduced_costs: np.ndarray | None
+    nodes: int
+    trace: pd.DataFrame
+    log: str
+    version: str
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def solution(
+        self,
+        model: Model,
+        *,
+        backend: str,
+        solver: str,
+        time: float,
+        timings: dict[str, float],
+        x: np.ndarray | None = None,
+        duals: np.ndarray | None = None,
+        reduced_costs: np.ndarray | None = None,
+        stats: Mapping[str, Any] | None = None,
+        n_model_columns: int | None = None,
+    ) -> Solution:
+        """The :class:`Solution` of this run; ``x`` / ``duals`` / ``reduced_costs`` default to the
+        readout's own (pass them mapped back when the solver's order is not the model's)."""
+        x = self.x if x is None else x
+        n0 = model.n_vars if n_model_columns is None else n_model_columns
+        return Solution(
+            status=self.status,
+            has_solution=self.has_solution,
+            objective=self.objective,
+            bound=self.bound,
+            time=time,
+            nodes=self.nodes,
+            solver=solver,
+            solver_version=self.version,
+            backend=backend,
+            x=x if self.has_solution else None,
+            values=model.values(x[:n0]) if self.has_solution and x is not None else {},
+            duals=self.duals if duals is None else duals,
+            reduced_costs=self.reduced_costs if reduced_costs is None else reduced_costs,
+            trace=self.trace,
+            log=self.log,
+            timings=timings,
+            stats={**self.stats, **(stats or {})},
+        )
+
+
+def read(
+    h: Any,
+    model: Model,
+    session: Session | None = None,
+    *,
+    want_duals: bool,
+    bounded: bool | None = None,
+) -> Readout:
+    """Status, solution, bound, node count, trace and log of the finished run on ``h``.
+
+    Parameters
+    ----------
+    h : highspy.Highs
+    model : Model
+        What was solved (``is_mip`` decides how the bound is read).
+    session : Session, optional
+        The :func:`attach` session of the run (interrupt flag, trace, log, offset); ``None`` for
+        a run whose callbacks this module did not install.
+    want_duals : bool
+        Read row duals and reduced costs (when HiGHS has a feasible dual).
+    bounded : bool, optional
+        Whether every column is bounded; defaults to :func:`columns_bounded` of ``model``.
+    """
+    info = h.getInfo()
+    model_status = h.getModelStatus()
+    status = status_of(
+        model_status,
+        bounded=columns_bounded(model) if bounded is None else bounded,
+        interrupted=session is not None and session.interrupted,
+    )
+    x, objective, duals, reduced = read_solution(h, info, want_duals)
+    offset = session.offset if session is not None else 0.0
+    # an invalid info (the run never started) holds defaults, not a bound or a node count
+    valid = bool(info.valid) and model.is_mip
+    run_time = float(h.getRunTime())
+    stats: dict[str, Any] = {
+        "model_status": h.modelStatusToString(model_status),
+        "highs_run_time": run_time,
+    }
+    if session is not None and session.start_objective is not None:
+        # HiGHS's first incumbent is the start when it accepted it (known from the trace only)
+        stats["start_used"] = (
+            bool(
+                session.rows
+                and abs(session.rows[0][1] - session.start_objective)
+                <= 1e-6 * max(1.0, abs(session.start_objective))
+            )
+            if session.tracing
+            else None
+        )
+    return conclude(
+        model, status, x, objective + offset, time=run_time, version=str(h.version()),
+        raw_bound=float(info.mip_dual_bound) + offset if valid else None,
+        nodes=int(info.mip_node_count) if valid else 0,
+        log="".join(session.log) if session is not None else "",
+        trace_rows=session.rows if session is not None and session.tracing else None,
+        trace_enabled=session is None or session.trace_enabled,
+        duals=duals, reduced_costs=reduced, stats=stats,
+    )
+
+
+def conclude(
+    model: Model,
+    status: Status | str,
+    x: np.ndarray | None,
+    objective: float,
+    *,
+    time: float,
+    version: str,
+    raw_bound: float | None = None,
+    nodes: int = 0,
+    log: str = "",
+    trace_rows: list[tuple[float, float, float]] | None = None,
+    trace_enabled: bool = True,
+    duals: np.ndarray | None = None,
+    reduced_costs: np.ndarray | None = None,
+    stats: Mapping[str, Any] | None = None,
+) -> Readout:
+    """The outcome of a run from what the solver said: the final rules in one place.
+
+    :func:`read` uses it for a HiGHS run; solvers whose outcome is parsed from a log or files
+    (PuLP's command-line solvers, Pyomo's classic plugins) call it directly. ``x`` is the
+    solution (None without one), ``objective`` its objective (offset included) and
+    ``raw_bound`` the solver's dual bound, if it reported one; the bound is
+    :func:`final_bound`'s (its note goes to ``stats["bound_note"]``) and the trace
+    :func:`final_trace`'s, ending at ``time``.
+    """
+    status = Status.parse(status)
+    has_solution = x is not None
+    objective = float(objective) if has_solution else float("nan")
+    bound, note = final_bound(
+        status, is_mip=model.is_mip, has_solution=has_solution, objective=objective,
+        raw_bound=raw_bound,
+    )
+    out_stats = dict(stats or {})
+    if note is not None:
+        out_stats["bound_note"] = note
+    return Readout(
+        status, has_solution, objective, bound, x, duals, reduced_costs, max(int(nodes), 0),
+        final_trace(trace_rows, time, objective, bound, has_solution, trace_enabled),
+        log, version, out_stats,
+    )
