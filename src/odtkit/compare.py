@@ -171,13 +171,13 @@ def compare(
         form = _formulation(method)
         t0 = time.perf_counter()
         try:
-            model = form.build(dataset, depth=depth, lam=lam)
+            model = form.build(dataset, max_depth=depth, lam=lam)
         except ValueError as exc:  # e.g. original BinOCT on all-constant features
             rows.append({"method": method, "backend": "-", "status": f"error: {exc}", "time": 0.0})
             trees.append(None)
             continue
         build_time = time.perf_counter() - t0
-        start = form.start(start_tree, dataset) if (warm_start and start_tree is not None) else None
+        start = form.start(model, start_tree) if (warm_start and start_tree is not None) else None
         for backend in backends:
             caps = backend_capabilities(backend)
             use_start = start is not None and "mip_start" in caps
@@ -210,7 +210,7 @@ def compare(
             if method == "binoct" and np.isfinite(res.bound):
                 # errors >= ceil(bound) on every tree of depth <= D, and every tree has a leaf
                 row["bound"] = math.ceil(res.bound - TOLERANCE) / dataset.total_weight + lam
-            tree = form.decode(res, dataset) if res.has_solution else None
+            tree = form.decode(model, res) if res.has_solution else None
             rows.append(row)
             trees.append(tree)
 

@@ -156,7 +156,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         from odtkit.solvers import backend_capabilities, solve
 
         formulation = {"rbinoct": RBinOCT, "flowoct": FlowOCT}[self.solver]()
-        model = formulation.build(data, depth=depth, lam=lam)
+        model = formulation.build(data, max_depth=depth, lam=lam)
         start = None
         options: dict[str, Any] = {}
         caps = backend_capabilities(self.backend)
@@ -164,7 +164,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
             # the search core's tree is the warm start; a short budget keeps it cheap
             budget = None if self.time_limit is None else max(0.1, 0.2 * self.time_limit)
             warm = search_tree(data, lam, max_depth=depth, time_limit=budget)
-            start = formulation.start(warm.tree, data)
+            start = formulation.start(model, warm.tree)
             if warm.status == "optimal" and "heuristics_off" in caps:
                 options["heuristics"] = False  # a certified start: only the proof is left
         result = solve(
@@ -174,7 +174,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
             raise RuntimeError(
                 f"{self.solver} on {self.backend} returned no tree (status {result.status!r})"
             )
-        return formulation.decode(result, data), result
+        return formulation.decode(model, result), result
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class values (the original labels of ``y``)."""
