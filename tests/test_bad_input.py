@@ -180,7 +180,7 @@ def test_direct_dataset_normalizes_what_cannot_change_meaning():
 
 
 def test_zero_total_weight_is_refused_where_the_objective_divides_by_it():
-    from odtkit import metrics
+    from odtkit import compare, metrics
     from odtkit.tree import Tree
 
     data = Dataset(X_BOOL, Y_CODES, CLASSES, NAMES, "zero", np.zeros(3))
@@ -188,6 +188,8 @@ def test_zero_total_weight_is_refused_where_the_objective_divides_by_it():
         greedy_tree(data, lam=0.1)
     with pytest.raises(ValueError, match="dataset has zero total sample weight"):
         metrics.objective(Tree.leaf(0), data, 0.1)
+    with pytest.raises(ValueError, match="dataset has zero total sample weight"):
+        compare(data, lam=0.1, max_depth=1)
     with pytest.raises(ValueError, match="sample_weight must have a positive sum"):
         Dataset.from_arrays(X_BOOL, Y_CODES, sample_weight=[0, 0, 0])
     empty = data.subset(np.zeros(3, dtype=bool))

@@ -22,7 +22,7 @@ def _gini(class_weights: np.ndarray) -> np.ndarray:
     return 1.0 - ((class_weights / safe[..., None]) ** 2).sum(axis=-1)
 
 
-def greedy_tree(dataset: Dataset, lam: float, max_depth: int | None = None) -> Tree:
+def greedy_tree(dataset: Dataset, *, lam: float, max_depth: int | None = None) -> Tree:
     """CART-style tree grown by Gini reduction and pruned with ``misclassified/n + lam*leaves``.
 
     Parameters
