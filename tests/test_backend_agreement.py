@@ -491,8 +491,8 @@ def _tree_check(dataset, depth: int, lam: float, combos) -> None:
 
     _, truth = brute_force_tree(dataset, lam, depth)
     for formulation in (RBinOCT(), FlowOCT()):
-        model = formulation.build(dataset, depth=depth, lam=lam)
-        start = formulation.start(greedy_tree(dataset, lam, max_depth=depth), dataset)
+        model = formulation.build(dataset, max_depth=depth, lam=lam)
+        start = formulation.start(model, greedy_tree(dataset, lam=lam, max_depth=depth))
         assert model.check(start).empty
         for backend, solver, extra in combos:
             caps = _caps(backend, solver)
@@ -501,7 +501,7 @@ def _tree_check(dataset, depth: int, lam: float, combos) -> None:
             tag = (formulation.name, backend, solver)
             assert res.status == "optimal", (tag, res)
             assert res.objective == pytest.approx(truth, abs=1e-6), tag
-            tree = formulation.decode(res, dataset)
+            tree = formulation.decode(model, res)
             assert tree.depth <= depth
             # the decoded tree re-verified by the one truth
             assert objective(tree, dataset, lam) == pytest.approx(truth, abs=1e-9), tag

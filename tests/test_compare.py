@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from odtkit import compare, metrics
+from odtkit import Dataset, Status, compare, metrics
 from odtkit.cli import main
+from odtkit.methods import METHODS, SEARCH_METHODS
 from odtkit.solvers import available_backends
 from odtkit.testing import brute_force_tree, example_dataset_trees, random_dataset
 
@@ -16,8 +17,8 @@ TOL = 1e-6
 
 def test_all_methods_agree_on_the_worked_example():
     ds = example_dataset_trees()
-    table = compare(ds, 0.1, 2, time_limit=30)
-    assert list(table["method"]) == ["search", "rbinoct", "flowoct"]
+    table = compare(ds, lam=0.1, max_depth=2, time_limit=30)
+    assert list(table["method"]) == ["dp", "rbinoct", "flowoct"]
     assert set(table["status"]) == {"optimal"}
     assert table["objective"].to_list() == pytest.approx([11 / 30] * 3, abs=TOL)
     assert table["bound"].to_list() == pytest.approx([11 / 30] * 3, abs=TOL)
@@ -35,10 +36,14 @@ def test_original_rbinoct_and_binoct_are_flagged_when_they_miss_the_optimum():
     """λ = 0.25 (§7.3): OPT = 7/12; original RBinOCT's tree has 2/3, BinOCT's (min errors) too."""
     ds = example_dataset_trees()
     table = compare(
-        ds, 0.25, 1, methods=("search", "rbinoct", "rbinoct_original", "binoct"), time_limit=30
+        ds,
+        lam=0.25,
+        max_depth=1,
+        methods=("dp", "rbinoct", "rbinoct_original", "binoct"),
+        time_limit=30,
     )
     by_method = table.set_index("method")
-    assert by_method.loc["search", "objective"] == pytest.approx(7 / 12)
+    assert by_method.loc["dp", "objective"] == pytest.approx(7 / 12)
     assert by_method.loc["rbinoct", "agrees"] is True
     assert by_method.loc["rbinoct_original", "objective"] == pytest.approx(2 / 3)
     assert by_method.loc["rbinoct_original", "reported"] == pytest.approx(2 / 3)
@@ -54,7 +59,7 @@ def test_random_instances_match_the_oracle(seed):
     ds = random_dataset(seed, n_samples=12, n_features=3)
     lam = 0.02
     opt = brute_force_tree(ds, lam, 2)[1]
-    table = compare(ds, lam, 2, time_limit=30)
+    table = compare(ds, lam=lam, max_depth=2, time_limit=30)
     assert table["objective"].to_list() == pytest.approx([opt] * 3, abs=TOL)
     assert table["agrees"].all()
 
@@ -64,8 +69,8 @@ def test_cold_start_and_other_backends():
     backends = [b for b in ("highs", "pyomo", "pulp") if b in available_backends()]
     table = compare(
         ds,
-        0.1,
-        1,
+        lam=0.1,
+        max_depth=1,
         methods=("rbinoct", "flowoct"),
         backends=backends,
         warm_start=False,
@@ -79,7 +84,7 @@ def test_cold_start_and_other_backends():
 
 def test_time_limited_runs_report_a_gap_not_an_error():
     ds = random_dataset(21, n_samples=60, n_features=6)
-    table = compare(ds, 0.005, 3, methods=("rbinoct", "flowoct"), time_limit=0.05)
+    table = compare(ds, lam=0.005, max_depth=3, methods=("rbinoct", "flowoct"), time_limit=0.05)
     for row in table.itertuples():
         assert row.status in ("time_limit", "optimal")
         if not math.isnan(row.objective):
@@ -90,25 +95,41 @@ def test_time_limited_runs_report_a_gap_not_an_error():
 def test_bad_arguments():
     ds = example_dataset_trees()
     with pytest.raises(ValueError, match="methods"):
-        compare(ds, 0.1, 1, methods=("cart",))
+        compare(ds, lam=0.1, max_depth=1, methods=("cart",))
+    with pytest.raises(ValueError, match="methods"):
+        compare(ds, lam=0.1, max_depth=1, methods=("search",))  # now "dp" or "bnb"
+    with pytest.raises(ValueError, match="methods"):
+        compare(ds, lam=0.1, max_depth=1, methods=())
     with pytest.raises(ValueError, match="backend"):
-        compare(ds, 0.1, 1, backends=("gurobi",))
-    with pytest.raises(ValueError, match="depth"):
-        compare(ds, 0.1, 0)
+        compare(ds, lam=0.1, max_depth=1, backends=("gurobi",))
+    with pytest.raises(ValueError, match="max_depth"):
+        compare(ds, lam=0.1, max_depth=0)
     with pytest.raises(TypeError, match="dataset"):
-        compare(3, 0.1, 1)
+        compare(3, lam=0.1, max_depth=1)
+    with pytest.raises(TypeError):
+        compare(ds, 0.1, 1)  # the problem is keyword-only
 
 
 def test_cli_compare_prints_the_table_and_the_best_tree(capsys):
     assert (
         main(
-            ["compare", "--dataset", "monk1", "--depth", "1", "--lam", "0.05", "--time-limit", "10"]
+            [
+                "compare",
+                "--dataset",
+                "monk1",
+                "--max-depth",
+                "1",
+                "--lam",
+                "0.05",
+                "--time-limit",
+                "10",
+            ]
         )
         == 0
     )
     out = capsys.readouterr().out
     assert "warm start from search_tree" in out
-    for word in ("search", "rbinoct", "flowoct", "agrees", "best tree:", "predict"):
+    for word in ("dp", "rbinoct", "flowoct", "agrees", "best tree:", "predict"):
         assert word in out
 
 
@@ -124,14 +145,67 @@ def test_a_certified_start_switches_heuristics_off_only_where_it_is_optimal(monk
 
     monkeypatch.setattr(odtkit.solvers, "solve", spy)
     ds = random_dataset(3, n_samples=24, n_features=3)
-    table = compare(ds, 0.02, 2, methods=("search", "flowoct", "rbinoct", "binoct"))
+    table = compare(ds, lam=0.02, max_depth=2, methods=("dp", "flowoct", "rbinoct", "binoct"))
     assert table["agrees"].iloc[:3].tolist() == [True, True, True]
     heuristics = dict(calls)
     # the search tree is optimal for (R)BinOCT-with-null-split and FlowOCT, not for BinOCT
     assert heuristics == {"flowoct": False, "rbinoct": False, "binoct": True}
     calls.clear()
-    compare(ds, 0.02, 2, methods=("search", "flowoct"), heuristics=True)
+    compare(ds, lam=0.02, max_depth=2, methods=("dp", "flowoct"), heuristics=True)
     assert calls == [("flowoct", True)]
     calls.clear()
-    compare(ds, 0.02, 2, methods=("flowoct",))  # greedy start: not certified
+    compare(ds, lam=0.02, max_depth=2, methods=("flowoct",))  # greedy start: not certified
     assert calls == [("flowoct", True)]
+
+
+def test_a_model_that_cannot_be_built_is_an_error_row_with_a_message():
+    """Original RBinOCT needs a non-constant feature: its row says so, the others still agree."""
+    ds = Dataset.from_arrays([[0, 1], [0, 1], [0, 1], [0, 1]], [0, 1, 1, 1])
+    table = compare(ds, lam=0.1, max_depth=1, methods=("dp", "rbinoct_original", "rbinoct"))
+    assert list(table["method"]) == ["dp", "rbinoct_original", "rbinoct"]
+    assert all(isinstance(Status.parse(s), Status) for s in table["status"])  # no "error: ..."
+    error = table.set_index("method").loc["rbinoct_original"]
+    assert error["status"] == Status.ERROR
+    assert "non-constant feature" in error["message"]
+    assert error["backend"] == "highs"
+    assert math.isnan(error["objective"]) and error["n_leaves"] == 0
+    assert error["agrees"] is False
+    assert table.attrs["trees"][1] is None
+    ok = table[table["method"] != "rbinoct_original"]
+    assert set(ok["status"]) == {"optimal"} and set(ok["message"]) == {""}
+    assert ok["agrees"].tolist() == [True, True]
+    assert ok["objective"].to_list() == pytest.approx([0.25 + 0.1] * 2)
+
+
+def test_both_search_methods_and_the_method_vocabulary():
+    ds = example_dataset_trees()
+    table = compare(ds, lam=0.1, max_depth=2, methods=("bnb", "dp", "flowoct"), time_limit=30)
+    assert list(table["method"]) == ["bnb", "dp", "flowoct"]
+    assert list(table["backend"][:2]) == ["native", "native"]
+    assert table["agrees"].tolist() == [True, True, True]
+    assert table["warm_start"].tolist() == [False, False, True]
+    assert set(METHODS) == {"dp", "bnb", "rbinoct", "rbinoct_original", "flowoct", "binoct"}
+    assert SEARCH_METHODS == ("dp", "bnb")
+
+
+def test_binoct_row_says_why_optimal_is_not_certified_for_the_stated_problem():
+    ds = example_dataset_trees()
+    table = compare(ds, lam=0.25, max_depth=1, methods=("binoct",), warm_start=False)
+    row = table.iloc[0]
+    assert row["status"] == "optimal" and row["bound"] < row["objective"]
+    assert "optimum need not be the stated problem's" in row["message"]
+
+
+def test_cli_help_lists_the_methods_and_depth_is_max_depth(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--max-depth" in out
+    for name, method in METHODS.items():
+        assert name in out and method.description in out
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "--depth", "2"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit, match="unknown method"):
+        main(["compare", "--methods", "search"])

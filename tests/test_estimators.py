@@ -1,4 +1,4 @@
-"""scikit-learn conventions for the estimators (search solvers; MIP solvers in test_compare)."""
+"""scikit-learn conventions for the estimators (search and MIP methods)."""
 
 from __future__ import annotations
 
@@ -27,10 +27,11 @@ def test_fit_predict_matches_the_certified_tree():
     )
 
 
-@pytest.mark.parametrize("solver", ["dp", "bnb"])
-def test_search_solvers_reach_the_oracle(solver):
+@pytest.mark.parametrize("method", ["dp", "bnb"])
+def test_search_methods_reach_the_oracle(method):
     data = random_dataset(11, n_samples=30, n_features=4)
-    clf = OptimalTreeClassifier(lam=0.02, max_depth=2, solver=solver).fit(data.X, data.y)
+    clf = OptimalTreeClassifier(lam=0.02, max_depth=2, method=method).fit(data.X, data.y)
+    assert clf.result_.method == method
     assert clf.result_.objective == pytest.approx(brute_force_tree(data, 0.02, 2)[1], abs=1e-9)
 
 
@@ -58,8 +59,14 @@ def test_sklearn_clone_and_cross_validation():
 
 def test_bad_parameters_are_named():
     data = random_dataset(1, n_samples=20, n_features=3)
-    with pytest.raises(ValueError, match="solver"):
-        OptimalTreeClassifier(solver="cart").fit(data.X, data.y)
+    with pytest.raises(ValueError, match="method"):
+        OptimalTreeClassifier(method="cart").fit(data.X, data.y)
+    # methods whose optimum is not the estimator's objective are refused, by their properties
+    for method in ("binoct", "rbinoct_original"):
+        with pytest.raises(ValueError, match=r"method must be one of \('dp', 'bnb', 'rbinoct'"):
+            OptimalTreeClassifier(method=method, max_depth=2).fit(data.X, data.y)
+    with pytest.raises(TypeError, match="solver"):
+        OptimalTreeClassifier(solver="dp")  # renamed: "solver" is a backend's program
     with pytest.raises(ValueError, match="lam"):
         OptimalTreeClassifier(lam=-1).fit(data.X, data.y)
     with pytest.raises(ValueError, match="binarize"):
@@ -77,17 +84,20 @@ def test_rule_list_classifier_certifies_and_predicts():
     assert np.array_equal(clf.predict(data.X), clf.rule_list_.predict(data.X))
 
 
-@pytest.mark.parametrize("solver", ["rbinoct", "flowoct"])
-def test_mip_solvers_reach_the_oracle_and_keep_the_certificate(solver):
+@pytest.mark.parametrize("method", ["rbinoct", "flowoct"])
+def test_mip_methods_reach_the_oracle_and_keep_the_certificate(method):
     data = random_dataset(5, n_samples=25, n_features=3)
-    clf = OptimalTreeClassifier(lam=0.03, max_depth=2, solver=solver).fit(data.X, data.y)
+    clf = OptimalTreeClassifier(lam=0.03, max_depth=2, method=method).fit(data.X, data.y)
     assert clf.result_.status == "optimal"
+    assert clf.result_.method == method and clf.result_.backend == "highs"
+    assert clf.result_.solution is not None and clf.result_.stats["warm_start"]
+    assert clf.result_.objective == pytest.approx(metrics.objective(clf.tree_, data, 0.03))
     expected = brute_force_tree(data, 0.03, 2)[1]
     assert metrics.objective(clf.tree_, data, 0.03) == pytest.approx(expected, abs=1e-6)
     assert clf.result_.bound <= expected + 1e-6
 
 
-def test_mip_solver_needs_a_depth():
+def test_mip_method_needs_a_depth():
     data = random_dataset(5, n_samples=25, n_features=3)
     with pytest.raises(ValueError, match="max_depth"):
-        OptimalTreeClassifier(solver="flowoct").fit(data.X, data.y)
+        OptimalTreeClassifier(method="flowoct").fit(data.X, data.y)

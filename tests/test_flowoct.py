@@ -26,12 +26,12 @@ TOL = 1e-6
 def test_worked_examples(depth, lam, value, tree):
     ds = example_dataset_trees()
     form = FlowOCT()
-    model = form.build(ds, depth=depth, lam=lam)
+    model = form.build(ds, max_depth=depth, lam=lam)
     res = solve(model)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(value, abs=TOL)
     assert res.bound == pytest.approx(value, abs=TOL)
-    decoded = form.decode(res, ds)
+    decoded = form.decode(model, res)
     assert decoded == tree
     assert metrics.objective(decoded, ds, lam) == pytest.approx(value, abs=TOL)
 
@@ -39,9 +39,9 @@ def test_worked_examples(depth, lam, value, tree):
 def test_solution_of_7_2_is_the_start_of_the_stump():
     """The FlowOCT solution printed in §7.2 (D = 1) is exactly the start built from the stump."""
     ds = example_dataset_trees()
-    form = FlowOCT()
-    model = form.build(ds, depth=1, lam=0.1, aggregate=False)
-    x = form.start(Tree.split(0, Tree.leaf(0), Tree.leaf(1)), ds)
+    form = FlowOCT(aggregate=False)
+    model = form.build(ds, max_depth=1, lam=0.1)
+    x = form.start(model, Tree.split(0, Tree.leaf(0), Tree.leaf(1)))
     assert model.check(x).empty
     assert model.objective_value(x) == pytest.approx(11 / 30)
     v = model.values(x)
@@ -86,19 +86,19 @@ SEPARATION = (None, 0, 1, 2, 99)  # off, identical-x pairs only, ..., every diff
 def _check(ds, depth, lam, separation_distance=2):
     opt = brute_force_tree(ds, lam, depth)[1]
     form = FlowOCT(separation_distance=separation_distance, max_separation_cuts=10_000)
-    model = form.build(ds, depth=depth, lam=lam)
+    model = form.build(ds, max_depth=depth, lam=lam)
     res = solve(model)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(opt, abs=TOL)
     assert res.bound <= opt + TOL
-    tree = form.decode(res, ds)
+    tree = form.decode(model, res)
     assert metrics.objective(tree, ds, lam) == pytest.approx(opt, abs=TOL)
     assert tree.depth <= depth
     # (F-id): prediction nodes = 1 + branching nodes, at the optimum
     assert res.values["p"].sum() == pytest.approx(1 + res.values["b"].sum(), abs=1e-6)
     # start from the greedy tree: value R(T) exactly, feasible, accepted
-    greedy = greedy_tree(ds, lam, max_depth=depth)
-    start = form.start(greedy, ds)
+    greedy = greedy_tree(ds, lam=lam, max_depth=depth)
+    start = form.start(model, greedy)
     assert model.check(start).empty
     assert model.objective_value(start) == pytest.approx(
         metrics.objective(greedy, ds, lam), abs=1e-9
@@ -123,9 +123,9 @@ def test_start_value_counts_empty_leaves_and_constant_features():
     X = np.array([[0, 1], [0, 1], [1, 1], [1, 1]], dtype=bool)  # feature 1 is constant
     ds = type(example_dataset_trees()).from_arrays(X, [0, 0, 1, 1])
     form = FlowOCT()
-    model = form.build(ds, depth=2, lam=0.1)
+    model = form.build(ds, max_depth=2, lam=0.1)
     tree = Tree.split(0, Tree.split(1, Tree.leaf(1), Tree.leaf(0)), Tree.leaf(1))  # leaf 4 is empty
-    x = form.start(tree, ds)
+    x = form.start(model, tree)
     assert model.check(x).empty
     assert (
         model.objective_value(x)
@@ -139,7 +139,8 @@ def test_start_value_counts_empty_leaves_and_constant_features():
 def test_binary_w_gives_the_same_optimum():
     ds = random_dataset(5, n_samples=30, n_features=4)
     values = [
-        solve(FlowOCT(binary_w=bw).build(ds, depth=2, lam=0.01)).objective for bw in (False, True)
+        solve(FlowOCT(binary_w=bw).build(ds, max_depth=2, lam=0.01)).objective
+        for bw in (False, True)
     ]
     assert values[0] == pytest.approx(values[1], abs=TOL)
 
@@ -148,7 +149,7 @@ def test_model_size_matches_the_spec():
     ds = random_dataset(9, n_samples=30, n_features=4)
     m = len(np.unique(np.column_stack([ds.X, ds.y]), axis=0))
     D, p, K = 2, ds.n_features, ds.n_classes
-    model = FlowOCT(separation_distance=None).build(ds, depth=D, lam=0.01)
+    model = FlowOCT(separation_distance=None).build(ds, max_depth=D, lam=0.01)
     n_branch, n_nodes = 2**D - 1, 2 ** (D + 1) - 1
     assert model.n_vars == n_branch * p + n_nodes * (1 + K) + 2 * m * n_nodes
     assert model.n_constraints == 2 * n_nodes + m * (2 * n_nodes + 2 * n_branch)
@@ -163,13 +164,15 @@ def test_model_size_matches_the_spec():
 def test_start_rejects_bad_trees():
     ds = random_dataset(2, n_samples=20, n_features=3)
     form = FlowOCT()
-    form.build(ds, depth=1, lam=0.01)
+    model = form.build(ds, max_depth=1, lam=0.01)
     with pytest.raises(ValueError, match="depth"):
-        form.start(Tree.split(0, Tree.split(1, Tree.leaf(0), Tree.leaf(1)), Tree.leaf(0)), ds)
+        form.start(model, Tree.split(0, Tree.split(1, Tree.leaf(0), Tree.leaf(1)), Tree.leaf(0)))
     with pytest.raises(ValueError, match="feature"):
-        form.start(Tree.split(7, Tree.leaf(0), Tree.leaf(1)), ds)
+        form.start(model, Tree.split(7, Tree.leaf(0), Tree.leaf(1)))
     with pytest.raises(ValueError, match="class"):
-        form.start(Tree.leaf(5), ds)
+        form.start(model, Tree.leaf(5))
+    with pytest.raises(TypeError, match="Tree"):
+        form.start(model, "not a tree")
 
 
 def test_separation_pairs_match_a_loop():
@@ -198,11 +201,11 @@ def test_separation_cuts_hold_for_every_tree_and_raise_the_lp_bound():
 
     ds = random_dataset(4, n_samples=40, n_features=3)
     with_cuts = FlowOCT(separation_distance=3, max_separation_cuts=10_000)
-    model = with_cuts.build(ds, depth=2, lam=0.01)
+    model = with_cuts.build(ds, max_depth=2, lam=0.01)
     assert model.constraints["separation"].size > 0
     for tree in enumerate_trees(ds.n_features, 2, ds.n_classes):
-        assert model.check(with_cuts.start(tree, ds)).empty
-    plain = FlowOCT(separation_distance=None).build(ds, depth=2, lam=0.01)
+        assert model.check(with_cuts.start(model, tree)).empty
+    plain = FlowOCT(separation_distance=None).build(ds, max_depth=2, lam=0.01)
     lp_plain = solve(plain.relaxed()).objective
     lp_cuts = solve(model.relaxed()).objective
     assert lp_cuts > lp_plain + 1e-3
@@ -213,10 +216,8 @@ def test_separation_cuts_on_monk1_close_most_of_the_root_gap():
     from odtkit.datasets import load
 
     ds = load("monk1")
-    lp = {
-        h: solve(FlowOCT(separation_distance=h).build(ds, depth=2, lam=0.01).relaxed()).objective
-        for h in (None, 2)
-    }
+    models = {h: FlowOCT(separation_distance=h).build(ds, max_depth=2, lam=0.01) for h in (None, 2)}
+    lp = {h: solve(model.relaxed()).objective for h, model in models.items()}
     assert lp[None] == pytest.approx(0.0582, abs=1e-3)
     assert lp[2] > 0.13  # the optimum is 0.2174
 

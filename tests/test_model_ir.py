@@ -216,7 +216,7 @@ def test_formulation_models_round_trip_through_lp_and_mps(tmp_path, formulation)
     from odtkit.testing import example_dataset_trees
 
     form = RBinOCT() if formulation == "rbinoct" else FlowOCT()
-    model = form.build(example_dataset_trees(), depth=2, lam=0.1)
+    model = form.build(example_dataset_trees(), max_depth=2, lam=0.1)
     model.to_lp(tmp_path / "t.lp")
     model.to_mps(tmp_path / "t.mps")
     for name in ("t.lp", "t.mps"):

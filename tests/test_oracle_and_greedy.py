@@ -110,7 +110,7 @@ def test_oracle_objective_is_metrics_and_at_most_greedy(data, lam, depth):
     tree, value = brute_force_tree(data, lam, depth)
     assert tree.depth <= depth
     assert metrics.objective(tree, data, lam) == pytest.approx(value, abs=1e-9)
-    greedy = greedy_tree(data, lam, depth)
+    greedy = greedy_tree(data, lam=lam, max_depth=depth)
     assert greedy.depth <= depth
     assert value <= metrics.objective(greedy, data, lam) + 1e-9
 
@@ -131,21 +131,22 @@ def test_integer_weights_equal_duplicated_rows(seed, lam, depth):
 
 def test_greedy_is_deterministic_and_respects_depth():
     data = random_dataset(7, n_samples=40, n_features=6)
-    assert greedy_tree(data, 0.01, 3) == greedy_tree(data, 0.01, 3)
-    assert greedy_tree(data, 0.0, 2).depth <= 2
-    assert greedy_tree(data, 0.01, 0) == Tree.leaf(int(np.argmax(data.class_counts())))
+    assert greedy_tree(data, lam=0.01, max_depth=3) == greedy_tree(data, lam=0.01, max_depth=3)
+    assert greedy_tree(data, lam=0.0, max_depth=2).depth <= 2
+    majority = Tree.leaf(int(np.argmax(data.class_counts())))
+    assert greedy_tree(data, lam=0.01, max_depth=0) == majority
 
 
 def test_greedy_misses_the_xor_optimum_on_dataset_a():
     # §6.3: no depth-1 tree beats the leaf, so greedy's first split does not pay and it stops.
     data = example_dataset_a()
-    greedy = greedy_tree(data, 0.01, 3)
+    greedy = greedy_tree(data, lam=0.01, max_depth=3)
     assert metrics.objective(greedy, data, 0.01) >= brute_force_tree(data, 0.01, 3)[1]
 
 
 def test_greedy_large_lambda_returns_a_leaf():
     data = random_dataset(3, n_samples=40, n_features=5)
-    assert greedy_tree(data, 0.6).is_leaf
+    assert greedy_tree(data, lam=0.6).is_leaf
 
 
 # --- metrics -------------------------------------------------------------------------------------

@@ -163,7 +163,7 @@ def test_time_limit_is_honoured(hard) -> None:
     assert r.time < 0.3 * 1.1 + 0.2 + 1.0  # generous: shared CI cores
     assert r.lower_bound <= r.objective
     assert metrics.objective(r.tree, hard, HARD_LAM) == pytest.approx(r.objective, abs=1e-9)
-    greedy = metrics.objective(odtkit.greedy_tree(hard, HARD_LAM), hard, HARD_LAM)
+    greedy = metrics.objective(odtkit.greedy_tree(hard, lam=HARD_LAM), hard, HARD_LAM)
     assert r.objective <= greedy + 1e-12
 
 
@@ -224,6 +224,6 @@ def test_depth_limited_matches_oracle_on_real_data() -> None:
 def test_result_never_worse_than_greedy() -> None:
     for seed in range(20):
         d = random_dataset(seed)
-        g = metrics.objective(odtkit.greedy_tree(d, 0.01, max_depth=2), d, 0.01)
+        g = metrics.objective(odtkit.greedy_tree(d, lam=0.01, max_depth=2), d, 0.01)
         r = search_tree(d, 0.01, max_depth=2, node_limit=1)
         assert r.objective <= g + 1e-12

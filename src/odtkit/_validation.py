@@ -88,16 +88,21 @@ def check_lambda(lam: object, name: str = "lam") -> float:
     return value
 
 
-def check_depth(depth: object, name: str = "max_depth", allow_none: bool = True) -> int | None:
-    """Return a depth limit (number of splits on the longest path), or None for unlimited."""
+def check_depth(
+    depth: object, name: str = "max_depth", allow_none: bool = True, minimum: int = 0
+) -> int | None:
+    """Return a depth limit (number of splits on the longest path), or None for unlimited.
+
+    ``minimum`` is the smallest accepted value (1 for the MIPs, which need a branch node).
+    """
     if depth is None:
         if allow_none:
             return None
-        raise TypeError(f"{name} must be a non-negative integer, got None")
+        raise TypeError(f"{name} must be an integer >= {minimum}, got None")
     if isinstance(depth, bool) or not isinstance(depth, Integral):
         raise TypeError(f"{name} must be a non-negative integer, got {type(depth).__name__}")
-    if depth < 0:
-        raise ValueError(f"{name} must be >= 0, got {depth}")
+    if depth < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {depth}")
     return int(depth)
 
 
@@ -142,3 +147,89 @@ def check_switches(switches: Any, known: tuple[str, ...], name: str = "bounds") 
             raise TypeError(f"{name}[{key!r}] must be a bool, got {type(value).__name__}")
         out[key] = value
     return out
+
+
+def check_dataset(dataset: object, name: str = "dataset") -> Any:
+    """Return ``dataset`` if a solver or a metric can use it, else raise naming ``name``.
+
+    A usable dataset is an :class:`odtkit.datasets.Dataset` (whose own construction checked
+    shapes, dtypes and codes) with at least one sample and a positive total weight: every
+    objective divides by that weight.
+    """
+    from odtkit.datasets import Dataset  # the datasets package imports this module
+
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"{name} must be an odtkit Dataset, got {type(dataset).__name__}")
+    if dataset.n_samples == 0:
+        raise ValueError(f"{name} has no samples: it needs at least one")
+    if not dataset.total_weight > 0:
+        raise ValueError(f"{name} has zero total sample weight: it needs a positive total")
+    return dataset
+
+
+def check_dataset_fields(
+    X: object, y: object, classes: object, feature_names: object, sample_weight: object
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...], np.ndarray | None]:
+    """The fields of a :class:`~odtkit.datasets.Dataset`, checked (and dtypes normalized).
+
+    ``X`` a 2-d bool array (n, p); ``y`` a 1-d array of n integer codes in ``0..K-1`` with
+    ``K = len(classes)``; ``feature_names`` p names; ``sample_weight`` None or n finite numbers
+    >= 0. Raises TypeError/ValueError naming the argument. Values are never converted in a way
+    that could change their meaning: a float ``y`` or a 0/1 integer ``X`` is refused here
+    (:meth:`Dataset.from_arrays` converts user input first).
+    """
+    if not isinstance(X, np.ndarray) or X.ndim != 2:
+        shape = getattr(X, "shape", None)
+        raise ValueError(
+            f"X must be a 2-dimensional (n_samples, n_features) array, got "
+            f"{type(X).__name__} of shape {shape}"
+        )
+    if X.dtype != bool:
+        raise TypeError(
+            f"X must be a bool array, got dtype {X.dtype} (Dataset.from_arrays converts 0/1 data)"
+        )
+    n, p = X.shape
+    if not isinstance(y, np.ndarray) or y.ndim != 1:
+        shape = getattr(y, "shape", None)
+        raise ValueError(f"y must be a 1-dimensional array, got {type(y).__name__} of {shape}")
+    if y.dtype.kind not in "iu":
+        raise TypeError(
+            f"y must hold integer class codes 0..K-1, got dtype {y.dtype} "
+            "(Dataset.from_arrays encodes raw labels)"
+        )
+    if y.shape[0] != n:
+        raise ValueError(
+            f"X and y must have the same number of samples, got {n} and {y.shape[0]}"
+        )
+    classes = np.asarray(classes)
+    if classes.ndim != 1:
+        raise ValueError(f"classes must be 1-dimensional, got shape {classes.shape}")
+    if y.size and (y.min() < 0 or y.max() >= classes.size):
+        raise ValueError(
+            f"y must hold class codes 0..{classes.size - 1} (K = len(classes) = {classes.size}), "
+            f"got codes from {int(y.min())} to {int(y.max())}"
+        )
+    if y.dtype != np.int64:
+        y = y.astype(np.int64)
+    if isinstance(feature_names, str) or not hasattr(feature_names, "__len__"):
+        raise TypeError(
+            f"feature_names must be a sequence of str, got {type(feature_names).__name__}"
+        )
+    names = tuple(str(f) for f in feature_names)  # type: ignore[union-attr]
+    if len(names) != p:
+        raise ValueError(
+            f"feature_names must have one name per column of X ({p}), got {len(names)}"
+        )
+    weights = None
+    if sample_weight is not None:
+        try:
+            weights = np.asarray(sample_weight, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"sample_weight must be numbers, got {type(sample_weight).__name__}"
+            ) from exc
+        if weights.shape != (n,):
+            raise ValueError(f"sample_weight must have shape ({n},), got {weights.shape}")
+        if not np.all(np.isfinite(weights)) or (weights < 0).any():
+            raise ValueError("sample_weight must be finite and >= 0")
+    return X, y, classes, names, weights

@@ -21,17 +21,20 @@ def _datasets(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from odtkit.compare import METHODS, compare
+    from odtkit.compare import compare
+    from odtkit.methods import METHODS
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise SystemExit(f"odtkit compare: unknown method(s) {unknown}; choose from {METHODS}")
+        raise SystemExit(
+            f"odtkit compare: unknown method(s) {unknown}; choose from {tuple(METHODS)}"
+        )
     table = compare(
         args.dataset,
-        args.lam,
-        args.depth,
+        lam=args.lam,
+        max_depth=args.max_depth,
         methods=methods,
         backends=backends,
         time_limit=args.time_limit,
@@ -42,8 +45,13 @@ def _compare(args: argparse.Namespace) -> int:
         f"dataset {attrs['dataset']}, lambda {attrs['lam']}, depth <= {attrs['depth']}, "
         f"time limit {args.time_limit} s per run, MIP warm start from {attrs['warm_start_source']}"
     )
+    # messages are sentences: print them under the table, not as a column
+    shown = table.drop(columns="message")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    for row in table.itertuples():
+        if row.message:
+            print(f"note: {row.method} ({row.backend}): {row.message}")
     best = attrs["best_tree"]
     if best is not None:
         row = table.iloc[attrs["best_row"]]
@@ -56,6 +64,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
+    from odtkit.methods import describe as describe_methods
+
     parser = argparse.ArgumentParser(
         prog="odtkit",
         description="Provably optimal sparse decision trees: MIP and search, compared.",
@@ -67,11 +77,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     cmp = sub.add_parser(
         "compare",
         help="solve one problem with the search core and the MIPs, verify and tabulate",
+        formatter_class=argparse.RawTextHelpFormatter,  # one line per method in --methods
     )
     cmp.add_argument("--dataset", default="monk1", help="bundled or shared dataset name")
-    cmp.add_argument("--depth", type=int, default=3, help="maximum depth (>= 1)")
+    cmp.add_argument("--max-depth", type=int, default=3, help="maximum depth (>= 1)")
     cmp.add_argument("--lam", type=float, default=0.01, help="penalty per leaf")
-    cmp.add_argument("--methods", default="search,rbinoct,flowoct", help="comma-separated")
+    cmp.add_argument(
+        "--methods",
+        default="dp,rbinoct,flowoct",
+        help="comma-separated, any of:\n" + describe_methods(),
+    )
     cmp.add_argument("--backends", default="highs", help="comma-separated: highs,pyomo,pulp")
     cmp.add_argument("--time-limit", type=float, default=10.0, help="seconds per run")
     cmp.add_argument("--no-warm-start", action="store_true", help="start the MIPs cold")

@@ -1,4 +1,4 @@
-"""scikit-learn compatible classifiers over the solvers of this library.
+"""scikit-learn compatible classifiers over the methods of this library.
 
 ``OptimalTreeClassifier`` fits a provably optimal sparse tree (native search or a MIP) and keeps
 the certificate (``result_``: objective, lower bound, status). Raw numeric/categorical inputs are
@@ -14,11 +14,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from odtkit._validation import check_depth, check_lambda
+from odtkit._validation import check_dataset, check_depth, check_lambda
 from odtkit.datasets import Binarizer, Dataset
-from odtkit.tree import Tree
-
-SOLVERS = ("dp", "bnb", "rbinoct", "flowoct")
+from odtkit.formulations import EXACT
+from odtkit.methods import METHODS, Method, get_method
+from odtkit.results import Status
 
 
 def _is_binary(X: np.ndarray) -> bool:
@@ -56,7 +56,9 @@ class _BinaryInputMixin:
         raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
         self.n_features_in_ = raw.shape[1] if raw.ndim == 2 else 0
         Xb, names = self._fit_features(X)
-        data = Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=sample_weight)
+        data = check_dataset(
+            Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=sample_weight), "data"
+        )
         self.classes_ = data.classes
         self.feature_names_ = list(data.feature_names)
         return data
@@ -73,6 +75,12 @@ class _BinaryInputMixin:
         return raw
 
 
+def _exact_method(name: Any) -> Method:
+    """The method called ``name`` if its optimum is the estimator's objective's (EXACT)."""
+    exact = tuple(n for n, m in METHODS.items() if EXACT in m.properties)
+    return get_method(name, exact)
+
+
 class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     """A certifiably optimal sparse decision tree: ``misclassified/n + lam * leaves`` minimal.
 
@@ -81,12 +89,13 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     lam : float, default=0.01
         Penalty per leaf on the n-normalized loss.
     max_depth : int or None, default=None
-        Maximum number of splits on a path (None = unlimited; the MIP solvers need a depth).
-    solver : {"dp", "bnb", "rbinoct", "flowoct"}, default="dp"
-        Native search (dynamic programming or OSDT branch-and-bound) or a MIP formulation
-        solved by ``backend`` and warm-started from the search core.
+        Maximum number of splits on a path (None = unlimited; the MIP methods need a depth).
+    method : {"dp", "bnb", "rbinoct", "flowoct"}, default="dp"
+        A name of :data:`odtkit.methods.METHODS` whose optimum is the stated problem's:
+        native search (dynamic programming or OSDT branch-and-bound) or an exact MIP
+        formulation solved by ``backend`` and warm-started from the search core.
     backend : str, default="highs"
-        MIP backend (``"highs"``, ``"pyomo"``, ``"pulp"``); ignored by the search solvers.
+        MIP backend (``"highs"``, ``"pyomo"``, ``"pulp"``); ignored by the search methods.
     time_limit : float or None, default=None
         Seconds; on expiry the best tree so far is kept and ``result_.status`` says why.
     binarize : {"auto", True, False}, default="auto"
@@ -97,7 +106,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     tree_ : Tree
-    result_ : odtkit.results.Result of the fit (objective, bound, status, trace).
+    result_ : odtkit.results.Result of the fit (objective, bound, status, trace; for a MIP
+        also the backend's ``solution``).
     classes_ : ndarray
     binarizer_ : Binarizer or None
     feature_names_ : list of str
@@ -108,7 +118,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         self,
         lam: float = 0.01,
         max_depth: int | None = None,
-        solver: str = "dp",
+        method: str = "dp",
         backend: str = "highs",
         time_limit: float | None = None,
         binarize: bool | str = "auto",
@@ -116,7 +126,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     ) -> None:
         self.lam = lam
         self.max_depth = max_depth
-        self.solver = solver
+        self.method = method
         self.backend = backend
         self.time_limit = time_limit
         self.binarize = binarize
@@ -126,10 +136,10 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         """Fit the optimal tree on ``X`` (binary, or raw when ``binarize`` allows) and ``y``."""
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth)
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        method = _exact_method(self.method)
         data = self._fit_dataset(X, y, sample_weight)
-        self.tree_, self.result_ = self._solve(data, lam, depth)
+        self.result_ = self._solve(method, data, lam, depth)
+        self.tree_ = self.result_.model
         leaf = self.tree_.apply(data.X)
         dist = np.zeros((self.tree_.n_leaves, data.n_classes))
         np.add.at(dist, (leaf, data.y), data.weights)
@@ -141,40 +151,35 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         self.leaf_distribution_ = dist / dist.sum(axis=1, keepdims=True)
         return self
 
-    def _solve(self, data: Dataset, lam: float, depth: int | None) -> tuple[Tree, Any]:
-        if self.solver in ("dp", "bnb"):
-            from odtkit.core import search_tree
-
-            result = search_tree(
-                data, lam, max_depth=depth, method=self.solver, time_limit=self.time_limit
-            )
-            return result.tree, result
+    def _solve(self, method: Any, data: Dataset, lam: float, depth: int | None) -> Any:
+        if method.is_search:
+            return method.search(data, lam=lam, max_depth=depth, time_limit=self.time_limit)
         if depth is None:
-            raise ValueError(f"solver {self.solver!r} is a MIP over a complete tree: set max_depth")
-        from odtkit.core import search_tree
-        from odtkit.formulations import FlowOCT, RBinOCT
-        from odtkit.solvers import backend_capabilities, solve
+            raise ValueError(f"method {method.name!r} is a MIP over a complete tree: set max_depth")
+        from odtkit.pipeline import solve_formulation
+        from odtkit.solvers import backend_capabilities
 
-        formulation = {"rbinoct": RBinOCT, "flowoct": FlowOCT}[self.solver]()
-        model = formulation.build(data, depth=depth, lam=lam)
-        start = None
-        options: dict[str, Any] = {}
-        caps = backend_capabilities(self.backend)
-        if "mip_start" in caps:
+        warm = None
+        if "mip_start" in backend_capabilities(self.backend):
             # the search core's tree is the warm start; a short budget keeps it cheap
             budget = None if self.time_limit is None else max(0.1, 0.2 * self.time_limit)
-            warm = search_tree(data, lam, max_depth=depth, time_limit=budget)
-            start = formulation.start(warm.tree, data)
-            if warm.status == "optimal" and "heuristics_off" in caps:
-                options["heuristics"] = False  # a certified start: only the proof is left
-        result = solve(
-            model, backend=self.backend, time_limit=self.time_limit, start=start, **options
+            warm = METHODS["dp"].search(data, lam=lam, max_depth=depth, time_limit=budget)
+        result = solve_formulation(
+            method.formulation(),
+            data,
+            backend=self.backend,
+            start=None if warm is None else warm.model,
+            start_is_optimal=warm is not None and warm.status == Status.OPTIMAL,
+            time_limit=self.time_limit,
+            lam=lam,
+            max_depth=depth,
         )
-        if not result.has_solution:
+        if not result.has_model:
             raise RuntimeError(
-                f"{self.solver} on {self.backend} returned no tree (status {result.status!r})"
+                f"{method.name} on {self.backend} returned no tree (status "
+                f"{result.status.value!r}){': ' + result.message if result.message else ''}"
             )
-        return formulation.decode(result, data), result
+        return result
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class values (the original labels of ``y``)."""
@@ -231,7 +236,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         data = self._fit_dataset(X, y, sample_weight)
         self.result_ = search_rule_list(
             data,
-            lam,
+            lam=lam,
             max_cardinality=self.max_cardinality,
             min_support=self.min_support,
             time_limit=self.time_limit,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from odtkit._validation import check_depth, check_lambda
+from odtkit._validation import check_dataset, check_depth, check_lambda
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree, majority_label
 
@@ -22,7 +22,7 @@ def _gini(class_weights: np.ndarray) -> np.ndarray:
     return 1.0 - ((class_weights / safe[..., None]) ** 2).sum(axis=-1)
 
 
-def greedy_tree(dataset: Dataset, lam: float, max_depth: int | None = None) -> Tree:
+def greedy_tree(dataset: Dataset, *, lam: float, max_depth: int | None = None) -> Tree:
     """CART-style tree grown by Gini reduction and pruned with ``misclassified/n + lam*leaves``.
 
     Parameters
@@ -39,8 +39,7 @@ def greedy_tree(dataset: Dataset, lam: float, max_depth: int | None = None) -> T
         Deterministic (ties between features go to the smallest index); its objective is at most
         that of the best single leaf.
     """
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"dataset must be an odtkit Dataset, got {type(dataset).__name__}")
+    dataset = check_dataset(dataset)
     lam = check_lambda(lam)
     max_depth = check_depth(max_depth)
     limit = dataset.n_features if max_depth is None else min(max_depth, dataset.n_features)

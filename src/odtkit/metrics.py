@@ -14,18 +14,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from odtkit._validation import check_lambda
+from odtkit._validation import check_dataset, check_lambda
 from odtkit.datasets import Dataset
 
 
 class Classifier(Protocol):
     def predict(self, X: np.ndarray) -> np.ndarray: ...
-
-
-def _check_dataset(dataset: Any) -> Dataset:
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"dataset must be an odtkit Dataset, got {type(dataset).__name__}")
-    return dataset
 
 
 def penalty_count(model: Any) -> int:
@@ -39,7 +33,7 @@ def penalty_count(model: Any) -> int:
 
 def misclassified(model: Classifier, dataset: Dataset) -> float:
     """Weighted number of training samples the model gets wrong (an integer when unweighted)."""
-    dataset = _check_dataset(dataset)
+    dataset = check_dataset(dataset)
     wrong = model.predict(dataset.X) != dataset.y
     if dataset.sample_weight is None:
         return float(np.count_nonzero(wrong))
@@ -100,7 +94,7 @@ def fairness_gap(
     (TPR) and ``equalized_odds`` takes the larger of the last two. Groups with no row in the
     compared set are skipped; the gap is the max over all pairs of groups.
     """
-    dataset = _check_dataset(dataset)
+    dataset = check_dataset(dataset)
     protected = np.asarray(protected)
     if protected.shape != (dataset.n_samples,):
         raise ValueError(f"protected must have shape ({dataset.n_samples},), got {protected.shape}")

@@ -33,6 +33,7 @@ def solve_formulation(
     *,
     backend: str = "highs",
     start: Any = None,
+    start_is_optimal: bool = False,
     time_limit: float | None = None,
     solve_options: Mapping[str, Any] | None = None,
     **problem: Any,
@@ -51,6 +52,11 @@ def solve_formulation(
         A warm start: a model object (e.g. a :class:`~odtkit.tree.Tree`) that
         ``formulation.start`` turns into a start vector, or a full start vector. Ignored by a
         backend without the ``"mip_start"`` capability (``stats["warm_start"]`` says).
+    start_is_optimal : bool
+        ``start`` is a certified optimum of the stated problem (e.g. the search core proved
+        it). For an ``EXACT`` formulation it is then an optimum of the model too, so the solver
+        runs with ``heuristics=False`` (on a backend with the ``"heuristics_off"`` capability,
+        unless ``solve_options`` says otherwise) and spends its effort on the proof alone.
     time_limit : float, optional
         Seconds for the solver call.
     solve_options : mapping, optional
@@ -71,13 +77,17 @@ def solve_formulation(
     model = formulation.build(data, **problem)
     build_time = time.perf_counter() - t0
     options = dict(solve_options or {})
+    capabilities = backend_capabilities(backend)
     start_vector = None
-    if start is not None and "mip_start" in backend_capabilities(backend):
+    if start is not None and "mip_start" in capabilities:
         start_vector = (
             np.asarray(start, dtype=float)
             if isinstance(start, np.ndarray)
             else formulation.start(model, start)
         )
+        certified = start_is_optimal and EXACT in formulation.properties
+        if certified and "heuristics_off" in capabilities:
+            options.setdefault("heuristics", False)  # the start is optimal: only the proof is left
     solution = solve(model, backend=backend, time_limit=time_limit, start=start_vector, **options)
     result = verify_solution(formulation, model, solution, data)
     stats = {
@@ -94,7 +104,11 @@ def verify_solution(formulation: Formulation, model: Model, solution: Any, data:
     Decodes the solution, evaluates the decoded object with ``formulation.evaluate`` and checks
     the certificate: a bound above that value (beyond ``VERIFY_TOLERANCE``) or, for a formulation
     declaring ``DECODE_NOT_WORSE``, a decoded value above the solver's, turns the status into
-    ``error`` with a message; the bound is then dropped (``-inf``).
+    ``error`` with a message; the bound is then dropped (``-inf``). A bound within the tolerance
+    of the verified objective after an optimal solve becomes that objective (the bound is valid
+    for the stated problem, so the decoded model is certified). An optimal solve that leaves a
+    gap (a formulation that is not ``EXACT``, or a solver's gap tolerance) keeps its status and
+    says so in ``message``.
     """
     status = Status.parse(solution.status)
     decoded = formulation.decode(model, solution) if solution.has_solution else None
@@ -121,12 +135,20 @@ def verify_solution(formulation: Formulation, model: Model, solution: Any, data:
             status, bound = Status.ERROR, -math.inf
         else:
             bound = min(bound, objective)
-            if (
-                status == Status.OPTIMAL
-                and EXACT in properties
-                and objective - bound <= VERIFY_TOLERANCE
-            ):
-                bound = objective  # a proof within the solver's tolerance certifies the tree
+            if status == Status.OPTIMAL and objective - bound <= VERIFY_TOLERANCE:
+                bound = objective  # a proof within the solver's tolerance certifies the model
+            elif status == Status.OPTIMAL:
+                # optimal for the program, not proven for the stated problem: say why
+                if EXACT in properties:
+                    why = "the solver stopped at its optimality gap tolerance"
+                else:
+                    why = "the model's optimum need not be the stated problem's"
+                message = f"optimal for the model, but {why}: " + (
+                    "its bound is not valid for the stated problem"
+                    if bound == -math.inf
+                    else f"the verified objective {objective:.10g} is certified only down to "
+                    f"{bound:.10g}"
+                )
     return Result(
         model=decoded,
         objective=objective,

@@ -156,7 +156,7 @@ def search_tree(
     }
     if method == "bnb":
         # the dp computes the same §3.2 greedy tree natively (microseconds instead of ~0.1 s)
-        config["initial_tree"] = encode_tree(greedy_tree(dataset, lam, max_depth=max_depth))
+        config["initial_tree"] = encode_tree(greedy_tree(dataset, lam=lam, max_depth=max_depth))
     problem = build_problem(dataset)
     if method == "dp" and strategy == "queue":
         raw = _native.search_dp_queue(problem, config)

@@ -7,14 +7,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from odtkit._validation import as_binary_matrix, encode_labels
+from odtkit._validation import as_binary_matrix, check_dataset_fields, encode_labels
 
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
     """A binary classification problem: ``X`` (bool, n x p) and ``y`` (int codes 0..K-1).
 
-    Build it with :meth:`from_arrays` or :meth:`from_frame`; both validate the input.
+    Build it with :meth:`from_arrays` or :meth:`from_frame`, which convert raw input (0/1
+    numbers, any labels). Direct construction checks the fields too (``__post_init__``): ``X`` a
+    2-d bool array, ``y`` integer codes ``0..len(classes)-1`` of the same length, finite
+    non-negative weights, one feature name per column; errors name the argument.
 
     Attributes
     ----------
@@ -37,6 +40,18 @@ class Dataset:
     feature_names: tuple[str, ...]
     name: str = "data"
     sample_weight: np.ndarray | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        _, y, classes, names, weights = check_dataset_fields(
+            self.X, self.y, self.classes, self.feature_names, self.sample_weight
+        )
+        for attr, value in (
+            ("y", y),
+            ("classes", classes),
+            ("feature_names", names),
+            ("sample_weight", weights),
+        ):
+            object.__setattr__(self, attr, value)
 
     @classmethod
     def from_arrays(
@@ -62,37 +77,19 @@ class Dataset:
         columns = list(X.columns) if isinstance(X, pd.DataFrame) else None
         Xb = as_binary_matrix(X, "X")
         codes, classes = encode_labels(y, "y")
-        if Xb.shape[0] != codes.shape[0]:
-            raise ValueError(
-                f"X and y must have the same number of samples, got {Xb.shape[0]} "
-                f"and {codes.shape[0]}"
-            )
         if Xb.shape[0] == 0:
             raise ValueError("X is empty: a dataset needs at least one sample")
         if feature_names is None:
             feature_names = (
                 columns if columns is not None else [f"x{j}" for j in range(Xb.shape[1])]
             )
-        feature_names = tuple(str(f) for f in feature_names)
-        if len(feature_names) != Xb.shape[1]:
-            raise ValueError(
-                f"feature_names must have one name per column of X ({Xb.shape[1]}), "
-                f"got {len(feature_names)}"
-            )
-        weights = None
-        if sample_weight is not None:
-            weights = np.asarray(sample_weight, dtype=float)
-            if weights.shape != codes.shape:
-                raise ValueError(
-                    f"sample_weight must have shape ({codes.shape[0]},), got {weights.shape}"
-                )
-            if not np.all(np.isfinite(weights)) or (weights < 0).any():
-                raise ValueError("sample_weight must be finite and >= 0")
-            if weights.sum() <= 0:
-                raise ValueError("sample_weight must have a positive sum")
         Xb.setflags(write=False)
         codes.setflags(write=False)
-        return cls(Xb, codes, classes, feature_names, str(name), weights)
+        # shapes, lengths and weights are checked once, by __post_init__
+        data = cls(Xb, codes, classes, feature_names, str(name), sample_weight)
+        if data.sample_weight is not None and not data.sample_weight.sum() > 0:
+            raise ValueError("sample_weight must have a positive sum")
+        return data
 
     @classmethod
     def from_frame(

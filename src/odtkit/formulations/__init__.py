@@ -1,8 +1,10 @@
 """MIP formulations of optimal decision trees, built as backend-neutral :class:`odtkit.model.Model`.
 
-Each formulation class has ``build(dataset, *, depth, lam, ...) -> Model``,
-``decode(result_or_values, dataset) -> Tree`` and ``start(tree, dataset) -> ndarray`` (a complete,
-feasible MIP start); see FORMULATIONS-TREES.md for the math.
+Each formulation is a stateless :class:`Formulation`: the constructor takes modelling choices,
+``build(dataset, *, max_depth, lam) -> Model`` the problem, and the model's ``meta`` carries what
+``decode(model, solution) -> Tree``, ``start(model, tree) -> ndarray`` (a complete, feasible MIP
+start), ``evaluate(model, tree, dataset)`` and ``lower_bound(model, solution)`` need. Solve one
+with :func:`odtkit.solve_formulation`; see FORMULATIONS-TREES.md for the math.
 
 * :class:`BinOCT` — Verwer & Zhang, binary specialization: minimum errors at depth D.
 * :class:`RBinOCT` — OSDT Appendix J, with the null split by default (optimum = OPT(D, λ)).

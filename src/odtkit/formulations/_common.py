@@ -1,5 +1,5 @@
-"""Shared machinery of the tree formulations: heap numbering, row aggregation, embedding,
-routing, decoding and the common ``build / decode / start`` life cycle.
+"""Shared machinery of the tree formulations: heap numbering, row aggregation, embedding and
+the :class:`TreeFormulation` base (stateless ``build / decode / start / evaluate``).
 
 Heap numbering (FORMULATIONS-TREES §1.2): root 1, children ``2u`` (x = 0) and ``2u + 1``
 (x = 1); branch nodes ``1 .. 2^D - 1``, leaves ``2^D .. 2^(D+1) - 1``, ``depth(u) =
@@ -8,15 +8,18 @@ floor(log2 u)``. Arrays indexed by heap node have length ``2^(D+1)`` and ignore 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from odtkit._validation import check_depth, check_lambda
+from odtkit import metrics
+from odtkit._validation import check_dataset, check_depth, check_lambda
 from odtkit.datasets import Dataset
-from odtkit.model import Model
+from odtkit.formulations._base import Formulation, check_built_by, solution_values
+from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
 NO_FEATURE = -1
@@ -28,11 +31,6 @@ NO_FEATURE = -1
 def branch_nodes(depth: int) -> np.ndarray:
     """Heap indices of the branch nodes ``1 .. 2^D - 1``."""
     return np.arange(1, 2**depth, dtype=np.int64)
-
-
-def leaf_nodes(depth: int) -> np.ndarray:
-    """Heap indices of the leaves ``2^D .. 2^(D+1) - 1``."""
-    return np.arange(2**depth, 2 ** (depth + 1), dtype=np.int64)
 
 
 def node_depth(nodes: np.ndarray) -> np.ndarray:
@@ -90,14 +88,6 @@ class RowData:
         return int(self.X.shape[0])
 
 
-def check_dataset(dataset: Any) -> Dataset:
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"dataset must be an odtkit Dataset, got {type(dataset).__name__}")
-    if dataset.n_samples == 0:
-        raise ValueError("dataset must have at least one sample")
-    return dataset
-
-
 def row_data(dataset: Dataset, aggregate: bool = True) -> RowData:
     """Distinct (x, y) rows with summed weights (or every row when ``aggregate`` is False)."""
     X, y, w = dataset.X, dataset.y, dataset.weights.astype(float)
@@ -123,6 +113,22 @@ def row_data(dataset: Dataset, aggregate: bool = True) -> RowData:
         n_classes=int(dataset.n_classes),
         n_features=int(dataset.n_features),
     )
+
+
+def data_key(dataset: Dataset) -> str:
+    """A digest of ``dataset``'s X, y and weights: which data a model was built on.
+
+    ``evaluate`` compares it so that a model is never checked against other data of the same
+    shape (its bound would then certify nothing). Hashing packed bits costs far less than the
+    build itself.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(np.asarray(dataset.X.shape, dtype=np.int64).tobytes())
+    digest.update(np.packbits(dataset.X, axis=None).tobytes())
+    digest.update(np.ascontiguousarray(dataset.y, dtype=np.int64).tobytes())
+    if dataset.sample_weight is not None:
+        digest.update(np.ascontiguousarray(dataset.sample_weight, dtype=float).tobytes())
+    return digest.hexdigest()
 
 
 def separation_pairs(
@@ -211,19 +217,6 @@ def embed(tree: Tree, depth: int) -> HeapTree:
     return HeapTree(depth, present, feature, label)
 
 
-def route(X: np.ndarray, heap: HeapTree) -> np.ndarray:
-    """Heap node of the leaf each row of ``X`` reaches (vectorized over rows, one level a step)."""
-    node = np.ones(X.shape[0], dtype=np.int64)
-    rows = np.arange(X.shape[0])
-    for _ in range(heap.depth):
-        feat = heap.feature[node]
-        internal = feat != NO_FEATURE
-        step = np.zeros(X.shape[0], dtype=np.int64)
-        step[internal] = X[rows[internal], feat[internal]]
-        node = np.where(internal, 2 * node + step, node)
-    return node
-
-
 def paths(X: np.ndarray, heap: HeapTree) -> np.ndarray:
     """(m, D+1) heap nodes on each row's root-to-leaf path, padded with 0 after the leaf."""
     m = X.shape[0]
@@ -239,17 +232,6 @@ def paths(X: np.ndarray, heap: HeapTree) -> np.ndarray:
         node[active] = nxt
         out[active, level] = nxt
     return out
-
-
-def heap_to_tree(feature: np.ndarray, label: np.ndarray, is_leaf: np.ndarray, u: int = 1) -> Tree:
-    """Read the Tree below heap node ``u`` (leaves where ``is_leaf``)."""
-    if is_leaf[u]:
-        return Tree.leaf(int(label[u]))
-    return Tree.split(
-        int(feature[u]),
-        heap_to_tree(feature, label, is_leaf, 2 * u),
-        heap_to_tree(feature, label, is_leaf, 2 * u + 1),
-    )
 
 
 def prune_empty(tree: Tree, X: np.ndarray) -> Tree:
@@ -275,80 +257,100 @@ def prune_empty(tree: Tree, X: np.ndarray) -> Tree:
     return walk(tree, np.arange(X.shape[0]))
 
 
-def class_weight_matrix(rows: RowData) -> np.ndarray:
-    """(m, K) matrix with each row's weight in its class column."""
-    out = np.zeros((rows.n_rows, rows.n_classes))
-    out[np.arange(rows.n_rows), rows.y] = rows.weight
-    return out
+def check_tree(tree: Any, meta: Any) -> Tree:
+    """``tree`` if it fits a model with ``meta`` (depth, features, classes), else raise."""
+    if not isinstance(tree, Tree):
+        raise TypeError(f"tree must be an odtkit Tree, got {type(tree).__name__}")
+    depth = meta["max_depth"]
+    if tree.depth > depth:
+        raise ValueError(f"tree has depth {tree.depth} but the model allows depth <= {depth}")
+    used = tree.features_used()
+    if used and max(used) >= meta["n_features"]:
+        raise ValueError(f"tree tests feature {max(used)}; the data has {meta['n_features']}")
+    if any(label >= meta["n_classes"] for _, label in tree.leaves()):
+        raise ValueError(f"tree predicts a class code >= n_classes={meta['n_classes']}")
+    return tree
 
 
 # ---------------------------------------------------------------------------------------------
-# the common life cycle
+# the common protocol
 # ---------------------------------------------------------------------------------------------
-class TreeFormulation:
-    """Base of BinOCT / RBinOCT / FlowOCT: keeps the parameters and data of the last build.
+class TreeFormulation(Formulation):
+    """Base of BinOCT / RBinOCT / FlowOCT on the :class:`Formulation` protocol.
 
-    Parameters given to the constructor are defaults that ``build`` keywords override.
+    The constructor keeps modelling choices only; :meth:`build` validates the problem
+    (``max_depth >= 1``, ``lam >= 0``), merges rows and stores in ``model.meta`` everything
+    :meth:`decode`, :meth:`start` and :meth:`evaluate` read: ``formulation``, ``max_depth``,
+    ``lam``, ``n_features``, ``n_classes``, ``total_weight``, ``data_key`` (:func:`data_key`),
+    ``rows`` (the :class:`RowData` the model was built on: positive-weight rows only) and each
+    subclass's choices. Decoding and starting read the model, never the object's state, so one
+    object serves any number of models.
+
+    Subclasses implement :meth:`_model` (the variables and rows), :meth:`_tree` (the raw tree
+    of a solution's values) and :meth:`start`.
     """
 
     name = "tree"
 
-    def __init__(
-        self, depth: int | None = None, lam: float | None = None, *, aggregate: bool = True
-    ) -> None:
-        self.depth = depth
-        self.lam = lam
-        self.aggregate = aggregate
-        self.model_: Model | None = None
-        self.rows_: RowData | None = None
+    def __init__(self, *, aggregate: bool = True) -> None:
+        self.aggregate = bool(aggregate)
 
-    def _configure(
-        self, dataset: Any, depth: int | None, lam: float | None, aggregate: bool | None
-    ) -> RowData:
+    def build(self, dataset: Any, *, max_depth: int, lam: float) -> Model:
+        """The model of ``dataset`` (binary features, classes 0..K-1) for depth <= ``max_depth``.
+
+        Parameters
+        ----------
+        dataset : Dataset
+        max_depth : int
+            Depth D >= 1 of the complete tree the model describes.
+        lam : float
+            Penalty per leaf (OSDT units), ``>= 0``.
+        """
         dataset = check_dataset(dataset)
-        depth = self.depth if depth is None else depth
-        if depth is None:
-            raise ValueError(f"{self.name}.build needs depth= (an integer >= 1)")
-        depth = check_depth(depth, "depth", allow_none=False)
-        if depth < 1:
-            raise ValueError(f"depth must be >= 1 for {self.name}, got {depth}")
-        lam = self.lam if lam is None else lam
-        self.depth = depth
-        self.lam = check_lambda(0.0 if lam is None else lam)
-        if aggregate is not None:
-            self.aggregate = bool(aggregate)
-        return row_data(dataset, self.aggregate)
-
-    def _require_built(self) -> Model:
-        if self.model_ is None:
-            raise RuntimeError(f"call {self.name}.build(dataset, ...) before decode/start")
-        return self.model_
-
-    def _rows_for(self, dataset: Any) -> RowData:
-        """Row data of ``dataset``; it must be the data the model was built on."""
-        dataset = check_dataset(dataset)
+        max_depth = check_depth(max_depth, "max_depth", allow_none=False, minimum=1)
+        lam = check_lambda(lam)
         rows = row_data(dataset, self.aggregate)
-        built = self.rows_
-        assert built is not None
-        if (
-            rows.n_rows != built.n_rows
-            or rows.n_features != built.n_features
-            or not (np.array_equal(rows.X, built.X) and np.array_equal(rows.y, built.y))
-        ):
-            raise ValueError("dataset differs from the one the model was built on")
-        return rows
+        builder = ModelBuilder(self.name)
+        builder.meta.update(
+            formulation=self.name,
+            max_depth=max_depth,
+            lam=lam,
+            n_features=dataset.n_features,
+            n_classes=dataset.n_classes,
+            total_weight=dataset.total_weight,
+            data_key=data_key(dataset),
+            rows=rows,
+            aggregate=self.aggregate,
+        )
+        self._model(builder, rows, max_depth, lam)
+        return builder.build()
 
-    def _values(self, result_or_values: Any) -> dict[str, np.ndarray]:
-        model = self._require_built()
-        if hasattr(result_or_values, "has_solution") and hasattr(result_or_values, "values"):
-            if not result_or_values.has_solution:
-                raise ValueError(
-                    f"the result has no solution to decode (status {result_or_values.status!r})"
-                )
-            values = result_or_values.values
-            if not values:
-                values = model.values(result_or_values.x)
-            return dict(values)
-        if isinstance(result_or_values, Mapping):
-            return {k: np.asarray(v, dtype=float) for k, v in result_or_values.items()}
-        return model.values(np.asarray(result_or_values, dtype=float))
+    @abstractmethod
+    def _model(self, builder: ModelBuilder, rows: RowData, depth: int, lam: float) -> None:
+        """Add the variables, rows and objective (and the choices to ``builder.meta``)."""
+
+    @abstractmethod
+    def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
+        """The tree a solution's values describe, before pruning."""
+
+    def decode(self, model: Model, solution: Any) -> Tree:
+        """The canonical tree of ``solution`` (a Solution, values by group or a column vector).
+
+        The raw tree read from the rounded binaries is pruned of empty sides and merged
+        (``Tree.canonical``, FORMULATIONS-TREES §1.4) against the rows the model was built on:
+        the positive-weight ones, so a leaf that only weight-0 rows reach is not kept (the model
+        does not count it either, and keeping it would cost ``lam``).
+        """
+        model = check_built_by(model, self)
+        values = solution_values(model, solution)
+        meta = model.meta
+        return self._tree(meta, values).canonical(meta["rows"].X)
+
+    def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
+        """``metrics.objective(decoded, data, lam)`` with the model's ``lam``: the one truth."""
+        model = check_built_by(model, self)
+        data = check_dataset(data, "data")
+        meta = model.meta
+        if data_key(data) != meta["data_key"]:
+            raise ValueError("data differs from the dataset the model was built on")
+        return metrics.objective(decoded, data, meta["lam"])

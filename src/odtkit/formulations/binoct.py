@@ -38,15 +38,18 @@ without them it can be larger (§7.3: 2/3 instead of 7/12).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
 from odtkit.formulations._common import (
     NO_FEATURE,
     RowData,
     TreeFormulation,
     branch_nodes,
+    check_tree,
     embed,
     prune_empty,
     subtree_leaf_ranges,
@@ -54,10 +57,20 @@ from odtkit.formulations._common import (
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
+#: Slack (in error units) allowed when rounding a solver's error bound up to an integer.
+BOUND_TOLERANCE = 1e-6
+
 
 def _build(
-    rows: RowData, depth: int, lam: float, *, regularized: bool, null_split: bool, name: str
-) -> Model:
+    b: ModelBuilder,
+    rows: RowData,
+    depth: int,
+    lam: float,
+    *,
+    regularized: bool,
+    null_split: bool,
+    name: str,
+) -> None:
     m, K = rows.n_rows, rows.n_classes
     X = rows.X
     nonconstant = np.flatnonzero(X.any(axis=0) & ~X.all(axis=0))
@@ -70,10 +83,7 @@ def _build(
     n_branch, n_leaf = 2**depth - 1, 2**depth
     branches = branch_nodes(depth)
 
-    b = ModelBuilder(name)
-    b.meta.update(
-        formulation=name, depth=depth, lam=lam, null_split=null_split, features=nonconstant.tolist()
-    )
+    b.meta.update(null_split=null_split, regularized=regularized, features=nonconstant.tolist())
     f = b.add_vars("f", (n_branch, nJ), "binary", labels=(branches.tolist(), nonconstant.tolist()))
     g = b.add_vars("g", (n_branch,), "binary", labels=(branches.tolist(),)) if null_split else None
     c = b.add_vars("c", (n_leaf, K), "binary")
@@ -174,78 +184,37 @@ def _build(
         b.add_objective(alpha.index, lam)
     else:
         b.add_objective(e.index.ravel(), 1.0)
-    return b.build()
 
 
 class _BinOCTBase(TreeFormulation):
     regularized = False
     default_null_split = False
 
-    def __init__(
-        self,
-        depth: int | None = None,
-        lam: float | None = None,
-        *,
-        null_split: bool | None = None,
-        aggregate: bool = True,
-    ) -> None:
-        super().__init__(depth, lam, aggregate=aggregate)
+    def __init__(self, *, null_split: bool | None = None, aggregate: bool = True) -> None:
+        super().__init__(aggregate=aggregate)
         self.null_split = self.default_null_split if null_split is None else bool(null_split)
 
-    def build(
-        self,
-        dataset: Any,
-        *,
-        depth: int | None = None,
-        lam: float | None = None,
-        null_split: bool | None = None,
-        aggregate: bool | None = None,
-    ) -> Model:
-        """Build the model for ``dataset`` (binary features, classes 0..K-1).
-
-        Parameters
-        ----------
-        dataset : Dataset
-        depth : int
-            Depth D >= 1 of the complete tree.
-        lam : float
-            Penalty per non-empty leaf (RBinOCT; BinOCT ignores it in the objective and uses it
-            only when decoded trees are evaluated).
-        null_split : bool, optional
-            Add the null split g_u (§3.2).
-        aggregate : bool, optional
-            Merge identical (x, y) rows into one weighted row (default True).
-        """
-        rows = self._configure(dataset, depth, lam, aggregate)
-        if null_split is not None:
-            self.null_split = bool(null_split)
-        model = _build(
+    def _model(self, builder: ModelBuilder, rows: RowData, depth: int, lam: float) -> None:
+        _build(
+            builder,
             rows,
-            self.depth,
-            self.lam,
+            depth,
+            lam,
             regularized=self.regularized,
             null_split=self.null_split,
             name=self.name,
         )
-        self.model_, self.rows_ = model, rows
-        return model
 
     # decoding ----------------------------------------------------------------------------------
-    def decode(self, result_or_values: Any, dataset: Any) -> Tree:
-        """The canonical tree of a solution (rounding > 0.5), see FORMULATIONS-TREES §1.4.
-
-        Reads the tested feature of every branch node (or its null split) and the class of every
-        leaf from the rounded binaries, then returns ``Tree.canonical(X)`` (prune-empty + merge).
-        Evaluate it with ``odtkit.metrics.objective``: for RBinOCT its value is <= the model's.
-        """
-        model = self._require_built()
-        values = self._values(result_or_values)
-        rows = self._rows_for(dataset)
-        features = np.asarray(model.meta["features"], dtype=np.int64)
-        f = values["f"].reshape(2**self.depth - 1, features.size)
-        g = values["g"].reshape(-1) if self.null_split else np.zeros(f.shape[0])
-        c = values["c"].reshape(2**self.depth, rows.n_classes)
-        n_leaf = 2**self.depth
+    def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
+        """The tested feature of every branch node (or its null split) and the class of every
+        leaf, from the rounded binaries (> 0.5); ``decode`` then makes it canonical."""
+        depth, n_classes = meta["max_depth"], meta["n_classes"]
+        features = np.asarray(meta["features"], dtype=np.int64)
+        n_leaf = 2**depth
+        f = values["f"].reshape(n_leaf - 1, features.size)
+        g = values["g"].reshape(-1) if meta["null_split"] else np.zeros(n_leaf - 1)
+        c = values["c"].reshape(n_leaf, n_classes)
 
         def node(u: int) -> Tree:
             if u >= n_leaf:
@@ -254,10 +223,10 @@ class _BinOCTBase(TreeFormulation):
                 return node(2 * u)
             return Tree.split(int(features[np.argmax(f[u - 1])]), node(2 * u), node(2 * u + 1))
 
-        return node(1).canonical(dataset.X)
+        return node(1)
 
     # warm start --------------------------------------------------------------------------------
-    def start(self, tree: Tree, dataset: Any) -> np.ndarray:
+    def start(self, model: Model, tree: Tree) -> np.ndarray:
         """A complete, feasible MIP start (full column vector) from any tree of depth <= D (§6.3).
 
         The tree is first pruned of empty sides (``prune_empty``), then completed to depth D:
@@ -266,19 +235,14 @@ class _BinOCTBase(TreeFormulation):
         continues with splits on a feature that is constant on its rows when one exists (the rows
         stay together), otherwise on any usable feature.
         """
-        model = self._require_built()
-        rows = self._rows_for(dataset)
-        D, X, m = self.depth, rows.X, rows.n_rows
-        if tree.depth > D:
-            raise ValueError(f"tree has depth {tree.depth} but the model allows depth <= {D}")
-        if tree.features_used() and max(tree.features_used()) >= rows.n_features:
-            raise ValueError(
-                f"tree tests feature {max(tree.features_used())}; data has {rows.n_features}"
-            )
-        if any(lab >= rows.n_classes for _, lab in tree.leaves()):
-            raise ValueError(f"tree predicts a class code >= n_classes={rows.n_classes}")
+        model = check_built_by(model, self)
+        meta = model.meta
+        tree = check_tree(tree, meta)
+        rows: RowData = meta["rows"]
+        null_split, regularized = meta["null_split"], meta["regularized"]
+        D, X, m = meta["max_depth"], rows.X, rows.n_rows
         heap = embed(prune_empty(tree, X), D)
-        features = np.asarray(model.meta["features"], dtype=np.int64)
+        features = np.asarray(meta["features"], dtype=np.int64)
         position = np.full(rows.n_features, -1, dtype=np.int64)
         position[features] = np.arange(features.size)
         n_branch, n_leaf = 2**D - 1, 2**D
@@ -294,7 +258,7 @@ class _BinOCTBase(TreeFormulation):
                     continue
                 # a leaf of the tree above depth D (or a node below one): complete it
                 label[2 * u] = label[2 * u + 1] = label[u]
-                if self.null_split:
+                if null_split:
                     null[u] = True
                     continue
                 here = X[at == u]
@@ -313,7 +277,7 @@ class _BinOCTBase(TreeFormulation):
                 raise ValueError("the pruned tree splits on a constant feature")  # cannot happen
             f[split_nodes - 1, position[feat[split_nodes]]] = 1.0
         values["f"] = f
-        if self.null_split:
+        if null_split:
             values["g"] = null[1:n_leaf].astype(float)
         leaf_labels = np.maximum(label[n_leaf:], 0)
         c = np.zeros((n_leaf, rows.n_classes))
@@ -325,7 +289,7 @@ class _BinOCTBase(TreeFormulation):
         q = np.zeros((m, n_leaf))
         q[np.arange(m), leaf_of_row] = 1.0
         values["q"] = q
-        if self.regularized:
+        if regularized:
             values["alpha"] = (np.bincount(leaf_of_row, minlength=n_leaf) > 0).astype(float)
         return model.vector(values)
 
@@ -333,24 +297,57 @@ class _BinOCTBase(TreeFormulation):
 class BinOCT(_BinOCTBase):
     """BinOCT, binary specialization (BB0)-(BB5): minimum misclassified weight, complete depth D.
 
-    Its optimum is the minimum (weighted) number of errors over trees of depth <= D. ``lam`` is
-    only used when decoded trees are evaluated. ``null_split=False`` by default (the original).
-    See the module docstring for the math.
+    Its optimum is the minimum (weighted) number of errors over trees of depth <= D, so it
+    declares only ``VALID_BOUND``: :meth:`lower_bound` turns the error bound into one on
+    OSDT's OPT(D, lam). ``lam`` is used only when decoded trees are evaluated.
+    ``null_split=False`` by default (the original). See the module docstring for the math.
     """
 
     name = "binoct"
     regularized = False
     default_null_split = False
 
+    @property
+    def properties(self) -> frozenset[str]:
+        return frozenset({VALID_BOUND})
+
+    def lower_bound(self, model: Model, solution: Any) -> float:
+        """``errors / W + lam`` with ``errors`` the solver's bound on the misclassified weight.
+
+        Every tree of depth <= D misclassifies at least that much and has at least one leaf.
+        When every (merged) row weight is an integer, misclassified weight is an integer by
+        construction, so the bound is rounded up (``ceil(bound - 1e-6)``): a solver's bound of
+        3.999999 certifies 4 errors.
+        """
+        model = check_built_by(model, self)
+        bound = float(solution.bound)
+        if math.isnan(bound) or bound == -math.inf:
+            return -math.inf
+        if bound == math.inf:
+            return math.inf
+        meta = model.meta
+        weight = meta["rows"].weight
+        if np.all(weight == np.round(weight)):
+            bound = math.ceil(bound - BOUND_TOLERANCE)
+        return max(bound, 0.0) / meta["total_weight"] + meta["lam"]
+
 
 class RBinOCT(_BinOCTBase):
     """Regularized BinOCT (R0)-(R1) in OSDT units, with the null split (N1)-(N2) by default.
 
-    ``null_split=True``: optimum = OSDT's OPT(D, lam) over trees of depth <= D.
-    ``null_split=False``: the original of OSDT Appendix J (optimum >= OPT, §3.3).
+    ``null_split=True``: optimum = OSDT's OPT(D, lam) over trees of depth <= D (``EXACT``,
+    ``VALID_BOUND``, ``DECODE_NOT_WORSE``).
+    ``null_split=False``: the original of OSDT Appendix J (optimum >= OPT, §3.3): only
+    ``DECODE_NOT_WORSE``, its bound bounds its own optimum, not OPT.
     See the module docstring for the math.
     """
 
     name = "rbinoct"
     regularized = True
     default_null_split = True
+
+    @property
+    def properties(self) -> frozenset[str]:
+        if self.null_split:
+            return frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
+        return frozenset({DECODE_NOT_WORSE})

@@ -60,12 +60,14 @@ from typing import Any
 import numpy as np
 
 from odtkit._validation import check_depth
+from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
 from odtkit.formulations._common import (
     NO_FEATURE,
     RowData,
     TreeFormulation,
     ancestor_pairs,
     branch_nodes,
+    check_tree,
     embed,
     paths,
     separation_pairs,
@@ -75,6 +77,7 @@ from odtkit.tree import Tree
 
 
 def _build(
+    bld: ModelBuilder,
     rows: RowData,
     depth: int,
     lam: float,
@@ -82,8 +85,7 @@ def _build(
     binary_w: bool,
     separation_distance: int | None,
     max_separation_cuts: int | None,
-    name: str,
-) -> Model:
+) -> None:
     m, K, p = rows.n_rows, rows.n_classes, rows.n_features
     X = rows.X
     n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
@@ -91,13 +93,10 @@ def _build(
     nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
     leaves = np.arange(n_branch + 1, n_nodes + 1, dtype=np.int64)
 
-    bld = ModelBuilder(name)
     bld.meta.update(
-        formulation=name,
-        depth=depth,
-        lam=lam,
         binary_w=binary_w,
         separation_distance=separation_distance,
+        max_separation_cuts=max_separation_cuts,
     )
     b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
     pv = bld.add_vars("p", (n_nodes,), "binary", labels=(nodes.tolist(),))
@@ -187,7 +186,6 @@ def _build(
     bld.add_objective(z.index[:, 0], -rows.weight / rows.total_weight)
     bld.add_objective(pv.index, lam)
     bld.set_objective_offset(1.0)
-    return bld.build()
 
 
 def _add_separation_cuts(
@@ -222,9 +220,10 @@ def _add_separation_cuts(
 class FlowOCT(TreeFormulation):
     """Regularized FlowOCT (F0)-(F8): optimum = OSDT's OPT(D, lam), leaves at any depth <= D.
 
+    Declares ``EXACT``, ``VALID_BOUND`` and ``DECODE_NOT_WORSE``.
+
     Parameters
     ----------
-    depth, lam : optional defaults for :meth:`build`
     binary_w : bool
         Declare the class variables w binary (the paper) instead of continuous (odtlearn).
     aggregate : bool
@@ -245,76 +244,55 @@ class FlowOCT(TreeFormulation):
 
     def __init__(
         self,
-        depth: int | None = None,
-        lam: float | None = None,
         *,
         binary_w: bool = False,
         aggregate: bool = True,
         separation_distance: int | None = 3,
         max_separation_cuts: int | None = None,
     ) -> None:
-        super().__init__(depth, lam, aggregate=aggregate)
+        super().__init__(aggregate=aggregate)
         self.binary_w = bool(binary_w)
         self.separation_distance = check_depth(separation_distance, "separation_distance")
         self.max_separation_cuts = check_depth(max_separation_cuts, "max_separation_cuts")
 
-    def build(
-        self,
-        dataset: Any,
-        *,
-        depth: int | None = None,
-        lam: float | None = None,
-        binary_w: bool | None = None,
-        aggregate: bool | None = None,
-    ) -> Model:
-        """Build (F0)-(F8) for ``dataset`` at depth D >= 1 and penalty ``lam`` per leaf."""
-        rows = self._configure(dataset, depth, lam, aggregate)
-        if binary_w is not None:
-            self.binary_w = bool(binary_w)
+    @property
+    def properties(self) -> frozenset[str]:
+        return frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
+
+    def _model(self, builder: ModelBuilder, rows: RowData, depth: int, lam: float) -> None:
         max_cuts = self.max_separation_cuts
-        model = _build(
+        _build(
+            builder,
             rows,
-            self.depth,
-            self.lam,
+            depth,
+            lam,
             binary_w=self.binary_w,
             separation_distance=self.separation_distance,
             max_separation_cuts=4 * rows.n_rows if max_cuts is None else max_cuts,
-            name=self.name,
         )
-        self.model_, self.rows_ = model, rows
-        return model
 
-    def decode(self, result_or_values: Any, dataset: Any) -> Tree:
-        """The canonical tree of a solution (§4.6): from the root, ``p_u > 0.5`` makes u a leaf
-        with class ``argmax_k w_{u,k}``; otherwise u tests ``argmax_j b_{u,j}``. Returns
-        ``Tree.canonical(X)``; evaluate it with ``odtkit.metrics.objective``.
-        """
-        self._require_built()
-        values = self._values(result_or_values)
-        rows = self._rows_for(dataset)
-        n_branch = 2**self.depth - 1
-        b = values["b"].reshape(n_branch, rows.n_features)
+    def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
+        """From the root (§4.6): ``p_u > 0.5`` makes u a leaf with class ``argmax_k w_{u,k}``;
+        otherwise u tests ``argmax_j b_{u,j}``; ``decode`` then makes it canonical."""
+        n_branch = 2 ** meta["max_depth"] - 1
+        b = values["b"].reshape(n_branch, meta["n_features"])
         pv = values["p"].reshape(-1)
-        w = values["w"].reshape(pv.size, rows.n_classes)
+        w = values["w"].reshape(pv.size, meta["n_classes"])
 
         def node(u: int) -> Tree:
             if u > n_branch or pv[u - 1] > 0.5:
                 return Tree.leaf(int(np.argmax(w[u - 1])))
             return Tree.split(int(np.argmax(b[u - 1])), node(2 * u), node(2 * u + 1))
 
-        return node(1).canonical(dataset.X)
+        return node(1)
 
-    def start(self, tree: Tree, dataset: Any) -> np.ndarray:
+    def start(self, model: Model, tree: Tree) -> np.ndarray:
         """A complete, feasible MIP start from any tree of depth <= D, of value R(tree) (§6.3)."""
-        model = self._require_built()
-        rows = self._rows_for(dataset)
-        D = self.depth
-        if tree.features_used() and max(tree.features_used()) >= rows.n_features:
-            raise ValueError(
-                f"tree tests feature {max(tree.features_used())}; data has {rows.n_features}"
-            )
-        if any(lab >= rows.n_classes for _, lab in tree.leaves()):
-            raise ValueError(f"tree predicts a class code >= n_classes={rows.n_classes}")
+        model = check_built_by(model, self)
+        meta = model.meta
+        tree = check_tree(tree, meta)
+        rows: RowData = meta["rows"]
+        D = meta["max_depth"]
         heap = embed(tree, D)
         n_branch, n_nodes, m = 2**D - 1, 2 ** (D + 1) - 1, rows.n_rows
         internal = np.flatnonzero(heap.is_internal)

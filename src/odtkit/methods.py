@@ -1,0 +1,128 @@
+"""The one vocabulary of tree methods: :func:`odtkit.compare`'s ``methods=``, the estimator's
+``method=`` and the CLI's ``--methods`` all take these names.
+
+* search methods (the native core, :func:`odtkit.core.search_tree`): ``"dp"``, ``"bnb"``;
+* MIP methods (a formulation solved by a backend through :func:`odtkit.solve_formulation`):
+  ``"rbinoct"``, ``"rbinoct_original"``, ``"flowoct"``, ``"binoct"``.
+
+"solver" is not a method: it names a backend's solver program (``solve(..., solver="cbc")``).
+What a method's answer means (exact, valid bound) is read from :attr:`Method.properties`, i.e.
+from the formulation's declared properties, never from lists of names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from types import MappingProxyType
+from typing import Any
+
+from odtkit.formulations import EXACT, VALID_BOUND, BinOCT, FlowOCT, Formulation, RBinOCT
+from odtkit.results import Result
+
+__all__ = [
+    "METHODS",
+    "MIP_METHODS",
+    "Method",
+    "SEARCH_METHODS",
+    "describe",
+    "get_method",
+]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named way to solve ``min R(T)`` over trees of depth <= D.
+
+    Attributes
+    ----------
+    name : str
+    description : str
+        One line, shown by ``odtkit compare --help``.
+    factory : callable or None
+        Makes the formulation of a MIP method (None for a search method).
+    """
+
+    name: str
+    description: str
+    factory: Callable[[], Formulation] | None = None
+
+    @property
+    def is_search(self) -> bool:
+        """Run by the native search core (else a MIP formulation)."""
+        return self.factory is None
+
+    def formulation(self) -> Formulation:
+        """A new formulation object of this MIP method."""
+        if self.factory is None:
+            raise ValueError(f"{self.name!r} is a search method, not a MIP formulation")
+        return self.factory()
+
+    @property
+    def properties(self) -> frozenset[str]:
+        """What the answer means: the formulation's declared properties; a search certifies
+        the optimum of the stated problem and its bound is valid for it."""
+        if self.factory is None:
+            return frozenset({EXACT, VALID_BOUND})
+        return self.formulation().properties
+
+    def search(
+        self, dataset: Any, *, lam: float, max_depth: int | None, time_limit: float | None = None
+    ) -> Result:
+        """Run this search method on ``dataset`` (a model-level Result with a Tree)."""
+        from odtkit.core import search_tree
+
+        if not self.is_search:
+            raise ValueError(f"{self.name!r} is a MIP method, not a search")
+        return search_tree(
+            dataset, lam=lam, max_depth=max_depth, method=self.name, time_limit=time_limit
+        )
+
+
+METHODS: MappingProxyType[str, Method] = MappingProxyType(
+    {
+        m.name: m
+        for m in (
+            Method("dp", "native dynamic programming with bounds (GOSDT/STreeD-style)"),
+            Method("bnb", "native OSDT branch-and-bound"),
+            Method(
+                "rbinoct", "regularized BinOCT MIP with null splits: optimum = OPT(D, lam)", RBinOCT
+            ),
+            Method(
+                "rbinoct_original",
+                "RBinOCT MIP of OSDT App. J, no null splits: its optimum may exceed OPT",
+                partial(RBinOCT, null_split=False),
+            ),
+            Method(
+                "flowoct",
+                "regularized FlowOCT MIP with separation cuts: optimum = OPT(D, lam)",
+                FlowOCT,
+            ),
+            Method(
+                "binoct",
+                "BinOCT MIP: minimum errors at depth D; its bound converts to one on OPT",
+                BinOCT,
+            ),
+        )
+    }
+)
+SEARCH_METHODS: tuple[str, ...] = tuple(n for n, m in METHODS.items() if m.is_search)
+MIP_METHODS: tuple[str, ...] = tuple(n for n, m in METHODS.items() if not m.is_search)
+
+
+def get_method(name: Any, choices: tuple[str, ...] | None = None, what: str = "method") -> Method:
+    """The :class:`Method` called ``name``; ValueError naming ``what`` and the choices otherwise.
+
+    ``choices`` restricts the accepted names (default: every name of :data:`METHODS`).
+    """
+    choices = tuple(METHODS) if choices is None else choices
+    if not isinstance(name, str) or name not in choices:
+        raise ValueError(f"{what} must be one of {choices}, got {name!r}")
+    return METHODS[name]
+
+
+def describe() -> str:
+    """One line per method, ``name: description`` (the CLI's help)."""
+    width = max(map(len, METHODS))
+    return "\n".join(f"{name:<{width}}  {m.description}" for name, m in METHODS.items())

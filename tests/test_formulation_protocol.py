@@ -1,0 +1,238 @@
+"""The tree formulations on the Formulation protocol: stateless, self-describing models,
+declared properties, decoding against weighted rows, and solve_formulation's verification."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from odtkit import Dataset, Status, metrics, solve_formulation
+from odtkit.formulations import (
+    DECODE_NOT_WORSE,
+    EXACT,
+    VALID_BOUND,
+    BinOCT,
+    FlowOCT,
+    Formulation,
+    RBinOCT,
+)
+from odtkit.greedy import greedy_tree
+from odtkit.pipeline import verify_solution
+from odtkit.solvers import Solution, available_backends, solve
+from odtkit.testing import brute_force_tree, example_dataset_trees, random_dataset
+from odtkit.tree import Tree
+
+TOL = 1e-6
+FORMULATIONS = (
+    RBinOCT(),
+    RBinOCT(null_split=False),
+    FlowOCT(),
+    FlowOCT(separation_distance=None, binary_w=True),
+    BinOCT(),
+)
+
+#: The issue's instance: row 1 weighs 0, and a leaf only it reaches must not be decoded.
+ZERO_WEIGHT = Dataset.from_arrays(
+    [[0, 0, 0, 0], [0, 0, 0, 1], [1, 0, 0, 0], [1, 0, 0, 1], [1, 0, 0, 0]],
+    [2, 1, 0, 1, 2],
+    sample_weight=[2, 0, 3, 2, 4],
+)
+
+
+def test_declared_properties():
+    assert RBinOCT().properties == {EXACT, VALID_BOUND, DECODE_NOT_WORSE}
+    assert RBinOCT(null_split=False).properties == {DECODE_NOT_WORSE}
+    assert FlowOCT().properties == {EXACT, VALID_BOUND, DECODE_NOT_WORSE}
+    assert BinOCT().properties == {VALID_BOUND}
+    for form in FORMULATIONS:
+        assert isinstance(form, Formulation)
+
+
+@pytest.mark.parametrize("form", FORMULATIONS, ids=repr)
+def test_one_object_builds_many_models_and_never_changes(form):
+    """Two problems (different data, depth and lam) from one object, used in any order."""
+    before = dict(vars(form))
+    first_data = random_dataset(1, n_samples=14, n_features=3)
+    second_data = random_dataset(2, n_samples=10, n_features=4, n_classes=3, weighted=True)
+    problems = [(first_data, 1, 0.05), (second_data, 2, 0.01)]
+    models = [form.build(ds, max_depth=d, lam=lam) for ds, d, lam in problems]
+    assert vars(form) == before  # the constructor's choices are all the object holds
+    assert [m.meta["max_depth"] for m in models] == [1, 2]
+    assert [m.meta["lam"] for m in models] == [0.05, 0.01]
+    # solve and decode the second model first, then the first one
+    for (ds, depth, lam), model in reversed(list(zip(problems, models, strict=True))):
+        greedy = greedy_tree(ds, lam=lam, max_depth=depth)
+        x = form.start(model, greedy)
+        assert model.check(x).empty
+        decoded = form.decode(model, x)
+        assert decoded.depth <= depth
+        if DECODE_NOT_WORSE in form.properties:
+            # the start's value is at most R(greedy) and decoding never makes it worse
+            assert metrics.objective(decoded, ds, lam) <= model.objective_value(x) + TOL
+        res = solve(model)
+        tree = form.decode(model, res)
+        assert form.evaluate(model, tree, ds) == metrics.objective(tree, ds, lam)
+        if EXACT in form.properties:
+            assert form.evaluate(model, tree, ds) == pytest.approx(
+                brute_force_tree(ds, lam, depth)[1], abs=TOL
+            )
+    assert vars(form) == before
+
+
+def test_decode_and_start_refuse_a_model_built_by_another_formulation():
+    ds = example_dataset_trees()
+    flow_model = FlowOCT().build(ds, max_depth=1, lam=0.1)
+    binoct_model = BinOCT().build(ds, max_depth=1, lam=0.1)
+    stump = Tree.split(0, Tree.leaf(0), Tree.leaf(1))
+    x = FlowOCT().start(flow_model, stump)
+    pairs = ((RBinOCT(), flow_model), (RBinOCT(), binoct_model), (FlowOCT(), binoct_model))
+    for form, foreign in pairs:
+        with pytest.raises(ValueError, match="built by"):
+            form.decode(foreign, x if foreign is flow_model else np.zeros(foreign.n_vars))
+        with pytest.raises(ValueError, match="built by"):
+            form.start(foreign, stump)
+        with pytest.raises(ValueError, match="built by"):
+            form.evaluate(foreign, stump, ds)
+    with pytest.raises(TypeError, match="Model"):
+        RBinOCT().decode("not a model", x)
+
+
+def test_decode_prunes_leaves_only_weight_zero_rows_reach():
+    """Row 1 (weight 0) is alone in the right side of the left split: that split is pruned."""
+    positive = ZERO_WEIGHT.X[ZERO_WEIGHT.weights > 0]
+    tree = Tree.split(
+        0,
+        Tree.split(3, Tree.leaf(2), Tree.leaf(1)),  # only row 1 (weight 0) goes right
+        Tree.split(3, Tree.leaf(2), Tree.leaf(1)),
+    )
+    assert tree.canonical(ZERO_WEIGHT.X).n_leaves == 4
+    expected = tree.canonical(positive)
+    assert expected.n_leaves == 3
+    for form in (RBinOCT(), RBinOCT(null_split=False), FlowOCT()):
+        model = form.build(ZERO_WEIGHT, max_depth=2, lam=0.15)
+        decoded = form.decode(model, form.start(model, tree))
+        assert decoded == expected
+        assert metrics.objective(decoded, ZERO_WEIGHT, 0.15) < metrics.objective(
+            tree.canonical(ZERO_WEIGHT.X), ZERO_WEIGHT, 0.15
+        )
+
+
+@pytest.mark.parametrize("backend", available_backends())
+@pytest.mark.parametrize("form", [RBinOCT(), RBinOCT(null_split=False), FlowOCT()], ids=repr)
+def test_zero_weight_rows_decode_to_the_solver_value_on_every_backend(backend, form):
+    """The issue: solver objective 0.5727 but decoded tree 0.7227 (a leaf for a weight-0 row)."""
+    optimum = brute_force_tree(ZERO_WEIGHT, 0.15, 2)[1]
+    assert optimum == pytest.approx(0.5727272727, abs=1e-9)
+    result = solve_formulation(form, ZERO_WEIGHT, backend=backend, max_depth=2, lam=0.15)
+    assert result.status == Status.OPTIMAL
+    assert result.backend == backend
+    assert result.solution.objective == pytest.approx(optimum, abs=TOL)
+    assert result.objective == pytest.approx(optimum, abs=TOL)  # not 0.7227
+    assert result.objective == metrics.objective(result.model, ZERO_WEIGHT, 0.15)
+    if VALID_BOUND in form.properties:
+        assert result.lower_bound == result.objective
+        assert result.message == ""
+
+
+def _fabricated(model, x, *, objective, bound, status=Status.OPTIMAL):
+    return Solution(
+        status=status,
+        has_solution=True,
+        objective=objective,
+        bound=bound,
+        x=x,
+        solver="fabricated",
+        backend="highs",
+    )
+
+
+def test_verify_solution_refuses_a_bound_above_the_decoded_tree():
+    ds = example_dataset_trees()
+    form = RBinOCT()
+    model = form.build(ds, max_depth=1, lam=0.1)
+    leaf = Tree.leaf(0)  # R = 1/3 + 0.1, the optimum is 11/30
+    x = form.start(model, leaf)
+    value = metrics.objective(leaf, ds, 0.1)
+    # a time-limited solve: incumbent the leaf, bound the optimum
+    honest = _fabricated(model, x, objective=value, bound=11 / 30, status=Status.TIME_LIMIT)
+    res = verify_solution(form, model, honest, ds)
+    assert res.status == Status.TIME_LIMIT and res.message == ""
+    assert res.lower_bound == pytest.approx(11 / 30)
+    # "optimal" with a gap (a solver's gap tolerance): kept, and the message says why
+    assert value == pytest.approx(1 / 3 + 0.1)
+    res = verify_solution(form, model, _fabricated(model, x, objective=value, bound=0.4), ds)
+    assert res.status == Status.OPTIMAL and "gap tolerance" in res.message
+    assert res.lower_bound == pytest.approx(0.4)
+    wrong = verify_solution(form, model, _fabricated(model, x, objective=value, bound=0.5), ds)
+    assert wrong.status == Status.ERROR
+    assert "exceeds the verified objective" in wrong.message
+    assert wrong.lower_bound == -math.inf
+    assert wrong.model == leaf and wrong.objective == pytest.approx(value)
+
+
+def test_verify_solution_refuses_a_value_below_the_decoded_tree():
+    """DECODE_NOT_WORSE: a solver value below its own tree's means the solution is corrupt."""
+    ds = example_dataset_trees()
+    form = FlowOCT()
+    model = form.build(ds, max_depth=1, lam=0.1)
+    x = form.start(model, Tree.leaf(0))
+    res = verify_solution(form, model, _fabricated(model, x, objective=0.3, bound=0.3), ds)
+    assert res.status == Status.ERROR
+    assert "worse than the solver's value" in res.message
+    # BinOCT does not declare it (its value counts errors): no such check
+    binoct = BinOCT()
+    model = binoct.build(ds, max_depth=1, lam=0.1)
+    x = binoct.start(model, Tree.split(0, Tree.leaf(0), Tree.leaf(1)))
+    res = verify_solution(binoct, model, _fabricated(model, x, objective=1.0, bound=1.0), ds)
+    assert res.status == Status.OPTIMAL
+    assert res.lower_bound == pytest.approx(1 / 6 + 0.1)
+
+
+def test_binoct_bound_is_rounded_only_when_errors_are_integral():
+    ds = example_dataset_trees()
+    form = BinOCT()
+    model = form.build(ds, max_depth=1, lam=0.1)
+    x = form.start(model, Tree.split(0, Tree.leaf(0), Tree.leaf(1)))
+    fake = _fabricated(model, x, objective=1.0, bound=0.999999)
+    assert form.lower_bound(model, fake) == pytest.approx(1 / 6 + 0.1)  # ceil: 1 error
+    assert form.lower_bound(model, _fabricated(model, x, objective=1.0, bound=-math.inf)) == (
+        -math.inf
+    )
+    halves = Dataset.from_arrays(ds.X, ds.y, sample_weight=np.full(ds.n_samples, 0.5))
+    model = form.build(halves, max_depth=1, lam=0.1)
+    fake = _fabricated(model, x, objective=0.5, bound=0.3)
+    # misclassified weight is a multiple of 0.5 here, not an integer: no rounding up to 1
+    assert form.lower_bound(model, fake) == pytest.approx(0.3 / 3 + 0.1)
+
+
+def test_models_carry_what_decoding_needs():
+    ds = random_dataset(5, n_samples=12, n_features=3, weighted=True)
+    for form in FORMULATIONS:
+        meta = form.build(ds, max_depth=2, lam=0.02).meta
+        assert meta["formulation"] == form.name
+        assert (meta["max_depth"], meta["lam"]) == (2, 0.02)
+        assert (meta["n_features"], meta["n_classes"]) == (ds.n_features, ds.n_classes)
+        assert meta["rows"].weight.sum() == pytest.approx(ds.total_weight)
+        assert "depth" not in meta
+
+
+@pytest.mark.parametrize("form", FORMULATIONS, ids=repr)
+def test_build_validates_the_problem(form):
+    ds = example_dataset_trees()
+    with pytest.raises(ValueError, match="max_depth must be >= 1"):
+        form.build(ds, max_depth=0, lam=0.1)
+    with pytest.raises(TypeError, match="max_depth"):
+        form.build(ds, max_depth=1.5, lam=0.1)
+    with pytest.raises(ValueError, match="lam"):
+        form.build(ds, max_depth=1, lam=-0.1)
+    with pytest.raises(TypeError, match="dataset must be an odtkit Dataset"):
+        form.build((ds.X, ds.y), max_depth=1, lam=0.1)
+    weightless = Dataset(ds.X, ds.y, ds.classes, ds.feature_names, "zero", np.zeros(ds.n_samples))
+    with pytest.raises(ValueError, match="zero total sample weight"):
+        form.build(weightless, max_depth=1, lam=0.1)
+    with pytest.raises(ValueError, match="no samples"):
+        form.build(ds.subset(np.zeros(ds.n_samples, dtype=bool)), max_depth=1, lam=0.1)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        form.build(ds, max_depth=1, lam=0.1, depth=1)
