@@ -88,7 +88,7 @@ def run_mip(
         heuristics=heuristics,
         seed=seed,
     )
-    tree = form.decode(res, ds) if res.has_solution else None
+    tree = form.decode(model, res) if res.has_solution else None
     verified = metrics.objective(tree, ds, lam) if tree is not None else math.nan
     return {
         "backend": backend,
@@ -251,10 +251,10 @@ def main(argv: list[str] | None = None) -> int:
                     if key not in args.forms.split(","):
                         continue
                     t0 = time.perf_counter()
-                    model = form.build(ds, depth=depth, lam=lam)
+                    model = form.build(ds, max_depth=depth, lam=lam)
                     build = time.perf_counter() - t0
                     t0 = time.perf_counter()
-                    start = form.start(s.tree, ds)
+                    start = form.start(model, s.tree)
                     start_time = time.perf_counter() - t0
                     # warm as odtkit.compare runs it: a certified start needs no heuristics
                     certified = s.status == "optimal"
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
                     if key == "flowoct" and not args.no_paper:
                         # the paper's FlowOCT (no separation cuts), cold: what the cuts buy
                         paper_form = FlowOCT(separation_distance=None)
-                        paper_model = paper_form.build(ds, depth=depth, lam=lam)
+                        paper_model = paper_form.build(ds, max_depth=depth, lam=lam)
                         paper = run_mip(paper_form, paper_model, ds, lam, "highs", None, limit)
                     cbc = None
                     if args.cbc_proxy and key == "flowoct" and "pulp" in available_backends():
@@ -341,9 +341,9 @@ def main(argv: list[str] | None = None) -> int:
         form = RBinOCT() if info["formulation"] == "rbinoct" else FlowOCT()
         s = search_tree(ds, info["lam"], max_depth=info["depth"], time_limit=limit)
         t0 = time.perf_counter()
-        model = form.build(ds, depth=info["depth"], lam=info["lam"])
+        model = form.build(ds, max_depth=info["depth"], lam=info["lam"])
         build = time.perf_counter() - t0
-        start = form.start(s.tree, ds)
+        start = form.start(model, s.tree)
         for backend in args.backends.split(","):
             if backend not in available_backends():
                 overhead.append({"backend": backend, "available": False})
