@@ -9,30 +9,15 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import shutil
 
 import numpy as np
 import pytest
+from conftest import CBC, needs_cbc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit.model import Model, ModelBuilder
 from odtkit.solvers import backend_capabilities, solve
-
-
-def _cbc_binary() -> str | None:
-    found = shutil.which("cbc")
-    if found:
-        return found
-    try:
-        from pulp.apis.coin_api import pulp_cbc_path
-    except ImportError:  # pragma: no cover
-        return None
-    return pulp_cbc_path if os.access(pulp_cbc_path, os.X_OK) else None
-
-
-CBC = _cbc_binary()
-needs_cbc = pytest.mark.skipif(CBC is None, reason="no CBC binary (optional solver)")
 
 #: (backend, solver, extra options); HiGHS through every layer is mandatory, CBC optional.
 COMBOS = [

@@ -14,7 +14,7 @@ import threading
 import highspy
 import numpy as np
 import pytest
-from test_pulp_backend import hard_knapsack
+from conftest import hard_knapsack
 
 from odtkit.model import ModelBuilder
 from odtkit.results import Status

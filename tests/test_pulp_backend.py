@@ -5,12 +5,10 @@ Cross-backend optimum / status agreement lives in test_backend_agreement.py.
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import numpy as np
 import pulp
 import pytest
+from conftest import hard_knapsack, needs_cbc
 
 from odtkit.model import Model, ModelBuilder
 from odtkit.solvers import available_backends, backend_capabilities, solve
@@ -21,18 +19,6 @@ from odtkit.solvers.pulp import (
     parse_highs_log,
     to_pulp,
 )
-
-
-def _cbc() -> str | None:
-    found = shutil.which("cbc")
-    if found:
-        return found
-    from pulp.apis.coin_api import pulp_cbc_path
-
-    return pulp_cbc_path if os.access(pulp_cbc_path, os.X_OK) else None
-
-
-needs_cbc = pytest.mark.skipif(_cbc() is None, reason="no CBC binary (optional solver)")
 
 
 def ranged() -> Model:
@@ -61,18 +47,6 @@ def ranged() -> Model:
         col_upper=m.col_upper, integrality=m.integrality, c=m.c, offset=m.offset,
         vars=m.vars, constraints=m.constraints,
     )
-
-
-def hard_knapsack(n: int = 60, m: int = 8, seed: int = 0) -> Model:
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder("mknap")
-    x = b.add_vars("x", shape=n, kind="binary")
-    W = rng.integers(20, 100, size=(m, n)).astype(float)
-    b.add_constraints("cap", np.repeat(np.arange(m), n), np.tile(x.index, m), W.ravel(), "<=",
-                      W.sum(1) / 2)
-    b.add_objective(x.index, -rng.integers(10, 100, size=n).astype(float))
-    b.set_objective_offset(7.0)
-    return b.build()
 
 
 def test_registered_with_capabilities_per_solver():

@@ -5,28 +5,14 @@ Cross-backend optimum / status agreement lives in test_backend_agreement.py.
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import numpy as np
 import pyomo.environ as pe
 import pytest
+from conftest import CBC, hard_knapsack
 
 from odtkit.model import Model, ModelBuilder
 from odtkit.solvers import CAPABILITIES, available_backends, backend_capabilities, solve
 from odtkit.solvers.pyomo import PyomoBackend, to_pyomo
-
-
-def _cbc() -> str | None:
-    found = shutil.which("cbc")
-    if found:
-        return found
-    from pulp.apis.coin_api import pulp_cbc_path
-
-    return pulp_cbc_path if os.access(pulp_cbc_path, os.X_OK) else None
-
-
-CBC = _cbc()
 
 
 def toy() -> Model:
@@ -44,18 +30,6 @@ def toy() -> Model:
     b.add_objective(x.index.ravel(), [3.0, 1.0, 2.0, -1.0, 2.0, 5.0])
     b.add_objective(y.index, [-1.0, 1.0])
     b.set_objective_offset(0.5)
-    return b.build()
-
-
-def hard_knapsack(n: int = 60, m: int = 8, seed: int = 0) -> Model:
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder("mknap")
-    x = b.add_vars("x", shape=n, kind="binary")
-    W = rng.integers(20, 100, size=(m, n)).astype(float)
-    b.add_constraints("cap", np.repeat(np.arange(m), n), np.tile(x.index, m), W.ravel(), "<=",
-                      W.sum(1) / 2)
-    b.add_objective(x.index, -rng.integers(10, 100, size=n).astype(float))
-    b.set_objective_offset(7.0)
     return b.build()
 
 
