@@ -249,16 +249,25 @@ def test_bad_input() -> None:
 def test_native_binding_rejects_bad_arrays() -> None:
     from odtkit.core import _native
 
+    # CORELS takes the shared Problem (antecedents as features) and the typed SearchConfig
     truth = np.ones((4, 2), dtype=bool)
-    y = np.zeros(4, dtype=np.int64)
+    y = np.zeros(4, dtype=np.int32)
+    w = np.ones(4)
+    config = _native.SearchConfig(lam=0.1)
     with pytest.raises(TypeError):
-        _native.search_corels(truth[:, 0], y, None, {"lam": 0.1})  # 1-D truth table
+        _native.Problem(truth[:, 0], y, w, 2)  # 1-D truth table
     with pytest.raises(ValueError):
-        _native.search_corels(truth, np.zeros(3, dtype=np.int64), None, {"lam": 0.1})
+        _native.Problem(truth, np.zeros(3, dtype=np.int32), w, 2)
     with pytest.raises(ValueError):
-        _native.search_corels(truth, np.full(4, 2, dtype=np.int64), None, {"lam": 0.1})
+        _native.Problem(truth, np.full(4, 2, dtype=np.int32), w, 2)  # labels must be 0/1
+    with pytest.raises(ValueError, match="binary"):
+        _native.search_corels(_native.Problem(truth, y, w, 3), config)
     with pytest.raises(ValueError):
-        _native.search_corels(truth, y, None, {"lam": 0.1, "policy": "nope"})
+        _native.search_corels(
+            _native.Problem(truth, y, w, 2), _native.SearchConfig(lam=0.1, policy="nope")
+        )
+    with pytest.raises(TypeError):
+        _native.search_corels(_native.Problem(truth, y, w, 2), {"lam": 0.1})  # untyped config
 
 
 @pytest.mark.slow

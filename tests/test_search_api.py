@@ -146,9 +146,9 @@ def test_native_search_rejects_malformed_initial_tree() -> None:
     p = build_problem(d)
     for tree in ([0], [7, -1, -1], [-5], [-1, -1]):
         with pytest.raises(ValueError):
-            _native.search_dp(p, {"lam": 0.01, "initial_tree": tree})
+            _native.search_dp(p, _native.SearchConfig(lam=0.01, initial_tree=tree))
     with pytest.raises(ValueError):
-        _native.search_dp(p, {"lam": -1.0})
+        _native.search_dp(p, _native.SearchConfig(lam=-1.0))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,14 +1,14 @@
-// Bindings for the preprocessed Problem and the dynamic-programming search. Python
-// (odtkit.core._problem / odtkit.core.search) validates everything first; nanobind's ndarray
-// constraints and the Problem constructor still reject wrong dtypes, shapes and labels.
+// Binding of the preprocessed Problem shared by every search. Python (odtkit.core._problem)
+// validates everything first; nanobind's ndarray constraints and the Problem constructor still
+// reject wrong dtypes, shapes and labels.
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <stdexcept>
 
 #include "bindings.hpp"
-#include "dp.hpp"
 #include "problem.hpp"
-#include "search_py.hpp"
 
 namespace nb = nanobind;
 
@@ -27,19 +27,9 @@ Problem make_problem(BoolMatrix X, IntVector y, DoubleVector weights, int n_clas
   return Problem(X.data(), n, X.shape(1), y.data(), weights.data(), n_classes);
 }
 
-nb::dict run_dp(const Problem& problem, const nb::dict& config_dict) {
-  const SearchConfig config = config_from_dict(config_dict);
-  SearchOutput out;
-  {
-    nb::gil_scoped_release release;
-    out = search_dp(problem, config, python_interrupt_check());
-  }
-  return output_to_dict(out);
-}
-
 }  // namespace
 
-void bind_dp(nb::module_& m) {
+void bind_problem(nb::module_& m) {
   nb::class_<Problem>(m, "Problem",
                       "Preprocessed search instance: identical rows collapsed into points, "
                       "per-feature bitsets over points, per-class weights, equivalent-point "
@@ -64,8 +54,6 @@ void bind_dp(nb::module_& m) {
              if (j >= p.n_features()) throw std::out_of_range("feature index out of range");
              return p.feature(j);
            }, nb::arg("j"), "Bitset over points of x_j = 1.");
-  m.def("search_dp", &run_dp, nb::arg("problem"), nb::arg("config"),
-        "Dynamic-programming search (odtkit.core.search_tree(method='dp')); returns a dict.");
 }
 
 }  // namespace odtkit
