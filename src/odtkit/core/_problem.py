@@ -32,13 +32,21 @@ def check_dataset(dataset: Any, name: str = "dataset") -> Dataset:
     return dataset
 
 
-def build_problem(dataset: Dataset) -> Any:
-    """The native preprocessed instance of ``dataset`` (``odtkit.core._native.Problem``)."""
+def build_problem(dataset: Dataset, popcount: str = "auto") -> Any:
+    """The native preprocessed instance of ``dataset`` (``odtkit.core._native.Problem``).
+
+    ``popcount="portable"`` forces the software popcount kernels (benchmarks and tests); the
+    default uses the CPU's popcount instruction when it has one.
+    """
     dataset = check_dataset(dataset)
-    return problem_from_arrays(dataset.X, dataset.y, dataset.weights, int(dataset.n_classes))
+    return problem_from_arrays(
+        dataset.X, dataset.y, dataset.weights, int(dataset.n_classes), popcount=popcount
+    )
 
 
-def problem_from_arrays(X: Any, y: Any, weights: Any, n_classes: int) -> Any:
+def problem_from_arrays(
+    X: Any, y: Any, weights: Any, n_classes: int, popcount: str = "auto"
+) -> Any:
     """``_native.Problem`` from a bool matrix (rows = samples), class codes and weights."""
     X = np.ascontiguousarray(X, dtype=bool)
     y = np.ascontiguousarray(y, dtype=np.int32)
@@ -47,7 +55,7 @@ def problem_from_arrays(X: Any, y: Any, weights: Any, n_classes: int) -> Any:
         raise ValueError("dataset.y holds class codes outside 0..n_classes-1")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("dataset sample weights must be finite and >= 0")
-    return _native.Problem(X, y, w, n_classes)
+    return _native.Problem(X, y, w, n_classes, popcount=popcount)
 
 
 def search_config(

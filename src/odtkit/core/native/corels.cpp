@@ -3,7 +3,8 @@
 // Samples with identical antecedent rows form equivalence classes (§5.3 item 8: the partition
 // induced by the antecedents, coarser than raw features, hence the tightest equivalent-points
 // bound): they are the Problem's points, its features being the antecedents. All bitsets are
-// over those classes; a class carries its positive, total and minority mass. Masses of a bitset are summed with hardware popcounts over binary "bit planes" of the
+// over those classes; a class carries its positive, total and minority mass. Masses of a bitset
+// are summed with popcounts (popcount.hpp, in the Problem's mode) over binary "bit planes" of the
 // per-class integer masses (exact, and independent of how many samples a class holds); sample
 // weights that are not integers fall back to a loop over the set bits.
 #include "corels.hpp"
@@ -20,31 +21,6 @@ namespace {
 
 using Words = std::vector<std::uint64_t>;
 
-// The wheel is built for baseline x86-64 (no -march), where __builtin_popcountll is a software
-// routine; cloning the hot kernel lets the loader pick the POPCNT version on CPUs that have it.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ODTKIT_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
-#else
-#define ODTKIT_POPCNT_CLONES
-#endif
-
-// sum_b 2^b popcount(a & b & plane_b) for one quantity; planes are interleaved per word with
-// `stride` words per word index, this quantity's planes starting at `offset`.
-ODTKIT_POPCNT_CLONES
-std::uint64_t plane_sum(const std::uint64_t* a, const std::uint64_t* b,
-                        const std::uint64_t* planes, std::size_t n_words, int stride, int offset,
-                        int n_planes) {
-  std::uint64_t acc = 0;
-  for (std::size_t k = 0; k < n_words; ++k) {
-    const std::uint64_t c = b ? (a[k] & b[k]) : a[k];
-    if (!c) continue;
-    const std::uint64_t* p = planes + k * static_cast<std::size_t>(stride) + offset;
-    for (int bit = 0; bit < n_planes; ++bit)
-      acc += static_cast<std::uint64_t>(__builtin_popcountll(c & p[bit])) << bit;
-  }
-  return acc;
-}
-
 enum Quantity { kTotal = 0, kPositive = 1, kMinority = 2 };
 
 struct Mass {
@@ -57,8 +33,8 @@ struct Mass {
 class MassCounter {
  public:
   MassCounter(const std::vector<double>& pos, const std::vector<double>& tot,
-              const std::vector<double>& minority)
-      : n_words_((pos.size() + 63) / 64), values_{tot, pos, minority} {
+              const std::vector<double>& minority, PopcountMode mode)
+      : n_words_((pos.size() + 63) / 64), mode_(mode), values_{tot, pos, minority} {
     integral_ = true;
     double max_mass = 0.0;
     for (std::size_t u = 0; u < tot.size(); ++u) {
@@ -84,8 +60,8 @@ class MassCounter {
   // Mass of quantity q over a AND b (b may be null: over a).
   double of(Quantity q, const std::uint64_t* a, const std::uint64_t* b) const {
     if (integral_)
-      return static_cast<double>(plane_sum(a, b, planes_.data(), n_words_, 3 * n_planes_,
-                                           q * n_planes_, n_planes_));
+      return static_cast<double>(kernels::interleaved_plane_sum(
+          mode_, a, b, planes_.data(), n_words_, 3 * n_planes_, q * n_planes_, n_planes_));
     double m = 0.0;
     const std::vector<double>& v = values_[q];
     for (std::size_t k = 0; k < n_words_; ++k) {
@@ -102,6 +78,7 @@ class MassCounter {
 
  private:
   std::size_t n_words_;
+  PopcountMode mode_;
   bool integral_ = true;
   int n_planes_ = 0;
   Words planes_;
@@ -295,7 +272,7 @@ void CorelsSearch::build_classes() {
     pos[u] = cw[2 * u + 1];
     tot[u] = cw[2 * u] + cw[2 * u + 1];
   }
-  mass_ = std::make_unique<MassCounter>(pos, tot, P_.point_minority());
+  mass_ = std::make_unique<MassCounter>(pos, tot, P_.point_minority(), P_.popcount_mode());
   valid_ = P_.all_points().words();
   N_ = P_.total_weight();
   Lambda_ = cfg_.lam * N_;

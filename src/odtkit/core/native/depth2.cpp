@@ -120,14 +120,13 @@ void Depth2Solver::accumulate(const std::uint64_t* bits, double* F, double sign)
 
 void Depth2Solver::load_counts(const std::uint64_t* s) {
   ++calls_;
-  const std::size_t fresh = words::count(s, W_);
+  const PopcountMode mode = problem_.popcount_mode();
+  const std::size_t fresh = kernels::count(mode, s, W_);
   Slot* best = nullptr;
   std::size_t best_diff = fresh;
   for (auto& slot : slots_) {
     if (slot.last_use < 0) continue;
-    std::size_t d = 0;
-    for (std::size_t w = 0; w < W_; ++w)
-      d += static_cast<std::size_t>(__builtin_popcountll(s[w] ^ slot.support[w]));
+    const std::size_t d = kernels::count_xor(mode, s, slot.support.data(), W_);
     if (d < best_diff) {
       best_diff = d;
       best = &slot;

@@ -5,12 +5,16 @@
 #include <Python.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "bindings.hpp"
 #include "bnb.hpp"
@@ -18,6 +22,7 @@
 #include "dp.hpp"
 #include "dp_queue.hpp"
 #include "greedy.hpp"
+#include "popcount.hpp"
 #include "problem.hpp"
 #include "search_types.hpp"
 
@@ -90,6 +95,54 @@ void init_config(SearchConfig* self, double lam, int max_depth, double time_limi
   new (self) SearchConfig(std::move(c));
 }
 
+// Times the split-loop kernel, popcount(s & x_j & plane) over n_words words for each of
+// n_features features (one kernels::plane_sum call per feature, as Problem::class_weights_and
+// makes per class), `repeats` times, on deterministic pseudo-random words. Modes: "dispatch"
+// (what the searches use on this CPU), "portable" (forced software popcount) and "limit" (a
+// plain hardware popcount over the same number of words: the machine's throughput bound).
+// Returns (seconds, checksum); dispatch and portable must agree on the checksum.
+std::pair<double, std::uint64_t> popcount_kernel_bench(std::size_t n_features,
+                                                       std::size_t n_words, std::size_t repeats,
+                                                       const std::string& mode) {
+  if (n_features == 0 || n_words == 0 || repeats == 0)
+    throw std::invalid_argument("n_features, n_words and repeats must be positive");
+  if (mode != "dispatch" && mode != "portable" && mode != "limit")
+    throw std::invalid_argument("mode must be 'dispatch', 'portable' or 'limit'");
+  if (mode == "limit" && !cpu_has_hardware_popcount())
+    throw std::invalid_argument("this CPU has no hardware popcount");
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  auto next = [&state] {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<std::uint64_t> features(n_features * n_words), s(n_words), plane(n_words);
+  for (auto& w : features) w = next();
+  for (auto& w : s) w = next();
+  for (auto& w : plane) w = next() | next();
+  const int bit = 0;
+  const PopcountMode kernel =
+      mode == "portable" ? PopcountMode::portable : parse_popcount_mode("auto");
+  std::uint64_t checksum = 0;
+  nb::gil_scoped_release release;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t r = 0; r < repeats; ++r) {
+    if (mode == "limit") {
+      checksum += kernels::count(PopcountMode::hardware, features.data(), features.size());
+    } else {
+      for (std::size_t j = 0; j < n_features; ++j)
+        checksum += kernels::plane_sum(kernel, s.data(), &features[j * n_words], plane.data(),
+                                       &bit, 1, n_words);
+    }
+    // one word changes per repeat so the compiler cannot hoist the loop
+    s[r % n_words] ^= checksum;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return {seconds, checksum};
+}
+
 }  // namespace
 
 void bind_searches(nb::module_& m) {
@@ -145,6 +198,12 @@ void bind_searches(nb::module_& m) {
       },
       nb::arg("problem"), nb::arg("lam"), nb::arg("max_depth") = -1,
       "The §3.2 greedy tree (odtkit.greedy.greedy_tree), encoded; max_depth -1: unlimited.");
+  m.def("_popcount_kernel_bench", &popcount_kernel_bench, nb::arg("n_features"),
+        nb::arg("n_words"), nb::arg("repeats"), nb::arg("mode"),
+        "Debug: (seconds, checksum) of the split-loop popcount kernel; see "
+        "benchmarks/popcount_kernel.py.");
+  m.def("_cpu_has_hardware_popcount", &cpu_has_hardware_popcount,
+        "Debug: whether the kernels can use a popcount instruction on this CPU.");
 }
 
 }  // namespace odtkit
