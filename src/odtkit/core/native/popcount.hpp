@@ -61,7 +61,7 @@ ODTKIT_KERNEL_PAIR(std::size_t, count_xor,
 #define ODTKIT_DISPATCH(mode, name, ...) \
   ((mode) == PopcountMode::hardware ? name##_hardware(__VA_ARGS__) : name##_portable(__VA_ARGS__))
 #else
-#define ODTKIT_DISPATCH(mode, name, ...) name##_portable(__VA_ARGS__)
+#define ODTKIT_DISPATCH(mode, name, ...) ((void)(mode), name##_portable(__VA_ARGS__))
 #endif
 
 inline std::uint64_t plane_sum(PopcountMode mode, const std::uint64_t* s,
