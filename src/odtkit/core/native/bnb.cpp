@@ -357,7 +357,8 @@ bool BnbSearch::heavy_work_should_stop() {
 
 void BnbSearch::record() {
   const double lb = std::min({threshold(), open_min_bound(), partial_bound_});
-  out_.record(budget_.elapsed(), Rc_ / N_, std::min(lb, Rc_) / N_);
+  const double incumbent = Rc_ / N_, bound = std::min(lb, Rc_) / N_;
+  if (out_.changed(incumbent, bound)) out_.record(budget_.elapsed(), incumbent, bound);
 }
 
 void BnbSearch::push_state(State&& st) {

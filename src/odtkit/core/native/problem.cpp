@@ -122,12 +122,13 @@ Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
     total_weight_ += weights[i];
   }
 
-  features_.reserve(n_features);
-  for (std::size_t j = 0; j < n_features; ++j) {
-    Bitset f(n_points_);
-    for (std::size_t u = 0; u < n_points_; ++u)
-      if (X[first_row[u] * n_features + j]) f.set(u);
-    features_.push_back(std::move(f));
+  // row by row: X is row-major, and CORELS passes hundreds of antecedent columns
+  features_.assign(n_features, Bitset(n_points_));
+  for (std::size_t u = 0; u < n_points_; ++u) {
+    const bool* row = X + first_row[u] * n_features;
+    const std::uint64_t bit = std::uint64_t{1} << (u & 63);
+    for (std::size_t j = 0; j < n_features; ++j)
+      if (row[j]) features_[j].data()[u >> 6] |= bit;
   }
   all_ = Bitset(n_points_, true);
 

@@ -100,10 +100,15 @@ struct SearchOutput {
   std::vector<double> trace_time, trace_incumbent, trace_bound;
   std::map<std::string, double> stats;
 
+  // Whether record() would append a row: the incumbent or the bound changed, or no row yet.
+  // Lets a hot loop skip reading the clock when nothing changed.
+  bool changed(double incumbent, double bound) const {
+    return trace_time.empty() || trace_incumbent.back() != incumbent ||
+           trace_bound.back() != bound;
+  }
   // Append a trace row when the incumbent or the bound changed (or on the first call).
   void record(double time, double incumbent, double bound) {
-    if (!trace_time.empty() && trace_incumbent.back() == incumbent && trace_bound.back() == bound)
-      return;
+    if (!changed(incumbent, bound)) return;
     trace_time.push_back(time);
     trace_incumbent.push_back(incumbent);
     trace_bound.push_back(bound);
