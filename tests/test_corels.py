@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odtkit import metrics
-from odtkit.core import search_rule_list
+from odtkit import datasets, metrics
+from odtkit.core import _native, search_rule_list
 from odtkit.core.rules import RULE_BOUNDS, RULE_POLICIES, SYMMETRY_MAPS, mine_antecedents
 from odtkit.datasets import Dataset
 from odtkit.results import Result
@@ -200,6 +200,28 @@ def test_limits_return_valid_lists() -> None:
     assert search_rule_list(data, lam, memory_limit_mb=1e-6).status == "memory_limit"
 
 
+def test_limits_share_the_search_contract() -> None:
+    # CORELS reads the typed SearchConfig of the tree searches: 0 means "no limit" (no longer
+    # -1), node_limit counts expanded prefixes exactly, and the counters stay integers
+    data, lam = datasets.load("tic-tac-toe"), 0.01
+    free = search_rule_list(data, lam, max_cardinality=1)
+    assert free.status == "optimal" and free.n_explored > 5
+    assert all(isinstance(v, int) for k, v in free.stats.items() if k != "antecedents")
+    limited = search_rule_list(data, lam, max_cardinality=1, node_limit=5)
+    assert limited.status == "node_limit" and limited.n_explored == 5
+    assert limited.lower_bound <= free.objective + 1e-12 <= limited.objective + 2e-12
+    _, truth = mine_antecedents(data.X, 1, lam)
+    problem = _native.Problem(truth, data.y.astype(np.int32), np.ones(data.n_samples), 2)
+    config = _native.SearchConfig(lam=lam, policy="lower_bound")
+    assert (config.time_limit, config.node_limit, config.memory_limit_mb) == (0.0, 0, 0.0)
+    raw = _native.search_corels(problem, config)
+    assert raw["status"] == "optimal" and raw["n_explored"] == free.n_explored
+    assert raw["objective"] == pytest.approx(free.objective, abs=1e-12)
+    for name, value in (("node_limit", -1), ("time_limit", -1.0), ("memory_limit_mb", -1.0)):
+        with pytest.raises(ValueError, match=name):
+            _native.search_corels(problem, _native.SearchConfig(lam=lam, **{name: value}))
+
+
 def test_trace_and_bound_monotone() -> None:
     data = random_dataset(11, n_samples=40, n_features=6)
     result = search_rule_list(data, 0.01, max_cardinality=2, policy="bfs")
@@ -248,18 +270,25 @@ def test_bad_input() -> None:
 
 
 def test_native_binding_rejects_bad_arrays() -> None:
-    from odtkit.core import _native
-
+    # CORELS takes the shared Problem (antecedents as features) and the typed SearchConfig
     truth = np.ones((4, 2), dtype=bool)
-    y = np.zeros(4, dtype=np.int64)
+    y = np.zeros(4, dtype=np.int32)
+    w = np.ones(4)
+    config = _native.SearchConfig(lam=0.1)
     with pytest.raises(TypeError):
-        _native.search_corels(truth[:, 0], y, None, {"lam": 0.1})  # 1-D truth table
+        _native.Problem(truth[:, 0], y, w, 2)  # 1-D truth table
     with pytest.raises(ValueError):
-        _native.search_corels(truth, np.zeros(3, dtype=np.int64), None, {"lam": 0.1})
+        _native.Problem(truth, np.zeros(3, dtype=np.int32), w, 2)
     with pytest.raises(ValueError):
-        _native.search_corels(truth, np.full(4, 2, dtype=np.int64), None, {"lam": 0.1})
+        _native.Problem(truth, np.full(4, 2, dtype=np.int32), w, 2)  # labels must be 0/1
+    with pytest.raises(ValueError, match="binary"):
+        _native.search_corels(_native.Problem(truth, y, w, 3), config)
     with pytest.raises(ValueError):
-        _native.search_corels(truth, y, None, {"lam": 0.1, "policy": "nope"})
+        _native.search_corels(
+            _native.Problem(truth, y, w, 2), _native.SearchConfig(lam=0.1, policy="nope")
+        )
+    with pytest.raises(TypeError):
+        _native.search_corels(_native.Problem(truth, y, w, 2), {"lam": 0.1})  # untyped config
 
 
 @pytest.mark.slow

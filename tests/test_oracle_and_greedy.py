@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odtkit import Dataset, greedy_tree, metrics
+from odtkit import Dataset, datasets, greedy_tree, metrics
+from odtkit.core import search_tree
 from odtkit.testing import (
     EXAMPLE_TREES_PROTECTED,
     LAMBDAS,
@@ -142,6 +143,74 @@ def test_greedy_misses_the_xor_optimum_on_dataset_a():
     data = example_dataset_a()
     greedy = greedy_tree(data, lam=0.01, max_depth=3)
     assert metrics.objective(greedy, data, 0.01) >= brute_force_tree(data, 0.01, 3)[1]
+
+
+def _numpy_greedy_tree(dataset: Dataset, lam: float, max_depth: int | None = None) -> Tree:
+    """The former numpy implementation of ``greedy_tree``: the reference for the native one."""
+    limit = dataset.n_features if max_depth is None else min(max_depth, dataset.n_features)
+    onehot = np.zeros((dataset.n_samples, dataset.n_classes))
+    onehot[np.arange(dataset.n_samples), dataset.y] = dataset.weights
+    X = dataset.X
+    penalty = lam * dataset.total_weight
+    tol = 1e-9 * max(1.0, dataset.total_weight)
+
+    def gini(class_weights: np.ndarray) -> np.ndarray:
+        total = class_weights.sum(axis=-1)
+        safe = np.where(total > 0, total, 1.0)
+        return 1.0 - ((class_weights / safe[..., None]) ** 2).sum(axis=-1)
+
+    def grow(rows: np.ndarray, used: np.ndarray, depth: int) -> tuple[Tree, float]:
+        counts = onehot[rows].sum(axis=0)
+        label = int(np.argmax(counts))
+        leaf_value = float(counts.sum() - counts[label]) + penalty
+        leaf = Tree.leaf(label)
+        if counts.sum() - counts[label] <= 0 or depth == limit:
+            return leaf, leaf_value
+        sub = X[rows]
+        right_counts = sub.T.astype(float) @ onehot[rows]
+        left_counts = counts[None, :] - right_counts
+        n_right = right_counts.sum(axis=1)
+        n_left = left_counts.sum(axis=1)
+        valid = (~used) & (n_right > 0) & (n_left > 0)
+        if not valid.any():
+            return leaf, leaf_value
+        weighted_child = (n_left * gini(left_counts) + n_right * gini(right_counts)) / counts.sum()
+        feature = int(np.argmax(np.where(valid, gini(counts) - weighted_child, -np.inf)))
+        goes_right = sub[:, feature]
+        now_used = used.copy()
+        now_used[feature] = True
+        left_tree, left_value = grow(rows[~goes_right], now_used, depth + 1)
+        right_tree, right_value = grow(rows[goes_right], now_used, depth + 1)
+        if left_value + right_value < leaf_value - tol:
+            return Tree.split(feature, left_tree, right_tree), left_value + right_value
+        return leaf, leaf_value
+
+    return grow(np.arange(dataset.n_samples), np.zeros(dataset.n_features, dtype=bool), 0)[0]
+
+
+@pytest.mark.parametrize("name", ["tic-tac-toe", "car-evaluation", "balance-scale", "monk2"])
+def test_native_greedy_is_the_numpy_greedy_and_the_bnb_start(name: str) -> None:
+    data = datasets.load(name)
+    for lam in (0.0, 0.001, 0.01, 0.05):
+        for depth in (None, 1, 2, 3):
+            expected = _numpy_greedy_tree(data, lam, depth)
+            assert greedy_tree(data, lam, depth) == expected, (lam, depth)
+    # bnb starts from this tree (natively since it stopped taking it from Python): its first
+    # trace row is the greedy objective, or the leaf's when the greedy tree is the leaf
+    for lam, depth in ((0.01, 2), (0.02, None)):
+        value = metrics.objective(_numpy_greedy_tree(data, lam, depth), data, lam)
+        result = search_tree(data, lam, max_depth=depth, method="bnb", node_limit=1)
+        assert result.trace["incumbent"].iloc[0] == pytest.approx(value, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_native_greedy_matches_numpy_on_random_integer_weights(seed: int) -> None:
+    data = random_dataset(
+        seed, n_samples=10 + 2 * seed, n_features=6, n_classes=2 + seed % 3, weighted=seed % 2 == 1
+    )
+    for lam in (0.0, 0.01, 0.05):
+        for depth in (None, 2, 4):
+            assert greedy_tree(data, lam, depth) == _numpy_greedy_tree(data, lam, depth)
 
 
 def test_greedy_large_lambda_returns_a_leaf():

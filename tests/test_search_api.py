@@ -14,7 +14,7 @@ import pytest
 import odtkit
 from odtkit import datasets, metrics
 from odtkit.core import _native, search_tree
-from odtkit.core._problem import decode_tree, encode_tree
+from odtkit.core._problem import build_problem, decode_tree, encode_tree
 from odtkit.results import Result, Status
 from odtkit.testing import brute_force_tree, example_dataset_a, random_dataset
 from odtkit.tree import Tree
@@ -140,16 +140,63 @@ def test_native_problem_rejects_bad_arrays() -> None:
         p.feature(2)
 
 
-def test_native_search_rejects_malformed_initial_tree() -> None:
-    d = example_dataset_a()
-    from odtkit.core._problem import build_problem
+def test_search_config_is_typed() -> None:
+    # a misspelt keyword or attribute, or a wrong type, is an error instead of a silent default
+    config = _native.SearchConfig(lam=0.1, node_limit=5, policy="bfs", bounds={"support": False})
+    assert (config.lam, config.node_limit, config.policy, config.bounds) == (
+        0.1, 5, "bfs", {"support": False}
+    )
+    # "no limit" is 0 for the limits and inf for the upper bound, in every search
+    assert (config.time_limit, config.memory_limit_mb, config.max_depth) == (0.0, 0.0, -1)
+    assert config.upper_bound == float("inf") and config.symmetry == "permutation_map"
+    with pytest.raises(TypeError, match="nodelimit"):
+        _native.SearchConfig(lam=0.1, nodelimit=5)
+    with pytest.raises(TypeError, match="lam: str"):
+        _native.SearchConfig(lam="0.1")
+    with pytest.raises(TypeError, match="node_limit: float"):
+        _native.SearchConfig(node_limit=1.5)
+    with pytest.raises(TypeError, match="bounds"):
+        _native.SearchConfig(bounds={"support": 0})
+    with pytest.raises(ValueError, match="policy 'nope'"):
+        _native.SearchConfig(policy="nope")
+    with pytest.raises(ValueError, match="symmetry map 'nope'"):
+        _native.SearchConfig(symmetry="nope")
+    with pytest.raises(AttributeError, match="nodelimit"):
+        config.nodelimit = 5  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        config.lam = "0.1"
+    with pytest.raises(TypeError):
+        config.max_depth = None
+    with pytest.raises(ValueError, match="policy"):
+        config.policy = "nope"
+    config.policy = "dfs"
+    assert config.policy == "dfs"
+    problem = build_problem(example_dataset_a())
+    with pytest.raises(TypeError):
+        _native.search_dp(problem, {"lam": 0.1})  # untyped configs are refused
+    for search in (_native.search_dp, _native.search_dp_queue, _native.search_bnb):
+        for bad, name in (
+            ({"lam": -1.0}, "lam"),
+            ({"time_limit": -1.0}, "time_limit"),
+            ({"node_limit": -1}, "node_limit"),
+            ({"memory_limit_mb": float("nan")}, "memory_limit_mb"),
+            ({"upper_bound": -0.5}, "upper_bound"),
+            ({"max_depth": -2}, "max_depth"),
+        ):
+            with pytest.raises(ValueError, match=name):
+                search(problem, _native.SearchConfig(**bad))
+        out = search(problem, _native.SearchConfig(lam=0.01, max_depth=3))
+        expected = brute_force_tree(example_dataset_a(), 0.01, 3)[1]
+        assert out["status"] == "optimal" and out["objective"] == pytest.approx(expected, abs=1e-9)
 
-    p = build_problem(d)
+
+def test_native_search_rejects_malformed_initial_tree() -> None:
+    p = build_problem(example_dataset_a())
     for tree in ([0], [7, -1, -1], [-5], [-1, -1]):
         with pytest.raises(ValueError):
-            _native.search_dp(p, {"lam": 0.01, "initial_tree": tree})
+            _native.search_dp(p, _native.SearchConfig(lam=0.01, initial_tree=tree))
     with pytest.raises(ValueError):
-        _native.search_dp(p, {"lam": -1.0})
+        _native.search_dp(p, _native.SearchConfig(lam=-1.0))
 
 
 # --------------------------------------------------------------------------------------------

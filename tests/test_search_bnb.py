@@ -215,9 +215,9 @@ def test_native_binding_rejects_malformed_trees() -> None:
     problem = build_problem(example_dataset_a())
     for bad in ([0], [7, -1, -1], [0, -1, -1, -1], [-5]):
         with pytest.raises(ValueError):
-            _native.search_bnb(problem, {"lam": 0.1, "initial_tree": bad})
+            _native.search_bnb(problem, _native.SearchConfig(lam=0.1, initial_tree=bad))
     with pytest.raises(ValueError):
-        _native.search_bnb(problem, {"lam": 0.1, "policy": "nope"})
+        _native.search_bnb(problem, _native.SearchConfig(lam=0.1, policy="nope"))
 
 
 @pytest.mark.slow

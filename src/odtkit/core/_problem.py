@@ -1,45 +1,77 @@
-"""Validation of search inputs and construction of the native preprocessed ``Problem``.
+"""Construction of the native preprocessed ``Problem`` and of the typed ``SearchConfig``.
 
 The native searches (dp, bnb, corels) all start from ``odtkit.core._native.Problem``: identical
 feature rows collapsed into equivalence classes with per-class weights, per-feature bitsets over
 those classes and the equivalent-point minorities (FORMULATIONS-SEARCH-AND-PRUNING §3.1).
-This module is the only place that turns a :class:`~odtkit.datasets.Dataset` into one, so the
-dtype/contiguity rules of the binding live here.
+Inputs are checked by :mod:`odtkit._validation`; this module is the only place that turns a
+:class:`~odtkit.datasets.Dataset` (or, for CORELS, an antecedent truth table) into a Problem,
+so the dtype/contiguity rules of the binding live here, and the only place that builds the typed
+``_native.SearchConfig`` every search takes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from odtkit._validation import check_dataset, check_node_limit, check_positive_number
 from odtkit.core import _native
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree
 
 
-def check_dataset(dataset: Any, name: str = "dataset") -> Dataset:
-    """Return ``dataset`` if it is a usable :class:`Dataset`, else raise TypeError/ValueError."""
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"{name} must be an odtkit.datasets.Dataset, got {type(dataset).__name__}")
-    if dataset.n_samples == 0:
-        raise ValueError(f"{name} has no samples")
-    if not dataset.total_weight > 0:
-        raise ValueError(f"{name} has zero total sample weight")
-    return dataset
+def build_problem(dataset: Dataset, popcount: str = "auto") -> Any:
+    """The native preprocessed instance of ``dataset`` (``odtkit.core._native.Problem``).
 
-
-def build_problem(dataset: Dataset) -> Any:
-    """The native preprocessed instance of ``dataset`` (``odtkit.core._native.Problem``)."""
+    ``popcount="portable"`` forces the software popcount kernels (benchmarks and tests); the
+    default uses the CPU's popcount instruction when it has one.
+    """
     dataset = check_dataset(dataset)
-    X = np.ascontiguousarray(dataset.X, dtype=bool)
-    y = np.ascontiguousarray(dataset.y, dtype=np.int32)
-    w = np.ascontiguousarray(dataset.weights, dtype=np.float64)
-    if y.size and (y.min() < 0 or y.max() >= dataset.n_classes):
+    return problem_from_arrays(
+        dataset.X, dataset.y, dataset.weights, int(dataset.n_classes), popcount=popcount
+    )
+
+
+def problem_from_arrays(
+    X: Any, y: Any, weights: Any, n_classes: int, popcount: str = "auto"
+) -> Any:
+    """``_native.Problem`` from a bool matrix (rows = samples), class codes and weights."""
+    X = np.ascontiguousarray(X, dtype=bool)
+    y = np.ascontiguousarray(y, dtype=np.int32)
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
         raise ValueError("dataset.y holds class codes outside 0..n_classes-1")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("dataset sample weights must be finite and >= 0")
-    return _native.Problem(X, y, w, int(dataset.n_classes))
+    return _native.Problem(X, y, w, n_classes, popcount=popcount)
+
+
+def search_config(
+    lam: float,
+    *,
+    time_limit: Any,
+    node_limit: Any,
+    memory_limit_mb: Any,
+    bounds: Mapping[str, bool],
+    **options: Any,
+) -> Any:
+    """The typed ``_native.SearchConfig``: limits validated and mapped to "none" = 0.
+
+    ``lam`` and ``bounds`` must already be validated; ``options`` are further config fields
+    (``max_depth``, ``upper_bound``, ``policy``, ``symmetry``); a misspelt one raises TypeError.
+    """
+    time_limit = check_positive_number(time_limit, "time_limit")
+    memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
+    return _native.SearchConfig(
+        lam=lam,
+        time_limit=time_limit or 0.0,
+        node_limit=check_node_limit(node_limit) or 0,
+        memory_limit_mb=memory_limit_mb or 0.0,
+        bounds=dict(bounds),
+        **options,
+    )
 
 
 def encode_tree(tree: Tree) -> list[int]:

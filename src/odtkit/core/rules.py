@@ -18,14 +18,9 @@ import numpy as np
 import pandas as pd
 
 from odtkit import metrics
-from odtkit._validation import (
-    as_binary_matrix,
-    check_lambda,
-    check_node_limit,
-    check_positive_number,
-    check_switches,
-)
+from odtkit._validation import as_binary_matrix, check_dataset, check_lambda, check_switches
 from odtkit.core import _native
+from odtkit.core._problem import problem_from_arrays, search_config
 from odtkit.datasets import Dataset
 from odtkit.results import TRACE_COLUMNS, Result
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
@@ -167,6 +162,20 @@ def _check_antecedents(
     return checked, np.ascontiguousarray(truth), False
 
 
+def _decode_rule_list(code: Sequence[int]) -> tuple[list[int], list[int], int]:
+    """(antecedent ids, their labels, default label) of a rule list encoded as a one-sided tree.
+
+    ``[a0, a1, ..., -(d+1), ..., -(l1+1), -(l0+1)]``: rule k splits on antecedent ``a_k``, its
+    ``x = 1`` side is the leaf of label ``l_k`` and its ``x = 0`` side the rest of the list.
+    """
+    n_rules = next((i for i, v in enumerate(code) if v < 0), len(code))
+    if len(code) != 2 * n_rules + 1 or any(v >= 0 for v in code[n_rules:]):
+        raise RuntimeError(f"corels returned a malformed rule list encoding {list(code)}: a bug")
+    prefix = [int(v) for v in code[:n_rules]]
+    labels = [-int(v) - 1 for v in reversed(code[n_rules + 1 :])]
+    return prefix, labels, -int(code[n_rules]) - 1
+
+
 def search_rule_list(
     dataset: Dataset,
     lam: float,
@@ -220,10 +229,7 @@ def search_rule_list(
         (the literal tuples searched, or the matrix names), ``n_antecedents`` and search counters.
     """
     start = time.perf_counter()
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"dataset must be an odtkit.datasets.Dataset, got {type(dataset).__name__}")
-    if dataset.n_samples == 0 or not dataset.total_weight > 0:
-        raise ValueError("dataset has no samples (or zero total weight)")
+    dataset = check_dataset(dataset)
     if dataset.n_classes > 2:
         raise ValueError(
             f"search_rule_list supports binary labels only; the dataset has {dataset.n_classes} "
@@ -236,17 +242,15 @@ def search_rule_list(
         raise ValueError(f"policy must be one of {RULE_POLICIES}, got {policy!r}")
     if not isinstance(symmetry, str) or symmetry not in SYMMETRY_MAPS:
         raise ValueError(f"symmetry must be one of {SYMMETRY_MAPS}, got {symmetry!r}")
-    time_limit = check_positive_number(time_limit, "time_limit")
-    memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
-    config: dict[str, Any] = {
-        "lam": lam,
-        "policy": policy,
-        "symmetry": symmetry,
-        "time_limit": time_limit if time_limit is not None else -1.0,
-        "node_limit": check_node_limit(node_limit) or -1,
-        "memory_limit_mb": memory_limit_mb if memory_limit_mb is not None else -1.0,
-        **check_switches(bounds, RULE_BOUNDS),
-    }
+    config = search_config(
+        lam,
+        time_limit=time_limit,
+        node_limit=node_limit,
+        memory_limit_mb=memory_limit_mb,
+        bounds=check_switches(bounds, RULE_BOUNDS),
+        policy=policy,
+        symmetry=symmetry,
+    )
     names: Sequence[str] | None = None
     if antecedents is None:
         literal_sets, truth = mine_antecedents(
@@ -259,20 +263,15 @@ def search_rule_list(
             names = [str(s) for s in antecedents[1]]
             if len(names) != truth.shape[1]:
                 raise ValueError("antecedent names must have one entry per matrix column")
-    weights = (
-        None
-        if dataset.sample_weight is None
-        else np.ascontiguousarray(dataset.sample_weight, dtype=np.float64)
-    )
+    # the antecedents are the features of the Problem: its points are CORELS's equivalence
+    # classes, and the rule list comes back as the one-sided tree it is
     raw = _native.search_corels(
-        np.ascontiguousarray(truth, dtype=bool),
-        np.ascontiguousarray(dataset.y, dtype=np.int64),
-        weights,
-        config,
+        problem_from_arrays(truth, dataset.y, dataset.weights, 2), config
     )
+    prefix, labels, default_label = _decode_rule_list(raw["tree"])
     model = RuleList(
-        [(literal_sets[r], label) for r, label in zip(raw["prefix"], raw["labels"], strict=True)],
-        raw["default_label"],
+        [(literal_sets[r], label) for r, label in zip(prefix, labels, strict=True)],
+        default_label,
     )
     # re-check against the single truth (on the matrix itself when antecedents were a matrix)
     check_on = (
@@ -303,7 +302,7 @@ def search_rule_list(
         },
         columns=list(TRACE_COLUMNS),
     ).astype(float)
-    stats = dict(raw["stats"])
+    stats: dict[str, Any] = {key: int(value) for key, value in raw["stats"].items()}  # counters
     stats["n_antecedents"] = truth.shape[1]
     stats["antecedents"] = list(names) if names is not None else literal_sets
     return Result(

@@ -23,17 +23,10 @@ import numpy as np
 import pandas as pd
 
 from odtkit import metrics
-from odtkit._validation import (
-    check_depth,
-    check_lambda,
-    check_node_limit,
-    check_positive_number,
-    check_switches,
-)
+from odtkit._validation import check_dataset, check_depth, check_lambda, check_switches
 from odtkit.core import _native
-from odtkit.core._problem import build_problem, check_dataset, decode_tree, encode_tree
+from odtkit.core._problem import build_problem, decode_tree, search_config
 from odtkit.datasets import Dataset
-from odtkit.greedy import greedy_tree
 from odtkit.results import TRACE_COLUMNS, Result
 
 METHODS = ("dp", "bnb")
@@ -142,21 +135,17 @@ def search_tree(
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     if method != "dp" and strategy != "recursive":
         raise ValueError(f"strategy={strategy!r} applies only to method='dp', not {method!r}")
-    time_limit = check_positive_number(time_limit, "time_limit")
-    memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
-    config = {
-        "lam": lam,
-        "max_depth": -1 if max_depth is None else max_depth,
-        "time_limit": time_limit or 0.0,
-        "node_limit": check_node_limit(node_limit) or 0,
-        "memory_limit_mb": memory_limit_mb or 0.0,
-        "upper_bound": _check_upper_bound(upper_bound),
-        "policy": policy,
-        "bounds": check_switches(bounds, BOUNDS[method]),
-    }
-    if method == "bnb":
-        # the dp computes the same §3.2 greedy tree natively (microseconds instead of ~0.1 s)
-        config["initial_tree"] = encode_tree(greedy_tree(dataset, lam=lam, max_depth=max_depth))
+    config = search_config(
+        lam,
+        time_limit=time_limit,
+        node_limit=node_limit,
+        memory_limit_mb=memory_limit_mb,
+        bounds=check_switches(bounds, BOUNDS[method]),
+        max_depth=-1 if max_depth is None else max_depth,
+        upper_bound=_check_upper_bound(upper_bound),
+        policy=policy,
+    )
+    # every search starts from the §3.2 greedy tree, computed natively (microseconds)
     problem = build_problem(dataset)
     if method == "dp" and strategy == "queue":
         raw = _native.search_dp_queue(problem, config)

@@ -6,8 +6,6 @@
 
 namespace odtkit {
 void bind_bitset(nanobind::module_& m);
-void bind_dp(nanobind::module_& m);
-void bind_dp_queue(nanobind::module_& m);
-void bind_corels(nanobind::module_& m);
-void bind_bnb(nanobind::module_& m);
+void bind_problem(nanobind::module_& m);
+void bind_searches(nanobind::module_& m);
 }  // namespace odtkit

@@ -14,6 +14,9 @@
 // prediction, so they can only tie with fewer leaves (tie-safe, §0.5).
 #include "bnb.hpp"
 
+#include "greedy.hpp"
+#include "search_common.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -140,17 +143,6 @@ struct BEntry {
   bool operator<(const BEntry& o) const { return bound > o.bound; }
 };
 
-enum class Policy { curiosity, lower_bound, objective, bfs, dfs };
-
-Policy parse_policy(const std::string& name) {
-  if (name == "curiosity") return Policy::curiosity;
-  if (name == "lower_bound") return Policy::lower_bound;
-  if (name == "objective") return Policy::objective;
-  if (name == "bfs") return Policy::bfs;
-  if (name == "dfs") return Policy::dfs;
-  throw std::invalid_argument("unknown bnb policy '" + name + "'");
-}
-
 class BnbSearch {
  public:
   BnbSearch(const Problem& problem, const SearchConfig& config, std::function<bool()> interrupted,
@@ -158,7 +150,7 @@ class BnbSearch {
       : P_(problem),
         cfg_(config),
         budget_(config, std::move(interrupted)),
-        policy_(parse_policy(config.policy)),
+        policy_(config.policy),
         upper_bound_(upper_bound) {
     M_ = P_.n_features();
     K_ = P_.n_classes();
@@ -166,7 +158,8 @@ class BnbSearch {
     W_ = P_.n_words();
     N_ = P_.total_weight();
     Lambda_ = cfg_.lam * N_;
-    tau_ = 1e-9 * std::max(1.0, N_);
+    tau_ = count_tolerance(N_);
+    zero_ = zero_weight(N_);
     use_eq_ = cfg_.bound_on("equivalent_points");
     use_lookahead_ = cfg_.bound_on("lookahead");
     use_leaf_count_ = cfg_.bound_on("leaf_count");
@@ -200,8 +193,6 @@ class BnbSearch {
   void consider_incumbent(const std::vector<int>& L2);
 
   // trees -----------------------------------------------------------------------------------
-  double evaluate_encoded(const std::vector<int>& code, std::size_t& pos, const Bitset& s,
-                          int depth);
   void build_tree(std::vector<int> ids, Words& consumed, std::vector<int>& out) const;
 
   const Problem& P_;
@@ -212,7 +203,7 @@ class BnbSearch {
 
   std::size_t M_ = 0, FW_ = 0, W_ = 0;
   int K_ = 2;
-  double N_ = 0.0, Lambda_ = 0.0, tau_ = 1e-9, ub_count_ = 0.0;
+  double N_ = 0.0, Lambda_ = 0.0, tau_ = 0.0, zero_ = 0.0, ub_count_ = 0.0;
   bool use_eq_, use_lookahead_, use_leaf_count_, use_support_, use_incremental_,
       use_leaf_accuracy_, use_permutation_;
   int max_depth_;
@@ -302,7 +293,7 @@ void BnbSearch::ensure_splits(int id) {
     const double n1 = P_.split_class_weights(p.support.data(), P_.feature_words(f), p.cw.data(),
                                              cw1.data(), cw0.data());
     const double n0 = p.n - n1;
-    if (n1 <= tau_ * 1e-3 || n0 <= tau_ * 1e-3) continue;  // empty side: never useful
+    if (n1 <= zero_ || n0 <= zero_) continue;  // empty side: never useful
     if (use_leaf_accuracy_) {
       const double cor1 = n1 - misclassified(cw1.data(), K_);
       const double cor0 = n0 - misclassified(cw0.data(), K_);
@@ -321,7 +312,7 @@ void BnbSearch::ensure_splits(int id) {
 bool BnbSearch::splittable(int id) {
   const Leaf& p = leaves_[id];
   if (p.depth >= max_depth_) return false;
-  if (p.mis <= tau_ * 1e-3) return false;  // a pure leaf: any split only adds leaves
+  if (p.mis <= zero_) return false;  // a pure leaf: any split only adds leaves
   if (use_support_ && !(p.mis - p.eq > Lambda_ + tau_)) return false;  // §2.5
   ensure_splits(id);
   return !leaves_[id].splits.empty();
@@ -366,7 +357,8 @@ bool BnbSearch::heavy_work_should_stop() {
 
 void BnbSearch::record() {
   const double lb = std::min({threshold(), open_min_bound(), partial_bound_});
-  out_.record(budget_.elapsed(), Rc_ / N_, std::min(lb, Rc_) / N_);
+  const double incumbent = Rc_ / N_, bound = std::min(lb, Rc_) / N_;
+  if (out_.changed(incumbent, bound)) out_.record(budget_.elapsed(), incumbent, bound);
 }
 
 void BnbSearch::push_state(State&& st) {
@@ -558,7 +550,7 @@ void BnbSearch::expand(int sid) {
   auto contribution = [&](int id) {
     const Leaf& c = leaves_[id];
     double v = c.mis + Lambda_;
-    const bool maybe_split = c.depth < max_depth_ && c.mis > tau_ * 1e-3 &&
+    const bool maybe_split = c.depth < max_depth_ && c.mis > zero_ &&
                              (!use_support_ || c.mis - c.eq > Lambda_ + tau_);
     if (maybe_split) v += std::min(0.0, (use_eq_ ? c.eq : 0.0) - c.mis + la);
     return v;
@@ -632,30 +624,6 @@ void BnbSearch::expand(int sid) {
 // Trees
 // ---------------------------------------------------------------------------------------------
 
-// Objective (count units) of an encoded subtree on support s; advances pos.
-double BnbSearch::evaluate_encoded(const std::vector<int>& code, std::size_t& pos, const Bitset& s,
-                                   int depth) {
-  if (pos >= code.size()) throw std::invalid_argument("initial_tree: truncated encoding");
-  const int v = code[pos++];
-  if (v < 0) {
-    const int label = -v - 1;
-    if (label >= K_) throw std::invalid_argument("initial_tree: leaf label out of range");
-    std::vector<double> cw(static_cast<std::size_t>(K_));
-    P_.class_weights(s.data(), cw.data());
-    double total = 0.0;
-    for (double w : cw) total += w;
-    return total - cw[label] + Lambda_;
-  }
-  if (static_cast<std::size_t>(v) >= M_)
-    throw std::invalid_argument("initial_tree: feature index out of range");
-  if (depth >= max_depth_) throw std::invalid_argument("initial_tree: deeper than max_depth");
-  Bitset left(P_.n_points()), right(P_.n_points());
-  words::and_not_into(left.data(), s.data(), P_.feature_words(static_cast<std::size_t>(v)), W_);
-  words::and_into(right.data(), s.data(), P_.feature_words(static_cast<std::size_t>(v)), W_);
-  const double a = evaluate_encoded(code, pos, left, depth + 1);
-  return a + evaluate_encoded(code, pos, right, depth + 1);
-}
-
 // Rebuild a binary tree from a leaf set: split on a feature every leaf uses (the smallest index
 // not yet consumed on the path); such a feature exists for any leaf set grown by splits.
 void BnbSearch::build_tree(std::vector<int> ids, Words& consumed, std::vector<int>& out) const {
@@ -687,19 +655,24 @@ SearchOutput BnbSearch::run() {
   ub_count_ = std::isfinite(upper_bound_) ? upper_bound_ * N_ + 2 * tau_
                                            : std::numeric_limits<double>::infinity();
   const int root = root_leaf();
-  // incumbent: the better of the single leaf and the warm start (§3.2)
+  // incumbent: the best of the single leaf, the warm start and the greedy tree (§3.2)
   Rc_ = leaves_[root].mis + Lambda_;
   best_leaves_ = {root};
-  if (!cfg_.initial_tree.empty()) {
-    std::size_t pos = 0;
-    const double v = evaluate_encoded(cfg_.initial_tree, pos, P_.all_points(), 0);
-    if (pos != cfg_.initial_tree.size())
-      throw std::invalid_argument("initial_tree: trailing entries after a complete tree");
+  auto offer = [&](std::vector<int> code, double v) {
     if (v < Rc_ - tau_) {
       Rc_ = v;
       best_leaves_.clear();
-      best_code_ = cfg_.initial_tree;
+      best_code_ = std::move(code);
     }
+  };
+  if (!cfg_.initial_tree.empty())
+    offer(cfg_.initial_tree, evaluate_tree(P_, cfg_.initial_tree, Lambda_, cfg_.max_depth));
+  {
+    const double t0 = budget_.elapsed();
+    double v = 0.0;
+    std::vector<int> greedy = greedy_tree(P_, cfg_.lam, cfg_.max_depth, &v);
+    out_.stats["greedy_seconds"] = budget_.elapsed() - t0;
+    offer(std::move(greedy), v);
   }
   if (use_permutation_) {
     tree_cache_.insert(std::vector<int>{root});
@@ -755,8 +728,7 @@ SearchOutput BnbSearch::run() {
 
 SearchOutput search_bnb(const Problem& problem, const SearchConfig& config,
                         std::function<bool()> interrupted) {
-  if (!(config.lam >= 0.0) || !std::isfinite(config.lam))
-    throw std::invalid_argument("lam must be a finite number >= 0");
+  config.validate();
   if (problem.n_samples() == 0 || !(problem.total_weight() > 0.0))
     throw std::invalid_argument("the problem has no sample weight");
   BnbSearch search(problem, config, interrupted, config.upper_bound);
@@ -764,7 +736,8 @@ SearchOutput search_bnb(const Problem& problem, const SearchConfig& config,
   // An upper bound that no tree attains (below the optimum) prunes everything: the search then
   // proves nothing about the optimum, so it reruns without it (same contract as the dp).
   if (std::isfinite(config.upper_bound) && out.status == "optimal" &&
-      out.objective > config.upper_bound + 1e-9) {
+      out.objective > config.upper_bound + count_tolerance(problem.total_weight()) /
+                                                problem.total_weight()) {
     BnbSearch again(problem, config, interrupted, std::numeric_limits<double>::infinity());
     out = again.run();
     out.stats["upper_bound_invalid"] = 1.0;

@@ -2,51 +2,24 @@
 //
 // Samples with identical antecedent rows form equivalence classes (§5.3 item 8: the partition
 // induced by the antecedents, coarser than raw features, hence the tightest equivalent-points
-// bound). All bitsets are over those classes; a class carries its positive, total and minority
-// mass. Masses of a bitset are summed with hardware popcounts over binary "bit planes" of the
+// bound): they are the Problem's points, its features being the antecedents. All bitsets are
+// over those classes; a class carries its positive, total and minority mass. Masses of a bitset
+// are summed with popcounts (popcount.hpp, in the Problem's mode) over binary "bit planes" of the
 // per-class integer masses (exact, and independent of how many samples a class holds); sample
 // weights that are not integers fall back to a loop over the set bits.
 #include "corels.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <queue>
 #include <stdexcept>
-#include <unordered_map>
 
 namespace odtkit {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Words = std::vector<std::uint64_t>;
-
-// The wheel is built for baseline x86-64 (no -march), where __builtin_popcountll is a software
-// routine; cloning the hot kernel lets the loader pick the POPCNT version on CPUs that have it.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ODTKIT_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
-#else
-#define ODTKIT_POPCNT_CLONES
-#endif
-
-// sum_b 2^b popcount(a & b & plane_b) for one quantity; planes are interleaved per word with
-// `stride` words per word index, this quantity's planes starting at `offset`.
-ODTKIT_POPCNT_CLONES
-std::uint64_t plane_sum(const std::uint64_t* a, const std::uint64_t* b,
-                        const std::uint64_t* planes, std::size_t n_words, int stride, int offset,
-                        int n_planes) {
-  std::uint64_t acc = 0;
-  for (std::size_t k = 0; k < n_words; ++k) {
-    const std::uint64_t c = b ? (a[k] & b[k]) : a[k];
-    if (!c) continue;
-    const std::uint64_t* p = planes + k * static_cast<std::size_t>(stride) + offset;
-    for (int bit = 0; bit < n_planes; ++bit)
-      acc += static_cast<std::uint64_t>(__builtin_popcountll(c & p[bit])) << bit;
-  }
-  return acc;
-}
 
 enum Quantity { kTotal = 0, kPositive = 1, kMinority = 2 };
 
@@ -60,8 +33,8 @@ struct Mass {
 class MassCounter {
  public:
   MassCounter(const std::vector<double>& pos, const std::vector<double>& tot,
-              const std::vector<double>& minority)
-      : n_words_((pos.size() + 63) / 64), values_{tot, pos, minority} {
+              const std::vector<double>& minority, PopcountMode mode)
+      : n_words_((pos.size() + 63) / 64), mode_(mode), values_{tot, pos, minority} {
     integral_ = true;
     double max_mass = 0.0;
     for (std::size_t u = 0; u < tot.size(); ++u) {
@@ -87,8 +60,8 @@ class MassCounter {
   // Mass of quantity q over a AND b (b may be null: over a).
   double of(Quantity q, const std::uint64_t* a, const std::uint64_t* b) const {
     if (integral_)
-      return static_cast<double>(plane_sum(a, b, planes_.data(), n_words_, 3 * n_planes_,
-                                           q * n_planes_, n_planes_));
+      return static_cast<double>(kernels::interleaved_plane_sum(
+          mode_, a, b, planes_.data(), n_words_, 3 * n_planes_, q * n_planes_, n_planes_));
     double m = 0.0;
     const std::vector<double>& v = values_[q];
     for (std::size_t k = 0; k < n_words_; ++k) {
@@ -105,6 +78,7 @@ class MassCounter {
 
  private:
   std::size_t n_words_;
+  PopcountMode mode_;
   bool integral_ = true;
   int n_planes_ = 0;
   Words planes_;
@@ -220,11 +194,18 @@ class SymmetryMap {
 
 class CorelsSearch {
  public:
-  CorelsSearch(const CorelsInput& in, const CorelsConfig& cfg,
-               const std::function<bool()>& interrupted)
-      : in_(in), cfg_(cfg), interrupted_(interrupted) {}
+  CorelsSearch(const Problem& problem, const SearchConfig& cfg,
+               std::function<bool()> interrupted)
+      : P_(problem),
+        cfg_(cfg),
+        budget_(cfg, std::move(interrupted)),
+        support_(cfg.bound_on("support")),
+        accurate_support_(cfg.bound_on("accurate_support")),
+        max_support_(cfg.bound_on("max_support")),
+        lookahead_(cfg.bound_on("lookahead")),
+        equivalent_points_(cfg.bound_on("equivalent_points")) {}
 
-  CorelsOutput run();
+  SearchOutput run();
 
  private:
   // --- preprocessing -------------------------------------------------------------------
@@ -239,7 +220,7 @@ class CorelsSearch {
   void prune_up(int id);
   void garbage_collect();
   bool gc_visit(int id);
-  double prune_key(const Node& n) const { return n.b + n.b0 + (cfg_.lookahead ? Lambda_ : 0.0); }
+  double prune_key(const Node& n) const { return n.b + n.b0 + (lookahead_ ? Lambda_ : 0.0); }
   double report_bound(const Node& n) const { return n.b + n.b0 + Lambda_; }
   void push(int id);
   bool alive(int id, std::uint32_t gen) const {
@@ -248,21 +229,19 @@ class CorelsSearch {
   }
 
   // --- bookkeeping -------------------------------------------------------------------------
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
   double queue_min_bound();
-  void record_trace(bool force = false);
-  double memory_bytes() const;
-  bool limit_reached();
+  void record_trace();
+  std::size_t memory_bytes() const;
+  // antecedent r as a bitset over classes
+  const std::uint64_t* rule(std::size_t r) const { return P_.feature_words(r); }
 
-  const CorelsInput& in_;
-  const CorelsConfig& cfg_;
-  const std::function<bool()>& interrupted_;
-  Clock::time_point t0_;
-  Clock::time_point last_poll_;
+  const Problem& P_;
+  const SearchConfig& cfg_;
+  Budget budget_;
+  const bool support_, accurate_support_, max_support_, lookahead_, equivalent_points_;
 
   std::size_t U_ = 0, W_ = 0, R_ = 0;
-  double N_ = 0.0, Lambda_ = 0.0, tau_ = 1e-9;
-  std::vector<Words> rules_;  // per antecedent: bitset over classes
+  double N_ = 0.0, Lambda_ = 0.0, tau_ = 0.0;
   Words valid_;
   std::unique_ptr<MassCounter> mass_;
 
@@ -279,56 +258,25 @@ class CorelsSearch {
   double Rc_ = 0.0;  // incumbent, count units
   std::vector<int> best_prefix_, best_labels_;
   int best_default_ = 0;
-  double last_lb_ = -1.0, last_rc_ = -1.0;
-  CorelsOutput out_;
+  long long n_created_ = 0, max_queue_ = 0, n_gc_ = 0;
+  SearchOutput out_;
 };
 
 void CorelsSearch::build_classes() {
-  const std::size_t n = in_.n_samples;
-  R_ = in_.n_rules;
-  const std::size_t row_words = (R_ + 63) / 64;
-  std::unordered_map<Words, std::size_t, VecHash> index;
-  index.reserve(n * 2 + 1);
-  std::vector<std::size_t> cls(n);
-  std::vector<double> pos, tot;
-  std::vector<std::size_t> rep;  // a representative sample per class
-  Words key(row_words);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::fill(key.begin(), key.end(), 0);
-    const bool* row = in_.truth + i * R_;
-    for (std::size_t r = 0; r < R_; ++r)
-      if (row[r]) key[r >> 6] |= std::uint64_t{1} << (r & 63);
-    auto [it, inserted] = index.emplace(key, pos.size());
-    if (inserted) {
-      pos.push_back(0.0);
-      tot.push_back(0.0);
-      rep.push_back(i);
-    }
-    const std::size_t u = it->second;
-    cls[i] = u;
-    const double w = in_.weights ? in_.weights[i] : 1.0;
-    tot[u] += w;
-    if (in_.labels[i] == 1) pos[u] += w;
-  }
-  U_ = pos.size();
-  W_ = (U_ + 63) / 64;
-  std::vector<double> minority(U_);
-  for (std::size_t u = 0; u < U_; ++u) minority[u] = std::min(pos[u], tot[u] - pos[u]);
-  mass_ = std::make_unique<MassCounter>(pos, tot, minority);
-  rules_.assign(R_, Words(W_, 0));
+  R_ = P_.n_features();
+  U_ = P_.n_points();
+  W_ = P_.n_words();
+  std::vector<double> pos(U_), tot(U_);
+  const std::vector<double>& cw = P_.point_class_weight();
   for (std::size_t u = 0; u < U_; ++u) {
-    const bool* row = in_.truth + rep[u] * R_;
-    for (std::size_t r = 0; r < R_; ++r)
-      if (row[r]) rules_[r][u >> 6] |= std::uint64_t{1} << (u & 63);
+    pos[u] = cw[2 * u + 1];
+    tot[u] = cw[2 * u] + cw[2 * u + 1];
   }
-  valid_.assign(W_, ~std::uint64_t{0});
-  if (U_ % 64) valid_.back() = (std::uint64_t{1} << (U_ % 64)) - 1;
-  if (W_ == 0) valid_.clear();
-  N_ = 0.0;
-  for (double t : tot) N_ += t;
+  mass_ = std::make_unique<MassCounter>(pos, tot, P_.point_minority(), P_.popcount_mode());
+  valid_ = P_.all_points().words();
+  N_ = P_.total_weight();
   Lambda_ = cfg_.lam * N_;
-  tau_ = 1e-9 * std::max(1.0, N_);
-  out_.n_classes_eq = U_;
+  tau_ = count_tolerance(N_);
   live_words_ = (R_ + 63) / 64;
 }
 
@@ -345,7 +293,7 @@ int CorelsSearch::new_node() {
     nodes_.emplace_back();
   }
   ++live_;
-  ++out_.n_created;
+  ++n_created_;
   return id;
 }
 
@@ -411,7 +359,7 @@ bool CorelsSearch::gc_visit(int id) {
 }
 
 void CorelsSearch::garbage_collect() {
-  ++out_.n_gc;
+  ++n_gc_;
   if (!nodes_.empty() && !nodes_[0].deleted) gc_visit(0);
 }
 
@@ -420,20 +368,20 @@ void CorelsSearch::push(int id) {
   double key = 0.0;
   long long order = counter_++;
   switch (cfg_.policy) {
-    case CorelsPolicy::curiosity:
+    case Policy::curiosity:
       // b / supp with b free of the equivalent-points term (§5.4); 0 for the root
       key = nd.depth == 0 ? 0.0 : nd.b / std::max(nd.captured, 0.01);
       break;
-    case CorelsPolicy::lower_bound:
+    case Policy::lower_bound:
       key = nd.b + nd.b0;
       break;
-    case CorelsPolicy::objective:
+    case Policy::objective:
       key = nd.obj;
       break;
-    case CorelsPolicy::bfs:
+    case Policy::bfs:
       key = nd.depth;
       break;
-    case CorelsPolicy::dfs:
+    case Policy::dfs:
       key = -static_cast<double>(nd.depth);
       order = -order;
       break;
@@ -441,7 +389,7 @@ void CorelsSearch::push(int id) {
   nd.in_queue = true;
   queue_.push({key, order, id, nd.gen});
   bheap_.push({report_bound(nd), id, nd.gen});
-  out_.max_queue = std::max<long long>(out_.max_queue, static_cast<long long>(queue_.size()));
+  max_queue_ = std::max<long long>(max_queue_, static_cast<long long>(queue_.size()));
 }
 
 double CorelsSearch::queue_min_bound() {
@@ -453,49 +401,16 @@ double CorelsSearch::queue_min_bound() {
   return std::numeric_limits<double>::infinity();
 }
 
-void CorelsSearch::record_trace(bool force) {
-  const double lb = std::min(Rc_, queue_min_bound());
-  if (force || lb != last_lb_ || Rc_ != last_rc_) {
-    out_.trace.push_back({elapsed(), Rc_ / N_, lb / N_});
-    last_lb_ = lb;
-    last_rc_ = Rc_;
-  }
+void CorelsSearch::record_trace() {
+  const double incumbent = Rc_ / N_, bound = std::min(Rc_, queue_min_bound()) / N_;
+  if (out_.changed(incumbent, bound)) out_.record(budget_.elapsed(), incumbent, bound);
 }
 
-double CorelsSearch::memory_bytes() const {
-  const double node_bytes = sizeof(Node) + 2 * sizeof(int);
-  return static_cast<double>(nodes_.size()) * node_bytes +
-         static_cast<double>(queue_.size()) * sizeof(QEntry) +
-         static_cast<double>(bheap_.size()) * sizeof(BEntry) +
-         static_cast<double>(map_.bytes()) +
-         static_cast<double>(R_ * W_ * 8) + static_cast<double>(mass_->bytes()) +
-         static_cast<double>(live_bytes_);
-}
-
-bool CorelsSearch::limit_reached() {
-  if (cfg_.node_limit > 0 && out_.n_explored >= cfg_.node_limit) {
-    out_.status = "node_limit";
-    return true;
-  }
-  const auto now = Clock::now();
-  if (cfg_.time_limit > 0 && std::chrono::duration<double>(now - t0_).count() >= cfg_.time_limit) {
-    out_.status = "time_limit";
-    return true;
-  }
-  const double mem = memory_bytes();
-  out_.peak_memory_bytes = std::max(out_.peak_memory_bytes, mem);
-  if (cfg_.memory_limit_bytes > 0 && mem >= cfg_.memory_limit_bytes) {
-    out_.status = "memory_limit";
-    return true;
-  }
-  if (now - last_poll_ >= std::chrono::milliseconds(2)) {
-    last_poll_ = now;
-    if (interrupted_ && interrupted_()) {
-      out_.status = "interrupted";
-      return true;
-    }
-  }
-  return false;
+std::size_t CorelsSearch::memory_bytes() const {
+  const std::size_t node_bytes = sizeof(Node) + 2 * sizeof(int);
+  return nodes_.size() * node_bytes + queue_.size() * sizeof(QEntry) +
+         bheap_.size() * sizeof(BEntry) + map_.bytes() + R_ * W_ * 8 + mass_->bytes() +
+         live_bytes_;
 }
 
 // Warm start: append, one rule at a time, the antecedent that lowers the objective most, while
@@ -515,9 +430,9 @@ void CorelsSearch::greedy_incumbent() {
     int best_label = 0;
     for (std::size_t r = 0; r < R_; ++r) {
       if (used[r]) continue;
-      const double tot = mass_->of(kTotal, rules_[r].data(), notcapt.data());
+      const double tot = mass_->of(kTotal, rule(r), notcapt.data());
       if (tot <= 0.0) continue;
-      const double pos = mass_->of(kPositive, rules_[r].data(), notcapt.data());
+      const double pos = mass_->of(kPositive, rule(r), notcapt.data());
       const double nb = b + std::min(pos, tot - pos) + Lambda_;
       const double rt = rest_tot - tot, rp = rest_pos - pos;
       const double obj = nb + std::min(rp, rt - rp);
@@ -534,7 +449,7 @@ void CorelsSearch::greedy_incumbent() {
     used[best_r] = 1;
     prefix.push_back(best_r);
     labels.push_back(best_label);
-    const Words& a = rules_[best_r];
+    const std::uint64_t* a = rule(static_cast<std::size_t>(best_r));
     for (std::size_t k = 0; k < W_; ++k) notcapt[k] &= ~a[k];
     b = best_b;
     rest_tot -= best_tot;
@@ -549,11 +464,8 @@ void CorelsSearch::greedy_incumbent() {
   }
 }
 
-CorelsOutput CorelsSearch::run() {
-  t0_ = Clock::now();
-  last_poll_ = t0_;
+SearchOutput CorelsSearch::run() {
   build_classes();
-  if (N_ <= 0) throw std::invalid_argument("the total sample weight must be positive");
 
   // Root = the empty list: only the default rule.
   const double all_tot = mass_->of(kTotal, valid_.data(), nullptr);
@@ -562,7 +474,7 @@ CorelsOutput CorelsSearch::run() {
   {
     Node& r = nodes_[root];
     r.b = 0.0;
-    r.b0 = cfg_.equivalent_points ? mass_->of(kMinority, valid_.data(), nullptr) : 0.0;
+    r.b0 = equivalent_points_ ? mass_->of(kMinority, valid_.data(), nullptr) : 0.0;
     r.obj = std::min(all_pos, all_tot - all_pos);
     r.captured = 0.0;
   }
@@ -570,17 +482,14 @@ CorelsOutput CorelsSearch::run() {
   best_default_ = all_pos > all_tot - all_pos ? 1 : 0;
   greedy_incumbent();
   push(root);
-  record_trace(true);
+  record_trace();
 
   Words notcapt(W_);
   std::vector<char> used(R_, 0);
   std::vector<int> path;
   bool stopped = false;
+  std::uint64_t n_discarded = 0;
   while (!queue_.empty()) {
-    if (limit_reached()) {
-      stopped = true;
-      break;
-    }
     const QEntry top = queue_.top();
     queue_.pop();
     if (!alive(top.node, top.gen) || !nodes_[top.node].in_queue) continue;
@@ -590,7 +499,18 @@ CorelsOutput CorelsSearch::run() {
       nodes_[id].done = true;
       prune_up(id);
       record_trace();
+      // millions of entries can be discarded in a row after the incumbent improves
+      if ((++n_discarded & 63) == 0 && budget_.check_clock()) {
+        stopped = true;
+        break;
+      }
       continue;
+    }
+    // n_explored counts expanded prefixes, so the budget ticks here, not for discarded entries
+    if (budget_.tick(memory_bytes())) {
+      nodes_[id].in_queue = true;  // still open: its bound stays in the global lower bound
+      stopped = true;
+      break;
     }
 
     // Rebuild the prefix and its uncaptured set from the trie path (no stored bitsets).
@@ -600,13 +520,13 @@ CorelsOutput CorelsSearch::run() {
     notcapt = valid_;
     for (int r : path) {
       used[r] = 1;
-      const Words& a = rules_[r];
+      const std::uint64_t* a = rule(static_cast<std::size_t>(r));
       for (std::size_t k = 0; k < W_; ++k) notcapt[k] &= ~a[k];
     }
     Mass rest_all;
     rest_all.tot = mass_->of(kTotal, notcapt.data(), nullptr);
     rest_all.pos = mass_->of(kPositive, notcapt.data(), nullptr);
-    rest_all.eq = cfg_.equivalent_points ? mass_->of(kMinority, notcapt.data(), nullptr) : 0.0;
+    rest_all.eq = equivalent_points_ ? mass_->of(kMinority, notcapt.data(), nullptr) : 0.0;
     const double parent_b = nodes_[id].b;
     const int parent_depth = nodes_[id].depth;
     bool improved = false;
@@ -620,12 +540,12 @@ CorelsOutput CorelsSearch::run() {
       if (used[r]) continue;
       if (inherited && !((*inherited)[r >> 6] >> (r & 63) & 1u)) continue;
       Mass c;
-      c.tot = mass_->of(kTotal, rules_[r].data(), notcapt.data());
-      if (cfg_.support && c.tot < Lambda_ - tau_) continue;  // Thm 10
+      c.tot = mass_->of(kTotal, rule(r), notcapt.data());
+      if (support_ && c.tot < Lambda_ - tau_) continue;  // Thm 10
       if (c.tot <= 0.0) continue;  // captures nothing: never useful, and keeps lists finite
-      c.pos = mass_->of(kPositive, rules_[r].data(), notcapt.data());
+      c.pos = mass_->of(kPositive, rule(r), notcapt.data());
       const double cor = std::max(c.pos, c.tot - c.pos);
-      if (cfg_.accurate_support && cor < Lambda_ - tau_) continue;  // Thm 11
+      if (accurate_support_ && cor < Lambda_ - tau_) continue;  // Thm 11
       live[r >> 6] |= std::uint64_t{1} << (r & 63);
       const double b = parent_b + (c.tot - cor) + Lambda_;
       if (b >= Rc_ - tau_) continue;  // Thm 1: neither this list nor any extension improves
@@ -645,26 +565,26 @@ CorelsOutput CorelsSearch::run() {
         best_default_ = rest_pos > rest_tot - rest_pos ? 1 : 0;
         improved = true;
       }
-      if (cfg_.max_support && rest_tot < Lambda_ - tau_) continue;  // Thm 21
+      if (max_support_ && rest_tot < Lambda_ - tau_) continue;  // Thm 21
       // Thm 20; the minority mass is summed only for the few children that get this far
       const double b0 =
-          cfg_.equivalent_points
-              ? rest_all.eq - mass_->of(kMinority, rules_[r].data(), notcapt.data())
+          equivalent_points_
+              ? rest_all.eq - mass_->of(kMinority, rule(r), notcapt.data())
               : 0.0;
-      const double key_bound = b + b0 + (cfg_.lookahead ? Lambda_ : 0.0);
+      const double key_bound = b + b0 + (lookahead_ ? Lambda_ : 0.0);
       if (key_bound >= Rc_ - tau_) continue;  // Lemma 2 (+ Thm 20)
 
       // Symmetry-aware map (Cor 16 / Thm 15): keep only the best-bounded prefix per key.
-      if (cfg_.symmetry != CorelsSymmetry::none) {
+      if (cfg_.symmetry != Symmetry::none) {
         Words key;
-        if (cfg_.symmetry == CorelsSymmetry::permutation_map) {
+        if (cfg_.symmetry == Symmetry::permutation_map) {
           key.reserve(path.size() + 1);
           for (int q : path) key.push_back(static_cast<std::uint64_t>(q));
           key.push_back(r);
           std::sort(key.begin(), key.end());
         } else {
           key.resize(W_);
-          const Words& a = rules_[r];
+          const std::uint64_t* a = rule(r);
           for (std::size_t k = 0; k < W_; ++k) key[k] = notcapt[k] & ~a[k];
         }
         MapValue* seen = map_.find(key);
@@ -706,7 +626,6 @@ CorelsOutput CorelsSearch::run() {
       }
     }
     for (int r : path) used[r] = 0;
-    ++out_.n_explored;
     if (!nodes_[id].children.empty()) {
       live_bytes_ += live.size() * 8;
       nodes_[id].live = std::move(live);
@@ -720,26 +639,37 @@ CorelsOutput CorelsSearch::run() {
     record_trace();
   }
 
-  out_.peak_memory_bytes = std::max(out_.peak_memory_bytes, memory_bytes());
+  budget_.note_memory(memory_bytes());
   const double lb = stopped ? std::min(Rc_, queue_min_bound()) : Rc_;
-  if (!stopped) out_.status = "optimal";
+  out_.status = budget_.status();
   out_.objective = Rc_ / N_;
   out_.lower_bound = lb / N_;
-  out_.prefix = best_prefix_;
-  out_.labels = best_labels_;
-  out_.default_label = best_default_;
-  out_.trace.push_back({elapsed(), out_.objective, out_.lower_bound});
+  // the rule list as a one-sided tree: rule k's antecedent splits, its x = 1 side is the
+  // leaf of its label, its x = 0 side holds the rest of the list
+  out_.tree.assign(best_prefix_.begin(), best_prefix_.end());
+  out_.tree.push_back(-(best_default_ + 1));
+  for (auto it = best_labels_.rbegin(); it != best_labels_.rend(); ++it)
+    out_.tree.push_back(-(*it + 1));
+  out_.n_explored = budget_.nodes();
+  out_.peak_memory_mb = budget_.peak_memory_mb();
+  out_.stats["nodes_created"] = static_cast<double>(n_created_);
+  out_.stats["max_queue"] = static_cast<double>(max_queue_);
+  out_.stats["gc_passes"] = static_cast<double>(n_gc_);
+  out_.stats["equivalence_classes"] = static_cast<double>(U_);
+  out_.record(budget_.elapsed(), out_.objective, out_.lower_bound);
   return out_;
 }
 
 }  // namespace
 
-CorelsOutput search_corels(const CorelsInput& input, const CorelsConfig& config,
-                           const std::function<bool()>& interrupted) {
-  if (config.lam < 0 || !std::isfinite(config.lam))
-    throw std::invalid_argument("lam must be a finite number >= 0");
-  if (input.n_samples == 0) throw std::invalid_argument("the dataset has no samples");
-  CorelsSearch search(input, config, interrupted);
+SearchOutput search_corels(const Problem& problem, const SearchConfig& config,
+                           std::function<bool()> interrupted) {
+  config.validate();
+  if (problem.n_classes() != 2)
+    throw std::invalid_argument("search_corels needs binary labels (a Problem with n_classes = 2)");
+  if (problem.n_samples() == 0 || !(problem.total_weight() > 0.0))
+    throw std::invalid_argument("the problem has no sample weight");
+  CorelsSearch search(problem, config, std::move(interrupted));
   return search.run();
 }
 

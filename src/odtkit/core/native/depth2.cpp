@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "search_types.hpp"
+
 namespace odtkit {
 
 Depth2Solver::Depth2Solver(const Problem& problem)
@@ -9,6 +11,7 @@ Depth2Solver::Depth2Solver(const Problem& problem)
       M_(static_cast<int>(problem.n_features())),
       K_(problem.n_classes()),
       W_(problem.n_words()),
+      tau_(count_tolerance(problem.total_weight())),
       ones_(problem.n_points()),
       slots_(problem.integral() ? 3 : 1),
       diff_(problem.n_words()),
@@ -55,7 +58,7 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
       const double a0 = side ? fij[0] : fj[0] - fij[0];
       const double a1 = side ? fij[1] : fj[1] - fij[1];
       const double v = std::min(a0, a1) + std::min(ci[0] - a0, ci[1] - a1) + 2 * Lambda;
-      if (v < best - 1e-9) {
+      if (v < best - tau_) {
         best = v;
         *feature = j;
       }
@@ -75,7 +78,7 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
       b[k] = ci[k] - a[k];           // x_i = side and x_j = 0
     }
     const double v = leaf(a, Lambda) + leaf(b, Lambda);
-    if (v < best - 1e-9) {
+    if (v < best - tau_) {
       best = v;
       *feature = j;
     }
@@ -117,14 +120,13 @@ void Depth2Solver::accumulate(const std::uint64_t* bits, double* F, double sign)
 
 void Depth2Solver::load_counts(const std::uint64_t* s) {
   ++calls_;
-  const std::size_t fresh = words::count(s, W_);
+  const PopcountMode mode = problem_.popcount_mode();
+  const std::size_t fresh = kernels::count(mode, s, W_);
   Slot* best = nullptr;
   std::size_t best_diff = fresh;
   for (auto& slot : slots_) {
     if (slot.last_use < 0) continue;
-    std::size_t d = 0;
-    for (std::size_t w = 0; w < W_; ++w)
-      d += static_cast<std::size_t>(__builtin_popcountll(s[w] ^ slot.support[w]));
+    const std::size_t d = kernels::count_xor(mode, s, slot.support.data(), W_);
     if (d < best_diff) {
       best_diff = d;
       best = &slot;
@@ -162,12 +164,12 @@ Depth2Solver::Result Depth2Solver::solve(const std::uint64_t* s, const double* c
       w0 += c0[k];
     }
     if (w1 <= 0.0 || w0 <= 0.0) continue;  // an empty side never beats the leaf
-    if (2 * Lambda >= best.value - 1e-9) break;  // any split has >= 2 leaves
+    if (2 * Lambda >= best.value - tau_) break;  // any split has >= 2 leaves
     int f0 = -1, f1 = -1;
     const double v0 = best_depth1(i, 0, c0, Lambda, &f0);
-    if (v0 + Lambda >= best.value - 1e-9) continue;
+    if (v0 + Lambda >= best.value - tau_) continue;
     const double v1 = best_depth1(i, 1, c1, Lambda, &f1);
-    if (v0 + v1 < best.value - 1e-9) best = Result{v0 + v1, i, f0, f1};
+    if (v0 + v1 < best.value - tau_) best = Result{v0 + v1, i, f0, f1};
   }
   return best;
 }

@@ -52,6 +52,7 @@ class Depth2Solver {
   const Problem& problem_;
   int M_, K_;
   std::size_t W_;
+  double tau_;  // count_tolerance of the problem
   std::vector<std::vector<int>> ones_;  // features equal to 1, per point
   std::vector<int> single_class_;       // the only class with weight at a point, or -1
   std::vector<Slot> slots_;

@@ -28,11 +28,11 @@
 
 #include "depth2.hpp"
 #include "greedy.hpp"
+#include "search_common.hpp"
 
 namespace odtkit {
 namespace {
 
-constexpr double kTau = 1e-9;  // count-unit tolerance (spec §0.4)
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Entry {
@@ -145,37 +145,15 @@ class DPSolver {
         M_(static_cast<int>(p.n_features())),
         W_(p.n_words()),
         Lambda_(c.lam * p.total_weight()),
+        tau_(count_tolerance(p.total_weight())),
+        zero_(zero_weight(p.total_weight())),
         use_eq_(c.bound_on("equivalent_points")),
-        use_lookahead_(c.bound_on("lookahead")),
-        use_support_(c.bound_on("support")),
         use_similar_(c.bound_on("similar_support")),
         use_depth2_(c.bound_on("depth2")),
+        initial_(p, c),
         memo_(p.n_words()),
         depth2_(p),
         tmp_cw_(static_cast<std::size_t>(K_)) {}
-
-  // Objective (count units) of an encoded tree restricted to support s; advances `pos`.
-  double evaluate(const std::vector<int>& tree, std::size_t& pos, const std::uint64_t* s,
-                  int depth_left) {
-    if (pos >= tree.size()) throw std::invalid_argument("initial_tree is truncated");
-    const int v = tree[pos++];
-    if (v < 0) {
-      const int label = -v - 1;
-      if (label >= K_) throw std::invalid_argument("initial_tree has a label out of range");
-      std::vector<double> cw(K_);
-      P_.class_weights(s, cw.data());
-      double n = 0.0;
-      for (double x : cw) n += x;
-      return n - cw[label] + Lambda_;
-    }
-    if (v >= M_) throw std::invalid_argument("initial_tree has a feature out of range");
-    if (depth_left == 0) throw std::invalid_argument("initial_tree exceeds max_depth");
-    std::vector<std::uint64_t> s0(W_), s1(W_);
-    words::and_not_into(s0.data(), s, P_.feature_words(v), W_);
-    words::and_into(s1.data(), s, P_.feature_words(v), W_);
-    const double a = evaluate(tree, pos, s0.data(), child_depth(depth_left));
-    return a + evaluate(tree, pos, s1.data(), child_depth(depth_left));
-  }
 
   // Entry point for the root (s = all points).
   Answer solve_root(int depth, double ub, int* best_feature) {
@@ -271,17 +249,13 @@ class DPSolver {
     return levels_[i];
   }
 
-  // Initial lower bound and leaf status of a sub-problem from its counts alone.
-  // Returns true when the sub-problem is provably a leaf (then *value = leaf cost).
+  // Initial bounds of a sub-problem; true when it is provably a leaf (the lower bound reaches
+  // the leaf cost).
   bool initial(const double* cw, double eq, int depth, double* leaf, double* lb) const {
-    const double mis = misclassified(cw, K_);
-    *leaf = mis + Lambda_;
-    if (depth == 0 || mis <= kTau || (use_support_ && mis - eq <= Lambda_ + kTau)) {
-      *lb = *leaf;
-      return true;
-    }
-    *lb = std::min(*leaf, eq + (use_lookahead_ ? 2.0 : 1.0) * Lambda_);
-    return *lb >= *leaf - kTau;
+    const LeafBound b = initial_(cw, eq, depth);
+    *leaf = b.leaf;
+    *lb = b.lb;
+    return b.terminal || b.lb >= b.leaf - tau_;
   }
 
   Answer solve(const std::uint64_t* s, int depth, double ub, std::size_t lvl, const double* cw,
@@ -298,7 +272,7 @@ class DPSolver {
       }
       lb = std::max(lb, e.lb);
     }
-    if (lb >= ub - kTau) return {lb, false};
+    if (lb >= ub - tau_) return {lb, false};
     if (budget_.tick(bytes())) return {lb, false};
 
     if (depth == 2 && use_depth2_) {
@@ -326,7 +300,7 @@ class DPSolver {
       double* c0 = &L.cw0[static_cast<std::size_t>(j) * K_];
       const double n1 = P_.split_class_weights(s, xj, cw, c1, c0);
       // a side without weight makes the split cost more than the parent's optimum
-      if (n1 <= 0.0 || n - n1 <= 1e-12 * n) continue;
+      if (n1 <= zero_ || n - n1 <= zero_) continue;
       const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
       double leaf0, leaf1, lb0, lb1;
       initial(c0, std::max(0.0, eq - eq1), cd, &leaf0, &lb0);
@@ -347,16 +321,16 @@ class DPSolver {
       Level& Lc = levels_[lvl];
       const Candidate cand = Lc.cands[c];
       const double bound = std::min(ub, best);
-      if (cand.lb0 + cand.lb1 >= bound - kTau) continue;
+      if (cand.lb0 + cand.lb1 >= bound - tau_) continue;
       const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(cand.feature));
-      if (use_similar_ && ref_feature >= 0 && ref_bound >= bound - kTau) {
+      if (use_similar_ && ref_feature >= 0 && ref_bound >= bound - tau_) {
         // OPT_j >= OPT_ref - w(s & (X_j xor X_ref)): swap the root feature, keep the subtrees
         const std::uint64_t* xr = P_.feature_words(static_cast<std::size_t>(ref_feature));
         for (std::size_t w = 0; w < W_; ++w) Lc.tmp[w] = s[w] & (xj[w] ^ xr[w]);
         P_.class_weights(Lc.tmp.data(), tmp_cw_.data());
         double omega = 0.0;
         for (int k = 0; k < K_; ++k) omega += tmp_cw_[k];
-        if (ref_bound - omega >= bound - kTau) {
+        if (ref_bound - omega >= bound - tau_) {
           ++similar_prunes_;
           continue;
         }
@@ -371,7 +345,7 @@ class DPSolver {
       const Answer a0 = solve(levels_[lvl].s0.data(), cd, bound - cand.lb1, lvl + 1, c0, eq0);
       if (budget_.stopped())
         return stop(s, depth, h, lb, best, ub, lvl, c, a0.value + cand.lb1);
-      if (!a0.exact || a0.value + cand.lb1 >= bound - kTau) {
+      if (!a0.exact || a0.value + cand.lb1 >= bound - tau_) {
         note_reference(cand.feature, a0.exact ? a0.value + cand.lb1 : bound, &ref_feature,
                        &ref_bound);
         continue;
@@ -384,7 +358,7 @@ class DPSolver {
       }
       const double v = a0.value + a1.value;
       note_reference(cand.feature, v, &ref_feature, &ref_bound);
-      if (v < best - kTau) {
+      if (v < best - tau_) {
         best = v;
         best_feature = cand.feature;
         if (lvl == 0) {
@@ -396,7 +370,7 @@ class DPSolver {
 
     if (idx == Memo::kNone) idx = memo_.insert(s, depth, h);
     Entry& e = memo_[idx];
-    if (best < ub - kTau) {
+    if (best < ub - tau_) {
       e.exact = true;
       e.lb = best;
       e.feature = best_feature;
@@ -438,8 +412,9 @@ class DPSolver {
   Budget& budget_;
   int K_, M_;
   std::size_t W_;
-  double Lambda_;
-  bool use_eq_, use_lookahead_, use_support_, use_similar_, use_depth2_;
+  double Lambda_, tau_, zero_;
+  bool use_eq_, use_similar_, use_depth2_;
+  InitialBound initial_;
   Memo memo_;
   Depth2Solver depth2_;
   std::vector<Level> levels_;
@@ -458,17 +433,16 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   const double N = problem.total_weight();
   const int depth = config.max_depth < 0 ? -1 : config.max_depth;
   const int K = problem.n_classes();
+  const double tau = count_tolerance(N);
+  const double Lambda = config.lam * N;
 
   // Incumbent: the better of the single leaf and the warm-start tree (spec §3.2).
   std::vector<double> cw(K);
   problem.class_weights(problem.all_points().data(), cw.data());
   std::vector<int> incumbent_tree{-(majority_class(cw.data(), K) + 1)};
-  double incumbent = misclassified(cw.data(), K) + config.lam * N;
+  double incumbent = misclassified(cw.data(), K) + Lambda;
   if (!config.initial_tree.empty()) {
-    std::size_t pos = 0;
-    const double v = solver.evaluate(config.initial_tree, pos, problem.all_points().data(), depth);
-    if (pos != config.initial_tree.size())
-      throw std::invalid_argument("initial_tree has trailing entries");
+    const double v = evaluate_tree(problem, config.initial_tree, Lambda, depth);
     if (v < incumbent) {
       incumbent = v;
       incumbent_tree = config.initial_tree;
@@ -479,7 +453,7 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
     const double t0 = budget.elapsed();
     std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v);
     out.stats["greedy_seconds"] = budget.elapsed() - t0;
-    if (v < incumbent - kTau) {
+    if (v < incumbent - tau) {
       incumbent = v;
       incumbent_tree = std::move(greedy);
     }
@@ -487,8 +461,9 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   auto normalized = [N](double v) { return v / N; };
   // a-priori global bound: the leaf, or >= 2 leaves and the equivalent-point mistakes (§3.8)
   const double root_lb = std::min(
-      incumbent, (config.bound_on("equivalent_points") ? problem.minority_total() : 0.0) +
-                     (config.bound_on("lookahead") ? 2.0 : 1.0) * config.lam * N);
+      incumbent, InitialBound(problem, config)
+                     .split_bound(config.bound_on("equivalent_points") ? problem.minority_total()
+                                                                       : 0.0));
   out.record(budget.elapsed(), normalized(incumbent), normalized(root_lb));
   solver.on_root_improved = [&](double v) {
     if (v < incumbent) out.record(budget.elapsed(), normalized(v), normalized(std::min(root_lb, v)));
@@ -496,15 +471,15 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
 
   // A user bound prunes with a little slack so that a bound equal to the optimum still lets
   // the search return the tree attaining it.
-  double ub = incumbent + kTau;
+  double ub = incumbent + tau;
   const bool user_bound = std::isfinite(config.upper_bound) && config.upper_bound * N < incumbent;
-  if (user_bound) ub = config.upper_bound * N * (1 + 1e-12) + 1e-7;
+  if (user_bound) ub = user_bound_threshold(config.upper_bound, N);
   int root_feature = -1;
   Answer root = solver.solve_root(depth, ub, &root_feature);
   if (user_bound && !root.exact && !budget.stopped()) {
     // nothing beats the user's bound, so it is below the optimum: fall back to the incumbent
     out.stats["upper_bound_invalid"] = 1.0;
-    root = solver.solve_root(depth, incumbent + kTau, &root_feature);
+    root = solver.solve_root(depth, incumbent + tau, &root_feature);
   }
 
   double lower = root.value;
@@ -521,9 +496,8 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   // a stopped search may still have completed root splits: extract the best one
   if (budget.stopped() && !root.exact) {
     std::vector<int> partial;
-    std::size_t pos = 0;
     if (solver.extract_root_split(depth, partial)) {
-      const double v = solver.evaluate(partial, pos, problem.all_points().data(), depth);
+      const double v = evaluate_tree(problem, partial, Lambda, depth);
       if (v < incumbent) {
         incumbent = v;
         out.tree = partial;

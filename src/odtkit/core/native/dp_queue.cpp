@@ -34,11 +34,11 @@
 #include <vector>
 
 #include "greedy.hpp"
+#include "search_common.hpp"
 
 namespace odtkit {
 namespace {
 
-constexpr double kTau = 1e-9;  // count-unit tolerance (spec §0.4), as in dp.cpp
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::uint32_t kNoNode = 0xffffffffu;
 
@@ -82,10 +82,10 @@ class QueueDP {
         K_(p.n_classes()),
         M_(static_cast<int>(p.n_features())),
         W_(p.n_words()),
-        Lambda_(c.lam * p.total_weight()),
+        tau_(count_tolerance(p.total_weight())),
+        zero_(zero_weight(p.total_weight())),
         use_eq_(c.bound_on("equivalent_points")),
-        use_lookahead_(c.bound_on("lookahead")),
-        use_support_(c.bound_on("support")),
+        initial_(p, c),
         slots_(1024, kNoNode),
         mask_(1023),
         scratch_(W_),
@@ -114,16 +114,12 @@ class QueueDP {
     cw_.insert(cw_.end(), cw, cw + K_);
     double weight = 0.0;
     for (int k = 0; k < K_; ++k) weight += cw[k];
-    const double mis = misclassified(cw, K_);
     n.weight = weight;
     n.eq = use_eq_ ? eq : 0.0;
-    n.leaf = mis + Lambda_;
-    n.ub = n.leaf;
-    if (depth == 0 || mis <= kTau || (use_support_ && mis - n.eq <= Lambda_ + kTau)) {
-      n.lb = n.leaf;  // terminal: provably a leaf (§2.5)
-    } else {
-      n.lb = std::min(n.leaf, n.eq + (use_lookahead_ ? 2.0 : 1.0) * Lambda_);
-    }
+    const LeafBound b = initial_(cw, n.eq, depth);  // terminal: lb = leaf (§2.5)
+    n.leaf = b.leaf;
+    n.ub = b.leaf;
+    n.lb = b.lb;
     nodes_.push_back(std::move(n));
     slots_[i] = v;
     if (nodes_.size() * 2 > slots_.size()) grow();
@@ -139,7 +135,7 @@ class QueueDP {
 
   void set_max_depth(int d) { max_depth_ = d; }
   Node& node(std::uint32_t v) { return nodes_[v]; }
-  bool solved(std::uint32_t v) const { return nodes_[v].ub - nodes_[v].lb <= kTau; }
+  bool solved(std::uint32_t v) const { return nodes_[v].ub - nodes_[v].lb <= tau_; }
   std::size_t n_nodes() const { return nodes_.size(); }
   std::size_t bytes() const {
     return arena_.capacity() * sizeof(std::uint64_t) + cw_.capacity() * sizeof(double) +
@@ -165,7 +161,7 @@ class QueueDP {
         const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(j));
         const double n1 = P_.split_class_weights(s, xj, cw.data(), c1_.data(), c0_.data());
         // a side without weight costs at least the parent's optimum (same as dp.cpp)
-        if (n1 <= 0.0 || n - n1 <= 1e-12 * n) continue;
+        if (n1 <= zero_ || n - n1 <= zero_) continue;
         const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
         words::and_not_into(s0_.data(), s, xj, W_);
         words::and_into(s1_.data(), s, xj, W_);
@@ -231,7 +227,7 @@ class QueueDP {
     for (std::uint32_t k = p.split_begin; k < p.split_begin + p.split_count; ++k) {
       const Split sp = splits_[k];
       const double slb = nodes_[sp.a].lb + nodes_[sp.b].lb;
-      if (slb < cap - kTau && slb < nodes_[sp.a].ub + nodes_[sp.b].ub - kTau) {
+      if (slb < cap - tau_ && slb < nodes_[sp.a].ub + nodes_[sp.b].ub - tau_) {
         if (!solved(sp.a)) push(sp.a, 0);
         if (!solved(sp.b)) push(sp.b, 0);
       }
@@ -283,30 +279,13 @@ class QueueDP {
         chosen = &splits_[k];
       }
     }
-    if (!p.expanded || chosen == nullptr || p.leaf <= best + kTau) {
+    if (!p.expanded || chosen == nullptr || p.leaf <= best + tau_) {
       out.push_back(-(majority_class(&cw_[static_cast<std::size_t>(v) * K_], K_) + 1));
       return;
     }
     out.push_back(chosen->feature);
     extract(chosen->a, out);
     extract(chosen->b, out);
-  }
-
-  // Objective (count units) of an encoded tree on support s, from class weights alone.
-  double evaluate(const std::vector<int>& tree, std::size_t& pos, const std::uint64_t* s) const {
-    const int f = tree[pos++];
-    if (f < 0) {
-      std::vector<double> cw(static_cast<std::size_t>(K_));
-      P_.class_weights(s, cw.data());
-      double n = 0.0;
-      for (double x : cw) n += x;
-      return n - cw[static_cast<std::size_t>(-f - 1)] + Lambda_;
-    }
-    std::vector<std::uint64_t> a(W_), b(W_);
-    words::and_not_into(a.data(), s, P_.feature_words(static_cast<std::size_t>(f)), W_);
-    words::and_into(b.data(), s, P_.feature_words(static_cast<std::size_t>(f)), W_);
-    const double left = evaluate(tree, pos, a.data());
-    return left + evaluate(tree, pos, b.data());
   }
 
  private:
@@ -330,8 +309,9 @@ class QueueDP {
   const Problem& P_;
   int K_, M_;
   std::size_t W_;
-  double Lambda_;
-  bool use_eq_, use_lookahead_, use_support_;
+  double tau_, zero_;
+  bool use_eq_;
+  InitialBound initial_;
   int max_depth_ = -1;
   std::vector<Node> nodes_;
   std::vector<std::uint64_t> arena_;
@@ -355,6 +335,7 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   const double N = problem.total_weight();
   auto normalized = [N](double v) { return N > 0 ? v / N : 0.0; };
   const int depth = config.max_depth < 0 ? -1 : config.max_depth;
+  const double tau = count_tolerance(N);
 
   QueueDP dp(problem, config);
   dp.set_max_depth(depth);
@@ -374,7 +355,7 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   double threshold = kInf;
   if (std::isfinite(config.upper_bound) && config.upper_bound * N < dp.node(root).ub) {
     // slack as in dp.cpp so that a tree attaining upper_bound exactly stays relevant
-    threshold = config.upper_bound * N * (1 + 1e-12) + 1e-7;
+    threshold = user_bound_threshold(config.upper_bound, N);
   }
   out.stats["upper_bound_invalid"] = 0.0;
 
@@ -386,8 +367,8 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   if (!dp.solved(root)) dp.push(root, 0);
   while (true) {
     const double target = std::min(root_ub(), threshold);
-    if (root_lb() >= target - kTau || dp.queue_empty()) {
-      if (root_ub() - root_lb() <= kTau) break;
+    if (root_lb() >= target - tau || dp.queue_empty()) {
+      if (root_ub() - root_lb() <= tau) break;
       if (std::isfinite(threshold)) {
         // no tree reaches the external bound (or nothing below it remains): drop it
         threshold = kInf;
@@ -420,8 +401,7 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   out.stats["n_points"] = static_cast<double>(problem.n_points());
   out.stats["n_words"] = static_cast<double>(problem.n_words());
   out.stats["search_seconds"] = budget.elapsed();
-  std::size_t at = 0;
-  const double value = dp.evaluate(tree, at, problem.all_points().data());
+  const double value = evaluate_tree(problem, tree, config.lam * N, depth);
   out.objective = normalized(value);
   out.lower_bound = out.status == "optimal" ? out.objective : normalized(std::min(root_lb(), value));
   out.record(budget.elapsed(), out.objective, out.lower_bound);

@@ -3,8 +3,6 @@
 NB_MODULE(_native, m) {
   m.doc() = "odtkit native core: 64-bit-word bitsets and the optimal-tree searches.";
   odtkit::bind_bitset(m);
-  odtkit::bind_dp(m);
-  odtkit::bind_dp_queue(m);
-  odtkit::bind_corels(m);
-  odtkit::bind_bnb(m);
+  odtkit::bind_problem(m);
+  odtkit::bind_searches(m);
 }

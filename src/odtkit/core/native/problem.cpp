@@ -12,8 +12,8 @@ namespace {
 constexpr double kMaxPlaneValue = 1099511627776.0;
 }  // namespace
 
-PointSum::PointSum(const std::vector<double>& values, std::size_t n_points)
-    : n_words_(Bitset::word_count(n_points)), values_(values) {
+PointSum::PointSum(const std::vector<double>& values, std::size_t n_points, PopcountMode mode)
+    : n_words_(Bitset::word_count(n_points)), mode_(mode), values_(values) {
   use_planes_ = true;
   double top = 0.0;
   for (double v : values) {
@@ -30,42 +30,31 @@ PointSum::PointSum(const std::vector<double>& values, std::size_t n_points)
     for (std::size_t u = 0; u < n_points; ++u)
       if ((static_cast<std::uint64_t>(values[u]) >> b) & 1u) plane.set(u);
     if (plane.any()) {
-      planes_.push_back(std::move(plane));
+      planes_.insert(planes_.end(), plane.words().begin(), plane.words().end());
       plane_bit_.push_back(b);
     }
   }
 }
 
 double PointSum::sum(const std::uint64_t* s) const {
-  if (use_planes_) {
-    std::uint64_t total = 0;
-    for (std::size_t i = 0; i < planes_.size(); ++i)
-      total += static_cast<std::uint64_t>(words::count_and(s, planes_[i].data(), n_words_))
-               << plane_bit_[i];
-    return static_cast<double>(total);
-  }
-  double total = 0.0;
-  for (std::size_t k = 0; k < n_words_; ++k) {
-    std::uint64_t w = s[k];
-    while (w) {
-      total += values_[(k << 6) + static_cast<std::size_t>(__builtin_ctzll(w))];
-      w &= w - 1;
-    }
-  }
-  return total;
+  if (use_planes_)
+    return static_cast<double>(kernels::plane_sum(mode_, s, nullptr, planes_.data(),
+                                                  plane_bit_.data(), plane_bit_.size(), n_words_));
+  return sum_bits(s, nullptr);
 }
 
 double PointSum::sum_and(const std::uint64_t* s, const std::uint64_t* mask) const {
-  if (use_planes_) {
-    std::uint64_t total = 0;
-    for (std::size_t i = 0; i < planes_.size(); ++i)
-      total += static_cast<std::uint64_t>(words::count_and3(s, mask, planes_[i].data(), n_words_))
-               << plane_bit_[i];
-    return static_cast<double>(total);
-  }
+  if (use_planes_)
+    return static_cast<double>(kernels::plane_sum(mode_, s, mask, planes_.data(),
+                                                  plane_bit_.data(), plane_bit_.size(), n_words_));
+  return sum_bits(s, mask);
+}
+
+// Fractional values: add them point by point, in point order.
+double PointSum::sum_bits(const std::uint64_t* s, const std::uint64_t* mask) const {
   double total = 0.0;
   for (std::size_t k = 0; k < n_words_; ++k) {
-    std::uint64_t w = s[k] & mask[k];
+    std::uint64_t w = mask ? s[k] & mask[k] : s[k];
     while (w) {
       total += values_[(k << 6) + static_cast<std::size_t>(__builtin_ctzll(w))];
       w &= w - 1;
@@ -75,8 +64,9 @@ double PointSum::sum_and(const std::uint64_t* s, const std::uint64_t* mask) cons
 }
 
 Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
-                 const std::int32_t* y, const double* weights, int n_classes)
-    : n_samples_(n_samples), n_features_(n_features), n_classes_(n_classes) {
+                 const std::int32_t* y, const double* weights, int n_classes,
+                 PopcountMode popcount)
+    : n_samples_(n_samples), n_features_(n_features), n_classes_(n_classes), popcount_(popcount) {
   if (n_classes < 1) throw std::invalid_argument("n_classes must be >= 1");
   const auto K = static_cast<std::size_t>(n_classes);
   for (std::size_t i = 0; i < n_samples; ++i) {
@@ -132,12 +122,13 @@ Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
     total_weight_ += weights[i];
   }
 
-  features_.reserve(n_features);
-  for (std::size_t j = 0; j < n_features; ++j) {
-    Bitset f(n_points_);
-    for (std::size_t u = 0; u < n_points_; ++u)
-      if (X[first_row[u] * n_features + j]) f.set(u);
-    features_.push_back(std::move(f));
+  // row by row: X is row-major, and CORELS passes hundreds of antecedent columns
+  features_.assign(n_features, Bitset(n_points_));
+  for (std::size_t u = 0; u < n_points_; ++u) {
+    const bool* row = X + first_row[u] * n_features;
+    const std::uint64_t bit = std::uint64_t{1} << (u & 63);
+    for (std::size_t j = 0; j < n_features; ++j)
+      if (row[j]) features_[j].data()[u >> 6] |= bit;
   }
   all_ = Bitset(n_points_, true);
 
@@ -158,10 +149,10 @@ Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
       if (column[u] > 0.0) present.set(u);
     }
     class_present_.push_back(std::move(present));
-    class_sum_.emplace_back(column, n_points_);
+    class_sum_.emplace_back(column, n_points_, popcount_);
     integral_ = integral_ && class_sum_.back().uses_planes();
   }
-  minority_sum_ = PointSum(point_minority_, n_points_);
+  minority_sum_ = PointSum(point_minority_, n_points_, popcount_);
 }
 
 void Problem::class_weights(const std::uint64_t* s, double* out) const {

@@ -14,6 +14,7 @@
 // plane per class (the class bitsets themselves); heavy duplication (e.g. COMPAS, a few hundred
 // points for ~7000 rows) needs ~log2(max multiplicity) planes but then U, hence W, is tiny.
 // Fractional weights fall back to iterating the set bits and adding doubles.
+// The plane popcounts run in the Problem's PopcountMode (popcount.hpp), fixed at construction.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "bitset.hpp"
+#include "popcount.hpp"
 
 namespace odtkit {
 
@@ -28,21 +30,24 @@ namespace odtkit {
 class PointSum {
  public:
   PointSum() = default;
-  PointSum(const std::vector<double>& values, std::size_t n_points);
+  PointSum(const std::vector<double>& values, std::size_t n_points, PopcountMode mode);
 
   // sum over the points set in `s`
   double sum(const std::uint64_t* s) const;
   // sum over the points set in `s & mask`
   double sum_and(const std::uint64_t* s, const std::uint64_t* mask) const;
   bool uses_planes() const { return use_planes_; }
-  std::size_t n_planes() const { return planes_.size(); }
+  std::size_t n_planes() const { return plane_bit_.size(); }
   const std::vector<double>& values() const { return values_; }
 
  private:
+  double sum_bits(const std::uint64_t* s, const std::uint64_t* mask) const;
+
   std::size_t n_words_ = 0;
   bool use_planes_ = false;
-  std::vector<Bitset> planes_;  // only planes with at least one bit set are kept
-  std::vector<int> plane_bit_;  // the power of two of each kept plane
+  PopcountMode mode_ = PopcountMode::portable;
+  std::vector<std::uint64_t> planes_;  // kept planes, n_words_ each; only planes with a bit set
+  std::vector<int> plane_bit_;         // the power of two of each kept plane
   std::vector<double> values_;
 };
 
@@ -51,7 +56,8 @@ class Problem {
   // X: row-major n x p bools; y: n class codes in [0, K); w: n nonnegative finite weights.
   // Throws std::invalid_argument on labels out of range or bad weights.
   Problem(const bool* X, std::size_t n_samples, std::size_t n_features, const std::int32_t* y,
-          const double* weights, int n_classes);
+          const double* weights, int n_classes,
+          PopcountMode popcount = parse_popcount_mode("auto"));
 
   std::size_t n_samples() const { return n_samples_; }
   std::size_t n_points() const { return n_points_; }
@@ -63,6 +69,8 @@ class Problem {
   double minority_total() const { return minority_total_; }
   // true when all class weights are integers (bit-plane sums, exact integer arithmetic)
   bool integral() const { return integral_; }
+  // the popcount kernels every search on this problem uses
+  PopcountMode popcount_mode() const { return popcount_; }
 
   // points with x_j = 1 (the x_j = 0 side of a support s is s & ~feature(j))
   const Bitset& feature(std::size_t j) const { return features_[j]; }
@@ -96,6 +104,7 @@ class Problem {
  private:
   std::size_t n_samples_ = 0, n_points_ = 0, n_features_ = 0, n_words_ = 0;
   int n_classes_ = 0;
+  PopcountMode popcount_ = PopcountMode::portable;
   double total_weight_ = 0.0, minority_total_ = 0.0;
   bool integral_ = true;
   std::vector<Bitset> features_;

@@ -17,32 +17,76 @@
 //       out.status = budget.status();               // "optimal" if nothing stopped it
 //   tick() counts the node, checks the node limit every call, the clock every 16 calls, the
 //   memory estimate every call and the interrupt callback at most every ~5 ms.
+// * "No limit" is 0 for time_limit, node_limit and memory_limit_mb and +inf for upper_bound, in
+//   every search.
+// * Tolerance: count_tolerance(total weight) is the one rule for comparing counts (see below).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace odtkit {
 
+// The one tolerance for comparing objectives, bounds and weights in count units (spec §0.4):
+// two counts closer than this are equal, and a candidate must beat the incumbent by more than
+// this to replace it. It is 1e-9 of the total weight (never below 1e-9), i.e. 1e-9 in the
+// normalized objective that Python reports and checks (OBJECTIVE_TOLERANCE), whatever the
+// scale of the sample weights. Sums of integer weights are exact, so on unweighted data it
+// only decides exact ties; with fractional weights it absorbs summation-order rounding.
+inline double count_tolerance(double total_weight) {
+  return 1e-9 * std::max(1.0, total_weight);
+}
+// Weights at most this are zero up to the rounding of a difference of sums (n - n1): a split
+// side this light is empty. On the same scale as count_tolerance, three orders of magnitude
+// finer, so a side that could matter to a comparison is never dropped.
+inline double zero_weight(double total_weight) { return 1e-3 * count_tolerance(total_weight); }
+
+// Queue order of the best-first searches (bnb states, corels prefixes); dp ignores it.
+enum class Policy { curiosity, lower_bound, objective, bfs, dfs };
+// Symmetry-aware map of corels (spec §5.4): one prefix per antecedent set, per captured set, or
+// no map. The tree searches ignore it.
+enum class Symmetry { permutation_map, captured_map, none };
+
+// Name <-> enum; parse_* throw std::invalid_argument (ValueError in Python) on an unknown name.
+Policy parse_policy(const std::string& name);
+const char* policy_name(Policy policy);
+Symmetry parse_symmetry(const std::string& name);
+const char* symmetry_name(Symmetry symmetry);
+
 struct SearchConfig {
   double lam = 0.0;
-  int max_depth = -1;              // -1 = unlimited
-  double time_limit = 0.0;         // seconds; <= 0: none
-  long long node_limit = 0;        // expanded nodes/states; 0: none
-  double memory_limit_mb = 0.0;    // <= 0: none
+  int max_depth = -1;              // -1 = unlimited (corels: ignored)
+  double time_limit = 0.0;         // seconds; 0: none
+  long long node_limit = 0;        // expanded nodes/states/prefixes; 0: none
+  double memory_limit_mb = 0.0;    // 0: none
   double upper_bound = std::numeric_limits<double>::infinity();  // normalized; +inf: none
-  std::string policy = "curiosity";
+  Policy policy = Policy::curiosity;
+  Symmetry symmetry = Symmetry::permutation_map;
   std::map<std::string, bool> bounds;  // missing key = on
   std::vector<int> initial_tree;       // optional warm start (encoding above); empty: none
 
   bool bound_on(const std::string& name) const {
     auto it = bounds.find(name);
     return it == bounds.end() || it->second;
+  }
+  // Range checks shared by every search (names and switches are checked by Python).
+  void validate() const {
+    if (!(lam >= 0.0) || !std::isfinite(lam))
+      throw std::invalid_argument("lam must be a finite number >= 0");
+    if (max_depth < -1) throw std::invalid_argument("max_depth must be >= 0 (or -1: unlimited)");
+    if (!(time_limit >= 0.0)) throw std::invalid_argument("time_limit must be >= 0 (0: none)");
+    if (node_limit < 0) throw std::invalid_argument("node_limit must be >= 0 (0: none)");
+    if (!(memory_limit_mb >= 0.0))
+      throw std::invalid_argument("memory_limit_mb must be >= 0 (0: none)");
+    if (!(upper_bound >= 0.0)) throw std::invalid_argument("upper_bound must be >= 0 (inf: none)");
   }
 };
 
@@ -56,10 +100,15 @@ struct SearchOutput {
   std::vector<double> trace_time, trace_incumbent, trace_bound;
   std::map<std::string, double> stats;
 
+  // Whether record() would append a row: the incumbent or the bound changed, or no row yet.
+  // Lets a hot loop skip reading the clock when nothing changed.
+  bool changed(double incumbent, double bound) const {
+    return trace_time.empty() || trace_incumbent.back() != incumbent ||
+           trace_bound.back() != bound;
+  }
   // Append a trace row when the incumbent or the bound changed (or on the first call).
   void record(double time, double incumbent, double bound) {
-    if (!trace_time.empty() && trace_incumbent.back() == incumbent && trace_bound.back() == bound)
-      return;
+    if (!changed(incumbent, bound)) return;
     trace_time.push_back(time);
     trace_incumbent.push_back(incumbent);
     trace_bound.push_back(bound);

@@ -1,14 +1,14 @@
-// Bindings for the preprocessed Problem and the dynamic-programming search. Python
-// (odtkit.core._problem / odtkit.core.search) validates everything first; nanobind's ndarray
-// constraints and the Problem constructor still reject wrong dtypes, shapes and labels.
+// Binding of the preprocessed Problem shared by every search. Python (odtkit.core._problem)
+// validates everything first; nanobind's ndarray constraints and the Problem constructor still
+// reject wrong dtypes, shapes and labels.
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <stdexcept>
 
 #include "bindings.hpp"
-#include "dp.hpp"
 #include "problem.hpp"
-#include "search_py.hpp"
 
 namespace nb = nanobind;
 
@@ -19,36 +19,32 @@ using BoolMatrix = nb::ndarray<const bool, nb::ndim<2>, nb::c_contig, nb::device
 using IntVector = nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using DoubleVector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-Problem make_problem(BoolMatrix X, IntVector y, DoubleVector weights, int n_classes) {
+Problem make_problem(BoolMatrix X, IntVector y, DoubleVector weights, int n_classes,
+                     const std::string& popcount) {
   const std::size_t n = X.shape(0);
   if (y.shape(0) != n) throw std::invalid_argument("y must have one label per row of X");
   if (weights.shape(0) != n) throw std::invalid_argument("weights must have one entry per row");
   if (n_classes < 1) throw std::invalid_argument("n_classes must be >= 1");
-  return Problem(X.data(), n, X.shape(1), y.data(), weights.data(), n_classes);
-}
-
-nb::dict run_dp(const Problem& problem, const nb::dict& config_dict) {
-  const SearchConfig config = config_from_dict(config_dict);
-  SearchOutput out;
-  {
-    nb::gil_scoped_release release;
-    out = search_dp(problem, config, python_interrupt_check());
-  }
-  return output_to_dict(out);
+  return Problem(X.data(), n, X.shape(1), y.data(), weights.data(), n_classes,
+                 parse_popcount_mode(popcount));
 }
 
 }  // namespace
 
-void bind_dp(nb::module_& m) {
+void bind_problem(nb::module_& m) {
   nb::class_<Problem>(m, "Problem",
                       "Preprocessed search instance: identical rows collapsed into points, "
                       "per-feature bitsets over points, per-class weights, equivalent-point "
                       "minorities.")
       // noconvert: a float/int64/Fortran array is a caller bug, not something to cast silently
       .def(nb::new_(&make_problem), nb::arg("X").noconvert(), nb::arg("y").noconvert(),
-           nb::arg("weights").noconvert(), nb::arg("n_classes"),
+           nb::arg("weights").noconvert(), nb::arg("n_classes"), nb::kw_only(),
+           nb::arg("popcount") = "auto",
            "X: C-contiguous bool (n, p); y: int32 (n,) codes in [0, n_classes); weights: float64 "
-           "(n,) nonnegative.")
+           "(n,) nonnegative. popcount: 'auto' (hardware popcount when the CPU has it) or "
+           "'portable' (the baseline build's software popcount; for benchmarks and tests).")
+      .def_prop_ro("popcount", [](const Problem& p) { return popcount_mode_name(p.popcount_mode()); },
+                   "Popcount kernels of this problem's searches: 'hardware' or 'portable'.")
       .def_prop_ro("n_samples", &Problem::n_samples)
       .def_prop_ro("n_points", &Problem::n_points)
       .def_prop_ro("n_features", &Problem::n_features)
@@ -64,8 +60,6 @@ void bind_dp(nb::module_& m) {
              if (j >= p.n_features()) throw std::out_of_range("feature index out of range");
              return p.feature(j);
            }, nb::arg("j"), "Bitset over points of x_j = 1.");
-  m.def("search_dp", &run_dp, nb::arg("problem"), nb::arg("config"),
-        "Dynamic-programming search (odtkit.core.search_tree(method='dp')); returns a dict.");
 }
 
 }  // namespace odtkit

@@ -1,0 +1,111 @@
+#include "popcount.hpp"
+
+#include <stdexcept>
+
+namespace odtkit {
+
+bool cpu_has_hardware_popcount() {
+#if ODTKIT_POPCNT_DISPATCH
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("popcnt") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+PopcountMode parse_popcount_mode(const std::string& request) {
+  if (request == "auto")
+    return cpu_has_hardware_popcount() ? PopcountMode::hardware : PopcountMode::portable;
+  if (request == "portable") return PopcountMode::portable;
+  throw std::invalid_argument("popcount must be 'auto' or 'portable', got '" + request + "'");
+}
+
+const char* popcount_mode_name(PopcountMode mode) {
+  return mode == PopcountMode::hardware ? "hardware" : "portable";
+}
+
+namespace kernels {
+namespace {
+
+// The bodies, inlined into both variants below so that __builtin_popcountll is expanded with
+// each variant's target (a call to libgcc's routine at baseline, POPCNT in the other).
+#define ODTKIT_ALWAYS_INLINE inline __attribute__((always_inline))
+
+ODTKIT_ALWAYS_INLINE std::uint64_t plane_sum_body(const std::uint64_t* s,
+                                                  const std::uint64_t* mask,
+                                                  const std::uint64_t* planes, const int* bits,
+                                                  std::size_t n_planes, std::size_t n_words) {
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < n_planes; ++i) {
+    const std::uint64_t* p = planes + i * n_words;
+    std::uint64_t c = 0;
+    if (mask) {
+      for (std::size_t k = 0; k < n_words; ++k)
+        c += static_cast<std::uint64_t>(__builtin_popcountll(s[k] & mask[k] & p[k]));
+    } else {
+      for (std::size_t k = 0; k < n_words; ++k)
+        c += static_cast<std::uint64_t>(__builtin_popcountll(s[k] & p[k]));
+    }
+    total += c << bits[i];
+  }
+  return total;
+}
+
+ODTKIT_ALWAYS_INLINE std::uint64_t interleaved_body(const std::uint64_t* a,
+                                                    const std::uint64_t* b,
+                                                    const std::uint64_t* planes,
+                                                    std::size_t n_words, int stride, int offset,
+                                                    int n_planes) {
+  std::uint64_t acc = 0;
+  for (std::size_t k = 0; k < n_words; ++k) {
+    const std::uint64_t c = b ? (a[k] & b[k]) : a[k];
+    if (!c) continue;
+    const std::uint64_t* p = planes + k * static_cast<std::size_t>(stride) + offset;
+    for (int bit = 0; bit < n_planes; ++bit)
+      acc += static_cast<std::uint64_t>(__builtin_popcountll(c & p[bit])) << bit;
+  }
+  return acc;
+}
+
+ODTKIT_ALWAYS_INLINE std::size_t count_body(const std::uint64_t* a, std::size_t n_words) {
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < n_words; ++k)
+    total += static_cast<std::size_t>(__builtin_popcountll(a[k]));
+  return total;
+}
+
+ODTKIT_ALWAYS_INLINE std::size_t count_xor_body(const std::uint64_t* a, const std::uint64_t* b,
+                                                std::size_t n_words) {
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < n_words; ++k)
+    total += static_cast<std::size_t>(__builtin_popcountll(a[k] ^ b[k]));
+  return total;
+}
+
+}  // namespace
+
+#define ODTKIT_KERNEL_VARIANTS(ret, name, body, params, args) \
+  ret name##_portable params { return body args; }            \
+  ODTKIT_TARGET_POPCNT ret name##_hardware params { return body args; }
+
+ODTKIT_KERNEL_VARIANTS(std::uint64_t, plane_sum, plane_sum_body,
+                       (const std::uint64_t* s, const std::uint64_t* mask,
+                        const std::uint64_t* planes, const int* bits, std::size_t n_planes,
+                        std::size_t n_words),
+                       (s, mask, planes, bits, n_planes, n_words))
+ODTKIT_KERNEL_VARIANTS(std::uint64_t, interleaved_plane_sum, interleaved_body,
+                       (const std::uint64_t* a, const std::uint64_t* b,
+                        const std::uint64_t* planes, std::size_t n_words, int stride,
+                        int offset, int n_planes),
+                       (a, b, planes, n_words, stride, offset, n_planes))
+ODTKIT_KERNEL_VARIANTS(std::size_t, count, count_body,
+                       (const std::uint64_t* a, std::size_t n_words), (a, n_words))
+ODTKIT_KERNEL_VARIANTS(std::size_t, count_xor, count_xor_body,
+                       (const std::uint64_t* a, const std::uint64_t* b, std::size_t n_words),
+                       (a, b, n_words))
+
+}  // namespace kernels
+}  // namespace odtkit

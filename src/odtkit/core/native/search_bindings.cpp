@@ -1,0 +1,209 @@
+// Bindings of the search contract (search_types.hpp): the typed SearchConfig and one function
+// per search, all through run_search: copy the config, release the GIL, run, convert the output.
+// Python (odtkit.core.search / odtkit.core.rules) validates names and ranges first; the typed
+// config still turns a misspelt keyword or attribute, or a wrong type, into a Python error.
+#include <Python.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "bindings.hpp"
+#include "bnb.hpp"
+#include "corels.hpp"
+#include "dp.hpp"
+#include "dp_queue.hpp"
+#include "greedy.hpp"
+#include "popcount.hpp"
+#include "problem.hpp"
+#include "search_types.hpp"
+
+namespace nb = nanobind;
+
+namespace odtkit {
+namespace {
+
+nb::dict output_to_dict(const SearchOutput& o) {
+  nb::dict d;
+  d["tree"] = nb::cast(o.tree);
+  d["objective"] = o.objective;
+  d["lower_bound"] = o.lower_bound;
+  d["status"] = o.status;
+  d["n_explored"] = o.n_explored;
+  d["peak_memory_mb"] = o.peak_memory_mb;
+  d["trace_time"] = nb::cast(o.trace_time);
+  d["trace_incumbent"] = nb::cast(o.trace_incumbent);
+  d["trace_bound"] = nb::cast(o.trace_bound);
+  d["stats"] = nb::cast(o.stats);
+  return d;
+}
+
+// Interrupt callback for Budget: briefly re-acquires the GIL and runs Python's signal handlers.
+// A pending KeyboardInterrupt is consumed and reported as status "interrupted" so that the
+// caller still receives the best tree found.
+std::function<bool()> python_interrupt_check() {
+  return [] {
+    nb::gil_scoped_acquire guard;
+    if (PyErr_CheckSignals() != 0) {
+      PyErr_Clear();
+      return true;
+    }
+    return false;
+  };
+}
+
+using SearchFunction = SearchOutput (*)(const Problem&, const SearchConfig&,
+                                        std::function<bool()>);
+
+template <SearchFunction Search>
+nb::dict run_search(const Problem& problem, const SearchConfig& config) {
+  // a copy: another Python thread could assign to `config` while the GIL is released
+  const SearchConfig local = config;
+  local.validate();
+  SearchOutput out;
+  {
+    nb::gil_scoped_release release;
+    out = Search(problem, local, python_interrupt_check());
+  }
+  return output_to_dict(out);
+}
+
+void init_config(SearchConfig* self, double lam, int max_depth, double time_limit,
+                 long long node_limit, double memory_limit_mb, double upper_bound,
+                 const std::string& policy, const std::string& symmetry,
+                 std::map<std::string, bool> bounds, std::vector<int> initial_tree) {
+  // parse into a local first: a bad name must not leave a half-built object behind
+  SearchConfig c;
+  c.lam = lam;
+  c.max_depth = max_depth;
+  c.time_limit = time_limit;
+  c.node_limit = node_limit;
+  c.memory_limit_mb = memory_limit_mb;
+  c.upper_bound = upper_bound;
+  c.policy = parse_policy(policy);
+  c.symmetry = parse_symmetry(symmetry);
+  c.bounds = std::move(bounds);
+  c.initial_tree = std::move(initial_tree);
+  new (self) SearchConfig(std::move(c));
+}
+
+// Times the split-loop kernel, popcount(s & x_j & plane) over n_words words for each of
+// n_features features (one kernels::plane_sum call per feature, as Problem::class_weights_and
+// makes per class), `repeats` times, on deterministic pseudo-random words. Modes: "dispatch"
+// (what the searches use on this CPU), "portable" (forced software popcount) and "limit" (a
+// plain hardware popcount over the same number of words: the machine's throughput bound).
+// Returns (seconds, checksum); dispatch and portable must agree on the checksum.
+std::pair<double, std::uint64_t> popcount_kernel_bench(std::size_t n_features,
+                                                       std::size_t n_words, std::size_t repeats,
+                                                       const std::string& mode) {
+  if (n_features == 0 || n_words == 0 || repeats == 0)
+    throw std::invalid_argument("n_features, n_words and repeats must be positive");
+  if (mode != "dispatch" && mode != "portable" && mode != "limit")
+    throw std::invalid_argument("mode must be 'dispatch', 'portable' or 'limit'");
+  if (mode == "limit" && !cpu_has_hardware_popcount())
+    throw std::invalid_argument("this CPU has no hardware popcount");
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  auto next = [&state] {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<std::uint64_t> features(n_features * n_words), s(n_words), plane(n_words);
+  for (auto& w : features) w = next();
+  for (auto& w : s) w = next();
+  for (auto& w : plane) w = next() | next();
+  const int bit = 0;
+  const PopcountMode kernel =
+      mode == "portable" ? PopcountMode::portable : parse_popcount_mode("auto");
+  std::uint64_t checksum = 0;
+  nb::gil_scoped_release release;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t r = 0; r < repeats; ++r) {
+    if (mode == "limit") {
+      checksum += kernels::count(PopcountMode::hardware, features.data(), features.size());
+    } else {
+      for (std::size_t j = 0; j < n_features; ++j)
+        checksum += kernels::plane_sum(kernel, s.data(), &features[j * n_words], plane.data(),
+                                       &bit, 1, n_words);
+    }
+    // one word changes per repeat so the compiler cannot hoist the loop
+    s[r % n_words] ^= checksum;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return {seconds, checksum};
+}
+
+}  // namespace
+
+void bind_searches(nb::module_& m) {
+  const SearchConfig defaults;
+  nb::class_<SearchConfig>(
+      m, "SearchConfig",
+      "Typed configuration of every native search (search_types.hpp). Keyword-only; an unknown "
+      "keyword or attribute raises TypeError/AttributeError, a wrong type TypeError, an unknown "
+      "policy or symmetry name ValueError. No limit: 0 (time_limit, node_limit, "
+      "memory_limit_mb), inf (upper_bound), -1 (max_depth). `bounds` is a dict of switches "
+      "(missing = on), read and assigned as a whole.")
+      .def("__init__", &init_config, nb::kw_only(), nb::arg("lam") = defaults.lam,
+           nb::arg("max_depth") = defaults.max_depth, nb::arg("time_limit") = defaults.time_limit,
+           nb::arg("node_limit") = defaults.node_limit,
+           nb::arg("memory_limit_mb") = defaults.memory_limit_mb,
+           nb::arg("upper_bound") = defaults.upper_bound,
+           nb::arg("policy") = std::string(policy_name(defaults.policy)),
+           nb::arg("symmetry") = std::string(symmetry_name(defaults.symmetry)),
+           nb::arg("bounds") = defaults.bounds, nb::arg("initial_tree") = defaults.initial_tree)
+      .def_rw("lam", &SearchConfig::lam)
+      .def_rw("max_depth", &SearchConfig::max_depth)
+      .def_rw("time_limit", &SearchConfig::time_limit)
+      .def_rw("node_limit", &SearchConfig::node_limit)
+      .def_rw("memory_limit_mb", &SearchConfig::memory_limit_mb)
+      .def_rw("upper_bound", &SearchConfig::upper_bound)
+      .def_prop_rw(
+          "policy", [](const SearchConfig& c) { return std::string(policy_name(c.policy)); },
+          [](SearchConfig& c, const std::string& name) { c.policy = parse_policy(name); })
+      .def_prop_rw(
+          "symmetry", [](const SearchConfig& c) { return std::string(symmetry_name(c.symmetry)); },
+          [](SearchConfig& c, const std::string& name) { c.symmetry = parse_symmetry(name); })
+      .def_rw("bounds", &SearchConfig::bounds)
+      .def_rw("initial_tree", &SearchConfig::initial_tree)
+      .def("validate", &SearchConfig::validate, "Raise ValueError on an out-of-range value.");
+
+  m.def("search_dp", &run_search<search_dp>, nb::arg("problem"), nb::arg("config"),
+        "Recursive DP over supports (search_tree(method='dp')); returns a dict.");
+  m.def("search_dp_queue", &run_search<search_dp_queue>, nb::arg("problem"), nb::arg("config"),
+        "Queue-based (GOSDT-style) DP (search_tree(method='dp', strategy='queue')).");
+  m.def("search_bnb", &run_search<search_bnb>, nb::arg("problem"), nb::arg("config"),
+        "OSDT leaf-set branch and bound (search_tree(method='bnb')).");
+  m.def("search_corels", &run_search<search_corels>, nb::arg("problem"), nb::arg("config"),
+        "CORELS over a Problem whose features are the antecedents (search_rule_list); the "
+        "rule list comes back as a one-sided tree (corels.hpp).");
+  m.def(
+      "greedy_tree",
+      [](const Problem& problem, double lam, int max_depth) {
+        SearchConfig check;
+        check.lam = lam;
+        check.max_depth = max_depth;
+        check.validate();
+        return greedy_tree(problem, lam, max_depth, nullptr);
+      },
+      nb::arg("problem"), nb::arg("lam"), nb::arg("max_depth") = -1,
+      "The §3.2 greedy tree (odtkit.greedy.greedy_tree), encoded; max_depth -1: unlimited.");
+  m.def("_popcount_kernel_bench", &popcount_kernel_bench, nb::arg("n_features"),
+        nb::arg("n_words"), nb::arg("repeats"), nb::arg("mode"),
+        "Debug: (seconds, checksum) of the split-loop popcount kernel; see "
+        "benchmarks/popcount_kernel.py.");
+  m.def("_cpu_has_hardware_popcount", &cpu_has_hardware_popcount,
+        "Debug: whether the kernels can use a popcount instruction on this CPU.");
+}
+
+}  // namespace odtkit

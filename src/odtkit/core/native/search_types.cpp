@@ -1,0 +1,43 @@
+#include "search_types.hpp"
+
+namespace odtkit {
+
+Policy parse_policy(const std::string& name) {
+  if (name == "curiosity") return Policy::curiosity;
+  if (name == "lower_bound") return Policy::lower_bound;
+  if (name == "objective") return Policy::objective;
+  if (name == "bfs") return Policy::bfs;
+  if (name == "dfs") return Policy::dfs;
+  throw std::invalid_argument("unknown policy '" + name +
+                              "' (curiosity, lower_bound, objective, bfs, dfs)");
+}
+
+const char* policy_name(Policy policy) {
+  switch (policy) {
+    case Policy::curiosity: return "curiosity";
+    case Policy::lower_bound: return "lower_bound";
+    case Policy::objective: return "objective";
+    case Policy::bfs: return "bfs";
+    case Policy::dfs: return "dfs";
+  }
+  return "curiosity";
+}
+
+Symmetry parse_symmetry(const std::string& name) {
+  if (name == "permutation_map") return Symmetry::permutation_map;
+  if (name == "captured_map") return Symmetry::captured_map;
+  if (name == "none") return Symmetry::none;
+  throw std::invalid_argument("unknown symmetry map '" + name +
+                              "' (permutation_map, captured_map, none)");
+}
+
+const char* symmetry_name(Symmetry symmetry) {
+  switch (symmetry) {
+    case Symmetry::permutation_map: return "permutation_map";
+    case Symmetry::captured_map: return "captured_map";
+    case Symmetry::none: return "none";
+  }
+  return "permutation_map";
+}
+
+}  // namespace odtkit
