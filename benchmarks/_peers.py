@@ -64,7 +64,7 @@ def run_once(tool: str, d: Dataset, lam: float, depth: int | None, limit: float)
     if tool in ("dp", "bnb"):
         from odtkit.core import search_tree
 
-        r = search_tree(d, lam, max_depth=depth, method=tool, time_limit=limit)
+        r = search_tree(d, lam=lam, max_depth=depth, method=tool, time_limit=limit)
         return {
             "time": r.time,
             "objective": r.objective,

@@ -53,7 +53,7 @@ def main() -> int:
             def fit(data=data, lam=lam) -> Any:
                 return search_tree(
                     data,
-                    lam,
+                    lam=lam,
                     method="bnb",
                     time_limit=args.time_limit,
                     memory_limit_mb=args.memory_mb,
@@ -66,7 +66,7 @@ def main() -> int:
                 again=lambda r: r.status == "optimal" and r.time <= harness.LONG_RUN,
             )
             times, res = [r.time for r in runs], runs[-1]
-            dp = search_tree(data, lam, method="dp", time_limit=args.time_limit)
+            dp = search_tree(data, lam=lam, method="dp", time_limit=args.time_limit)
             agree = (
                 res.status != "optimal"
                 or dp.status != "optimal"

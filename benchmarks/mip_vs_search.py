@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                     "depth": depth,
                     "lam": lam,
                 }
-                s = search_tree(ds, lam, max_depth=depth, time_limit=limit)
+                s = search_tree(ds, lam=lam, max_depth=depth, time_limit=limit)
                 rec["search"] = {
                     "status": s.status,
                     "objective": metrics.objective(s.tree, ds, lam),
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         info = largest[1]
         ds = harness.load_dataset(info["dataset"])
         form = RBinOCT() if info["formulation"] == "rbinoct" else FlowOCT()
-        s = search_tree(ds, info["lam"], max_depth=info["depth"], time_limit=limit)
+        s = search_tree(ds, lam=info["lam"], max_depth=info["depth"], time_limit=limit)
         t0 = time.perf_counter()
         model = form.build(ds, max_depth=info["depth"], lam=info["lam"])
         build = time.perf_counter() - t0
@@ -417,7 +417,9 @@ def _run_table(payload: dict) -> list[str]:
 
 def _warm_line(label: str, pairs: list[tuple[dict, dict]]) -> str:
     proven = [
-        (c, w) for c, w in pairs if c.get("n_optimal", c["status"] == "optimal")
+        (c, w)
+        for c, w in pairs
+        if c.get("n_optimal", c["status"] == "optimal")
         or w.get("n_optimal", w["status"] == "optimal")
     ]
     ratios = harness.ratio_summary(
@@ -607,9 +609,7 @@ def _search_summary(payload: dict) -> list[str]:
             if r["mip"][k][w]["time_to_optimal"] is not None
         ]
         best_mip.append(min(times) if times else None)
-        objs = [
-            r["mip"][k][w]["objective"] for k in r["mip"] for w in ("cold", "warm")
-        ]
+        objs = [r["mip"][k][w]["objective"] for k in r["mip"] for w in ("cold", "warm")]
         proven = [
             r["mip"][k][w]["objective"]
             for k in r["mip"]

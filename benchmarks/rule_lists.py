@@ -65,7 +65,7 @@ def read_bit_vectors(path: Path) -> tuple[list[str], np.ndarray]:
 
 def run(data: Dataset, lam: float, antecedents, repeats: int, time_limit: float, **kw) -> dict:
     def fit() -> Any:
-        return search_rule_list(data, lam, antecedents=antecedents, time_limit=time_limit, **kw)
+        return search_rule_list(data, lam=lam, antecedents=antecedents, time_limit=time_limit, **kw)
 
     # long runs are not repeated
     results = harness.repeat(fit, repeats, again=lambda r: r.time <= harness.LONG_RUN)

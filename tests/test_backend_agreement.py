@@ -66,10 +66,17 @@ def lp_rows() -> Model:
     lower = m.row_lower.copy()
     assert lower[m.constraints["spare"].start] == -np.inf
     return Model(
-        name=m.name, A=m.A, row_lower=lower, row_upper=upper,
-        col_lower=m.col_lower.copy(), col_upper=m.col_upper.copy(),
-        integrality=m.integrality.copy(), c=m.c.copy(), offset=m.offset,
-        vars=m.vars, constraints=m.constraints,
+        name=m.name,
+        A=m.A,
+        row_lower=lower,
+        row_upper=upper,
+        col_lower=m.col_lower.copy(),
+        col_upper=m.col_upper.copy(),
+        integrality=m.integrality.copy(),
+        c=m.c.copy(),
+        offset=m.offset,
+        vars=m.vars,
+        constraints=m.constraints,
     )
 
 
@@ -95,8 +102,12 @@ def mip_general() -> Model:
     zi = z.index.ravel()
     b.add_constraints("sum", np.zeros(8, int), zi, np.arange(1.0, 9.0), "<=", [17.5])
     b.add_constraints(
-        "link", [0, 0, 1, 1, 2, 2], [zi[0], w.index[0], zi[5], w.index[1], zi[7], w.index[2]],
-        [2.0, -1.0, 3.0, 1.0, -1.0, 1.0], [">=", "==", "<="], [0.5, 7.0, 2.5],
+        "link",
+        [0, 0, 1, 1, 2, 2],
+        [zi[0], w.index[0], zi[5], w.index[1], zi[7], w.index[2]],
+        [2.0, -1.0, 3.0, 1.0, -1.0, 1.0],
+        [">=", "==", "<="],
+        [0.5, 7.0, 2.5],
     )
     b.add_objective(zi, -np.linspace(1.0, 2.0, 8))
     b.add_objective(w.index, [0.3, -0.7, 0.2])
@@ -277,8 +288,15 @@ def test_ctrl_c_gives_interrupted_with_a_valid_bound_and_restores_the_handler(
             timer.start()
 
     try:
-        res = run(model, backend, solver, extra, start=np.ones(model.n_vars), time_limit=30,
-                  log_callback=start_timer)
+        res = run(
+            model,
+            backend,
+            solver,
+            extra,
+            start=np.ones(model.n_vars),
+            time_limit=30,
+            log_callback=start_timer,
+        )
     finally:
         timer.cancel()
         if timer.ident is not None:
@@ -339,8 +357,9 @@ def market_split(n: int = 30, m: int = 4, seed: int = 1) -> tuple[Model, np.ndar
     x = b.add_vars("x", shape=n, kind="binary")
     A = rng.integers(0, 100, size=(m, n)).astype(float)
     planted = (rng.random(n) < 0.5).astype(float)
-    b.add_constraints("split", np.repeat(np.arange(m), n), np.tile(x.index, m), A.ravel(), "==",
-                      A @ planted)
+    b.add_constraints(
+        "split", np.repeat(np.arange(m), n), np.tile(x.index, m), A.ravel(), "==", A @ planted
+    )
     b.add_objective(x.index, rng.integers(1, 10, size=n).astype(float))
     b.set_objective_offset(2.0)
     return b.build(), planted
@@ -433,8 +452,14 @@ def cbc_counterexample(shift: float = 0.0) -> Model:
     x = b.add_vars("x", shape=4, kind="integer", lb=-1.0 + shift, ub=ub)
     rows, cols = np.nonzero(A)
     adj = A.sum(axis=1) * shift  # x = x' - shift
-    b.add_constraints("r", rows, x.index[cols], A[rows, cols], ["<=", ">=", "<="],
-                      np.array([4.0, 1.0, -1.0]) + adj)
+    b.add_constraints(
+        "r",
+        rows,
+        x.index[cols],
+        A[rows, cols],
+        ["<=", ">=", "<="],
+        np.array([4.0, 1.0, -1.0]) + adj,
+    )
     b.add_objective(x.index, c)
     b.set_objective_offset(-c.sum() * shift)
     return b.build()
@@ -456,8 +481,9 @@ def test_cbc_counterexample_is_right_on_highs_and_after_a_shift():
 
 
 @needs_cbc
-@pytest.mark.xfail(reason="CBC 2.10.3 bug with negative integer lower bounds (solver, not odtkit)",
-                   strict=False)
+@pytest.mark.xfail(
+    reason="CBC 2.10.3 bug with negative integer lower bounds (solver, not odtkit)", strict=False
+)
 def test_cbc_negative_integer_bounds_bug():
     res = run(cbc_counterexample(0.0), "pulp", "cbc", {})
     assert res.objective == pytest.approx(-8.0)

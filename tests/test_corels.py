@@ -70,7 +70,7 @@ def test_example_a_values(lam: float, expected: float, policy: str, symmetry: st
     """§6.3 rule-list values with the given antecedents, for every policy and map."""
     data = example_dataset_a()
     result = search_rule_list(
-        data, lam, antecedents=EXAMPLE_A_ANTECEDENTS, policy=policy, symmetry=symmetry
+        data, lam=lam, antecedents=EXAMPLE_A_ANTECEDENTS, policy=policy, symmetry=symmetry
     )
     assert result.status == "optimal"
     assert result.objective == pytest.approx(expected, abs=1e-6)
@@ -83,7 +83,7 @@ def test_example_a_values(lam: float, expected: float, policy: str, symmetry: st
 def test_example_a_list() -> None:
     """At lam = 0.2 the unique optimum is 'x1=0 and x2=0 -> 0, else 1' (2 mistakes)."""
     data = example_dataset_a()
-    result = search_rule_list(data, 0.2, antecedents=EXAMPLE_A_ANTECEDENTS)
+    result = search_rule_list(data, lam=0.2, antecedents=EXAMPLE_A_ANTECEDENTS)
     assert result.model == RuleList([([(0, 0), (1, 0)], 0)], 1)
     assert metrics.misclassified(result.model, data) == 2
 
@@ -93,7 +93,7 @@ def test_matches_oracle_random(seed: int) -> None:
     data, ants, lam = instance(seed, weighted=seed % 3 == 0)
     policy = RULE_POLICIES[seed % len(RULE_POLICIES)]
     symmetry = SYMMETRY_MAPS[(seed // 5) % len(SYMMETRY_MAPS)]
-    result = search_rule_list(data, lam, antecedents=ants, policy=policy, symmetry=symmetry)
+    result = search_rule_list(data, lam=lam, antecedents=ants, policy=policy, symmetry=symmetry)
     _, oracle = brute_force_rule_list(data, lam, ants, len(ants))
     assert result.status == "optimal"
     assert result.objective == pytest.approx(oracle, abs=1e-9)
@@ -106,7 +106,7 @@ def test_bounds_off_never_change_optimum(seed: int, bound: str) -> None:
     data, ants, lam = instance(1000 + seed)
     switches = dict.fromkeys(RULE_BOUNDS, False) if bound == "all" else {bound: False}
     result = search_rule_list(
-        data, lam, antecedents=ants, bounds=switches, symmetry=SYMMETRY_MAPS[seed % 3]
+        data, lam=lam, antecedents=ants, bounds=switches, symmetry=SYMMETRY_MAPS[seed % 3]
     )
     _, oracle = brute_force_rule_list(data, lam, ants, len(ants))
     assert result.objective == pytest.approx(oracle, abs=1e-9)
@@ -121,7 +121,7 @@ def test_bounds_off_never_change_optimum(seed: int, bound: str) -> None:
 )
 def test_matches_oracle_hypothesis(seed: int, policy: str, symmetry: str, weighted: bool) -> None:
     data, ants, lam = instance(seed, weighted)
-    result = search_rule_list(data, lam, antecedents=ants, policy=policy, symmetry=symmetry)
+    result = search_rule_list(data, lam=lam, antecedents=ants, policy=policy, symmetry=symmetry)
     _, oracle = brute_force_rule_list(data, lam, ants, len(ants))
     assert result.objective == pytest.approx(oracle, abs=1e-9)
     check_result(result, data, lam)
@@ -134,8 +134,8 @@ def test_matrix_antecedents_equal_literals(seed: int) -> None:
     truth = np.column_stack(
         [np.all(data.X[:, [f for f, _ in a]] == [v for _, v in a], axis=1) for a in ants]
     )
-    by_matrix = search_rule_list(data, lam, antecedents=truth)
-    by_literals = search_rule_list(data, lam, antecedents=ants)
+    by_matrix = search_rule_list(data, lam=lam, antecedents=truth)
+    by_literals = search_rule_list(data, lam=lam, antecedents=ants)
     assert by_matrix.objective == pytest.approx(by_literals.objective, abs=1e-12)
     on_matrix = Dataset(truth, data.y, data.classes, tuple(f"a{r}" for r in range(truth.shape[1])))
     assert metrics.objective(by_matrix.model, on_matrix, lam) == pytest.approx(by_matrix.objective)
@@ -148,9 +148,9 @@ def test_mining_with_min_support_lam_is_lossless(seed: int) -> None:
     """Filtering antecedents at support lam (Thms 10, 21) never changes the optimum."""
     data = random_dataset(3000 + seed, n_features=3)
     lam = float(LAMBDAS[seed % len(LAMBDAS)])
-    filtered = search_rule_list(data, lam, max_cardinality=2)
+    filtered = search_rule_list(data, lam=lam, max_cardinality=2)
     _, everything = mine_antecedents(data.X, 2, 0.0)
-    unfiltered = search_rule_list(data, lam, antecedents=everything)
+    unfiltered = search_rule_list(data, lam=lam, antecedents=everything)
     assert filtered.objective == pytest.approx(unfiltered.objective, abs=1e-9)
     assert filtered.stats["n_antecedents"] <= everything.shape[1]
 
@@ -184,30 +184,30 @@ def test_mining_is_exhaustive_and_deduplicated() -> None:
 def test_limits_return_valid_lists() -> None:
     data = random_dataset(5, n_samples=40, n_features=6)
     lam = 0.005
-    _, oracle_full = None, search_rule_list(data, lam, max_cardinality=2).objective
+    _, oracle_full = None, search_rule_list(data, lam=lam, max_cardinality=2).objective
     for kwargs in (
         {"node_limit": 1},
         {"node_limit": 3},
         {"time_limit": 1e-6},
         {"memory_limit_mb": 1e-6},
     ):
-        result = search_rule_list(data, lam, max_cardinality=2, **kwargs)
+        result = search_rule_list(data, lam=lam, max_cardinality=2, **kwargs)
         check_result(result, data, lam)
         assert result.lower_bound <= oracle_full + 1e-9 <= result.objective + 2e-9
         if result.status != "optimal":
             assert result.status in ("node_limit", "time_limit", "memory_limit")
-    assert search_rule_list(data, lam, node_limit=1).status == "node_limit"
-    assert search_rule_list(data, lam, memory_limit_mb=1e-6).status == "memory_limit"
+    assert search_rule_list(data, lam=lam, node_limit=1).status == "node_limit"
+    assert search_rule_list(data, lam=lam, memory_limit_mb=1e-6).status == "memory_limit"
 
 
 def test_limits_share_the_search_contract() -> None:
     # CORELS reads the typed SearchConfig of the tree searches: 0 means "no limit" (no longer
     # -1), node_limit counts expanded prefixes exactly, and the counters stay integers
     data, lam = datasets.load("tic-tac-toe"), 0.01
-    free = search_rule_list(data, lam, max_cardinality=1)
+    free = search_rule_list(data, lam=lam, max_cardinality=1)
     assert free.status == "optimal" and free.n_explored > 5
     assert all(isinstance(v, int) for k, v in free.stats.items() if k != "antecedents")
-    limited = search_rule_list(data, lam, max_cardinality=1, node_limit=5)
+    limited = search_rule_list(data, lam=lam, max_cardinality=1, node_limit=5)
     assert limited.status == "node_limit" and limited.n_explored == 5
     assert limited.lower_bound <= free.objective + 1e-12 <= limited.objective + 2e-12
     _, truth = mine_antecedents(data.X, 1, lam)
@@ -224,7 +224,7 @@ def test_limits_share_the_search_contract() -> None:
 
 def test_trace_and_bound_monotone() -> None:
     data = random_dataset(11, n_samples=40, n_features=6)
-    result = search_rule_list(data, 0.01, max_cardinality=2, policy="bfs")
+    result = search_rule_list(data, lam=0.01, max_cardinality=2, policy="bfs")
     assert result.status == "optimal"
     bounds = result.trace["bound"].to_numpy()
     assert (np.diff(bounds) >= -1e-12).all()
@@ -235,38 +235,38 @@ def test_trace_and_bound_monotone() -> None:
 def test_single_class_and_constant_features() -> None:
     X = np.zeros((6, 2), dtype=bool)
     data = Dataset.from_arrays(X, np.zeros(6, dtype=int))
-    result = search_rule_list(data, 0.01)
+    result = search_rule_list(data, lam=0.01)
     assert result.objective == 0.0 and result.model.n_rules == 0
 
 
 def test_bad_input() -> None:
     data = example_dataset_a()
     with pytest.raises(ValueError, match="binary labels"):
-        search_rule_list(random_dataset(1, n_classes=3), 0.1)
+        search_rule_list(random_dataset(1, n_classes=3), lam=0.1)
     with pytest.raises(ValueError, match="policy"):
-        search_rule_list(data, 0.1, policy="random")
+        search_rule_list(data, lam=0.1, policy="random")
     with pytest.raises(ValueError, match="symmetry"):
-        search_rule_list(data, 0.1, symmetry="mirror")
+        search_rule_list(data, lam=0.1, symmetry="mirror")
     with pytest.raises(ValueError, match="unknown bound"):
-        search_rule_list(data, 0.1, bounds={"permutation": False})
+        search_rule_list(data, lam=0.1, bounds={"permutation": False})
     with pytest.raises(TypeError, match="bounds"):
-        search_rule_list(data, 0.1, bounds=["support"])
+        search_rule_list(data, lam=0.1, bounds=["support"])
     with pytest.raises(ValueError, match="lam"):
-        search_rule_list(data, -1.0)
+        search_rule_list(data, lam=-1.0)
     with pytest.raises(TypeError, match="max_cardinality"):
-        search_rule_list(data, 0.1, max_cardinality=1.5)
+        search_rule_list(data, lam=0.1, max_cardinality=1.5)
     with pytest.raises(ValueError, match="min_support"):
-        search_rule_list(data, 0.1, min_support=0.7)
+        search_rule_list(data, lam=0.1, min_support=0.7)
     with pytest.raises(ValueError, match="node_limit"):
-        search_rule_list(data, 0.1, node_limit=0)
+        search_rule_list(data, lam=0.1, node_limit=0)
     with pytest.raises(ValueError, match="one row per sample"):
-        search_rule_list(data, 0.1, antecedents=np.ones((3, 2), dtype=bool))
+        search_rule_list(data, lam=0.1, antecedents=np.ones((3, 2), dtype=bool))
     with pytest.raises(ValueError, match="beyond"):
-        search_rule_list(data, 0.1, antecedents=[[(5, 1)]])
+        search_rule_list(data, lam=0.1, antecedents=[[(5, 1)]])
     with pytest.raises(ValueError, match="value"):
-        search_rule_list(data, 0.1, antecedents=[[(0, 2)]])
+        search_rule_list(data, lam=0.1, antecedents=[[(0, 2)]])
     with pytest.raises(TypeError, match="dataset"):
-        search_rule_list(data.X, 0.1)
+        search_rule_list(data.X, lam=0.1)
 
 
 def test_native_binding_rejects_bad_arrays() -> None:
@@ -298,7 +298,9 @@ def test_matches_oracle_slow(seed: int) -> None:
     _, oracle = brute_force_rule_list(data, lam, ants, len(ants))
     for policy in RULE_POLICIES:
         for symmetry in SYMMETRY_MAPS:
-            result = search_rule_list(data, lam, antecedents=ants, policy=policy, symmetry=symmetry)
+            result = search_rule_list(
+                data, lam=lam, antecedents=ants, policy=policy, symmetry=symmetry
+            )
             assert result.objective == pytest.approx(oracle, abs=1e-9)
 
 
@@ -314,7 +316,7 @@ def test_interrupt_returns_incumbent() -> None:
     old_alarm = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
     signal.setitimer(signal.ITIMER_REAL, 0.5)
     try:
-        result = search_rule_list(data, 0.001, time_limit=20, memory_limit_mb=1000)
+        result = search_rule_list(data, lam=0.001, time_limit=20, memory_limit_mb=1000)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old_alarm)

@@ -42,8 +42,14 @@ def test_defaults_prove_optimality_exactly_and_log_through_the_callback():
 
 def test_every_solve_option_maps_to_its_highs_name():
     options = SolveOptions(
-        time_limit=12.5, threads=1, seed=7, node_limit=30, mip_gap=0.01, lp_method="ipm",
-        heuristics=False, extra={"presolve": "off", "mip_rel_gap": 0.02},
+        time_limit=12.5,
+        threads=1,
+        seed=7,
+        node_limit=30,
+        mip_gap=0.01,
+        lp_method="ipm",
+        heuristics=False,
+        extra={"presolve": "off", "mip_rel_gap": 0.02},
     )
     mip = driver.highs_options(options, is_mip=True)
     assert mip["time_limit"] == 12.5 and mip["threads"] == 1 and mip["random_seed"] == 7
@@ -68,8 +74,12 @@ def test_apply_options_sets_values_and_converts_numpy_scalars():
     h = highspy.Highs()
     applied = driver.apply_options(
         h,
-        {"output_flag": np.bool_(False), "threads": np.int64(1), "time_limit": np.float32(2.5),
-         "presolve": "off"},
+        {
+            "output_flag": np.bool_(False),
+            "threads": np.int64(1),
+            "time_limit": np.float32(2.5),
+            "presolve": "off",
+        },
     )
     assert applied == {"output_flag": False, "threads": 1, "time_limit": 2.5, "presolve": "off"}
     assert type(applied["threads"]) is int and type(applied["time_limit"]) is float
@@ -229,9 +239,7 @@ def test_feasible_or_none():
 
 def _loaded(model, **options):
     h = highspy.Highs()
-    driver.apply_options(
-        h, driver.highs_options(SolveOptions(**options), model.is_mip)
-    )
+    driver.apply_options(h, driver.highs_options(SolveOptions(**options), model.is_mip))
     pass_model(h, model, model.integrality.astype(np.int32))
     return h
 
@@ -254,8 +262,14 @@ def test_attach_collects_log_and_trace_and_restores_everything():
         h.run()
     assert signal.getsignal(signal.SIGINT) is before
     # every callback the session installed is removed again
-    for event in (h.cbLogging, h.cbMipImprovingSolution, h.cbMipLogging, h.cbSimplexInterrupt,
-                  h.cbIpmInterrupt, h.cbMipInterrupt):
+    for event in (
+        h.cbLogging,
+        h.cbMipImprovingSolution,
+        h.cbMipLogging,
+        h.cbSimplexInterrupt,
+        h.cbIpmInterrupt,
+        h.cbMipInterrupt,
+    ):
         assert not event.callbacks
     out = driver.read(h, model, session, want_duals=False)
     assert out.status == Status.OPTIMAL and out.log and "".join(lines) == out.log

@@ -199,7 +199,7 @@ def test_native_greedy_is_the_numpy_greedy_and_the_bnb_start(name: str) -> None:
     # trace row is the greedy objective, or the leaf's when the greedy tree is the leaf
     for lam, depth in ((0.01, 2), (0.02, None)):
         value = metrics.objective(_numpy_greedy_tree(data, lam=lam, max_depth=depth), data, lam)
-        result = search_tree(data, lam, max_depth=depth, method="bnb", node_limit=1)
+        result = search_tree(data, lam=lam, max_depth=depth, method="bnb", node_limit=1)
         assert result.trace["incumbent"].iloc[0] == pytest.approx(value, abs=1e-12)
 
 
@@ -210,7 +210,9 @@ def test_native_greedy_matches_numpy_on_random_integer_weights(seed: int) -> Non
     )
     for lam in (0.0, 0.01, 0.05):
         for depth in (None, 2, 4):
-            assert greedy_tree(data, lam=lam, max_depth=depth) == _numpy_greedy_tree(data, lam, depth)
+            assert greedy_tree(data, lam=lam, max_depth=depth) == _numpy_greedy_tree(
+                data, lam, depth
+            )
 
 
 def test_greedy_large_lambda_returns_a_leaf():

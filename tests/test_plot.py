@@ -23,7 +23,7 @@ def test_plot_tree_labels_every_node():
 
 def test_plot_traces_draws_incumbent_and_bound_per_solver():
     data = datasets.load("monk1")
-    result = search_tree(data, 0.01, max_depth=3)
+    result = search_tree(data, lam=0.01, max_depth=3)
 
     class Fake:
         trace = pd.DataFrame({"time": [0.01, 0.2], "incumbent": [0.3, 0.2], "bound": [0.0, 0.2]})

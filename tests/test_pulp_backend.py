@@ -30,8 +30,12 @@ def ranged() -> Model:
     xi = x.index.ravel()
     b.add_constraints("eq", [0, 0], [xi[0], xi[1]], [1.0, 1.0], "==", [2.0])
     b.add_constraints(
-        "ineq", [0, 0, 1, 1], [xi[2], y.index[0], xi[3], y.index[1]], [1.0, 1.0, 2.0, -1.0],
-        ["<=", ">="], [2.5, -0.5],
+        "ineq",
+        [0, 0, 1, 1],
+        [xi[2], y.index[0], xi[3], y.index[1]],
+        [1.0, 1.0, 2.0, -1.0],
+        ["<=", ">="],
+        [2.5, -0.5],
     )
     b.add_constraints("rng", [0, 0], [xi[0], xi[3]], [1.0, 1.0], ">=", [1.0])
     b.add_constraints("free", [0], [xi[2]], [1.0], "<=", [100.0])
@@ -43,9 +47,17 @@ def ranged() -> Model:
     upper[m.constraints["rng"].start] = 3.0  # 1 <= x00 + x11 <= 3
     upper[m.constraints["free"].start] = np.inf  # no bound at all
     return Model(
-        name=m.name, A=m.A, row_lower=m.row_lower, row_upper=upper, col_lower=m.col_lower,
-        col_upper=m.col_upper, integrality=m.integrality, c=m.c, offset=m.offset,
-        vars=m.vars, constraints=m.constraints,
+        name=m.name,
+        A=m.A,
+        row_lower=m.row_lower,
+        row_upper=upper,
+        col_lower=m.col_lower,
+        col_upper=m.col_upper,
+        integrality=m.integrality,
+        c=m.c,
+        offset=m.offset,
+        vars=m.vars,
+        constraints=m.constraints,
     )
 
 
@@ -53,7 +65,13 @@ def test_registered_with_capabilities_per_solver():
     assert "pulp" in available_backends()
     assert backend_capabilities("pulp") == SOLVER_CAPABILITIES["highs"]
     assert SOLVER_CAPABILITIES["highs"] == {
-        "mip_start", "dual_bound", "trace", "interrupt", "duals", "lp_method", "heuristics_off"
+        "mip_start",
+        "dual_bound",
+        "trace",
+        "interrupt",
+        "duals",
+        "lp_method",
+        "heuristics_off",
     }
     assert "trace" not in SOLVER_CAPABILITIES["cbc"]
     assert PulpBackend.solver_available("highs") and PulpBackend.solver_available("HiGHS")
@@ -182,8 +200,9 @@ def test_cbc_refuses_what_it_cannot_do_and_accepts_the_rest():
     with pytest.raises(ValueError, match="lp_method"):
         solve(model.relaxed(), backend="pulp", solver="cbc", lp_method="simplex")
     ref = solve(model, backend="highs")
-    res = solve(model, backend="pulp", solver="PULP_CBC_CMD", threads=1, seed=5, time_limit=30,
-                cuts="off")
+    res = solve(
+        model, backend="pulp", solver="PULP_CBC_CMD", threads=1, seed=5, time_limit=30, cuts="off"
+    )
     assert res.solver == "pulp/CBC" and res.status == "optimal"
     assert res.objective == pytest.approx(ref.objective) and res.bound == res.objective
     assert "-cuts off" in res.log or "cuts off" in res.log

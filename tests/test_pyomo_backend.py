@@ -24,8 +24,12 @@ def toy() -> Model:
     )
     b.add_constraints("pick", np.repeat([0, 1], 3), x.index.ravel(), 1.0, "==", [1.0, 1.0])
     b.add_constraints(
-        "mix", [0, 0, 1, 1], [y.index[0], x.index[0, 0], y.index[1], x.index[1, 2]],
-        [1.0, 2.0, 1.0, -1.0], ["<=", ">="], [3.0, -1.0],
+        "mix",
+        [0, 0, 1, 1],
+        [y.index[0], x.index[0, 0], y.index[1], x.index[1, 2]],
+        [1.0, 2.0, 1.0, -1.0],
+        ["<=", ">="],
+        [3.0, -1.0],
     )
     b.add_objective(x.index.ravel(), [3.0, 1.0, 2.0, -1.0, 2.0, 5.0])
     b.add_objective(y.index, [-1.0, 1.0])
@@ -41,7 +45,10 @@ def test_registered_with_the_default_solver_capabilities():
     # the newer pyomo.contrib.solver HiGHS interface has no MIP start in this Pyomo, and sets up
     # its highspy object inside solve() (no callbacks)
     assert backend_capabilities("pyomo", "highs") == {
-        "dual_bound", "duals", "lp_method", "heuristics_off"
+        "dual_bound",
+        "duals",
+        "lp_method",
+        "heuristics_off",
     }
     assert PyomoBackend.version()
 
@@ -101,9 +108,17 @@ def test_name_collisions_and_free_rows_are_handled():
     upper = m.row_upper.copy()
     upper[m.constraints["spare"].start] = np.inf  # a free row: no finite bound at all
     m = Model(
-        name=m.name, A=m.A, row_lower=m.row_lower, row_upper=upper, col_lower=m.col_lower,
-        col_upper=m.col_upper, integrality=m.integrality, c=m.c, offset=m.offset,
-        vars=m.vars, constraints=m.constraints,
+        name=m.name,
+        A=m.A,
+        row_lower=m.row_lower,
+        row_upper=upper,
+        col_lower=m.col_lower,
+        col_upper=m.col_upper,
+        integrality=m.integrality,
+        c=m.c,
+        offset=m.offset,
+        vars=m.vars,
+        constraints=m.constraints,
     )
     built = to_pyomo(m)
     names = {c.name for c in built.model.component_objects()}
@@ -186,8 +201,13 @@ def test_warm_start_is_accepted_and_checked():
 def test_capabilities_are_enforced_per_solver():
     model = toy()
     with pytest.raises(ValueError, match="pyomo.*'highs'.*mip_start"):
-        solve(model, backend="pyomo", solver="highs", start=np.zeros(model.n_vars),
-              start_check="ignore")
+        solve(
+            model,
+            backend="pyomo",
+            solver="highs",
+            start=np.zeros(model.n_vars),
+            start_check="ignore",
+        )
     with pytest.raises(ValueError, match="pyomo.*'highs'.*trace"):
         solve(model, backend="pyomo", solver="highs", trace=True)
     with pytest.raises(ValueError, match="pyomo.*'highs'.*interrupt"):
@@ -215,8 +235,9 @@ def test_unknown_or_missing_solvers_and_bad_options_fail_clearly():
 def test_classic_solver_by_name_with_mapped_options():
     model = hard_knapsack(n=30, m=4, seed=1)
     ref = solve(model, backend="highs")
-    res = solve(model, backend="pyomo", solver="cbc", executable=CBC, threads=1, seed=2,
-                time_limit=30)
+    res = solve(
+        model, backend="pyomo", solver="cbc", executable=CBC, threads=1, seed=2, time_limit=30
+    )
     assert res.solver == "pyomo/cbc" and res.status == "optimal"
     assert res.objective == pytest.approx(ref.objective)
     assert res.bound == res.objective  # no dual bound capability: proven only when optimal

@@ -36,7 +36,7 @@ def test_exports() -> None:
 
 def test_result_fields() -> None:
     d = example_dataset_a()
-    r = search_tree(d, 0.01, max_depth=2)
+    r = search_tree(d, lam=0.01, max_depth=2)
     assert isinstance(r, Result)
     assert isinstance(r.model, Tree) and r.tree is r.model
     assert r.status == "optimal" and r.is_optimal and r.gap == 0.0
@@ -98,12 +98,12 @@ def test_bad_arguments_are_named(kwargs: dict, error: type, name: str) -> None:
     kwargs = {"lam": 0.01, **kwargs}
     lam = kwargs.pop("lam")
     with pytest.raises(error, match=name):
-        search_tree(example_dataset_a(), lam, **kwargs)
+        search_tree(example_dataset_a(), lam=lam, **kwargs)
 
 
 def test_bad_dataset() -> None:
     with pytest.raises(TypeError, match="dataset"):
-        search_tree(np.zeros((3, 2), dtype=bool), 0.1)
+        search_tree(np.zeros((3, 2), dtype=bool), lam=0.1)
 
 
 def test_native_problem_rejects_bad_arrays() -> None:
@@ -144,7 +144,10 @@ def test_search_config_is_typed() -> None:
     # a misspelt keyword or attribute, or a wrong type, is an error instead of a silent default
     config = _native.SearchConfig(lam=0.1, node_limit=5, policy="bfs", bounds={"support": False})
     assert (config.lam, config.node_limit, config.policy, config.bounds) == (
-        0.1, 5, "bfs", {"support": False}
+        0.1,
+        5,
+        "bfs",
+        {"support": False},
     )
     # "no limit" is 0 for the limits and inf for the upper bound, in every search
     assert (config.time_limit, config.memory_limit_mb, config.max_depth) == (0.0, 0.0, -1)
@@ -205,7 +208,7 @@ def test_native_search_rejects_malformed_initial_tree() -> None:
 
 
 def test_time_limit_is_honoured(hard) -> None:
-    r = search_tree(hard, HARD_LAM, time_limit=0.3)
+    r = search_tree(hard, lam=HARD_LAM, time_limit=0.3)
     assert r.status == "time_limit"
     assert r.time < 0.3 * 1.1 + 0.2 + 1.0  # generous: shared CI cores
     assert r.lower_bound <= r.objective
@@ -215,9 +218,9 @@ def test_time_limit_is_honoured(hard) -> None:
 
 
 def test_node_and_memory_limits(hard) -> None:
-    r = search_tree(hard, HARD_LAM, node_limit=500)
+    r = search_tree(hard, lam=HARD_LAM, node_limit=500)
     assert r.status == "node_limit" and r.n_explored <= 500
-    r = search_tree(hard, HARD_LAM, memory_limit_mb=4)
+    r = search_tree(hard, lam=HARD_LAM, memory_limit_mb=4)
     assert r.status == "memory_limit"
     assert r.peak_memory_mb <= 4 * 1.1 + 1.0
     assert r.lower_bound <= r.objective
@@ -227,7 +230,7 @@ def test_ctrl_c_returns_best_tree(hard) -> None:
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        r = search_tree(hard, HARD_LAM, time_limit=30)
+        r = search_tree(hard, lam=HARD_LAM, time_limit=30)
     finally:
         timer.cancel()
     assert r.status == "interrupted"
@@ -239,7 +242,7 @@ def test_ctrl_c_returns_best_tree(hard) -> None:
 @pytest.mark.parametrize("limits", [{"node_limit": 50}, {}])
 def test_trace_is_anytime_consistent(limits: dict) -> None:
     d = datasets.load("monk2")
-    r = search_tree(d, 0.005, **limits)
+    r = search_tree(d, lam=0.005, **limits)
     t = r.trace
     assert len(t) >= 2
     assert (np.diff(t["time"]) >= 0).all()
@@ -252,10 +255,10 @@ def test_trace_is_anytime_consistent(limits: dict) -> None:
 
 def test_limited_bound_is_below_the_certified_optimum() -> None:
     d = datasets.load("monk2")
-    best = search_tree(d, 0.005)
+    best = search_tree(d, lam=0.005)
     assert best.status == "optimal"
     for node_limit in (1, 10, 100, 1000):
-        r = search_tree(d, 0.005, node_limit=node_limit)
+        r = search_tree(d, lam=0.005, node_limit=node_limit)
         assert r.status.stopped_early or r.status == Status.OPTIMAL
         assert r.lower_bound <= best.objective + 1e-12 <= r.objective + 2e-12
 
@@ -264,7 +267,7 @@ def test_depth_limited_matches_oracle_on_real_data() -> None:
     d = datasets.load("monk1")
     sub = d.subset(np.arange(0, d.n_samples, 2))
     for lam in (0.01, 0.05):
-        r = search_tree(sub, lam, max_depth=2)
+        r = search_tree(sub, lam=lam, max_depth=2)
         assert r.objective == pytest.approx(brute_force_tree(sub, lam, 2)[1], abs=1e-9)
 
 
@@ -272,5 +275,5 @@ def test_result_never_worse_than_greedy() -> None:
     for seed in range(20):
         d = random_dataset(seed)
         g = metrics.objective(odtkit.greedy_tree(d, lam=0.01, max_depth=2), d, 0.01)
-        r = search_tree(d, 0.01, max_depth=2, node_limit=1)
+        r = search_tree(d, lam=0.01, max_depth=2, node_limit=1)
         assert r.objective <= g + 1e-12

@@ -64,7 +64,7 @@ def test_example_a(lam: float, policy: str) -> None:
         (3, EXAMPLE_A[lam][1]),
         (None, EXAMPLE_A[lam][1]),
     ):
-        result = search_tree(data, lam, method="bnb", max_depth=depth, policy=policy)
+        result = search_tree(data, lam=lam, method="bnb", max_depth=depth, policy=policy)
         assert result.status == "optimal"
         assert result.objective == pytest.approx(expected, abs=1e-6)
         check_result(result, data, lam, depth)
@@ -75,7 +75,7 @@ def test_matches_oracle(seed: int) -> None:
     """Seeded instances: every policy in turn, weights every third, 3 classes every fifth."""
     data, lam, depth = instance(seed, weighted=seed % 3 == 0, n_classes=3 if seed % 5 == 0 else 2)
     policy = POLICIES[seed % len(POLICIES)]
-    result = search_tree(data, lam, method="bnb", max_depth=depth, policy=policy)
+    result = search_tree(data, lam=lam, method="bnb", max_depth=depth, policy=policy)
     assert result.status == "optimal"
     assert result.objective == pytest.approx(oracle(data, lam, depth), abs=1e-9)
     check_result(result, data, lam, depth)
@@ -88,7 +88,7 @@ def test_bounds_off_never_change_optimum(seed: int, bound: str) -> None:
     switches = dict.fromkeys(BNB_BOUNDS, False) if bound == "all" else {bound: False}
     result = search_tree(
         data,
-        lam,
+        lam=lam,
         method="bnb",
         max_depth=depth,
         bounds=switches,
@@ -112,7 +112,7 @@ def test_matches_oracle_hypothesis(
     seed: int, policy: str, depth: int | None, lam: float, weighted: bool, n_classes: int
 ) -> None:
     data = random_dataset(seed, weighted=weighted, n_classes=n_classes)
-    result = search_tree(data, lam, method="bnb", max_depth=depth, policy=policy)
+    result = search_tree(data, lam=lam, method="bnb", max_depth=depth, policy=policy)
     assert result.objective == pytest.approx(oracle(data, lam, depth), abs=1e-9)
     check_result(result, data, lam, depth)
 
@@ -124,8 +124,10 @@ def test_agrees_with_dp(seed: int) -> None:
     lam = (0.03, 0.02, 0.05)[seed % 3]
     depth = (None, 3, 4)[seed % 3]
     # limits only as a safety net for CI machines: these instances certify in well under 1 s
-    bnb = search_tree(data, lam, method="bnb", max_depth=depth, time_limit=30, memory_limit_mb=1000)
-    dp = search_tree(data, lam, method="dp", max_depth=depth)
+    bnb = search_tree(
+        data, lam=lam, method="bnb", max_depth=depth, time_limit=30, memory_limit_mb=1000
+    )
+    dp = search_tree(data, lam=lam, method="dp", max_depth=depth)
     assert bnb.status == dp.status == "optimal"
     assert bnb.objective == pytest.approx(dp.objective, abs=1e-9)
 
@@ -136,8 +138,8 @@ def test_weights_equal_duplication(seed: int) -> None:
     reps = data.sample_weight.astype(int)
     duplicated = Dataset.from_arrays(np.repeat(data.X, reps, axis=0), np.repeat(data.y, reps))
     lam = float(LAMBDAS[seed % len(LAMBDAS)])
-    a = search_tree(data, lam, method="bnb")
-    b = search_tree(duplicated, lam, method="bnb")
+    a = search_tree(data, lam=lam, method="bnb")
+    b = search_tree(duplicated, lam=lam, method="bnb")
     assert a.objective == pytest.approx(b.objective, abs=1e-9)
 
 
@@ -145,10 +147,12 @@ def test_weights_equal_duplication(seed: int) -> None:
 def test_upper_bound(seed: int) -> None:
     data, lam, depth = instance(1500 + seed)
     best = oracle(data, lam, depth)
-    exact = search_tree(data, lam, method="bnb", max_depth=depth, upper_bound=best)
+    exact = search_tree(data, lam=lam, method="bnb", max_depth=depth, upper_bound=best)
     assert exact.objective == pytest.approx(best, abs=1e-9) and exact.status == "optimal"
     # an upper bound below the optimum is attained by no tree: the result must still be right
-    low = search_tree(data, lam, method="bnb", max_depth=depth, upper_bound=max(0.0, best - 0.05))
+    low = search_tree(
+        data, lam=lam, method="bnb", max_depth=depth, upper_bound=max(0.0, best - 0.05)
+    )
     assert low.objective == pytest.approx(best, abs=1e-9)
     assert low.lower_bound <= best + 1e-9
 
@@ -164,7 +168,7 @@ def test_limits_return_valid_trees(seed: int) -> None:
         {"time_limit": 1e-6},
         {"memory_limit_mb": 1e-6},
     ):
-        result = search_tree(data, lam, method="bnb", max_depth=3, **kwargs)
+        result = search_tree(data, lam=lam, method="bnb", max_depth=3, **kwargs)
         check_result(result, data, lam, 3)
         assert result.status in ("optimal", "node_limit", "time_limit", "memory_limit")
         assert result.lower_bound <= best + 1e-9 <= result.objective + 2e-9
@@ -172,8 +176,8 @@ def test_limits_return_valid_trees(seed: int) -> None:
 
 def test_limit_statuses() -> None:
     data = random_dataset(3, n_samples=60, n_features=8)
-    assert search_tree(data, 0.002, method="bnb", node_limit=1).status == "node_limit"
-    assert search_tree(data, 0.002, method="bnb", memory_limit_mb=1e-6).status == "memory_limit"
+    assert search_tree(data, lam=0.002, method="bnb", node_limit=1).status == "node_limit"
+    assert search_tree(data, lam=0.002, method="bnb", memory_limit_mb=1e-6).status == "memory_limit"
 
 
 def test_interrupt_returns_incumbent() -> None:
@@ -186,7 +190,7 @@ def test_interrupt_returns_incumbent() -> None:
     signal.setitimer(signal.ITIMER_REAL, 0.3)
     old_alarm = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
     try:
-        result = search_tree(data, 0.0005, method="bnb", time_limit=20, memory_limit_mb=1000)
+        result = search_tree(data, lam=0.0005, method="bnb", time_limit=20, memory_limit_mb=1000)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old_alarm)
@@ -201,11 +205,11 @@ def test_interrupt_returns_incumbent() -> None:
 def test_bad_input() -> None:
     data = example_dataset_a()
     with pytest.raises(ValueError, match="unknown bound"):
-        search_tree(data, 0.1, method="bnb", bounds={"nonsense": False})
+        search_tree(data, lam=0.1, method="bnb", bounds={"nonsense": False})
     with pytest.raises(ValueError, match="policy"):
-        search_tree(data, 0.1, method="bnb", policy="random")
+        search_tree(data, lam=0.1, method="bnb", policy="random")
     with pytest.raises(TypeError):
-        search_tree(data, 0.1, method="bnb", bounds={"support": 0})
+        search_tree(data, lam=0.1, method="bnb", bounds={"support": 0})
 
 
 def test_native_binding_rejects_malformed_trees() -> None:
@@ -226,8 +230,8 @@ def test_matches_oracle_slow(seed: int) -> None:
     data, lam, depth = instance(seed, weighted=seed % 2 == 0, n_classes=2 + seed % 3 // 2)
     expected = oracle(data, lam, depth)
     for policy in POLICIES:
-        result = search_tree(data, lam, method="bnb", max_depth=depth, policy=policy)
+        result = search_tree(data, lam=lam, method="bnb", max_depth=depth, policy=policy)
         assert result.objective == pytest.approx(expected, abs=1e-9)
     switches = dict.fromkeys(BNB_BOUNDS, False)
-    result = search_tree(data, lam, method="bnb", max_depth=depth, bounds=switches)
+    result = search_tree(data, lam=lam, method="bnb", max_depth=depth, bounds=switches)
     assert result.objective == pytest.approx(expected, abs=1e-9)

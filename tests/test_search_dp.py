@@ -79,7 +79,7 @@ def test_fractional_weights_use_the_double_path() -> None:
     assert not p.integral
     for lam in (0.0, 0.02, 0.1):
         for depth in (2, None):
-            r = search_tree(d2, lam, max_depth=depth)
+            r = search_tree(d2, lam=lam, max_depth=depth)
             assert r.objective == pytest.approx(oracle(d2, lam, depth), abs=1e-9)
 
 
@@ -99,13 +99,13 @@ EXAMPLE_A = {
 def test_example_dataset_a_table(lam: float) -> None:
     d = example_dataset_a()
     depth1, depth2 = EXAMPLE_A[lam]
-    assert search_tree(d, lam, max_depth=1).objective == pytest.approx(depth1, abs=1e-6)
+    assert search_tree(d, lam=lam, max_depth=1).objective == pytest.approx(depth1, abs=1e-6)
     for depth in (2, 3, None):
-        r = search_tree(d, lam, max_depth=depth)
+        r = search_tree(d, lam=lam, max_depth=depth)
         assert r.objective == pytest.approx(depth2, abs=1e-6)
         check_certified(r, d, lam, depth)
     if lam < 0.2:
-        assert search_tree(d, lam).tree.n_leaves == 4
+        assert search_tree(d, lam=lam).tree.n_leaves == 4
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ def test_seeded_instances_match_oracle(seed: int) -> None:
     d = random_dataset(seed, n_classes=K, weighted=seed % 3 == 0)
     lam = LAMBDAS[seed % len(LAMBDAS)]
     for depth in DEPTHS:
-        r = search_tree(d, lam, max_depth=depth)
+        r = search_tree(d, lam=lam, max_depth=depth)
         assert r.objective == pytest.approx(oracle(d, lam, depth), abs=1e-9)
         check_certified(r, d, lam, depth)
 
@@ -131,7 +131,7 @@ def test_seeded_instances_match_oracle(seed: int) -> None:
     st.sampled_from(DEPTHS),
 )
 def test_binary_matches_oracle(d: Dataset, lam: float, depth: int | None) -> None:
-    r = search_tree(d, lam, max_depth=depth)
+    r = search_tree(d, lam=lam, max_depth=depth)
     assert r.objective == pytest.approx(oracle(d, lam, depth), abs=1e-9)
     check_certified(r, d, lam, depth)
 
@@ -143,7 +143,7 @@ def test_binary_matches_oracle(d: Dataset, lam: float, depth: int | None) -> Non
     st.sampled_from(DEPTHS),
 )
 def test_weighted_multiclass_matches_oracle(d: Dataset, lam: float, depth: int | None) -> None:
-    r = search_tree(d, lam, max_depth=depth)
+    r = search_tree(d, lam=lam, max_depth=depth)
     assert r.objective == pytest.approx(oracle(d, lam, depth), abs=1e-9)
     check_certified(r, d, lam, depth)
 
@@ -162,8 +162,8 @@ def test_integer_weights_equal_duplicated_rows(seed: int) -> None:
     )
     lam = LAMBDAS[seed % len(LAMBDAS)]
     for depth in (2, None):
-        a = search_tree(d, lam, max_depth=depth)
-        b = search_tree(dup, lam, max_depth=depth)
+        a = search_tree(d, lam=lam, max_depth=depth)
+        b = search_tree(dup, lam=lam, max_depth=depth)
         assert a.objective == pytest.approx(b.objective, abs=1e-9)
 
 
@@ -178,16 +178,16 @@ def test_bound_switches_do_not_change_optimum(seed: int) -> None:
     d = random_dataset(seed + 1000, n_classes=2 + seed % 2)
     lam = LAMBDAS[seed % len(LAMBDAS)]
     depth = DEPTHS[seed % len(DEPTHS)]
-    reference = search_tree(d, lam, max_depth=depth).objective
+    reference = search_tree(d, lam=lam, max_depth=depth).objective
     switches = [{name: False} for name in DP_BOUNDS]
     switches.append({name: False for name in DP_BOUNDS})
     switches.append({name: bool(rng.random() < 0.5) for name in DP_BOUNDS})
     for bounds in switches:
-        r = search_tree(d, lam, max_depth=depth, bounds=bounds)
+        r = search_tree(d, lam=lam, max_depth=depth, bounds=bounds)
         assert r.objective == pytest.approx(reference, abs=1e-9), bounds
         check_certified(r, d, lam, depth)
     for policy in ("lower_bound", "objective", "bfs", "dfs"):
-        r = search_tree(d, lam, max_depth=depth, policy=policy)
+        r = search_tree(d, lam=lam, max_depth=depth, policy=policy)
         assert r.objective == pytest.approx(reference, abs=1e-9)
 
 
@@ -202,7 +202,7 @@ def test_user_upper_bound(seed: int) -> None:
     lam = LAMBDAS[seed % len(LAMBDAS)]
     best = oracle(d, lam, 3)
     for ub in (best, best + 0.05, 10.0, max(0.0, best - 0.05)):
-        r = search_tree(d, lam, max_depth=3, upper_bound=ub)
+        r = search_tree(d, lam=lam, max_depth=3, upper_bound=ub)
         assert r.objective == pytest.approx(best, abs=1e-9)
         check_certified(r, d, lam, 3)
 
@@ -214,7 +214,7 @@ def test_limits_return_a_valid_tree_and_bound(seed: int) -> None:
     depth = DEPTHS[seed % len(DEPTHS)]
     best = oracle(d, lam, depth)
     for limits in ({"node_limit": 1}, {"node_limit": 3}, {"time_limit": 1e-6}):
-        r = search_tree(d, lam, max_depth=depth, **limits)
+        r = search_tree(d, lam=lam, max_depth=depth, **limits)
         assert r.status.stopped_early or r.status == Status.OPTIMAL
         assert r.lower_bound <= best + 1e-9 <= r.objective + 2e-9
         assert metrics.objective(r.tree, d, lam) == pytest.approx(r.objective, abs=1e-9)
@@ -233,6 +233,6 @@ def test_many_instances_match_oracle_slow(seed: int) -> None:
     d = random_dataset(seed + 10_000, n_classes=K, weighted=seed % 5 == 0)
     lam = LAMBDAS[seed % len(LAMBDAS)]
     for depth in (1, 2, 3, 4, None):
-        r = search_tree(d, lam, max_depth=depth)
+        r = search_tree(d, lam=lam, max_depth=depth)
         assert r.objective == pytest.approx(oracle(d, lam, depth), abs=1e-9)
         check_certified(r, d, lam, depth)

@@ -42,7 +42,7 @@ def check_certified(result, dataset: Dataset, lam: float, max_depth: int | None)
 
 
 def queue(dataset: Dataset, lam: float, **kwargs):
-    return search_tree(dataset, lam, method="dp", strategy="queue", **kwargs)
+    return search_tree(dataset, lam=lam, method="dp", strategy="queue", **kwargs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def test_external_upper_bound_valid_and_invalid(seed: int) -> None:
 @pytest.mark.parametrize("max_depth", [None, 3])
 def test_queue_equals_recursive_on_monks(name: str, lam: float, max_depth: int | None) -> None:
     d = load(name)
-    rec = search_tree(d, lam, max_depth=max_depth, strategy="recursive")
+    rec = search_tree(d, lam=lam, max_depth=max_depth, strategy="recursive")
     q = queue(d, lam, max_depth=max_depth)
     check_certified(q, d, lam, max_depth)
     assert q.objective == pytest.approx(rec.objective, abs=1e-9)
@@ -145,7 +145,7 @@ def test_queue_equals_recursive_on_monks(name: str, lam: float, max_depth: int |
 def test_node_limit_gives_valid_tree_and_bound(node_limit: int) -> None:
     d = load("monk2")
     lam = 0.01
-    truth = search_tree(d, lam).objective
+    truth = search_tree(d, lam=lam).objective
     r = queue(d, lam, node_limit=node_limit)
     assert r.status == "node_limit"
     assert r.n_explored <= node_limit
@@ -179,7 +179,7 @@ def test_tic_tac_toe_time_limit_bound_is_valid() -> None:
 def test_tic_tac_toe_bound_below_certified_optimum() -> None:
     d = load("tic-tac-toe")
     lam = 0.001
-    truth = search_tree(d, lam, time_limit=120)
+    truth = search_tree(d, lam=lam, time_limit=120)
     assert truth.status == "optimal"
     r = queue(d, lam, time_limit=0.5)
     assert r.lower_bound <= truth.objective + 1e-12
@@ -205,7 +205,7 @@ def test_queue_matches_oracle_slow(d: Dataset, lam: float, max_depth: int | None
 @pytest.mark.parametrize("max_depth", [None, 4])
 def test_queue_equals_recursive_slow(name: str, lam: float, max_depth: int | None) -> None:
     d = load(name)
-    rec = search_tree(d, lam, max_depth=max_depth, strategy="recursive")
+    rec = search_tree(d, lam=lam, max_depth=max_depth, strategy="recursive")
     q = queue(d, lam, max_depth=max_depth, time_limit=120)
     check_certified(q, d, lam, max_depth)
     assert q.objective == pytest.approx(rec.objective, abs=1e-9)
@@ -214,6 +214,6 @@ def test_queue_equals_recursive_slow(name: str, lam: float, max_depth: int | Non
 def test_strategy_is_validated() -> None:
     d = random_dataset(0)
     with pytest.raises(ValueError, match="strategy"):
-        search_tree(d, 0.01, strategy="bfs")
+        search_tree(d, lam=0.01, strategy="bfs")
     with pytest.raises(ValueError, match="strategy"):
-        search_tree(d, 0.01, method="bnb", strategy="queue")
+        search_tree(d, lam=0.01, method="bnb", strategy="queue")

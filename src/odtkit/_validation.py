@@ -198,9 +198,7 @@ def check_dataset_fields(
             "(Dataset.from_arrays encodes raw labels)"
         )
     if y.shape[0] != n:
-        raise ValueError(
-            f"X and y must have the same number of samples, got {n} and {y.shape[0]}"
-        )
+        raise ValueError(f"X and y must have the same number of samples, got {n} and {y.shape[0]}")
     classes = np.asarray(classes)
     if classes.ndim != 1:
         raise ValueError(f"classes must be 1-dimensional, got shape {classes.shape}")

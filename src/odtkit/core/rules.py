@@ -178,8 +178,8 @@ def _decode_rule_list(code: Sequence[int]) -> tuple[list[int], list[int], int]:
 
 def search_rule_list(
     dataset: Dataset,
-    lam: float,
     *,
+    lam: float,
     max_cardinality: int = 2,
     min_support: float | None = None,
     policy: str = "lower_bound",
@@ -265,9 +265,7 @@ def search_rule_list(
                 raise ValueError("antecedent names must have one entry per matrix column")
     # the antecedents are the features of the Problem: its points are CORELS's equivalence
     # classes, and the rule list comes back as the one-sided tree it is
-    raw = _native.search_corels(
-        problem_from_arrays(truth, dataset.y, dataset.weights, 2), config
-    )
+    raw = _native.search_corels(problem_from_arrays(truth, dataset.y, dataset.weights, 2), config)
     prefix, labels, default_label = _decode_rule_list(raw["tree"])
     model = RuleList(
         [(literal_sets[r], label) for r, label in zip(prefix, labels, strict=True)],

@@ -65,8 +65,8 @@ def _check_upper_bound(upper_bound: Any) -> float:
 
 def search_tree(
     dataset: Dataset,
-    lam: float,
     *,
+    lam: float,
     max_depth: int | None = None,
     method: str = "dp",
     time_limit: float | None = None,

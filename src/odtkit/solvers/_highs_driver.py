@@ -270,9 +270,7 @@ class Session:
 
     def on_improving(self, e: Any) -> None:
         d, fix = e.data_out, self.offset
-        self.rows.append(
-            (d.running_time, d.objective_function_value + fix, d.mip_dual_bound + fix)
-        )
+        self.rows.append((d.running_time, d.objective_function_value + fix, d.mip_dual_bound + fix))
 
     def on_mip_log(self, e: Any) -> None:
         d, fix = e.data_out, self.offset
@@ -614,13 +612,20 @@ def read(
             else None
         )
     return conclude(
-        model, status, x, objective + offset, time=run_time, version=str(h.version()),
+        model,
+        status,
+        x,
+        objective + offset,
+        time=run_time,
+        version=str(h.version()),
         raw_bound=float(info.mip_dual_bound) + offset if valid else None,
         nodes=int(info.mip_node_count) if valid else 0,
         log="".join(session.log) if session is not None else "",
         trace_rows=session.rows if session is not None and session.tracing else None,
         trace_enabled=session is None or session.trace_enabled,
-        duals=duals, reduced_costs=reduced, stats=stats,
+        duals=duals,
+        reduced_costs=reduced,
+        stats=stats,
     )
 
 
@@ -654,14 +659,26 @@ def conclude(
     has_solution = x is not None
     objective = float(objective) if has_solution else float("nan")
     bound, note = final_bound(
-        status, is_mip=model.is_mip, has_solution=has_solution, objective=objective,
+        status,
+        is_mip=model.is_mip,
+        has_solution=has_solution,
+        objective=objective,
         raw_bound=raw_bound,
     )
     out_stats = dict(stats or {})
     if note is not None:
         out_stats["bound_note"] = note
     return Readout(
-        status, has_solution, objective, bound, x, duals, reduced_costs, max(int(nodes), 0),
+        status,
+        has_solution,
+        objective,
+        bound,
+        x,
+        duals,
+        reduced_costs,
+        max(int(nodes), 0),
         final_trace(trace_rows, time, objective, bound, has_solution, trace_enabled),
-        log, version, out_stats,
+        log,
+        version,
+        out_stats,
     )

@@ -292,8 +292,7 @@ def solve(
                 worst = violations.sort_values("violation", ascending=False).head(5)
                 msg = (
                     f"MIP start violates {len(violations)} constraints/bounds "
-                    f"of {model.name!r}; worst:\n"
-                    + worst.to_string(index=False)
+                    f"of {model.name!r}; worst:\n" + worst.to_string(index=False)
                 )
                 if start_check == "raise":
                     raise ValueError(msg)

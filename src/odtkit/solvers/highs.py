@@ -123,8 +123,12 @@ class HighsBackend(Backend):
         out = driver.read(h, model, session, want_duals=not is_mip and options.duals is not False)
         stats = {} if start_objective is None else {"start_objective": start_objective}
         return out.solution(
-            model, backend="highs", solver="highs", time=t_solve,
-            timings={"transfer": t_transfer, "solve": t_solve}, stats=stats,
+            model,
+            backend="highs",
+            solver="highs",
+            time=t_solve,
+            timings={"transfer": t_transfer, "solve": t_solve},
+            stats=stats,
         )
 
 
@@ -307,8 +311,12 @@ class IncrementalLP:
             t_solve = time.perf_counter() - t1
         out = driver.read(h, self._model, session, want_duals=True, bounded=self._bounded)
         return out.solution(
-            self._model, backend="highs", solver="highs", time=t_solve,
-            timings={"solve": t_solve}, n_model_columns=self._model.n_vars,
+            self._model,
+            backend="highs",
+            solver="highs",
+            time=t_solve,
+            timings={"solve": t_solve},
+            n_model_columns=self._model.n_vars,
             stats={
                 "iterations": int(h.getInfo().simplex_iteration_count),
                 "n_vars": self._n_cols,

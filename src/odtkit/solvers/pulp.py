@@ -395,9 +395,7 @@ class PulpBackend(Backend):
             pulp.HiGHS(mip=True).buildSolverModel(built.problem)
         t_transfer = time.perf_counter() - t0
         # HiGHS column of each IR column PuLP passed (PuLP orders them by name)
-        passed = np.flatnonzero(
-            [getattr(v, "index", None) is not None for v in built.variables]
-        )
+        passed = np.flatnonzero([getattr(v, "index", None) is not None for v in built.variables])
         order = np.fromiter(
             (built.variables[j].index for j in passed.tolist()), np.int64, passed.size
         )
@@ -431,7 +429,12 @@ class PulpBackend(Backend):
                 reduced = model.c.astype(float)  # columns PuLP did not pass: reduced cost = cost
                 reduced[passed] = out.reduced_costs[order]
         return out.solution(
-            model, backend="pulp", solver="pulp/HiGHS", time=t_solve, x=x, duals=duals,
+            model,
+            backend="pulp",
+            solver="pulp/HiGHS",
+            time=t_solve,
+            x=x,
+            duals=duals,
             reduced_costs=reduced,
             timings={
                 "build": built.build_time,
@@ -546,19 +549,33 @@ class PulpBackend(Backend):
             duals = np.zeros(model.n_constraints)
             np.add.at(duals, built.row_of, pis)
         out = driver.conclude(
-            model, status, x, objective, time=t_solve, version=self._cmd_version(log),
+            model,
+            status,
+            x,
+            objective,
+            time=t_solve,
+            version=self._cmd_version(log),
             raw_bound=None if parsed["bound"] is None else float(parsed["bound"]) + shift,
-            nodes=int(parsed["nodes"] or 0) if model.is_mip else 0, log=log,
-            trace_enabled=options.trace is not False, duals=duals,
+            nodes=int(parsed["nodes"] or 0) if model.is_mip else 0,
+            log=log,
+            trace_enabled=options.trace is not False,
+            duals=duals,
             stats={
                 "pulp_status": pulp.LpStatus.get(built.problem.status),
                 "note": "file writing is included in solve for command-line solvers",
             },
         )
         return out.solution(
-            model, backend="pulp", solver=name, time=t_solve,
-            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve,
-                     "read": time.perf_counter() - t2},
+            model,
+            backend="pulp",
+            solver=name,
+            time=t_solve,
+            timings={
+                "build": built.build_time,
+                "transfer": 0.0,
+                "solve": t_solve,
+                "read": time.perf_counter() - t2,
+            },
         )
 
     @staticmethod

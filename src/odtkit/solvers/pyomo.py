@@ -111,8 +111,12 @@ _LEGACY_OPTION_NAMES: dict[str, dict[str, tuple[str, Any]]] = {
         "node_limit": ("mip_limits_nodes", int),
     },
 }
-for _alias, _base in (("gurobi_direct", "gurobi"), ("gurobi_persistent", "gurobi"),
-                      ("cplex_direct", "cplex"), ("cplex_persistent", "cplex")):
+for _alias, _base in (
+    ("gurobi_direct", "gurobi"),
+    ("gurobi_persistent", "gurobi"),
+    ("cplex_direct", "cplex"),
+    ("cplex_persistent", "cplex"),
+):
     _LEGACY_OPTION_NAMES[_alias] = _LEGACY_OPTION_NAMES[_base]
 
 
@@ -419,9 +423,15 @@ class PyomoBackend(Backend):
         # we hand Pyomo a finished model: skip its change detection on solve()
         uc = opt.update_config
         for flag in (
-            "check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",
-            "check_for_new_or_removed_params", "check_for_new_objective", "update_constraints",
-            "update_vars", "update_params", "update_named_expressions", "update_objective",
+            "check_for_new_or_removed_constraints",
+            "check_for_new_or_removed_vars",
+            "check_for_new_or_removed_params",
+            "check_for_new_objective",
+            "update_constraints",
+            "update_vars",
+            "update_params",
+            "update_named_expressions",
+            "update_objective",
         ):
             setattr(uc, flag, False)
         t0 = time.perf_counter()
@@ -433,12 +443,15 @@ class PyomoBackend(Backend):
         h = opt._solver_model
         driver.apply_options(h, driver.highs_options(options, model.is_mip, extra))
         start = options.start if model.is_mip else None
-        with driver.attach(
-            h,
-            options,
-            is_mip=model.is_mip,
-            start_objective=None if start is None else model.objective_value(start),
-        ) as session, _quiet("pyomo.contrib.appsi.solvers.highs"):
+        with (
+            driver.attach(
+                h,
+                options,
+                is_mip=model.is_mip,
+                start_objective=None if start is None else model.objective_value(start),
+            ) as session,
+            _quiet("pyomo.contrib.appsi.solvers.highs"),
+        ):
             # quiet: appsi warns about HiGHS statuses it has no name for (e.g. kInterrupt),
             # which the driver reads itself
             t1 = time.perf_counter()
@@ -446,7 +459,12 @@ class PyomoBackend(Backend):
             t_solve = time.perf_counter() - t1
         out = driver.read(h, model, session, want_duals=self._want_duals(model, options))
         return self._finish(
-            model, built, opt, out, solver="pyomo/appsi_highs", t_solve=t_solve,
+            model,
+            built,
+            opt,
+            out,
+            solver="pyomo/appsi_highs",
+            t_solve=t_solve,
             timings={"build": built.build_time, "transfer": t_transfer, "solve": t_solve},
         )
 
@@ -455,8 +473,15 @@ class PyomoBackend(Backend):
         return not model.is_mip and options.duals is not False
 
     def _finish(
-        self, model: Model, built: PyomoModel, loader: Any, out: driver.Readout, *,
-        solver: str, t_solve: float, timings: dict[str, float],
+        self,
+        model: Model,
+        built: PyomoModel,
+        loader: Any,
+        out: driver.Readout,
+        *,
+        solver: str,
+        t_solve: float,
+        timings: dict[str, float],
     ) -> Solution:
         """Values and duals through Pyomo's loader (it knows its column order), the rest from
         the driver's readout (duals only where it found HiGHS's dual feasible)."""
@@ -468,8 +493,14 @@ class PyomoBackend(Backend):
             if out.duals is not None:
                 duals, reduced = self._lp_duals(loader, built, model)
         return out.solution(
-            model, backend="pyomo", solver=solver, time=t_solve, x=x, duals=duals,
-            reduced_costs=reduced, timings={**timings, "read": time.perf_counter() - t2},
+            model,
+            backend="pyomo",
+            solver=solver,
+            time=t_solve,
+            x=x,
+            duals=duals,
+            reduced_costs=reduced,
+            timings={**timings, "read": time.perf_counter() - t2},
         )
 
     @staticmethod
@@ -520,14 +551,27 @@ class PyomoBackend(Backend):
         out = driver.read(opt._solver_model, model, want_duals=self._want_duals(model, options))
         out.log = log
         return self._finish(
-            model, built, res.solution_loader, out, solver="pyomo/highs", t_solve=t_solve,
-            timings={"build": built.build_time, "transfer": max(t_total - t_solve, 0.0),
-                     "solve": t_solve},
+            model,
+            built,
+            res.solution_loader,
+            out,
+            solver="pyomo/highs",
+            t_solve=t_solve,
+            timings={
+                "build": built.build_time,
+                "transfer": max(t_total - t_solve, 0.0),
+                "solve": t_solve,
+            },
         )
 
     def _solve_legacy(
-        self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any],
-        solver: str, executable: str | None,
+        self,
+        model: Model,
+        built: PyomoModel,
+        options: SolveOptions,
+        extra: dict[str, Any],
+        solver: str,
+        executable: str | None,
     ) -> Solution:
         import pyomo.environ as pe
 
@@ -588,7 +632,8 @@ class PyomoBackend(Backend):
                 built.model.solutions.load_from(res)
             vals = np.fromiter(
                 (np.nan if v.value is None else v.value for v in built.variables),
-                dtype=float, count=model.n_vars,
+                dtype=float,
+                count=model.n_vars,
             )
             idle = ~built.used
             vals[idle] = driver.idle_values(model)[idle]
@@ -599,7 +644,8 @@ class PyomoBackend(Backend):
             dual = built.model.dual
             duals = np.fromiter(
                 (0.0 if c is None else float(dual.get(c, 0.0)) for c in built.constraints),
-                dtype=float, count=model.n_constraints,
+                dtype=float,
+                count=model.n_constraints,
             )
         nodes = 0
         try:
@@ -610,18 +656,32 @@ class PyomoBackend(Backend):
         version = opt.version()
         # classic plugins report no proven bound: only optimality proves one
         out = driver.conclude(
-            model, status, x, model.objective_value(x) if has_solution else np.nan, time=t_solve,
-            version=".".join(map(str, version)) if version else "", nodes=nodes, log=log,
-            trace_enabled=options.trace is not False, duals=duals,
+            model,
+            status,
+            x,
+            model.objective_value(x) if has_solution else np.nan,
+            time=t_solve,
+            version=".".join(map(str, version)) if version else "",
+            nodes=nodes,
+            log=log,
+            trace_enabled=options.trace is not False,
+            duals=duals,
             stats={
                 "termination_condition": str(res.solver.termination_condition),
                 "note": "transfer (file writing) is included in solve for classic solvers",
             },
         )
         return out.solution(
-            model, backend="pyomo", solver=f"pyomo/{solver}", time=t_solve,
-            timings={"build": built.build_time, "transfer": 0.0, "solve": t_solve,
-                     "read": time.perf_counter() - t2},
+            model,
+            backend="pyomo",
+            solver=f"pyomo/{solver}",
+            time=t_solve,
+            timings={
+                "build": built.build_time,
+                "transfer": 0.0,
+                "solve": t_solve,
+                "read": time.perf_counter() - t2,
+            },
         )
 
 
