@@ -118,15 +118,30 @@ def check_positive_number(value: object, name: str, allow_none: bool = True) -> 
     return v
 
 
+def check_count(value: object, name: str, minimum: int = 1) -> int | None:
+    """Return an integer ``>= minimum`` (a node limit, a thread count, a seed), or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
 def check_node_limit(node_limit: object, name: str = "node_limit") -> int | None:
     """Return a positive integer limit on explored nodes, or None for no limit."""
-    if node_limit is None:
-        return None
-    if isinstance(node_limit, bool) or not isinstance(node_limit, Integral):
-        raise TypeError(f"{name} must be a positive integer, got {type(node_limit).__name__}")
-    if node_limit <= 0:
-        raise ValueError(f"{name} must be > 0, got {node_limit}")
-    return int(node_limit)
+    return check_count(node_limit, name)
+
+
+def check_nonnegative_number(value: object, name: str) -> float:
+    """Return a finite float ``>= 0`` (a gap, a tolerance)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number >= 0, got {type(value).__name__}")
+    v = float(value)
+    if not 0 <= v < math.inf:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return v
 
 
 def check_switches(switches: Any, known: tuple[str, ...], name: str = "bounds") -> dict[str, bool]:

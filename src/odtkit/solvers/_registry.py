@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from odtkit._validation import check_count, check_nonnegative_number, check_positive_number
 from odtkit.model import Model
 from odtkit.solvers._solution import Solution
 
@@ -239,25 +240,11 @@ def solve(
         raise ValueError(
             f"backend {backend!r} is registered but its solver software is not installed"
         )
-    if time_limit is not None:
-        if (
-            isinstance(time_limit, bool)
-            or not isinstance(time_limit, (int, float))
-            or not time_limit > 0
-        ):
-            raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
-        time_limit = float(time_limit)
-    for arg, value in (("threads", threads), ("node_limit", node_limit)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
-        ):
-            raise ValueError(f"{arg} must be a positive integer, got {value!r}")
-    if seed is not None and (
-        isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
-    ):
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if not isinstance(mip_gap, (int, float)) or isinstance(mip_gap, bool) or not mip_gap >= 0:
-        raise ValueError(f"mip_gap must be a number >= 0, got {mip_gap!r}")
+    time_limit = check_positive_number(time_limit, "time_limit")
+    threads = check_count(threads, "threads")
+    node_limit = check_count(node_limit, "node_limit")
+    seed = check_count(seed, "seed", minimum=0)
+    mip_gap = check_nonnegative_number(mip_gap, "mip_gap")
     if lp_method is not None and lp_method not in LP_METHODS:
         raise ValueError(f"lp_method must be one of {LP_METHODS} or None, got {lp_method!r}")
     if start_check not in START_CHECKS:
