@@ -14,7 +14,13 @@ from odtkit.core import search_tree
 from odtkit.core.search import BOUNDS, POLICIES
 from odtkit.datasets import Dataset
 from odtkit.results import Result
-from odtkit.testing import LAMBDAS, brute_force_tree, example_dataset_a, random_dataset
+from odtkit.testing import (
+    EXAMPLE_A_OPTIMA,
+    LAMBDAS,
+    brute_force_tree,
+    example_dataset_a,
+    random_dataset,
+)
 
 BNB_BOUNDS = BOUNDS["bnb"]
 DEPTHS = (1, 2, 3, None)
@@ -46,23 +52,15 @@ def check_result(result: Result, data: Dataset, lam: float, depth: int | None) -
         assert result.lower_bound == result.objective
 
 
-EXAMPLE_A = {  # FORMULATIONS-SEARCH-AND-PRUNING §6.3: lam -> (depth 1, depth >= 2)
-    0.01: (0.454444, 0.151111),
-    0.05: (0.494444, 0.311111),
-    0.1: (0.544444, 0.511111),
-    0.2: (0.644444, 0.644444),
-}
-
-
-@pytest.mark.parametrize("lam", sorted(EXAMPLE_A))
+@pytest.mark.parametrize("lam", sorted(EXAMPLE_A_OPTIMA))
 @pytest.mark.parametrize("policy", POLICIES)
 def test_example_a(lam: float, policy: str) -> None:
     data = example_dataset_a()
     for depth, expected in (
-        (1, EXAMPLE_A[lam][0]),
-        (2, EXAMPLE_A[lam][1]),
-        (3, EXAMPLE_A[lam][1]),
-        (None, EXAMPLE_A[lam][1]),
+        (1, EXAMPLE_A_OPTIMA[lam][0]),
+        (2, EXAMPLE_A_OPTIMA[lam][1]),
+        (3, EXAMPLE_A_OPTIMA[lam][1]),
+        (None, EXAMPLE_A_OPTIMA[lam][1]),
     ):
         result = search_tree(data, lam=lam, method="bnb", max_depth=depth, policy=policy)
         assert result.status == "optimal"

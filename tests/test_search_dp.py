@@ -14,6 +14,7 @@ from odtkit.core._problem import build_problem
 from odtkit.datasets import Dataset
 from odtkit.results import Status
 from odtkit.testing import (
+    EXAMPLE_A_OPTIMA,
     LAMBDAS,
     brute_force_tree,
     dataset_strategy,
@@ -87,18 +88,11 @@ def test_fractional_weights_use_the_double_path() -> None:
 # the worked example (§6.3)
 # --------------------------------------------------------------------------------------------
 
-EXAMPLE_A = {
-    0.01: (0.454444, 0.151111),
-    0.05: (0.494444, 0.311111),
-    0.1: (0.544444, 0.511111),
-    0.2: (0.644444, 0.644444),
-}
 
-
-@pytest.mark.parametrize("lam", sorted(EXAMPLE_A))
+@pytest.mark.parametrize("lam", sorted(EXAMPLE_A_OPTIMA))
 def test_example_dataset_a_table(lam: float) -> None:
     d = example_dataset_a()
-    depth1, depth2 = EXAMPLE_A[lam]
+    depth1, depth2 = EXAMPLE_A_OPTIMA[lam]
     assert search_tree(d, lam=lam, max_depth=1).objective == pytest.approx(depth1, abs=1e-6)
     for depth in (2, 3, None):
         r = search_tree(d, lam=lam, max_depth=depth)

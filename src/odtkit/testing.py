@@ -108,11 +108,20 @@ def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iter
 # --------------------------------------------------------------------------------------------
 
 
+#: Optimal objectives on :func:`example_dataset_a`: ``lam -> (depth 1, depth >= 2)``.
+EXAMPLE_A_OPTIMA: dict[float, tuple[float, float]] = {
+    0.01: (0.454444, 0.151111),
+    0.05: (0.494444, 0.311111),
+    0.1: (0.544444, 0.511111),
+    0.2: (0.644444, 0.644444),
+}
+
+
 def example_dataset_a() -> Dataset:
     """The fixed 9-sample, 3-feature dataset of FORMULATIONS-SEARCH-AND-PRUNING §6.3.
 
-    ``y = x1 xor x2`` plus a conflicting duplicate of row 7. Optimal objectives:
-    lam=0.01: 0.454444 (depth 1), 0.151111 (depth >= 2); lam=0.2: 0.644444 at every depth.
+    ``y = x1 xor x2`` plus a conflicting duplicate of row 7. Optimal objectives are in
+    :data:`EXAMPLE_A_OPTIMA`.
     """
     X = np.array(
         [
