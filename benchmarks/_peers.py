@@ -96,7 +96,7 @@ def run_once(tool: str, d: Dataset, lam: float, depth: int | None, limit: float)
         res = model.result_
         return {
             "time": elapsed,
-            "objective": metrics.objective(tree, d, lam),
+            "objective": metrics.objective(tree, d, lam=lam),
             "lower_bound": float(res.lowerbound),
             "optimal": "CONVERGED" in str(res.status),
             "status": str(res.status),
@@ -120,7 +120,7 @@ def run_once(tool: str, d: Dataset, lam: float, depth: int | None, limit: float)
         assert np.array_equal(tree.predict(X), predicted), "streed decode"
         return {
             "time": elapsed,
-            "objective": metrics.objective(tree, d, lam),
+            "objective": metrics.objective(tree, d, lam=lam),
             "optimal": bool(model.fit_result.is_optimal()),
             "status": "optimal" if model.fit_result.is_optimal() else "time_limit",
             "n_explored": None,

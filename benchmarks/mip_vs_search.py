@@ -89,7 +89,7 @@ def run_mip(
         seed=seed,
     )
     tree = form.decode(model, res) if res.has_solution else None
-    verified = metrics.objective(tree, ds, lam) if tree is not None else math.nan
+    verified = metrics.objective(tree, ds, lam=lam) if tree is not None else math.nan
     return {
         "backend": backend,
         "solver": res.solver,
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                 s = search_tree(ds, lam=lam, max_depth=depth, time_limit=limit)
                 rec["search"] = {
                     "status": s.status,
-                    "objective": metrics.objective(s.tree, ds, lam),
+                    "objective": metrics.objective(s.tree, ds, lam=lam),
                     "bound": s.lower_bound,
                     "time": s.time,
                 }

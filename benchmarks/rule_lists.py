@@ -76,7 +76,7 @@ def run(data: Dataset, lam: float, antecedents, repeats: int, time_limit: float,
         check_on = Dataset(
             matrix, data.y, data.classes, tuple(f"a{r}" for r in range(matrix.shape[1]))
         )
-    objective = metrics.objective(result.model, check_on, lam)
+    objective = metrics.objective(result.model, check_on, lam=lam)
     return {
         "lambda": lam,
         "status": result.status,

@@ -500,7 +500,7 @@ def _tree_check(dataset, depth: int, lam: float, combos) -> None:
     from odtkit.metrics import objective
     from odtkit.testing import brute_force_tree
 
-    _, truth = brute_force_tree(dataset, lam, depth)
+    _, truth = brute_force_tree(dataset, lam=lam, max_depth=depth)
     for formulation in (RBinOCT(), FlowOCT()):
         model = formulation.build(dataset, max_depth=depth, lam=lam)
         start = formulation.start(model, greedy_tree(dataset, lam=lam, max_depth=depth))
@@ -515,7 +515,7 @@ def _tree_check(dataset, depth: int, lam: float, combos) -> None:
             tree = formulation.decode(model, res)
             assert tree.depth <= depth
             # the decoded tree re-verified by the one truth
-            assert objective(tree, dataset, lam) == pytest.approx(truth, abs=1e-9), tag
+            assert objective(tree, dataset, lam=lam) == pytest.approx(truth, abs=1e-9), tag
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -86,7 +86,7 @@ def test_non_numeric_lambda():
 
 def test_negative_depth():
     with pytest.raises(ValueError, match="max_depth must be >= 0"):
-        brute_force_tree(example_dataset_trees(), 0.1, -1)
+        brute_force_tree(example_dataset_trees(), lam=0.1, max_depth=-1)
 
 
 def test_fractional_depth():
@@ -101,7 +101,7 @@ def test_not_a_dataset():
 
 def test_single_class_is_valid_and_optimum_is_one_leaf():
     data = Dataset.from_arrays(X_OK, [1, 1, 1])
-    tree, value = brute_force_tree(data, 0.01, 2)
+    tree, value = brute_force_tree(data, lam=0.01, max_depth=2)
     assert tree.is_leaf and value == pytest.approx(0.01)
     assert greedy_tree(data, lam=0.01).is_leaf
 
@@ -187,7 +187,7 @@ def test_zero_total_weight_is_refused_where_the_objective_divides_by_it():
     with pytest.raises(ValueError, match="dataset has zero total sample weight"):
         greedy_tree(data, lam=0.1)
     with pytest.raises(ValueError, match="dataset has zero total sample weight"):
-        metrics.objective(Tree.leaf(0), data, 0.1)
+        metrics.objective(Tree.leaf(0), data, lam=0.1)
     with pytest.raises(ValueError, match="dataset has zero total sample weight"):
         compare(data, lam=0.1, max_depth=1)
     with pytest.raises(ValueError, match="sample_weight must have a positive sum"):

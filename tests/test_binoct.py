@@ -32,7 +32,7 @@ def test_example_lambda_0_1_gives_11_30(null_split, depth):
     assert res.status == "optimal"
     assert res.objective == pytest.approx(11 / 30, abs=TOL)
     assert res.bound == pytest.approx(11 / 30, abs=TOL)
-    assert metrics.objective(tree, ds, 0.1) == pytest.approx(11 / 30, abs=TOL)
+    assert metrics.objective(tree, ds, lam=0.1) == pytest.approx(11 / 30, abs=TOL)
     assert tree == Tree.split(0, Tree.leaf(0), Tree.leaf(1))
 
 
@@ -45,7 +45,7 @@ def test_example_lambda_0_25_null_split_gives_7_12(depth):
     res, tree = solve_and_decode(form, model)
     assert res.objective == pytest.approx(7 / 12, abs=TOL)
     assert tree == Tree.leaf(0)
-    assert metrics.objective(tree, ds, 0.25) == pytest.approx(7 / 12, abs=TOL)
+    assert metrics.objective(tree, ds, lam=0.25) == pytest.approx(7 / 12, abs=TOL)
 
 
 @pytest.mark.parametrize("depth", [1, 2])
@@ -57,10 +57,10 @@ def test_example_lambda_0_25_original_rbinoct_gives_2_3(depth):
     res, tree = solve_and_decode(form, model)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(2 / 3, abs=TOL)
-    assert res.objective > brute_force_tree(ds, 0.25, depth)[1] + 0.05
+    assert res.objective > brute_force_tree(ds, lam=0.25, max_depth=depth)[1] + 0.05
     # the decoded canonical tree is the stump x1: (0, 1), R = 2/3 (<= the model's value)
     assert tree == Tree.split(0, Tree.leaf(0), Tree.leaf(1))
-    assert metrics.objective(tree, ds, 0.25) <= res.objective + TOL
+    assert metrics.objective(tree, ds, lam=0.25) <= res.objective + TOL
 
 
 @pytest.mark.parametrize("depth", [1, 2])
@@ -138,14 +138,14 @@ def _instances(n: int, offset: int = 0, max_samples: int = 14):
 
 
 def _check_rbinoct(ds, depth, lam):
-    opt = brute_force_tree(ds, lam, depth)[1]
+    opt = brute_force_tree(ds, lam=lam, max_depth=depth)[1]
     form = RBinOCT()
     model = form.build(ds, max_depth=depth, lam=lam)
     res, tree = solve_and_decode(form, model)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(opt, abs=TOL)
     assert res.bound <= opt + TOL
-    assert metrics.objective(tree, ds, lam) == pytest.approx(opt, abs=TOL)
+    assert metrics.objective(tree, ds, lam=lam) == pytest.approx(opt, abs=TOL)
     assert tree.depth <= depth
     # warm start from the greedy tree: feasible, accepted, never worse
     start = form.start(model, greedy_tree(ds, lam=lam, max_depth=depth))
@@ -155,7 +155,7 @@ def _check_rbinoct(ds, depth, lam):
 
 
 def _check_original(ds, depth, lam):
-    opt = brute_force_tree(ds, lam, depth)[1]
+    opt = brute_force_tree(ds, lam=lam, max_depth=depth)[1]
     form = RBinOCT(null_split=False)
     try:
         model = form.build(ds, max_depth=depth, lam=lam)
@@ -164,13 +164,13 @@ def _check_original(ds, depth, lam):
         return
     res, tree = solve_and_decode(form, model)
     assert res.objective >= opt - TOL
-    assert metrics.objective(tree, ds, lam) <= res.objective + TOL
+    assert metrics.objective(tree, ds, lam=lam) <= res.objective + TOL
     if lam == 0.0:
         assert res.objective == pytest.approx(opt, abs=TOL)
 
 
 def _check_binoct(ds, depth):
-    min_errors = brute_force_tree(ds, 0.0, depth)[1] * ds.total_weight
+    min_errors = brute_force_tree(ds, lam=0.0, max_depth=depth)[1] * ds.total_weight
     form = BinOCT()
     try:
         result = solve_formulation(form, ds, max_depth=depth, lam=0.0)
@@ -222,7 +222,7 @@ def test_aggregated_and_plain_rows_give_the_same_optimum():
         model = RBinOCT(aggregate=aggregate).build(dup, max_depth=2, lam=0.02)
         values.append(solve(model).objective)
     assert values[0] == pytest.approx(values[1], abs=TOL)
-    assert values[0] == pytest.approx(brute_force_tree(dup, 0.02, 2)[1], abs=TOL)
+    assert values[0] == pytest.approx(brute_force_tree(dup, lam=0.02, max_depth=2)[1], abs=TOL)
 
 
 def test_decode_start_round_trip_and_errors():
@@ -232,7 +232,7 @@ def test_decode_start_round_trip_and_errors():
     tree = greedy_tree(ds, lam=0.01, max_depth=2)
     x = form.start(model, tree)
     decoded = form.decode(model, x)
-    assert metrics.objective(decoded, ds, 0.01) <= metrics.objective(tree, ds, 0.01) + TOL
+    assert metrics.objective(decoded, ds, lam=0.01) <= metrics.objective(tree, ds, lam=0.01) + TOL
     assert decoded == form.decode(model, model.values(x))
     with pytest.raises(ValueError, match="depth"):
         form.start(

@@ -27,9 +27,9 @@ def test_all_methods_agree_on_the_worked_example():
     assert table.attrs["warm_start_source"] == "search_tree"
     assert table.attrs["certified_optimum"] == pytest.approx(11 / 30)
     best = table.attrs["best_tree"]
-    assert metrics.objective(best, ds, 0.1) == pytest.approx(11 / 30)
+    assert metrics.objective(best, ds, lam=0.1) == pytest.approx(11 / 30)
     for tree, value in zip(table.attrs["trees"], table["objective"], strict=True):
-        assert metrics.objective(tree, ds, 0.1) == pytest.approx(value)
+        assert metrics.objective(tree, ds, lam=0.1) == pytest.approx(value)
 
 
 def test_original_rbinoct_and_binoct_are_flagged_when_they_miss_the_optimum():
@@ -58,7 +58,7 @@ def test_original_rbinoct_and_binoct_are_flagged_when_they_miss_the_optimum():
 def test_random_instances_match_the_oracle(seed):
     ds = random_dataset(seed, n_samples=12, n_features=3)
     lam = 0.02
-    opt = brute_force_tree(ds, lam, 2)[1]
+    opt = brute_force_tree(ds, lam=lam, max_depth=2)[1]
     table = compare(ds, lam=lam, max_depth=2, time_limit=30)
     assert table["objective"].to_list() == pytest.approx([opt] * 3, abs=TOL)
     assert table["agrees"].all()

@@ -56,7 +56,9 @@ def instance(seed: int, weighted: bool = False) -> tuple[Dataset, list, float]:
 
 def check_result(result: Result, data: Dataset, lam: float) -> None:
     assert isinstance(result.model, RuleList)
-    assert result.objective == pytest.approx(metrics.objective(result.model, data, lam), abs=1e-12)
+    assert result.objective == pytest.approx(
+        metrics.objective(result.model, data, lam=lam), abs=1e-12
+    )
     assert result.lower_bound <= result.objective + 1e-12
     assert list(result.trace.columns) == ["time", "incumbent", "bound"]
     assert (np.diff(result.trace["incumbent"]) <= 1e-12).all()
@@ -76,7 +78,9 @@ def test_example_a_values(lam: float, expected: float, policy: str, symmetry: st
     assert result.objective == pytest.approx(expected, abs=1e-6)
     assert result.lower_bound == result.objective
     check_result(result, data, lam)
-    _, oracle = brute_force_rule_list(data, lam, EXAMPLE_A_ANTECEDENTS, len(EXAMPLE_A_ANTECEDENTS))
+    _, oracle = brute_force_rule_list(
+        data, lam=lam, antecedents=EXAMPLE_A_ANTECEDENTS, max_length=len(EXAMPLE_A_ANTECEDENTS)
+    )
     assert result.objective == pytest.approx(oracle, abs=1e-9)
 
 
@@ -94,7 +98,7 @@ def test_matches_oracle_random(seed: int) -> None:
     policy = RULE_POLICIES[seed % len(RULE_POLICIES)]
     symmetry = SYMMETRY_MAPS[(seed // 5) % len(SYMMETRY_MAPS)]
     result = search_rule_list(data, lam=lam, antecedents=ants, policy=policy, symmetry=symmetry)
-    _, oracle = brute_force_rule_list(data, lam, ants, len(ants))
+    _, oracle = brute_force_rule_list(data, lam=lam, antecedents=ants, max_length=len(ants))
     assert result.status == "optimal"
     assert result.objective == pytest.approx(oracle, abs=1e-9)
     check_result(result, data, lam)
@@ -108,7 +112,7 @@ def test_bounds_off_never_change_optimum(seed: int, bound: str) -> None:
     result = search_rule_list(
         data, lam=lam, antecedents=ants, bounds=switches, symmetry=SYMMETRY_MAPS[seed % 3]
     )
-    _, oracle = brute_force_rule_list(data, lam, ants, len(ants))
+    _, oracle = brute_force_rule_list(data, lam=lam, antecedents=ants, max_length=len(ants))
     assert result.objective == pytest.approx(oracle, abs=1e-9)
 
 
@@ -122,7 +126,7 @@ def test_bounds_off_never_change_optimum(seed: int, bound: str) -> None:
 def test_matches_oracle_hypothesis(seed: int, policy: str, symmetry: str, weighted: bool) -> None:
     data, ants, lam = instance(seed, weighted)
     result = search_rule_list(data, lam=lam, antecedents=ants, policy=policy, symmetry=symmetry)
-    _, oracle = brute_force_rule_list(data, lam, ants, len(ants))
+    _, oracle = brute_force_rule_list(data, lam=lam, antecedents=ants, max_length=len(ants))
     assert result.objective == pytest.approx(oracle, abs=1e-9)
     check_result(result, data, lam)
 
@@ -138,8 +142,10 @@ def test_matrix_antecedents_equal_literals(seed: int) -> None:
     by_literals = search_rule_list(data, lam=lam, antecedents=ants)
     assert by_matrix.objective == pytest.approx(by_literals.objective, abs=1e-12)
     on_matrix = Dataset(truth, data.y, data.classes, tuple(f"a{r}" for r in range(truth.shape[1])))
-    assert metrics.objective(by_matrix.model, on_matrix, lam) == pytest.approx(by_matrix.objective)
-    _, oracle = brute_force_rule_list(data, lam, truth, truth.shape[1])
+    assert metrics.objective(by_matrix.model, on_matrix, lam=lam) == pytest.approx(
+        by_matrix.objective
+    )
+    _, oracle = brute_force_rule_list(data, lam=lam, antecedents=truth, max_length=truth.shape[1])
     assert by_matrix.objective == pytest.approx(oracle, abs=1e-9)
 
 
@@ -295,7 +301,7 @@ def test_native_binding_rejects_bad_arrays() -> None:
 @pytest.mark.parametrize("seed", range(600))
 def test_matches_oracle_slow(seed: int) -> None:
     data, ants, lam = instance(10_000 + seed, weighted=seed % 2 == 0)
-    _, oracle = brute_force_rule_list(data, lam, ants, len(ants))
+    _, oracle = brute_force_rule_list(data, lam=lam, antecedents=ants, max_length=len(ants))
     for policy in RULE_POLICIES:
         for symmetry in SYMMETRY_MAPS:
             result = search_rule_list(

@@ -17,7 +17,7 @@ def test_fit_predict_matches_the_certified_tree():
     data = datasets.load("monk1")
     clf = OptimalTreeClassifier(lam=0.01, max_depth=3).fit(data.X, data.classes[data.y])
     assert clf.result_.status == "optimal"
-    assert clf.result_.objective == pytest.approx(metrics.objective(clf.tree_, data, 0.01))
+    assert clf.result_.objective == pytest.approx(metrics.objective(clf.tree_, data, lam=0.01))
     assert np.array_equal(clf.predict(data.X), data.classes[clf.tree_.predict(data.X)])
     proba = clf.predict_proba(data.X)
     assert proba.shape == (data.n_samples, 2)
@@ -32,7 +32,9 @@ def test_search_methods_reach_the_oracle(method):
     data = random_dataset(11, n_samples=30, n_features=4)
     clf = OptimalTreeClassifier(lam=0.02, max_depth=2, method=method).fit(data.X, data.y)
     assert clf.result_.method == method
-    assert clf.result_.objective == pytest.approx(brute_force_tree(data, 0.02, 2)[1], abs=1e-9)
+    assert clf.result_.objective == pytest.approx(
+        brute_force_tree(data, lam=0.02, max_depth=2)[1], abs=1e-9
+    )
 
 
 def test_raw_table_is_binarized_and_string_labels_round_trip():
@@ -80,7 +82,7 @@ def test_rule_list_classifier_certifies_and_predicts():
     data = datasets.load("monk1")
     clf = OptimalRuleListClassifier(lam=0.02).fit(data.X, data.y)
     assert clf.result_.status == "optimal"
-    assert clf.result_.objective == pytest.approx(metrics.objective(clf.rule_list_, data, 0.02))
+    assert clf.result_.objective == pytest.approx(metrics.objective(clf.rule_list_, data, lam=0.02))
     assert np.array_equal(clf.predict(data.X), clf.rule_list_.predict(data.X))
 
 
@@ -91,9 +93,9 @@ def test_mip_methods_reach_the_oracle_and_keep_the_certificate(method):
     assert clf.result_.status == "optimal"
     assert clf.result_.method == method and clf.result_.backend == "highs"
     assert clf.result_.solution is not None and clf.result_.stats["warm_start"]
-    assert clf.result_.objective == pytest.approx(metrics.objective(clf.tree_, data, 0.03))
-    expected = brute_force_tree(data, 0.03, 2)[1]
-    assert metrics.objective(clf.tree_, data, 0.03) == pytest.approx(expected, abs=1e-6)
+    assert clf.result_.objective == pytest.approx(metrics.objective(clf.tree_, data, lam=0.03))
+    expected = brute_force_tree(data, lam=0.03, max_depth=2)[1]
+    assert metrics.objective(clf.tree_, data, lam=0.03) == pytest.approx(expected, abs=1e-6)
     assert clf.result_.bound <= expected + 1e-6
 
 

@@ -33,7 +33,7 @@ def test_worked_examples(depth, lam, value, tree):
     assert res.bound == pytest.approx(value, abs=TOL)
     decoded = form.decode(model, res)
     assert decoded == tree
-    assert metrics.objective(decoded, ds, lam) == pytest.approx(value, abs=TOL)
+    assert metrics.objective(decoded, ds, lam=lam) == pytest.approx(value, abs=TOL)
 
 
 def test_solution_of_7_2_is_the_start_of_the_stump():
@@ -84,7 +84,7 @@ SEPARATION = (None, 0, 1, 2, 99)  # off, identical-x pairs only, ..., every diff
 
 
 def _check(ds, depth, lam, separation_distance=2):
-    opt = brute_force_tree(ds, lam, depth)[1]
+    opt = brute_force_tree(ds, lam=lam, max_depth=depth)[1]
     form = FlowOCT(separation_distance=separation_distance, max_separation_cuts=10_000)
     model = form.build(ds, max_depth=depth, lam=lam)
     res = solve(model)
@@ -92,7 +92,7 @@ def _check(ds, depth, lam, separation_distance=2):
     assert res.objective == pytest.approx(opt, abs=TOL)
     assert res.bound <= opt + TOL
     tree = form.decode(model, res)
-    assert metrics.objective(tree, ds, lam) == pytest.approx(opt, abs=TOL)
+    assert metrics.objective(tree, ds, lam=lam) == pytest.approx(opt, abs=TOL)
     assert tree.depth <= depth
     # (F-id): prediction nodes = 1 + branching nodes, at the optimum
     assert res.values["p"].sum() == pytest.approx(1 + res.values["b"].sum(), abs=1e-6)
@@ -101,7 +101,7 @@ def _check(ds, depth, lam, separation_distance=2):
     start = form.start(model, greedy)
     assert model.check(start).empty
     assert model.objective_value(start) == pytest.approx(
-        metrics.objective(greedy, ds, lam), abs=1e-9
+        metrics.objective(greedy, ds, lam=lam), abs=1e-9
     )
     warm = solve(model, start=start, node_limit=1)
     assert warm.has_solution and warm.objective <= model.objective_value(start) + TOL
@@ -129,7 +129,7 @@ def test_start_value_counts_empty_leaves_and_constant_features():
     assert model.check(x).empty
     assert (
         model.objective_value(x)
-        == pytest.approx(metrics.objective(tree, ds, 0.1))
+        == pytest.approx(metrics.objective(tree, ds, lam=0.1))
         == pytest.approx(0.3)
     )
     res = solve(model, start=x)

@@ -70,13 +70,13 @@ def test_one_object_builds_many_models_and_never_changes(form):
         assert decoded.depth <= depth
         if DECODE_NOT_WORSE in form.properties:
             # the start's value is at most R(greedy) and decoding never makes it worse
-            assert metrics.objective(decoded, ds, lam) <= model.objective_value(x) + TOL
+            assert metrics.objective(decoded, ds, lam=lam) <= model.objective_value(x) + TOL
         res = solve(model)
         tree = form.decode(model, res)
-        assert form.evaluate(model, tree, ds) == metrics.objective(tree, ds, lam)
+        assert form.evaluate(model, tree, ds) == metrics.objective(tree, ds, lam=lam)
         if EXACT in form.properties:
             assert form.evaluate(model, tree, ds) == pytest.approx(
-                brute_force_tree(ds, lam, depth)[1], abs=TOL
+                brute_force_tree(ds, lam=lam, max_depth=depth)[1], abs=TOL
             )
     assert vars(form) == before
 
@@ -114,8 +114,8 @@ def test_decode_prunes_leaves_only_weight_zero_rows_reach():
         model = form.build(ZERO_WEIGHT, max_depth=2, lam=0.15)
         decoded = form.decode(model, form.start(model, tree))
         assert decoded == expected
-        assert metrics.objective(decoded, ZERO_WEIGHT, 0.15) < metrics.objective(
-            tree.canonical(ZERO_WEIGHT.X), ZERO_WEIGHT, 0.15
+        assert metrics.objective(decoded, ZERO_WEIGHT, lam=0.15) < metrics.objective(
+            tree.canonical(ZERO_WEIGHT.X), ZERO_WEIGHT, lam=0.15
         )
 
 
@@ -123,14 +123,14 @@ def test_decode_prunes_leaves_only_weight_zero_rows_reach():
 @pytest.mark.parametrize("form", [RBinOCT(), RBinOCT(null_split=False), FlowOCT()], ids=repr)
 def test_zero_weight_rows_decode_to_the_solver_value_on_every_backend(backend, form):
     """The issue: solver objective 0.5727 but decoded tree 0.7227 (a leaf for a weight-0 row)."""
-    optimum = brute_force_tree(ZERO_WEIGHT, 0.15, 2)[1]
+    optimum = brute_force_tree(ZERO_WEIGHT, lam=0.15, max_depth=2)[1]
     assert optimum == pytest.approx(0.5727272727, abs=1e-9)
     result = solve_formulation(form, ZERO_WEIGHT, backend=backend, max_depth=2, lam=0.15)
     assert result.status == Status.OPTIMAL
     assert result.backend == backend
     assert result.solution.objective == pytest.approx(optimum, abs=TOL)
     assert result.objective == pytest.approx(optimum, abs=TOL)  # not 0.7227
-    assert result.objective == metrics.objective(result.model, ZERO_WEIGHT, 0.15)
+    assert result.objective == metrics.objective(result.model, ZERO_WEIGHT, lam=0.15)
     if VALID_BOUND in form.properties:
         assert result.lower_bound == result.objective
         assert result.message == ""
@@ -154,7 +154,7 @@ def test_verify_solution_refuses_a_bound_above_the_decoded_tree():
     model = form.build(ds, max_depth=1, lam=0.1)
     leaf = Tree.leaf(0)  # R = 1/3 + 0.1, the optimum is 11/30
     x = form.start(model, leaf)
-    value = metrics.objective(leaf, ds, 0.1)
+    value = metrics.objective(leaf, ds, lam=0.1)
     # a time-limited solve: incumbent the leaf, bound the optimum
     honest = _fabricated(model, x, objective=value, bound=11 / 30, status=Status.TIME_LIMIT)
     res = verify_solution(form, model, honest, ds)

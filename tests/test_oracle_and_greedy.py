@@ -36,8 +36,8 @@ from odtkit.tree import Tree
 )
 def test_formulations_trees_section_7_2(lam, depth, expected):
     data = example_dataset_trees()
-    tree, value = brute_force_tree(data, lam, depth)
-    assert value == pytest.approx(metrics.objective(tree, data, lam), abs=1e-12)
+    tree, value = brute_force_tree(data, lam=lam, max_depth=depth)
+    assert value == pytest.approx(metrics.objective(tree, data, lam=lam), abs=1e-12)
     if expected is not None:
         assert value == pytest.approx(expected, abs=1e-12)
     if lam == 0.1:
@@ -48,8 +48,8 @@ def test_formulations_trees_section_7_2(lam, depth, expected):
 
 def test_stump_beats_leaf_iff_lambda_below_one_sixth():
     data = example_dataset_trees()
-    assert brute_force_tree(data, 1 / 6 - 1e-6, 1)[0].n_leaves == 2
-    assert brute_force_tree(data, 1 / 6 + 1e-6, 1)[0].n_leaves == 1
+    assert brute_force_tree(data, lam=1 / 6 - 1e-6, max_depth=1)[0].n_leaves == 2
+    assert brute_force_tree(data, lam=1 / 6 + 1e-6, max_depth=1)[0].n_leaves == 1
 
 
 # Search spec §6.3: dataset A, rows lambda, columns depth 1, 2, 3.
@@ -65,10 +65,10 @@ DATASET_A_TABLE = {
 def test_search_spec_dataset_a(lam):
     data = example_dataset_a()
     for depth, expected in zip((1, 2, 3), DATASET_A_TABLE[lam], strict=True):
-        tree, value = brute_force_tree(data, lam, depth)
+        tree, value = brute_force_tree(data, lam=lam, max_depth=depth)
         assert value == pytest.approx(expected, abs=1e-6)
-        assert metrics.objective(tree, data, lam) == pytest.approx(value, abs=1e-12)
-    tree, _ = brute_force_tree(data, 0.01, 2)
+        assert metrics.objective(tree, data, lam=lam) == pytest.approx(value, abs=1e-12)
+    tree, _ = brute_force_tree(data, lam=0.01, max_depth=2)
     assert tree.n_leaves == 4 and tree.depth == 2
 
 
@@ -90,9 +90,9 @@ def test_oracle_equals_explicit_enumeration(seed, n_features, depth, lam, n_clas
     data = random_dataset(
         seed, n_samples=12, n_features=n_features, n_classes=n_classes, weighted=weighted
     )
-    _, value = brute_force_tree(data, lam, depth)
+    _, value = brute_force_tree(data, lam=lam, max_depth=depth)
     best = min(
-        metrics.objective(t, data, lam) for t in enumerate_trees(n_features, depth, n_classes)
+        metrics.objective(t, data, lam=lam) for t in enumerate_trees(n_features, depth, n_classes)
     )
     assert value == pytest.approx(best, abs=1e-9)
 
@@ -108,12 +108,12 @@ def test_enumeration_count_matches_the_recurrence():
     dataset_strategy(max_samples=30, max_features=5), st.sampled_from(LAMBDAS), st.integers(0, 4)
 )
 def test_oracle_objective_is_metrics_and_at_most_greedy(data, lam, depth):
-    tree, value = brute_force_tree(data, lam, depth)
+    tree, value = brute_force_tree(data, lam=lam, max_depth=depth)
     assert tree.depth <= depth
-    assert metrics.objective(tree, data, lam) == pytest.approx(value, abs=1e-9)
+    assert metrics.objective(tree, data, lam=lam) == pytest.approx(value, abs=1e-9)
     greedy = greedy_tree(data, lam=lam, max_depth=depth)
     assert greedy.depth <= depth
-    assert value <= metrics.objective(greedy, data, lam) + 1e-9
+    assert value <= metrics.objective(greedy, data, lam=lam) + 1e-9
 
 
 @settings(max_examples=30, deadline=None)
@@ -122,8 +122,8 @@ def test_integer_weights_equal_duplicated_rows(seed, lam, depth):
     data = random_dataset(seed, n_samples=15, n_features=4, weighted=True)
     repeats = data.sample_weight.astype(int)
     duplicated = Dataset.from_arrays(np.repeat(data.X, repeats, axis=0), np.repeat(data.y, repeats))
-    assert brute_force_tree(data, lam, depth)[1] == pytest.approx(
-        brute_force_tree(duplicated, lam, depth)[1], abs=1e-12
+    assert brute_force_tree(data, lam=lam, max_depth=depth)[1] == pytest.approx(
+        brute_force_tree(duplicated, lam=lam, max_depth=depth)[1], abs=1e-12
     )
 
 
@@ -142,7 +142,10 @@ def test_greedy_misses_the_xor_optimum_on_dataset_a():
     # §6.3: no depth-1 tree beats the leaf, so greedy's first split does not pay and it stops.
     data = example_dataset_a()
     greedy = greedy_tree(data, lam=0.01, max_depth=3)
-    assert metrics.objective(greedy, data, 0.01) >= brute_force_tree(data, 0.01, 3)[1]
+    assert (
+        metrics.objective(greedy, data, lam=0.01)
+        >= brute_force_tree(data, lam=0.01, max_depth=3)[1]
+    )
 
 
 def _numpy_greedy_tree(dataset: Dataset, lam: float, max_depth: int | None = None) -> Tree:
@@ -198,7 +201,7 @@ def test_native_greedy_is_the_numpy_greedy_and_the_bnb_start(name: str) -> None:
     # bnb starts from this tree (natively since it stopped taking it from Python): its first
     # trace row is the greedy objective, or the leaf's when the greedy tree is the leaf
     for lam, depth in ((0.01, 2), (0.02, None)):
-        value = metrics.objective(_numpy_greedy_tree(data, lam=lam, max_depth=depth), data, lam)
+        value = metrics.objective(_numpy_greedy_tree(data, lam=lam, max_depth=depth), data, lam=lam)
         result = search_tree(data, lam=lam, max_depth=depth, method="bnb", node_limit=1)
         assert result.trace["incumbent"].iloc[0] == pytest.approx(value, abs=1e-12)
 
@@ -227,8 +230,8 @@ def test_objective_counts_every_leaf_even_empty_ones():
     data = example_dataset_trees()
     # x2 then x1 on an all-zero pattern: leaves that receive no row still cost lambda
     tree = Tree.split(0, Tree.leaf(0), Tree.split(0, Tree.leaf(0), Tree.leaf(1)))
-    assert metrics.objective(tree, data, 0.1) == pytest.approx(1 / 6 + 3 * 0.1)
-    assert metrics.objective_counts(tree, data, 0.1) == pytest.approx(1 + 3 * 0.1 * 6)
+    assert metrics.objective(tree, data, lam=0.1) == pytest.approx(1 / 6 + 3 * 0.1)
+    assert metrics.objective_counts(tree, data, lam=0.1) == pytest.approx(1 + 3 * 0.1 * 6)
     assert metrics.accuracy(tree, data) == pytest.approx(5 / 6)
 
 
@@ -237,7 +240,7 @@ def test_weighted_objective_uses_total_weight():
     weighted = Dataset.from_arrays(data.X, data.y, sample_weight=[1, 1, 1, 1, 1, 4])
     stump = Tree.split(0, Tree.leaf(0), Tree.leaf(1))
     assert metrics.misclassified(stump, weighted) == 4.0
-    assert metrics.objective(stump, weighted, 0.0) == pytest.approx(4 / 9)
+    assert metrics.objective(stump, weighted, lam=0.0) == pytest.approx(4 / 9)
 
 
 def test_fairness_gaps_of_formulations_trees_7_5():
@@ -258,8 +261,8 @@ def test_fairness_gaps_of_formulations_trees_7_5():
 def test_objective_rejects_bad_arguments():
     data = example_dataset_trees()
     with pytest.raises(ValueError, match="lam"):
-        metrics.objective(Tree.leaf(0), data, -0.1)
+        metrics.objective(Tree.leaf(0), data, lam=-0.1)
     with pytest.raises(TypeError, match="dataset"):
-        metrics.objective(Tree.leaf(0), (data.X, data.y), 0.1)
+        metrics.objective(Tree.leaf(0), (data.X, data.y), lam=0.1)
     with pytest.raises(TypeError, match="Tree or RuleList"):
-        metrics.objective(object(), data, 0.1)
+        metrics.objective(object(), data, lam=0.1)

@@ -45,8 +45,8 @@ def test_objective_counts_rules_not_default() -> None:
     rl = example_list()
     assert rl.n_rules == 2 and len(rl) == 2
     assert metrics.misclassified(rl, data) == 1
-    assert metrics.objective(rl, data, 0.01) == pytest.approx(1 / 9 + 0.02)
-    assert metrics.objective(RuleList([], 1), data, 0.3) == pytest.approx(4 / 9)
+    assert metrics.objective(rl, data, lam=0.01) == pytest.approx(1 / 9 + 0.02)
+    assert metrics.objective(RuleList([], 1), data, lam=0.3) == pytest.approx(4 / 9)
 
 
 def test_to_text() -> None:
@@ -75,8 +75,8 @@ def test_oracle_returns_consistent_list() -> None:
     data = example_dataset_a()
     ants = [[(0, 1)], [(1, 1)], [(2, 1)], [(0, 0), (1, 0)]]
     for lam in (0.0, 0.05, 0.2):
-        model, value = brute_force_rule_list(data, lam, ants, 4)
-        assert metrics.objective(model, data, lam) == pytest.approx(value, abs=1e-12)
+        model, value = brute_force_rule_list(data, lam=lam, antecedents=ants, max_length=4)
+        assert metrics.objective(model, data, lam=lam) == pytest.approx(value, abs=1e-12)
 
 
 def test_oracle_weighted_equals_duplicated() -> None:
@@ -88,8 +88,8 @@ def test_oracle_weighted_equals_duplicated() -> None:
     duplicated = Dataset.from_arrays(np.repeat(X, w, axis=0), np.repeat(y, w))
     ants = [[(0, 1)], [(1, 0)], [(2, 1)], [(0, 0), (2, 0)]]
     for lam in (0.0, 0.02, 0.1):
-        _, a = brute_force_rule_list(weighted, lam, ants, 4)
-        _, b = brute_force_rule_list(duplicated, lam, ants, 4)
+        _, a = brute_force_rule_list(weighted, lam=lam, antecedents=ants, max_length=4)
+        _, b = brute_force_rule_list(duplicated, lam=lam, antecedents=ants, max_length=4)
         assert a == pytest.approx(b, abs=1e-12)
 
 

@@ -189,7 +189,7 @@ def test_search_config_is_typed() -> None:
             with pytest.raises(ValueError, match=name):
                 search(problem, _native.SearchConfig(**bad))
         out = search(problem, _native.SearchConfig(lam=0.01, max_depth=3))
-        expected = brute_force_tree(example_dataset_a(), 0.01, 3)[1]
+        expected = brute_force_tree(example_dataset_a(), lam=0.01, max_depth=3)[1]
         assert out["status"] == "optimal" and out["objective"] == pytest.approx(expected, abs=1e-9)
 
 
@@ -212,8 +212,8 @@ def test_time_limit_is_honoured(hard) -> None:
     assert r.status == "time_limit"
     assert r.time < 0.3 * 1.1 + 0.2 + 1.0  # generous: shared CI cores
     assert r.lower_bound <= r.objective
-    assert metrics.objective(r.tree, hard, HARD_LAM) == pytest.approx(r.objective, abs=1e-9)
-    greedy = metrics.objective(odtkit.greedy_tree(hard, lam=HARD_LAM), hard, HARD_LAM)
+    assert metrics.objective(r.tree, hard, lam=HARD_LAM) == pytest.approx(r.objective, abs=1e-9)
+    greedy = metrics.objective(odtkit.greedy_tree(hard, lam=HARD_LAM), hard, lam=HARD_LAM)
     assert r.objective <= greedy + 1e-12
 
 
@@ -236,7 +236,7 @@ def test_ctrl_c_returns_best_tree(hard) -> None:
     assert r.status == "interrupted"
     assert r.time < 10
     assert r.lower_bound <= r.objective
-    assert metrics.objective(r.tree, hard, HARD_LAM) == pytest.approx(r.objective, abs=1e-9)
+    assert metrics.objective(r.tree, hard, lam=HARD_LAM) == pytest.approx(r.objective, abs=1e-9)
 
 
 @pytest.mark.parametrize("limits", [{"node_limit": 50}, {}])
@@ -268,12 +268,14 @@ def test_depth_limited_matches_oracle_on_real_data() -> None:
     sub = d.subset(np.arange(0, d.n_samples, 2))
     for lam in (0.01, 0.05):
         r = search_tree(sub, lam=lam, max_depth=2)
-        assert r.objective == pytest.approx(brute_force_tree(sub, lam, 2)[1], abs=1e-9)
+        assert r.objective == pytest.approx(
+            brute_force_tree(sub, lam=lam, max_depth=2)[1], abs=1e-9
+        )
 
 
 def test_result_never_worse_than_greedy() -> None:
     for seed in range(20):
         d = random_dataset(seed)
-        g = metrics.objective(odtkit.greedy_tree(d, lam=0.01, max_depth=2), d, 0.01)
+        g = metrics.objective(odtkit.greedy_tree(d, lam=0.01, max_depth=2), d, lam=0.01)
         r = search_tree(d, lam=0.01, max_depth=2, node_limit=1)
         assert r.objective <= g + 1e-12

@@ -27,7 +27,7 @@ DEPTHS = (1, 2, 3, None)
 
 
 def oracle(data: Dataset, lam: float, depth: int | None) -> float:
-    return brute_force_tree(data, lam, data.n_features if depth is None else depth)[1]
+    return brute_force_tree(data, lam=lam, max_depth=data.n_features if depth is None else depth)[1]
 
 
 def instance(
@@ -40,7 +40,9 @@ def instance(
 
 def check_result(result: Result, data: Dataset, lam: float, depth: int | None) -> None:
     assert result.method == "bnb"
-    assert result.objective == pytest.approx(metrics.objective(result.tree, data, lam), abs=1e-12)
+    assert result.objective == pytest.approx(
+        metrics.objective(result.tree, data, lam=lam), abs=1e-12
+    )
     assert result.lower_bound <= result.objective + 1e-12
     if depth is not None:
         assert result.tree.depth <= depth

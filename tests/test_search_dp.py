@@ -28,14 +28,16 @@ DEPTHS = (1, 2, 3, None)
 
 def oracle(dataset: Dataset, lam: float, max_depth: int | None) -> float:
     depth = dataset.n_features if max_depth is None else max_depth
-    return brute_force_tree(dataset, lam, depth)[1]
+    return brute_force_tree(dataset, lam=lam, max_depth=depth)[1]
 
 
 def check_certified(result, dataset: Dataset, lam: float, max_depth: int | None) -> None:
     """The invariants every finished dp result satisfies, independent of the oracle."""
     assert result.status == "optimal"
     assert result.method == "dp"
-    assert metrics.objective(result.tree, dataset, lam) == pytest.approx(result.objective, abs=1e-9)
+    assert metrics.objective(result.tree, dataset, lam=lam) == pytest.approx(
+        result.objective, abs=1e-9
+    )
     assert result.lower_bound == pytest.approx(result.objective, abs=1e-12)
     if max_depth is not None:
         assert result.tree.depth <= max_depth
@@ -211,7 +213,7 @@ def test_limits_return_a_valid_tree_and_bound(seed: int) -> None:
         r = search_tree(d, lam=lam, max_depth=depth, **limits)
         assert r.status.stopped_early or r.status == Status.OPTIMAL
         assert r.lower_bound <= best + 1e-9 <= r.objective + 2e-9
-        assert metrics.objective(r.tree, d, lam) == pytest.approx(r.objective, abs=1e-9)
+        assert metrics.objective(r.tree, d, lam=lam) == pytest.approx(r.objective, abs=1e-9)
         if depth is not None:
             assert r.tree.depth <= depth
         if r.status == "optimal":

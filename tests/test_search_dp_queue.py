@@ -19,7 +19,7 @@ DEPTHS = (1, 2, 3, None)
 
 def oracle(dataset: Dataset, lam: float, max_depth: int | None) -> float:
     depth = dataset.n_features if max_depth is None else max_depth
-    return brute_force_tree(dataset, lam, depth)[1]
+    return brute_force_tree(dataset, lam=lam, max_depth=depth)[1]
 
 
 def check_trace(result) -> None:
@@ -34,7 +34,9 @@ def check_trace(result) -> None:
 def check_certified(result, dataset: Dataset, lam: float, max_depth: int | None) -> None:
     assert result.status == "optimal"
     assert result.method == "dp"
-    assert metrics.objective(result.tree, dataset, lam) == pytest.approx(result.objective, abs=1e-9)
+    assert metrics.objective(result.tree, dataset, lam=lam) == pytest.approx(
+        result.objective, abs=1e-9
+    )
     assert result.lower_bound == pytest.approx(result.objective, abs=1e-12)
     if max_depth is not None:
         assert result.tree.depth <= max_depth
@@ -149,7 +151,7 @@ def test_node_limit_gives_valid_tree_and_bound(node_limit: int) -> None:
     r = queue(d, lam, node_limit=node_limit)
     assert r.status == "node_limit"
     assert r.n_explored <= node_limit
-    assert metrics.objective(r.tree, d, lam) == pytest.approx(r.objective, abs=1e-9)
+    assert metrics.objective(r.tree, d, lam=lam) == pytest.approx(r.objective, abs=1e-9)
     assert r.lower_bound <= truth + 1e-12
     assert r.objective >= truth - 1e-12
     check_trace(r)
@@ -168,7 +170,7 @@ def test_tic_tac_toe_time_limit_bound_is_valid() -> None:
     r = queue(d, lam, time_limit=0.5)
     assert r.status in ("time_limit", "optimal")
     assert r.time < 0.5 + 2.0  # generous: limits are honoured, not timed
-    assert metrics.objective(r.tree, d, lam) == pytest.approx(r.objective, abs=1e-9)
+    assert metrics.objective(r.tree, d, lam=lam) == pytest.approx(r.objective, abs=1e-9)
     assert 0.0 < r.lower_bound <= r.objective
     check_trace(r)
     # the optimum 0.043 (spec benchmarks; certified by the recursive dp in the slow test below)

@@ -91,7 +91,7 @@ def test_canonical_keeps_predictions_and_never_raises_objective(tree, seed, lam)
     assert np.array_equal(canon.predict(data.X), tree.predict(data.X))
     assert canon.depth <= tree.depth
     assert canon.n_leaves <= tree.n_leaves
-    assert metrics.objective(canon, data, lam) <= metrics.objective(tree, data, lam) + 1e-12
+    assert metrics.objective(canon, data, lam=lam) <= metrics.objective(tree, data, lam=lam) + 1e-12
     # idempotent
     assert canon.canonical(data.X) == canon
 
@@ -103,8 +103,8 @@ def test_canonical_example_of_formulations_trees_7_4():
     )
     stump = Tree.split(0, Tree.leaf(0), Tree.leaf(1))
     assert complete.canonical(data.X) == stump
-    assert metrics.objective(complete, data, 0.1) == pytest.approx(1 / 6 + 4 * 0.1)
-    assert metrics.objective(stump, data, 0.1) == pytest.approx(11 / 30)
+    assert metrics.objective(complete, data, lam=0.1) == pytest.approx(1 / 6 + 4 * 0.1)
+    assert metrics.objective(stump, data, lam=0.1) == pytest.approx(11 / 30)
 
 
 def test_canonical_without_data_only_merges():

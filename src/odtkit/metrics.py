@@ -50,7 +50,7 @@ def accuracy(model: Classifier, dataset: Dataset) -> float:
     return 1.0 - loss(model, dataset)
 
 
-def objective(model: Any, dataset: Dataset, lam: float) -> float:
+def objective(model: Any, dataset: Dataset, *, lam: float) -> float:
     """The OSDT objective ``misclassified / n + lam * n_leaves`` (``n_rules`` for a rule list).
 
     Parameters
@@ -65,7 +65,7 @@ def objective(model: Any, dataset: Dataset, lam: float) -> float:
     return loss(model, dataset) + lam * count
 
 
-def objective_counts(model: Any, dataset: Dataset, lam: float) -> float:
+def objective_counts(model: Any, dataset: Dataset, *, lam: float) -> float:
     """The objective in count units, ``misclassified + lam * n * n_leaves`` (exact for ties)."""
     lam = check_lambda(lam)
     count = penalty_count(model)

@@ -25,7 +25,7 @@ def _class_weights(dataset: Dataset) -> np.ndarray:
     return out
 
 
-def brute_force_tree(dataset: Dataset, lam: float, max_depth: int) -> tuple[Tree, float]:
+def brute_force_tree(dataset: Dataset, *, lam: float, max_depth: int) -> tuple[Tree, float]:
     """Exact optimum of ``misclassified/n + lam * leaves`` over all trees of depth <= ``max_depth``.
 
     Uses the exhaustive recursion of FORMULATIONS-SEARCH-AND-PRUNING §6.1,
@@ -216,7 +216,7 @@ def dataset_strategy(
 
 
 def brute_force_rule_list(
-    dataset: Dataset, lam: float, antecedents: Any, max_length: int
+    dataset: Dataset, *, lam: float, antecedents: Any, max_length: int
 ) -> tuple[Any, float]:
     """Exact optimum of ``misclassified/n + lam * n_rules`` over rule lists of length <= max_length.
 

@@ -284,7 +284,7 @@ def search_rule_list(
         if is_matrix
         else dataset
     )
-    objective = metrics.objective(model, check_on, lam)
+    objective = metrics.objective(model, check_on, lam=lam)
     if abs(objective - raw["objective"]) > OBJECTIVE_TOLERANCE:
         raise RuntimeError(
             f"corels reported objective {raw['objective']!r} but the returned rule list scores "

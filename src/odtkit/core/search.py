@@ -156,7 +156,7 @@ def search_tree(
     tree = decode_tree(raw["tree"])
     if max_depth is not None and tree.depth > max_depth:
         raise RuntimeError(f"{method} returned a tree of depth {tree.depth} > max_depth")
-    objective = metrics.objective(tree, dataset, lam)
+    objective = metrics.objective(tree, dataset, lam=lam)
     if abs(objective - raw["objective"]) > OBJECTIVE_TOLERANCE:
         raise RuntimeError(
             f"{method} reported objective {raw['objective']!r} but the returned tree scores "

@@ -353,4 +353,4 @@ class TreeFormulation(Formulation):
         meta = model.meta
         if data_key(data) != meta["data_key"]:
             raise ValueError("data differs from the dataset the model was built on")
-        return metrics.objective(decoded, data, meta["lam"])
+        return metrics.objective(decoded, data, lam=meta["lam"])
