@@ -575,8 +575,10 @@ SearchOutput CorelsSearch::run() {
       if (key_bound >= Rc_ - tau_) continue;  // Lemma 2 (+ Thm 20)
 
       // Symmetry-aware map (Cor 16 / Thm 15): keep only the best-bounded prefix per key.
+      MapValue* seen = nullptr;
+      Words key;
+      const double beta = b + b0;
       if (cfg_.symmetry != Symmetry::none) {
-        Words key;
         if (cfg_.symmetry == Symmetry::permutation_map) {
           key.reserve(path.size() + 1);
           for (int q : path) key.push_back(static_cast<std::uint64_t>(q));
@@ -587,43 +589,31 @@ SearchOutput CorelsSearch::run() {
           const std::uint64_t* a = rule(r);
           for (std::size_t k = 0; k < W_; ++k) key[k] = notcapt[k] & ~a[k];
         }
-        MapValue* seen = map_.find(key);
-        const double beta = b + b0;
+        seen = map_.find(key);
         if (seen) {
           if (beta >= seen->bound - tau_) continue;  // an equal-or-better twin exists
           if (alive(seen->node, seen->gen)) delete_subtree(seen->node);
         }
-        const int child = new_node();
+      }
+      const int child = new_node();
+      if (cfg_.symmetry != Symmetry::none) {
         const MapValue value{beta, child, nodes_[child].gen};
         if (seen)
           *seen = value;  // deleting the twin's subtree does not touch the map
         else
           map_.insert(key, value);
-        Node& nc = nodes_[child];
-        nc.parent = id;
-        nc.rule = static_cast<int>(r);
-        nc.depth = parent_depth + 1;
-        nc.b = b;
-        nc.b0 = b0;
-        nc.obj = obj;
-        nc.captured = (N_ - rest_tot) / N_;
-        nc.label = label;
-        nodes_[id].children.push_back(child);
-        push(child);
-      } else {
-        const int child = new_node();
-        Node& nc = nodes_[child];
-        nc.parent = id;
-        nc.rule = static_cast<int>(r);
-        nc.depth = parent_depth + 1;
-        nc.b = b;
-        nc.b0 = b0;
-        nc.obj = obj;
-        nc.captured = (N_ - rest_tot) / N_;
-        nc.label = label;
-        nodes_[id].children.push_back(child);
-        push(child);
       }
+      Node& nc = nodes_[child];
+      nc.parent = id;
+      nc.rule = static_cast<int>(r);
+      nc.depth = parent_depth + 1;
+      nc.b = b;
+      nc.b0 = b0;
+      nc.obj = obj;
+      nc.captured = (N_ - rest_tot) / N_;
+      nc.label = label;
+      nodes_[id].children.push_back(child);
+      push(child);
     }
     for (int r : path) used[r] = 0;
     if (!nodes_[id].children.empty()) {
