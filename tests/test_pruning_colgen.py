@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
-from odtkit.formulations.pruning import build_ip3, certify_network_matrix
+from odtkit.formulations.network import certify_network_matrix
+from odtkit.formulations.pruning import build_ip3
 from odtkit.pruning import extract, prune, tree_dp, worked_example
 from odtkit.pruning._colgen import column_generation
 from odtkit.pruning._ensemble import enumerate_prunings, objective_terms

@@ -10,14 +10,13 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
+from odtkit.formulations.network import certify_network_matrix, is_totally_unimodular
 from odtkit.formulations.pruning import (
     build_ip0,
     build_ip1,
     build_ip2,
     build_ip3,
-    certify_network_matrix,
     decode,
-    is_totally_unimodular,
 )
 from odtkit.model import ModelBuilder
 from odtkit.pruning import brute_force_prune, extract, tree_dp, worked_example
@@ -280,3 +279,14 @@ def test_merge_classes_and_budget_rows():
     for B, val in [(0.0, 0.5), (3.0, 0.125), (4.0, 0.0)]:
         merged = _lp(build_ip3(d, 0.0, budget=B, aggregate=True, merge=True))
         assert merged.objective == pytest.approx(val, abs=1e-9)
+
+
+def test_certificate_refuses_blocks_outside_lemma_4_1():
+    # IP1's cover rows and LP1's budget row are not covered by the lemma: nothing is certified
+    d = _example()
+    ip1 = certify_network_matrix(build_ip1(d, 0.1), tu_check=False)
+    assert not ip1.ok and ip1.other_blocks == ("cover",)
+    lp1 = certify_network_matrix(build_ip3(d, 0.0, budget=3.0), tu_check=False)
+    assert not lp1.ok and lp1.other_blocks == ("budget",)
+    ip3 = certify_network_matrix(build_ip3(d, 0.1), tu_check=False)
+    assert ip3.ok and ip3.other_blocks == ()

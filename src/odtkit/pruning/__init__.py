@@ -13,7 +13,7 @@
 * Models: :mod:`odtkit.formulations.pruning` (IP0–IP3 as Model IR).
 """
 
-from odtkit.formulations.pruning import certify_network_matrix
+from odtkit.formulations.network import certify_network_matrix
 from odtkit.pruning._api import cost_error_path, individual_prune, prune
 from odtkit.pruning._budget import lambda_search
 from odtkit.pruning._ensemble import PrunedEnsemble, brute_force_prune, tree_dp
