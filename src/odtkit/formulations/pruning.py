@@ -7,16 +7,13 @@ problem in ``build(data, *, lam=None, budget=None)`` with ``data`` an
 ``lam`` (minimise error + λ · feature cost) and ``budget`` (minimise error subject to
 feature cost <= budget) states the problem; each formulation accepts the forms it models:
 
-=================  ==============  ===================================================
-formulation        problem         properties
-=================  ==============  ===================================================
-:class:`IP0`       neither         EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL
-:class:`IP1`       lam or budget   EXACT, VALID_BOUND, DECODE_NOT_WORSE
-:class:`IP2`       lam             EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL
-:class:`IP3`       lam             EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL
-:class:`LP1`       budget          EXACT, VALID_BOUND, DECODE_NOT_WORSE
-:class:`ColgenMaster`  lam         DECODE_NOT_WORSE (``integral=True``), else none
-=================  ==============  ===================================================
+* :class:`IP0` — no costs (``build(data)``): EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL;
+* :class:`IP1` — ``lam`` or ``budget``: EXACT, VALID_BOUND, DECODE_NOT_WORSE;
+* :class:`IP2` — ``lam``: EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL;
+* :class:`IP3` — ``lam``: EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL;
+* :class:`LP1` — ``budget``: EXACT, VALID_BOUND, DECODE_NOT_WORSE;
+* :class:`ColgenMaster` — ``lam``: DECODE_NOT_WORSE with ``integral=True``, else nothing (a
+  restricted master bounds the optimum from above only).
 
 (IP0's problem is the error alone; IP2's is *individual* pruning, features paid per tree.) The
 budget row of LP1 is the only thing separating it from IP3, and it breaks total unimodularity,
