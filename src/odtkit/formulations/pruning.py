@@ -83,11 +83,11 @@ BUDGET_TOLERANCE = 1e-9
 # ------------------------------------------------------------------------------------------
 # the problem
 # ------------------------------------------------------------------------------------------
-def check_budget(budget: Any) -> float:
+def check_budget(budget: Any, allow_negative: bool = True) -> float:
     """``budget`` as a finite float; TypeError/ValueError naming it otherwise.
 
-    A negative budget is a legitimate (infeasible) model; :func:`odtkit.pruning.prune` refuses
-    it separately because no pruning can cost less than 0.
+    A negative budget builds a legitimate (infeasible) model; :func:`odtkit.pruning.prune`
+    refuses it (``allow_negative=False``) because no pruning can cost less than 0.
     """
     if isinstance(budget, bool) or not isinstance(
         budget, (int, float, np.integer, np.floating)
@@ -96,6 +96,11 @@ def check_budget(budget: Any) -> float:
     value = float(budget)
     if not math.isfinite(value):
         raise ValueError(f"budget must be a finite number, got {budget!r}")
+    if value < 0 and not allow_negative:
+        raise ValueError(
+            f"budget must be >= 0 (the cheapest pruning, every tree cut to its root, costs 0), "
+            f"got {budget!r}"
+        )
     return value
 
 

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from odtkit._validation import check_lambda, check_positive_number
-from odtkit.formulations.pruning import IP1, IP3, LP1, check_problem
+from odtkit.formulations.pruning import IP1, IP3, LP1, check_budget, check_problem
 from odtkit.pipeline import verify_solution
+from odtkit.pruning._budget import check_budget_method
 from odtkit.pruning._ensemble import PrunedEnsemble, individual_objective, tree_dp, unpruned
 from odtkit.pruning._extract import EnsembleData, extract
 from odtkit.pruning._solve import INTEGRALITY_TOL, max_fractionality, solve_mip, solver_options
@@ -190,18 +191,14 @@ def prune(
         budget and the Model IR in ``model_ir``.
     """
     lam, budget = check_problem(lam, budget)
-    if budget is not None and budget < 0:
-        raise ValueError(
-            f"budget must be >= 0 (the cheapest pruning, every tree cut to its root, costs 0), "
-            f"got {budget}"
-        )
+    if budget is not None:
+        budget = check_budget(budget, allow_negative=False)
     time_limit = check_positive_number(time_limit, "time_limit")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if formulation not in ("compact", "full"):
         raise ValueError(f"formulation must be 'compact' or 'full', got {formulation!r}")
-    if budget_method not in ("exact", "lambda"):
-        raise ValueError(f"budget_method must be 'exact' or 'lambda', got {budget_method!r}")
+    check_budget_method(budget_method)
     if budget is not None and method != "lp":
         raise ValueError(
             f"method={method!r} solves the λ problem; with a budget choose budget_method"

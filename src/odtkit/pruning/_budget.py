@@ -23,9 +23,16 @@ from odtkit.pruning._ensemble import PrunedEnsemble
 from odtkit.pruning._extract import EnsembleData
 from odtkit.results import Result, Status, make_trace
 
-__all__ = ["budget_prune", "lambda_search"]
+__all__ = ["budget_prune", "check_budget_method", "lambda_search"]
 
 _TOL = 1e-9
+
+
+def check_budget_method(budget_method: Any) -> str:
+    """``budget_method`` if it is ``"exact"`` or ``"lambda"``, else ValueError naming it."""
+    if budget_method not in ("exact", "lambda"):
+        raise ValueError(f"budget_method must be 'exact' or 'lambda', got {budget_method!r}")
+    return budget_method
 
 
 def lambda_search(
@@ -157,14 +164,8 @@ def budget_prune(
     """
     from odtkit.pruning._api import solve_ip3
 
-    budget = check_budget(budget)
-    if budget < 0:
-        raise ValueError(
-            f"budget must be >= 0 (the cheapest pruning, every tree cut to its root, costs 0), "
-            f"got {budget}"
-        )
-    if budget_method not in ("exact", "lambda"):
-        raise ValueError(f"budget_method must be 'exact' or 'lambda', got {budget_method!r}")
+    budget = check_budget(budget, allow_negative=False)
+    check_budget_method(budget_method)
     t0 = time.perf_counter()
     sweep = lambda_search(
         data, budget=budget, backend=backend, time_limit=time_limit, aggregate=aggregate
