@@ -198,6 +198,9 @@ def test_budgets_on_worked_example():
         assert sweep.objective == pytest.approx(0.5 if B < 4 else 0.0)
         assert sweep.lower_bound <= err + 1e-12
         assert (sweep.status == Status.OPTIMAL) == (sweep.objective == pytest.approx(err))
+        # stats["lambda"] is the λ whose IP3 optimum is the answer
+        steps = {st["lam"]: st for st in sweep.stats["lambda_steps"]}
+        assert steps[sweep.stats["lambda"]]["error_term"] == sweep.objective
     res = prune(d, budget=3.0)
     assert "fractional" in res.stats["fallback"]
     assert res.stats["lp_objective"] == pytest.approx(0.125)

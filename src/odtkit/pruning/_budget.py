@@ -80,7 +80,7 @@ def lambda_search(
             if r.model.cost_term <= budget + _TOL:
                 best_error = min(best_error, r.model.error_term)
         trace.append((time.perf_counter() - t0, best_error, best_bound))
-        return r
+        return r.replace(stats={**r.stats, "lambda": lam})
 
     def done(hi: Result, status: Status | None = None, message: str = "") -> Result:
         pruned = PrunedEnsemble(data, hi.model.leaves, 0.0) if hi.model is not None else None
@@ -100,7 +100,6 @@ def lambda_search(
             **hi.stats,
             "budget": budget,
             "lambda_steps": steps,
-            "lambda": steps[-1]["lam"] if steps else 0.0,
             "lambda_error_term": objective,
             "lambda_cost_term": pruned.cost_term if pruned is not None else np.nan,
         }
