@@ -196,23 +196,22 @@ def test_colgen_master_result_is_consistent_with_its_ir_model():
     from sklearn.datasets import make_classification
     from sklearn.ensemble import RandomForestClassifier
 
-    from odtkit.pruning import extract, prune
-    from odtkit.pruning._colgen import column_generation
+    from odtkit.pruning import column_generation, extract, prune
 
     X, y = make_classification(120, n_features=6, n_informative=4, n_redundant=0,
                                random_state=3, flip_y=0.2)
     rf = RandomForestClassifier(5, max_depth=4, random_state=3).fit(X, y)
     d = extract(rf, X, y, np.random.default_rng(3).uniform(0.5, 3.0, 6))
     lam = 0.004
-    cg = column_generation(d, lam, init="root")
-    assert cg["incremental"] and cg["status"] == "optimal" and cg["iterations"] > 1
-    model, res = cg["model"], cg["result"]
+    cg = column_generation(d, lam=lam, init="root")
+    assert cg.stats["incremental"] and cg.status == "optimal" and cg.stats["iterations"] > 1
+    model, res = cg.stats["model_ir"], cg.solution
     assert model.check(res.x).empty
     assert model.objective_value(res.x) == pytest.approx(res.objective, abs=1e-9)
     np.testing.assert_allclose(model.c - model.A.T @ res.duals, res.reduced_costs, atol=1e-9)
     assert res.values["alpha"].shape == (model.vars["alpha"].stop,)
-    assert cg["lp_value"] == pytest.approx(prune(d, lam=lam).solver_objective, abs=1e-9)
-    assert cg["simplex_iterations"] >= 0
+    assert cg.stats["lp_value"] == pytest.approx(prune(d, lam=lam).solution.objective, abs=1e-9)
+    assert cg.stats["simplex_iterations"] >= 0
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -222,9 +221,7 @@ def test_colgen_variants_agree(seed):
     from sklearn.datasets import make_classification
     from sklearn.ensemble import RandomForestClassifier
 
-    from odtkit.pruning import extract, prune
-    from odtkit.pruning._colgen import column_generation
-    from odtkit.pruning._ensemble import objective_terms
+    from odtkit.pruning import column_generation, extract, objective_terms, prune
 
     rng = np.random.default_rng(seed)
     X, y = make_classification(150, n_features=5, n_informative=3, n_redundant=0,
@@ -235,14 +232,19 @@ def test_colgen_variants_agree(seed):
     lam = [0.001, 0.01, 0.05][seed]
     ref = prune(d, lam=lam)
     runs = {
-        (inc, merge): column_generation(d, lam, incremental=inc, merge=merge)
+        (inc, merge): column_generation(d, lam=lam, incremental=inc, merge=merge)
         for inc in (True, False) for merge in (True, False)
     }
     for cg in runs.values():
-        assert cg["status"] == "optimal"
-        assert cg["lp_value"] == pytest.approx(ref.solver_objective, abs=1e-9)
-        assert objective_terms(d, cg["leaves"], lam)["objective"] == pytest.approx(
+        assert cg.status == "optimal"
+        assert cg.stats["lp_value"] == pytest.approx(ref.solution.objective, abs=1e-9)
+        assert objective_terms(d, cg.model.leaves, lam)["objective"] == pytest.approx(
             ref.objective, abs=1e-9)
-    assert runs[(True, True)]["master_rows"] < runs[(True, False)]["master_rows"] == d.n_entries
+        # the reported master is the Model IR of the solved columns, whatever the variant
+        master = cg.stats["model_ir"]
+        assert master.check(cg.solution.x).empty
+        assert master.objective_value(cg.solution.x) == pytest.approx(cg.stats["lp_value"])
+    rows = {k: cg.stats["master_rows"] for k, cg in runs.items()}
+    assert rows[(True, True)] < rows[(True, False)] == d.n_entries
     with pytest.raises(ValueError, match="incremental"):
-        column_generation(d, lam, backend="pulp", incremental=True)
+        column_generation(d, lam=lam, backend="pulp", incremental=True)

@@ -1,4 +1,6 @@
-"""prune(), PrunedEnsemble, individual pruning, budgets, cost/error paths (spec §7.7, §7.10, §8)."""
+"""prune(), PrunedEnsemble, individual pruning, budgets, cost/error paths (spec §7.7, §7.10, §8).
+
+Every entry point answers with an odtkit.results.Result whose model is the PrunedEnsemble."""
 
 from __future__ import annotations
 
@@ -16,9 +18,11 @@ from odtkit.pruning import (
     extract,
     individual_prune,
     prune,
+    solve_ip3,
     worked_example,
 )
 from odtkit.pruning._ensemble import objective_terms
+from odtkit.results import Result, Status
 
 A = [True, False, False, False, False]  # tree pruned to its root
 C = [False, True, False, True, True]  # tree kept whole
@@ -44,21 +48,25 @@ def _forest(seed, n=40, T=3, depth=3, k=6, kind="rf", classes=2):
 @pytest.mark.parametrize("method", ["lp", "mip", "colgen", "ip1"])
 def test_worked_example_lambda_0_1_keeps_both_trees(method):
     trees, X, y, costs = worked_example()
-    pe = prune(trees, X, y, costs=costs, lam=0.1, method=method)
-    assert pe.status == "optimal"
-    assert pe.objective == pytest.approx(0.4, abs=1e-12)
-    assert pe.solver_objective == pytest.approx(0.4, abs=1e-9)
+    res = prune(trees, X, y, costs=costs, lam=0.1, method=method)
+    assert isinstance(res, Result) and res.status == Status.OPTIMAL
+    assert res.objective == pytest.approx(0.4, abs=1e-12)
+    assert res.lower_bound == pytest.approx(0.4, abs=1e-9)
+    assert res.solution.objective == pytest.approx(0.4, abs=1e-9)
+    pe = res.model
+    assert pe.objective == res.objective
     assert pe.error_term == 0 and pe.cost_term == pytest.approx(4.0)
     for z in pe.leaves:
         np.testing.assert_array_equal(z, C)
-    assert pe.max_fractionality <= 1e-9
+    assert res.stats["max_fractionality"] <= 1e-9
 
 
 @pytest.mark.parametrize("method", ["lp", "mip", "colgen"])
 def test_worked_example_lambda_0_2_prunes_to_roots(method):
     trees, X, y, costs = worked_example()
-    pe = prune(trees, X, y, costs=costs, lam=0.2, method=method)
-    assert pe.objective == pytest.approx(0.5, abs=1e-12)
+    res = prune(trees, X, y, costs=costs, lam=0.2, method=method)
+    assert res.objective == pytest.approx(0.5, abs=1e-12)
+    pe = res.model
     for z in pe.leaves:
         np.testing.assert_array_equal(z, A)
     assert pe.cost_term == 0 and pe.error_term == pytest.approx(0.5)
@@ -66,24 +74,27 @@ def test_worked_example_lambda_0_2_prunes_to_roots(method):
 
 def test_worked_example_tie_at_one_eighth_gives_a_vertex():
     trees, X, y, costs = worked_example()
-    pe = prune(trees, X, y, costs=costs, lam=0.125)
-    assert pe.objective == pytest.approx(0.5, abs=1e-12)
-    assert pe.max_fractionality <= 1e-9 and "fallback" not in pe.info
+    res = prune(trees, X, y, costs=costs, lam=0.125)
+    assert res.objective == pytest.approx(0.5, abs=1e-12)
+    assert res.stats["max_fractionality"] <= 1e-9 and "fallback" not in res.stats
 
 
 def test_individual_pruning_keeps_only_tree_1():
     trees, X, y, costs = worked_example()
-    ind = individual_prune(trees, X, y, costs=costs, lam=0.1)
+    res = individual_prune(trees, X, y, costs=costs, lam=0.1)
+    ind = res.model
     np.testing.assert_array_equal(ind.leaves[0], C)
     np.testing.assert_array_equal(ind.leaves[1], A)
     # (C, A'): error term 0.25, cost 2; same accounting as IP3 -> 0.25 + 0.1 * 2
     assert ind.error_term == pytest.approx(0.25) and ind.cost_term == pytest.approx(2.0)
     assert ind.objective == pytest.approx(0.45)
-    # the DP's own objective (per-tree costs, lam_ind = 0.2): (0.4 + 0.5) / 2
-    assert ind.info["individual_objective"] == pytest.approx(0.45)
+    assert res.stats["ensemble_objective"] == ind.objective
+    # the DP's own objective (per-tree costs, lam_ind = 0.2): (0.4 + 0.5) / 2, certified
+    assert res.objective == pytest.approx(0.45) and res.lower_bound == pytest.approx(0.45)
+    assert res.status == Status.OPTIMAL and res.method == "individual"
     for lam in (0.05, 0.2):  # both methods agree there
-        ens = prune(trees, X, y, costs=costs, lam=lam)
-        ind = individual_prune(trees, X, y, costs=costs, lam=lam)
+        ens = prune(trees, X, y, costs=costs, lam=lam).model
+        ind = individual_prune(trees, X, y, costs=costs, lam=lam).model
         for a, b in zip(ens.leaves, ind.leaves, strict=True):
             np.testing.assert_array_equal(a, b)
 
@@ -97,7 +108,7 @@ def test_test_time_metrics_8_5():
         "AA'": ([A, A], 0.0, 0.5, 0.5, 0.5),
     }
     for name, (leaves, cost, hard, soft, term) in cases.items():
-        pe = PrunedEnsemble(d, [_mask(z) for z in leaves], lam=0.1, method=name)
+        pe = PrunedEnsemble(d, [_mask(z) for z in leaves], lam=0.1)
         assert pe.feature_cost(X).mean() == pytest.approx(cost), name
         assert pe.error(X, y, vote="hard") == pytest.approx(hard), name
         assert pe.error(X, y, vote="soft") == pytest.approx(soft), name
@@ -117,18 +128,24 @@ def test_lp_mip_match_enumeration_and_measured_terms(seed):
     lp = prune(d, lam=lam, method="lp")
     mip = prune(d, lam=lam, method="mip")
     full = prune(d, lam=lam, formulation="full")
-    for pe in (lp, mip, full):
-        assert pe.objective == pytest.approx(oracle, abs=1e-9)
-        assert pe.solver_objective == pytest.approx(oracle, abs=1e-9)
-    assert lp.max_fractionality <= 1e-7 and "fallback" not in lp.info
+    for res in (lp, mip, full):
+        assert res.status == Status.OPTIMAL
+        assert res.objective == pytest.approx(oracle, abs=1e-9)
+        assert res.model.objective == res.objective
+        assert res.solution.objective == pytest.approx(oracle, abs=1e-9)
+        assert res.lower_bound == pytest.approx(oracle, abs=1e-9)
+    assert lp.stats["max_fractionality"] <= 1e-7 and "fallback" not in lp.stats
+    assert lp.stats["solved_as"] == "lp" and mip.stats["solved_as"] == "mip"
     # measured on the training data, the pruned ensemble reproduces the model's terms
-    assert lp.feature_cost(X).mean() == pytest.approx(lp.cost_term, abs=1e-12)
-    assert lp.error_term_on(X, y) == pytest.approx(lp.error_term, abs=1e-12)
+    pe = lp.model
+    assert pe.feature_cost(X).mean() == pytest.approx(pe.cost_term, abs=1e-12)
+    assert pe.error_term_on(X, y) == pytest.approx(pe.error_term, abs=1e-12)
     # the solver's z/w values agree with the recomputed accounting
-    vals = lp.result.values
-    terms = objective_terms(d, lp.leaves, lam)
-    np.testing.assert_array_equal(vals["w"][lp.model.meta["pair_class"]] > 0.5, terms["w"])
-    np.testing.assert_array_equal(full.result.values["w"] > 0.5, terms["w"])
+    vals = lp.solution.values
+    terms = objective_terms(d, pe.leaves, lam)
+    pair_class = lp.stats["model_ir"].meta["pair_class"]
+    np.testing.assert_array_equal(vals["w"][pair_class] > 0.5, terms["w"])
+    np.testing.assert_array_equal(full.solution.values["w"] > 0.5, terms["w"])
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -144,9 +161,9 @@ def test_property_lp_integral_equals_mip(seed, T, depth, lam, kind):
     d = extract(ens, X, y, costs)
     lp = prune(d, lam=lam)
     mip = prune(d, lam=lam, method="mip")
-    assert lp.max_fractionality <= 1e-7 and "fallback" not in lp.info
+    assert lp.stats["max_fractionality"] <= 1e-7 and "fallback" not in lp.stats
     assert lp.objective == pytest.approx(mip.objective, abs=1e-9)
-    assert lp.objective <= individual_prune(d, lam=lam).objective + 1e-12
+    assert lp.objective <= individual_prune(d, lam=lam).model.objective + 1e-12
 
 
 @pytest.mark.slow
@@ -157,7 +174,7 @@ def test_property_lp_equals_mip_slow(seed, T, depth, lam):
     ens, X, y, costs = _forest(seed, n=150, T=T, depth=depth, classes=2 + seed % 3)
     d = extract(ens, X, y, costs)
     lp = prune(d, lam=lam)
-    assert lp.max_fractionality <= 1e-7
+    assert lp.stats["max_fractionality"] <= 1e-7
     assert lp.objective == pytest.approx(prune(d, lam=lam, method="mip").objective, abs=1e-9)
 
 
@@ -166,27 +183,40 @@ def test_budgets_on_worked_example():
     trees, X, y, costs = worked_example()
     d = extract(trees, X, y, costs)
     for B, err in [(0.0, 0.5), (2.0, 0.25), (3.0, 0.25), (4.0, 0.0), (10.0, 0.0)]:
-        pe = prune(d, budget=B)
-        assert pe.status == "optimal"
+        res = prune(d, budget=B)
+        pe = res.model
+        assert res.status == Status.OPTIMAL and res.method == "lp1"
         assert pe.cost_term <= B + 1e-12
         assert pe.error_term == pytest.approx(err), B
+        assert res.objective == pe.error_term and res.lower_bound == pytest.approx(err)
         oracle, _ = brute_force_prune(d, 0.0, budget=B)
         assert pe.error_term == pytest.approx(oracle)
         sweep = prune(d, budget=B, budget_method="lambda")
-        assert sweep.cost_term <= B + 1e-12
-        # the lambda search reaches only hull vertices: error 0.5 for every 0 <= B < 4
-        assert sweep.error_term == pytest.approx(0.5 if B < 4 else 0.0)
-    pe = prune(d, budget=3.0)
-    assert pe.info["lp1_fractional"] and pe.info["lp1_objective"] == pytest.approx(0.125)
-    assert pe.method == "lp1_mip"
-    pe = prune(d, budget=4.0)
-    assert "lp1_fractional" not in pe.info and pe.max_fractionality <= 1e-9
+        assert sweep.model.cost_term <= B + 1e-12
+        # the lambda search reaches only hull vertices: error 0.5 for every 0 <= B < 4; its
+        # Lagrangian bound is valid, and proves optimality only where the hull is reached
+        assert sweep.objective == pytest.approx(0.5 if B < 4 else 0.0)
+        assert sweep.lower_bound <= err + 1e-12
+        assert (sweep.status == Status.OPTIMAL) == (sweep.objective == pytest.approx(err))
+        # stats["lambda"] is the λ whose IP3 optimum is the answer
+        steps = {st["lam"]: st for st in sweep.stats["lambda_steps"]}
+        assert steps[sweep.stats["lambda"]]["error_term"] == sweep.objective
+    res = prune(d, budget=3.0)
+    assert "fractional" in res.stats["fallback"]
+    assert res.stats["lp_objective"] == pytest.approx(0.125)
+    assert res.stats["solved_as"] == "mip"
+    res = prune(d, budget=4.0)
+    assert "fallback" not in res.stats and res.stats["max_fractionality"] <= 1e-9
 
 
 def test_budget_infeasible_and_bad_values():
     trees, X, y, costs = worked_example()
-    pe = prune(trees, X, y, costs=costs, budget=-1.0)
-    assert pe.status == "infeasible" and "cheapest" in pe.info["note"]
+    with pytest.raises(ValueError, match="budget"):
+        prune(trees, X, y, costs=costs, budget=-1)
+    # the model itself may be infeasible: a Result without a model, bound +inf
+    res = solve_ip3(extract(trees, X, y, costs), budget=-1.0)
+    assert res.status == Status.INFEASIBLE and res.model is None
+    assert res.lower_bound == np.inf and np.isnan(res.objective)
     with pytest.raises(TypeError, match="budget"):
         prune(trees, X, y, costs=costs, budget="3")
     with pytest.raises(ValueError, match="budget_method"):
@@ -197,19 +227,21 @@ def test_budget_infeasible_and_bad_values():
 def test_budget_random_against_oracle(seed):
     ens, X, y, costs = _forest(seed + 20, n=25, T=2, depth=2)
     d = extract(ens, X, y, costs)
-    full_cost = prune(d, lam=0.0).cost_term
+    full_cost = prune(d, lam=0.0).model.cost_term
     for frac in (0.0, 0.3, 0.6, 1.0):
         B = frac * full_cost
-        pe = prune(d, budget=B)
+        res = prune(d, budget=B)
         oracle, _ = brute_force_prune(d, 0.0, budget=B)
-        assert pe.cost_term <= B + 1e-9
-        assert pe.error_term == pytest.approx(oracle, abs=1e-9)
+        assert res.status == Status.OPTIMAL
+        assert res.model.cost_term <= B + 1e-9
+        assert res.model.error_term == pytest.approx(oracle, abs=1e-9)
+        assert res.objective == pytest.approx(oracle, abs=1e-9)
 
 
 # ---------------------------------------------------------------------- PrunedEnsemble
 def test_sklearn_export_predicts_like_the_pruned_ensemble():
     ens, X, y, costs = _forest(3, n=80, T=3, depth=4, classes=3)
-    pe = prune(ens, X, y, costs=costs, lam=0.01)
+    pe = prune(ens, X, y, costs=costs, lam=0.01).model
     exported = pe.to_sklearn()
     proba = np.mean([t.predict_proba(X) for t in exported], axis=0)
     np.testing.assert_allclose(proba, pe.predict_proba(X))
@@ -223,7 +255,7 @@ def test_sklearn_export_predicts_like_the_pruned_ensemble():
 
 def test_unpruned_ensemble_predicts_like_sklearn_on_its_training_data():
     ens, X, y, _ = _forest(4, n=60, T=3, depth=3)
-    pe = prune(ens, X, y, lam=0.0)
+    pe = prune(ens, X, y, lam=0.0).model
     # lam = 0 keeps every split that reduces training error; held-out predictions still valid
     Xt, yt = make_classification(30, n_features=6, n_informative=4, n_redundant=0,
                                  random_state=99)
@@ -238,8 +270,9 @@ def test_unpruned_ensemble_predicts_like_sklearn_on_its_training_data():
 def test_cost_error_path_monotone():
     ens, X, y, costs = _forest(5, n=80, T=4, depth=4)
     lams = [0.0, 0.005, 0.02, 0.1, 1.0]
-    path = cost_error_path(ens, X, y, lams, costs=costs, X_test=X, y_test=y,
+    path = cost_error_path(ens, X, y, lams=lams, costs=costs, X_test=X, y_test=y,
                            methods=("ensemble", "individual", "none"))
+    assert set(path.status) == {"optimal", "none"}
     assert len(path) == 3 * len(lams)
     e = path[path.method == "ensemble"].sort_values("lam")
     assert np.all(np.diff(e.cost_term.to_numpy()) <= 1e-12)  # Cor. 4.3: cost non-increasing
@@ -248,3 +281,59 @@ def test_cost_error_path_monotone():
     assert np.all(e.objective.to_numpy() <= ind.objective.to_numpy() + 1e-12)
     np.testing.assert_allclose(e.test_feature_cost, e.cost_term)  # test set = training set
     assert e.cost_term.iloc[-1] == 0.0
+
+
+# ---------------------------------------------------------------------- the Result contract
+@pytest.mark.parametrize("method", ["lp", "mip", "colgen", "ip1"])
+def test_prune_returns_a_result_whose_model_objective_is_the_accounting(method):
+    ens, X, y, costs = _forest(7, n=50, T=3, depth=3)
+    d = extract(ens, X, y, costs)
+    res = prune(d, lam=0.02, method=method)
+    assert isinstance(res, Result) and isinstance(res.model, PrunedEnsemble)
+    terms = objective_terms(d, res.model.leaves, 0.02)
+    assert res.model.objective == terms["objective"]
+    assert res.objective == terms["objective"]
+    assert res.lower_bound <= res.objective and res.gap == pytest.approx(0.0, abs=1e-9)
+    assert res.time >= res.stats["extract_time"] >= 0.0
+    assert res.stats["model_ir"] is not None and res.backend == "highs"
+
+
+def test_lam_is_required_and_exclusive_with_budget():
+    trees, X, y, costs = worked_example()
+    with pytest.raises(TypeError, match="lam"):
+        prune(trees, X, y, costs=costs)
+    with pytest.raises(TypeError, match="lam"):
+        prune(trees, X, y, costs=costs, lam=0.1, budget=2.0)
+    with pytest.raises(ValueError, match="lam"):
+        prune(trees, X, y, costs=costs, lam=-0.1)
+    with pytest.raises(TypeError, match="lam"):
+        individual_prune(trees, X, y, costs=costs)
+    with pytest.raises(ValueError, match="budget_method"):
+        prune(trees, X, y, costs=costs, budget=2.0, method="colgen")
+
+
+def test_warm_started_mip_that_contradicts_itself_is_solved_again(monkeypatch):
+    # HiGHS 1.16 returned the MIP start as "optimal" under a value below the optimum (LP1 of
+    # _forest(22), B = 0.6 * full cost): the verified objective exposes such an answer and the
+    # MIP is solved again without the start. Simulated here so it stays tested on any HiGHS.
+    import dataclasses
+
+    import odtkit.solvers
+
+    ens, X, y, costs = _forest(22, n=25, T=2, depth=2)
+    d = extract(ens, X, y, costs)
+    B = 0.6 * prune(d, lam=0.0).model.cost_term
+    oracle, _ = brute_force_prune(d, 0.0, budget=B)
+    real = odtkit.solvers.solve
+
+    def lying_solver(model, start=None, **kw):
+        out = real(model, start=start, **kw)
+        if start is None or not model.is_mip:
+            return out
+        return dataclasses.replace(out, x=start, values=model.values(start), objective=0.0)
+
+    monkeypatch.setattr(odtkit.solvers, "solve", lying_solver)
+    res = prune(d, budget=B)
+    assert res.stats["warm_start"]
+    assert "worse than the solver's value" in res.stats["start_rejected"]
+    assert res.status == Status.OPTIMAL and res.objective == pytest.approx(oracle, abs=1e-9)

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
-from odtkit.formulations.pruning import build_ip3, certify_network_matrix
-from odtkit.pruning import extract, prune, tree_dp, worked_example
-from odtkit.pruning._colgen import column_generation
+from odtkit.formulations.network import certify_network_matrix
+from odtkit.formulations.pruning import IP3, ColgenMaster
+from odtkit.pruning import column_generation, extract, prune, tree_dp, worked_example
 from odtkit.pruning._ensemble import enumerate_prunings, objective_terms
-from odtkit.results import TRACE_COLUMNS
+from odtkit.results import TRACE_COLUMNS, Result, Status
 
 
 def _data(seed, n=40, T=3, depth=3, k=6):
@@ -47,7 +47,7 @@ def test_dp_equals_enumeration_and_shortest_path(seed):
         assert value == pytest.approx(best, abs=1e-12)
         assert _pruning_value(tree, z, leaf_cost, price) == pytest.approx(value, abs=1e-12)
         # shortest 0 -> L path in the §7.9 DAG built from the certified network matrix
-        model = build_ip3(d, 0.0)
+        model = IP3().build(d, lam=0.0)
         cert = certify_network_matrix(model, tu_check=False)
         g = cert.graph(t)
         z0 = model.vars["z"].start + d.node_offset[t]
@@ -69,11 +69,12 @@ def test_colgen_worked_example_trace():
     d = extract(trees, X, y, costs)
     for lam, obj in [(0.05, 0.2), (0.1, 0.4), (0.125, 0.5), (0.2, 0.5)]:
         for init in ("root", "individual"):
-            cg = column_generation(d, lam, init=init)
-            assert cg["status"] == "optimal"
-            assert cg["lp_value"] == pytest.approx(obj, abs=1e-9)
-            assert objective_terms(d, cg["leaves"], lam)["objective"] == pytest.approx(obj)
-            tr = cg["trace"]
+            cg = column_generation(d, lam=lam, init=init)
+            assert isinstance(cg, Result) and cg.status == Status.OPTIMAL
+            assert cg.stats["lp_value"] == pytest.approx(obj, abs=1e-9)
+            assert objective_terms(d, cg.model.leaves, lam)["objective"] == pytest.approx(obj)
+            assert cg.objective == pytest.approx(obj) and cg.lower_bound == cg.objective
+            tr = cg.trace
             assert tuple(tr.columns) == TRACE_COLUMNS
             assert np.all(tr.bound <= tr.incumbent + 1e-12)
             assert np.all(np.diff(tr.incumbent) <= 1e-12)  # master value only decreases
@@ -87,10 +88,11 @@ def test_colgen_equals_full_lp(seed):
     lam = [0.002, 0.01, 0.03, 0.08][seed]
     lp = prune(d, lam=lam, method="lp")
     cg = prune(d, lam=lam, method="colgen")
-    assert cg.status == "optimal"
-    assert cg.solver_objective == pytest.approx(lp.solver_objective, abs=1e-9)
+    assert cg.status == Status.OPTIMAL and cg.method == "colgen"
+    assert cg.solution.objective == pytest.approx(lp.solution.objective, abs=1e-9)
     assert cg.objective == pytest.approx(lp.objective, abs=1e-9)
-    assert cg.trace is not None and tuple(cg.trace.columns) == TRACE_COLUMNS
+    assert cg.lower_bound == pytest.approx(lp.objective, abs=1e-9)
+    assert len(cg.trace) >= 1 and tuple(cg.trace.columns) == TRACE_COLUMNS
 
 
 @settings(max_examples=6, deadline=None)
@@ -101,7 +103,7 @@ def test_property_colgen_equals_lp(seed, T, depth, lam):
     lp = prune(d, lam=lam)
     cg = prune(d, lam=lam, method="colgen")
     assert cg.objective == pytest.approx(lp.objective, abs=1e-9)
-    assert cg.solver_objective == pytest.approx(lp.objective, abs=1e-9)
+    assert cg.solution.objective == pytest.approx(lp.objective, abs=1e-9)
 
 
 @pytest.mark.slow
@@ -118,7 +120,9 @@ def test_property_colgen_equals_lp_slow(seed, T, depth, lam):
 def test_colgen_bad_init():
     trees, X, y, costs = worked_example()
     with pytest.raises(ValueError, match="init"):
-        column_generation(extract(trees, X, y, costs), 0.1, init="random")
+        column_generation(extract(trees, X, y, costs), lam=0.1, init="random")
+    with pytest.raises(ValueError, match="init"):
+        ColgenMaster(init="random")
 
 
 def test_colgen_time_limit_returns_valid_bounds():
@@ -126,10 +130,9 @@ def test_colgen_time_limit_returns_valid_bounds():
     lam = 0.005
     lp = prune(d, lam=lam)
     cg = prune(d, lam=lam, method="colgen", time_limit=0.05)
-    assert cg.trace is not None
     assert cg.status in ("optimal", "time_limit")
     # an integral pruning (upper bound) and a Lagrangian lower bound around the optimum
     assert cg.objective >= lp.objective - 1e-9
-    assert cg.info["lower_bound"] <= lp.objective + 1e-9
+    assert cg.lower_bound <= lp.objective + 1e-9
     if cg.status == "optimal":
         assert cg.objective == pytest.approx(lp.objective, abs=1e-9)

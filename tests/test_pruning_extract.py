@@ -120,7 +120,7 @@ def test_string_labels():
     X, y = _data(seed=1)
     labels = np.array(["no", "yes"])[y]
     rf = RandomForestClassifier(2, max_depth=2, random_state=0).fit(X, labels)
-    pe = prune(rf, X, labels, lam=0.01)
+    pe = prune(rf, X, labels, lam=0.01).model
     assert set(pe.predict(X)) <= {"no", "yes"}
 
 

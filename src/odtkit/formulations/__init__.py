@@ -9,6 +9,11 @@ with :func:`odtkit.solve_formulation`; see FORMULATIONS-TREES.md for the math.
 * :class:`BinOCT` — Verwer & Zhang, binary specialization: minimum errors at depth D.
 * :class:`RBinOCT` — OSDT Appendix J, with the null split by default (optimum = OPT(D, λ)).
 * :class:`FlowOCT` — Aghaei et al., regularized in OSDT units, leaves at any depth <= D.
+
+Ensemble pruning (:mod:`odtkit.formulations.pruning`): :class:`IP0`, :class:`IP1`,
+:class:`IP2`, :class:`IP3`, :class:`LP1` and the column-generation :class:`ColgenMaster`, on the
+:class:`Formulation` protocol; their network-matrix certificate is
+:mod:`odtkit.formulations.network`.
 """
 
 from odtkit.formulations._base import (
@@ -21,15 +26,30 @@ from odtkit.formulations._base import (
 )
 from odtkit.formulations.binoct import BinOCT, RBinOCT
 from odtkit.formulations.flowoct import FlowOCT
+from odtkit.formulations.network import (
+    NetworkCertificate,
+    certify_network_matrix,
+    is_totally_unimodular,
+)
+from odtkit.formulations.pruning import IP0, IP1, IP2, IP3, LP1, ColgenMaster
 
 __all__ = [
     "BinOCT",
+    "ColgenMaster",
     "DECODE_NOT_WORSE",
     "EXACT",
     "FlowOCT",
     "Formulation",
+    "IP0",
+    "IP1",
+    "IP2",
+    "IP3",
+    "LP1",
     "LP_INTEGRAL",
+    "NetworkCertificate",
     "PROPERTIES",
     "RBinOCT",
     "VALID_BOUND",
+    "certify_network_matrix",
+    "is_totally_unimodular",
 ]

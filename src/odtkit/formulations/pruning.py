@@ -1,54 +1,135 @@
-"""Ensemble pruning with feature costs (Nan, Wang, Saligrama 2016): IP0, IP1, IP2, IP3 as Model IR.
+"""Ensemble pruning with feature costs (Nan, Wang, Saligrama 2016) as formulations.
 
-Spec: FORMULATIONS-SEARCH-AND-PRUNING §7. All builders take an
-:class:`odtkit.pruning.EnsembleData` (from :func:`odtkit.pruning.extract`) and return an
-immutable :class:`odtkit.model.Model` whose variable groups are
+Spec: FORMULATIONS-SEARCH-AND-PRUNING §7. Every class follows the
+:class:`~odtkit.formulations.Formulation` protocol: modelling choices in the constructor, the
+problem in ``build(data, *, lam=None, budget=None)`` with ``data`` an
+:class:`odtkit.pruning.EnsembleData` (from :func:`odtkit.pruning.extract`). Exactly one of
+``lam`` (minimise error + λ · feature cost) and ``budget`` (minimise error subject to
+feature cost <= budget) states the problem; each formulation accepts the forms it models:
+
+* :class:`IP0` — no costs (``build(data)``): EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL;
+* :class:`IP1` — ``lam`` or ``budget``: EXACT, VALID_BOUND, DECODE_NOT_WORSE;
+* :class:`IP2` — ``lam``: EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL;
+* :class:`IP3` — ``lam``: EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL;
+* :class:`LP1` — ``budget``: EXACT, VALID_BOUND, DECODE_NOT_WORSE;
+* :class:`ColgenMaster` — ``lam``: DECODE_NOT_WORSE with ``integral=True``, else nothing (a
+  restricted master bounds the optimum from above only).
+
+(IP0's problem is the error alone; IP2's is *individual* pruning, features paid per tree.) The
+budget row of LP1 is the only thing separating it from IP3, and it breaks total unimodularity,
+which is why LP1 is its own formulation: a formulation's properties hold for every model it
+builds.
+
+``decode(model, solution)`` returns the pruning as a list of bool leaf masks, one per tree of
+the model in pre-order (``z_h = 1`` iff ``h`` is a leaf of the pruned tree); wrap it in an
+:class:`odtkit.pruning.PrunedEnsemble` for predictions. ``evaluate`` re-scores a pruning with
+the pruning module's single accounting (:func:`odtkit.pruning.objective_terms`), ``start``
+turns a :class:`~odtkit.pruning.PrunedEnsemble` into a complete, feasible start vector.
+
+The models' variable groups are
 
 * ``z``  — one per node of every tree, in global pre-order (tree 0's nodes, then tree 1's ...);
 * ``wt`` — ``w^{(t)}_{k,i}``, one per feature-use entry (example i uses feature k in tree t),
-  entries ordered by tree, then ``(u_{t,k,i}, k, i)``;
-* ``w``  — ``w_{k,i}``, one per (feature, example) pair used by some tree (IP1, IP3);
+  entries ordered by tree, then ``(u_{t,k,i}, k, i)`` (compact IP3: one per ``(t, u, k)``);
+* ``w``  — ``w_{k,i}``, one per (feature, example) pair used by some tree (IP1, IP3; compact
+  IP3: one per class of merged pairs);
+* ``alpha`` — the column-generation master's convex weights of generated prunings;
 
-and whose constraint blocks are ``leaf`` (Sherali rows, one per unpruned leaf), ``feature``
+and the constraint blocks ``leaf`` (Sherali rows, one per unpruned leaf), ``feature``
 (NWS eq. 2, one per entry), ``link`` (``w^{(t)}_{k,i} <= w_{k,i}``), ``cover`` (IP1's
-``w_{k,i} >= z_h``) and ``budget`` (LP1). Building is vectorized per tree (one numpy gather over
-the ancestor lists), so 40 trees x 10 000 examples build in about a second.
-
-:func:`certify_network_matrix` checks Lemma 4.1 on a built model from its matrix alone, and
-:func:`is_totally_unimodular` brute-forces total unimodularity of small matrices.
+``w_{k,i} >= z_h``), ``budget`` (LP1) and ``convexity`` (master). Building is vectorized per
+tree (one numpy gather over the ancestor lists), so 40 trees x 10 000 examples build in about a
+second. The Lemma 4.1 certificate of these matrices is :mod:`odtkit.formulations.network`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from itertools import combinations
-from math import comb
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 
+from odtkit.formulations._base import (
+    DECODE_NOT_WORSE,
+    EXACT,
+    LP_INTEGRAL,
+    VALID_BOUND,
+    Formulation,
+    check_built_by,
+    solution_values,
+)
 from odtkit.model import Model, ModelBuilder
 
 __all__ = [
-    "build_ip0",
-    "build_ip1",
-    "build_ip2",
-    "build_ip3",
-    "decode",
-    "certify_network_matrix",
-    "NetworkCertificate",
-    "is_totally_unimodular",
+    "ColgenMaster",
+    "IP0",
+    "IP1",
+    "IP2",
+    "IP3",
+    "LP1",
+    "MasterColumn",
+    "PruningFormulation",
+    "check_budget",
+    "check_problem",
 ]
 
+#: A pruning's average feature cost may exceed the budget by this much (relative to
+#: ``max(1, |budget|)``) before it counts as over budget: the solver's primal tolerance.
+BUDGET_TOLERANCE = 1e-9
 
-def _check_lam(lam: Any) -> float:
+
+# ------------------------------------------------------------------------------------------
+# the problem
+# ------------------------------------------------------------------------------------------
+def check_budget(budget: Any, allow_negative: bool = True) -> float:
+    """``budget`` as a finite float; TypeError/ValueError naming it otherwise.
+
+    A negative budget builds a legitimate (infeasible) model; :func:`odtkit.pruning.prune`
+    refuses it (``allow_negative=False``) because no pruning can cost less than 0.
+    """
+    if isinstance(budget, bool) or not isinstance(
+        budget, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(f"budget must be a number, got {type(budget).__name__}")
+    value = float(budget)
+    if not math.isfinite(value):
+        raise ValueError(f"budget must be a finite number, got {budget!r}")
+    if value < 0 and not allow_negative:
+        raise ValueError(
+            f"budget must be >= 0 (the cheapest pruning, every tree cut to its root, costs 0), "
+            f"got {budget!r}"
+        )
+    return value
+
+
+def check_problem(lam: Any, budget: Any) -> tuple[float | None, float | None]:
+    """The pruning problem ``(lam, budget)``: exactly one of them, validated.
+
+    ``lam`` is required without a budget: a default λ = 0 would silently mean "ignore the
+    feature costs". With a budget, λ has no role, so giving both is an error too.
+    """
     from odtkit._validation import check_lambda
 
-    return check_lambda(lam, "lam")
+    if budget is None:
+        if lam is None:
+            raise TypeError(
+                "lam is required: the weight λ >= 0 of the average feature cost (lam=0.0 "
+                "ignores the costs), or give budget= to bound the cost instead"
+            )
+        return check_lambda(lam, "lam"), None
+    if lam is not None:
+        raise TypeError(
+            "give lam or budget, not both: with a budget the error term is minimised subject "
+            "to the cost budget and lam plays no role"
+        )
+    return None, check_budget(budget)
 
 
+# ------------------------------------------------------------------------------------------
+# shared machinery
+# ------------------------------------------------------------------------------------------
 def _gather_ancestors(
     indptr: np.ndarray, indices: np.ndarray, nodes: np.ndarray, skip_top: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -103,247 +184,6 @@ def _feature_rows(
     return np.concatenate(R), np.concatenate(C), row0
 
 
-def _common_vars(b: ModelBuilder, data: Any, kind: str) -> Any:
-    return b.add_vars("z", shape=(data.n_nodes,), kind=kind, lb=0.0, ub=1.0)
-
-
-def _meta(b: ModelBuilder, data: Any, formulation: str, lam: float | None, **extra: Any) -> None:
-    b.meta.update(
-        {
-            "formulation": formulation,
-            "lam": lam,
-            "n_samples": data.n_samples,
-            "n_trees": data.n_trees,
-            "node_offset": data.node_offset.copy(),
-            "entry_offset": data.entry_offset.copy(),
-            **extra,
-        }
-    )
-
-
-def build_ip0(data: Any) -> Model:
-    """IP0 (Sherali et al.): minimise the average per-tree training error over valid prunings.
-
-    ``min 1/(NT) sum_t sum_h e_h z_h  s.t.  leaf rows, z binary``. (Without feature costs the
-    trees decouple; the optimum keeps every tree whole up to ties.)
-    """
-    b = ModelBuilder("pruning_ip0")
-    z = _common_vars(b, data, "binary")
-    r, c, m = _leaf_rows(data, z.index, list(range(data.n_trees)))
-    b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
-    err = np.concatenate([t.error for t in data.trees]).astype(np.float64)
-    b.add_objective(z.index, err / (data.n_samples * data.n_trees))
-    _meta(b, data, "IP0", None)
-    return b.build()
-
-
-def _ensemble_objective(
-    b: ModelBuilder, data: Any, z: Any, w: Any, lam: float, budget: float | None
-) -> None:
-    N, T = data.n_samples, data.n_trees
-    err = np.concatenate([t.error for t in data.trees]).astype(np.float64)
-    b.add_objective(z.index, err / (N * T))
-    cost = data.costs[data.pair_feature] / N
-    if budget is None:
-        b.add_objective(w.index, lam * cost)
-    else:
-        zero = np.zeros(data.n_pairs, dtype=np.int64)
-        b.add_constraints("budget", zero, w.index, cost, "<=", np.array([budget]))
-
-
-def build_ip1(data: Any, lam: float, budget: float | None = None) -> Model:
-    """IP1, the first (weak) formulation, extended to the ensemble (§7.3).
-
-    ``min 1/(NT) sum e_h z_h + lam sum_k c_k 1/N sum_i w_{k,i}`` s.t. leaf rows and
-    ``w_{k,i} >= z^{(t)}_h`` for every tree t, example i and node h on i's path strictly below
-    ``u_{t,k,i}`` (i.e. k is tested in p(h)); z, w binary. Its LP relaxation is weak: the MIP
-    needs branching (benchmark "IP1-MIP").
-    """
-    lam = _check_lam(lam)
-    b = ModelBuilder("pruning_ip1")
-    z = _common_vars(b, data, "binary")
-    w = b.add_vars("w", shape=(data.n_pairs,), kind="binary", lb=0.0, ub=1.0)
-    trees = list(range(data.n_trees))
-    r, c, m = _leaf_rows(data, z.index, trees)
-    b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
-    R, Cz, Cw = [], [], []
-    row0 = 0
-    for t in trees:
-        tree = data.trees[t]
-        indptr, indices = tree.ancestors_csr()
-        leaf = tree.leaf_of[tree.use_example]
-        skip = tree.depth[tree.use_node] + 1
-        owner, below = _gather_ancestors(indptr, indices, leaf, skip_top=skip)
-        pair = data.entry_pair[data.entry_offset[t] + owner]
-        k = owner.shape[0]
-        R.append(np.arange(k, dtype=np.int64) + row0)
-        Cz.append(z.index[data.node_offset[t] + below])
-        Cw.append(w.index[pair])
-        row0 += k
-    rows = np.concatenate(R)
-    b.add_constraints(
-        "cover",
-        np.concatenate([rows, rows]),
-        np.concatenate([np.concatenate(Cw), np.concatenate(Cz)]),
-        np.concatenate([np.ones(row0), -np.ones(row0)]),
-        ">=",
-        np.zeros(row0),
-    )
-    _ensemble_objective(b, data, z, w, lam, budget)
-    _meta(b, data, "IP1", lam, budget=budget)
-    return b.build()
-
-
-def build_ip2(data: Any, lam: float, tree: int | None = None) -> Model:
-    """IP2, the strong single-tree formulation (§7.4), or all trees side by side.
-
-    With ``tree=t``: ``min 1/N sum_h e_h z_h + lam sum_k c_k 1/N sum_i w_{k,i}`` over tree t
-    (``z`` then holds only tree t's nodes). With ``tree=None``: the block-diagonal model of
-    *individual pruning* with ``lam_ind = T lam``, scaled by ``1/T`` (objective
-    ``1/(NT) sum e z + lam 1/N sum_t sum c_k w^{(t)}``, features paid once per tree), whose
-    optimum is the individual-pruning baseline of §7.10.
-    """
-    lam = _check_lam(lam)
-    N = data.n_samples
-    if tree is None:
-        trees = list(range(data.n_trees))
-        scale = 1.0 / data.n_trees
-    else:
-        if not (0 <= int(tree) < data.n_trees):
-            raise ValueError(f"tree must be in 0..{data.n_trees - 1}, got {tree}")
-        trees = [int(tree)]
-        scale = 1.0
-    b = ModelBuilder("pruning_ip2")
-    sizes = np.array([data.trees[t].n_nodes for t in trees])
-    esizes = np.array([data.trees[t].n_entries for t in trees])
-    z = b.add_vars("z", shape=(int(sizes.sum()),), kind="binary", lb=0.0, ub=1.0)
-    wt = b.add_vars("wt", shape=(int(esizes.sum()),), kind="binary", lb=0.0, ub=1.0)
-    # local re-indexing: global node id of tree t -> position in this model's z group
-    z_map = np.full(data.n_nodes, -1, dtype=np.int64)
-    wt_base = np.zeros(data.n_trees, dtype=np.int64)
-    pos = epos = 0
-    for t, s, e in zip(trees, sizes, esizes, strict=True):
-        z_map[data.node_offset[t] : data.node_offset[t + 1]] = z.index[pos : pos + s]
-        wt_base[t] = epos
-        pos += s
-        epos += e
-    r, c, m = _leaf_rows(data, z_map, trees)
-    b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
-    r, c, m = _feature_rows(data, z_map, wt.index, trees, wt_base)
-    b.add_constraints("feature", r, c, 1.0, "==", np.ones(m))
-    err = np.concatenate([data.trees[t].error for t in trees]).astype(np.float64)
-    b.add_objective(z.index, scale * err / N)
-    feats = np.concatenate([data.trees[t].use_feature for t in trees])
-    # per-tree lam_ind = T lam, times scale 1/T  ->  lam (ensemble); single tree: lam
-    b.add_objective(wt.index, lam * data.costs[feats] / N)
-    _meta(b, data, "IP2", lam, trees=trees)
-    return b.build()
-
-
-def build_ip3(
-    data: Any,
-    lam: float = 0.0,
-    budget: float | None = None,
-    aggregate: bool = False,
-    merge: bool = False,
-) -> Model:
-    """IP3, the ensemble formulation (§7.5); with ``budget`` the budgeted problem LP1 (§7.7).
-
-    ``min 1/(NT) sum_t sum_h e_h z_h + lam sum_k c_k (1/N) sum_i w_{k,i}`` s.t. leaf rows,
-    feature rows, link rows; z, wt, w binary. With ``budget=B`` the ``lam`` term is replaced by
-    the row ``sum_k c_k (1/N) sum_i w_{k,i} <= B`` (which destroys total unimodularity).
-    ``w <= 1`` is kept as a bound (implied at optimum for ``lam c_k >= 0``; explicit for safety).
-
-    ``aggregate=True`` builds the equivalent compact form: all ``w^{(t)}_{k,i}`` with the same
-    ``(t, u_{t,k,i}, k)`` equal ``1 - sum_{h in p(u) + u} z_h`` in every feasible point, so they
-    share one ``wt`` column and one feature row (one fictitious leaf per (u, k) in Lemma 4.1's
-    augmented tree); link rows become ``wt_{t,u,k} <= w_{k,i}``. The map between the two
-    polyhedra is an injective affine map of the same (z, w) polyhedron, so vertices stay integral
-    and optimal values coincide, while the feature rows shrink from one per (t, k, i) — each with
-    depth(u) + 2 nonzeros — to one per (t, u, k).
-
-    ``merge=True`` (needs ``aggregate``) additionally merges (feature, example) pairs whose link
-    rows involve the same ``wt`` columns: their ``w_{k,i}`` take equal optimal values, so one
-    column per class with cost ``lam c_k |class| / N`` and the class representative's link rows
-    suffice. The merged model is the aggregated IP3 of "virtual examples" (one per class) with
-    weighted costs — the same matrix shape, hence still integral. ``meta["pair_class"]`` maps
-    every pair to its ``w`` column.
-    """
-    lam = _check_lam(lam)
-    if budget is not None:
-        budget = float(budget)
-        if not np.isfinite(budget):
-            raise ValueError(f"budget must be a finite number, got {budget}")
-    b = ModelBuilder("pruning_ip3" if budget is None else "pruning_lp1")
-    z = _common_vars(b, data, "binary")
-    n_wt = data.n_groups if aggregate else data.n_entries
-    wt = b.add_vars("wt", shape=(n_wt,), kind="binary", lb=0.0, ub=1.0)
-    if merge and not aggregate:
-        raise ValueError("merge=True needs aggregate=True")
-    pair_class, class_rep = _merge_pairs(data) if merge else (None, None)
-    n_w = data.n_pairs if pair_class is None else class_rep.shape[0]
-    w = b.add_vars("w", shape=(n_w,), kind="binary", lb=0.0, ub=1.0)
-    trees = list(range(data.n_trees))
-    r, c, m = _leaf_rows(data, z.index, trees)
-    b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
-    if aggregate:
-        R, C = [], []
-        row0 = 0
-        g_tree = np.searchsorted(data.entry_offset, data.group_start, side="right") - 1
-        for t in trees:
-            tree = data.trees[t]
-            gs = np.flatnonzero(g_tree == t)
-            u = tree.use_node[data.group_start[gs] - data.entry_offset[t]]
-            indptr, indices = tree.ancestors_csr()
-            owner, anc = _gather_ancestors(indptr, indices, u)
-            R.append(np.concatenate([np.arange(gs.shape[0]), owner]) + row0)
-            C.append(np.concatenate([wt.index[gs], z.index[data.node_offset[t] + anc]]))
-            row0 += gs.shape[0]
-        r, c, m = np.concatenate(R), np.concatenate(C), row0
-        wt_of_entry = wt.index[data.entry_group]
-    else:
-        r, c, m = _feature_rows(data, z.index, wt.index, trees, data.entry_offset[:-1])
-        wt_of_entry = wt.index
-    b.add_constraints("feature", r, c, 1.0, "==", np.ones(m))
-    if pair_class is None:
-        keep = np.arange(data.n_entries, dtype=np.int64)
-        w_of_entry = w.index[data.entry_pair]
-    else:
-        is_rep = np.zeros(data.n_pairs, dtype=bool)
-        is_rep[class_rep] = True
-        keep = np.flatnonzero(is_rep[data.entry_pair])
-        w_of_entry = w.index[pair_class[data.entry_pair[keep]]]
-    ne = keep.shape[0]
-    rows = np.arange(ne, dtype=np.int64)
-    b.add_constraints(
-        "link",
-        np.concatenate([rows, rows]),
-        np.concatenate([wt_of_entry[keep], w_of_entry]),
-        np.concatenate([np.ones(ne), -np.ones(ne)]),
-        "<=",
-        np.zeros(ne),
-    )
-    if pair_class is None:
-        _ensemble_objective(b, data, z, w, lam, budget)
-    else:
-        N, T = data.n_samples, data.n_trees
-        err = np.concatenate([t.error for t in data.trees]).astype(np.float64)
-        b.add_objective(z.index, err / (N * T))
-        size = np.bincount(pair_class, minlength=n_w).astype(np.float64)
-        cost = data.costs[data.pair_feature[class_rep]] * size / N
-        if budget is None:
-            b.add_objective(w.index, lam * cost)
-        else:
-            zero = np.zeros(n_w, dtype=np.int64)
-            b.add_constraints("budget", zero, w.index, cost, "<=", np.array([budget]))
-    extra = {} if pair_class is None else {"pair_class": pair_class, "class_rep": class_rep}
-    _meta(
-        b, data, "IP3" if budget is None else "LP1", lam, budget=budget, aggregate=aggregate,
-        merge=pair_class is not None, **extra,
-    )
-    return b.build()
-
-
 def _merge_pairs(data: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Classes of (feature, example) pairs linked to identical sets of aggregated wt columns.
 
@@ -375,274 +215,695 @@ def _merge_pairs(data: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
     return inv.astype(np.int64), first.astype(np.int64)
 
 
-def decode(model: Model, x: np.ndarray, data: Any) -> list[np.ndarray]:
-    """Per-tree pruned-leaf masks (``z > 0.5``) from a solution vector of an IP0–IP3 model."""
-    zval = model.values(np.asarray(x, dtype=np.float64))["z"].reshape(-1)
-    trees = model.meta.get("trees", list(range(data.n_trees)))
-    out, pos = [], 0
-    for t in trees:
-        n = data.trees[t].n_nodes
-        out.append(zval[pos : pos + n] > 0.5)
-        pos += n
-    return out
+def _meta(
+    b: ModelBuilder,
+    data: Any,
+    formulation: str,
+    lam: float | None,
+    budget: float | None,
+    trees: list[int] | None = None,
+    **extra: Any,
+) -> None:
+    b.meta.update(
+        {
+            "formulation": formulation,
+            "lam": lam,
+            "budget": budget,
+            "n_samples": data.n_samples,
+            "n_trees": data.n_trees,
+            "trees": list(range(data.n_trees)) if trees is None else list(trees),
+            "node_offset": data.node_offset.copy(),
+            "entry_offset": data.entry_offset.copy(),
+            **extra,
+        }
+    )
 
 
-# ------------------------------------------------------------------------------------------
-# Lemma 4.1 certificate
-# ------------------------------------------------------------------------------------------
-@dataclass
-class NetworkCertificate:
-    """Outcome of :func:`certify_network_matrix`.
+def _errors(data: Any, trees: Sequence[int]) -> np.ndarray:
+    return np.concatenate([data.trees[t].error for t in trees]).astype(np.float64)
 
-    Attributes
-    ----------
-    ok : bool
-        Every tree block is a network matrix after the row operations (and, for IP3, the link
-        block has the interval structure of Theorem 4.2's proof); TU confirmed if it was checked.
-    consecutive_ones : bool
-        In the augmented pre-order every column's ones are contiguous (Lemma 4.1 step 4).
-    network : bool
-        After ``M = D A`` every column has exactly one -1 and at most one +1 (step 6).
-    link_ok : bool or None
-        Link rows are ``wt - w <= 0`` with every ``wt`` in exactly one link row (None: no link).
-    totally_unimodular : bool or None
-        Brute-force result on the full constraint matrix (None: too large, not checked).
-    tu_method : str
-        ``"subdeterminants"``, ``"ghouila-houri"`` or ``"skipped"``.
-    per_tree : DataFrame
-        One row per tree: rows, columns, consecutive_ones, network.
-    matrices : list of scipy.sparse matrices
-        The per-tree ``M = D A`` (rows in augmented pre-order), for inspection.
-    row_orders : list of ndarray
-        Model row indices of each tree block in the order used.
+
+def _error_objective(b: ModelBuilder, data: Any, z: Any) -> None:
+    """The average per-tree error ``1/(NT) sum_t sum_h e_h z_h`` on all trees' ``z``."""
+    b.add_objective(z.index, _errors(data, range(data.n_trees)) / (data.n_samples * data.n_trees))
+
+
+def _split_trees(z: np.ndarray, model: Model) -> list[np.ndarray]:
+    """Per-tree pieces of a ``z``-shaped array (the model's trees, in its order)."""
+    offset = model.meta["node_offset"]
+    sizes = [int(offset[t + 1] - offset[t]) for t in model.meta["trees"]]
+    return np.split(np.asarray(z), np.cumsum(sizes)[:-1])
+
+
+def _leaves(decoded: Any) -> list[np.ndarray]:
+    """Leaf masks of a decoded pruning (a list of masks or a PrunedEnsemble)."""
+    leaves = getattr(decoded, "leaves", decoded)
+    return [np.asarray(z, dtype=bool) for z in leaves]
+
+
+def _pruning(obj: Any, model: Model) -> Any:
+    """``obj`` if it is a pruning of the ensemble ``model`` was built on, else TypeError."""
+    data = getattr(obj, "data", None)
+    if data is None or not hasattr(obj, "leaves"):
+        raise TypeError(
+            f"a start is built from a PrunedEnsemble (its data and leaves), got "
+            f"{type(obj).__name__}"
+        )
+    if data.n_trees != model.meta["n_trees"] or data.n_samples != model.meta["n_samples"]:
+        raise ValueError(
+            f"the pruning has {data.n_trees} trees on {data.n_samples} examples, the model "
+            f"{model.meta['n_trees']} on {model.meta['n_samples']}"
+        )
+    return obj
+
+
+def _stated_objective(terms: dict[str, Any], meta: Any) -> float:
+    """The stated problem's value of a pruning's objective terms: error + λ cost, or the error
+    term within the budget (``inf`` over it: the pruning is infeasible for that problem)."""
+    budget = meta.get("budget")
+    if budget is None:
+        return float(terms["objective"])
+    if terms["cost_term"] > budget + BUDGET_TOLERANCE * max(1.0, abs(budget)):
+        return math.inf
+    return float(terms["error_term"])
+
+
+class PruningFormulation(Formulation):
+    """Shared decoding, accounting and starts of the pruning formulations.
+
+    Subclasses set ``name``, ``_properties``, ``_forms`` (the problem forms ``build`` accepts:
+    ``"lam"``, ``"budget"``) and implement ``build`` and ``_start_values``.
     """
 
-    ok: bool
-    consecutive_ones: bool
-    network: bool
-    link_ok: bool | None
-    totally_unimodular: bool | None
-    tu_method: str
-    per_tree: pd.DataFrame
-    matrices: list = field(default_factory=list, repr=False)
-    row_orders: list = field(default_factory=list, repr=False)
+    _properties: frozenset[str] = frozenset()
+    _forms: frozenset[str] = frozenset({"lam"})
 
-    def __bool__(self) -> bool:
-        return self.ok
+    @property
+    def properties(self) -> frozenset[str]:
+        return self._properties
 
-    def graph(self, t: int):  # noqa: ANN201 - networkx object
-        """Tree ``t``'s shortest-path DAG of §7.9: nodes ``0..L``, one arc ``(a-1) -> b`` per
-        column (attribute ``col`` = model column index)."""
-        import networkx as nx
+    def _problem(self, lam: Any, budget: Any) -> tuple[float | None, float | None]:
+        who = type(self).__name__
+        if budget is None and lam is None and "lam" not in self._forms:
+            raise TypeError(f"{who} models the budgeted problem: budget is required")
+        lam, budget = check_problem(lam, budget)
+        if budget is None and "lam" not in self._forms:
+            raise TypeError(f"{who} models the budgeted problem: give budget=, not lam=")
+        if budget is not None and "budget" not in self._forms:
+            raise TypeError(
+                f"{who} has no budget form (the budgeted IP3 is LP1); give lam=, not budget="
+            )
+        return lam, budget
 
-        M = sp.csc_matrix(self.matrices[t])
-        L = M.shape[0]
-        g = nx.MultiDiGraph()
-        g.add_nodes_from(range(L + 1))
-        for j in range(M.shape[1]):
-            col = M[:, j].toarray().ravel()
-            if not col.any():
-                continue
-            a = int(np.flatnonzero(col == -1)[0])
-            plus = np.flatnonzero(col == 1)
-            bnode = int(plus[0]) if plus.size else L
-            g.add_edge(a, bnode, col=int(self.per_tree.attrs["columns"][t][j]))
-        return g
+    def decode(self, model: Model, solution: Any) -> list[np.ndarray]:
+        """Leaf masks (``z > 0.5``), one per tree of the model, from a solution."""
+        check_built_by(model, self)
+        z = solution_values(model, solution)["z"].reshape(-1)
+        return _split_trees(z > 0.5, model)
+
+    def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
+        """The stated problem's value of a pruning by :func:`~odtkit.pruning.objective_terms`:
+        ``error_term + lam * cost_term``, or with a budget the error term (``inf`` over it)."""
+        from odtkit.pruning._ensemble import objective_terms
+
+        check_built_by(model, self)
+        terms = objective_terms(data, _leaves(decoded), model.meta["lam"] or 0.0)
+        return _stated_objective(terms, model.meta)
+
+    def start(self, model: Model, obj: Any) -> np.ndarray:
+        """The complete, feasible column vector of a pruning (a ``PrunedEnsemble``)."""
+        from odtkit.pruning._ensemble import objective_terms
+
+        check_built_by(model, self)
+        pruning = _pruning(obj, model)
+        terms = objective_terms(pruning.data, pruning.leaves, 0.0)
+        return model.vector(self._start_values(model, pruning, terms))
+
+    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+        raise NotImplementedError
 
 
-def _tree_blocks(model: Model) -> tuple[np.ndarray, str]:
-    rows = [np.arange(model.constraints["leaf"].start, model.constraints["leaf"].stop)]
-    if "feature" in model.constraints:
-        blk = model.constraints["feature"]
-        rows.append(np.arange(blk.start, blk.stop))
-    return np.concatenate(rows), "z"
+# ------------------------------------------------------------------------------------------
+# IP0, IP1, IP2
+# ------------------------------------------------------------------------------------------
+_ALL = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL})
+_MIP = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
 
 
-def certify_network_matrix(model: Model, tu_check: str | bool = "auto") -> NetworkCertificate:
-    """Check Lemma 4.1 (and the link structure of Thm 4.2) on a built IP0/IP2/IP3 model.
+class IP0(PruningFormulation):
+    """IP0 (Sherali et al.): minimise the average per-tree training error over valid prunings.
 
-    Works from the constraint matrix alone: the ``z`` columns must be numbered in pre-order per
-    tree (as the builders do). For each row of the ``leaf``/``feature`` blocks, its ``z`` columns
-    form a root path; the deepest one (largest id) is the row's anchor node, the smallest its
-    tree's root, and subtree ends follow from the leaf rows. Rows are sorted in the augmented
-    pre-order of §7.6 (a fictitious leaf of ``u`` after all real descendants of ``u``, deeper
-    anchors first), the consecutive-ones property is verified, the bidiagonal ``D`` is applied
-    and every column of ``M = D A`` must have one -1 and at most one +1.
+    ``min 1/(NT) sum_t sum_h e_h z_h  s.t.  leaf rows, z binary``. No feature costs, so
+    ``build(data)`` takes neither ``lam`` nor ``budget`` (IP3 with ``lam=0`` is the same
+    problem); the trees decouple and the optimum keeps every tree whole up to ties.
+    """
+
+    name = "ip0"
+    _properties = _ALL
+    _forms = frozenset()
+
+    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
+        """The IP0 model of ``data`` (``lam`` and ``budget`` must be omitted)."""
+        if lam is not None or budget is not None:
+            raise TypeError("IP0 has no feature costs: call build(data) without lam or budget")
+        b = ModelBuilder("pruning_ip0")
+        z = b.add_vars("z", shape=(data.n_nodes,), kind="binary", lb=0.0, ub=1.0)
+        r, c, m = _leaf_rows(data, z.index, list(range(data.n_trees)))
+        b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
+        _error_objective(b, data, z)
+        _meta(b, data, self.name, None, None)
+        return b.build()
+
+    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+        return {"z": np.concatenate(pruning.leaves).astype(float)}
+
+
+def _ensemble_objective(
+    b: ModelBuilder, data: Any, z: Any, w: Any, cost: np.ndarray, lam: float | None,
+    budget: float | None,
+) -> None:
+    """Error term on ``z``; ``lam * cost`` on ``w`` or the row ``cost . w <= budget``."""
+    _error_objective(b, data, z)
+    if budget is None:
+        b.add_objective(w.index, lam * cost)
+    else:
+        zero = np.zeros(w.size, dtype=np.int64)
+        b.add_constraints("budget", zero, w.index, cost, "<=", np.array([budget]))
+
+
+class IP1(PruningFormulation):
+    """IP1, the first (weak) formulation, extended to the ensemble (§7.3).
+
+    ``min 1/(NT) sum e_h z_h + lam sum_k c_k 1/N sum_i w_{k,i}`` s.t. leaf rows and
+    ``w_{k,i} >= z^{(t)}_h`` for every tree t, example i and node h on i's path strictly below
+    ``u_{t,k,i}`` (i.e. k is tested in p(h)); z, w binary; with ``budget`` the cost row instead
+    of the λ term. Its LP relaxation is weak (not LP_INTEGRAL): the MIP needs branching
+    (benchmark "IP1-MIP").
+    """
+
+    name = "ip1"
+    _properties = _MIP
+    _forms = frozenset({"lam", "budget"})
+
+    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
+        """The IP1 model of ``data`` for ``lam`` or ``budget`` (exactly one)."""
+        lam, budget = self._problem(lam, budget)
+        b = ModelBuilder("pruning_ip1")
+        z = b.add_vars("z", shape=(data.n_nodes,), kind="binary", lb=0.0, ub=1.0)
+        w = b.add_vars("w", shape=(data.n_pairs,), kind="binary", lb=0.0, ub=1.0)
+        trees = list(range(data.n_trees))
+        r, c, m = _leaf_rows(data, z.index, trees)
+        b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
+        R, Cz, Cw = [], [], []
+        row0 = 0
+        for t in trees:
+            tree = data.trees[t]
+            indptr, indices = tree.ancestors_csr()
+            leaf = tree.leaf_of[tree.use_example]
+            skip = tree.depth[tree.use_node] + 1
+            owner, below = _gather_ancestors(indptr, indices, leaf, skip_top=skip)
+            pair = data.entry_pair[data.entry_offset[t] + owner]
+            k = owner.shape[0]
+            R.append(np.arange(k, dtype=np.int64) + row0)
+            Cz.append(z.index[data.node_offset[t] + below])
+            Cw.append(w.index[pair])
+            row0 += k
+        rows = np.concatenate(R)
+        b.add_constraints(
+            "cover",
+            np.concatenate([rows, rows]),
+            np.concatenate([np.concatenate(Cw), np.concatenate(Cz)]),
+            np.concatenate([np.ones(row0), -np.ones(row0)]),
+            ">=",
+            np.zeros(row0),
+        )
+        cost = data.costs[data.pair_feature] / data.n_samples
+        _ensemble_objective(b, data, z, w, cost, lam, budget)
+        _meta(b, data, self.name, lam, budget)
+        return b.build()
+
+    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+        return {"z": np.concatenate(pruning.leaves).astype(float), "w": terms["w"].astype(float)}
+
+
+class IP2(PruningFormulation):
+    """IP2, the strong single-tree formulation (§7.4), or all trees side by side.
 
     Parameters
     ----------
-    model : Model
-        From :func:`build_ip0`, :func:`build_ip2` or :func:`build_ip3` (no budget row).
-    tu_check : "auto", True or False
-        Also brute-force total unimodularity of the full matrix (``"auto"``: when small enough).
+    tree : int, optional
+        Model tree ``tree`` alone: ``min 1/N sum_h e_h z_h + lam sum_k c_k 1/N sum_i w_{k,i}``
+        (``z`` then holds only that tree's nodes). ``None`` (default): the block-diagonal model
+        of *individual pruning* with ``lam_ind = T lam``, scaled by ``1/T`` (objective
+        ``1/(NT) sum e z + lam 1/N sum_t sum c_k w^{(t)}``, features paid once per tree), whose
+        optimum is the individual-pruning baseline of §7.10. That — not the ensemble objective —
+        is the problem ``evaluate`` scores and the properties refer to.
     """
-    if "leaf" not in model.constraints or "z" not in model.vars:
-        raise ValueError("model must have a 'z' variable group and a 'leaf' constraint block")
-    rows, _ = _tree_blocks(model)
-    A = model.A[rows].tocsr()
-    if not (np.allclose(model.row_lower[rows], 1.0) and np.allclose(model.row_upper[rows], 1.0)):
-        raise ValueError("tree blocks must be equality rows with right-hand side 1")
-    zg = model.vars["z"]
-    coo = A.tocoo()
-    is_z = (coo.col >= zg.start) & (coo.col < zg.stop)
-    m = A.shape[0]
-    zc = coo.col - zg.start
-    anchor = np.full(m, -1, dtype=np.int64)
-    root = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
-    np.maximum.at(anchor, coo.row[is_z], zc[is_z])
-    np.minimum.at(root, coo.row[is_z], zc[is_z])
-    nz_z = np.bincount(coo.row[is_z], minlength=m)
-    n_other = np.bincount(coo.row[~is_z], minlength=m)
-    other_col = np.full(m, -1, dtype=np.int64)
-    other_col[coo.row[~is_z]] = coo.col[~is_z]
-    if np.any(anchor < 0) or np.any(n_other > 1):
-        raise ValueError("every tree row needs z columns and at most one other (w) column")
-    is_leaf_row = n_other == 0
-    # end[v] = 1 + last leaf below v, from the leaf rows containing v
-    end = np.zeros(zg.size, dtype=np.int64)
-    lr = is_leaf_row[coo.row] & is_z
-    np.maximum.at(end, zc[lr], anchor[coo.row[lr]] + 1)
-    depth = nz_z - 1
-    primary = np.where(is_leaf_row, 2 * anchor, 2 * end[anchor] - 1)
-    secondary = np.where(is_leaf_row, 0, -depth)
-    order = np.lexsort((other_col, secondary, primary, root))
-    roots_sorted = root[order]
-    cuts = np.flatnonzero(np.diff(roots_sorted)) + 1
-    blocks = np.split(order, cuts)
 
-    Acsc = A.tocsc()
-    records, mats, row_orders, colsets = [], [], [], []
-    all_c1 = all_net = True
-    seen_cols = np.zeros(model.n_vars, dtype=np.int64)
-    for blk in blocks:
-        sub = Acsc[blk]  # rows in augmented pre-order
-        cols = np.flatnonzero(np.diff(sp.csc_matrix(sub).indptr))
-        sub = sp.csc_matrix(sub[:, cols])
-        seen_cols[cols] += 1
-        L = sub.shape[0]
-        # consecutive ones: for every column, (last - first + 1) == count of ones
-        ptr = sub.indptr
-        first = sub.indices[ptr[:-1]]
-        last = np.maximum.reduceat(sub.indices, ptr[:-1])
-        cnt = np.diff(ptr)
-        c1 = bool(np.all(last - first + 1 == cnt) and np.all(sub.data == 1.0))
-        D = sp.diags([-np.ones(L), np.ones(L - 1)], [0, -1], shape=(L, L), format="csr")
-        M = sp.csc_matrix(D @ sub)
-        M.eliminate_zeros()
-        minus = np.asarray((M == -1).sum(axis=0)).ravel()
-        plus = np.asarray((M == 1).sum(axis=0)).ravel()
-        bad = M.data[(M.data != 1) & (M.data != -1)]
-        net = bool(bad.size == 0 and np.all(minus == 1) and np.all(plus <= 1))
-        all_c1 &= c1
-        all_net &= net
-        records.append(
-            {"rows": L, "columns": cols.shape[0], "consecutive_ones": c1, "network": net}
-        )
-        mats.append(M)
-        row_orders.append(rows[blk])
-        colsets.append(cols)
-    disjoint = bool(np.all(seen_cols <= 1))
-    per_tree = pd.DataFrame(records)
-    per_tree.attrs["columns"] = colsets
+    name = "ip2"
+    _properties = _ALL
 
-    link_ok: bool | None = None
-    if "link" in model.constraints:
-        lb = model.constraints["link"]
-        Lk = model.A[lb.start : lb.stop].tocsr()
-        wtg, wg = model.vars["wt"], model.vars["w"]
-        Lc = Lk.tocoo()
-        in_wt = (Lc.col >= wtg.start) & (Lc.col < wtg.stop)
-        in_w = (Lc.col >= wg.start) & (Lc.col < wg.stop)
-        per_row_ok = (np.bincount(Lc.row[in_wt & (Lc.data == 1)], minlength=Lk.shape[0]) == 1) & (
-            np.bincount(Lc.row[in_w & (Lc.data == -1)], minlength=Lk.shape[0]) == 1
-        )
-        wt_count = np.bincount(Lc.col[in_wt] - wtg.start, minlength=wtg.size)
-        # spec IP3: every w^{(t)}_{k,i} in exactly one link row; aggregated: in at least one
-        wt_once = wt_count >= 1 if model.meta.get("aggregate") else wt_count == 1
-        link_ok = bool(
-            np.all(per_row_ok)
-            and np.all(np.diff(Lk.indptr) == 2)
-            and np.all(wt_once)
-            and np.all(np.isinf(model.row_lower[lb.start : lb.stop]))
-            and np.allclose(model.row_upper[lb.start : lb.stop], 0.0)
-        )
+    def __init__(self, tree: int | None = None) -> None:
+        if tree is not None and (isinstance(tree, bool) or not isinstance(tree, (int, np.integer))):
+            raise TypeError(f"tree must be an int or None, got {type(tree).__name__}")
+        self.tree = None if tree is None else int(tree)
 
-    tu: bool | None = None
-    method = "skipped"
-    if tu_check:
-        res = is_totally_unimodular(model.A, force=tu_check is True)
-        if res is not None:
-            tu, method = res
-    ok = bool(
-        all_c1 and all_net and disjoint and (link_ok in (None, True)) and (tu in (None, True))
-    )
-    return NetworkCertificate(
-        ok=ok,
-        consecutive_ones=all_c1,
-        network=all_net and disjoint,
-        link_ok=link_ok,
-        totally_unimodular=tu,
-        tu_method=method,
-        per_tree=per_tree,
-        matrices=mats,
-        row_orders=row_orders,
-    )
+    def _trees(self, data: Any) -> list[int]:
+        if self.tree is None:
+            return list(range(data.n_trees))
+        if not 0 <= self.tree < data.n_trees:
+            raise ValueError(f"tree must be in 0..{data.n_trees - 1}, got {self.tree}")
+        return [self.tree]
+
+    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
+        """The IP2 model of ``data`` (of tree ``self.tree`` or of all trees) for ``lam``."""
+        lam, _ = self._problem(lam, budget)
+        trees = self._trees(data)
+        N = data.n_samples
+        scale = 1.0 / len(trees)  # 1/T for all trees side by side, 1 for a single tree
+        b = ModelBuilder("pruning_ip2")
+        sizes = np.array([data.trees[t].n_nodes for t in trees])
+        esizes = np.array([data.trees[t].n_entries for t in trees])
+        z = b.add_vars("z", shape=(int(sizes.sum()),), kind="binary", lb=0.0, ub=1.0)
+        wt = b.add_vars("wt", shape=(int(esizes.sum()),), kind="binary", lb=0.0, ub=1.0)
+        # local re-indexing: global node id of tree t -> position in this model's z group
+        z_map = np.full(data.n_nodes, -1, dtype=np.int64)
+        wt_base = np.zeros(data.n_trees, dtype=np.int64)
+        pos = epos = 0
+        for t, s, e in zip(trees, sizes, esizes, strict=True):
+            z_map[data.node_offset[t] : data.node_offset[t + 1]] = z.index[pos : pos + s]
+            wt_base[t] = epos
+            pos += s
+            epos += e
+        r, c, m = _leaf_rows(data, z_map, trees)
+        b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
+        r, c, m = _feature_rows(data, z_map, wt.index, trees, wt_base)
+        b.add_constraints("feature", r, c, 1.0, "==", np.ones(m))
+        b.add_objective(z.index, scale * _errors(data, trees) / N)
+        feats = np.concatenate([data.trees[t].use_feature for t in trees])
+        # per-tree lam_ind = T lam, times scale 1/T  ->  lam (ensemble); single tree: lam
+        b.add_objective(wt.index, lam * data.costs[feats] / N)
+        _meta(b, data, self.name, lam, None, trees=trees)
+        return b.build()
+
+    def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
+        """Individual-pruning objective of the model's trees (features paid once per tree),
+        by :func:`~odtkit.pruning.individual_objective`."""
+        from odtkit.pruning._ensemble import individual_objective
+
+        check_built_by(model, self)
+        return individual_objective(data, _leaves(decoded), model.meta["lam"], model.meta["trees"])
+
+    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+        trees = model.meta["trees"]
+        offset = pruning.data.entry_offset
+        return {
+            "z": np.concatenate([pruning.leaves[t] for t in trees]).astype(float),
+            "wt": np.concatenate([terms["wt"][offset[t] : offset[t + 1]] for t in trees]).astype(
+                float
+            ),
+        }
 
 
-def _subdeterminants_ok(A: np.ndarray) -> bool:
-    m, n = A.shape
-    for k in range(1, min(m, n) + 1):
-        rsets = np.array(list(combinations(range(m), k)), dtype=np.int64)
-        csets = np.array(list(combinations(range(n), k)), dtype=np.int64)
-        for rs in rsets:
-            sub = A[rs][:, csets]  # (k, n_csets, k)
-            dets = np.linalg.det(np.transpose(sub, (1, 0, 2)))
-            if np.any(np.abs(np.abs(dets) - np.round(np.abs(dets))) > 1e-6) or np.any(
-                np.round(np.abs(dets)) > 1
-            ):
-                return False
-    return True
+# ------------------------------------------------------------------------------------------
+# IP3 and the budgeted LP1
+# ------------------------------------------------------------------------------------------
+class IP3(PruningFormulation):
+    """IP3, the ensemble formulation (§7.5): integral LP relaxation (Theorem 4.2).
 
+    ``min 1/(NT) sum_t sum_h e_h z_h + lam sum_k c_k (1/N) sum_i w_{k,i}`` s.t. leaf rows,
+    feature rows, link rows; z, wt, w binary. ``w <= 1`` is kept as a bound (implied at optimum
+    for ``lam c_k >= 0``; explicit for safety).
 
-def _ghouila_houri_ok(A: np.ndarray, chunk: int = 1 << 18) -> bool:
-    """Every subset of rows has a signing with all column sums in {-1, 0, 1} (Ghouila-Houri)."""
-    m = A.shape[0]
-    total = 3**m
-    pow3 = 3 ** np.arange(m, dtype=np.int64)
-    covered = np.zeros(1 << m, dtype=bool)
-    for s in range(0, total, chunk):
-        code = np.arange(s, min(total, s + chunk), dtype=np.int64)
-        digits = (code[:, None] // pow3[None, :]) % 3  # 0 absent, 1 plus, 2 minus
-        sign = np.where(digits == 2, -1, digits).astype(np.int64)
-        sums = sign @ A.astype(np.int64)
-        good = np.all(np.abs(sums) <= 1, axis=1)
-        masks = ((digits != 0).astype(np.int64) << np.arange(m, dtype=np.int64)).sum(axis=1)
-        covered[masks[good]] = True
-    return bool(covered.all())
-
-
-def is_totally_unimodular(
-    A: Any, force: bool = False, max_subdet: int = 300_000, max_gh_rows: int = 15
-) -> tuple[bool, str] | None:
-    """Brute-force total unimodularity of a small matrix, or None if too large.
-
-    Uses all square subdeterminants when their number ``C(m+n, m)`` is at most ``max_subdet``;
-    otherwise the Ghouila-Houri characterisation (every subset of rows — of columns, if fewer —
-    has a +-1 signing whose sums are all in {-1, 0, 1}; 3^m signings) for ``m <= max_gh_rows``.
-    Zero rows and columns are dropped first (they do not affect TU). ``force`` raises the limits.
+    Parameters
+    ----------
+    aggregate : bool
+        Build the equivalent compact form: all ``w^{(t)}_{k,i}`` with the same
+        ``(t, u_{t,k,i}, k)`` equal ``1 - sum_{h in p(u) + u} z_h`` in every feasible point, so
+        they share one ``wt`` column and one feature row (one fictitious leaf per (u, k) in
+        Lemma 4.1's augmented tree); link rows become ``wt_{t,u,k} <= w_{k,i}``. The map between
+        the two polyhedra is an injective affine map of the same (z, w) polyhedron, so vertices
+        stay integral and optimal values coincide, while the feature rows shrink from one per
+        (t, k, i) — each with depth(u) + 2 nonzeros — to one per (t, u, k).
+    merge : bool
+        (Needs ``aggregate``.) Also merge (feature, example) pairs whose link rows involve the
+        same ``wt`` columns: their ``w_{k,i}`` take equal optimal values, so one column per
+        class with cost ``lam c_k |class| / N`` and the class representative's link rows
+        suffice. The merged model is the aggregated IP3 of "virtual examples" (one per class)
+        with weighted costs — the same matrix shape, hence still integral.
+        ``meta["pair_class"]`` maps every pair to its ``w`` column.
     """
-    M = np.asarray(sp.csr_matrix(A).toarray(), dtype=np.float64)
-    M = M[np.any(M != 0, axis=1)][:, np.any(M != 0, axis=0)]
-    if M.size == 0:
-        return True, "subdeterminants"
-    if np.any(~np.isin(M, (-1.0, 0.0, 1.0))):
-        return False, "subdeterminants"
-    m, n = M.shape
-    if force:
-        max_subdet *= 10
-        max_gh_rows += 2
-    if comb(m + n, m) <= max_subdet:
-        return _subdeterminants_ok(M), "subdeterminants"
-    if min(m, n) <= max_gh_rows:
-        return _ghouila_houri_ok(M if m <= n else M.T), "ghouila-houri"
-    return None
+
+    name = "ip3"
+    _properties = _ALL
+
+    def __init__(self, aggregate: bool = False, merge: bool = False) -> None:
+        if merge and not aggregate:
+            raise ValueError("merge=True needs aggregate=True")
+        self.aggregate = bool(aggregate)
+        self.merge = bool(merge)
+
+    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
+        """The IP3 model of ``data`` for ``lam`` (the budgeted problem is :class:`LP1`)."""
+        lam, budget = self._problem(lam, budget)
+        return self._build(data, lam, budget)
+
+    def _build(self, data: Any, lam: float | None, budget: float | None) -> Model:
+        b = ModelBuilder("pruning_ip3" if budget is None else "pruning_lp1")
+        z = b.add_vars("z", shape=(data.n_nodes,), kind="binary", lb=0.0, ub=1.0)
+        n_wt = data.n_groups if self.aggregate else data.n_entries
+        wt = b.add_vars("wt", shape=(n_wt,), kind="binary", lb=0.0, ub=1.0)
+        pair_class, class_rep = _merge_pairs(data) if self.merge else (None, None)
+        n_w = data.n_pairs if pair_class is None else class_rep.shape[0]
+        w = b.add_vars("w", shape=(n_w,), kind="binary", lb=0.0, ub=1.0)
+        trees = list(range(data.n_trees))
+        r, c, m = _leaf_rows(data, z.index, trees)
+        b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
+        if self.aggregate:
+            R, C = [], []
+            row0 = 0
+            g_tree = np.searchsorted(data.entry_offset, data.group_start, side="right") - 1
+            for t in trees:
+                tree = data.trees[t]
+                gs = np.flatnonzero(g_tree == t)
+                u = tree.use_node[data.group_start[gs] - data.entry_offset[t]]
+                indptr, indices = tree.ancestors_csr()
+                owner, anc = _gather_ancestors(indptr, indices, u)
+                R.append(np.concatenate([np.arange(gs.shape[0]), owner]) + row0)
+                C.append(np.concatenate([wt.index[gs], z.index[data.node_offset[t] + anc]]))
+                row0 += gs.shape[0]
+            r, c, m = np.concatenate(R), np.concatenate(C), row0
+            wt_of_entry = wt.index[data.entry_group]
+        else:
+            r, c, m = _feature_rows(data, z.index, wt.index, trees, data.entry_offset[:-1])
+            wt_of_entry = wt.index
+        b.add_constraints("feature", r, c, 1.0, "==", np.ones(m))
+        if pair_class is None:
+            keep = np.arange(data.n_entries, dtype=np.int64)
+            w_of_entry = w.index[data.entry_pair]
+            cost = data.costs[data.pair_feature] / data.n_samples
+        else:
+            is_rep = np.zeros(data.n_pairs, dtype=bool)
+            is_rep[class_rep] = True
+            keep = np.flatnonzero(is_rep[data.entry_pair])
+            w_of_entry = w.index[pair_class[data.entry_pair[keep]]]
+            size = np.bincount(pair_class, minlength=n_w).astype(np.float64)
+            cost = data.costs[data.pair_feature[class_rep]] * size / data.n_samples
+        ne = keep.shape[0]
+        rows = np.arange(ne, dtype=np.int64)
+        b.add_constraints(
+            "link",
+            np.concatenate([rows, rows]),
+            np.concatenate([wt_of_entry[keep], w_of_entry]),
+            np.concatenate([np.ones(ne), -np.ones(ne)]),
+            "<=",
+            np.zeros(ne),
+        )
+        _ensemble_objective(b, data, z, w, cost, lam, budget)
+        extra = {} if pair_class is None else {"pair_class": pair_class, "class_rep": class_rep}
+        _meta(
+            b, data, self.name, lam, budget, aggregate=self.aggregate,
+            merge=pair_class is not None, **extra,
+        )
+        return b.build()
+
+    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+        wt, w = terms["wt"], terms["w"]
+        if model.meta["aggregate"]:
+            wt = wt[pruning.data.group_start]  # constant on each (t, u, k) group
+        if model.meta["merge"]:
+            w = w[model.meta["class_rep"]]  # equal on each class of merged pairs
+        return {
+            "z": np.concatenate(pruning.leaves).astype(float),
+            "wt": wt.astype(float),
+            "w": w.astype(float),
+        }
+
+
+class LP1(IP3):
+    """LP1 (§7.7): IP3 without the λ term plus the budget row
+    ``sum_k c_k (1/N) sum_i w_{k,i} <= budget`` — minimum error within a feature-cost budget.
+
+    Same choices (``aggregate``, ``merge``) and columns as :class:`IP3`. The budget row
+    destroys total unimodularity: for a budget between two vertices of the lower convex hull of
+    the (cost, error) trade-off the LP vertex can be fractional with a value strictly below
+    every pruning within budget (§8.6), so LP1 is not LP_INTEGRAL and is solved as a MIP then.
+    A negative budget builds an infeasible model.
+    """
+
+    name = "lp1"
+    _properties = _MIP
+    _forms = frozenset({"budget"})
+
+    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
+        """The LP1 model of ``data`` for ``budget`` (``lam`` must be omitted)."""
+        lam, budget = self._problem(lam, budget)
+        return self._build(data, None, budget)
+
+
+# ------------------------------------------------------------------------------------------
+# the column-generation master
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class _Layout:
+    """Link rows of the master: one per kept entry, each linked to one ``w`` column.
+
+    Without merging every entry ``(t, k, i)`` keeps its row and ``w`` is per pair ``(k, i)``
+    (the spec's LP4). With merging (as ``IP3(merge=True)``): pairs whose entries fall in the
+    same ``(t, u, k)`` groups take equal optimal ``w`` values, so one ``w`` per class (cost
+    summed over the class) and only the class representative's entries keep link rows. A
+    pruning's ``w^{(t)}`` is constant on a group, so the restricted master — and its value, the
+    LP-IP3 optimum — is the same as with every row; only far fewer rows reach the solver.
+    """
+
+    row_of_entry: np.ndarray  # global entry -> link row, -1 for dropped entries
+    w_of_row: np.ndarray  # link row -> w column
+    w_cost: np.ndarray  # objective coefficient of each w column
+    class_rep: np.ndarray | None  # merged: representative pair of each w column
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.w_of_row.shape[0])
+
+    @property
+    def n_w(self) -> int:
+        return int(self.w_cost.shape[0])
+
+
+def _layout(data: Any, lam: float, merge: bool) -> _Layout:
+    pair_cost = lam * data.costs[data.pair_feature] / data.n_samples
+    pair_class, class_rep = _merge_pairs(data) if merge else (None, None)
+    if pair_class is None:  # not merging (or the exact check refused to merge)
+        rows = np.arange(data.n_entries, dtype=np.int64)
+        return _Layout(rows, data.entry_pair.astype(np.int64), pair_cost, None)
+    is_rep = np.zeros(data.n_pairs, dtype=bool)
+    is_rep[class_rep] = True
+    keep = np.flatnonzero(is_rep[data.entry_pair])
+    row_of_entry = np.full(data.n_entries, -1, dtype=np.int64)
+    row_of_entry[keep] = np.arange(keep.shape[0])
+    w_cost = np.bincount(pair_class, weights=pair_cost, minlength=class_rep.shape[0])
+    return _Layout(row_of_entry, pair_class[data.entry_pair[keep]], w_cost, class_rep)
+
+
+@dataclass(frozen=True, eq=False)
+class MasterColumn:
+    """One generated pruning of tree ``tree`` as a column ``alpha_j`` of the master.
+
+    ``rows`` are the master's link rows (sorted, block-relative) where the pruning's
+    ``w^{(t)}`` is 1, ``cost`` its error cost ``e'z / (NT)``.
+    """
+
+    tree: int
+    leaves: np.ndarray
+    rows: np.ndarray
+    cost: float
+
+
+def _column(data: Any, layout: _Layout, t: int, z: np.ndarray) -> MasterColumn:
+    from odtkit.pruning._ensemble import tree_terms
+
+    tree = data.trees[int(t)]
+    z = np.asarray(z, dtype=bool)
+    errors, wt = tree_terms(tree, z)
+    rows = layout.row_of_entry[data.entry_offset[t] + np.flatnonzero(wt)]
+    return MasterColumn(int(t), z, rows[rows >= 0], errors / (data.n_samples * data.n_trees))
+
+
+class ColgenMaster(PruningFormulation):
+    """The restricted master of Dantzig–Wolfe column generation for LP-IP3 (spec §7.8).
+
+    LP4 without explicit slacks: one column ``alpha_j`` per generated pruning ``j`` of tree
+    ``t_j`` plus every ``w`` (per pair, or per class of merged pairs)::
+
+        min  sum_j cost_j alpha_j + lam sum_{k,i} c_k / N w_{k,i}
+        s.t. sum_{j in t} wt_j[e] alpha_j - w_{pair(e)} <= 0   for every entry e     (link)
+             sum_{j in t} alpha_j = 1                          for every tree t  (convexity)
+
+    ``build(data, *, lam, columns=None)`` gives the restricted master over ``columns`` (by
+    default the initial ones, see ``init``); column generation then appends columns to an
+    :class:`odtkit.solvers.IncrementalLP` from :meth:`column_arrays`, or rebuilds the master
+    with :meth:`with_columns`. The master restricts LP-IP3, so its value bounds the optimum from
+    above and its solver bound is no bound on IP3 (no VALID_BOUND, not EXACT); with
+    ``integral=True`` every solution is an integral combination of prunings whose decoded
+    objective is at most the master's value (DECODE_NOT_WORSE).
+
+    Parameters
+    ----------
+    merge : bool
+        Merge (feature, example) pairs with identical link structure, as ``IP3(merge=True)``
+        does (fewer link rows, same LP value); ``False`` keeps one link row per entry (LP4).
+    init : {"individual", "root"}
+        Initial columns: the root-only pruning of each tree (spec), plus with ``"individual"``
+        each tree's individual-pruning DP solution (λ_ind = Tλ), a cheap warm start.
+    integral : bool
+        Binary ``alpha`` (the master as an integer program over the generated columns).
+        Without it ``alpha`` has no explicit upper bound (implied by convexity): an active
+        bound would take part of the dual and the pricing prices would no longer certify
+        optimality.
+    """
+
+    name = "colgen_master"
+
+    def __init__(self, merge: bool = True, init: str = "individual", integral: bool = False):
+        if init not in ("root", "individual"):
+            raise ValueError(f"init must be 'root' or 'individual', got {init!r}")
+        self.merge = bool(merge)
+        self.init = init
+        self.integral = bool(integral)
+
+    @property
+    def properties(self) -> frozenset[str]:
+        return frozenset({DECODE_NOT_WORSE}) if self.integral else frozenset()
+
+    def build(
+        self,
+        data: Any,
+        *,
+        lam: float | None = None,
+        budget: float | None = None,
+        columns: Sequence[Any] | None = None,
+    ) -> Model:
+        """The restricted master of ``data`` for ``lam`` over ``columns``.
+
+        ``columns``: ``(tree, leaf mask)`` pairs or :class:`MasterColumn` objects of this
+        data and λ; default the initial columns of ``init``. Every tree needs one.
+        """
+        lam, _ = self._problem(lam, budget)
+        layout = _layout(data, lam, self.merge)
+        if columns is None:
+            columns = self.initial_prunings(data, lam)
+        cols = [
+            c if isinstance(c, MasterColumn) else _column(data, layout, int(c[0]), c[1])
+            for c in columns
+        ]
+        return self._model(data, lam, layout, cols)
+
+    def with_columns(self, model: Model, data: Any, columns: Sequence[Any]) -> Model:
+        """The master of ``model``'s data and λ over other ``columns`` (its link layout
+        reused, not recomputed); ``integral`` is this formulation's."""
+        check_built_by(model, self)
+        layout = model.meta["layout"]
+        cols = [
+            c if isinstance(c, MasterColumn) else _column(data, layout, int(c[0]), c[1])
+            for c in columns
+        ]
+        return self._model(data, model.meta["lam"], layout, cols)
+
+    def column(self, model: Model, data: Any, tree: int, leaves: np.ndarray) -> MasterColumn:
+        """The master column of pruning ``leaves`` of tree ``tree``."""
+        check_built_by(model, self)
+        return _column(data, model.meta["layout"], tree, leaves)
+
+    def initial_prunings(self, data: Any, lam: float) -> list[tuple[int, np.ndarray]]:
+        """Each tree's root-only pruning, plus its individual-pruning DP optimum (``init``)."""
+        from odtkit.pruning._ensemble import tree_dp
+
+        N, T = data.n_samples, data.n_trees
+        out: list[tuple[int, np.ndarray]] = []
+        for t, tree in enumerate(data.trees):
+            root = np.zeros(tree.n_nodes, dtype=bool)
+            root[0] = True
+            out.append((t, root))
+            if self.init == "individual":
+                price = lam * data.costs[tree.use_feature] / N
+                _, z = tree_dp(tree, tree.error.astype(np.float64) / (N * T), price)
+                if not np.array_equal(z, root):
+                    out.append((t, z))
+        return out
+
+    def column_arrays(
+        self, model: Model, columns: Sequence[MasterColumn]
+    ) -> tuple[np.ndarray, ...]:
+        """``(costs, lower, upper, csc_starts, csc_rows, csc_values)`` of ``columns`` in
+        ``model``'s rows: what :meth:`odtkit.solvers.IncrementalLP.add_columns` takes."""
+        check_built_by(model, self)
+        link0 = model.constraints["link"].start
+        conv0 = model.constraints["convexity"].start
+        m = len(columns)
+        lens = np.array([c.rows.shape[0] + 1 for c in columns], dtype=np.int64)
+        starts = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(lens, out=starts[1:])
+        # link rows precede the convexity rows, so each column's row indices stay sorted
+        rows = (
+            np.concatenate([np.append(link0 + c.rows, conv0 + c.tree) for c in columns])
+            if m
+            else np.zeros(0, dtype=np.int64)
+        )
+        costs = np.array([c.cost for c in columns], dtype=np.float64)
+        return costs, np.zeros(m), np.full(m, np.inf), starts, rows, np.ones(rows.shape[0])
+
+    def _model(self, data: Any, lam: float, layout: _Layout, cols: list[MasterColumn]) -> Model:
+        b = ModelBuilder("pruning_master")
+        J = len(cols)
+        if self.integral:
+            alpha = b.add_vars("alpha", shape=(J,), kind="binary")
+        else:
+            alpha = b.add_vars("alpha", shape=(J,), kind="continuous", lb=0.0, ub=np.inf)
+        w = b.add_vars("w", shape=(layout.n_w,), kind="continuous", lb=0.0, ub=1.0)
+        ne = layout.n_rows
+        lens = np.array([c.rows.shape[0] for c in cols], dtype=np.int64)
+        ent = np.concatenate([c.rows for c in cols]) if J else np.zeros(0, np.int64)
+        erows = np.arange(ne, dtype=np.int64)
+        b.add_constraints(
+            "link",
+            np.concatenate([ent, erows]),
+            np.concatenate([np.repeat(alpha.index, lens), w.index[layout.w_of_row]]),
+            np.concatenate([np.ones(ent.shape[0]), -np.ones(ne)]),
+            "<=",
+            np.zeros(ne),
+        )
+        col_tree = np.array([c.tree for c in cols], dtype=np.int64)
+        b.add_constraints("convexity", col_tree, alpha.index, 1.0, "==", np.ones(data.n_trees))
+        b.add_objective(alpha.index, np.array([c.cost for c in cols], dtype=np.float64))
+        b.add_objective(w.index, layout.w_cost)
+        _meta(
+            b, data, self.name, lam, None, layout=layout, columns=tuple(cols),
+            column_tree=col_tree, integral=self.integral,
+        )
+        return b.build()
+
+    def decode(self, model: Model, solution: Any) -> list[np.ndarray]:
+        """Per tree, the leaves of its column with the largest ``alpha`` (for an integral
+        ``alpha``: the chosen pruning; for a fractional one only a rounding)."""
+        check_built_by(model, self)
+        alpha = solution_values(model, solution)["alpha"].reshape(-1)
+        col_tree, cols = model.meta["column_tree"], model.meta["columns"]
+        out = []
+        for t in range(model.meta["n_trees"]):
+            js = np.flatnonzero(col_tree == t)
+            if js.size == 0:
+                raise ValueError(f"the master has no column of tree {t}")
+            out.append(cols[int(js[np.argmax(alpha[js])])].leaves.copy())
+        return out
+
+    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+        col_tree, cols = model.meta["column_tree"], model.meta["columns"]
+        alpha = np.zeros(len(cols))
+        for t, z in enumerate(pruning.leaves):
+            match = [j for j in np.flatnonzero(col_tree == t) if np.array_equal(cols[j].leaves, z)]
+            if not match:
+                raise ValueError(f"tree {t}'s pruning is not a column of this master")
+            alpha[match[0]] = 1.0
+        layout = model.meta["layout"]
+        w = terms["w"] if layout.class_rep is None else terms["w"][layout.class_rep]
+        return {"alpha": alpha, "w": w.astype(float)}

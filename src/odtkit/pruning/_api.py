@@ -1,4 +1,10 @@
-"""``prune``, ``individual_prune`` and ``cost_error_path``: the user-facing entry points."""
+"""``prune``, ``individual_prune``, ``cost_error_path`` and ``solve_ip3``: the entry points.
+
+Every answer is an :class:`odtkit.results.Result` whose ``model`` is the
+:class:`~odtkit.pruning.PrunedEnsemble` (``None`` when there is none, e.g. an infeasible
+model) and whose ``objective`` is that pruning's value for the stated problem by
+:func:`~odtkit.pruning.objective_terms`.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +15,17 @@ import numpy as np
 import pandas as pd
 
 from odtkit._validation import check_lambda, check_positive_number
-from odtkit.pruning._ensemble import PrunedEnsemble, tree_dp, unpruned
+from odtkit.formulations.pruning import IP1, IP3, LP1, check_budget, check_problem
+from odtkit.pipeline import verify_solution
+from odtkit.pruning._budget import check_budget_method
+from odtkit.pruning._ensemble import PrunedEnsemble, individual_objective, tree_dp, unpruned
 from odtkit.pruning._extract import EnsembleData, extract
+from odtkit.pruning._solve import INTEGRALITY_TOL, max_fractionality, solve_mip, solver_options
+from odtkit.results import Result, Status
 
 __all__ = ["prune", "individual_prune", "cost_error_path", "solve_ip3", "METHODS"]
 
 METHODS = ("lp", "mip", "colgen", "ip1")
-
-#: an LP value farther than this from an integer counts as fractional (spec §9 last doubt)
-INTEGRALITY_TOL = 1e-7
 
 
 def _data(ensemble: Any, X: Any, y: Any, costs: Any) -> EnsembleData:
@@ -30,119 +38,113 @@ def _data(ensemble: Any, X: Any, y: Any, costs: Any) -> EnsembleData:
     return extract(ensemble, X, y, costs)
 
 
-def max_fractionality(x: np.ndarray | None, integrality: np.ndarray | None = None) -> float:
-    """Largest distance of an entry to its nearest integer (over ``integrality`` columns)."""
-    if x is None or x.size == 0:
-        return 0.0
-    v = x if integrality is None else x[integrality]
-    return float(np.max(np.abs(v - np.round(v)))) if v.size else 0.0
+def _with_pruning(result: Result, data: EnsembleData, lam: float | None) -> Result:
+    """``result`` with its decoded leaf masks wrapped in a PrunedEnsemble."""
+    if result.model is None:
+        return result
+    return result.replace(model=PrunedEnsemble(data, result.model, 0.0 if lam is None else lam))
 
 
 def solve_ip3(
     data: EnsembleData,
-    lam: float,
+    *,
+    lam: float | None = None,
+    budget: float | None = None,
     method: str = "lp",
     backend: str = "highs",
     time_limit: float | None = None,
-    budget: float | None = None,
-    start: np.ndarray | None = None,
+    start: PrunedEnsemble | None = None,
     aggregate: bool = True,
-) -> PrunedEnsemble:
-    """Solve IP3 (or LP1 with ``budget``, or IP1 with ``method="ip1"``) through the Model IR.
+) -> Result:
+    """Solve IP3 for ``lam`` (LP1 for ``budget``; IP1 with ``method="ip1"``), verified.
 
-    ``method="lp"``: LP relaxation by HiGHS simplex (a vertex); if the vertex is fractional
-    beyond ``INTEGRALITY_TOL`` (never observed for IP3, always possible for LP1) or the LP does not
-    finish optimal, the integer program is solved instead and ``info["fallback"]`` says why.
+    ``method="lp"``: the LP relaxation by simplex (a vertex); if the vertex is fractional beyond
+    ``INTEGRALITY_TOL`` (never observed for IP3, always possible for LP1) or the LP does not
+    finish optimal, the integer program is solved instead (warm-started from ``start``) and
+    ``stats["fallback"]`` says why. ``method="mip"``/``"ip1"``: the integer program directly.
+    ``aggregate`` builds the compact IP3 (``IP3(aggregate=True, merge=True)``).
+
+    Returns
+    -------
+    Result
+        ``model`` the PrunedEnsemble (None for an infeasible model or a solver stopped without
+        a solution), ``method`` the formulation's name (``"ip3"``, ``"lp1"``, ``"ip1"``),
+        ``solution`` the solved program's Solution; ``stats``: ``solved_as`` (``"lp"`` or
+        ``"mip"``), ``max_fractionality`` (of the LP vertex when an LP was solved),
+        ``fallback``, ``lp_status`` / ``lp_objective`` / ``lp_time`` / ``mip_time``,
+        ``build_time``, ``formulation`` and the built ``model_ir``.
     """
-    from odtkit.formulations.pruning import build_ip1, build_ip3, decode
-    from odtkit.pruning._solve import run
+    from odtkit.solvers import solve
 
+    if method not in ("lp", "mip", "ip1"):
+        raise ValueError(f"method must be 'lp', 'mip' or 'ip1', got {method!r}")
+    lam, budget = check_problem(lam, budget)
     t0 = time.perf_counter()
     if method == "ip1":
-        model = build_ip1(data, lam, budget=budget)
+        formulation: IP3 | IP1 = IP1()
     else:
-        model = build_ip3(data, lam, budget=budget, aggregate=aggregate, merge=aggregate)
-    t_build = time.perf_counter() - t0
-    info: dict[str, Any] = {"build_time": t_build, "formulation": model.meta["formulation"]}
-    lp_result = None
-    frac = 0.0
+        kind = IP3 if budget is None else LP1
+        formulation = kind(aggregate=aggregate, merge=aggregate)
+    model = formulation.build(data, lam=lam, budget=budget)
+    stats: dict[str, Any] = {
+        "build_time": time.perf_counter() - t0,
+        "formulation": formulation,
+    }
+    result = None
     if method == "lp":
-        res = run(model, backend=backend, relax=True, lp_method="simplex", time_limit=time_limit)
-        lp_result = res
-        frac = max_fractionality(res.x, model.integrality) if res.has_solution else np.nan
-        info.update(lp_time=res.time, lp_status=res.status, lp_objective=res.objective)
-        if res.status == "infeasible":
-            return _infeasible(data, lam, model, res, info)
-        if res.status != "optimal" or not frac <= INTEGRALITY_TOL:
-            info["fallback"] = (
-                f"LP status {res.status}" if res.status != "optimal"
+        solution = solve(
+            model, backend=backend, time_limit=time_limit, relax=True, lp_method="simplex",
+            **solver_options(backend),
+        )
+        frac = max_fractionality(solution.x, model.integrality) if solution.has_solution else np.nan
+        stats.update(
+            lp_time=solution.time, lp_status=solution.status, lp_objective=solution.objective,
+            max_fractionality=frac, solved_as="lp",
+        )
+        if solution.status == Status.INFEASIBLE or (
+            solution.status == Status.OPTIMAL and frac <= INTEGRALITY_TOL
+        ):
+            result = verify_solution(formulation, model, solution, data)
+        else:
+            stats["fallback"] = (
+                f"LP status {solution.status}" if solution.status != Status.OPTIMAL
                 else f"fractional LP vertex (max fractionality {frac:.3g})"
             )
-            res = run(model, backend=backend, time_limit=time_limit, start=start)
-            info["mip_time"] = res.time
-    elif method in ("mip", "ip1"):
-        res = run(model, backend=backend, time_limit=time_limit, start=start)
-        info["mip_time"] = res.time
-    else:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if res.status == "infeasible":
-        return _infeasible(data, lam, model, res, info)
-    if not res.has_solution:
-        raise RuntimeError(
-            f"{model.meta['formulation']} ({method}) stopped with status {res.status!r} and no "
-            "solution; raise time_limit"
+            stats["lp_solution"] = solution
+    if result is None:
+        result, mip_stats = solve_mip(
+            formulation, model, data, backend=backend, time_limit=time_limit, start=start
         )
-    leaves = decode(model, res.x, data)
-    status = res.status
-    pe = PrunedEnsemble(
-        data=data,
-        leaves=leaves,
-        lam=0.0 if budget is not None else lam,
-        status=status,
-        method=method,
-        max_fractionality=frac,
-        model=model,
-        result=res,
-        info=info,
-        solver_objective=float(res.objective),
-    )
-    if lp_result is not None and lp_result is not res:
-        info["lp_result"] = lp_result
-    info["time"] = time.perf_counter() - t0
-    return pe
-
-
-def _infeasible(data: EnsembleData, lam: float, model: Any, res: Any, info: dict) -> PrunedEnsemble:
-    roots = []
-    for t in data.trees:
-        z = np.zeros(t.n_nodes, dtype=bool)
-        z[0] = True
-        roots.append(z)
-    info["note"] = "infeasible: no pruning satisfies the budget; leaves hold the root pruning"
-    return PrunedEnsemble(
-        data=data, leaves=roots, lam=lam, status="infeasible", method="lp", max_fractionality=0.0,
-        model=model, result=res, info=info, solver_objective=float("nan"),
-    )
+        stats.update(mip_stats, solved_as="mip")
+        stats.setdefault(
+            "max_fractionality",
+            max_fractionality(result.solution.x, model.integrality)
+            if result.solution.has_solution else np.nan,
+        )
+    result = _with_pruning(result, data, lam)
+    return result.replace(time=time.perf_counter() - t0, stats={**result.stats, **stats})
 
 
 def prune(
     ensemble: Any,
     X: Any = None,
     y: Any = None,
+    *,
     costs: Any = None,
-    lam: float = 0.0,
+    lam: float | None = None,
     method: str = "lp",
     budget: float | None = None,
     budget_method: str = "exact",
     backend: str = "highs",
     time_limit: float | None = None,
     formulation: str = "compact",
-) -> PrunedEnsemble:
+) -> Result:
     """Optimally prune a tree ensemble for error plus feature cost (NWS IP3).
 
     Minimises ``(1/(NT)) sum_t (training errors of pruned tree t)
     + lam * (1/N) sum_i (cost of the distinct features example i acquires across all trees)``
-    over all valid prunings (keep the root; keep both children or none).
+    over all valid prunings (keep the root; keep both children or none); with ``budget`` the
+    error term subject to the average feature cost being at most ``budget``.
 
     Parameters
     ----------
@@ -153,42 +155,54 @@ def prune(
     costs : array-like (n_features,), optional
         Feature acquisition costs ``c_k >= 0`` (default 1).
     lam : float
-        Weight λ >= 0 of the average feature cost.
+        Weight λ >= 0 of the average feature cost. Required unless ``budget`` is given (then
+        it must be omitted): ``lam=0.0`` ignores the costs.
     method : {"lp", "mip", "colgen", "ip1"}
-        ``"lp"``: LP relaxation of IP3 by HiGHS simplex (integral vertex by Theorem 4.2, checked;
+        ``"lp"``: LP relaxation of IP3 by simplex (integral vertex by Theorem 4.2, checked;
         MIP fallback otherwise). ``"mip"``: IP3 as an integer program. ``"colgen"``: Dantzig–Wolfe
         column generation with the tree-DP pricing. ``"ip1"``: the weak IP1 as a MIP (baseline).
+        With a budget only ``"lp"`` (choose with ``budget_method``).
     budget : float, optional
-        Maximum average feature cost per example. Then the error term is minimised subject to the
-        budget; see ``budget_method``. ``lam`` is ignored.
+        Maximum average feature cost per example (>= 0): the error term is minimised subject to
+        it; see ``budget_method``.
     budget_method : {"exact", "lambda"}
         ``"lambda"``: the λ search of Corollary 4.3 (exact only for budgets on the lower convex
-        hull of the cost/error trade-off). ``"exact"`` (default): additionally the budgeted LP1;
-        if its simplex vertex is fractional (budgets between hull vertices, spec §8.6), LP1 is
-        solved as a MIP warm-started from the λ-search solution, giving the best integral pruning
-        within budget. ``info`` reports both.
+        hull of the cost/error trade-off; its Lagrangian bound says how far off it may be).
+        ``"exact"`` (default): then the budgeted LP1; if its simplex vertex is fractional
+        (budgets between hull vertices, spec §8.6), LP1 is solved as a MIP warm-started from the
+        λ-search solution, giving the best pruning within budget.
     backend : str
         Solver backend for the models (``odtkit.solvers``).
     time_limit : float, optional
         Seconds per solver call.
     formulation : {"compact", "full"}
         ``"full"``: IP3 exactly as printed (one ``w^{(t)}_{k,i}`` and feature row per tree,
-        feature, example). ``"compact"`` (default): the equivalent aggregated IP3 with one
-        ``w^{(t)}`` per (tree, node u, feature) and (feature, example) pairs with identical link
-        structure merged — same optimum, integral vertices, far fewer rows and nonzeros (see
-        :func:`odtkit.formulations.pruning.build_ip3`, ``aggregate=True, merge=True``).
+        feature, example). ``"compact"`` (default): the equivalent ``IP3(aggregate=True,
+        merge=True)`` — same optimum, integral vertices, far fewer rows and nonzeros.
 
     Returns
     -------
-    PrunedEnsemble
-        With ``objective``, ``status``, ``max_fractionality``, ``model``, ``result``.
+    Result
+        ``model``: the :class:`PrunedEnsemble` (None when there is none); ``objective``: its
+        value for the stated problem (``model.objective``, or its error term with a budget);
+        ``lower_bound``, ``status``, ``trace``, ``solution``; ``stats`` with
+        ``max_fractionality``, ``fallback`` (why an LP was re-solved as a MIP), the times
+        (``extract_time``, ``build_time``, ``lp_time``, ``mip_time``), the λ-search steps of a
+        budget and the Model IR in ``model_ir``.
     """
-    lam = check_lambda(lam)
+    lam, budget = check_problem(lam, budget)
+    if budget is not None:
+        budget = check_budget(budget, allow_negative=False)
     time_limit = check_positive_number(time_limit, "time_limit")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if formulation not in ("compact", "full"):
         raise ValueError(f"formulation must be 'compact' or 'full', got {formulation!r}")
+    check_budget_method(budget_method)
+    if budget is not None and method != "lp":
+        raise ValueError(
+            f"method={method!r} solves the λ problem; with a budget choose budget_method"
+        )
     aggregate = formulation == "compact"
     t0 = time.perf_counter()
     data = _data(ensemble, X, y, costs)
@@ -196,62 +210,60 @@ def prune(
     if budget is not None:
         from odtkit.pruning._budget import budget_prune
 
-        pe = budget_prune(
-            data, budget, budget_method, backend=backend, time_limit=time_limit,
-            aggregate=aggregate,
+        result = budget_prune(
+            data, budget=budget, budget_method=budget_method, backend=backend,
+            time_limit=time_limit, aggregate=aggregate,
         )
     elif method == "colgen":
-        pe = _colgen(data, lam, backend, time_limit)
+        result = _colgen(data, lam, backend, time_limit)
     else:
-        pe = solve_ip3(
-            data, lam, method=method, backend=backend, time_limit=time_limit,
+        result = solve_ip3(
+            data, lam=lam, method=method, backend=backend, time_limit=time_limit,
             aggregate=aggregate,
         )
-    pe.info["extract_time"] = t_extract
-    pe.info["total_time"] = time.perf_counter() - t0
-    return pe
+    return result.replace(
+        time=time.perf_counter() - t0, stats={**result.stats, "extract_time": t_extract}
+    )
 
 
 def _colgen(
     data: EnsembleData, lam: float, backend: str, time_limit: float | None
-) -> PrunedEnsemble:
+) -> Result:
     from odtkit.pruning._colgen import column_generation
 
-    cg = column_generation(data, lam, backend=backend, time_limit=time_limit)
-    info = {k: v for k, v in cg.items() if k not in ("leaves", "trace", "result", "model")}
-    if cg["leaves"] is None and cg["status"] == "optimal":
-        # no integral combination of the generated columns attains the LP value: the compact LP
-        # is integral at a vertex (Theorem 4.2), so solve it instead
-        pe = solve_ip3(data, lam, method="lp", backend=backend, time_limit=time_limit)
-        pe.info.update(colgen=info, fallback="compact LP after fractional column generation")
-        pe.trace = cg["trace"]
-        return pe
-    if cg["leaves"] is None:
-        raise RuntimeError(
-            f"column generation stopped with status {cg['status']!r} and no integral pruning; "
-            "raise time_limit"
-        )
-    status = cg["status"]
-    return PrunedEnsemble(
-        data=data, leaves=cg["leaves"], lam=lam, status=status, method="colgen",
-        max_fractionality=float(cg["max_fractionality"]), model=cg["model"], result=cg["result"],
-        trace=cg["trace"], info=info, solver_objective=float(cg["lp_value"]),
-    )
+    cg = column_generation(data, lam=lam, backend=backend, time_limit=time_limit)
+    if cg.stats["integral_by"] != "failed":
+        return cg
+    # no integral combination of the generated columns attains the LP value: the compact LP
+    # is integral at a vertex (Theorem 4.2), so solve it instead
+    result = solve_ip3(data, lam=lam, method="lp", backend=backend, time_limit=time_limit)
+    stats = {
+        **result.stats,
+        "colgen": cg,
+        "fallback": "compact LP after fractional column generation",
+    }
+    return result.replace(trace=cg.trace, stats=stats)
 
 
 def individual_prune(
-    ensemble: Any, X: Any = None, y: Any = None, costs: Any = None, lam: float = 0.0
-) -> PrunedEnsemble:
+    ensemble: Any, X: Any = None, y: Any = None, *, costs: Any = None, lam: float
+) -> Result:
     """Individual-pruning baseline (NWS "ind.pru."): each tree pruned alone by IP2.
 
     Each tree ``t`` minimises ``(1/N) sum e_h z_h + lam_ind (1/N) sum_i sum_{k used in t} c_k``
     with ``lam_ind = T lam`` by the exact tree DP of §7.9 (ties -> prune), ignoring that trees
-    share acquired features. The returned object is accounted like every other pruning (features
-    paid once across trees), so its ``objective`` is directly comparable to :func:`prune`'s;
-    ``info["individual_objective"]`` is the per-tree-cost objective the DP minimised (divided
-    by T).
+    share acquired features.
+
+    Returns
+    -------
+    Result
+        ``objective`` is the problem the DP solves (``IP2()``'s: features paid per tree,
+        averaged over trees), certified optimal; ``model`` the PrunedEnsemble, whose own
+        ``objective`` is accounted like every other pruning (features paid once across trees)
+        and so is directly comparable to :func:`prune`'s (also in ``stats["ensemble_objective"]``).
     """
     lam = check_lambda(lam)
+    t0 = time.perf_counter()
     data = _data(ensemble, X, y, costs)
     N, T = data.n_samples, data.n_trees
     leaves, total = [], 0.0
@@ -259,10 +271,17 @@ def individual_prune(
         value, z = tree_dp(tree, tree.error / N, (T * lam) * data.costs[tree.use_feature] / N)
         leaves.append(z)
         total += value
-    return PrunedEnsemble(
-        data=data, leaves=leaves, lam=lam, status="optimal", method="individual",
-        info={"individual_objective": total / T, "lam_ind": T * lam},
-        solver_objective=total / T,
+    pruned = PrunedEnsemble(data, leaves, lam)
+    objective = individual_objective(data, leaves, lam)
+    return Result(
+        model=pruned,
+        objective=objective,
+        lower_bound=min(objective, total / T),  # the DP is exact: its value bounds the optimum
+        status=Status.OPTIMAL,
+        time=time.perf_counter() - t0,
+        method="individual",
+        backend="numpy",
+        stats={"ensemble_objective": pruned.objective, "lam_ind": T * lam, "dp_value": total / T},
     )
 
 
@@ -270,6 +289,7 @@ def cost_error_path(
     ensemble: Any,
     X: Any = None,
     y: Any = None,
+    *,
     lams: Any = (0.0,),
     costs: Any = None,
     X_test: Any = None,
@@ -281,24 +301,27 @@ def cost_error_path(
     """Trade-off curve: one row per (λ, method) with training terms and optional test metrics.
 
     ``methods`` among ``"ensemble"`` (IP3 via ``solver_method``), ``"individual"`` (per-tree DP)
-    and ``"none"`` (unpruned). Extraction is done once and shared.
+    and ``"none"`` (unpruned). Extraction is done once and shared. The objective columns are the
+    pruned ensembles' (:meth:`PrunedEnsemble.summary`: features paid once), so comparable across
+    methods; ``status`` is the solver's.
     """
     data = _data(ensemble, X, y, costs)
     rows = []
     for lam in np.atleast_1d(np.asarray(lams, dtype=float)):
         for m in methods:
             if m == "ensemble":
-                pe = prune(data, lam=float(lam), method=solver_method, backend=backend)
+                result = prune(data, lam=float(lam), method=solver_method, backend=backend)
+                pruned, status = result.model, result.status.value
             elif m == "individual":
-                pe = individual_prune(data, lam=float(lam))
+                result = individual_prune(data, lam=float(lam))
+                pruned, status = result.model, result.status.value
             elif m == "none":
-                pe = PrunedEnsemble(data=data, leaves=unpruned(data), lam=float(lam), method="none")
+                pruned, status = PrunedEnsemble(data, unpruned(data), float(lam)), "none"
             else:
                 raise ValueError(f"unknown method {m!r}; use 'ensemble', 'individual' or 'none'")
-            row = {"lam": float(lam), "method": m, **pe.summary()}
-            row["method"] = m
+            row = {**pruned.summary(), "lam": float(lam), "method": m, "status": status}
             if X_test is not None:
-                for k, v in pe.evaluate(X_test, y_test).items():
+                for k, v in pruned.evaluate(X_test, y_test).items():
                     row[f"test_{k}"] = v
             rows.append(row)
     return pd.DataFrame(rows)

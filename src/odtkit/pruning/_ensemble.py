@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import product
 from typing import Any
 
@@ -20,7 +21,9 @@ __all__ = [
     "PrunedEnsemble",
     "tree_dp",
     "covered_mask",
+    "individual_objective",
     "objective_terms",
+    "tree_terms",
     "is_valid_pruning",
     "enumerate_prunings",
     "brute_force_prune",
@@ -93,6 +96,14 @@ def tree_dp(
     return float(best[0]), z
 
 
+def tree_terms(tree: TreeData, z: np.ndarray) -> tuple[int, np.ndarray]:
+    """One tree's share of the accounting: its training errors ``sum_h e_h z_h`` and, per
+    feature-use entry, whether the pruning acquires the feature (``w^{(t)}``: the entry's node
+    ``u`` stays an internal node, i.e. is neither a pruned leaf nor cut off)."""
+    covered = covered_mask(tree, z)
+    return int(tree.error[z].sum()), ~(covered[tree.use_node] | z[tree.use_node])
+
+
 def objective_terms(
     data: EnsembleData, z: list[np.ndarray], lam: float
 ) -> dict[str, float | np.ndarray]:
@@ -104,12 +115,12 @@ def objective_terms(
     concatenated over trees) and ``w`` (per (feature, example) pair).
     """
     N, T = data.n_samples, data.n_trees
-    err = 0.0
+    err = 0
     wt = []
     for tree, zt in zip(data.trees, z, strict=True):
-        err += float(tree.error[zt].sum())
-        cov = covered_mask(tree, zt)
-        wt.append(~(cov[tree.use_node] | zt[tree.use_node]))
+        errors, active = tree_terms(tree, zt)
+        err += errors
+        wt.append(active)
     wt_all = np.concatenate(wt) if wt else np.zeros(0, dtype=bool)
     w = np.zeros(data.n_pairs, dtype=bool)
     w[data.entry_pair[wt_all]] = True
@@ -122,6 +133,26 @@ def objective_terms(
         "wt": wt_all,
         "w": w,
     }
+
+
+def individual_objective(
+    data: EnsembleData, z: list[np.ndarray], lam: float, trees: list[int] | None = None
+) -> float:
+    """Individual-pruning objective (IP2): features paid once per *tree*, not per ensemble.
+
+    ``z`` holds the masks of ``trees`` (default all). For all T trees this is
+    ``1/(NT) sum_t e'z_t + lam (1/N) sum_t (cost of the features tree t acquires)``, the
+    per-tree problems with ``lam_ind = T lam`` averaged; for one tree ``e'z/N + lam cost/N``.
+    """
+    trees = list(range(data.n_trees)) if trees is None else list(trees)
+    errors = cost = 0.0
+    for t, zt in zip(trees, z, strict=True):
+        tree = data.trees[t]
+        e, active = tree_terms(tree, np.asarray(zt, dtype=bool))
+        errors += e
+        cost += float(data.costs[tree.use_feature[active]].sum())
+    N = data.n_samples
+    return errors / (N * len(trees)) + lam * cost / N
 
 
 def enumerate_prunings(tree: TreeData, limit: int = 100_000) -> list[np.ndarray]:
@@ -178,52 +209,52 @@ def brute_force_prune(
 # ------------------------------------------------------------------------------------------
 @dataclass(eq=False)
 class PrunedEnsemble:
-    """A pruned tree ensemble with its optimisation certificate and test-time evaluation.
+    """A pruned tree ensemble: the model object of every pruning :class:`~odtkit.results.Result`.
 
-    Attributes
+    How it was found (status, bounds, solver, timings, fractionality) is the Result's; this
+    object is the pruning itself with its objective terms and test-time evaluation.
+
+    Parameters
     ----------
+    data : EnsembleData
+        The extracted trees and the training data the pruning is measured on.
     leaves : list of ndarray of bool
         Per tree, the pruned-leaf mask over pre-order nodes (``z^{(t)}``).
     lam : float
-        The feature-cost weight λ the pruning was optimised for.
+        The feature-cost weight λ of :attr:`objective` (0 for a budgeted pruning, whose
+        objective is the error term).
+
+    Attributes
+    ----------
     objective : float
-        IP3 objective of this pruning on the training data (recomputed from the pruning; for
-        ``method="lp"``/``"mip"``/``"colgen"`` equal to the solver's value within 1e-9).
+        IP3 objective ``error_term + lam * cost_term`` of this pruning on the training data,
+        by :func:`objective_terms` (the one accounting every solver's answer is checked with).
     error_term, cost_term : float
-        Average per-tree training error and average training feature cost (objective terms).
-    status : str
-        ``"optimal"``, a solver limit status, or ``"infeasible"`` (budget below every pruning).
-    max_fractionality : float
-        Largest distance of an LP value to the nearest integer (0 for an integral vertex).
-    method : str
-        ``"lp"``, ``"mip"``, ``"colgen"``, ``"individual"``, ``"none"``, ...
-    model, result :
-        The Model IR instance and the backend Result (None for DP-only methods).
-    trace : DataFrame or None
-        Column generation: columns ``time, incumbent, bound`` per iteration.
-    info : dict
-        Method-specific details (iterations, λ search steps, fractional budget LP, timings).
+        Average per-tree training error and average training feature cost per example.
     """
 
     data: EnsembleData
     leaves: list[np.ndarray]
     lam: float
-    status: str = "optimal"
-    method: str = "lp"
-    max_fractionality: float = 0.0
-    model: Any = None
-    result: Any = None
-    trace: Any = None
-    info: dict | None = None
-    solver_objective: float = float("nan")
 
-    def __post_init__(self) -> None:
-        if self.info is None:
-            self.info = {}
+    # the terms are computed on first use: a solver's Result already holds the verified
+    # objective, so wrapping its decoded leaves costs nothing until someone asks
+    @cached_property
+    def _terms(self) -> tuple[float, float, float]:
         terms = objective_terms(self.data, self.leaves, self.lam)
-        self.error_term = float(terms["error_term"])
-        self.cost_term = float(terms["cost_term"])
-        self.objective = float(terms["objective"])
+        return float(terms["error_term"]), float(terms["cost_term"]), float(terms["objective"])
+
+    @property
+    def error_term(self) -> float:
+        return self._terms[0]
+
+    @property
+    def cost_term(self) -> float:
+        return self._terms[1]
+
+    @property
+    def objective(self) -> float:
+        return self._terms[2]
 
     # ---------------------------------------------------------------- structure
     @property
@@ -235,20 +266,25 @@ class PrunedEnsemble:
         return self.data.classes
 
     @property
-    def n_leaves(self) -> np.ndarray:
-        """Leaves per pruned tree."""
+    def leaves_per_tree(self) -> np.ndarray:
+        """Leaves of each pruned tree."""
         return np.array([int(z.sum()) for z in self.leaves])
 
     @property
-    def n_leaves_unpruned(self) -> np.ndarray:
-        return np.array([t.n_leaves for t in self.data.trees])
+    def n_leaves(self) -> int:
+        """Leaves of the pruned ensemble (all trees)."""
+        return int(self.leaves_per_tree.sum())
+
+    @property
+    def n_leaves_unpruned(self) -> int:
+        """Leaves of the ensemble before pruning."""
+        return int(sum(t.n_leaves for t in self.data.trees))
 
     def __repr__(self) -> str:
         return (
-            f"PrunedEnsemble(method={self.method!r}, status={self.status!r}, T={self.n_trees}, "
-            f"leaves={int(self.n_leaves.sum())}/{int(self.n_leaves_unpruned.sum())}, "
-            f"objective={self.objective:.6g}, error_term={self.error_term:.4g}, "
-            f"cost_term={self.cost_term:.4g})"
+            f"PrunedEnsemble(T={self.n_trees}, leaves={self.n_leaves}/{self.n_leaves_unpruned}, "
+            f"lam={self.lam:.6g}, objective={self.objective:.6g}, "
+            f"error_term={self.error_term:.4g}, cost_term={self.cost_term:.4g})"
         )
 
     # ---------------------------------------------------------------- routing
@@ -333,16 +369,14 @@ class PrunedEnsemble:
         }
 
     def summary(self) -> dict[str, Any]:
+        """One row for tables: λ, objective terms and leaf counts."""
         return {
-            "method": self.method,
-            "status": self.status,
             "lam": self.lam,
             "objective": self.objective,
             "error_term": self.error_term,
             "cost_term": self.cost_term,
-            "max_fractionality": self.max_fractionality,
-            "n_leaves": int(self.n_leaves.sum()),
-            "n_leaves_unpruned": int(self.n_leaves_unpruned.sum()),
+            "n_leaves": self.n_leaves,
+            "n_leaves_unpruned": self.n_leaves_unpruned,
         }
 
     # ---------------------------------------------------------------- export

@@ -1,19 +1,73 @@
-"""One place that calls the solver backend for every pruning model."""
+"""How every pruning model is solved: solver options, the integral-LP check and verified MIPs.
+
+Every answer goes through :func:`odtkit.pipeline.verify_solution`: the decoded pruning is
+re-scored by the formulation's ``evaluate`` (:func:`~odtkit.pruning.objective_terms`) and a
+solver value or bound that disagrees with it turns the status into ``error``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
+
+from odtkit.formulations._base import Formulation
+from odtkit.model import Model
+from odtkit.pipeline import verify_solution
+from odtkit.results import Result, Status
 
 #: HiGHS's default dual feasibility tolerance (1e-7) treats reduced costs below it as zero; the
 #: feature-cost coefficients ``lam c_k / N`` can be far smaller than that (tiny λ, large N), which
 #: made the LP stop ~1e-8 above the optimum. 1e-10 keeps objectives exact to 1e-9 (spec §0.4).
 HIGHS_TOLERANCES = {"dual_feasibility_tolerance": 1e-10}
 
+#: an LP value farther than this from an integer counts as fractional (spec §9 last doubt)
+INTEGRALITY_TOL = 1e-7
 
-def run(model: Any, backend: str = "highs", **kwargs: Any) -> Any:
-    """``odtkit.solvers.solve`` with the tight HiGHS tolerances added for the highs backend."""
-    from odtkit.solvers import solve
 
-    if backend == "highs":
-        kwargs = {**HIGHS_TOLERANCES, **kwargs}
-    return solve(model, backend=backend, **kwargs)
+def solver_options(backend: str) -> dict[str, Any]:
+    """Options of :func:`odtkit.solvers.solve` every pruning model gets on ``backend``."""
+    return dict(HIGHS_TOLERANCES) if backend == "highs" else {}
+
+
+def max_fractionality(x: np.ndarray | None, integrality: np.ndarray | None = None) -> float:
+    """Largest distance of an entry to its nearest integer (over ``integrality`` columns)."""
+    if x is None or x.size == 0:
+        return 0.0
+    v = x if integrality is None else x[integrality]
+    return float(np.max(np.abs(v - np.round(v)))) if v.size else 0.0
+
+
+def solve_mip(
+    formulation: Formulation,
+    model: Model,
+    data: Any,
+    *,
+    backend: str,
+    time_limit: float | None,
+    start: Any = None,
+) -> tuple[Result, dict[str, Any]]:
+    """``model`` as an integer program, verified; ``start`` a pruning to warm-start from.
+
+    A verified answer that contradicts the solver (status ``error``) after a warm start is
+    solved again without it: HiGHS 1.16 maps a MIP start into its presolved space wrongly on
+    LP1 models (its log says "MIP start solution is feasible in the reduced space" with a value
+    below the true optimum), takes that value as its incumbent, closes the gap at the root and
+    returns the start itself as "optimal" under the wrong value. Returns the Result and stats
+    (``mip_time``, ``warm_start``, ``start_rejected``).
+    """
+    from odtkit.solvers import backend_capabilities, solve
+
+    options = solver_options(backend)
+    vector = None
+    if start is not None and "mip_start" in backend_capabilities(backend):
+        vector = formulation.start(model, start)
+    solution = solve(model, backend=backend, time_limit=time_limit, start=vector, **options)
+    result = verify_solution(formulation, model, solution, data)
+    stats: dict[str, Any] = {"mip_time": solution.time, "warm_start": vector is not None}
+    if vector is not None and result.status == Status.ERROR:
+        stats["start_rejected"] = result.message
+        solution = solve(model, backend=backend, time_limit=time_limit, **options)
+        result = verify_solution(formulation, model, solution, data)
+        stats["mip_time"] += solution.time
+    return result, stats
