@@ -35,10 +35,9 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
-from odtkit.formulations.pruning import build_ip3
-from odtkit.pruning import extract, individual_prune, prune
-from odtkit.pruning._colgen import column_generation
-from odtkit.pruning._ensemble import PrunedEnsemble, objective_terms, unpruned
+from odtkit.formulations.pruning import IP3
+from odtkit.pruning import column_generation, extract, individual_prune, prune
+from odtkit.pruning._ensemble import PrunedEnsemble, unpruned
 
 NAME = "pruning"
 
@@ -107,19 +106,25 @@ def timed(fn):
 
 
 def _run(d, lam, method, tl, formulation="compact"):
-    try:
-        pe, t = timed(lambda: prune(d, lam=lam, method=method, time_limit=tl,
-                                    formulation=formulation))
-    except RuntimeError as exc:  # time limit without a solution
-        return {"status": "no_solution", "time": tl, "objective": np.nan, "error": str(exc)}
-    row = {"status": pe.status, "time": t, "objective": pe.objective,
-           "solver_objective": pe.solver_objective, "max_fractionality": pe.max_fractionality}
+    res, t = timed(lambda: prune(d, lam=lam, method=method, time_limit=tl, formulation=formulation))
+    if res.model is None:  # time limit without a solution
+        return {"status": "no_solution", "time": tl, "objective": np.nan, "error": res.message}
+    solver_objective = res.solution.objective if res.solution is not None else np.nan
+    row = {
+        "status": res.status.value,
+        "time": t,
+        "objective": res.objective,
+        "solver_objective": solver_objective,
+        "max_fractionality": res.stats.get("max_fractionality", 0.0),
+    }
     if method == "colgen":
-        row["iterations"] = pe.info.get("iterations")
-        row["columns"] = pe.info.get("n_columns")
-        row["lower_bound"] = pe.info.get("lower_bound")
-    if "fallback" in pe.info:
-        row["fallback"] = pe.info["fallback"]
+        # after a fractional column generation the compact LP answered; its run is in stats
+        colgen = res.stats["colgen"].stats if "colgen" in res.stats else res.stats
+        row["iterations"] = colgen.get("iterations")
+        row["columns"] = colgen.get("n_columns")
+        row["lower_bound"] = res.lower_bound
+    if "fallback" in res.stats:
+        row["fallback"] = res.stats["fallback"]
     return row
 
 
@@ -139,10 +144,20 @@ def part_scaling(args):
                 X, y = resample(X0, y0, N, seed=N + T)
                 rf = forest(X, y, T, depth)
                 d, t_ex = timed(lambda X=X, y=y, rf=rf: extract(rf, X, y))
-                m, t_b = timed(lambda d=d: build_ip3(d, lam, aggregate=True, merge=True))
-                base = {"dataset": name, "N": N, "T": T, "depth": depth, "lam": lam,
-                        "extract_time": t_ex, "build_time": t_b, "n_entries": d.n_entries,
-                        "n_pairs": d.n_pairs, "rows": m.n_constraints, "nonzeros": m.n_nonzeros}
+                m, t_b = timed(lambda d=d: IP3(aggregate=True, merge=True).build(d, lam=lam))
+                base = {
+                    "dataset": name,
+                    "N": N,
+                    "T": T,
+                    "depth": depth,
+                    "lam": lam,
+                    "extract_time": t_ex,
+                    "build_time": t_b,
+                    "n_entries": d.n_entries,
+                    "n_pairs": d.n_pairs,
+                    "rows": m.n_constraints,
+                    "nonzeros": m.n_nonzeros,
+                }
                 for method in ("lp", "colgen", "mip"):
                     r = _run(d, lam, method, args.time_limit)
                     rows.append({**base, "method": method, **r})
@@ -153,9 +168,21 @@ def part_scaling(args):
 def part_formulations(args):
     rows = []
     name, X0, y0 = compas_or("breast_cancer", load_breast_cancer)
-    grid = [(50, 3), (100, 3), (100, 5), (300, 5), (1000, 10)] if args.quick else [
-        (50, 3), (100, 3), (100, 5), (200, 5), (500, 5), (1000, 5), (1000, 10), (2000, 10),
-        (5000, 10)]
+    grid = (
+        [(50, 3), (100, 3), (100, 5), (300, 5), (1000, 10)]
+        if args.quick
+        else [
+            (50, 3),
+            (100, 3),
+            (100, 5),
+            (200, 5),
+            (500, 5),
+            (1000, 5),
+            (1000, 10),
+            (2000, 10),
+            (5000, 10),
+        ]
+    )
     depth, lam = 4, 0.01
     for N, T in grid:
         X, y = resample(X0, y0, N, seed=N * 7 + T)
@@ -163,14 +190,33 @@ def part_formulations(args):
         d = extract(rf, X, y)
         for method in ("lp", "mip", "ip1"):
             r = _run(d, lam, method, args.time_limit)
-            rows.append({"dataset": name, "N": N, "T": T, "depth": depth, "lam": lam,
-                         "method": {"lp": "IP3-LP", "mip": "IP3-MIP", "ip1": "IP1-MIP"}[method],
-                         "n_entries": d.n_entries, **r})
+            rows.append(
+                {
+                    "dataset": name,
+                    "N": N,
+                    "T": T,
+                    "depth": depth,
+                    "lam": lam,
+                    "method": {"lp": "IP3-LP", "mip": "IP3-MIP", "ip1": "IP1-MIP"}[method],
+                    "n_entries": d.n_entries,
+                    **r,
+                }
+            )
             print(rows[-1], flush=True)
         # the printed (full) IP3 too, to show what the aggregation buys
         r = _run(d, lam, "lp", args.time_limit, formulation="full")
-        rows.append({"dataset": name, "N": N, "T": T, "depth": depth, "lam": lam,
-                     "method": "IP3-LP(full)", "n_entries": d.n_entries, **r})
+        rows.append(
+            {
+                "dataset": name,
+                "N": N,
+                "T": T,
+                "depth": depth,
+                "lam": lam,
+                "method": "IP3-LP(full)",
+                "n_entries": d.n_entries,
+                **r,
+            }
+        )
         print(rows[-1], flush=True)
     return rows
 
@@ -188,21 +234,37 @@ def part_table1(args):
     T, depth = 20, 6
     for name, X, y, costs in sources:
         for s in range(splits):
-            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=s,
-                                                  stratify=y)
+            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=s, stratify=y)
             rf = forest(Xtr, ytr, T, depth, seed=s)
             d = extract(rf, Xtr, ytr, costs)
-            none = PrunedEnsemble(d, unpruned(d), lam=0.0, method="none")
+            none = PrunedEnsemble(d, unpruned(d), lam=0.0)
             ev = none.evaluate(Xte, yte)
-            rows.append({"dataset": name, "split": s, "method": "none", "lam": 0.0,
-                         **{f"test_{k}": v for k, v in ev.items()}})
+            rows.append(
+                {
+                    "dataset": name,
+                    "split": s,
+                    "method": "none",
+                    "lam": 0.0,
+                    **{f"test_{k}": v for k, v in ev.items()},
+                }
+            )
             for lam in lams:
                 for method in ("ensemble", "individual"):
-                    pe = prune(d, lam=lam) if method == "ensemble" else individual_prune(d, lam=lam)
+                    res = (
+                        prune(d, lam=lam) if method == "ensemble" else individual_prune(d, lam=lam)
+                    )
+                    pe = res.model  # the ensemble objective, also for individual pruning
                     ev = pe.evaluate(Xte, yte)
-                    rows.append({"dataset": name, "split": s, "method": method, "lam": lam,
-                                 "train_objective": pe.objective,
-                                 **{f"test_{k}": v for k, v in ev.items()}})
+                    rows.append(
+                        {
+                            "dataset": name,
+                            "split": s,
+                            "method": method,
+                            "lam": lam,
+                            "train_objective": pe.objective,
+                            **{f"test_{k}": v for k, v in ev.items()},
+                        }
+                    )
             print(name, s, "done", flush=True)
     return rows
 
@@ -217,8 +279,12 @@ def table1_summary(rows):
         none = mean.loc["none"].iloc[0]
         for label, slack in (("low", 0.005), ("high", 0.02)):
             target = none.test_error_soft + slack
-            rec = {"dataset": name, "level": label, "target_error": target,
-                   "none_cost": none.test_feature_cost}
+            rec = {
+                "dataset": name,
+                "level": label,
+                "target_error": target,
+                "none_cost": none.test_feature_cost,
+            }
             for m in ("ensemble", "individual"):
                 sub = mean.loc[m]
                 ok = sub[sub.test_error_soft <= target + 1e-12]
@@ -239,9 +305,19 @@ def part_target(args):
             d = extract(rf, X, y)
             t_ex = time.perf_counter() - t0
             r = _run(d, 0.01, method, args.target_time_limit)
-            rows.append({"dataset": name, "N": 10000, "T": 40, "depth": depth, "method": method,
-                         "extract_time": t_ex, "end_to_end": time.perf_counter() - t0,
-                         "n_entries": d.n_entries, **r})
+            rows.append(
+                {
+                    "dataset": name,
+                    "N": 10000,
+                    "T": 40,
+                    "depth": depth,
+                    "method": method,
+                    "extract_time": t_ex,
+                    "end_to_end": time.perf_counter() - t0,
+                    "n_entries": d.n_entries,
+                    **r,
+                }
+            )
             print(rows[-1], flush=True)
     return rows
 
@@ -260,12 +336,15 @@ def part_colgen(args):
     rows = []
     sources = compas_and_digits()
     if args.quick:
-        grid = {"compas": [(N, T) for N in (1000, 2000, 4000) for T in (10, 20)] + [(10000, 40)],
-                "digits": [(1000, 10), (2000, 20)]}
+        grid = {
+            "compas": [(N, T) for N in (1000, 2000, 4000) for T in (10, 20)] + [(10000, 40)],
+            "digits": [(1000, 10), (2000, 20)],
+        }
     else:
-        grid = {"compas": [(N, T) for N in (1000, 5000, 20000) for T in (10, 40, 100)]
-                + [(10000, 40)],
-                "digits": [(N, T) for N in (1000, 5000) for T in (10, 40, 100)]}
+        grid = {
+            "compas": [(N, T) for N in (1000, 5000, 20000) for T in (10, 40, 100)] + [(10000, 40)],
+            "digits": [(N, T) for N in (1000, 5000) for T in (10, 40, 100)],
+        }
     if args.colgen_sizes:  # e.g. "compas:20000x100,digits:5000x40"
         grid = {}
         for item in args.colgen_sizes.split(","):
@@ -278,38 +357,66 @@ def part_colgen(args):
             X, y = resample(X0, y0, N, seed=N + T)
             rf = forest(X, y, T, depth)
             d = extract(rf, X, y)
-            base = {"dataset": name, "N": N, "T": T, "depth": depth, "lam": lam,
-                    "n_entries": d.n_entries, "n_pairs": d.n_pairs,
-                    "command": " ".join(sys.argv[1:]),
-                    "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+            base = {
+                "dataset": name,
+                "N": N,
+                "T": T,
+                "depth": depth,
+                "lam": lam,
+                "n_entries": d.n_entries,
+                "n_pairs": d.n_pairs,
+                "command": " ".join(sys.argv[1:]),
+                "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            }
             # LP and colgen runs under 5 s are repeated and the fastest kept
             lp, t_lp = _best_of(lambda d=d: prune(d, lam=lam, time_limit=args.time_limit), 1)
             if t_lp < 5:
                 lp, t_lp = _best_of(lambda d=d: prune(d, lam=lam, time_limit=args.time_limit), 3)
-            rows.append({**base, "method": "lp", "status": lp.status, "time": t_lp,
-                         "objective": lp.objective, "solver_objective": lp.solver_objective,
-                         "rows": lp.model.n_constraints})
+            rows.append(
+                {
+                    **base,
+                    "method": "lp",
+                    "status": lp.status.value,
+                    "time": t_lp,
+                    "objective": lp.objective,
+                    "solver_objective": lp.solution.objective,
+                    "rows": lp.stats["model_ir"].n_constraints,
+                }
+            )
             print(rows[-1], flush=True)
             variants = [("colgen", True, True), ("colgen(rebuilt master)", False, True)]
             if d.n_entries <= (200_000 if args.quick else 1_000_000):
                 variants.append(("colgen(per-entry rows)", True, False))
             for label, inc, merge in variants:
+
                 def go(d=d, inc=inc, merge=merge):
-                    return column_generation(d, lam, time_limit=args.time_limit,
-                                             incremental=inc, merge=merge)
+                    return column_generation(
+                        d, lam=lam, time_limit=args.time_limit, incremental=inc, merge=merge
+                    )
+
                 cg, t = _best_of(go, 1)
                 if t < 5:
                     cg, t = _best_of(go, 3)
-                obj = (float(objective_terms(d, cg["leaves"], lam)["objective"])
-                       if cg["leaves"] is not None else np.nan)
-                rows.append({**base, "method": label, "status": cg["status"], "time": t,
-                             "objective": obj, "solver_objective": cg["lp_value"],
-                             "lower_bound": cg["lower_bound"], "iterations": cg["iterations"],
-                             "columns": cg["n_columns"], "rows": cg["master_rows"],
-                             "master_time": cg["master_time"],
-                             "pricing_time": cg["pricing_time"],
-                             "simplex_iterations": cg["simplex_iterations"],
-                             "obj_diff_vs_lp": abs(obj - lp.objective)})
+                obj = cg.objective  # nan when no integral combination was found
+                st = cg.stats
+                rows.append(
+                    {
+                        **base,
+                        "method": label,
+                        "status": cg.status.value,
+                        "time": t,
+                        "objective": obj,
+                        "solver_objective": st["lp_value"],
+                        "lower_bound": cg.lower_bound,
+                        "iterations": st["iterations"],
+                        "columns": st["n_columns"],
+                        "rows": st["master_rows"],
+                        "master_time": st["master_time"],
+                        "pricing_time": st["pricing_time"],
+                        "simplex_iterations": st["simplex_iterations"],
+                        "obj_diff_vs_lp": abs(obj - lp.objective),
+                    }
+                )
                 print(rows[-1], flush=True)
     return rows
 
@@ -326,41 +433,93 @@ def _md_table(df: pd.DataFrame, cols: list[str]) -> str:
 
 
 def write(results, args):
-    meta = {"quick": args.quick, "time_limit": args.time_limit,
-            **harness.machine_info("python", "machine", "cpus"),
-            "date": harness.timestamp(utc=False), "command": " ".join(sys.argv[1:])}
+    meta = {
+        "quick": args.quick,
+        "time_limit": args.time_limit,
+        **harness.machine_info("python", "machine", "cpus"),
+        "date": harness.timestamp(utc=False),
+        "command": " ".join(sys.argv[1:]),
+    }
     if args.report_only and getattr(args, "last_meta", None):
         meta = args.last_meta  # nothing was run: the header still describes the last run
     elif getattr(args, "previous_meta", None):
         meta["kept_parts_from"] = args.previous_meta
-    md = ["# Ensemble pruning benchmark (odtkit.pruning)", "",
-          f"Command: `python benchmarks/pruning.py {meta.get('command', '')}` — "
-          f"{meta['date']}, {meta['cpus']} cores (shared with other jobs), "
-          f"per-run time limit {meta['time_limit']}s.", ""]
+    md = [
+        "# Ensemble pruning benchmark (odtkit.pruning)",
+        "",
+        f"Command: `python benchmarks/pruning.py {meta.get('command', '')}` — "
+        f"{meta['date']}, {meta['cpus']} cores (shared with other jobs), "
+        f"per-run time limit {meta['time_limit']}s.",
+        "",
+    ]
     prev = meta.get("kept_parts_from")
     if prev:
-        md += [f"Parts not rerun by this command are kept from the run of {prev.get('date')} "
-               f"(quick={prev.get('quick')}, time limit {prev.get('time_limit')}s).", ""]
+        md += [
+            f"Parts not rerun by this command are kept from the run of {prev.get('date')} "
+            f"(quick={prev.get('quick')}, time limit {prev.get('time_limit')}s).",
+            "",
+        ]
     if "scaling" in results:
         df = pd.DataFrame(results["scaling"])
-        md += ["## Scaling (RF depth 5, λ = 0.01; compact IP3 = aggregated + merged pairs)", "",
-               "`rows`/`nonzeros`: the compact model actually solved by `lp`/`mip`; "
-               "column generation's master has one link row per (tree, feature, example) "
-               "entry (`n_entries`).", "",
-               _md_table(df, ["dataset", "N", "T", "n_entries", "rows", "nonzeros",
-                              "extract_time", "build_time", "method", "status", "time",
-                              "objective", "iterations"]), ""]
+        md += [
+            "## Scaling (RF depth 5, λ = 0.01; compact IP3 = aggregated + merged pairs)",
+            "",
+            "`rows`/`nonzeros`: the compact model actually solved by `lp`/`mip`; "
+            "column generation's master has one link row per (tree, feature, example) "
+            "entry (`n_entries`).",
+            "",
+            _md_table(
+                df,
+                [
+                    "dataset",
+                    "N",
+                    "T",
+                    "n_entries",
+                    "rows",
+                    "nonzeros",
+                    "extract_time",
+                    "build_time",
+                    "method",
+                    "status",
+                    "time",
+                    "objective",
+                    "iterations",
+                ],
+            ),
+            "",
+        ]
         piv = df.pivot_table(index=["dataset", "N", "T"], columns="method", values="time")
         if {"lp", "colgen"} <= set(piv.columns):
             piv["colgen/lp"] = piv["colgen"] / piv["lp"]
-            md += ["Column generation vs full LP (time ratio < 1: colgen faster):", "",
-                   _md_table(piv.reset_index(), ["dataset", "N", "T", "lp", "colgen", "mip",
-                                                 "colgen/lp"]), ""]
+            md += [
+                "Column generation vs full LP (time ratio < 1: colgen faster):",
+                "",
+                _md_table(
+                    piv.reset_index(), ["dataset", "N", "T", "lp", "colgen", "mip", "colgen/lp"]
+                ),
+                "",
+            ]
     if "formulations" in results:
         df = pd.DataFrame(results["formulations"])
-        md += ["## IP3 as an LP vs IP1 as a MIP vs IP3 as a MIP (RF depth 4, λ = 0.01)", "",
-               _md_table(df, ["dataset", "N", "T", "n_entries", "method", "status", "time",
-                              "objective", "max_fractionality"]), ""]
+        md += [
+            "## IP3 as an LP vs IP1 as a MIP vs IP3 as a MIP (RF depth 4, λ = 0.01)",
+            "",
+            _md_table(
+                df,
+                [
+                    "dataset",
+                    "N",
+                    "T",
+                    "n_entries",
+                    "method",
+                    "status",
+                    "time",
+                    "objective",
+                    "max_fractionality",
+                ],
+            ),
+            "",
+        ]
         piv = df.pivot_table(index=["N", "T"], columns="method", values="time")
         st = df.pivot_table(index=["N", "T"], columns="method", values="status", aggfunc="first")
         ob = df.pivot_table(index=["N", "T"], columns="method", values="objective")
@@ -368,53 +527,123 @@ def write(results, args):
             piv["IP1-MIP/IP3-LP"] = piv["IP1-MIP"] / piv["IP3-LP"]
             piv["IP1 status"] = st["IP1-MIP"]
             piv["|obj diff|"] = (ob["IP1-MIP"] - ob["IP3-LP"]).abs()
-            md += ["Speed-up of IP3-LP over IP1-MIP (IP1 status `time_limit` = lower bound on "
-                   "the speed-up):", "",
-                   _md_table(piv.reset_index(), ["N", "T", "IP3-LP", "IP3-MIP", "IP1-MIP",
-                                                 "IP1-MIP/IP3-LP", "IP1 status", "|obj diff|"]),
-                   ""]
+            md += [
+                "Speed-up of IP3-LP over IP1-MIP (IP1 status `time_limit` = lower bound on "
+                "the speed-up):",
+                "",
+                _md_table(
+                    piv.reset_index(),
+                    [
+                        "N",
+                        "T",
+                        "IP3-LP",
+                        "IP3-MIP",
+                        "IP1-MIP",
+                        "IP1-MIP/IP3-LP",
+                        "IP1 status",
+                        "|obj diff|",
+                    ],
+                ),
+                "",
+            ]
     if "table1" in results:
         summ = pd.DataFrame(table1_summary(results["table1"]))
         results["table1_summary"] = summ.to_dict("records")
-        md += ["## Table-1 shape: test feature cost at matched test error (RF T=20, depth 6)", "",
-               "Targets: unpruned soft-vote test error + 0.5% (low) / + 2% (high), averaged "
-               "over splits; cost = smallest mean test cost among the λ grid meeting the target.",
-               "",
-               _md_table(summ, ["dataset", "level", "target_error", "none_cost",
-                                "ensemble_cost", "ensemble_cost_pct", "individual_cost",
-                                "individual_cost_pct"]), ""]
+        md += [
+            "## Table-1 shape: test feature cost at matched test error (RF T=20, depth 6)",
+            "",
+            "Targets: unpruned soft-vote test error + 0.5% (low) / + 2% (high), averaged "
+            "over splits; cost = smallest mean test cost among the λ grid meeting the target.",
+            "",
+            _md_table(
+                summ,
+                [
+                    "dataset",
+                    "level",
+                    "target_error",
+                    "none_cost",
+                    "ensemble_cost",
+                    "ensemble_cost_pct",
+                    "individual_cost",
+                    "individual_cost_pct",
+                ],
+            ),
+            "",
+        ]
     if "target" in results:
         df = pd.DataFrame(results["target"])
-        md += ["## Target: 40 trees x 10 000 examples, end to end (extract + build + solve)", "",
-               _md_table(df, ["dataset", "depth", "n_entries", "method", "status",
-                              "extract_time", "time", "end_to_end", "objective"]), ""]
+        md += [
+            "## Target: 40 trees x 10 000 examples, end to end (extract + build + solve)",
+            "",
+            _md_table(
+                df,
+                [
+                    "dataset",
+                    "depth",
+                    "n_entries",
+                    "method",
+                    "status",
+                    "extract_time",
+                    "time",
+                    "end_to_end",
+                    "objective",
+                ],
+            ),
+            "",
+        ]
     if "colgen" in results:
         df = pd.DataFrame(results["colgen"])
-        md += ["## Column generation vs the compact LP (RF depth 5, λ = 0.01)", "",
-               "`colgen`: restricted master kept in one warm-started "
-               "`odtkit.solvers.IncrementalLP` (HiGHS `addCols` + primal simplex from the last "
-               "basis), merged (feature, example) pairs, every tree that prices out adds its "
-               "column each iteration. Ablations: `colgen(rebuilt master)` rebuilds the merged "
-               "master and solves it cold through `odtkit.solvers.solve` every iteration; "
-               "`colgen(per-entry rows)` is incremental with one link row per (tree, feature, "
-               "example) entry (the spec's LP4). Times "
-               "are the minimum of 3 runs when under 5 s. `rows`: link+leaf+feature rows of "
-               "the compact LP, link rows of the master.", "",
-               _md_table(df, ["dataset", "N", "T", "n_entries", "method", "status", "time",
-                              "rows", "iterations", "columns", "simplex_iterations",
-                              "master_time", "pricing_time", "objective",
-                              "obj_diff_vs_lp"]), ""]
+        md += [
+            "## Column generation vs the compact LP (RF depth 5, λ = 0.01)",
+            "",
+            "`colgen`: restricted master kept in one warm-started "
+            "`odtkit.solvers.IncrementalLP` (HiGHS `addCols` + primal simplex from the last "
+            "basis), merged (feature, example) pairs, every tree that prices out adds its "
+            "column each iteration. Ablations: `colgen(rebuilt master)` rebuilds the merged "
+            "master and solves it cold through `odtkit.solvers.solve` every iteration; "
+            "`colgen(per-entry rows)` is incremental with one link row per (tree, feature, "
+            "example) entry (the spec's LP4). Times "
+            "are the minimum of 3 runs when under 5 s. `rows`: link+leaf+feature rows of "
+            "the compact LP, link rows of the master.",
+            "",
+            _md_table(
+                df,
+                [
+                    "dataset",
+                    "N",
+                    "T",
+                    "n_entries",
+                    "method",
+                    "status",
+                    "time",
+                    "rows",
+                    "iterations",
+                    "columns",
+                    "simplex_iterations",
+                    "master_time",
+                    "pricing_time",
+                    "objective",
+                    "obj_diff_vs_lp",
+                ],
+            ),
+            "",
+        ]
         if "command" in df.columns:
             runs = df.groupby("command")["date"].min()
-            md += ["Runs: " + "; ".join(f"`python benchmarks/pruning.py {c}` ({d})"
-                                        for c, d in runs.items()), ""]
+            md += [
+                "Runs: "
+                + "; ".join(f"`python benchmarks/pruning.py {c}` ({d})" for c, d in runs.items()),
+                "",
+            ]
         piv = df.pivot_table(index=["dataset", "N", "T"], columns="method", values="time")
         piv["T x N"] = [t * n for (_, n, t) in piv.index]
         if {"lp", "colgen"} <= set(piv.columns):
             piv["colgen/lp"] = piv["colgen"] / piv["lp"]
             cols = ["dataset", "N", "T", "T x N", "lp", "colgen", "colgen/lp"]
-            for label, short in (("colgen(rebuilt master)", "rebuilt/lp"),
-                                 ("colgen(per-entry rows)", "per-entry/lp")):
+            for label, short in (
+                ("colgen(rebuilt master)", "rebuilt/lp"),
+                ("colgen(per-entry rows)", "per-entry/lp"),
+            ):
                 if label in piv.columns:
                     piv[short] = piv[label] / piv["lp"]
                     cols.append(short)
@@ -423,59 +652,94 @@ def write(results, args):
                 old = old[old.method == "colgen"].set_index(["dataset", "N", "T"])["time"]
                 piv["before (rebuilt master)"] = old.reindex(piv.index).to_numpy()
                 cols.append("before (rebuilt master)")
-            md += ["Time ratio (< 1: column generation faster). `before`: the scaling part's "
-                   "column generation run before this change (master rebuilt and cold-solved "
-                   "every iteration, per-entry rows; runs at 35-60 s hit the 60 s limit).", "",
-                   _md_table(piv.reset_index().sort_values(["dataset", "T x N"]), cols), ""]
+            md += [
+                "Time ratio (< 1: column generation faster). `before`: the scaling part's "
+                "column generation run before this change (master rebuilt and cold-solved "
+                "every iteration, per-entry rows; runs at 35-60 s hit the 60 s limit).",
+                "",
+                _md_table(piv.reset_index().sort_values(["dataset", "T x N"]), cols),
+                "",
+            ]
             limited = df[df.status != "optimal"]
             if len(limited):
-                md += ["Stopped by the time limit (their ratios are lower bounds): "
-                       + ", ".join(f"{r.method} on {r.dataset} {r.N}x{r.T}"
-                                   for r in limited.itertuples()) + ".", ""]
+                md += [
+                    "Stopped by the time limit (their ratios are lower bounds): "
+                    + ", ".join(
+                        f"{r.method} on {r.dataset} {r.N}x{r.T}" for r in limited.itertuples()
+                    )
+                    + ".",
+                    "",
+                ]
             ratio = piv["colgen/lp"].dropna()
             faster = ratio[ratio < 1]
-            md += [f"colgen/lp ranges from {ratio.min():.2f} to {ratio.max():.2f} over "
-                   f"{len(ratio)} instances; "
-                   + (f"column generation is faster on {len(faster)} of them "
-                      f"({', '.join(f'{a} {b}x{c}' for a, b, c in faster.index)})."
-                      if len(faster) else
-                      "no crossover: the full LP is faster on every tested instance. The merged "
-                      "master carries essentially all of the compact LP's link rows (compare "
-                      "`rows`), so each warm re-solve works on an LP about as large as the "
-                      "compact one, which HiGHS (with presolve) solves in one go; the master "
-                      "time, not pricing, dominates."), ""]
-    md += ["## Notes", "",
-           "* Every objective above is recomputed from the returned pruning "
-           "(`PrunedEnsemble.objective`); LP, MIP, full/compact and column generation agree "
-           "to 1e-9 wherever they finish (`|obj diff|` > 0 only for IP1-MIP stopped by the "
-           "time limit). `max_fractionality` of every IP3 LP vertex was 0.",
-           "* COMPAS has 7 integer features and many duplicate rows, and N > 6907 is resampled "
-           "with replacement: the compact model's pair merging profits from this. Digits (64 "
-           "features) is the less favourable case.",
-           "* The `scaling` and `target` tables' column generation rows predate the incremental "
-           "master (rebuilt and cold-solved every iteration, per-entry link rows); the "
-           "`colgen` part is the current implementation. Runs stopped by a limit return the "
-           "best integral combination of generated columns plus the Lagrangian lower bound.",
-           "* Table 1 uses the soft vote (sklearn's rule); hard-vote errors are in the JSON.",
-           ""]
-    harness.write_results(NAME, {"meta": meta, **results}, "\n".join(md) + "\n",
-                          out_dir=args.out_dir, json_default=float)
+            md += [
+                f"colgen/lp ranges from {ratio.min():.2f} to {ratio.max():.2f} over "
+                f"{len(ratio)} instances; "
+                + (
+                    f"column generation is faster on {len(faster)} of them "
+                    f"({', '.join(f'{a} {b}x{c}' for a, b, c in faster.index)})."
+                    if len(faster)
+                    else "no crossover: the full LP is faster on every tested instance. The merged "
+                    "master carries essentially all of the compact LP's link rows (compare "
+                    "`rows`), so each warm re-solve works on an LP about as large as the "
+                    "compact one, which HiGHS (with presolve) solves in one go; the master "
+                    "time, not pricing, dominates."
+                ),
+                "",
+            ]
+    md += [
+        "## Notes",
+        "",
+        "* Every objective above is recomputed from the returned pruning "
+        "(`PrunedEnsemble.objective`); LP, MIP, full/compact and column generation agree "
+        "to 1e-9 wherever they finish (`|obj diff|` > 0 only for IP1-MIP stopped by the "
+        "time limit). `max_fractionality` of every IP3 LP vertex was 0.",
+        "* COMPAS has 7 integer features and many duplicate rows, and N > 6907 is resampled "
+        "with replacement: the compact model's pair merging profits from this. Digits (64 "
+        "features) is the less favourable case.",
+        "* The `scaling` and `target` tables' column generation rows predate the incremental "
+        "master (rebuilt and cold-solved every iteration, per-entry link rows); the "
+        "`colgen` part is the current implementation. Runs stopped by a limit return the "
+        "best integral combination of generated columns plus the Lagrangian lower bound.",
+        "* Table 1 uses the soft vote (sklearn's rule); hard-vote errors are in the JSON.",
+        "",
+    ]
+    harness.write_results(
+        NAME,
+        {"meta": meta, **results},
+        "\n".join(md) + "\n",
+        out_dir=args.out_dir,
+        json_default=float,
+    )
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small grid (minutes)")
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per solver run")
-    ap.add_argument("--target-time-limit", type=float, default=300.0,
-                    help="seconds for the 40 x 10 000 target runs")
+    ap.add_argument(
+        "--target-time-limit",
+        type=float,
+        default=300.0,
+        help="seconds for the 40 x 10 000 target runs",
+    )
     ap.add_argument("--parts", default="formulations,table1,scaling,target")
-    ap.add_argument("--keep", action="store_true",
-                    help="keep the other parts' results from an existing pruning.json")
-    ap.add_argument("--colgen-sizes", default="",
-                    help="colgen part only: DATASET:NxT,... instead of the grid; rows are "
-                         "merged into the kept colgen results (with --keep)")
-    ap.add_argument("--report-only", action="store_true",
-                    help="rewrite pruning.md from pruning.json without running anything")
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the other parts' results from an existing pruning.json",
+    )
+    ap.add_argument(
+        "--colgen-sizes",
+        default="",
+        help="colgen part only: DATASET:NxT,... instead of the grid; rows are "
+        "merged into the kept colgen results (with --keep)",
+    )
+    ap.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rewrite pruning.md from pruning.json without running anything",
+    )
     harness.add_out_dir(ap)
     args = ap.parse_args(argv)
     results = {}
@@ -484,20 +748,28 @@ def main(argv=None):
         args.last_meta = old.get("meta")
         prev = old.get("meta", {})
         args.previous_meta = prev.get("kept_parts_from", prev)
-        results = {k: v for k, v in old.items()
-                   if k in ("scaling", "formulations", "table1", "target", "colgen")}
+        results = {
+            k: v
+            for k, v in old.items()
+            if k in ("scaling", "formulations", "table1", "target", "colgen")
+        }
     if args.report_only:
         write(results, args)
         return
     for part in args.parts.split(","):
         previous = results.get(part)
-        results[part] = {"scaling": part_scaling, "formulations": part_formulations,
-                         "table1": part_table1, "target": part_target,
-                         "colgen": part_colgen}[part](args)
+        results[part] = {
+            "scaling": part_scaling,
+            "formulations": part_formulations,
+            "table1": part_table1,
+            "target": part_target,
+            "colgen": part_colgen,
+        }[part](args)
         if part == "colgen" and args.colgen_sizes and previous:
             done = {(r["dataset"], r["N"], r["T"]) for r in results[part]}
-            results[part] = [r for r in previous
-                             if (r["dataset"], r["N"], r["T"]) not in done] + results[part]
+            results[part] = [
+                r for r in previous if (r["dataset"], r["N"], r["T"]) not in done
+            ] + results[part]
         write(results, args)
 
 

@@ -77,8 +77,9 @@ def test_adding_columns_equals_solving_from_scratch(seed, m, n, n0, batches):
     for part in splits:
         idx = part.tolist()
         starts, rows, vals = _csc(A, B, idx)
-        new = inc.add_columns(c[idx], np.zeros(len(idx)), np.full(len(idx), 2.0), starts, rows,
-                              vals)
+        new = inc.add_columns(
+            c[idx], np.zeros(len(idx)), np.full(len(idx), 2.0), starts, rows, vals
+        )
         np.testing.assert_array_equal(new, np.arange(have, have + len(idx)))
         have += len(idx)
         res = inc.solve()
@@ -198,8 +199,9 @@ def test_colgen_master_result_is_consistent_with_its_ir_model():
 
     from odtkit.pruning import column_generation, extract, prune
 
-    X, y = make_classification(120, n_features=6, n_informative=4, n_redundant=0,
-                               random_state=3, flip_y=0.2)
+    X, y = make_classification(
+        120, n_features=6, n_informative=4, n_redundant=0, random_state=3, flip_y=0.2
+    )
     rf = RandomForestClassifier(5, max_depth=4, random_state=3).fit(X, y)
     d = extract(rf, X, y, np.random.default_rng(3).uniform(0.5, 3.0, 6))
     lam = 0.004
@@ -224,8 +226,9 @@ def test_colgen_variants_agree(seed):
     from odtkit.pruning import column_generation, extract, objective_terms, prune
 
     rng = np.random.default_rng(seed)
-    X, y = make_classification(150, n_features=5, n_informative=3, n_redundant=0,
-                               random_state=seed, flip_y=0.2)
+    X, y = make_classification(
+        150, n_features=5, n_informative=3, n_redundant=0, random_state=seed, flip_y=0.2
+    )
     X = np.round(X, 0)  # duplicated rows, so merging has something to merge
     rf = RandomForestClassifier(4, max_depth=3 + seed, random_state=seed).fit(X, y)
     d = extract(rf, X, y, rng.uniform(0.5, 3.0, 5))
@@ -233,13 +236,15 @@ def test_colgen_variants_agree(seed):
     ref = prune(d, lam=lam)
     runs = {
         (inc, merge): column_generation(d, lam=lam, incremental=inc, merge=merge)
-        for inc in (True, False) for merge in (True, False)
+        for inc in (True, False)
+        for merge in (True, False)
     }
     for cg in runs.values():
         assert cg.status == "optimal"
         assert cg.stats["lp_value"] == pytest.approx(ref.solution.objective, abs=1e-9)
         assert objective_terms(d, cg.model.leaves, lam)["objective"] == pytest.approx(
-            ref.objective, abs=1e-9)
+            ref.objective, abs=1e-9
+        )
         # the reported master is the Model IR of the solved columns, whatever the variant
         master = cg.stats["model_ir"]
         assert master.check(cg.solution.x).empty

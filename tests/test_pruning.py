@@ -35,7 +35,12 @@ def _mask(x):
 
 def _forest(seed, n=40, T=3, depth=3, k=6, kind="rf", classes=2):
     X, y = make_classification(
-        n, n_features=k, n_informative=4, n_redundant=0, n_classes=classes, random_state=seed,
+        n,
+        n_features=k,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=classes,
+        random_state=seed,
         flip_y=0.15,
     )
     cls = RandomForestClassifier if kind == "rf" else ExtraTreesClassifier
@@ -168,8 +173,9 @@ def test_property_lp_integral_equals_mip(seed, T, depth, lam, kind):
 
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), T=st.integers(2, 8), depth=st.integers(2, 6),
-       lam=st.floats(0, 0.5))
+@given(
+    seed=st.integers(0, 10_000), T=st.integers(2, 8), depth=st.integers(2, 6), lam=st.floats(0, 0.5)
+)
 def test_property_lp_equals_mip_slow(seed, T, depth, lam):
     ens, X, y, costs = _forest(seed, n=150, T=T, depth=depth, classes=2 + seed % 3)
     d = extract(ens, X, y, costs)
@@ -257,8 +263,7 @@ def test_unpruned_ensemble_predicts_like_sklearn_on_its_training_data():
     ens, X, y, _ = _forest(4, n=60, T=3, depth=3)
     pe = prune(ens, X, y, lam=0.0).model
     # lam = 0 keeps every split that reduces training error; held-out predictions still valid
-    Xt, yt = make_classification(30, n_features=6, n_informative=4, n_redundant=0,
-                                 random_state=99)
+    Xt, yt = make_classification(30, n_features=6, n_informative=4, n_redundant=0, random_state=99)
     assert 0 <= pe.error(Xt, yt) <= 1
     assert pe.apply(Xt).shape == (30, 3)
     with pytest.raises(ValueError, match="features"):
@@ -270,8 +275,16 @@ def test_unpruned_ensemble_predicts_like_sklearn_on_its_training_data():
 def test_cost_error_path_monotone():
     ens, X, y, costs = _forest(5, n=80, T=4, depth=4)
     lams = [0.0, 0.005, 0.02, 0.1, 1.0]
-    path = cost_error_path(ens, X, y, lams=lams, costs=costs, X_test=X, y_test=y,
-                           methods=("ensemble", "individual", "none"))
+    path = cost_error_path(
+        ens,
+        X,
+        y,
+        lams=lams,
+        costs=costs,
+        X_test=X,
+        y_test=y,
+        methods=("ensemble", "individual", "none"),
+    )
     assert set(path.status) == {"optimal", "none"}
     assert len(path) == 3 * len(lams)
     e = path[path.method == "ensemble"].sort_values("lam")

@@ -96,8 +96,12 @@ def test_colgen_equals_full_lp(seed):
 
 
 @settings(max_examples=6, deadline=None)
-@given(seed=st.integers(0, 10_000), T=st.integers(1, 5), depth=st.integers(1, 4),
-       lam=st.sampled_from([0.0, 0.003, 0.02, 0.1]))
+@given(
+    seed=st.integers(0, 10_000),
+    T=st.integers(1, 5),
+    depth=st.integers(1, 4),
+    lam=st.sampled_from([0.0, 0.003, 0.02, 0.1]),
+)
 def test_property_colgen_equals_lp(seed, T, depth, lam):
     d = _data(seed, n=50, T=T, depth=depth)
     lp = prune(d, lam=lam)
@@ -108,8 +112,12 @@ def test_property_colgen_equals_lp(seed, T, depth, lam):
 
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), T=st.integers(2, 10), depth=st.integers(2, 6),
-       lam=st.floats(0.0, 0.2))
+@given(
+    seed=st.integers(0, 10_000),
+    T=st.integers(2, 10),
+    depth=st.integers(2, 6),
+    lam=st.floats(0.0, 0.2),
+)
 def test_property_colgen_equals_lp_slow(seed, T, depth, lam):
     d = _data(seed, n=200, T=T, depth=depth, k=8)
     lp = prune(d, lam=lam)

@@ -89,8 +89,12 @@ def test_routing_and_statistics_match_sklearn(kind):
                     seen.add(f)
                     want.add((i, int(f), int(h)))
         got = set(
-            zip(tree.use_example.tolist(), tree.use_feature.tolist(), tree.use_node.tolist(),
-                strict=True)
+            zip(
+                tree.use_example.tolist(),
+                tree.use_feature.tolist(),
+                tree.use_node.tolist(),
+                strict=True,
+            )
         )
         assert got == want
         # entries sorted by (u, k, i) (row order of §7.6)

@@ -230,9 +230,10 @@ def test_ip0_and_ip2_against_dp():
         assert r2.objective == pytest.approx(dp, abs=1e-9)
     # all trees side by side = individual pruning with lam_ind = T lam, divided by T
     r_all = _lp(IP2().build(d, lam=lam))
-    ind = sum(
-        tree_dp(tr, tr.error / N, T * lam * d.costs[tr.use_feature] / N)[0] for tr in d.trees
-    ) / T
+    ind = (
+        sum(tree_dp(tr, tr.error / N, T * lam * d.costs[tr.use_feature] / N)[0] for tr in d.trees)
+        / T
+    )
     assert r_all.objective == pytest.approx(ind, abs=1e-9)
 
 
@@ -331,8 +332,11 @@ def _formulations(d, pruning):
         (LP1(), {"budget": budget}, pruning.leaves),
         (LP1(aggregate=True, merge=True), {"budget": budget}, pruning.leaves),
         (ColgenMaster(), {"lam": 0.03, "columns": columns}, pruning.leaves),
-        (ColgenMaster(merge=False, integral=True), {"lam": 0.03, "columns": columns},
-         pruning.leaves),
+        (
+            ColgenMaster(merge=False, integral=True),
+            {"lam": 0.03, "columns": columns},
+            pruning.leaves,
+        ),
     ]
 
 
@@ -373,7 +377,9 @@ def test_solve_formulation_and_verify_on_pruning_formulations():
 
     d = _example()
     lp = solve_formulation(
-        IP3(aggregate=True, merge=True), d, lam=0.1,
+        IP3(aggregate=True, merge=True),
+        d,
+        lam=0.1,
         solve_options={"relax": True, "lp_method": "simplex"},
     )
     assert lp.status == "optimal" and lp.objective == pytest.approx(0.4)

@@ -89,9 +89,7 @@ def check_budget(budget: Any, allow_negative: bool = True) -> float:
     A negative budget builds a legitimate (infeasible) model; :func:`odtkit.pruning.prune`
     refuses it (``allow_negative=False``) because no pruning can cost less than 0.
     """
-    if isinstance(budget, bool) or not isinstance(
-        budget, (int, float, np.integer, np.floating)
-    ):
+    if isinstance(budget, bool) or not isinstance(budget, (int, float, np.integer, np.floating)):
         raise TypeError(f"budget must be a number, got {type(budget).__name__}")
     value = float(budget)
     if not math.isfinite(value):
@@ -176,9 +174,7 @@ def _feature_rows(
         rows_local = np.arange(m, dtype=np.int64)
         R.append(np.concatenate([rows_local, owner]) + row0)
         C.append(
-            np.concatenate(
-                [wt_index[wt_base[t] + rows_local], z_index[data.node_offset[t] + anc]]
-            )
+            np.concatenate([wt_index[wt_base[t] + rows_local], z_index[data.node_offset[t] + anc]])
         )
         row0 += m
     return np.concatenate(R), np.concatenate(C), row0
@@ -379,7 +375,12 @@ class IP0(PruningFormulation):
 
 
 def _ensemble_objective(
-    b: ModelBuilder, data: Any, z: Any, w: Any, cost: np.ndarray, lam: float | None,
+    b: ModelBuilder,
+    data: Any,
+    z: Any,
+    w: Any,
+    cost: np.ndarray,
+    lam: float | None,
     budget: float | None,
 ) -> None:
     """Error term on ``z``; ``lam * cost`` on ``w`` or the row ``cost . w <= budget``."""
@@ -622,8 +623,14 @@ class IP3(PruningFormulation):
         _ensemble_objective(b, data, z, w, cost, lam, budget)
         extra = {} if pair_class is None else {"pair_class": pair_class, "class_rep": class_rep}
         _meta(
-            b, data, self.name, lam, budget, aggregate=self.aggregate,
-            merge=pair_class is not None, **extra,
+            b,
+            data,
+            self.name,
+            lam,
+            budget,
+            aggregate=self.aggregate,
+            merge=pair_class is not None,
+            **extra,
         )
         return b.build()
 
@@ -877,8 +884,15 @@ class ColgenMaster(PruningFormulation):
         b.add_objective(alpha.index, np.array([c.cost for c in cols], dtype=np.float64))
         b.add_objective(w.index, layout.w_cost)
         _meta(
-            b, data, self.name, lam, None, layout=layout, columns=tuple(cols),
-            column_tree=col_tree, integral=self.integral,
+            b,
+            data,
+            self.name,
+            lam,
+            None,
+            layout=layout,
+            columns=tuple(cols),
+            column_tree=col_tree,
+            integral=self.integral,
         )
         return b.build()
 

@@ -93,13 +93,20 @@ def solve_ip3(
     result = None
     if method == "lp":
         solution = solve(
-            model, backend=backend, time_limit=time_limit, relax=True, lp_method="simplex",
+            model,
+            backend=backend,
+            time_limit=time_limit,
+            relax=True,
+            lp_method="simplex",
             **solver_options(backend),
         )
         frac = max_fractionality(solution.x, model.integrality) if solution.has_solution else np.nan
         stats.update(
-            lp_time=solution.time, lp_status=solution.status, lp_objective=solution.objective,
-            max_fractionality=frac, solved_as="lp",
+            lp_time=solution.time,
+            lp_status=solution.status,
+            lp_objective=solution.objective,
+            max_fractionality=frac,
+            solved_as="lp",
         )
         if solution.status == Status.INFEASIBLE or (
             solution.status == Status.OPTIMAL and frac <= INTEGRALITY_TOL
@@ -107,7 +114,8 @@ def solve_ip3(
             result = verify_solution(formulation, model, solution, data)
         else:
             stats["fallback"] = (
-                f"LP status {solution.status}" if solution.status != Status.OPTIMAL
+                f"LP status {solution.status}"
+                if solution.status != Status.OPTIMAL
                 else f"fractional LP vertex (max fractionality {frac:.3g})"
             )
             stats["lp_solution"] = solution
@@ -119,7 +127,8 @@ def solve_ip3(
         stats.setdefault(
             "max_fractionality",
             max_fractionality(result.solution.x, model.integrality)
-            if result.solution.has_solution else np.nan,
+            if result.solution.has_solution
+            else np.nan,
         )
     result = _with_pruning(result, data, lam)
     return result.replace(time=time.perf_counter() - t0, stats={**result.stats, **stats})
@@ -211,14 +220,22 @@ def prune(
         from odtkit.pruning._budget import budget_prune
 
         result = budget_prune(
-            data, budget=budget, budget_method=budget_method, backend=backend,
-            time_limit=time_limit, aggregate=aggregate,
+            data,
+            budget=budget,
+            budget_method=budget_method,
+            backend=backend,
+            time_limit=time_limit,
+            aggregate=aggregate,
         )
     elif method == "colgen":
         result = _colgen(data, lam, backend, time_limit)
     else:
         result = solve_ip3(
-            data, lam=lam, method=method, backend=backend, time_limit=time_limit,
+            data,
+            lam=lam,
+            method=method,
+            backend=backend,
+            time_limit=time_limit,
             aggregate=aggregate,
         )
     return result.replace(
@@ -226,9 +243,7 @@ def prune(
     )
 
 
-def _colgen(
-    data: EnsembleData, lam: float, backend: str, time_limit: float | None
-) -> Result:
+def _colgen(data: EnsembleData, lam: float, backend: str, time_limit: float | None) -> Result:
     from odtkit.pruning._colgen import column_generation
 
     cg = column_generation(data, lam=lam, backend=backend, time_limit=time_limit)

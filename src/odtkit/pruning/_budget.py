@@ -68,7 +68,11 @@ def lambda_search(
     def at(lam: float) -> Result:
         nonlocal best_bound, best_error
         r = solve_ip3(
-            data, lam=lam, method="lp", backend=backend, time_limit=time_limit,
+            data,
+            lam=lam,
+            method="lp",
+            backend=backend,
+            time_limit=time_limit,
             aggregate=aggregate,
         )
         # weak duality of the budget row: OPT(B) >= OPT(λ) - λ B for every λ >= 0
@@ -104,9 +108,15 @@ def lambda_search(
             "lambda_cost_term": pruned.cost_term if pruned is not None else np.nan,
         }
         return hi.replace(
-            model=pruned, objective=objective, lower_bound=bound, status=status,
-            method="lambda_search", time=time.perf_counter() - t0, trace=make_trace(trace),
-            stats=stats, message=message or hi.message,
+            model=pruned,
+            objective=objective,
+            lower_bound=bound,
+            status=status,
+            method="lambda_search",
+            time=time.perf_counter() - t0,
+            trace=make_trace(trace),
+            stats=stats,
+            message=message or hi.message,
         )
 
     lo = at(0.0)
@@ -119,8 +129,9 @@ def lambda_search(
     lam_hi = 2.0 * data.n_samples / float(pos.min()) + 1.0 if pos.size else 1.0
     hi = at(lam_hi)
     if hi.model is None or hi.status != Status.OPTIMAL:
-        return done(hi, hi.status, f"the λ = {lam_hi:g} problem stopped with status "
-                    f"{hi.status.value}")
+        return done(
+            hi, hi.status, f"the λ = {lam_hi:g} problem stopped with status {hi.status.value}"
+        )
     for _ in range(max_steps):
         dc = lo.model.cost_term - hi.model.cost_term
         if dc <= _TOL:
@@ -128,8 +139,9 @@ def lambda_search(
         lam = (hi.model.error_term - lo.model.error_term) / dc
         s = at(lam)
         if s.model is None or s.status != Status.OPTIMAL:
-            return done(hi, s.status, f"the λ = {lam:g} problem stopped with status "
-                        f"{s.status.value}")
+            return done(
+                hi, s.status, f"the λ = {lam:g} problem stopped with status {s.status.value}"
+            )
         fits = s.model.cost_term <= budget + _TOL
         line = hi.model.error_term + lam * hi.model.cost_term
         if s.model.error_term + lam * s.model.cost_term >= line - _TOL:
@@ -172,8 +184,13 @@ def budget_prune(
     if budget_method == "lambda" or sweep.model is None:
         return sweep
     exact = solve_ip3(
-        data, budget=budget, method="lp", backend=backend, time_limit=time_limit,
-        start=sweep.model, aggregate=aggregate,
+        data,
+        budget=budget,
+        method="lp",
+        backend=backend,
+        time_limit=time_limit,
+        start=sweep.model,
+        aggregate=aggregate,
     )
     lambda_stats = {
         k: sweep.stats[k]

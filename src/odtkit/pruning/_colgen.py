@@ -50,11 +50,13 @@ def _as_ir_result(res: Solution, model: Model, n_initial: int, n_w: int) -> Solu
     alpha, w = model.vars["alpha"], model.vars["w"]
     J = alpha.stop - alpha.start
     assert alpha.start == 0 and w.start == J and w.stop - w.start == n_w
-    order = np.concatenate([
-        np.arange(n_initial),
-        n_initial + n_w + np.arange(J - n_initial),
-        n_initial + np.arange(n_w),
-    ])
+    order = np.concatenate(
+        [
+            np.arange(n_initial),
+            n_initial + n_w + np.arange(J - n_initial),
+            n_initial + np.arange(n_w),
+        ]
+    )
     x = res.x[order]
     rc = res.reduced_costs[order] if res.reduced_costs is not None else None
     return dataclasses.replace(res, x=x, values=model.values(x), reduced_costs=rc)
@@ -155,7 +157,11 @@ def column_generation(
         else:
             model = master.with_columns(initial, data, cols)
             res = solve(
-                model, backend=backend, relax=True, lp_method="simplex", time_limit=remaining,
+                model,
+                backend=backend,
+                relax=True,
+                lp_method="simplex",
+                time_limit=remaining,
                 **solver_options(backend),
             )
         master_time += time.perf_counter() - t1
@@ -225,9 +231,17 @@ def column_generation(
             if status == Status.OPTIMAL and objective - bound <= VERIFY_TOLERANCE:
                 bound = objective
         return Result(
-            model=pruned, objective=objective, lower_bound=bound, status=status,
-            time=time.perf_counter() - t0, method="colgen", backend=backend, trace=trace,
-            stats=stats, solution=res, message=message,
+            model=pruned,
+            objective=objective,
+            lower_bound=bound,
+            status=status,
+            time=time.perf_counter() - t0,
+            method="colgen",
+            backend=backend,
+            trace=trace,
+            stats=stats,
+            solution=res,
+            message=message,
         )
 
     if res is None:
@@ -255,12 +269,11 @@ def column_generation(
     stats["mip_result"] = mip
     # after convergence the binary master must attain the LP value to be optimal; after a
     # limit it is just the best integral combination of the columns found so far
-    if mip.model is None or (
-        status == Status.OPTIMAL and mip.objective > stats["lp_value"] + 1e-9
-    ):
+    if mip.model is None or (status == Status.OPTIMAL and mip.objective > stats["lp_value"] + 1e-9):
         stats["integral_by"] = "failed"
         return answer(
-            mip.model, Status.ERROR,
+            mip.model,
+            Status.ERROR,
             "no integral combination of the generated columns attains the master's LP value",
         )
     stats["integral_by"] = "master_mip"

@@ -133,9 +133,7 @@ class EnsembleData:
         starts = []
         for t, off in zip(self.trees, self.entry_offset[:-1], strict=True):
             if t.n_entries:
-                brk = np.flatnonzero(
-                    (np.diff(t.use_node) != 0) | (np.diff(t.use_feature) != 0)
-                ) + 1
+                brk = np.flatnonzero((np.diff(t.use_node) != 0) | (np.diff(t.use_feature) != 0)) + 1
                 starts.append(np.concatenate(([0], brk)) + off)
         gstart = np.concatenate(starts) if starts else np.zeros(0, np.int64)
         flag = np.zeros(self.n_entries, dtype=np.int64)
