@@ -188,11 +188,11 @@ def test_both_search_methods_and_the_method_vocabulary():
     assert SEARCH_METHODS == ("dp", "bnb")
 
 
-def test_binoct_row_says_why_optimal_is_not_certified_for_the_stated_problem():
+def test_binoct_row_is_feasible_and_says_why_it_is_not_certified_for_the_stated_problem():
     ds = example_dataset_trees()
     table = compare(ds, lam=0.25, max_depth=1, methods=("binoct",), warm_start=False)
     row = table.iloc[0]
-    assert row["status"] == "optimal" and row["bound"] < row["objective"]
+    assert row["status"] == "feasible" and row["bound"] < row["objective"]
     assert "optimum need not be the stated problem's" in row["message"]
 
 

@@ -126,7 +126,10 @@ def test_zero_weight_rows_decode_to_the_solver_value_on_every_backend(backend, f
     optimum = brute_force_tree(ZERO_WEIGHT, lam=0.15, max_depth=2)[1]
     assert optimum == pytest.approx(0.5727272727, abs=1e-9)
     result = solve_formulation(form, ZERO_WEIGHT, backend=backend, max_depth=2, lam=0.15)
-    assert result.status == Status.OPTIMAL
+    # optimal means certified for the stated problem: the original RBinOCT's bound is not valid
+    # for it, so the same tree is only feasible there
+    certified = VALID_BOUND in form.properties
+    assert result.status == (Status.OPTIMAL if certified else Status.FEASIBLE)
     assert result.backend == backend
     assert result.solution.objective == pytest.approx(optimum, abs=TOL)
     assert result.objective == pytest.approx(optimum, abs=TOL)  # not 0.7227
@@ -160,10 +163,10 @@ def test_verify_solution_refuses_a_bound_above_the_decoded_tree():
     res = verify_solution(form, model, honest, ds)
     assert res.status == Status.TIME_LIMIT and res.message == ""
     assert res.lower_bound == pytest.approx(11 / 30)
-    # "optimal" with a gap (a solver's gap tolerance): kept, and the message says why
+    # "optimal" with a gap (a solver's gap tolerance): feasible, and the message says why
     assert value == pytest.approx(1 / 3 + 0.1)
     res = verify_solution(form, model, _fabricated(model, x, objective=value, bound=0.4), ds)
-    assert res.status == Status.OPTIMAL and "gap tolerance" in res.message
+    assert res.status == Status.FEASIBLE and "gap tolerance" in res.message
     assert res.lower_bound == pytest.approx(0.4)
     wrong = verify_solution(form, model, _fabricated(model, x, objective=value, bound=0.5), ds)
     assert wrong.status == Status.ERROR
@@ -186,7 +189,7 @@ def test_verify_solution_refuses_a_value_below_the_decoded_tree():
     model = binoct.build(ds, max_depth=1, lam=0.1)
     x = binoct.start(model, Tree.split(0, Tree.leaf(0), Tree.leaf(1)))
     res = verify_solution(binoct, model, _fabricated(model, x, objective=1.0, bound=1.0), ds)
-    assert res.status == Status.OPTIMAL
+    assert res.status == Status.FEASIBLE  # min errors is not the stated (regularized) problem
     assert res.lower_bound == pytest.approx(1 / 6 + 0.1)
 
 

@@ -107,8 +107,8 @@ def verify_solution(formulation: Formulation, model: Model, solution: Any, data:
     ``error`` with a message; the bound is then dropped (``-inf``). A bound within the tolerance
     of the verified objective after an optimal solve becomes that objective (the bound is valid
     for the stated problem, so the decoded model is certified). An optimal solve that leaves a
-    gap (a formulation that is not ``EXACT``, or a solver's gap tolerance) keeps its status and
-    says so in ``message``.
+    gap (a formulation that is not ``EXACT``, or a solver's gap tolerance) becomes ``feasible``
+    and says why in ``message``: ``optimal`` always means certified for the stated problem.
     """
     status = Status.parse(solution.status)
     decoded = formulation.decode(model, solution) if solution.has_solution else None
@@ -139,6 +139,7 @@ def verify_solution(formulation: Formulation, model: Model, solution: Any, data:
                 bound = objective  # a proof within the solver's tolerance certifies the model
             elif status == Status.OPTIMAL:
                 # optimal for the program, not proven for the stated problem: say why
+                status = Status.FEASIBLE
                 if EXACT in properties:
                     why = "the solver stopped at its optimality gap tolerance"
                 else:

@@ -28,12 +28,16 @@ class Status(StrEnum):
     """Why a solver stopped. A ``StrEnum``: ``Status.OPTIMAL == "optimal"`` holds.
 
     ``OPTIMAL`` means the returned model is proven optimal (its bound equals its objective);
+    ``FEASIBLE`` means the method finished but cannot close the gap for the stated problem (a
+    formulation whose optimum is not the stated problem's, a solver's gap tolerance, the λ
+    search's convex hull): the model is feasible and the bound valid, ``message`` says why;
     every ``*_LIMIT`` and ``INTERRUPTED`` mean the solver stopped early and the result holds the
     best model found so far with a valid bound; ``INFEASIBLE`` / ``UNBOUNDED`` are verdicts on
     the model; ``ERROR`` means the solver failed (``Result.message`` says how).
     """
 
     OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
     INFEASIBLE_OR_UNBOUNDED = "infeasible_or_unbounded"

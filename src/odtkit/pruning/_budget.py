@@ -52,7 +52,7 @@ def lambda_search(
         ``model`` the hull pruning within budget (``lam`` 0: its objective is the error term),
         ``lower_bound`` the best Lagrangian bound ``max_λ OPT(λ) - λ budget``, ``status``
         ``optimal`` when that bound proves the pruning optimal for the budget, else
-        ``iteration_limit`` (the search cannot go past the hull; ``message`` says so);
+        ``feasible`` (the search cannot go past the hull; ``message`` says so);
         ``stats["lambda_steps"]`` lists every λ tried with its cost and error term and
         ``stats["lambda"]`` the λ of the answer; ``trace`` one row per λ.
     """
@@ -94,7 +94,7 @@ def lambda_search(
             if objective - bound <= _TOL:
                 status, bound = Status.OPTIMAL, objective
             else:
-                status = Status.ITERATION_LIMIT
+                status = Status.FEASIBLE
                 message = (
                     "the λ search reaches only prunings on the lower convex hull of the "
                     f"(cost, error) trade-off; the Lagrangian bound leaves a gap of "
