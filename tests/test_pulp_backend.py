@@ -5,6 +5,8 @@ Cross-backend optimum / status agreement lives in test_backend_agreement.py.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pulp
 import pytest
@@ -46,19 +48,7 @@ def ranged() -> Model:
     upper = m.row_upper.copy()
     upper[m.constraints["rng"].start] = 3.0  # 1 <= x00 + x11 <= 3
     upper[m.constraints["free"].start] = np.inf  # no bound at all
-    return Model(
-        name=m.name,
-        A=m.A,
-        row_lower=m.row_lower,
-        row_upper=upper,
-        col_lower=m.col_lower,
-        col_upper=m.col_upper,
-        integrality=m.integrality,
-        c=m.c,
-        offset=m.offset,
-        vars=m.vars,
-        constraints=m.constraints,
-    )
+    return dataclasses.replace(m, row_upper=upper)
 
 
 def test_registered_with_capabilities_per_solver():

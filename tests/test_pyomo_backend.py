@@ -5,6 +5,8 @@ Cross-backend optimum / status agreement lives in test_backend_agreement.py.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pyomo.environ as pe
 import pytest
@@ -107,19 +109,7 @@ def test_name_collisions_and_free_rows_are_handled():
     m = b.build()
     upper = m.row_upper.copy()
     upper[m.constraints["spare"].start] = np.inf  # a free row: no finite bound at all
-    m = Model(
-        name=m.name,
-        A=m.A,
-        row_lower=m.row_lower,
-        row_upper=upper,
-        col_lower=m.col_lower,
-        col_upper=m.col_upper,
-        integrality=m.integrality,
-        c=m.c,
-        offset=m.offset,
-        vars=m.vars,
-        constraints=m.constraints,
-    )
+    m = dataclasses.replace(m, row_upper=upper)
     built = to_pyomo(m)
     names = {c.name for c in built.model.component_objects()}
     assert {"objective", "objective_con", "objective_obj", "spare"} <= names
