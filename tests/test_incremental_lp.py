@@ -242,7 +242,7 @@ def test_colgen_variants_agree(seed):
     for cg in runs.values():
         assert cg.status == "optimal"
         assert cg.stats["lp_value"] == pytest.approx(ref.solution.objective, abs=1e-9)
-        assert objective_terms(d, cg.model.leaves, lam)["objective"] == pytest.approx(
+        assert objective_terms(d, cg.model.leaves, lam=lam)["objective"] == pytest.approx(
             ref.objective, abs=1e-9
         )
         # the reported master is the Model IR of the solved columns, whatever the variant

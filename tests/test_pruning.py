@@ -129,7 +129,7 @@ def test_lp_mip_match_enumeration_and_measured_terms(seed):
     ens, X, y, costs = _forest(seed, n=25, T=2 + seed % 2, depth=2 + (seed % 3 == 0))
     d = extract(ens, X, y, costs)
     lam = [0.0, 0.005, 0.02, 0.05, 0.1, 0.5][seed]
-    oracle, _ = brute_force_prune(d, lam)
+    oracle, _ = brute_force_prune(d, lam=lam)
     lp = prune(d, lam=lam, method="lp")
     mip = prune(d, lam=lam, method="mip")
     full = prune(d, lam=lam, formulation="full")
@@ -147,7 +147,7 @@ def test_lp_mip_match_enumeration_and_measured_terms(seed):
     assert pe.error_term_on(X, y) == pytest.approx(pe.error_term, abs=1e-12)
     # the solver's z/w values agree with the recomputed accounting
     vals = lp.solution.values
-    terms = objective_terms(d, pe.leaves, lam)
+    terms = objective_terms(d, pe.leaves, lam=lam)
     pair_class = lp.stats["model_ir"].meta["pair_class"]
     np.testing.assert_array_equal(vals["w"][pair_class] > 0.5, terms["w"])
     np.testing.assert_array_equal(full.solution.values["w"] > 0.5, terms["w"])
@@ -195,7 +195,7 @@ def test_budgets_on_worked_example():
         assert pe.cost_term <= B + 1e-12
         assert pe.error_term == pytest.approx(err), B
         assert res.objective == pe.error_term and res.lower_bound == pytest.approx(err)
-        oracle, _ = brute_force_prune(d, 0.0, budget=B)
+        oracle, _ = brute_force_prune(d, lam=0.0, budget=B)
         assert pe.error_term == pytest.approx(oracle)
         sweep = prune(d, budget=B, budget_method="lambda")
         assert sweep.model.cost_term <= B + 1e-12
@@ -237,7 +237,7 @@ def test_budget_random_against_oracle(seed):
     for frac in (0.0, 0.3, 0.6, 1.0):
         B = frac * full_cost
         res = prune(d, budget=B)
-        oracle, _ = brute_force_prune(d, 0.0, budget=B)
+        oracle, _ = brute_force_prune(d, lam=0.0, budget=B)
         assert res.status == Status.OPTIMAL
         assert res.model.cost_term <= B + 1e-9
         assert res.model.error_term == pytest.approx(oracle, abs=1e-9)
@@ -303,7 +303,7 @@ def test_prune_returns_a_result_whose_model_objective_is_the_accounting(method):
     d = extract(ens, X, y, costs)
     res = prune(d, lam=0.02, method=method)
     assert isinstance(res, Result) and isinstance(res.model, PrunedEnsemble)
-    terms = objective_terms(d, res.model.leaves, 0.02)
+    terms = objective_terms(d, res.model.leaves, lam=0.02)
     assert res.model.objective == terms["objective"]
     assert res.objective == terms["objective"]
     assert res.lower_bound <= res.objective and res.gap == pytest.approx(0.0, abs=1e-9)
@@ -336,7 +336,7 @@ def test_warm_started_mip_that_contradicts_itself_is_solved_again(monkeypatch):
     ens, X, y, costs = _forest(22, n=25, T=2, depth=2)
     d = extract(ens, X, y, costs)
     B = 0.6 * prune(d, lam=0.0).model.cost_term
-    oracle, _ = brute_force_prune(d, 0.0, budget=B)
+    oracle, _ = brute_force_prune(d, lam=0.0, budget=B)
     real = odtkit.solvers.solve
 
     def lying_solver(model, start=None, **kw):

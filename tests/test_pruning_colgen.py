@@ -72,7 +72,7 @@ def test_colgen_worked_example_trace():
             cg = column_generation(d, lam=lam, init=init)
             assert isinstance(cg, Result) and cg.status == Status.OPTIMAL
             assert cg.stats["lp_value"] == pytest.approx(obj, abs=1e-9)
-            assert objective_terms(d, cg.model.leaves, lam)["objective"] == pytest.approx(obj)
+            assert objective_terms(d, cg.model.leaves, lam=lam)["objective"] == pytest.approx(obj)
             assert cg.objective == pytest.approx(obj) and cg.lower_bound == cg.objective
             tr = cg.trace
             assert tuple(tr.columns) == TRACE_COLUMNS

@@ -65,7 +65,7 @@ def test_ip3_lp_is_integral_and_optimal_on_example(lam, obj, aggregate):
     assert res.objective == pytest.approx(obj, abs=1e-9)
     assert _frac(res.x) <= 1e-9  # a vertex, integral even at the three-way tie lam = 1/8
     leaves = IP3(aggregate=aggregate).decode(m, res)
-    assert objective_terms(d, leaves, lam)["objective"] == pytest.approx(obj, abs=1e-12)
+    assert objective_terms(d, leaves, lam=lam)["objective"] == pytest.approx(obj, abs=1e-12)
     assert m.check(np.round(res.x)).empty
 
 
@@ -209,7 +209,7 @@ def test_budget_row_breaks_integrality_8_6():
         assert res.objective == pytest.approx(val, abs=1e-9)
         assert (_frac(res.x) <= 1e-9) == integral
     # B = 3: best pruned ensemble within budget has error term 0.25 (oracle)
-    best, _ = brute_force_prune(d, 0.0, budget=3.0)
+    best, _ = brute_force_prune(d, lam=0.0, budget=3.0)
     assert best == pytest.approx(0.25)
     assert solve(LP1().build(d, budget=3.0)).objective == pytest.approx(0.25, abs=1e-9)
     assert _lp(LP1().build(d, budget=-1.0)).status == "infeasible"
@@ -241,7 +241,7 @@ def test_ip0_and_ip2_against_dp():
 def test_ip1_ip3_mip_and_lp_match_enumeration(seed):
     d = _random_data(seed, n=20, T=2, depth=3)
     lam = [0.0, 0.01, 0.05, 0.2, 1.0][seed]
-    oracle, _ = brute_force_prune(d, lam)
+    oracle, _ = brute_force_prune(d, lam=lam)
     ip3 = IP3().build(d, lam=lam)
     assert _lp(ip3).objective == pytest.approx(oracle, abs=1e-9)
     assert _frac(_lp(ip3).x) <= 1e-7

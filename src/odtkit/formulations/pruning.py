@@ -323,7 +323,7 @@ class PruningFormulation(Formulation):
         from odtkit.pruning._ensemble import objective_terms
 
         check_built_by(model, self)
-        terms = objective_terms(data, _leaves(decoded), model.meta["lam"] or 0.0)
+        terms = objective_terms(data, _leaves(decoded), lam=model.meta["lam"] or 0.0)
         return _stated_objective(terms, model.meta)
 
     def start(self, model: Model, obj: Any) -> np.ndarray:
@@ -332,7 +332,7 @@ class PruningFormulation(Formulation):
 
         check_built_by(model, self)
         pruning = _pruning(obj, model)
-        terms = objective_terms(pruning.data, pruning.leaves, 0.0)
+        terms = objective_terms(pruning.data, pruning.leaves, lam=0.0)
         return model.vector(self._start_values(model, pruning, terms))
 
     def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:

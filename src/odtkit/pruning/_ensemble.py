@@ -105,7 +105,7 @@ def tree_terms(tree: TreeData, z: np.ndarray) -> tuple[int, np.ndarray]:
 
 
 def objective_terms(
-    data: EnsembleData, z: list[np.ndarray], lam: float
+    data: EnsembleData, z: list[np.ndarray], *, lam: float
 ) -> dict[str, float | np.ndarray]:
     """IP3 objective terms of a pruning on the training data (the model's accounting).
 
@@ -178,7 +178,11 @@ def enumerate_prunings(tree: TreeData, limit: int = 100_000) -> list[np.ndarray]
 
 
 def brute_force_prune(
-    data: EnsembleData, lam: float, budget: float | None = None, limit: int = 200_000
+    data: EnsembleData,
+    *,
+    lam: float,
+    budget: float | None = None,
+    limit: int = 200_000,
 ) -> tuple[float, list[np.ndarray]]:
     """Test oracle: best pruning by enumerating all combinations of per-tree prunings.
 
@@ -192,7 +196,7 @@ def brute_force_prune(
     best, arg = np.inf, []
     for combo in product(*per_tree):
         z = list(combo)
-        terms = objective_terms(data, z, lam)
+        terms = objective_terms(data, z, lam=lam)
         if budget is None:
             val = float(terms["objective"])
         elif terms["cost_term"] <= budget + 1e-12:
@@ -241,7 +245,7 @@ class PrunedEnsemble:
     # objective, so wrapping its decoded leaves costs nothing until someone asks
     @cached_property
     def _terms(self) -> tuple[float, float, float]:
-        terms = objective_terms(self.data, self.leaves, self.lam)
+        terms = objective_terms(self.data, self.leaves, lam=self.lam)
         return float(terms["error_term"]), float(terms["cost_term"]), float(terms["objective"])
 
     @property
