@@ -239,3 +239,10 @@ def test_build_validates_the_problem(form):
         form.build(ds.subset(np.zeros(ds.n_samples, dtype=bool)), max_depth=1, lam=0.1)
     with pytest.raises(TypeError, match="unexpected keyword"):
         form.build(ds, max_depth=1, lam=0.1, depth=1)
+
+
+@pytest.mark.parametrize("form", [RBinOCT(), BinOCT(), FlowOCT()], ids=repr)
+def test_a_depth_no_solver_can_index_is_refused_naming_the_limit(form):
+    ds = example_dataset_trees()
+    with pytest.raises(ValueError, match=r"max_depth=100 .* must be at most \d+"):
+        form.build(ds, max_depth=100, lam=0.01)

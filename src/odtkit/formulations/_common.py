@@ -275,6 +275,26 @@ def check_tree(tree: Any, meta: Any) -> Tree:
 # ---------------------------------------------------------------------------------------------
 # the common protocol
 # ---------------------------------------------------------------------------------------------
+#: HiGHS indexes columns and nonzeros with 32-bit integers.
+MAX_MODEL_ENTRIES = 2**31 - 1
+
+
+def check_complete_tree_size(max_depth: int, n_rows: int) -> None:
+    """Refuse a depth whose complete tree cannot be a model: every tree formulation has a
+    variable per (row, node) of the complete tree of depth ``max_depth`` (2^(D+1) - 1 nodes)."""
+    entries = (2 ** (max_depth + 1) - 1) * max(n_rows, 1)
+    if entries > MAX_MODEL_ENTRIES:
+        deepest = max(
+            d for d in range(1, 64) if (2 ** (d + 1) - 1) * max(n_rows, 1) <= MAX_MODEL_ENTRIES
+        )
+        raise ValueError(
+            f"max_depth={max_depth} needs a complete tree of 2^{max_depth + 1} - 1 nodes, one "
+            f"variable per node and distinct row ({entries:.3g} in all), more than a solver can "
+            f"index (2^31 - 1); with {n_rows} distinct rows max_depth must be at most {deepest} "
+            "(search_tree has no such limit)"
+        )
+
+
 class TreeFormulation(Formulation):
     """Base of BinOCT / RBinOCT / FlowOCT on the :class:`Formulation` protocol.
 
@@ -310,6 +330,7 @@ class TreeFormulation(Formulation):
         max_depth = check_depth(max_depth, "max_depth", allow_none=False, minimum=1)
         lam = check_lambda(lam)
         rows = row_data(dataset, self.aggregate)
+        check_complete_tree_size(max_depth, rows.n_rows)
         builder = ModelBuilder(self.name)
         builder.meta.update(
             formulation=self.name,
