@@ -44,8 +44,8 @@ PROPERTIES = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL})
 class Formulation(ABC):
     """Base of every formulation (see the module docstring).
 
-    Subclasses set ``name`` and implement :meth:`build`, :meth:`decode` and :meth:`evaluate`;
-    :meth:`start` and :meth:`lower_bound` have defaults.
+    Subclasses set ``name`` and implement :meth:`build`, :meth:`decode`, :meth:`evaluate` and
+    :meth:`start` (every formulation can be warm-started); :meth:`lower_bound` has a default.
     """
 
     name: ClassVar[str] = ""
@@ -73,9 +73,9 @@ class Formulation(ABC):
         (or the pruning module's own accounting): the single truth every answer is checked
         against."""
 
+    @abstractmethod
     def start(self, model: Model, obj: Any) -> np.ndarray:
         """A complete, feasible start vector of ``model`` from a model object (e.g. a tree)."""
-        raise NotImplementedError(f"{self.name} builds no start from {type(obj).__name__}")
 
     def lower_bound(self, model: Model, solution: Any) -> float:
         """A lower bound on the stated problem's optimum from a solver's answer.

@@ -45,6 +45,7 @@ second. The Lemma 4.1 certificate of these matrices is :mod:`odtkit.formulations
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -335,8 +336,9 @@ class PruningFormulation(Formulation):
         terms = objective_terms(pruning.data, pruning.leaves, lam=0.0)
         return model.vector(self._start_values(model, pruning, terms))
 
+    @abstractmethod
     def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
-        raise NotImplementedError
+        """Start values by variable group of ``pruning`` (``terms``: its objective terms)."""
 
 
 # ------------------------------------------------------------------------------------------
