@@ -6,6 +6,7 @@ own ``check`` / ``objective_value`` and LP strong duality for the returned duals
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import os
@@ -63,21 +64,8 @@ def lp_rows() -> Model:
     upper = m.row_upper.copy()
     upper[m.constraints["rng"].start] = 1.5
     upper[m.constraints["spare"].start] = np.inf
-    lower = m.row_lower.copy()
-    assert lower[m.constraints["spare"].start] == -np.inf
-    return Model(
-        name=m.name,
-        A=m.A,
-        row_lower=lower,
-        row_upper=upper,
-        col_lower=m.col_lower.copy(),
-        col_upper=m.col_upper.copy(),
-        integrality=m.integrality.copy(),
-        c=m.c.copy(),
-        offset=m.offset,
-        vars=m.vars,
-        constraints=m.constraints,
-    )
+    assert m.row_lower[m.constraints["spare"].start] == -np.inf
+    return dataclasses.replace(m, row_upper=upper)
 
 
 def mip_cover(n: int = 12, m: int = 6, seed: int = 3) -> Model:
