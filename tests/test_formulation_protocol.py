@@ -246,3 +246,27 @@ def test_a_depth_no_solver_can_index_is_refused_naming_the_limit(form):
     ds = example_dataset_trees()
     with pytest.raises(ValueError, match=r"max_depth=100 .* must be at most \d+"):
         form.build(ds, max_depth=100, lam=0.01)
+
+
+def test_a_warm_start_whose_answer_fails_verification_is_solved_again_cold(monkeypatch):
+    # the HiGHS 1.16 failure seen on pruning's LP1 (the start handed back as "optimal" under a
+    # value it does not have), simulated on a tree MIP: the retry lives in the shared pipeline
+    import dataclasses
+
+    import odtkit.solvers
+
+    ds = example_dataset_trees()
+    real = odtkit.solvers.solve
+
+    def lying_solver(model, start=None, **kw):
+        out = real(model, start=start, **kw)
+        if start is None:
+            return out
+        return dataclasses.replace(out, x=start, values=model.values(start), objective=0.0)
+
+    monkeypatch.setattr(odtkit.solvers, "solve", lying_solver)
+    optimum = brute_force_tree(ds, lam=0.1, max_depth=2)[1]
+    result = solve_formulation(FlowOCT(), ds, max_depth=2, lam=0.1, start=Tree.leaf(0))
+    assert result.stats["warm_start"]
+    assert "worse than the solver's value" in result.stats["start_rejected"]
+    assert result.status == Status.OPTIMAL and result.objective == pytest.approx(optimum)

@@ -21,7 +21,7 @@ from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, Formulation
 from odtkit.model import Model
 from odtkit.results import Result, Status, empty_trace
 
-__all__ = ["solve_formulation", "verify_solution"]
+__all__ = ["solve_formulation", "solve_model", "verify_solution"]
 
 #: How far (objective units) a solver's value or bound may stray from the verified objective.
 VERIFY_TOLERANCE = 1e-6
@@ -71,7 +71,7 @@ def solve_formulation(
         :class:`~odtkit.solvers.Solution`, ``stats`` holds ``build_time``, ``solve_time``,
         ``warm_start``, ``solver`` and the built ``model_ir``.
     """
-    from odtkit.solvers import backend_capabilities, solve
+    from odtkit.solvers import backend_capabilities
 
     t0 = time.perf_counter()
     model = formulation.build(data, **problem)
@@ -88,14 +88,50 @@ def solve_formulation(
         certified = start_is_optimal and EXACT in formulation.properties
         if certified and "heuristics_off" in capabilities:
             options.setdefault("heuristics", False)  # the start is optimal: only the proof is left
-    solution = solve(model, backend=backend, time_limit=time_limit, start=start_vector, **options)
-    result = verify_solution(formulation, model, solution, data)
-    stats = {
-        **result.stats,
-        "build_time": build_time,
-        "warm_start": start_vector is not None,
-    }
+    result = solve_model(
+        formulation,
+        model,
+        data,
+        backend=backend,
+        start=start_vector,
+        time_limit=time_limit,
+        **options,
+    )
+    stats = {**result.stats, "build_time": build_time}
     return result.replace(time=time.perf_counter() - t0, stats=stats)
+
+
+def solve_model(
+    formulation: Formulation,
+    model: Model,
+    data: Any,
+    *,
+    backend: str,
+    start: np.ndarray | None = None,
+    time_limit: float | None = None,
+    **solve_options: Any,
+) -> Result:
+    """Solve a ``model`` that ``formulation`` built, verify the answer, distrust a bad start.
+
+    A warm-started answer that fails verification (status ``error``) is solved again without
+    the start: HiGHS 1.16 maps a MIP start into its presolved space wrongly on some models (its
+    log says "MIP start solution is feasible in the reduced space" with a value below the true
+    optimum), takes that value as its incumbent, closes the gap at the root and returns the
+    start itself as "optimal" under the wrong value. ``stats``: ``warm_start``, ``solve_time``
+    (both solves) and ``start_rejected`` (the verification's message) when it happened.
+    """
+    from odtkit.solvers import solve
+
+    solution = solve(model, backend=backend, time_limit=time_limit, start=start, **solve_options)
+    result = verify_solution(formulation, model, solution, data)
+    stats: dict[str, Any] = {"warm_start": start is not None}
+    if start is not None and result.status == Status.ERROR:
+        stats["start_rejected"] = result.message
+        spent = solution.time
+        solution = solve(model, backend=backend, time_limit=time_limit, **solve_options)
+        result = verify_solution(formulation, model, solution, data)
+        stats["solve_time"] = spent + solution.time
+    return result.replace(stats={**result.stats, **stats})
 
 
 def verify_solution(formulation: Formulation, model: Model, solution: Any, data: Any) -> Result:

@@ -13,8 +13,8 @@ import numpy as np
 
 from odtkit.formulations._base import Formulation
 from odtkit.model import Model
-from odtkit.pipeline import verify_solution
-from odtkit.results import Result, Status
+from odtkit.pipeline import solve_model
+from odtkit.results import Result
 
 #: HiGHS's default dual feasibility tolerance (1e-7) treats reduced costs below it as zero; the
 #: feature-cost coefficients ``lam c_k / N`` can be far smaller than that (tiny λ, large N), which
@@ -47,27 +47,26 @@ def solve_mip(
     time_limit: float | None,
     start: Any = None,
 ) -> tuple[Result, dict[str, Any]]:
-    """``model`` as an integer program, verified; ``start`` a pruning to warm-start from.
-
-    A verified answer that contradicts the solver (status ``error``) after a warm start is
-    solved again without it: HiGHS 1.16 maps a MIP start into its presolved space wrongly on
-    LP1 models (its log says "MIP start solution is feasible in the reduced space" with a value
-    below the true optimum), takes that value as its incumbent, closes the gap at the root and
-    returns the start itself as "optimal" under the wrong value. Returns the Result and stats
-    (``mip_time``, ``warm_start``, ``start_rejected``).
+    """``model`` as an integer program, verified (:func:`odtkit.pipeline.solve_model`, which
+    also distrusts a warm start whose answer fails verification); ``start`` a pruning to
+    warm-start from. Returns the Result and stats (``mip_time``, ``warm_start``,
+    ``start_rejected``).
     """
-    from odtkit.solvers import backend_capabilities, solve
+    from odtkit.solvers import backend_capabilities
 
-    options = solver_options(backend)
     vector = None
     if start is not None and "mip_start" in backend_capabilities(backend):
         vector = formulation.start(model, start)
-    solution = solve(model, backend=backend, time_limit=time_limit, start=vector, **options)
-    result = verify_solution(formulation, model, solution, data)
-    stats: dict[str, Any] = {"mip_time": solution.time, "warm_start": vector is not None}
-    if vector is not None and result.status == Status.ERROR:
-        stats["start_rejected"] = result.message
-        solution = solve(model, backend=backend, time_limit=time_limit, **options)
-        result = verify_solution(formulation, model, solution, data)
-        stats["mip_time"] += solution.time
+    result = solve_model(
+        formulation,
+        model,
+        data,
+        backend=backend,
+        start=vector,
+        time_limit=time_limit,
+        **solver_options(backend),
+    )
+    stats = {"mip_time": result.stats["solve_time"], "warm_start": result.stats["warm_start"]}
+    if "start_rejected" in result.stats:
+        stats["start_rejected"] = result.stats["start_rejected"]
     return result, stats
