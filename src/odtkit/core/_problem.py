@@ -21,6 +21,9 @@ from odtkit.core import _native
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree
 
+#: Queue policies of the native searches (one ``Policy`` enum in C++, these names).
+POLICIES = ("curiosity", "lower_bound", "objective", "bfs", "dfs")
+
 
 def build_problem(dataset: Dataset, popcount: str = "auto") -> Any:
     """The native preprocessed instance of ``dataset`` (``odtkit.core._native.Problem``).

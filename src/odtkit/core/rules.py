@@ -20,13 +20,13 @@ import pandas as pd
 from odtkit import metrics
 from odtkit._validation import as_binary_matrix, check_dataset, check_lambda, check_switches
 from odtkit.core import _native
-from odtkit.core._problem import problem_from_arrays, search_config
+from odtkit.core._problem import POLICIES, problem_from_arrays, search_config
 from odtkit.datasets import Dataset
 from odtkit.results import TRACE_COLUMNS, Result
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
 
 #: Queue policies (§5.4).
-RULE_POLICIES = ("curiosity", "lower_bound", "objective", "bfs", "dfs")
+RULE_POLICIES = POLICIES
 #: Symmetry-aware maps (§5.4): sorted prefix key, uncaptured-set key, or none.
 SYMMETRY_MAPS = ("permutation_map", "captured_map", "none")
 #: Switchable bounds of §5.3 (all on by default); turning one off never changes the optimum.

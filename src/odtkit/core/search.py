@@ -25,15 +25,13 @@ import pandas as pd
 from odtkit import metrics
 from odtkit._validation import check_dataset, check_depth, check_lambda, check_switches
 from odtkit.core import _native
-from odtkit.core._problem import build_problem, decode_tree, search_config
+from odtkit.core._problem import POLICIES, build_problem, decode_tree, search_config
 from odtkit.datasets import Dataset
 from odtkit.results import TRACE_COLUMNS, Result
 
 METHODS = ("dp", "bnb")
 #: Search orders of ``method="dp"``: depth-first bound passing, or GOSDT-style best-first queue.
 STRATEGIES = ("recursive", "queue")
-#: Queue policies of the bnb search; ``dp`` explores depth-first in bound order and ignores them.
-POLICIES = ("curiosity", "lower_bound", "objective", "bfs", "dfs")
 #: Switchable bounds (all on by default). Turning one off never changes the optimum.
 BOUNDS = {
     "dp": ("equivalent_points", "lookahead", "support", "similar_support", "depth2"),
