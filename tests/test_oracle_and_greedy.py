@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odtkit import Dataset, datasets, greedy_tree, metrics
+from odtkit import Dataset, Fairness, datasets, greedy_tree, metrics
 from odtkit.core import search_tree
 from odtkit.testing import (
     EXAMPLE_TREES_PROTECTED,
@@ -247,15 +247,19 @@ def test_fairness_gaps_of_formulations_trees_7_5():
     data = example_dataset_trees()
     stump = Tree.split(0, Tree.leaf(0), Tree.leaf(1))
     a = EXAMPLE_TREES_PROTECTED
-    assert metrics.fairness_gap(stump, data, a, "statistical_parity") == pytest.approx(1 / 3)
-    assert metrics.fairness_gap(stump, data, a, "predictive_equality") == pytest.approx(1 / 2)
-    assert metrics.fairness_gap(stump, data, a, "equal_opportunity") == pytest.approx(0.0)
-    assert metrics.fairness_gap(stump, data, a, "equalized_odds") == pytest.approx(1 / 2)
-    assert metrics.fairness_gap(Tree.leaf(0), data, a) == 0.0
+    gaps = {"sp": 1 / 3, "pe": 1 / 2, "eopp": 0.0, "eodds": 1 / 2}
+    for notion, gap in gaps.items():
+        fairness = Fairness(notion, protected=a, delta=0.4)
+        assert metrics.fairness_gap(stump, data, fairness) == pytest.approx(gap)
+        assert metrics.fairness_gap(Tree.leaf(0), data, fairness) == 0.0
+        assert metrics.fairness_gap(Tree.leaf(1), data, fairness) == 0.0
+        assert metrics.is_fair(stump, data, fairness) == (gap <= 0.4)
+    long_name = Fairness("statistical_parity", protected=a)
+    assert metrics.fairness_gap(stump, data, long_name) == pytest.approx(1 / 3)
     with pytest.raises(ValueError, match="notion"):
-        metrics.fairness_gap(stump, data, a, "parity")
+        Fairness("parity", protected=a)
     with pytest.raises(ValueError, match="protected"):
-        metrics.fairness_gap(stump, data, a[:3])
+        metrics.fairness_gap(stump, data, Fairness("sp", protected=a[:3]))
 
 
 def test_objective_rejects_bad_arguments():

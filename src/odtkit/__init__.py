@@ -8,6 +8,7 @@ from typing import Any
 from odtkit import datasets, metrics
 from odtkit.core import search_rule_list, search_tree
 from odtkit.datasets import Dataset
+from odtkit.fairness import Fairness
 from odtkit.greedy import greedy_tree
 from odtkit.results import Result, Status
 from odtkit.rulelist import RuleList
@@ -17,6 +18,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Dataset",
+    "Fairness",
     "OptimalRuleListClassifier",
     "OptimalTreeClassifier",
     "Result",

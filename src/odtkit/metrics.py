@@ -72,52 +72,40 @@ def objective_counts(model: Any, dataset: Dataset, *, lam: float) -> float:
     return misclassified(model, dataset) + lam * dataset.total_weight * count
 
 
-FAIRNESS_NOTIONS = (
-    "statistical_parity",
-    "predictive_equality",
-    "equal_opportunity",
-    "equalized_odds",
-)
+def fairness_gap(model: Classifier, dataset: Dataset, fairness: Any) -> float:
+    """Largest disparity of ``model`` over the pairs ``fairness`` constrains (TREES §5.3).
 
+    The single truth for fairness: every tree a fair solver returns is re-measured here.
+    Rates are over the training rows of ``dataset`` (weighted by ``sample_weight``).
 
-def fairness_gap(
-    model: Classifier,
-    dataset: Dataset,
-    protected: np.ndarray,
-    notion: str = "statistical_parity",
-    positive_class: int = 1,
-) -> float:
-    """Largest disparity between protected groups (FORMULATIONS-TREES §5.3), training rows only.
-
-    ``statistical_parity`` compares P(yhat = +) over all rows of each group,
-    ``predictive_equality`` over true negatives (FPR), ``equal_opportunity`` over true positives
-    (TPR) and ``equalized_odds`` takes the larger of the last two. Groups with no row in the
-    compared set are skipped; the gap is the max over all pairs of groups.
+    Parameters
+    ----------
+    model : Tree or any classifier with ``predict``
+    dataset : Dataset
+    fairness : Fairness or FairnessGroups
+        The constraint (a :class:`~odtkit.fairness.FairnessGroups` already resolved against
+        ``dataset`` skips the resolution).
     """
-    dataset = check_dataset(dataset)
-    protected = np.asarray(protected)
-    if protected.shape != (dataset.n_samples,):
-        raise ValueError(f"protected must have shape ({dataset.n_samples},), got {protected.shape}")
-    if notion not in FAIRNESS_NOTIONS:
-        raise ValueError(f"notion must be one of {FAIRNESS_NOTIONS}, got {notion!r}")
-    positive = model.predict(dataset.X) == positive_class
-    is_pos = dataset.y == positive_class
-    w = dataset.weights
+    groups = _fairness_groups(fairness, dataset)
+    positive = model.predict(dataset.X) == groups.positive_code
+    return groups.gap(positive)
 
-    def gap(selection: np.ndarray) -> float:
-        rates = []
-        for group in np.unique(protected):
-            rows = selection & (protected == group)
-            mass = w[rows].sum()
-            if mass > 0:
-                rates.append(w[rows & positive].sum() / mass)
-        return float(max(rates) - min(rates)) if len(rates) > 1 else 0.0
 
-    everyone = np.ones(dataset.n_samples, dtype=bool)
-    if notion == "statistical_parity":
-        return gap(everyone)
-    if notion == "predictive_equality":
-        return gap(~is_pos)
-    if notion == "equal_opportunity":
-        return gap(is_pos)
-    return max(gap(~is_pos), gap(is_pos))
+def is_fair(model: Classifier, dataset: Dataset, fairness: Any) -> bool:
+    """Whether ``fairness_gap <= delta`` up to ``odtkit.fairness.FAIRNESS_TOLERANCE``."""
+    from odtkit.fairness import FAIRNESS_TOLERANCE
+
+    groups = _fairness_groups(fairness, dataset)
+    return fairness_gap(model, dataset, groups) <= groups.delta + FAIRNESS_TOLERANCE
+
+
+def _fairness_groups(fairness: Any, dataset: Dataset) -> Any:
+    from odtkit.fairness import Fairness, FairnessGroups
+
+    if isinstance(fairness, FairnessGroups):
+        if fairness.coefficients.shape[0] != check_dataset(dataset).n_samples:
+            raise ValueError("fairness was resolved against another dataset (row count differs)")
+        return fairness
+    if not isinstance(fairness, Fairness):
+        raise TypeError(f"fairness must be an odtkit.Fairness, got {type(fairness).__name__}")
+    return fairness.groups(dataset)

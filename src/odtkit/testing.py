@@ -103,6 +103,71 @@ def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iter
             yield build(s, iter(labelling))
 
 
+def brute_force_fair_tree(
+    dataset: Dataset, fairness: Any, *, lam: float, max_depth: int
+) -> tuple[Tree | None, float]:
+    """Exact optimum of ``misclassified/n + lam * leaves`` over δ-fair trees of depth <= max_depth.
+
+    Exhaustive and bound-free: for every sub-problem (rows, unused features, depth) it lists
+    *every* prediction vector some tree can produce on those rows, keeping the fewest leaves
+    that produce it (objective and fairness depend only on the predictions and the leaf count).
+    A vector's disparities are then measured with the coefficients of
+    :meth:`odtkit.fairness.Fairness.groups` (exact up to 1e-9) and the cheapest δ-fair vector
+    wins. Each leaf may predict any class. Exponential in the rows: keep n <= 12, p <= 4,
+    depth <= 3.
+
+    Returns
+    -------
+    (tree, objective) : an optimal δ-fair tree and its objective. A single leaf is always
+    fair, so a tree always exists.
+    """
+    lam = check_lambda(lam)
+    max_depth = check_depth(max_depth, allow_none=False)
+    groups = fairness.groups(dataset)
+    n, K = dataset.n_samples, dataset.n_classes
+    X, y, w = dataset.X, dataset.y, dataset.weights
+    penalty = lam * dataset.total_weight
+
+    @cache
+    def vectors(rows_key: bytes, available: frozenset[int], depth: int) -> dict[bytes, Any]:
+        """prediction vector on ``rows`` (int8 labels, -1 elsewhere) -> (leaves, tree)."""
+        rows = np.frombuffer(rows_key, dtype=bool)
+        out: dict[bytes, Any] = {}
+        for k in range(K):
+            pred = np.where(rows, k, -1).astype(np.int8)
+            out[pred.tobytes()] = (1, Tree.leaf(k))
+        if depth == 0:
+            return out
+        for f in sorted(available):
+            rest = available - {f}
+            left = vectors((rows & ~X[:, f]).tobytes(), rest, depth - 1)
+            right = vectors((rows & X[:, f]).tobytes(), rest, depth - 1)
+            for lkey, (lleaves, ltree) in left.items():
+                lpred = np.frombuffer(lkey, dtype=np.int8)
+                for rkey, (rleaves, rtree) in right.items():
+                    rpred = np.frombuffer(rkey, dtype=np.int8)
+                    key = np.maximum(lpred, rpred).tobytes()  # disjoint supports, -1 elsewhere
+                    leaves = lleaves + rleaves
+                    if key not in out or leaves < out[key][0]:
+                        out[key] = (leaves, Tree.split(f, ltree, rtree))
+        return out
+
+    all_rows = np.ones(n, dtype=bool)
+    depth = min(max_depth, dataset.n_features)
+    best: tuple[float, int, Tree | None] = (np.inf, 0, None)
+    tol = 1e-9 * max(1.0, dataset.total_weight)
+    for key, (leaves, tree) in vectors(
+        all_rows.tobytes(), frozenset(range(dataset.n_features)), depth
+    ).items():
+        pred = np.frombuffer(key, dtype=np.int8)
+        if groups.gap(pred == groups.positive_code) > groups.delta + 1e-9:
+            continue
+        value = float(w[pred != y].sum()) + penalty * leaves
+        if value < best[0] - tol or (abs(value - best[0]) <= tol and leaves < best[1]):
+            best = (value, leaves, tree)
+    return best[2], best[0] / dataset.total_weight
+
+
 # --------------------------------------------------------------------------------------------
 # Worked examples of the FORMULATIONS files
 # --------------------------------------------------------------------------------------------

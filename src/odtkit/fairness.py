@@ -1,0 +1,340 @@
+"""One way to state a fairness constraint, used by every solver, metric and oracle.
+
+A :class:`Fairness` says *which* disparity is bounded (the notion), *between whom* (the protected
+attribute(s), given separately from the split features), *how much* (``delta``) and *what* a
+positive prediction is (``positive_class``). :meth:`Fairness.groups` resolves it against a
+dataset into :class:`FairnessGroups`: the list of constrained pairs of row sets
+(FORMULATIONS-TREES §5.2) and one linear functional per pair,
+
+    disparity_j(yhat) = sum_i coef[i, j] * [yhat_i = positive],
+    coef[i, j] = w_i / W(G_j) for i in G_j,  -w_i / W(G'_j) for i in G'_j,  0 otherwise,
+
+so a tree is delta-fair iff ``|disparity_j| <= delta`` for every pair ``j`` (§5.3). The MIP
+blocks, the native fair search, the brute-force oracle and :func:`odtkit.metrics.fairness_gap`
+all read these same coefficients. Rates are weighted by ``sample_weight`` (with unit weights
+they are the group-size normalized rates of §5.2-5.3).
+
+Two facts every solver relies on: a constant predictor has disparity 0 for every pair (each
+row of ``coef`` sums to 0 over a group pair), so a single leaf is always fair; and ``delta = 1``
+constrains nothing, since a rate difference never exceeds 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from odtkit._validation import check_dataset
+
+#: Notions (short names) and the long names accepted as aliases.
+NOTIONS = ("sp", "csp", "pe", "eopp", "eodds")
+NOTION_ALIASES = {
+    "statistical_parity": "sp",
+    "demographic_parity": "sp",
+    "conditional_statistical_parity": "csp",
+    "predictive_equality": "pe",
+    "equal_opportunity": "eopp",
+    "equality_of_opportunity": "eopp",
+    "equalized_odds": "eodds",
+}
+NOTION_DESCRIPTIONS = {
+    "sp": "statistical parity: P(yhat=+ | group)",
+    "csp": "conditional statistical parity: P(yhat=+ | group, legit)",
+    "pe": "predictive equality: P(yhat=+ | group, y!=+) (false positive rate)",
+    "eopp": "equal opportunity: P(yhat=+ | group, y=+) (true positive rate)",
+    "eodds": "equalized odds: both the pe and the eopp rates",
+}
+
+
+def _check_notion(notion: object) -> str:
+    if not isinstance(notion, str):
+        raise TypeError(f"notion must be a string, got {type(notion).__name__}")
+    key = notion.strip().lower().replace("-", "_")
+    key = NOTION_ALIASES.get(key, key)
+    if key not in NOTIONS:
+        raise ValueError(
+            f"notion must be one of {NOTIONS} (or {tuple(NOTION_ALIASES)}), got {notion!r}"
+        )
+    return key
+
+
+def _check_delta(delta: object) -> float:
+    if isinstance(delta, bool) or not isinstance(delta, Real):
+        raise TypeError(f"delta must be a number in [0, 1], got {type(delta).__name__}")
+    value = float(delta)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+    return value
+
+
+def _frozen_array(values: Any, name: str) -> np.ndarray:
+    arr = np.array(values, copy=True)
+    if arr.dtype.kind == "O":
+        arr = arr.astype(str) if all(isinstance(v, str) for v in arr.ravel()) else arr
+    if arr.ndim not in (1, 2) or arr.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d or 2-d array, got shape {arr.shape}")
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise ValueError(f"{name} must not contain NaN")
+    if arr.dtype.kind == "O" and pd.isna(arr).any():
+        raise ValueError(f"{name} must not contain missing values")
+    arr.setflags(write=False)
+    return arr
+
+
+def _check_attribute(value: Any, name: str) -> str | tuple[str, ...] | np.ndarray:
+    """A column name, a sequence of column names, or an array (rows first)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, pd.DataFrame):
+        return _frozen_array(value.to_numpy(), name)
+    if isinstance(value, pd.Series):
+        return _frozen_array(value.to_numpy(), name)
+    if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    if value is None:
+        raise ValueError(f"{name} is required")
+    return _frozen_array(value, name)
+
+
+@dataclass(frozen=True)
+class GroupPair:
+    """Two row sets whose positive-prediction rates may differ by at most ``delta``."""
+
+    name: str
+    first: np.ndarray  # bool mask (n,)
+    second: np.ndarray  # bool mask (n,)
+
+
+@dataclass(frozen=True, eq=False)
+class FairnessGroups:
+    """A :class:`Fairness` resolved against one dataset: the constrained pairs and their weights.
+
+    Attributes
+    ----------
+    fairness : Fairness
+    positive_code : int
+        The class code (``dataset.classes`` index) of ``fairness.positive_class``.
+    pairs : tuple of GroupPair
+    coefficients : ndarray, shape (n_samples, n_pairs)
+        ``disparity = coefficients.T @ positive_prediction`` (module docstring).
+    """
+
+    fairness: Fairness
+    positive_code: int
+    pairs: tuple[GroupPair, ...]
+    coefficients: np.ndarray = field(repr=False)
+
+    @property
+    def delta(self) -> float:
+        return self.fairness.delta
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.pairs)
+
+    def disparities(self, positive: np.ndarray) -> np.ndarray:
+        """Signed rate differences (first minus second) of a positive-prediction vector."""
+        positive = np.asarray(positive, dtype=float)
+        if positive.shape != (self.coefficients.shape[0],):
+            raise ValueError(
+                f"positive must have shape ({self.coefficients.shape[0]},), got {positive.shape}"
+            )
+        return positive @ self.coefficients
+
+    def gap(self, positive: np.ndarray) -> float:
+        """Largest absolute disparity over the constrained pairs (0 when there are none)."""
+        values = self.disparities(positive)
+        return float(np.abs(values).max()) if values.size else 0.0
+
+    def table(self, positive: np.ndarray) -> pd.DataFrame:
+        """One row per constrained pair: both rates, the disparity and whether it is within δ."""
+        positive = np.asarray(positive, dtype=float)
+        coef = self.coefficients
+        rows = []
+        for j, pair in enumerate(self.pairs):
+            first = float(positive @ np.where(coef[:, j] > 0, coef[:, j], 0.0))
+            second = float(-(positive @ np.where(coef[:, j] < 0, coef[:, j], 0.0)))
+            rows.append(
+                {
+                    "pair": pair.name,
+                    "rate_first": first,
+                    "rate_second": second,
+                    "disparity": abs(first - second),
+                    "fair": abs(first - second) <= self.delta + FAIRNESS_TOLERANCE,
+                }
+            )
+        columns = ["pair", "rate_first", "rate_second", "disparity", "fair"]
+        return pd.DataFrame(rows, columns=columns)
+
+
+#: Decoded trees are accepted as δ-fair up to this much (§5.3: a MIP may violate a row by its
+#: feasibility tolerance).
+FAIRNESS_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class Fairness:
+    """A fairness constraint: positive-prediction rates of groups differ by at most ``delta``.
+
+    Parameters
+    ----------
+    notion : {"sp", "csp", "pe", "eopp", "eodds"}
+        Statistical parity, conditional statistical parity (within each value of ``legit``),
+        predictive equality (false positive rates), equal opportunity (true positive rates),
+        equalized odds (both). Long names (``"statistical_parity"``, ...) are accepted.
+    protected : str, sequence of str, or array-like
+        The protected attribute(s): a feature name of the dataset, several names, or values per
+        row, shape ``(n_samples,)`` or ``(n_samples, n_attributes)`` (any values: each column's
+        distinct values are its groups). Give it separately from ``X`` to keep it out of the
+        splits; naming a feature of ``X`` is allowed (then the tree may split on it).
+    delta : float
+        Largest allowed disparity, in ``[0, 1]``. ``0`` asks for exact parity (a single leaf is
+        always fair); ``1`` imposes nothing.
+    positive_class : label
+        The favourable label (a value of ``y``, not a class code).
+    legit : str or array-like, optional
+        The legitimate factor of ``csp`` (required there, refused elsewhere).
+
+    Every unordered pair of distinct values of each protected column is constrained (not
+    intersections of columns), and only when both groups are non-empty; for ``eodds`` a pair is
+    constrained only if all four of its sets are non-empty (FORMULATIONS-TREES §5.2).
+    """
+
+    notion: str
+    protected: Any
+    delta: float = 0.05
+    positive_class: Any = 1
+    legit: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "notion", _check_notion(self.notion))
+        object.__setattr__(self, "delta", _check_delta(self.delta))
+        object.__setattr__(self, "protected", _check_attribute(self.protected, "protected"))
+        if self.notion == "csp":
+            if self.legit is None:
+                raise ValueError("legit is required for notion 'csp' (the legitimate factor)")
+            object.__setattr__(self, "legit", _check_attribute(self.legit, "legit"))
+        elif self.legit is not None:
+            raise ValueError(f"legit applies only to notion 'csp', not {self.notion!r}")
+        if isinstance(self.positive_class, (list, tuple, dict, set, np.ndarray)):
+            raise TypeError("positive_class must be a single label value")
+
+    def replace(self, **changes: Any) -> Fairness:
+        """A copy with some fields changed (e.g. another ``delta`` on a frontier)."""
+        fields = {
+            "notion": self.notion,
+            "protected": self.protected,
+            "delta": self.delta,
+            "positive_class": self.positive_class,
+            "legit": self.legit,
+        }
+        fields.update(changes)
+        return Fairness(**fields)
+
+    # ----------------------------------------------------------------------------------------
+
+    def _columns(self, value: Any, dataset: Any, name: str) -> list[tuple[str, np.ndarray]]:
+        """Resolve an attribute to named 1-d columns of length n."""
+        n = dataset.n_samples
+        if isinstance(value, str | tuple):
+            names = (value,) if isinstance(value, str) else value
+            out = []
+            for col in names:
+                if col not in dataset.feature_names:
+                    raise ValueError(
+                        f"{name}={col!r} is not a feature of dataset {dataset.name!r}; pass the "
+                        "attribute's values as an array instead"
+                    )
+                out.append((col, dataset.X[:, dataset.feature_names.index(col)].astype(int)))
+            return out
+        arr = value
+        if arr.shape[0] != n:
+            raise ValueError(f"{name} has {arr.shape[0]} rows but the dataset has {n}")
+        if arr.ndim == 1:
+            return [(name, arr)]
+        return [(f"{name}[{k}]", arr[:, k]) for k in range(arr.shape[1])]
+
+    def groups(self, dataset: Any) -> FairnessGroups:
+        """Resolve against ``dataset``: the constrained pairs and the disparity coefficients.
+
+        Raises
+        ------
+        ValueError
+            If ``positive_class`` is not a label of the dataset, a protected column has a
+            single value, or no pair of groups can be constrained (every pair has an empty
+            side for this notion); the message names the argument.
+        """
+        dataset = check_dataset(dataset)
+        classes = list(dataset.classes)
+        matches = [k for k, c in enumerate(classes) if c == self.positive_class]
+        if not matches:
+            raise ValueError(
+                f"positive_class={self.positive_class!r} is not a label of the dataset "
+                f"(labels: {classes})"
+            )
+        positive_code = matches[0]
+        is_pos = dataset.y == positive_code
+        if not is_pos.any():
+            raise ValueError(
+                f"positive_class={self.positive_class!r} has no row in the dataset, so every "
+                "tree has the same positive rate"
+            )
+        if self.notion in ("sp", "csp"):
+            selections = [("", np.ones(dataset.n_samples, dtype=bool))]
+        elif self.notion == "pe":
+            selections = [(" | y!=+", ~is_pos)]
+        elif self.notion == "eopp":
+            selections = [(" | y=+", is_pos)]
+        else:
+            selections = [(" | y!=+", ~is_pos), (" | y=+", is_pos)]
+        strata: list[tuple[str, np.ndarray]] = [("", np.ones(dataset.n_samples, dtype=bool))]
+        if self.notion == "csp":
+            ((legit_name, legit),) = self._columns(self.legit, dataset, "legit")[:1]
+            strata = [(f" | {legit_name}={s}", legit == s) for s in pd.unique(legit)]
+
+        w = dataset.weights
+        pairs: list[GroupPair] = []
+        for col_name, column in self._columns(self.protected, dataset, "protected"):
+            values = pd.unique(column)
+            if len(values) < 2:
+                raise ValueError(
+                    f"protected attribute {col_name!r} has a single value ({values[0]!r}): "
+                    "there are no groups to compare"
+                )
+            try:
+                values = sorted(values)
+            except TypeError:
+                values = list(values)
+            for a_idx, va in enumerate(values):
+                for vb in values[a_idx + 1 :]:
+                    in_a, in_b = column == va, column == vb
+                    for stratum_name, stratum in strata:
+                        candidate = [
+                            GroupPair(
+                                f"{col_name}: {va} vs {vb}{stratum_name}{suffix}",
+                                in_a & stratum & sel,
+                                in_b & stratum & sel,
+                            )
+                            for suffix, sel in selections
+                        ]
+                        # a side without weight has no rate; eodds needs all four sets
+                        if all(w[p.first].sum() > 0 and w[p.second].sum() > 0 for p in candidate):
+                            pairs.extend(candidate)
+        if not pairs:
+            raise ValueError(
+                f"protected: no pair of groups has rows on both sides for notion "
+                f"{self.notion!r} ({NOTION_DESCRIPTIONS[self.notion]}), so nothing can be "
+                "constrained"
+            )
+        coef = np.zeros((dataset.n_samples, len(pairs)))
+        for j, pair in enumerate(pairs):
+            coef[pair.first, j] = w[pair.first] / w[pair.first].sum()
+            coef[pair.second, j] = -w[pair.second] / w[pair.second].sum()
+        coef.setflags(write=False)
+        return FairnessGroups(self, positive_code, tuple(pairs), coef)
