@@ -23,6 +23,7 @@ BUNDLED = {
     "tic-tac-toe": (958, 18, (332, 626)),
     "car-evaluation": (1728, 15, (1210, 518)),
     "balance-scale": (625, 16, (576, 49)),
+    "german-credit": (1000, 70, (300, 700)),
 }
 
 # name -> (OSDT file relative to shared/data) for the byte-level comparison.
@@ -62,7 +63,7 @@ def _require_shared(relative: str = "") -> Path:
 # -- bundled sets --------------------------------------------------------------------------------
 
 
-def test_names_lists_the_six_bundled_sets():
+def test_names_lists_the_bundled_sets():
     assert ds.names() == list(BUNDLED)
 
 
@@ -135,6 +136,16 @@ def test_describe_table():
     assert row.class_balance == "0:105 / 1:64"
     assert (table["licence"] == "CC BY 4.0").all()
     assert table["source"].str.contains("UCI").all()
+
+
+@pytest.mark.data
+def test_bundled_german_credit_equals_the_pystreed_original():
+    path = _require_shared("pystreed/fairness/german-credit-binarized.csv")
+    raw = pd.read_csv(path, sep=" ", header=None)
+    bundled = ds.load("german-credit")
+    assert np.array_equal(raw.iloc[:, 1:].to_numpy(dtype=bool), bundled.X)
+    assert np.array_equal(raw.iloc[:, 0].to_numpy(), bundled.classes[bundled.y])
+    assert bundled.feature_names[0] == "Gender=Male"
 
 
 @pytest.mark.data

@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Dataset",
+    "FairTreeClassifier",
     "Fairness",
     "OptimalRuleListClassifier",
     "OptimalTreeClassifier",
@@ -44,6 +45,7 @@ _LAZY = {
     "solve_formulation": ("odtkit.pipeline", "solve_formulation"),
     "OptimalTreeClassifier": ("odtkit.estimators", "OptimalTreeClassifier"),
     "OptimalRuleListClassifier": ("odtkit.estimators", "OptimalRuleListClassifier"),
+    "FairTreeClassifier": ("odtkit.estimators", "FairTreeClassifier"),
 }
 
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
+
+from odtkit.fairness import NOTIONS
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -20,6 +24,77 @@ def _datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _columns(text: str | None) -> list[str]:
+    return [c.strip() for c in (text or "").split(",") if c.strip()]
+
+
+def _load(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The dataset (a name or a CSV path) and the fairness constraint of the arguments.
+
+    A protected column is taken out of the split features unless ``--split-on-protected``; in a
+    CSV it keeps its raw values (any number of groups), the other columns are binarized if
+    they are not 0/1.
+    """
+    from odtkit.compare import _dataset
+    from odtkit.datasets import Dataset, binarize_frame
+    from odtkit.datasets._bundled import _non_binary_columns, _read_table
+    from odtkit.fairness import Fairness, split_protected
+
+    protected = _columns(args.protected)
+    if args.fairness is None and (protected or args.legit):
+        raise SystemExit("odtkit compare: --protected/--legit need --fairness NOTION")
+    if args.fairness is not None and not protected:
+        raise SystemExit("odtkit compare: --fairness needs --protected COLUMN[,COLUMN...]")
+    path = Path(args.dataset)
+    values: Any = None
+    legit: Any = None
+    if path.suffix.lower() in (".csv", ".tsv", ".txt") or path.is_file():
+        if not path.is_file():
+            raise SystemExit(f"odtkit compare: --dataset {args.dataset!r}: no such file")
+        frame = _read_table(path, None)
+        label = args.label or str(frame.columns[-1])
+        for column in [label, *protected, *_columns(args.legit)]:
+            if column not in frame.columns:
+                raise SystemExit(
+                    f"odtkit compare: column {column!r} is not in {path.name} "
+                    f"(columns: {list(frame.columns)[:10]}...)"
+                )
+        if protected:
+            values = frame[protected].to_numpy()
+            values = values[:, 0] if len(protected) == 1 else values
+            if not args.split_on_protected:
+                frame = frame.drop(columns=protected)
+        if args.legit:
+            legit = frame[args.legit].to_numpy()
+        if _non_binary_columns(frame.drop(columns=[label])):
+            dataset, _ = binarize_frame(frame, label, name=path.stem)
+        else:
+            dataset = Dataset.from_frame(frame, label, name=path.stem)
+    else:
+        dataset = _dataset(args.dataset)
+        if protected:
+            if args.split_on_protected:
+                values = tuple(protected) if len(protected) > 1 else protected[0]
+            else:
+                dataset, values = split_protected(
+                    dataset, protected if len(protected) > 1 else protected[0]
+                )
+        if args.legit:
+            legit = args.legit
+    if args.fairness is None:
+        return dataset, None
+    # the labels of a CSV may be numbers: match the class whose text is --positive-class
+    positive = next((c for c in dataset.classes if str(c) == args.positive_class), None)
+    fairness = Fairness(
+        args.fairness,
+        protected=values,
+        delta=args.delta,
+        positive_class=args.positive_class if positive is None else positive,
+        legit=legit,
+    )
+    return dataset, fairness
+
+
 def _compare(args: argparse.Namespace) -> int:
     from odtkit.compare import compare
     from odtkit.methods import METHODS
@@ -31,20 +106,30 @@ def _compare(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"odtkit compare: unknown method(s) {unknown}; choose from {tuple(METHODS)}"
         )
+    try:
+        dataset, fairness = _load(args)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        raise SystemExit(f"odtkit compare: {exc}") from None
     table = compare(
-        args.dataset,
+        dataset,
         lam=args.lam,
         max_depth=args.max_depth,
         methods=methods,
         backends=backends,
         time_limit=args.time_limit,
         warm_start=not args.no_warm_start,
+        fairness=fairness,
     )
     attrs = table.attrs
     print(
         f"dataset {attrs['dataset']}, lambda {attrs['lam']}, depth <= {attrs['depth']}, "
         f"time limit {args.time_limit} s per run, MIP warm start from {attrs['warm_start_source']}"
     )
+    if fairness is not None:
+        print(
+            f"fairness: {fairness.notion} disparity <= {fairness.delta} between the groups of "
+            f"{args.protected}, positive class {fairness.positive_class!r}"
+        )
     # messages are sentences: print them under the table, not as a column
     shown = table.drop(columns="message")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
@@ -79,7 +164,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         help="solve one problem with the search core and the MIPs, verify and tabulate",
         formatter_class=argparse.RawTextHelpFormatter,  # one line per method in --methods
     )
-    cmp.add_argument("--dataset", default="monk1", help="bundled or shared dataset name")
+    cmp.add_argument(
+        "--dataset",
+        default="monk1",
+        help="bundled or shared dataset name, or a CSV file (header row; non-0/1 columns are "
+        "binarized)",
+    )
+    cmp.add_argument("--label", help="label column of a CSV file (default: the last column)")
     cmp.add_argument("--max-depth", type=int, default=3, help="maximum depth (>= 1)")
     cmp.add_argument("--lam", type=float, default=0.01, help="penalty per leaf")
     cmp.add_argument(
@@ -90,6 +181,25 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     cmp.add_argument("--backends", default="highs", help="comma-separated: highs,pyomo,pulp")
     cmp.add_argument("--time-limit", type=float, default=10.0, help="seconds per run")
     cmp.add_argument("--no-warm-start", action="store_true", help="start the MIPs cold")
+    fair = cmp.add_argument_group("fairness (methods dp, rbinoct, flowoct)")
+    fair.add_argument(
+        "--fairness",
+        choices=NOTIONS,
+        help="bound a disparity: sp (statistical parity), csp (conditional sp), pe (predictive "
+        "equality), eopp (equal opportunity), eodds (equalized odds)",
+    )
+    fair.add_argument(
+        "--protected",
+        help="protected column(s), comma-separated; taken out of the split features",
+    )
+    fair.add_argument("--delta", type=float, default=0.05, help="largest disparity, in [0, 1]")
+    fair.add_argument("--positive-class", default="1", help="the favourable label")
+    fair.add_argument("--legit", help="legitimate factor column of --fairness csp")
+    fair.add_argument(
+        "--split-on-protected",
+        action="store_true",
+        help="keep the protected column(s) among the split features too",
+    )
     commands["compare"] = _compare
     return parser, commands
 

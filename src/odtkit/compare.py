@@ -15,10 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odtkit import metrics
 from odtkit._validation import check_dataset, check_depth, check_lambda, check_positive_number
 from odtkit.datasets import Dataset
+from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.formulations import EXACT, VALID_BOUND
-from odtkit.methods import METHODS, get_method
+from odtkit.methods import METHODS, check_fair, get_method
 from odtkit.pipeline import solve_formulation
 from odtkit.results import Result, Status
 from odtkit.tree import Tree
@@ -80,6 +82,7 @@ def compare(
     backends: Sequence[str] = ("highs",),
     time_limit: float | None = 60.0,
     warm_start: bool = True,
+    fairness: Fairness | None = None,
     **solve_options: Any,
 ) -> pd.DataFrame:
     """Solve one problem with the search core and MIP formulations; verify and tabulate.
@@ -107,6 +110,14 @@ def compare(
         optimal, the formulations declaring ``EXACT`` also run with ``heuristics=False``
         (unless ``solve_options`` says otherwise): their start is already optimal, so the
         solver spends its effort on the proof alone.
+    fairness : Fairness, optional
+        Solve the fairness-constrained problem instead: the lowest objective over trees of
+        depth <= D whose disparity (``fairness.notion`` between the groups of
+        ``fairness.protected``) is at most ``fairness.delta``. Only methods that can honour it
+        are accepted (``"dp"``, ``"rbinoct"``, ``"flowoct"``). Every tree is re-measured with
+        :func:`odtkit.metrics.fairness_gap` (column ``fairness_gap``); a tree above δ is an
+        error row and never agrees. The MIPs start from the search's tree (always δ-fair), or
+        from the greedy tree if it is δ-fair, else from the best single leaf (always fair).
     **solve_options
         Passed to :func:`odtkit.solvers.solve` (e.g. ``threads=1``).
 
@@ -115,7 +126,8 @@ def compare(
     DataFrame
         Columns ``method, backend, status, objective, bound, gap, time, n_leaves, agrees`` plus
         ``reported`` (the solver's own objective), ``warm_start``, ``build_time`` and
-        ``message``. ``objective`` is ``metrics.objective`` of the returned (decoded) tree;
+        ``message`` (and ``fairness_gap`` with ``fairness``). ``objective`` is
+        ``metrics.objective`` of the returned (decoded) tree;
         ``bound`` a lower bound on the optimum in the same units (``-inf`` for a method whose
         bound is not valid for the stated problem); ``time`` the solver's seconds (the search's
         whole call). ``agrees`` is True when the verified objective equals the best certified
@@ -135,6 +147,10 @@ def compare(
     if not methods:
         raise ValueError(f"methods must be a non-empty subset of {tuple(METHODS)}, got ()")
     chosen = [get_method(m, what="methods entry") for m in methods]
+    groups = _fairness_groups(fairness, dataset)
+    for method in chosen:
+        check_fair(method, fairness)
+    fair_kw: dict[str, Any] = {} if fairness is None else {"fairness": fairness}
     backends = tuple(backends)
     for b in backends:
         backend_capabilities(b)  # raises ValueError naming the registered backends
@@ -148,7 +164,9 @@ def compare(
     for method in chosen:
         if not method.is_search:
             continue
-        result = method.search(dataset, lam=lam, max_depth=max_depth, time_limit=time_limit)
+        result = method.search(
+            dataset, lam=lam, max_depth=max_depth, time_limit=time_limit, **fair_kw
+        )
         rows.append(_row(method.name, result))
         trees.append(result.model)
         properties.append(method.properties)
@@ -160,6 +178,8 @@ def compare(
 
         start_tree = greedy_tree(dataset, lam=lam, max_depth=max_depth)
         source = "greedy_tree"
+        if groups is not None and not metrics.is_fair(start_tree, dataset, groups):
+            start_tree, source = _best_leaf(dataset), "single_leaf"
 
     for method in chosen:
         if method.is_search:
@@ -177,6 +197,7 @@ def compare(
                     solve_options=solve_options,
                     lam=lam,
                     max_depth=max_depth,
+                    **fair_kw,
                 )
             except ValueError as exc:  # e.g. original BinOCT on all-constant features
                 rows.append(
@@ -199,7 +220,11 @@ def compare(
             trees.append(result.model)
             properties.append(formulation.properties)
 
-    verified = [r["objective"] for r in rows if not math.isnan(r["objective"])]
+    if groups is not None:
+        _check_fairness_of_rows(rows, trees, dataset, groups)
+    # a tree above δ is no answer to the stated problem: it neither sets nor meets the optimum
+    feasible = [not math.isnan(r["objective"]) and not r.pop("_unfair", False) for r in rows]
+    verified = [r["objective"] for r, ok in zip(rows, feasible, strict=True) if ok]
     best_value = min(verified) if verified else math.nan
     # a row's bound is valid for OPT(D, lam) by its method's declared properties; a failed
     # certificate was already dropped to -inf by verify_solution
@@ -218,11 +243,11 @@ def compare(
         certified = best_value
     else:
         certified = math.nan
-    for row in rows:
+    for row, ok in zip(rows, feasible, strict=True):
         objective, bound = row["objective"], row["bound"]
         gap = objective - bound if not math.isnan(objective) else math.nan
         row["gap"] = 0.0 if abs(gap) <= 1e-12 else gap  # round-off of an exact certificate
-        if math.isnan(objective):
+        if not ok:
             row["agrees"] = False
             continue
         # verify_solution flags a solver whose value or bound contradicts its own tree; a bound
@@ -233,10 +258,14 @@ def compare(
         else:
             row["agrees"] = consistent and abs(objective - certified) <= TOLERANCE
 
-    table = pd.DataFrame(rows).reindex(columns=list(COLUMNS))
+    columns = list(COLUMNS)
+    if groups is not None:
+        columns.insert(columns.index("n_leaves") + 1, "fairness_gap")
+    table = pd.DataFrame(rows).reindex(columns=columns)
     table["agrees"] = table["agrees"].astype(object)
     table["message"] = table["message"].fillna("")
-    best_idx = int(np.nanargmin(table["objective"].to_numpy(dtype=float))) if verified else None
+    values = np.where(feasible, table["objective"].to_numpy(dtype=float), np.inf)
+    best_idx = int(np.argmin(values)) if verified else None
     table.attrs.update(
         dataset=dataset.name,
         lam=lam,
@@ -248,5 +277,44 @@ def compare(
         warm_start_source=source,
         feature_names=list(dataset.feature_names),
         class_names=list(dataset.classes),
+        fairness=fairness,
     )
     return table
+
+
+def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups | None:
+    """``fairness`` resolved against ``dataset`` once (its errors name the argument)."""
+    if fairness is None:
+        return None
+    if not isinstance(fairness, Fairness):
+        raise TypeError(f"fairness must be an odtkit.Fairness, got {type(fairness).__name__}")
+    return fairness.groups(dataset)
+
+
+def _best_leaf(dataset: Dataset) -> Tree:
+    """The single leaf of least error: always δ-fair, a start for any fair MIP."""
+    from odtkit.tree import majority_label
+
+    counts = np.bincount(dataset.y, weights=dataset.weights, minlength=dataset.n_classes)
+    return Tree.leaf(majority_label(counts))
+
+
+def _check_fairness_of_rows(
+    rows: list[dict[str, Any]], trees: list[Tree | None], dataset: Dataset, groups: FairnessGroups
+) -> None:
+    """Re-measure every returned tree's disparity; a tree above δ becomes an error row."""
+    from odtkit.fairness import FAIRNESS_TOLERANCE
+
+    for row, tree in zip(rows, trees, strict=True):
+        if tree is None:
+            row["fairness_gap"] = math.nan
+            continue
+        gap = metrics.fairness_gap(tree, dataset, groups)
+        row["fairness_gap"] = gap
+        if gap > groups.delta + FAIRNESS_TOLERANCE:
+            row["status"] = Status.ERROR
+            row["bound"] = -math.inf
+            row["_unfair"] = True
+            row["message"] = (
+                f"its tree has disparity {gap:.6g} > delta={groups.delta:g}: not a feasible answer"
+            ) + (f"; {row['message']}" if row.get("message") else "")

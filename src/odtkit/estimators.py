@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from odtkit import metrics
 from odtkit._validation import check_dataset, check_depth, check_lambda
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.formulations import EXACT
@@ -139,6 +140,11 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         method = _exact_method(self.method)
         data = self._fit_dataset(X, y, sample_weight)
         self.result_ = self._solve(method, data, lam, depth)
+        self._keep_tree(data)
+        return self
+
+    def _keep_tree(self, data: Dataset) -> None:
+        """``tree_`` and the leaf class distributions of the fitted result."""
         self.tree_ = self.result_.model
         leaf = self.tree_.apply(data.X)
         dist = np.zeros((self.tree_.n_leaves, data.n_classes))
@@ -149,11 +155,15 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         labels = np.array([label for _, label in self.tree_.leaves()])
         dist[empty, labels[empty]] = 1.0
         self.leaf_distribution_ = dist / dist.sum(axis=1, keepdims=True)
-        return self
 
-    def _solve(self, method: Any, data: Dataset, lam: float, depth: int | None) -> Any:
+    def _solve(
+        self, method: Any, data: Dataset, lam: float, depth: int | None, fairness: Any = None
+    ) -> Any:
+        fair_kw = {} if fairness is None else {"fairness": fairness}
         if method.is_search:
-            return method.search(data, lam=lam, max_depth=depth, time_limit=self.time_limit)
+            return method.search(
+                data, lam=lam, max_depth=depth, time_limit=self.time_limit, **fair_kw
+            )
         if depth is None:
             raise ValueError(f"method {method.name!r} is a MIP over a complete tree: set max_depth")
         from odtkit.pipeline import solve_formulation
@@ -163,7 +173,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         if "mip_start" in backend_capabilities(self.backend):
             # the search core's tree is the warm start; a short budget keeps it cheap
             budget = None if self.time_limit is None else max(0.1, 0.2 * self.time_limit)
-            warm = METHODS["dp"].search(data, lam=lam, max_depth=depth, time_limit=budget)
+            warm = METHODS["dp"].search(
+                data, lam=lam, max_depth=depth, time_limit=budget, **fair_kw
+            )
         result = solve_formulation(
             method.formulation(),
             data,
@@ -173,6 +185,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
             time_limit=self.time_limit,
             lam=lam,
             max_depth=depth,
+            **fair_kw,
         )
         if not result.has_model:
             raise RuntimeError(
@@ -195,6 +208,125 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         """The fitted tree with feature names and class values."""
         check_is_fitted(self, "tree_")
         return self.tree_.to_text(self.feature_names_, self.classes_)
+
+
+class FairTreeClassifier(OptimalTreeClassifier):
+    """A certifiably optimal tree under a fairness constraint (FORMULATIONS-TREES §5).
+
+    Minimises ``misclassified/n + lam * leaves`` over trees of depth <= ``max_depth`` whose
+    positive-prediction rates differ by at most ``delta`` between the groups of the protected
+    attribute passed to :meth:`fit` as ``sensitive`` (kept out of the splits unless ``X`` holds
+    it too). ``lam=0`` (the default) maximises accuracy, as STreeD's group-fairness task does.
+
+    Parameters
+    ----------
+    notion : {"sp", "csp", "pe", "eopp", "eodds"}, default="sp"
+        See :class:`odtkit.Fairness`.
+    delta : float, default=0.05
+        Largest allowed disparity on the training data, in [0, 1].
+    positive_class : label, default=1
+        The favourable label (a value of ``y``).
+    lam : float, default=0.0
+    max_depth : int, default=3
+        Required: the fair search and MIPs are depth-limited.
+    method : {"dp", "rbinoct", "flowoct"}, default="dp"
+        The native fair dynamic program, or a fair MIP warm-started from it.
+    backend, time_limit, binarize, max_thresholds
+        As in :class:`OptimalTreeClassifier`.
+
+    Attributes
+    ----------
+    fairness_ : odtkit.Fairness
+        The constraint as fitted (with the training ``sensitive`` values).
+    fairness_gap_ : float
+        The fitted tree's disparity on the training data (re-measured, <= delta).
+    tree_, result_, classes_, binarizer_, feature_names_, leaf_distribution_
+        As in :class:`OptimalTreeClassifier`.
+    """
+
+    def __init__(
+        self,
+        notion: str = "sp",
+        delta: float = 0.05,
+        positive_class: Any = 1,
+        lam: float = 0.0,
+        max_depth: int | None = 3,
+        method: str = "dp",
+        backend: str = "highs",
+        time_limit: float | None = None,
+        binarize: bool | str = "auto",
+        max_thresholds: int | None = None,
+    ) -> None:
+        super().__init__(
+            lam=lam,
+            max_depth=max_depth,
+            method=method,
+            backend=backend,
+            time_limit=time_limit,
+            binarize=binarize,
+            max_thresholds=max_thresholds,
+        )
+        self.notion = notion
+        self.delta = delta
+        self.positive_class = positive_class
+
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        sensitive: Any = None,
+        sample_weight: Any = None,
+        legit: Any = None,
+    ) -> FairTreeClassifier:
+        """Fit the optimal δ-fair tree.
+
+        Parameters
+        ----------
+        X, y, sample_weight
+            As in :meth:`OptimalTreeClassifier.fit`.
+        sensitive : array-like, shape (n_samples,) or (n_samples, n_attributes)
+            The protected attribute(s), one value per row (required).
+        legit : array-like, shape (n_samples,), optional
+            The legitimate factor of ``notion="csp"``.
+        """
+        from odtkit.fairness import Fairness
+
+        if sensitive is None:
+            raise ValueError("sensitive is required: the protected attribute, one value per row")
+        if isinstance(sensitive, str):
+            raise TypeError("sensitive must be the attribute's values (an array), not a name")
+        lam = check_lambda(self.lam)
+        depth = check_depth(self.max_depth, allow_none=False)
+        fair_methods = tuple(n for n, m in METHODS.items() if m.fair and EXACT in m.properties)
+        method = get_method(self.method, fair_methods)
+        self.fairness_ = Fairness(
+            self.notion,
+            protected=sensitive,
+            delta=self.delta,
+            positive_class=self.positive_class,
+            legit=legit,
+        )
+        data = self._fit_dataset(X, y, sample_weight)
+        self.result_ = self._solve(method, data, lam, depth, fairness=self.fairness_)
+        self._keep_tree(data)
+        self.fairness_gap_ = metrics.fairness_gap(self.tree_, data, self.fairness_)
+        return self
+
+    def fairness_gap(self, X: Any, y: Any, sensitive: Any, legit: Any = None) -> float:
+        """The fitted tree's disparity on other data (e.g. a test split), same notion and δ.
+
+        ``y`` holds the true labels (pe, eopp and eodds compare rates within them).
+        """
+        check_is_fitted(self, "tree_")
+        Xb = np.ascontiguousarray(self._transform(X), dtype=bool)
+        y = np.asarray(y)
+        codes = np.searchsorted(self.classes_, y)
+        codes = np.clip(codes, 0, len(self.classes_) - 1)
+        if y.shape != (Xb.shape[0],) or np.any(self.classes_[codes] != y):
+            raise ValueError("y must hold one label per row of X, all seen during fit")
+        data = Dataset(Xb, codes.astype(np.int64), self.classes_, tuple(self.feature_names_))
+        fairness = self.fairness_.replace(protected=sensitive, legit=legit)
+        return metrics.fairness_gap(self.tree_, data, fairness)
 
 
 class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):

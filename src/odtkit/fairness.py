@@ -338,3 +338,43 @@ class Fairness:
             coef[pair.second, j] = -w[pair.second] / w[pair.second].sum()
         coef.setflags(write=False)
         return FairnessGroups(self, positive_code, tuple(pairs), coef)
+
+
+def split_protected(dataset: Any, columns: str | Sequence[str]) -> tuple[Any, np.ndarray]:
+    """Take protected feature column(s) out of ``dataset``: ``(dataset without them, values)``.
+
+    Use it to keep a sensitive attribute out of the splits (as STreeD does) while constraining
+    fairness with respect to it: ``data, a = split_protected(data, "Gender=Male")`` then
+    ``Fairness("sp", protected=a, ...)``.
+
+    Returns
+    -------
+    (Dataset, ndarray) : the remaining features (same rows, labels, weights and name) and the
+    protected values, shape ``(n,)`` for one column, ``(n, m)`` for several (ints 0/1).
+    """
+    from odtkit.datasets import Dataset
+
+    dataset = check_dataset(dataset)
+    names = (columns,) if isinstance(columns, str) else tuple(columns)
+    if not names:
+        raise ValueError("columns must name at least one feature")
+    missing = [c for c in names if c not in dataset.feature_names]
+    if missing:
+        raise ValueError(
+            f"columns {missing} are not features of dataset {dataset.name!r} "
+            f"(features: {list(dataset.feature_names)[:8]}...)"
+        )
+    index = [dataset.feature_names.index(c) for c in names]
+    keep = [j for j in range(dataset.n_features) if j not in index]
+    X = np.ascontiguousarray(dataset.X[:, keep])
+    X.setflags(write=False)
+    rest = Dataset(
+        X,
+        dataset.y,
+        dataset.classes,
+        tuple(dataset.feature_names[j] for j in keep),
+        dataset.name,
+        dataset.sample_weight,
+    )
+    values = dataset.X[:, index].astype(int)
+    return rest, values[:, 0] if isinstance(columns, str) else values

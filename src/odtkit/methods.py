@@ -26,6 +26,7 @@ __all__ = [
     "MIP_METHODS",
     "Method",
     "SEARCH_METHODS",
+    "check_fair",
     "describe",
     "get_method",
 ]
@@ -42,11 +43,15 @@ class Method:
         One line, shown by ``odtkit compare --help``.
     factory : callable or None
         Makes the formulation of a MIP method (None for a search method).
+    fair : bool
+        Solves the fairness-constrained problem too (``fairness=`` of :func:`odtkit.compare`,
+        :func:`odtkit.search_tree` and the formulation's ``build``).
     """
 
     name: str
     description: str
     factory: Callable[[], Formulation] | None = None
+    fair: bool = False
 
     @property
     def is_search(self) -> bool:
@@ -68,15 +73,32 @@ class Method:
         return self.formulation().properties
 
     def search(
-        self, dataset: Any, *, lam: float, max_depth: int | None, time_limit: float | None = None
+        self,
+        dataset: Any,
+        *,
+        lam: float,
+        max_depth: int | None,
+        time_limit: float | None = None,
+        fairness: Any = None,
     ) -> Result:
         """Run this search method on ``dataset`` (a model-level Result with a Tree)."""
         from odtkit.core import search_tree
 
         if not self.is_search:
             raise ValueError(f"{self.name!r} is a MIP method, not a search")
+        check_fair(self, fairness)
+        extra = {} if fairness is None else {"fairness": fairness}
         return search_tree(
-            dataset, lam=lam, max_depth=max_depth, method=self.name, time_limit=time_limit
+            dataset, lam=lam, max_depth=max_depth, method=self.name, time_limit=time_limit, **extra
+        )
+
+
+def check_fair(method: Method, fairness: Any) -> None:
+    """ValueError when ``fairness`` is given to a method that cannot honour it."""
+    if fairness is not None and not method.fair:
+        fair = tuple(n for n, m in METHODS.items() if m.fair)
+        raise ValueError(
+            f"method {method.name!r} cannot solve a fairness-constrained problem; use one of {fair}"
         )
 
 
@@ -84,10 +106,13 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
     {
         m.name: m
         for m in (
-            Method("dp", "native dynamic programming with bounds (GOSDT/STreeD-style)"),
+            Method("dp", "native dynamic programming with bounds (GOSDT/STreeD-style)", fair=True),
             Method("bnb", "native OSDT branch-and-bound"),
             Method(
-                "rbinoct", "regularized BinOCT MIP with null splits: optimum = OPT(D, lam)", RBinOCT
+                "rbinoct",
+                "regularized BinOCT MIP with null splits: optimum = OPT(D, lam)",
+                RBinOCT,
+                fair=True,
             ),
             Method(
                 "rbinoct_original",
@@ -98,6 +123,7 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 "flowoct",
                 "regularized FlowOCT MIP with separation cuts: optimum = OPT(D, lam)",
                 FlowOCT,
+                fair=True,
             ),
             Method(
                 "binoct",

@@ -1,7 +1,8 @@
 """Datasets: the :class:`Dataset` container, bundled benchmarks, CSV loading and binarization.
 
 Bundled (CC BY 4.0, UCI): ``monk1``, ``monk2``, ``monk3``, ``tic-tac-toe``, ``car-evaluation``
-(alias ``car``) and ``balance-scale``; see :func:`names`, :func:`load` and :func:`describe`.
+(alias ``car``), ``balance-scale`` and ``german-credit`` (with its sensitive attribute
+``Gender=Male``, for fairness); see :func:`names`, :func:`load` and :func:`describe`.
 Benchmark-only sets (COMPAS, coupon, ...) are read from the shared data directory with
 :func:`load_shared` and are never shipped in the package.
 """

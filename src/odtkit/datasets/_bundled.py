@@ -47,6 +47,9 @@ _BUNDLED: dict[str, _Bundled] = {
     "tic-tac-toe": _Bundled("tic-tac-toe.csv", "UCI Tic-Tac-Toe Endgame, via OSDT"),
     "car-evaluation": _Bundled("car-evaluation.csv", "UCI Car Evaluation, via OSDT"),
     "balance-scale": _Bundled("balance-scale.csv", "UCI Balance Scale, via OSDT"),
+    "german-credit": _Bundled(
+        "german-credit.csv", "UCI Statlog German Credit, via pystreed (fairness; f0 = sex)"
+    ),
 }
 _ALIASES = {"car": "car-evaluation"}
 _LABEL = "label"
