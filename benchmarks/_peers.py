@@ -205,6 +205,73 @@ def odtlearn_flowoct(npz: str, depth: int, lam_o: float, limit: float) -> dict:
     }
 
 
+ODTLEARN_FAIR_CLASSES = {"sp": "FairSPOCT", "eopp": "FairEOppOCT", "pe": "FairPEOCT"}
+
+
+def run_odtlearn_fair(
+    ds: Any, protected: Any, notion: str, depth: int, delta: float, limit: float
+) -> dict:
+    """ODTlearn's fair multi-sink FlowOCT (``FairSPOCT``/``FairEOppOCT``; CBC, 1 thread, λ = 0)
+    on ``ds`` with the protected attribute kept out of the features, in a child process.
+
+    Returns the fit time, the training predictions (re-measured by the caller with odtkit's
+    metrics), CBC's status and its accuracy bound (the objective is the correct count).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "odtlearn_fair_input.npz"
+        np.savez(data, X=ds.X.astype(np.int64), y=np.asarray(ds.y), a=np.asarray(protected))
+        try:
+            out = harness.call_in_child(
+                "_peers:odtlearn_fair",
+                str(data),
+                notion,
+                depth,
+                delta,
+                limit,
+                python=odtlearn_python(),
+                timeout=limit * 3 + 120,
+            )
+        except harness.ChildError as exc:
+            if exc.child.timed_out:
+                return {"available": True, "status": "timeout", "time": math.nan}
+            reason = exc.child.reason()
+            return {
+                "available": False,
+                "reason": f"child exited with {exc.child.returncode}: {reason[:160]}",
+            }
+    out["predictions"] = np.asarray(out["predictions"])
+    return {"available": True, **out}
+
+
+def odtlearn_fair(npz: str, notion: str, depth: int, delta: float, limit: float) -> dict:
+    """Child side of :func:`run_odtlearn_fair`, in ODTlearn's interpreter."""
+    import odtlearn.fair_oct as fair_oct
+
+    data = np.load(npz)
+    X, y, a = data["X"], data["y"], data["a"]
+    cls = getattr(fair_oct, ODTLEARN_FAIR_CLASSES[notion])
+    clf = cls(
+        solver="cbc",
+        positive_class=1,
+        depth=depth,
+        time_limit=int(limit),
+        _lambda=0.0,
+        fairness_bound=delta,
+        num_threads=1,
+        verbose=False,
+    )
+    t = time.perf_counter()
+    clf.fit(X, y, protect_feat=a.reshape(-1, 1), legit_factor=np.zeros(len(y), dtype=int))
+    fit = time.perf_counter() - t
+    model = clf._solver.model
+    return {
+        "time": fit,
+        "predictions": [int(v) for v in clf.predict(X)],
+        "status": str(model.status).split(".")[-1],
+        "correct_bound": float(model.objective_bound),
+    }
+
+
 def main(argv: list[str]) -> None:
     tool, name, lams_s, depths_s, limit_s, reps_s = argv
     d = harness.load_dataset(name)
