@@ -593,7 +593,8 @@ class FairSolver {
     return false;
   }
 
-  void build_table(const std::uint64_t* s, PairTable& T, bool pairs, std::uint64_t* buf) {
+  // false when the search was stopped meanwhile (polled every few rows of the table)
+  bool build_table(const std::uint64_t* s, PairTable& T, bool pairs, std::uint64_t* buf) {
     T.M = M_;
     T.S1 = S1_;
     T.S2 = S2_;
@@ -608,7 +609,12 @@ class FairSolver {
       for (int g = f + 1; g < M_; ++g)
         stat2(buf, P_.feature_words(static_cast<std::size_t>(g)),
               &T.pair[(static_cast<std::size_t>(f) * M_ + g) * S2_]);
+      if ((f & 15) == 15) {
+        poll();
+        if (stopped()) return false;
+      }
     }
+    return true;
   }
 
   // S1 statistics of the cell x_f = a of a table (f < 0: the whole support)
@@ -799,8 +805,7 @@ class FairSolver {
     bool ok;
     if (k == 2) {
       Level& L = level(lvl);
-      build_table(s, L.table, true, L.tmp.data());
-      ok = build_f2(L.table, cuts, false, L, *F);
+      ok = build_table(s, L.table, true, L.tmp.data()) && build_f2(L.table, cuts, false, L, *F);
     } else {
       ok = build_generic(s, k, cuts, false, lvl, *F);
     }
@@ -920,6 +925,7 @@ class FairSolver {
     double phi(double delta) const { return L0 + L1 - std::abs(mu) * delta; }
   };
   LagPoint lag_eval(double mu, Level& L) {
+    poll();
     LagPoint p{mu, 0.0, 0.0, 0.0};
     double d0, d1;
     p.L0 = lag2(root_t0_, mu, &d0, L);
@@ -951,6 +957,7 @@ class FairSolver {
       pts.push_back(p);
       *bound = std::max(*bound, p.phi(delta_));
       if (*bound >= ub - tau_) return true;
+      if (stopped()) return false;
       if (slope(p) > 0) {
         lo = p;
         nu += (ub - p.phi(delta_)) / slope(p);
@@ -1070,7 +1077,7 @@ class FairSolver {
   bool solve_depth1() {
     if (tick()) return false;
     Level& L = level(0);
-    build_table(P_.all_points().data(), L.table, false, L.tmp.data());
+    if (!build_table(P_.all_points().data(), L.table, false, L.tmp.data())) return false;
     window(L.table.total.data(), true, L.win.data());
     Front F;
     build_f1(L.table, -1, 0, L.win.data(), L, F);
@@ -1088,7 +1095,7 @@ class FairSolver {
     if (tick()) return false;
     Level& L = level(0);
     PairTable& T = root_t0_;
-    build_table(P_.all_points().data(), T, true, L.tmp.data());
+    if (!build_table(P_.all_points().data(), T, true, L.tmp.data())) return false;
     Front A, B;
     double bound = incumbent;
     for (int f = 0; f < M_; ++f) {
@@ -1144,9 +1151,9 @@ class FairSolver {
       if (D - 1 == 2) {
         double dsel;
         Level& L1 = level(1);
-        build_table(s0.data(), L1.table, true, L1.tmp.data());
+        if (!build_table(s0.data(), L1.table, true, L1.tmp.data())) return false;
         b = lag2(L1.table, 0.0, &dsel, L1);
-        build_table(s1.data(), L1.table, true, L1.tmp.data());
+        if (!build_table(s1.data(), L1.table, true, L1.tmp.data())) return false;
         b += lag2(L1.table, 0.0, &dsel, L1);
       } else {
         b = lower_bound(s0.data(), D - 1, L0.st0.data()) +
@@ -1180,11 +1187,14 @@ class FairSolver {
       bool ok;
       if (D - 1 == 2) {
         Level& L1 = level(1);
-        build_table(s0.data(), root_t0_, true, L1.tmp.data());
-        build_table(s1.data(), root_t1_, true, L1.tmp.data());
+        if (!build_table(s0.data(), root_t0_, true, L1.tmp.data()) ||
+            !build_table(s1.data(), root_t1_, true, L1.tmp.data()))
+          return false;
         double bound;
         if (m_ == 1 && sw_.lagrangian && sw_.budget) {
-          if (lagrangian(ub, pts, &bound, L1)) {
+          const bool pruned = lagrangian(ub, pts, &bound, L1);
+          if (stopped()) return false;
+          if (pruned) {
             ++root_pruned_lagrangian;
             continue;
           }
