@@ -143,7 +143,7 @@ class FrontBuilder {
            const double* dl) {
     std::uint64_t h = 0x9e3779b97f4a7c15ULL;
     for (std::size_t j = 0; j < m_; ++j) {
-      q_[j] = std::llround(d[j] * kKeyScale);
+      q_[j] = key_of(d[j]);
       h = mix64(h ^ static_cast<std::uint64_t>(q_[j]));
     }
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
@@ -165,8 +165,7 @@ class FrontBuilder {
         return;
       }
       const std::size_t idx = static_cast<std::size_t>(slot & 0xffffffffu) - 1;
-      if (!std::equal(q_.begin(), q_.end(), key_.begin() + static_cast<std::ptrdiff_t>(idx * m_)))
-        continue;
+      if (!same_key(idx)) continue;
       if (cost < cost_[idx] - tau_ || (cost <= cost_[idx] + tau_ && leaves < leaves_[idx])) {
         cost_[idx] = cost;
         leaves_[idx] = leaves;
@@ -203,6 +202,12 @@ class FrontBuilder {
     }
   }
 
+  // d rounded to the 2^-40 grid (any fixed rounding rule would do: keys only need to agree)
+  static std::int64_t key_of(double d) {
+    const double x = d * kKeyScale;
+    return static_cast<std::int64_t>(x >= 0 ? x + 0.5 : x - 0.5);
+  }
+
   std::size_t bytes() const {
     return table_.capacity() * sizeof(std::uint64_t) +
            (cost_.capacity() + d_.capacity() + dl_.capacity()) * sizeof(double) +
@@ -222,6 +227,14 @@ class FrontBuilder {
       while ((table_[i] >> 32) == stamp_) i = (i + 1) & mask_;
       table_[i] = (static_cast<std::uint64_t>(stamp_) << 32) | (idx + 1);
     }
+  }
+
+  bool same_key(std::size_t idx) const {
+    const std::int64_t* k = &key_[idx * m_];
+    if (m_ == 1) return k[0] == q_[0];
+    for (std::size_t j = 0; j < m_; ++j)
+      if (k[j] != q_[j]) return false;
+    return true;
   }
 
   std::size_t m_;
