@@ -477,7 +477,8 @@ class FairSolver {
     for (int o : ones) pairs += 0.5 * o * o;
     const double table = 0.5 * M_ * M_ * static_cast<double>(W_) *
                          (static_cast<double>(P.n_class_planes()) + C.word_cost());
-    if (pairs <= 2.0 * table) depth2_ = std::make_unique<Depth2Solver>(P);
+    pass1_depth2_ = pairs <= 2.0 * table;
+    if (pass1_depth2_) depth2_ = std::make_unique<Depth2Solver>(P);
   }
 
   // Fair incumbent (count units) and its tree; improved() is called on each improvement.
@@ -502,7 +503,8 @@ class FairSolver {
 
   std::size_t bytes() const {
     std::size_t total = memo_bytes_ + root_t0_.bytes() + root_t1_.bytes() + C_.bytes() +
-                        table_cache_bytes_ + (depth2_ ? depth2_->bytes() : 0);
+                        table_cache_bytes_ + (depth2_ ? depth2_->bytes() : 0) +
+                        opt_cache_bytes_;
     for (const auto& L : levels_)
       total += L->builder->bytes() + L->f1builder->bytes() + L->table.bytes() + L->fa.bytes() +
                L->fb.bytes() + (L->s0.capacity() + L->s1.capacity() + L->tmp.capacity()) * 8;
@@ -818,16 +820,48 @@ class FairSolver {
   }
 
   // Lower bound on every entry of front(s, k) (st: weights_of(s)): a memoised front's minimum,
-  // else the best leaf or eq + 2 Lambda.
+  // else the unconstrained optimum for k = 2 or 3 (cached), else the best leaf or eq + 2 Lambda.
   double lower_bound(const std::uint64_t* s, int k, const double* st) {
     auto it = memo_.find(key(s, k));
     if (it != memo_.end()) {
       const Front& F = *it->second.front;
       return F.empty() ? it->second.budget - tau_ : F.min_cost();
     }
+    if (k == 2 || k == 3) return unconstrained(s, k, st);
     const double leaf = std::min(neg_mis(st), pos_mis(st)) + Lambda_;
     if (k == 0) return leaf;
     return std::min(leaf, P_.minority(s) + 2 * Lambda_);
+  }
+
+  // The unconstrained optimum of s at depth 2 (the depth-two solver) or 3 (its best root split
+  // over depth-2 optima), cached by support: exact sibling bounds below the root's children.
+  double unconstrained(const std::uint64_t* s, int k, const double* st) {
+    auto it = opt_cache_.find(key(s, k));
+    if (it != opt_cache_.end()) return it->second;
+    if (!depth2_) depth2_ = std::make_unique<Depth2Solver>(P_);
+    double value;
+    if (k == 2) {
+      value = depth2_->solve(s, st + 1, Lambda_).value;
+    } else {
+      value = std::min(neg_mis(st), pos_mis(st)) + Lambda_;
+      std::vector<std::uint64_t> s0(W_), s1(W_);
+      std::vector<double> st0(S1_), st1(S1_);
+      for (int f = 0; f < M_ && value > 2 * Lambda_; ++f) {
+        poll();
+        if (stopped()) return std::min(value, P_.minority(s) + 2 * Lambda_);  // not cached
+        const std::uint64_t* x = P_.feature_words(static_cast<std::size_t>(f));
+        words::and_not_into(s0.data(), s, x, W_);
+        words::and_into(s1.data(), s, x, W_);
+        weights_of(s0.data(), st0.data());
+        weights_of(s1.data(), st1.data());
+        if (st0[0] <= zero_ || st1[0] <= zero_) continue;
+        value = std::min(value, unconstrained(s0.data(), 2, st0.data()) +
+                                    unconstrained(s1.data(), 2, st1.data()));
+      }
+    }
+    opt_cache_.emplace(key(s, k), value);
+    opt_cache_bytes_ += W_ * sizeof(std::uint64_t) + sizeof(MemoKey) + 48;
+    return value;
   }
 
   // front(s, k) with entries of cost < budget - tau (maybe more), memoised; null when stopped.
@@ -881,6 +915,7 @@ class FairSolver {
       if (L.st0[0] <= zero_ || L.st1[0] <= zero_) continue;
       const double lb0 = lower_bound(L.s0.data(), k - 1, L.st0.data());
       const double lb1 = lower_bound(L.s1.data(), k - 1, L.st1.data());
+      if (stopped()) return false;
       L.cands.push_back({f, lb0, lb1});
     }
     std::sort(L.cands.begin(), L.cands.end(), [](const Level::Cand& a, const Level::Cand& b) {
@@ -1244,7 +1279,7 @@ class FairSolver {
       weights_of(s1.data(), L0.st1.data());
       if (L0.st0[0] <= zero_ || L0.st1[0] <= zero_) continue;
       double b;
-      if (D - 1 == 2 && depth2_) {
+      if (D - 1 == 2 && pass1_depth2_) {
         // the unconstrained depth-2 optima of both sides (incremental pair counts)
         b = depth2_->solve(s0.data(), L0.st0.data() + 1, Lambda_).value +
             depth2_->solve(s1.data(), L0.st1.data() + 1, Lambda_).value;
@@ -1267,6 +1302,7 @@ class FairSolver {
       } else {
         b = lower_bound(s0.data(), D - 1, L0.st0.data()) +
             lower_bound(s1.data(), D - 1, L0.st1.data());
+        if (stopped()) return false;
       }
       cands.push_back({f, b});
     }
@@ -1335,6 +1371,7 @@ class FairSolver {
       } else {
         weights_of(s1.data(), L0.st1.data());
         cuts0.T[0] = sw_.budget ? ub - lower_bound(s1.data(), D - 1, L0.st1.data()) : kInf;
+        if (stopped()) return false;
         ok = build_generic(s0.data(), D - 1, cuts0, false, 1, A);
       }
       if (!ok) return false;
@@ -1467,9 +1504,12 @@ class FairSolver {
   double delta_, Lambda_, tau_, zero_, memory_limit_;
   std::size_t S2_, S1_;
   std::vector<double> zeros_;
-  std::unique_ptr<Depth2Solver> depth2_;  // pass-1 bounds, when cheaper than pair tables
+  std::unique_ptr<Depth2Solver> depth2_;  // unconstrained depth-2 optima
+  bool pass1_depth2_ = false;              // root pass 1 uses it (cheaper than pair tables)
   std::vector<std::unique_ptr<Level>> levels_;
   std::unordered_map<MemoKey, MemoSlot, MemoHash> memo_;
+  std::unordered_map<MemoKey, double, MemoHash> opt_cache_;  // unconstrained optima (k = 2, 3)
+  std::size_t opt_cache_bytes_ = 0;
   MemoKey scratch_key_;
   std::size_t memo_bytes_ = 0, combo_bytes_ = 0;
   PairTable root_t0_, root_t1_;
