@@ -165,12 +165,20 @@ def test_all_pruning_off_keeps_the_optimum() -> None:
             compare_with_oracle(data, fairness, 0.0, 2, off)
 
 
-def test_depth_four_uses_the_generic_recursion() -> None:
+@pytest.mark.parametrize(
+    ("depth", "bounds"),
+    [
+        (4, {"shortcut": False}),  # Lagrangian cuts on depth-3 root children
+        (4, {"shortcut": False, "lagrangian": False}),  # the generic recursion
+        (5, {"shortcut": False}),  # the generic recursion below depth-4 root children
+    ],
+)
+def test_deeper_trees(depth: int, bounds: dict[str, bool]) -> None:
     for seed in range(6):
-        data = random_dataset(300 + seed, n_samples=12, n_features=4)
-        fairness = usable_fairness(data, "sp", 0.1234, 2, seed)
+        data = random_dataset(300 + seed, n_samples=12, n_features=4 + seed % 2)
+        fairness = usable_fairness(data, ("sp", "eopp")[seed % 2], 0.1234, 2, seed)
         if fairness is not None:
-            compare_with_oracle(data, fairness, 0.01, 4, bounds={"shortcut": False})
+            compare_with_oracle(data, fairness, (0.0, 0.01)[seed % 2], depth, bounds=bounds)
 
 
 def test_delta_one_is_the_unconstrained_optimum() -> None:

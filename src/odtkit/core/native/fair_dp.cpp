@@ -478,12 +478,19 @@ class FairSolver {
     const double table = 0.5 * M_ * M_ * static_cast<double>(W_) *
                          (static_cast<double>(P.n_class_planes()) + C.word_cost());
     pass1_depth2_ = pairs <= 2.0 * table;
+    integral_costs_ = P.integral() && Lambda_ == std::floor(Lambda_) && Lambda_ < 1e12 &&
+                      P.total_weight() < 1e12;
     if (pass1_depth2_) depth2_ = std::make_unique<Depth2Solver>(P);
   }
 
   // Fair incumbent (count units) and its tree; improved() is called on each improvement.
   double incumbent = kInf;
   std::vector<int> incumbent_tree;
+
+  // The pruning threshold: a tree is worth finding only if it costs < target() - tau. When
+  // every cost is an integer (integral class weights and an integral Lambda, e.g. lam = 0 on
+  // unweighted data), a better tree costs at most incumbent - 1, so the threshold drops by 1.
+  double target() const { return integral_costs_ ? incumbent - 1.0 + 2.0 * tau_ : incumbent; }
   std::function<void()> improved;
 
   // Solves depth D (incumbent must hold a fair tree); false when stopped. On return,
@@ -504,7 +511,7 @@ class FairSolver {
   std::size_t bytes() const {
     std::size_t total = memo_bytes_ + root_t0_.bytes() + root_t1_.bytes() + C_.bytes() +
                         table_cache_bytes_ + (depth2_ ? depth2_->bytes() : 0) +
-                        opt_cache_bytes_;
+                        opt_cache_bytes_ + deep_bytes_ + bound_table_.bytes();
     for (const auto& L : levels_)
       total += L->builder->bytes() + L->f1builder->bytes() + L->table.bytes() + L->fa.bytes() +
                L->fb.bytes() + (L->s0.capacity() + L->s1.capacity() + L->tmp.capacity()) * 8;
@@ -542,24 +549,25 @@ class FairSolver {
   };
 
   Level& level(std::size_t i) {
-    while (levels_.size() <= i) {
-      auto L = std::make_unique<Level>();
-      L->s0.resize(W_);
-      L->s1.resize(W_);
-      L->tmp.resize(W_);
-      L->builder = std::make_unique<FrontBuilder>(m_, tau_);
-      L->f1builder = std::make_unique<FrontBuilder>(m_, tau_);
-      L->st.resize(S1_);
-      L->st0.resize(S1_);
-      L->st1.resize(S1_);
-      L->sub.resize(S1_);
-      L->win.resize(2 * m_);
-      L->win0.resize(2 * m_);
-      L->win1.resize(2 * m_);
-      L->dd.resize(m_);
-      levels_.push_back(std::move(L));
-    }
+    while (levels_.size() <= i) levels_.push_back(new_level());
     return *levels_[i];
+  }
+  std::unique_ptr<Level> new_level() const {
+    auto L = std::make_unique<Level>();
+    L->s0.resize(W_);
+    L->s1.resize(W_);
+    L->tmp.resize(W_);
+    L->builder = std::make_unique<FrontBuilder>(m_, tau_);
+    L->f1builder = std::make_unique<FrontBuilder>(m_, tau_);
+    L->st.resize(S1_);
+    L->st0.resize(S1_);
+    L->st1.resize(S1_);
+    L->sub.resize(S1_);
+    L->win.resize(2 * m_);
+    L->win0.resize(2 * m_);
+    L->win1.resize(2 * m_);
+    L->dd.resize(m_);
+    return L;
   }
 
   // ----------------------------------------------------------------- cell statistics
@@ -636,22 +644,47 @@ class FairSolver {
     return false;
   }
 
-  // false when the search was stopped meanwhile (polled every few rows of the table)
-  bool build_table(const std::uint64_t* s, PairTable& T, bool pairs, std::uint64_t* buf) {
+  // false when the search was stopped meanwhile (polled every few rows of the table).
+  // classes_only: class weights alone (disparities left 0), enough for unconstrained values.
+  bool build_table(const std::uint64_t* s, PairTable& T, bool pairs, std::uint64_t* buf,
+                   bool classes_only = false) {
     T.M = M_;
     T.S1 = S1_;
     T.S2 = S2_;
     T.total.resize(S1_);
     T.single.resize(static_cast<std::size_t>(M_) * S1_);
     if (pairs) T.pair.resize(static_cast<std::size_t>(M_) * M_ * S2_);
-    stat1(s, T.total.data());
+    if (classes_only) {
+      std::fill(T.total.begin(), T.total.end(), 0.0);
+      std::fill(T.single.begin(), T.single.end(), 0.0);
+      if (pairs) std::fill(T.pair.begin(), T.pair.end(), 0.0);
+    }
+    auto fill = [&](const std::uint64_t* x, const std::uint64_t* mask, double* out, bool one) {
+      if (!classes_only) {
+        if (one) {
+          stat1(x, out);
+        } else {
+          stat2(x, mask, out);
+        }
+        return;
+      }
+      if (mask) {
+        P_.class_weights_and(x, mask, out + 1);
+      } else {
+        P_.class_weights(x, out + 1);
+      }
+      double w = 0.0;
+      for (int k = 0; k < K_; ++k) w += out[1 + k];
+      out[0] = w;
+    };
+    fill(s, nullptr, T.total.data(), true);
     for (int f = 0; f < M_; ++f) {
       words::and_into(buf, s, P_.feature_words(static_cast<std::size_t>(f)), W_);
-      stat1(buf, &T.single[static_cast<std::size_t>(f) * S1_]);
+      fill(buf, nullptr, &T.single[static_cast<std::size_t>(f) * S1_], true);
       if (!pairs) continue;
       for (int g = f + 1; g < M_; ++g)
-        stat2(buf, P_.feature_words(static_cast<std::size_t>(g)),
-              &T.pair[(static_cast<std::size_t>(f) * M_ + g) * S2_]);
+        fill(buf, P_.feature_words(static_cast<std::size_t>(g)),
+             &T.pair[(static_cast<std::size_t>(f) * M_ + g) * S2_], false);
       if ((f & 15) == 15) {
         poll();
         if (stopped()) return false;
@@ -838,10 +871,18 @@ class FairSolver {
   double unconstrained(const std::uint64_t* s, int k, const double* st) {
     auto it = opt_cache_.find(key(s, k));
     if (it != opt_cache_.end()) return it->second;
-    if (!depth2_) depth2_ = std::make_unique<Depth2Solver>(P_);
     double value;
-    if (k == 2) {
+    if (k == 2 && pass1_depth2_) {
       value = depth2_->solve(s, st + 1, Lambda_).value;
+    } else if (k == 2) {
+      // dense rows: a pair table is cheaper than the depth-two solver's pair counts
+      if (!bound_level_) bound_level_ = new_level();  // callers' scratch stays untouched
+      Level& L = *bound_level_;
+      double dsel;
+      if (!build_table(s, bound_table_, true, L.tmp.data(), true))
+        return std::min(std::min(neg_mis(st), pos_mis(st)) + Lambda_,
+                        P_.minority(s) + 2 * Lambda_);
+      value = lag2(bound_table_, 0.0, &dsel, L);
     } else {
       value = std::min(neg_mis(st), pos_mis(st)) + Lambda_;
       std::vector<std::uint64_t> s0(W_), s1(W_);
@@ -1056,10 +1097,154 @@ class FairSolver {
     poll();
     LagPoint p{mu, 0.0, 0.0, 0.0};
     double d0, d1;
-    p.L0 = lag2(*rt0_, mu, &d0, L);
-    p.L1 = lag2(*rt1_, mu, &d1, L);
+    p.L0 = lag_child(0, mu, &d0, L);
+    p.L1 = lag_child(1, mu, &d1, L);
     p.d = d0 + d1;
     return p;
+  }
+
+  // Lagrangian value of a child of the root split being processed: from its pair table
+  // (remaining depth 2) or, in deep mode (depth 3), the best split over its children's tables.
+  double lag_child(int side, double mu, double* dsel, Level& L) {
+    if (!deep_mode_) return lag2(side ? *rt1_ : *rt0_, mu, dsel, L);
+    const DeepChild& C = deep_[side];
+    double best = lag_leaf(C.stat.data(), mu, dsel);
+    for (const DeepSplit& sp : C.splits) {
+      double d0, d1;
+      const double v = lag2(*sp.t0, mu, &d0, L) + lag2(*sp.t1, mu, &d1, L);
+      if (v < best) {
+        best = v;
+        *dsel = d0 + d1;
+      }
+    }
+    return best;
+  }
+
+  // ------------------------------------------------------------ deep root children
+  // With remaining depth 3 below the root (max_depth 4), the root's children get the same
+  // Lagrangian treatment as depth-2 children: their values come from the pair tables of all
+  // their own children, and their fronts are merged from depth-2 fronts built under cuts
+  // (transient, kept until the root split is done so that a split entry can be rebuilt).
+  struct DeepSplit {
+    int g;
+    std::unique_ptr<PairTable> t0, t1;
+    std::unique_ptr<Front> a, b;  // the depth-2 fronts merged into the child's front
+  };
+  struct DeepChild {
+    std::vector<std::uint64_t> words;
+    std::vector<double> stat;
+    std::vector<DeepSplit> splits;
+  };
+
+  // Bytes of the tables of one deep root split (both children), to check against the cap.
+  double deep_bytes() const {
+    const double table = (static_cast<double>(M_) * M_ * S2_ + (M_ + 1.0) * S1_) * sizeof(double);
+    return 4.0 * M_ * table;
+  }
+
+  // Build the deep children of the root split (s0, s1); false when stopped.
+  bool prepare_deep(const std::uint64_t* s0, const std::uint64_t* s1, int f) {
+    Level& L = level(2);
+    for (int side = 0; side < 2; ++side) {
+      DeepChild& C = deep_[side];
+      const std::uint64_t* s = side ? s1 : s0;
+      C.words.assign(s, s + W_);
+      C.stat.resize(S1_);
+      stat1(s, C.stat.data());
+      C.splits.clear();
+      std::vector<std::uint64_t> c0(W_), c1(W_);
+      for (int g = 0; g < M_; ++g) {
+        if (g == f) continue;
+        const std::uint64_t* x = P_.feature_words(static_cast<std::size_t>(g));
+        words::and_not_into(c0.data(), s, x, W_);
+        words::and_into(c1.data(), s, x, W_);
+        weights_of(c0.data(), L.st0.data());
+        weights_of(c1.data(), L.st1.data());
+        if (L.st0[0] <= zero_ || L.st1[0] <= zero_) continue;
+        DeepSplit sp;
+        sp.g = g;
+        sp.t0 = std::make_unique<PairTable>();
+        sp.t1 = std::make_unique<PairTable>();
+        if (!build_table(c0.data(), *sp.t0, true, L.tmp.data()) ||
+            !build_table(c1.data(), *sp.t1, true, L.tmp.data()))
+          return false;
+        deep_bytes_ += sp.t0->bytes() + sp.t1->bytes();
+        C.splits.push_back(std::move(sp));
+      }
+    }
+    return true;
+  }
+
+  // The front of deep root child `side` under `cuts`; false when stopped.
+  bool build_deep_front(int side, const Cuts& cuts, Front& out) {
+    DeepChild& C = deep_[side];
+    Level& L = level(1);
+    Level& L2 = level(2);
+    const double* st = C.stat.data();
+    window(st, false, L.win.data());
+    FrontBuilder& b = *L.builder;
+    b.clear();
+    if (K_ > 1 && cuts_ok(cuts, neg_mis(st) + Lambda_, zeros_.data()))
+      b.add(neg_mis(st) + Lambda_, 1, leaf_info(false), zeros_.data(), nullptr);
+    if (inside(dis(st), L.win.data()) && cuts_ok(cuts, pos_mis(st) + Lambda_, dis(st)))
+      b.add(pos_mis(st) + Lambda_, 1, leaf_info(true), dis(st), nullptr);
+    for (DeepSplit& sp : C.splits) {
+      if (tick()) return false;
+      // entries of the x_g = 0 child, given the cheapest possible x_g = 1 partner per cut
+      Cuts ca, cb;
+      ca.n = cb.n = cuts.n;
+      for (int i = 0; i < cuts.n; ++i) {
+        double dsel;
+        ca.mu[i] = cb.mu[i] = cuts.mu[i];
+        ca.T[i] = cuts.T[i] - lag2(*sp.t1, cuts.mu[i], &dsel, L2);
+      }
+      if (ca.T[0] <= tau_) continue;
+      sp.a = std::make_unique<Front>();
+      if (!build_f2(*sp.t0, ca, false, L2, *sp.a)) return false;
+      if (sp.a->empty()) continue;
+      for (int i = 0; i < cuts.n; ++i) {
+        double lowest = kInf;
+        for (std::size_t k = 0; k < sp.a->size(); ++k)
+          lowest = std::min(lowest, sp.a->cost[k] + cuts.mu[i] * sp.a->d[k * m_]);
+        cb.T[i] = cuts.T[i] - lowest;
+      }
+      sp.b = std::make_unique<Front>();
+      if (!build_f2(*sp.t1, cb, false, L2, *sp.b)) return false;
+      deep_bytes_ += sp.a->bytes() + sp.b->bytes();
+      merge(*sp.a, *sp.b, L.win.data(), cuts, kSplit, sp.g, b, L);
+      if (stopped()) return false;
+    }
+    b.finish(out);
+    note_front(out);
+    return true;
+  }
+
+  // Rebuild an entry of a deep root child's front (its split entries refer to the kept fronts).
+  void emit_deep(int side, const EntryCopy& e, std::vector<int>& out) {
+    const DeepChild& C = deep_[side];
+    if (kind_of(e.info) != kSplit) {
+      emit(C.words.data(), 3, e, out);
+      return;
+    }
+    const int g = static_cast<int>(e.info & 0xffffu);
+    const DeepSplit* sp = nullptr;
+    for (const DeepSplit& x : C.splits)
+      if (x.g == g) sp = &x;
+    if (!sp || !sp->a || !sp->b)
+      throw std::logic_error("fair dp: a deep split lost its children (a bug)");
+    std::vector<double> dr(m_);
+    for (std::size_t j = 0; j < m_; ++j) dr[j] = e.d[j] - e.dl[j];
+    const EntryCopy a = find_in(*sp->a, e.dl.data());
+    const EntryCopy b = find_in(*sp->b, dr.data());
+    if (std::abs(a.cost + b.cost - e.cost) > 16 * tau_)
+      throw std::logic_error("fair dp: the children of a split do not add up (a bug)");
+    std::vector<std::uint64_t> s0(W_), s1(W_);
+    const std::uint64_t* x = P_.feature_words(static_cast<std::size_t>(g));
+    words::and_not_into(s0.data(), C.words.data(), x, W_);
+    words::and_into(s1.data(), C.words.data(), x, W_);
+    out.push_back(g);
+    emit(s0.data(), 2, a, out);
+    emit(s1.data(), 2, b, out);
   }
 
   // Cutting-plane maximisation of phi(mu) = L0(mu) + L1(mu) - |mu| delta' (concave) for the
@@ -1211,7 +1396,7 @@ class FairSolver {
     build_f1(L.table, -1, 0, L.win.data(), L, F);
     note_front(F);
     depth_bound = F.empty() ? incumbent : std::min(incumbent, F.min_cost());
-    if (!F.empty() && F.min_cost() < incumbent - tau_) {
+    if (!F.empty() && F.min_cost() < target() - tau_) {
       std::vector<int> code;
       emit(P_.all_points().data(), 1, copy_entry(F, 0, m_), code);
       accept(F.min_cost(), std::move(code));
@@ -1239,8 +1424,8 @@ class FairSolver {
       note_front(A);
       note_front(B);
       std::size_t ia = 0, ib = 0;
-      const double c = best_combo(A, B, incumbent, &ia, &ib);
-      if (c < incumbent - tau_) {
+      const double c = best_combo(A, B, target(), &ia, &ib);
+      if (c < target() - tau_) {
         std::vector<int> code{f};
         const std::uint64_t* x = P_.feature_words(static_cast<std::size_t>(f));
         std::vector<std::uint64_t> s0(W_), s1(W_);
@@ -1316,7 +1501,7 @@ class FairSolver {
       // a valid bound at depth D if we stop now: the incumbent or an unexplored split
       const double next = c + 1 < cands.size() ? cands[c + 1].bound : kInf;
       depth_bound = std::min({incumbent, cand.bound, next});
-      if (sw_.budget && cand.bound >= incumbent - tau_) {
+      if (sw_.budget && cand.bound >= target() - tau_) {
         root_pruned_bound += static_cast<long long>(cands.size() - c);
         depth_bound = incumbent;
         return true;
@@ -1327,7 +1512,7 @@ class FairSolver {
       const std::uint64_t* x = P_.feature_words(static_cast<std::size_t>(f));
       words::and_not_into(s0.data(), all, x, W_);
       words::and_into(s1.data(), all, x, W_);
-      const double ub = incumbent;
+      const double ub = target();
       Cuts cuts0, cuts1;
       bool ok;
       if (D - 1 == 2) {
@@ -1368,6 +1553,50 @@ class FairSolver {
           cuts0.T[0] = sw_.budget ? ub - l1 : kInf;
         }
         ok = build_f2(*rt0_, cuts0, false, L1, A);
+      } else if (D - 1 == 3 && m_ == 1 && sw_.lagrangian && sw_.budget &&
+                 deep_bytes() <= static_cast<double>(table_cache_cap_)) {
+        deep_bytes_ = 0;
+        const bool ready = prepare_deep(s0.data(), s1.data(), f);
+        deep_mode_ = true;
+        double bound;
+        const bool pruned = ready && lagrangian(ub, pts, &bound, level(1));
+        deep_mode_ = false;
+        if (!ready || stopped()) return false;
+        if (pruned) {
+          ++root_pruned_lagrangian;
+          continue;
+        }
+        cands[c].bound = std::max(cand.bound, bound);
+        depth_bound = std::min({incumbent, cands[c].bound, next});
+        std::sort(pts.begin() + 1, pts.end(), [&](const LagPoint& a, const LagPoint& b) {
+          return a.phi(delta_) > b.phi(delta_);
+        });
+        cuts0.n = 0;
+        for (std::size_t i = 0; i < pts.size() && cuts0.n < kMaxCuts; ++i) {
+          cuts0.mu[cuts0.n] = pts[i].mu;
+          cuts0.T[cuts0.n] = ub - pts[i].L1 + std::abs(pts[i].mu) * delta_;
+          ++cuts0.n;
+        }
+        if (!build_deep_front(0, cuts0, A)) return false;
+        if (A.empty()) continue;
+        for (int i = 0; i < cuts0.n; ++i) {
+          double lowest = kInf;
+          for (std::size_t k = 0; k < A.size(); ++k)
+            lowest = std::min(lowest, A.cost[k] + cuts0.mu[i] * A.d[k * m_]);
+          cuts1.mu[i] = cuts0.mu[i];
+          cuts1.T[i] = ub - lowest + std::abs(cuts0.mu[i]) * delta_;
+        }
+        cuts1.n = cuts0.n;
+        if (!build_deep_front(1, cuts1, B)) return false;
+        std::size_t ia = 0, ib = 0;
+        const double v = best_combo(A, B, target(), &ia, &ib);
+        if (v < target() - tau_) {
+          std::vector<int> code{f};
+          emit_deep(0, copy_entry(A, ia, m_), code);
+          emit_deep(1, copy_entry(B, ib, m_), code);
+          accept(v, std::move(code));
+        }
+        continue;
       } else {
         weights_of(s1.data(), L0.st1.data());
         cuts0.T[0] = sw_.budget ? ub - lower_bound(s1.data(), D - 1, L0.st1.data()) : kInf;
@@ -1391,8 +1620,8 @@ class FairSolver {
       }
       if (!ok) return false;
       std::size_t ia = 0, ib = 0;
-      const double v = best_combo(A, B, incumbent, &ia, &ib);
-      if (v < incumbent - tau_) {
+      const double v = best_combo(A, B, target(), &ia, &ib);
+      if (v < target() - tau_) {
         std::vector<int> code{f};
         emit(s0.data(), D - 1, copy_entry(A, ia, m_), code);
         emit(s1.data(), D - 1, copy_entry(B, ib, m_), code);
@@ -1465,7 +1694,9 @@ class FairSolver {
     auto it = memo_.find(key(s, k));
     if (it == memo_.end())
       throw std::logic_error("fair dp: a child front left the memo (a bug)");
-    const Front& F = *it->second.front;
+    return find_in(*it->second.front, d);
+  }
+  EntryCopy find_in(const Front& F, const double* d) const {
     std::size_t best = F.size();
     for (std::size_t i = 0; i < F.size(); ++i) {
       double gap = 0.0;
@@ -1506,13 +1737,19 @@ class FairSolver {
   std::vector<double> zeros_;
   std::unique_ptr<Depth2Solver> depth2_;  // unconstrained depth-2 optima
   bool pass1_depth2_ = false;              // root pass 1 uses it (cheaper than pair tables)
+  bool integral_costs_ = false;            // every cost is an integer (see target())
   std::vector<std::unique_ptr<Level>> levels_;
   std::unordered_map<MemoKey, MemoSlot, MemoHash> memo_;
   std::unordered_map<MemoKey, double, MemoHash> opt_cache_;  // unconstrained optima (k = 2, 3)
+  PairTable bound_table_;                                    // scratch of unconstrained()
+  std::unique_ptr<Level> bound_level_;
   std::size_t opt_cache_bytes_ = 0;
   MemoKey scratch_key_;
   std::size_t memo_bytes_ = 0, combo_bytes_ = 0;
   PairTable root_t0_, root_t1_;
+  DeepChild deep_[2];       // the root split's children in deep mode (remaining depth 3)
+  bool deep_mode_ = false;  // lag_child reads deep_ instead of *rt0_ / *rt1_
+  std::size_t deep_bytes_ = 0;
   const PairTable* rt0_ = &root_t0_;  // the tables of the root split being processed
   const PairTable* rt1_ = &root_t1_;
   // pair tables of the root's children, built in pass 1 and reused in pass 2 (2f + side)
