@@ -3,6 +3,10 @@ worked example of FORMULATIONS-TREES §7.5, the unconstrained search, its switch
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -273,19 +277,41 @@ def test_time_and_memory_limits_give_a_fair_tree_and_a_valid_bound() -> None:
         assert result.lower_bound <= optimum + 1e-12
 
 
-def test_time_limit_inside_the_front_search() -> None:
-    # large enough that the fair phase itself is stopped; the bound must stay below the optimum
+def slow_instance() -> tuple[Dataset, Fairness]:
+    """Large enough that the fair phase itself runs for seconds at depth 4."""
     rng = np.random.default_rng(0)
     X = rng.random((3000, 30)) < 0.5
     y = (X[:, 0] ^ X[:, 1] ^ (rng.random(3000) < 0.2)).astype(int)
     a = (X[:, 2] ^ (rng.random(3000) < 0.3)).astype(int)
-    data = Dataset.from_arrays(X, y)
-    fairness = Fairness("sp", protected=a, delta=0.001)
+    return Dataset.from_arrays(X, y), Fairness("sp", protected=a, delta=0.001)
+
+
+def test_time_limit_inside_the_front_search() -> None:
+    # the fair phase itself is stopped; the bound must stay below the optimum
+    data, fairness = slow_instance()
     result = search_tree(data, lam=0.0, max_depth=4, fairness=fairness, time_limit=0.3)
     assert result.status in ("time_limit", "optimal")
     check_fair_result(result, data, fairness, 0.0, 4)
     free = search_tree(data, lam=0.0, max_depth=4)
     assert result.lower_bound >= free.objective - 1e-12  # at least the unconstrained bound
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs SIGINT delivery")
+def test_ctrl_c_gives_interrupted_with_a_fair_tree() -> None:
+    data, fairness = slow_instance()
+    before = signal.getsignal(signal.SIGINT)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        result = search_tree(data, lam=0.0, max_depth=4, fairness=fairness, time_limit=20)
+    finally:
+        timer.cancel()
+        timer.join()
+    assert signal.getsignal(signal.SIGINT) is before
+    if result.status == "optimal":
+        pytest.skip("solved before the interrupt")
+    assert result.status == "interrupted"
+    check_fair_result(result, data, fairness, 0.0, 4)
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,22 +23,33 @@
 //   window       d_j of an entry on t must lie in [-delta' - P_j(rest), delta' - N_j(rest)], P and
 //                N the positive and negative parts of the c_u outside t: the rest of the tree
 //                can move d_j at most that far. Context-free, so memoised fronts stay valid.
-//   budget       cost + lower bound of the sibling < incumbent (the sibling's lower bound is its
-//                unconstrained depth-limited optimum: exact at depth <= 2 from a pair table, else
-//                min(leaf, eq + 2 Lambda) or a memoised front's minimum). Fronts computed under a
-//                budget are memoised with it and recomputed only for a larger one.
+//   budget       cost + lower bound of the sibling < incumbent. The sibling's bound is its
+//                unconstrained optimum at remaining depth 2 or 3 (depth-two solver or pair
+//                tables, cached by support), a memoised front's minimum, or min(leaf,
+//                eq + 2 Lambda). Fronts computed under a budget are memoised with it and
+//                recomputed only for a larger one. When every cost is an integer (integral class
+//                weights, integral Lambda: lam = 0 on unweighted data), a better tree costs at
+//                most incumbent - 1, and that is the threshold (target()).
 //   lagrangian   (one constrained pair) for any mu, every tree on the sibling r has
 //                cost >= L(r, mu) - mu d, L the minimum of cost + mu d over r's trees. With
 //                |d_t + d_r| <= delta' this gives  cost_t + mu d_t < UB - L(r, mu) + |mu| delta'
 //                for every useful entry of t: a few such cuts (mu chosen by a cutting-plane
-//                search on the root split's dual function) prune most of a front, and a root
-//                split whose dual bound reaches the incumbent is skipped entirely.
+//                search on the root split's concave dual function) prune most of a front, and a
+//                root split whose dual bound reaches the incumbent is skipped entirely. L is
+//                exact for root children of remaining depth 2 (their pair table) and 3 (the
+//                pair tables of their own children; their fronts are then merged from depth-2
+//                fronts built under the cuts, kept until the root split is done).
 //   shortcut     the unconstrained optimum (search_dp) is computed first; if it is fair it is the
 //                answer, and its lower bound is always a valid bound for the fair problem.
 // Depth-2 fronts come from a pair table (class weights and disparities of every cell
-// x_f = a, x_g = b of the support), not from recursion. Iterative deepening over depths
-// 1..max_depth gives fair incumbents early; the root combines its two children's fronts by a
-// range-minimum query over the child sorted by disparity instead of enumerating pairs.
+// x_f = a, x_g = b of the support), not from recursion. The root first bounds every split by
+// its children's unconstrained optima (pass 1: the depth-two solver's incremental counts on
+// sparse rows, else pair tables kept for pass 2 under a memory cap), then treats the splits in
+// increasing bound order (pass 2) and combines its two children's fronts by a range-minimum
+// query over the child sorted by disparity instead of enumerating pairs. Iterative deepening
+// over depths 1..max_depth gives fair incumbents early. Anytime: on a stop the answer is the
+// best fair tree so far with the larger of the unconstrained lower bound and, when the last
+// depth was being solved, min(incumbent, bounds of the root splits not yet done).
 #include "fair_dp.hpp"
 
 #include <algorithm>
