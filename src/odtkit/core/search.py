@@ -9,10 +9,15 @@ limit) with
 
 Both are anytime: a time, node or memory limit, or Ctrl-C, stops the search and returns the best
 tree found so far (never worse than the greedy start) with a valid lower bound.
+
+With ``fairness=`` (an :class:`odtkit.Fairness`) ``method="dp"`` minimises the same objective over
+the δ-fair trees only (FORMULATIONS-TREES §5), by the native fair DP over Pareto fronts
+(``core/native/fair_dp.cpp``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Mapping
@@ -27,6 +32,7 @@ from odtkit._validation import check_dataset, check_depth, check_lambda, check_s
 from odtkit.core import _native
 from odtkit.core._problem import POLICIES, build_problem, decode_tree, search_config
 from odtkit.datasets import Dataset
+from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.results import TRACE_COLUMNS, Result
 
 METHODS = ("dp", "bnb")
@@ -46,6 +52,8 @@ BOUNDS = {
         "leaf_count",
     ),
 }
+#: Switchable pruning of the fair search (``fairness=``); turning one off never changes the optimum.
+FAIR_BOUNDS = ("window", "budget", "lagrangian", "shortcut")
 #: Objectives returned by the native code must match ``metrics.objective`` this closely.
 OBJECTIVE_TOLERANCE = 1e-9
 
@@ -74,6 +82,7 @@ def search_tree(
     policy: str = "curiosity",
     upper_bound: float | None = None,
     strategy: str = "recursive",
+    fairness: Fairness | None = None,
 ) -> Result:
     """Find a tree minimising ``misclassified/n + lam * leaves`` and certify its optimality.
 
@@ -107,19 +116,41 @@ def search_tree(
         certifies the same optimum, usually more slowly, with a global lower bound that rises
         steadily; prefer it when you expect to stop at a time or node limit. The queue ignores
         the ``similar_support`` and ``depth2`` switches and uses ``upper_bound`` only at the root.
+    fairness : Fairness, optional
+        Only δ-fair trees are admitted (see :class:`odtkit.Fairness`: the notion, the protected
+        attribute(s), ``delta`` and the positive class). Needs ``method="dp"``,
+        ``strategy="recursive"`` and an integer ``max_depth``; ``upper_bound`` is not
+        supported. ``fairness.groups(dataset)`` is resolved once and the search bounds the
+        linear disparities of those pairs, so every notion (sp, pe, eopp, eodds, csp) and any
+        number of protected columns or values is supported, with multi-class labels (a leaf may
+        predict any class; only the positive one counts) and sample weights (rates and the
+        objective are both weighted). The search is a DP over Pareto fronts of (cost, disparity
+        vector): a sub-problem keeps the cheapest tree for every distinct disparity vector it
+        can reach, so fronts grow with the number of distinct vectors, roughly multiplicatively
+        in the number of constrained pairs (german-credit, depth 3: largest front ~2 thousand
+        entries for binary sp, ~40 thousand for eodds, two pairs). The fast case is one pair
+        (binary sp, pe, eopp), where Lagrangian cuts prune the fronts at the root's children
+        (up to ``max_depth=4``); several pairs are exact too but slower and hungrier. It first
+        solves the unconstrained problem: when that optimum is fair it is returned at once, and
+        its lower bound is always valid. ``bounds`` then takes the switches in ``FAIR_BOUNDS``
+        (``window``, ``budget``, ``lagrangian``, ``shortcut``).
 
     Returns
     -------
     Result
         ``model`` (a :class:`~odtkit.tree.Tree`), ``objective``, ``lower_bound``, ``status``,
-        ``time``, ``n_explored``, ``peak_memory_mb``, ``trace`` and ``stats``.
+        ``time``, ``n_explored``, ``peak_memory_mb``, ``trace`` and ``stats``. With
+        ``fairness``, ``stats["fairness_gap"]`` is the returned tree's largest disparity
+        (:func:`odtkit.metrics.fairness_gap`) and ``stats`` holds the front sizes
+        (``front_max``, ``front_mean``, ``fronts_built``) and the pruning counters.
 
     Raises
     ------
     TypeError, ValueError
         On an invalid argument (the message names it).
     RuntimeError
-        If the native objective disagrees with :func:`odtkit.metrics.objective` (a bug).
+        If the native objective disagrees with :func:`odtkit.metrics.objective`, or a fair
+        search returns a tree that :func:`odtkit.metrics.is_fair` rejects (a bug).
     """
     start = time.perf_counter()
     dataset = check_dataset(dataset)
@@ -133,6 +164,21 @@ def search_tree(
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     if method != "dp" and strategy != "recursive":
         raise ValueError(f"strategy={strategy!r} applies only to method='dp', not {method!r}")
+    if fairness is not None:
+        return _search_fair(
+            dataset,
+            fairness,
+            lam=lam,
+            max_depth=max_depth,
+            method=method,
+            strategy=strategy,
+            time_limit=time_limit,
+            node_limit=node_limit,
+            memory_limit_mb=memory_limit_mb,
+            bounds=bounds,
+            upper_bound=upper_bound,
+            start=start,
+        )
     config = search_config(
         lam,
         time_limit=time_limit,
@@ -151,6 +197,79 @@ def search_tree(
         raw = _native.search_dp(problem, config)
     else:
         raw = _native.search_bnb(problem, config)
+    return _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method=method, start=start)
+
+
+def _search_fair(
+    dataset: Dataset,
+    fairness: Any,
+    *,
+    lam: float,
+    max_depth: int | None,
+    method: str,
+    strategy: str,
+    time_limit: Any,
+    node_limit: Any,
+    memory_limit_mb: Any,
+    bounds: Any,
+    upper_bound: Any,
+    start: float,
+) -> Result:
+    """``search_tree(..., fairness=...)``: the native fair DP, its answer re-verified."""
+    groups = _fairness_groups(fairness, dataset)
+    if method != "dp":
+        raise ValueError(f"fairness requires method='dp', got method={method!r}")
+    if strategy != "recursive":
+        raise ValueError(f"fairness requires strategy='recursive', got strategy={strategy!r}")
+    if max_depth is None:
+        raise ValueError("fairness requires an integer max_depth (the fair DP needs a depth limit)")
+    if upper_bound is not None:
+        raise ValueError("upper_bound is not supported with fairness")
+    config = search_config(
+        lam,
+        time_limit=time_limit,
+        node_limit=node_limit,
+        memory_limit_mb=memory_limit_mb,
+        bounds=check_switches(bounds, FAIR_BOUNDS),
+        max_depth=max_depth,
+    )
+    coefficients = np.ascontiguousarray(groups.coefficients, dtype=np.float64)
+    raw = _native.search_fair_dp(
+        build_problem(dataset), coefficients, groups.delta, groups.positive_code, config
+    )
+    result = _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method="dp", start=start)
+    gap = metrics.fairness_gap(result.model, dataset, groups)
+    if not metrics.is_fair(result.model, dataset, groups):
+        raise RuntimeError(
+            f"the fair search returned a tree with disparity {gap!r} > delta={groups.delta!r} "
+            "(odtkit.metrics.fairness_gap): this is a bug"
+        )
+    return dataclasses.replace(
+        result, stats={**result.stats, "fairness_gap": gap}, time=time.perf_counter() - start
+    )
+
+
+def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups:
+    """A :class:`Fairness` resolved against ``dataset`` (or an already resolved one checked)."""
+    if isinstance(fairness, FairnessGroups):
+        if fairness.coefficients.shape[0] != dataset.n_samples:
+            raise ValueError("fairness was resolved against another dataset (row count differs)")
+        return fairness
+    if not isinstance(fairness, Fairness):
+        raise TypeError(f"fairness must be an odtkit.Fairness, got {type(fairness).__name__}")
+    return fairness.groups(dataset)
+
+
+def _verified_result(
+    raw: Mapping[str, Any],
+    dataset: Dataset,
+    *,
+    lam: float,
+    max_depth: int | None,
+    method: str,
+    start: float,
+) -> Result:
+    """Decode a native search's answer, re-evaluate it with :mod:`odtkit.metrics` and wrap it."""
     tree = decode_tree(raw["tree"])
     if max_depth is not None and tree.depth > max_depth:
         raise RuntimeError(f"{method} returned a tree of depth {tree.depth} > max_depth")

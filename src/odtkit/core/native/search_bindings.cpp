@@ -4,6 +4,7 @@
 // config still turns a misspelt keyword or attribute, or a wrong type, into a Python error.
 #include <Python.h>
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -21,6 +22,7 @@
 #include "corels.hpp"
 #include "dp.hpp"
 #include "dp_queue.hpp"
+#include "fair_dp.hpp"
 #include "greedy.hpp"
 #include "popcount.hpp"
 #include "problem.hpp"
@@ -63,17 +65,45 @@ std::function<bool()> python_interrupt_check() {
 using SearchFunction = SearchOutput (*)(const Problem&, const SearchConfig&,
                                         std::function<bool()>);
 
-template <SearchFunction Search>
-nb::dict run_search(const Problem& problem, const SearchConfig& config) {
+// Copy and validate the config, release the GIL, run `search(config, interrupt)`, convert.
+template <typename Run>
+nb::dict run_guarded(const SearchConfig& config, Run&& search) {
   // a copy: another Python thread could assign to `config` while the GIL is released
   const SearchConfig local = config;
   local.validate();
   SearchOutput out;
   {
     nb::gil_scoped_release release;
-    out = Search(problem, local, python_interrupt_check());
+    out = search(local, python_interrupt_check());
   }
   return output_to_dict(out);
+}
+
+template <SearchFunction Search>
+nb::dict run_search(const Problem& problem, const SearchConfig& config) {
+  return run_guarded(config, [&problem](const SearchConfig& c, std::function<bool()> stop) {
+    return Search(problem, c, std::move(stop));
+  });
+}
+
+using CoefMatrix = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+// The fair search takes the disparity coefficients (FairnessGroups.coefficients) besides the
+// problem; they are copied before the GIL is released.
+nb::dict run_fair_search(const Problem& problem, CoefMatrix coefficients, double delta,
+                         int positive_code, const SearchConfig& config) {
+  if (coefficients.shape(0) != problem.n_samples())
+    throw std::invalid_argument("coefficients must have one row per sample of the problem");
+  std::vector<double> coef(coefficients.data(),
+                           coefficients.data() + coefficients.shape(0) * coefficients.shape(1));
+  FairSpec spec;
+  spec.coefficients = coef.data();
+  spec.n_pairs = coefficients.shape(1);
+  spec.delta = delta;
+  spec.positive_code = positive_code;
+  return run_guarded(config, [&](const SearchConfig& c, std::function<bool()> stop) {
+    return search_fair_dp(problem, spec, c, std::move(stop));
+  });
 }
 
 void init_config(SearchConfig* self, double lam, int max_depth, double time_limit,
@@ -182,6 +212,10 @@ void bind_searches(nb::module_& m) {
         "Recursive DP over supports (search_tree(method='dp')); returns a dict.");
   m.def("search_dp_queue", &run_search<search_dp_queue>, nb::arg("problem"), nb::arg("config"),
         "Queue-based (GOSDT-style) DP (search_tree(method='dp', strategy='queue')).");
+  m.def("search_fair_dp", &run_fair_search, nb::arg("problem"), nb::arg("coefficients").noconvert(),
+        nb::arg("delta"), nb::arg("positive_code"), nb::arg("config"),
+        "Fairness-constrained DP over Pareto fronts (search_tree(fairness=...)): coefficients "
+        "float64 C-contiguous (n_samples, n_pairs), |coefficients.T @ positive| <= delta.");
   m.def("search_bnb", &run_search<search_bnb>, nb::arg("problem"), nb::arg("config"),
         "OSDT leaf-set branch and bound (search_tree(method='bnb')).");
   m.def("search_corels", &run_search<search_corels>, nb::arg("problem"), nb::arg("config"),
