@@ -260,7 +260,7 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "ratio",
         "note",
     ]
-    table, ratios, peer_times, mismatches = [], [], [], []
+    table, ratios, peer_times, mismatches, shortcut = [], [], [], [], []
     for s in settings:
         ours, peer = by.get(("ours", *s)), by.get(("streed", *s))
         note = []
@@ -278,6 +278,7 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             ratio = ours["time"] / peer["time"]
             ratios.append(ratio)
             peer_times.append(peer["time"])
+            shortcut.append(bool(ours.get("presolve_fair")))
             if abs(ours["accuracy"] - peer["accuracy"]) > 1e-9:
                 what = "higher" if ours["accuracy"] > peer["accuracy"] else "LOWER"
                 note.append(f"ours {what} accuracy")
@@ -331,6 +332,21 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"{summary.n_hard} settings (i.e. {harness.fmt(1 / summary.geomean_hard, 3)}× faster); "
         f"the rest: {harness.fmt(summary.geomean_rest, 3)} over {summary.n_rest}; all: "
         f"{harness.fmt(summary.geomean, 3)}; worst single ratio {harness.fmt(summary.worst, 3)}."
+    )
+    # where the unconstrained optimum is already fair we stop after one unconstrained search
+    # and STreeD does not: the ratio over the other settings measures the fair search itself
+    searched = harness.ratio_summary(
+        [r for r, cut in zip(ratios, shortcut, strict=True) if not cut],
+        peer_times=[t for t, cut in zip(peer_times, shortcut, strict=True) if not cut],
+        hard=[
+            t >= harness.PEER_FLOOR for t, cut in zip(peer_times, shortcut, strict=True) if not cut
+        ],
+    )
+    lines.append(
+        f"* The same, only where the unconstrained optimum is NOT fair (our fair search ran): "
+        f"≥ 50 ms: **{harness.fmt(searched.geomean_hard, 3)}** over {searched.n_hard} settings "
+        f"({harness.fmt(1 / searched.geomean_hard, 3)}× faster); the rest: "
+        f"{harness.fmt(searched.geomean_rest, 3)} over {searched.n_rest}."
     )
     target = summary.n_hard > 0 and summary.geomean_hard <= 0.5
     met = target and not mismatches and certified_both == certified_peer

@@ -7,6 +7,7 @@ import pytest
 
 from odtkit import Dataset, Fairness, metrics
 from odtkit.testing import (
+    EXAMPLE_TREES_FAIR_OPTIMA,
     EXAMPLE_TREES_PROTECTED,
     brute_force_fair_tree,
     brute_force_tree,
@@ -15,28 +16,12 @@ from odtkit.testing import (
 )
 from odtkit.tree import Tree
 
-# FORMULATIONS-TREES §7.5: optimal (M0) values at D = 1, (notion, delta) -> (lam=0.1, lam=0)
-SECTION_7_5 = {
-    ("sp", 0.0): (13 / 30, 1 / 3),
-    ("sp", 0.2): (13 / 30, 1 / 3),
-    ("sp", 0.4): (11 / 30, 1 / 6),
-    ("pe", 0.0): (13 / 30, 1 / 3),
-    ("pe", 0.2): (13 / 30, 1 / 3),
-    ("pe", 0.4): (13 / 30, 1 / 3),
-    ("pe", 0.6): (11 / 30, 1 / 6),
-    ("eopp", 0.0): (11 / 30, 1 / 6),
-    ("eopp", 0.4): (11 / 30, 1 / 6),
-    ("eodds", 0.0): (13 / 30, 1 / 3),
-    ("eodds", 0.4): (13 / 30, 1 / 3),
-    ("eodds", 0.6): (11 / 30, 1 / 6),
-}
 
-
-@pytest.mark.parametrize(("notion", "delta"), sorted(SECTION_7_5))
+@pytest.mark.parametrize(("notion", "delta"), sorted(EXAMPLE_TREES_FAIR_OPTIMA))
 def test_oracle_reproduces_section_7_5(notion, delta):
     data = example_dataset_trees()
     fairness = Fairness(notion, protected=EXAMPLE_TREES_PROTECTED, delta=delta)
-    for lam, expected in zip((0.1, 0.0), SECTION_7_5[notion, delta], strict=True):
+    for lam, expected in zip((0.1, 0.0), EXAMPLE_TREES_FAIR_OPTIMA[notion, delta], strict=True):
         tree, value = brute_force_fair_tree(data, fairness, lam=lam, max_depth=1)
         assert value == pytest.approx(expected)
         assert metrics.objective(tree, data, lam=lam) == pytest.approx(value)

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_fairness_statement import SECTION_7_5
 
 from odtkit import Dataset, Fairness, metrics, search_tree
 from odtkit.core import _native
 from odtkit.core._problem import build_problem, search_config
 from odtkit.core.search import FAIR_BOUNDS
 from odtkit.testing import (
+    EXAMPLE_TREES_FAIR_OPTIMA,
     EXAMPLE_TREES_PROTECTED,
     brute_force_fair_tree,
     example_dataset_trees,
@@ -76,11 +76,11 @@ def check_fair_result(result, data: Dataset, fairness: Fairness, lam: float, dep
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("notion", "delta"), sorted(SECTION_7_5))
+@pytest.mark.parametrize(("notion", "delta"), sorted(EXAMPLE_TREES_FAIR_OPTIMA))
 def test_section_7_5(notion: str, delta: float) -> None:
     data = example_dataset_trees()
     fairness = Fairness(notion, protected=EXAMPLE_TREES_PROTECTED, delta=delta)
-    for lam, expected in zip((0.1, 0.0), SECTION_7_5[notion, delta], strict=True):
+    for lam, expected in zip((0.1, 0.0), EXAMPLE_TREES_FAIR_OPTIMA[notion, delta], strict=True):
         result = search_tree(data, lam=lam, max_depth=1, fairness=fairness)
         assert result.status == "optimal"
         assert result.objective == pytest.approx(expected, abs=1e-12)

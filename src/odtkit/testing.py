@@ -218,6 +218,23 @@ def example_dataset_trees() -> Dataset:
 
 EXAMPLE_TREES_PROTECTED = np.array([0, 1, 0, 1, 0, 1])
 
+#: FORMULATIONS-TREES §7.5: optimal fair objectives on :func:`example_dataset_trees` with
+#: :data:`EXAMPLE_TREES_PROTECTED`, depth 1: ``(notion, delta) -> (lam = 0.1, lam = 0)``.
+EXAMPLE_TREES_FAIR_OPTIMA: dict[tuple[str, float], tuple[float, float]] = {
+    ("sp", 0.0): (13 / 30, 1 / 3),
+    ("sp", 0.2): (13 / 30, 1 / 3),
+    ("sp", 0.4): (11 / 30, 1 / 6),
+    ("pe", 0.0): (13 / 30, 1 / 3),
+    ("pe", 0.2): (13 / 30, 1 / 3),
+    ("pe", 0.4): (13 / 30, 1 / 3),
+    ("pe", 0.6): (11 / 30, 1 / 6),
+    ("eopp", 0.0): (11 / 30, 1 / 6),
+    ("eopp", 0.4): (11 / 30, 1 / 6),
+    ("eodds", 0.0): (13 / 30, 1 / 3),
+    ("eodds", 0.4): (13 / 30, 1 / 3),
+    ("eodds", 0.6): (11 / 30, 1 / 6),
+}
+
 
 # --------------------------------------------------------------------------------------------
 # Random instances (FORMULATIONS-SEARCH-AND-PRUNING §6.5)
