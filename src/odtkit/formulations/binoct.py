@@ -43,17 +43,20 @@ from typing import Any
 
 import numpy as np
 
+from odtkit.fairness import FairnessGroups
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
 from odtkit.formulations._common import (
     NO_FEATURE,
     RowData,
     TreeFormulation,
     branch_nodes,
+    check_fair_start,
     check_tree,
     embed,
     prune_empty,
     subtree_leaf_ranges,
 )
+from odtkit.formulations.fairness import add_leaf_fairness, leaf_side_values, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
@@ -70,6 +73,7 @@ def _build(
     regularized: bool,
     null_split: bool,
     name: str,
+    groups: FairnessGroups | None = None,
 ) -> None:
     m, K = rows.n_rows, rows.n_classes
     X = rows.X
@@ -179,6 +183,13 @@ def _build(
             np.full(n_branch, float(m)),
         )
 
+    if groups is not None:
+        # (FR): the positive prediction of row i is sum_t q[i, t] c[t, k+], linearized per
+        # (leaf, side) by the shared block; q is exact once f and g are integral
+        fair = merge_groups(groups, rows.source, m)
+        b.meta["fair_rows"] = fair
+        add_leaf_fairness(b, fair, q.index, c.index[:, fair.positive_code])
+
     if regularized:
         b.add_objective(e.index.ravel(), 1.0 / rows.total_weight)
         b.add_objective(alpha.index, lam)
@@ -194,7 +205,14 @@ class _BinOCTBase(TreeFormulation):
         super().__init__(aggregate=aggregate)
         self.null_split = self.default_null_split if null_split is None else bool(null_split)
 
-    def _model(self, builder: ModelBuilder, rows: RowData, depth: int, lam: float) -> None:
+    def _model(
+        self,
+        builder: ModelBuilder,
+        rows: RowData,
+        depth: int,
+        lam: float,
+        groups: FairnessGroups | None,
+    ) -> None:
         _build(
             builder,
             rows,
@@ -203,6 +221,7 @@ class _BinOCTBase(TreeFormulation):
             regularized=self.regularized,
             null_split=self.null_split,
             name=self.name,
+            groups=groups,
         )
 
     # decoding ----------------------------------------------------------------------------------
@@ -239,6 +258,9 @@ class _BinOCTBase(TreeFormulation):
         meta = model.meta
         tree = check_tree(tree, meta)
         rows: RowData = meta["rows"]
+        fair = meta.get("fair_rows")
+        if fair is not None:
+            check_fair_start(tree, rows.X, fair)
         null_split, regularized = meta["null_split"], meta["regularized"]
         D, X, m = meta["max_depth"], rows.X, rows.n_rows
         heap = embed(prune_empty(tree, X), D)
@@ -291,6 +313,9 @@ class _BinOCTBase(TreeFormulation):
         values["q"] = q
         if regularized:
             values["alpha"] = (np.bincount(leaf_of_row, minlength=n_leaf) > 0).astype(float)
+        if fair is not None:
+            positive_leaf = c[:, fair.positive_code]
+            values["rho_fairness"] = leaf_side_values(fair, leaf_of_row, positive_leaf)
         return model.vector(values)
 
 
