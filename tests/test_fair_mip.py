@@ -1,5 +1,6 @@
-"""Fairness-constrained FlowOCT and RBinOCT: §7.5, the brute-force oracle on every backend,
-warm starts, δ = 1, and the pipeline's re-measurement of the decoded tree (FORMULATIONS-TREES §5).
+"""Fairness-constrained FlowOCT, RBinOCT and PathOCT: §7.5, the brute-force oracle on every
+backend, warm starts, δ = 1, and the pipeline's re-measurement of the decoded tree
+(FORMULATIONS-TREES §5); PathOCT's integral LP relaxation.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from odtkit import Dataset, Fairness, metrics, solve_formulation
-from odtkit.formulations import BinOCT, FlowOCT, RBinOCT
+from odtkit.formulations import BinOCT, FlowOCT, PathOCT, RBinOCT
 from odtkit.formulations.fairness import merge_groups
 from odtkit.pipeline import verify_solution
 from odtkit.solvers import Solution, available_backends, solve
@@ -27,6 +28,7 @@ TOL = 1e-6
 FORMULATIONS = [
     pytest.param(FlowOCT, id="flowoct"),
     pytest.param(RBinOCT, id="rbinoct"),
+    pytest.param(PathOCT, id="pathoct"),
 ]
 
 # FORMULATIONS-TREES §7.5: optimal (M0) values at D = 1, (notion, delta) -> (lam=0.1, lam=0)
@@ -250,7 +252,9 @@ def test_merged_rows_sum_their_coefficients(form):
     fairness = Fairness("sp", protected=protected, delta=0.1234)
     merged = form().build(data, max_depth=2, lam=0.0, fairness=fairness)
     split = form(aggregate=False).build(data, max_depth=2, lam=0.0, fairness=fairness)
-    assert merged.n_vars < split.n_vars
+    assert merged.meta["rows"].n_rows < split.meta["rows"].n_rows
+    if form is not PathOCT:  # PathOCT's size depends on the tree's cells, not on the rows
+        assert merged.n_vars < split.n_vars
     values = [solve(model).objective for model in (merged, split)]
     expected = brute_force_fair_tree(data, fairness, lam=0.0, max_depth=2)[1]
     assert values == pytest.approx([expected, expected], abs=TOL)
@@ -301,6 +305,44 @@ def test_weight_zero_rows_are_left_out():
     protected = np.r_[0, 1, np.random.default_rng(0).integers(0, 2, size=8)]
     fairness = Fairness("sp", protected=protected, delta=0.1234)
     _, expected = brute_force_fair_tree(data, fairness, lam=0.02, max_depth=2)
-    for form in (FlowOCT(), RBinOCT()):
+    for form in (FlowOCT(), RBinOCT(), PathOCT()):
         result = solve_formulation(form, data, max_depth=2, lam=0.02, fairness=fairness)
         _check(result, data, fairness, 0.02, expected)
+
+
+# --- PathOCT ------------------------------------------------------------------------------------
+
+
+def test_pathoct_lp_relaxation_is_integral_without_fairness():
+    """Module docstring of paths.py: the polytope is the convex hull of its trees."""
+    for seed in range(25):
+        rng = np.random.default_rng(seed)
+        data = random_dataset(
+            seed,
+            n_samples=int(rng.integers(3, 30)),
+            n_features=int(rng.integers(1, 6)),
+            n_classes=2 + (seed % 6 == 5),
+            weighted=seed % 5 == 3,
+        )
+        depth, lam = 1 + seed % 3, (0.0, 0.02, 0.05, 0.1)[seed % 4]
+        model = PathOCT().build(data, max_depth=depth, lam=lam)
+        expected = brute_force_tree(data, lam=lam, max_depth=depth)[1]
+        assert solve(model, relax=True).objective == pytest.approx(expected, abs=1e-7), seed
+        assert solve(model).objective == pytest.approx(expected, abs=TOL), seed
+
+
+def test_pathoct_refuses_a_model_above_max_paths():
+    data = random_dataset(0, n_samples=30, n_features=6)
+    with pytest.raises(ValueError, match="max_paths=100"):
+        PathOCT(max_paths=100).build(data, max_depth=3, lam=0.01)
+
+
+def test_pathoct_start_of_a_tree_with_an_empty_side_is_its_pruned_tree():
+    data = example_dataset_trees()
+    form = PathOCT()
+    model = form.build(data, max_depth=2, lam=0.1)
+    # root x1, then x1 again on the left: the left node's right side is empty
+    tree = Tree.split(0, Tree.split(0, Tree.leaf(0), Tree.leaf(1)), Tree.leaf(1))
+    x = form.start(model, tree)
+    assert model.check(x).empty
+    assert model.objective_value(x) == pytest.approx(11 / 30)  # the stump x1: (0, 1)

@@ -58,9 +58,11 @@ from odtkit.model import ModelBuilder
 
 __all__ = [
     "FairRows",
+    "add_disparity_rows",
     "add_fairness_rows",
     "add_leaf_fairness",
     "check_fairness",
+    "leaf_side_values",
     "merge_groups",
 ]
 
@@ -171,9 +173,20 @@ def add_fairness_rows(
             f"positive has {P.shape[0]} rows but the fairness coefficients have "
             f"{fair.coefficients.shape[0]}"
         )
-    A = sp.csr_matrix(fair.coefficients.T) @ P
+    add_disparity_rows(builder, fair, sp.csr_matrix(fair.coefficients.T) @ P, name)
+
+
+def add_disparity_rows(
+    builder: ModelBuilder, fair: FairRows, disparity: Any, name: str = "fairness"
+) -> None:
+    r"""Add :math:`-\delta \le D x \le \delta` for a model that states each pair's disparity
+    directly as a linear function :math:`D x` (shape (n_pairs, builder.n_vars)), exact at the
+    model's integer points (e.g. from per-cell counts, as PathOCT does)."""
+    D = sp.csr_matrix(disparity)
+    if D.shape[0] != fair.n_pairs:
+        raise ValueError(f"disparity has {D.shape[0]} rows, one per pair needs {fair.n_pairs}")
     builder.add_range_constraints(
-        name, matrix=A, lower=-fair.delta, upper=fair.delta, n_rows=fair.n_pairs
+        name, matrix=D, lower=-fair.delta, upper=fair.delta, n_rows=fair.n_pairs
     )
 
 
