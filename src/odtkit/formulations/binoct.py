@@ -34,6 +34,27 @@ row left") replacing (BB1) by (N1) :math:`\sum_j f_{u,j} + g_u = 1` and adding
 (N2) :math:`\sum_i\sum_{t\in\mathcal L_R(u)} q_{i,t} \le m(1-g_u)`. With null splits the optimum
 of (R0) equals OSDT's :math:`\mathrm{OPT}(D,\lambda)` over trees of depth :math:`\le D` (§3.3);
 without them it can be larger (§7.3: 2/3 instead of 7/12).
+
+**Fairness** (``build(..., fairness=)``, FORMULATIONS-TREES §5). Once :math:`f` (and :math:`g`)
+are integral, (BB2), (BB4) and (N2) leave each row exactly one leaf, so :math:`q` is the 0/1
+routing of the complete tree :math:`C` and the positive prediction of row :math:`i` is
+:math:`\sum_t q_{i,t} c_{t,k^+}`. The product is linearized per (leaf, group side), not per row
+(:func:`odtkit.formulations.fairness.add_leaf_fairness`): with the side masses
+:math:`M_{t,s} = \sum_i s_i q_{i,t}`,
+
+.. math::
+
+    \text{(FR)}\quad 0 \le \rho_{t,s} \le U_s c_{t,k^+},\quad \rho_{t,s} \le M_{t,s},\quad
+    \rho_{t,s} \ge M_{t,s} - U_s(1 - c_{t,k^+}),\quad
+    -\delta \le \textstyle\sum_t (\rho_{t,s_j} - \rho_{t,s'_j}) \le \delta
+
+(exact for binary :math:`c`), on the merged (x, y) rows with summed coefficients. A solution's
+rows then measure exactly :math:`C`'s disparities, which are those of
+:math:`\operatorname{canon}(C)` (same training predictions), and a δ-fair tree completed by
+null splits keeps its predictions; so §3.3 carries over: with null splits the optimum is the
+optimal δ-fair tree's :math:`R` (``EXACT``, ``VALID_BOUND``), without them it is only an upper
+bound on it; BinOCT's error bound stays a valid bound (a fair tree completed to depth D is
+fair).
 """
 
 from __future__ import annotations
