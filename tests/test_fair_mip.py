@@ -9,6 +9,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import needs_cbc
 
 from odtkit import Dataset, Fairness, metrics, solve_formulation
 from odtkit.formulations import BinOCT, FlowOCT, PathOCT, RBinOCT
@@ -19,6 +20,7 @@ from odtkit.testing import (
     EXAMPLE_TREES_PROTECTED,
     brute_force_fair_tree,
     brute_force_tree,
+    enumerate_trees,
     example_dataset_trees,
     random_dataset,
 )
@@ -50,14 +52,21 @@ SECTION_7_5 = {
 }
 
 
-def _backend_param(name: str):
-    missing = name not in available_backends()
+def _backend_param(name: str, solver: str | None = None):
+    marks = [pytest.mark.skipif(name not in available_backends(), reason=f"no backend {name}")]
+    if solver == "cbc":
+        marks.append(needs_cbc)
     return pytest.param(
-        name, id=name, marks=pytest.mark.skipif(missing, reason=f"backend {name} not installed")
+        (name, solver), id=name if solver is None else f"{name}-{solver}", marks=marks
     )
 
 
-BACKENDS = [_backend_param(name) for name in ("highs", "pyomo", "pulp")]
+BACKENDS = [
+    _backend_param("highs"),
+    _backend_param("pyomo"),
+    _backend_param("pulp"),
+    _backend_param("pulp", "cbc"),
+]
 
 
 def _check(result, data, fairness, lam, expected):
@@ -113,12 +122,19 @@ def _fair_instances(n: int, offset: int = 0, max_features: int = 3):
         rng = np.random.default_rng(seed)
         n_samples = int(rng.integers(5, 13))
         n_features = int(rng.integers(1, max_features + 1))
+        n_classes = 2 + (seed % 6 == 5)  # positive class 1 against two others
         data = random_dataset(
-            seed, n_samples=n_samples, n_features=n_features, weighted=seed % 7 == 3
+            seed,
+            n_samples=n_samples,
+            n_features=n_features,
+            n_classes=n_classes,
+            weighted=seed % 7 == 3,
         )
         levels = 2 + (seed % 3 == 2)
         protected = rng.integers(0, levels, size=n_samples)
         protected[:levels] = np.arange(levels)
+        if seed % 4 == 1:  # a second protected column: its pairs are constrained too
+            protected = np.column_stack([protected, rng.permutation(protected)])
         notion = NOTIONS[seed % len(NOTIONS)]
         legit = rng.integers(0, 2, size=n_samples) if notion == "csp" else None
         fairness = Fairness(notion, protected=protected, delta=DELTAS[(seed // 5) % 4], legit=legit)
@@ -133,10 +149,18 @@ def _fair_instances(n: int, offset: int = 0, max_features: int = 3):
 
 
 def _agree_with_oracle(form, backend, instances):
+    backend, solver = backend
+    options = {} if solver is None else {"solver": solver}
     for seed, data, fairness, depth, lam in instances:
         tree, expected = brute_force_fair_tree(data, fairness, lam=lam, max_depth=depth)
         result = solve_formulation(
-            form(), data, backend=backend, max_depth=depth, lam=lam, fairness=fairness
+            form(),
+            data,
+            backend=backend,
+            max_depth=depth,
+            lam=lam,
+            fairness=fairness,
+            solve_options=options,
         )
         assert result.status == "optimal", (seed, result.message)
         assert result.backend == backend
@@ -147,7 +171,7 @@ def _agree_with_oracle(form, backend, instances):
 @pytest.mark.parametrize("form", FORMULATIONS)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_oracle_agreement(form, backend):
-    n = 25 if backend == "highs" else 8
+    n = 25 if backend[0] == "highs" else 6
     _agree_with_oracle(form, backend, _fair_instances(n))
 
 
@@ -155,7 +179,7 @@ def test_oracle_agreement(form, backend):
 @pytest.mark.parametrize("form", FORMULATIONS)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_oracle_agreement_many(form, backend):
-    n = 300 if backend == "highs" else 60
+    n = 300 if backend[0] == "highs" else 60
     _agree_with_oracle(form, backend, _fair_instances(n, offset=1000, max_features=4))
 
 
@@ -169,6 +193,27 @@ def test_start_of_the_oracle_tree_is_feasible_with_its_value(form):
         x = form().start(model, tree)
         assert model.check(x).empty, seed
         assert model.objective_value(x) == pytest.approx(expected, abs=TOL), seed
+
+
+@pytest.mark.parametrize("form", FORMULATIONS)
+@pytest.mark.parametrize("lam", [0.0, 0.02])
+def test_every_tree_is_a_feasible_start(form, lam):
+    """All 302 trees of depth <= 2 on 3 features (δ = 1: all fair): each start satisfies every
+    row, the separation cuts with every row routed and (at lam = 0) the symmetry rows included,
+    and its value is R(tree) up to the pruning / completion the formulation documents."""
+    data = random_dataset(11, n_samples=12, n_features=3)
+    protected = np.r_[0, 1, np.random.default_rng(1).integers(0, 3, size=10)]
+    fairness = Fairness("eodds", protected=protected, delta=1.0)
+    model = form().build(data, max_depth=2, lam=lam, fairness=fairness)
+    if form is FlowOCT:
+        assert model.constraints["separation"].size > 0
+    for tree in enumerate_trees(3, 2):
+        x = form().start(model, tree)
+        assert model.check(x).empty, tree
+        value = model.objective_value(x)
+        assert value <= metrics.objective(tree, data, lam=lam) + TOL, tree
+        pruned = tree.canonical(data.X)
+        assert value >= metrics.objective(pruned, data, lam=lam) - TOL, tree
 
 
 # --- warm starts ----------------------------------------------------------------------------------
@@ -337,12 +382,18 @@ def test_pathoct_refuses_a_model_above_max_paths():
         PathOCT(max_paths=100).build(data, max_depth=3, lam=0.01)
 
 
-def test_pathoct_start_of_a_tree_with_an_empty_side_is_its_pruned_tree():
+@pytest.mark.parametrize("form", FORMULATIONS)
+@pytest.mark.parametrize("lam", [0.0, 0.1])
+def test_start_of_a_tree_with_an_empty_side(form, lam):
+    """A repeated test (an empty side) is pruned by PathOCT's and RBinOCT's starts and, at
+    lam = 0, replaced by a fresh feature in the fair FlowOCT's (Z2)."""
     data = example_dataset_trees()
-    form = PathOCT()
-    model = form.build(data, max_depth=2, lam=0.1)
+    fairness = Fairness("sp", protected=EXAMPLE_TREES_PROTECTED, delta=0.4)
+    model = form().build(data, max_depth=2, lam=lam, fairness=fairness)
     # root x1, then x1 again on the left: the left node's right side is empty
     tree = Tree.split(0, Tree.split(0, Tree.leaf(0), Tree.leaf(1)), Tree.leaf(1))
-    x = form.start(model, tree)
+    x = form().start(model, tree)
     assert model.check(x).empty
-    assert model.objective_value(x) == pytest.approx(11 / 30)  # the stump x1: (0, 1)
+    stump = 1 / 6 + 2 * lam  # x1: (0, 1); FlowOCT at lam > 0 counts the empty leaf too
+    expected = stump + lam if form is FlowOCT else stump
+    assert model.objective_value(x) == pytest.approx(expected)

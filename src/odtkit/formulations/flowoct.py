@@ -539,7 +539,8 @@ class FlowOCT(TreeFormulation):
     Parameters
     ----------
     binary_w : bool
-        Declare the class variables w binary (the paper) instead of continuous (odtlearn).
+        Declare the class variables w binary (the paper) instead of continuous (odtlearn). The
+        fair model always declares them binary (module docstring).
     aggregate : bool
         Merge identical (x, y) rows into one weighted row.
     separation_distance : int or None
