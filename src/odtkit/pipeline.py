@@ -138,13 +138,15 @@ def verify_solution(formulation: Formulation, model: Model, solution: Any, data:
     """The model-level :class:`Result` of a backend ``solution`` of ``model``, re-verified.
 
     Decodes the solution, evaluates the decoded object with ``formulation.evaluate`` and checks
-    the certificate: a bound above that value (beyond ``VERIFY_TOLERANCE``) or, for a formulation
-    declaring ``DECODE_NOT_WORSE``, a decoded value above the solver's, turns the status into
-    ``error`` with a message; the bound is then dropped (``-inf``). A bound within the tolerance
-    of the verified objective after an optimal solve becomes that objective (the bound is valid
-    for the stated problem, so the decoded model is certified). An optimal solve that leaves a
-    gap (a formulation that is not ``EXACT``, or a solver's gap tolerance) becomes ``feasible``
-    and says why in ``message``: ``optimal`` always means certified for the stated problem.
+    it and the certificate: a violated side constraint (``formulation.violation``, e.g. a
+    decoded tree that is not δ-fair), a bound above that value (beyond ``VERIFY_TOLERANCE``) or,
+    for a formulation declaring ``DECODE_NOT_WORSE``, a decoded value above the solver's, turns
+    the status into ``error`` with a message; the bound is then dropped (``-inf``). A bound
+    within the tolerance of the verified objective after an optimal solve becomes that objective
+    (the bound is valid for the stated problem, so the decoded model is certified). An optimal
+    solve that leaves a gap (a formulation that is not ``EXACT``, or a solver's gap tolerance)
+    becomes ``feasible`` and says why in ``message``: ``optimal`` always means certified for the
+    stated problem.
     """
     status = Status.parse(solution.status)
     decoded = formulation.decode(model, solution) if solution.has_solution else None
@@ -157,7 +159,10 @@ def verify_solution(formulation: Formulation, model: Model, solution: Any, data:
         objective = float(formulation.evaluate(model, decoded, data))
         bound = formulation.lower_bound(model, solution)
         properties = formulation.properties
-        if bound > objective + VERIFY_TOLERANCE:
+        violated = formulation.violation(model, decoded, data)
+        if violated:
+            message = f"{violated}: the solver's answer breaks a side constraint"
+        elif bound > objective + VERIFY_TOLERANCE:
             message = (
                 f"the solver's bound {bound:.10g} exceeds the verified objective {objective:.10g} "
                 "of the model it returned: its numerics failed, so nothing is certified"

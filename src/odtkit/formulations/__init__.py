@@ -9,6 +9,11 @@ with :func:`odtkit.solve_formulation`; see FORMULATIONS-TREES.md for the math.
 * :class:`BinOCT` — Verwer & Zhang, binary specialization: minimum errors at depth D.
 * :class:`RBinOCT` — OSDT Appendix J, with the null split by default (optimum = OPT(D, λ)).
 * :class:`FlowOCT` — Aghaei et al., regularized in OSDT units, leaves at any depth <= D.
+* :class:`PathOCT` — trees as nested choices along feature paths: integral LP relaxation,
+  size ~ (2p)^D (shallow trees).
+
+``build(..., fairness=Fairness(...))`` adds a fairness constraint to each tree formulation
+(:mod:`odtkit.formulations.fairness`).
 
 Ensemble pruning (:mod:`odtkit.formulations.pruning`): :class:`IP0`, :class:`IP1`,
 :class:`IP2`, :class:`IP3`, :class:`LP1` and the column-generation :class:`ColgenMaster`, on the
@@ -31,6 +36,7 @@ from odtkit.formulations.network import (
     certify_network_matrix,
     is_totally_unimodular,
 )
+from odtkit.formulations.paths import PathOCT
 from odtkit.formulations.pruning import IP0, IP1, IP2, IP3, LP1, ColgenMaster
 
 __all__ = [
@@ -48,6 +54,7 @@ __all__ = [
     "LP_INTEGRAL",
     "NetworkCertificate",
     "PROPERTIES",
+    "PathOCT",
     "RBinOCT",
     "VALID_BOUND",
     "certify_network_matrix",

@@ -45,7 +45,8 @@ class Formulation(ABC):
     """Base of every formulation (see the module docstring).
 
     Subclasses set ``name`` and implement :meth:`build`, :meth:`decode`, :meth:`evaluate` and
-    :meth:`start` (every formulation can be warm-started); :meth:`lower_bound` has a default.
+    :meth:`start` (every formulation can be warm-started); :meth:`lower_bound` and
+    :meth:`violation` (side constraints, e.g. fairness) have defaults.
     """
 
     name: ClassVar[str] = ""
@@ -76,6 +77,14 @@ class Formulation(ABC):
     @abstractmethod
     def start(self, model: Model, obj: Any) -> np.ndarray:
         """A complete, feasible start vector of ``model`` from a model object (e.g. a tree)."""
+
+    def violation(self, model: Model, decoded: Any, data: Any) -> str:
+        """Why ``decoded`` breaks a side constraint of the stated problem on ``data`` (a
+        fairness bound ...), re-measured by :mod:`odtkit.metrics`; ``""`` when it satisfies them
+        all. The default states no side constraint. :func:`odtkit.pipeline.verify_solution`
+        turns a non-empty answer into status ``error``: the solver's model is not a solution.
+        """
+        return ""
 
     def lower_bound(self, model: Model, solution: Any) -> float:
         """A lower bound on the stated problem's optimum from a solver's answer.

@@ -18,7 +18,9 @@ import numpy as np
 from odtkit import metrics
 from odtkit._validation import check_dataset, check_depth, check_lambda
 from odtkit.datasets import Dataset
+from odtkit.fairness import FAIRNESS_TOLERANCE, Fairness, FairnessGroups
 from odtkit.formulations._base import Formulation, check_built_by, solution_values
+from odtkit.formulations.fairness import FairRows, check_fairness
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
@@ -82,6 +84,7 @@ class RowData:
     total_weight: float
     n_classes: int
     n_features: int
+    source: np.ndarray  # int64 (n_samples,): the row each data row is merged into, -1 if dropped
 
     @property
     def n_rows(self) -> int:
@@ -102,9 +105,12 @@ def row_data(dataset: Dataset, aggregate: bool = True) -> RowData:
         X = uniq[keep, :-1].astype(bool)
         y = uniq[keep, -1].astype(np.int64)
         weight = weight[keep]
+        renumber = np.cumsum(keep) - 1
+        source = np.where(keep[inverse], renumber[inverse], -1)
     else:
         keep = w > 0
         X, y, weight = X[keep], y[keep], w[keep]
+        source = np.where(keep, np.cumsum(keep) - 1, -1)
     return RowData(
         X=np.ascontiguousarray(X),
         y=np.ascontiguousarray(y),
@@ -112,6 +118,7 @@ def row_data(dataset: Dataset, aggregate: bool = True) -> RowData:
         total_weight=float(dataset.total_weight),
         n_classes=int(dataset.n_classes),
         n_features=int(dataset.n_features),
+        source=source.astype(np.int64),
     )
 
 
@@ -257,6 +264,27 @@ def prune_empty(tree: Tree, X: np.ndarray) -> Tree:
     return walk(tree, np.arange(X.shape[0]))
 
 
+def complete_tree(tree: Tree, depth: int, n_features: int) -> Tree:
+    """``tree`` with every leaf above ``depth`` split down to ``depth``, both sides keeping the
+    leaf's class (so every prediction is unchanged), on features not yet tested on the path
+    (the smallest free ones) while there are any."""
+
+    def walk(node: Tree, level: int, used: frozenset[int]) -> Tree:
+        if level == depth:
+            return node
+        if node.is_leaf:
+            free = [j for j in range(n_features) if j not in used]
+            j = free[0] if free else 0
+            child = walk(node, level + 1, used | {j})
+            return Tree.split(j, child, child)
+        used = used | {node.feature}
+        return Tree.split(
+            node.feature, walk(node.left, level + 1, used), walk(node.right, level + 1, used)
+        )
+
+    return walk(tree, 0, frozenset())
+
+
 def check_tree(tree: Any, meta: Any) -> Tree:
     """``tree`` if it fits a model with ``meta`` (depth, features, classes), else raise."""
     if not isinstance(tree, Tree):
@@ -270,6 +298,17 @@ def check_tree(tree: Any, meta: Any) -> Tree:
     if any(label >= meta["n_classes"] for _, label in tree.leaves()):
         raise ValueError(f"tree predicts a class code >= n_classes={meta['n_classes']}")
     return tree
+
+
+def check_fair_start(tree: Tree, X: np.ndarray, fair: FairRows) -> None:
+    """Raise ValueError unless ``tree`` is δ-fair on the model rows ``X`` (a start must be)."""
+    positive = tree.predict(X) == fair.positive_code
+    gap = fair.gap(positive)
+    if gap > fair.delta + FAIRNESS_TOLERANCE:
+        raise ValueError(
+            f"the start tree is not {fair.delta:g}-fair ({fair.groups.fairness.notion}): its "
+            f"largest disparity is {gap:.6g}, so it is not a feasible point of the fair model"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,7 +354,9 @@ class TreeFormulation(Formulation):
     def __init__(self, *, aggregate: bool = True) -> None:
         self.aggregate = bool(aggregate)
 
-    def build(self, dataset: Any, *, max_depth: int, lam: float) -> Model:
+    def build(
+        self, dataset: Any, *, max_depth: int, lam: float, fairness: Fairness | None = None
+    ) -> Model:
         """The model of ``dataset`` (binary features, classes 0..K-1) for depth <= ``max_depth``.
 
         Parameters
@@ -325,10 +366,17 @@ class TreeFormulation(Formulation):
             Depth D >= 1 of the complete tree the model describes.
         lam : float
             Penalty per leaf (OSDT units), ``>= 0``.
+        fairness : Fairness, optional
+            A fairness constraint (FORMULATIONS-TREES §5): the model then describes only the
+            δ-fair trees (:mod:`odtkit.formulations.fairness`), ``meta["fairness"]`` holds the
+            constraint and ``meta["fairness_groups"]`` its groups on ``dataset``, which
+            :meth:`violation` re-measures decoded trees with.
         """
         dataset = check_dataset(dataset)
         max_depth = check_depth(max_depth, "max_depth", allow_none=False, minimum=1)
         lam = check_lambda(lam)
+        fairness = check_fairness(fairness)
+        groups = None if fairness is None else fairness.groups(dataset)
         rows = row_data(dataset, self.aggregate)
         check_complete_tree_size(max_depth, rows.n_rows)
         builder = ModelBuilder(self.name)
@@ -342,13 +390,23 @@ class TreeFormulation(Formulation):
             data_key=data_key(dataset),
             rows=rows,
             aggregate=self.aggregate,
+            fairness=fairness,
+            fairness_groups=groups,
         )
-        self._model(builder, rows, max_depth, lam)
+        self._model(builder, rows, max_depth, lam, groups)
         return builder.build()
 
     @abstractmethod
-    def _model(self, builder: ModelBuilder, rows: RowData, depth: int, lam: float) -> None:
-        """Add the variables, rows and objective (and the choices to ``builder.meta``)."""
+    def _model(
+        self,
+        builder: ModelBuilder,
+        rows: RowData,
+        depth: int,
+        lam: float,
+        groups: FairnessGroups | None,
+    ) -> None:
+        """Add the variables, rows and objective (and the choices to ``builder.meta``); with
+        ``groups`` also the fairness block."""
 
     @abstractmethod
     def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
@@ -375,3 +433,21 @@ class TreeFormulation(Formulation):
         if data_key(data) != meta["data_key"]:
             raise ValueError("data differs from the dataset the model was built on")
         return metrics.objective(decoded, data, lam=meta["lam"])
+
+    def violation(self, model: Model, decoded: Any, data: Any) -> str:
+        """Why ``decoded`` breaks the model's fairness constraint on ``data`` ("" if it does not,
+        or the model has none), measured by :func:`odtkit.metrics.fairness_gap`."""
+        model = check_built_by(model, self)
+        groups = model.meta.get("fairness_groups")
+        if groups is None:
+            return ""
+        data = check_dataset(data, "data")
+        if data_key(data) != model.meta["data_key"]:
+            raise ValueError("data differs from the dataset the model was built on")
+        gap = metrics.fairness_gap(decoded, data, groups)
+        if gap <= groups.delta + FAIRNESS_TOLERANCE:
+            return ""
+        return (
+            f"the decoded tree is not {groups.delta:g}-fair ({groups.fairness.notion}): its "
+            f"largest disparity is {gap:.10g}, so it is not a solution of the stated problem"
+        )

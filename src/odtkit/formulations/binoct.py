@@ -34,6 +34,27 @@ row left") replacing (BB1) by (N1) :math:`\sum_j f_{u,j} + g_u = 1` and adding
 (N2) :math:`\sum_i\sum_{t\in\mathcal L_R(u)} q_{i,t} \le m(1-g_u)`. With null splits the optimum
 of (R0) equals OSDT's :math:`\mathrm{OPT}(D,\lambda)` over trees of depth :math:`\le D` (§3.3);
 without them it can be larger (§7.3: 2/3 instead of 7/12).
+
+**Fairness** (``build(..., fairness=)``, FORMULATIONS-TREES §5). Once :math:`f` (and :math:`g`)
+are integral, (BB2), (BB4) and (N2) leave each row exactly one leaf, so :math:`q` is the 0/1
+routing of the complete tree :math:`C` and the positive prediction of row :math:`i` is
+:math:`\sum_t q_{i,t} c_{t,k^+}`. The product is linearized per (leaf, group side), not per row
+(:func:`odtkit.formulations.fairness.add_leaf_fairness`): with the side masses
+:math:`M_{t,s} = \sum_i s_i q_{i,t}`,
+
+.. math::
+
+    \text{(FR)}\quad 0 \le \rho_{t,s} \le U_s c_{t,k^+},\quad \rho_{t,s} \le M_{t,s},\quad
+    \rho_{t,s} \ge M_{t,s} - U_s(1 - c_{t,k^+}),\quad
+    -\delta \le \textstyle\sum_t (\rho_{t,s_j} - \rho_{t,s'_j}) \le \delta
+
+(exact for binary :math:`c`), on the merged (x, y) rows with summed coefficients. A solution's
+rows then measure exactly :math:`C`'s disparities, which are those of
+:math:`\operatorname{canon}(C)` (same training predictions), and a δ-fair tree completed by
+null splits keeps its predictions; so §3.3 carries over: with null splits the optimum is the
+optimal δ-fair tree's :math:`R` (``EXACT``, ``VALID_BOUND``), without them it is only an upper
+bound on it; BinOCT's error bound stays a valid bound (a fair tree completed to depth D is
+fair).
 """
 
 from __future__ import annotations
@@ -43,17 +64,20 @@ from typing import Any
 
 import numpy as np
 
+from odtkit.fairness import FairnessGroups
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
 from odtkit.formulations._common import (
     NO_FEATURE,
     RowData,
     TreeFormulation,
     branch_nodes,
+    check_fair_start,
     check_tree,
     embed,
     prune_empty,
     subtree_leaf_ranges,
 )
+from odtkit.formulations.fairness import add_leaf_fairness, leaf_side_values, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
@@ -70,6 +94,7 @@ def _build(
     regularized: bool,
     null_split: bool,
     name: str,
+    groups: FairnessGroups | None = None,
 ) -> None:
     m, K = rows.n_rows, rows.n_classes
     X = rows.X
@@ -179,6 +204,13 @@ def _build(
             np.full(n_branch, float(m)),
         )
 
+    if groups is not None:
+        # (FR): the positive prediction of row i is sum_t q[i, t] c[t, k+], linearized per
+        # (leaf, side) by the shared block; q is exact once f and g are integral
+        fair = merge_groups(groups, rows.source, m)
+        b.meta["fair_rows"] = fair
+        add_leaf_fairness(b, fair, q.index, c.index[:, fair.positive_code])
+
     if regularized:
         b.add_objective(e.index.ravel(), 1.0 / rows.total_weight)
         b.add_objective(alpha.index, lam)
@@ -194,7 +226,14 @@ class _BinOCTBase(TreeFormulation):
         super().__init__(aggregate=aggregate)
         self.null_split = self.default_null_split if null_split is None else bool(null_split)
 
-    def _model(self, builder: ModelBuilder, rows: RowData, depth: int, lam: float) -> None:
+    def _model(
+        self,
+        builder: ModelBuilder,
+        rows: RowData,
+        depth: int,
+        lam: float,
+        groups: FairnessGroups | None,
+    ) -> None:
         _build(
             builder,
             rows,
@@ -203,6 +242,7 @@ class _BinOCTBase(TreeFormulation):
             regularized=self.regularized,
             null_split=self.null_split,
             name=self.name,
+            groups=groups,
         )
 
     # decoding ----------------------------------------------------------------------------------
@@ -239,6 +279,9 @@ class _BinOCTBase(TreeFormulation):
         meta = model.meta
         tree = check_tree(tree, meta)
         rows: RowData = meta["rows"]
+        fair = meta.get("fair_rows")
+        if fair is not None:
+            check_fair_start(tree, rows.X, fair)
         null_split, regularized = meta["null_split"], meta["regularized"]
         D, X, m = meta["max_depth"], rows.X, rows.n_rows
         heap = embed(prune_empty(tree, X), D)
@@ -291,6 +334,9 @@ class _BinOCTBase(TreeFormulation):
         values["q"] = q
         if regularized:
             values["alpha"] = (np.bincount(leaf_of_row, minlength=n_leaf) > 0).astype(float)
+        if fair is not None:
+            positive_leaf = c[:, fair.positive_code]
+            values["rho_fairness"] = leaf_side_values(fair, leaf_of_row, positive_leaf)
         return model.vector(values)
 
 

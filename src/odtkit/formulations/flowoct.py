@@ -51,15 +51,81 @@ The constant 1 of (F0) is the model's objective offset, so objective and bound a
 the optimum equals :math:`\mathrm{OPT}(D,\lambda)` (every leaf counts, also an empty one, by
 (F-id) :math:`\sum_u p_u = 1 + \sum_{u,j} b_{u,j}`). odtlearn's λ maps as
 :math:`\lambda_o = n\lambda/(1+n\lambda)` (F-map).
+
+**Fairness** (``build(..., fairness=)``, FORMULATIONS-TREES §5). The single-sink model cannot
+state a row's *predicted* class: :math:`z_{i,1}` is only bounded above by correctness, and
+under a side constraint the solver could leave a correctly classified row "unclassified" to
+move a disparity. The fair model is §5.1's multi-sink form, every row routed and one sink per
+class, built on **cells** :math:`c` (the distinct x; every tree routes and predicts all rows of
+a cell alike) with class weights :math:`W_{c,k}` and merged disparity coefficients
+:math:`\gamma_{c,j} = \sum_{i\in c}\gamma_{ij}` (:mod:`odtkit.formulations.fairness`):
+:math:`b, p` binary, :math:`w` **binary**, :math:`z_{c,u}\in[0,1]`,
+:math:`\zeta_{c,u,k}\in[0,1]`, (F1)-(F3), (F6)-(F7) on cells and
+
+.. math::
+
+    \text{(M0)}\quad & \min\ 1 - \tfrac1W \textstyle\sum_{c,u,k} W_{c,k}\zeta_{c,u,k}
+        + \lambda \sum_u p_u \\
+    \text{(M4)}\quad & z_{c,u} = z_{c,2u} + z_{c,2u+1} + \textstyle\sum_k \zeta_{c,u,k}
+        \quad \forall c, u\in\mathcal B \qquad
+    \text{(M5)}\quad \textstyle\sum_k \zeta_{c,t,k} = z_{c,t} \quad \forall c, t\in\mathcal L \\
+    \text{(M8)}\quad & \zeta_{c,u,k} \le w_{u,k} \qquad
+    \text{(M9)}\quad z_{c,1} = 1 \qquad
+    \text{(FM)}\quad -\delta \le \textstyle\sum_c \gamma_{c,j}\sum_u \zeta_{c,u,k^+}
+        \le \delta \quad \forall j
+
+*Proof of exactness.* Let :math:`(b, p, w)` be integral and satisfy (F1)-(F3): it encodes a
+tree :math:`T` of depth :math:`\le D` whose prediction nodes carry the class of their unit
+vector :math:`w_{u,\cdot}`. Then (M4)-(M9), (F6)-(F7) have exactly one solution in
+:math:`(z, \zeta)`, the 0/1 routing of every cell along its path: at an active branch node
+testing :math:`j`, one arc has capacity 0 (the side :math:`x_{cj}` does not lead to) and every
+sink has capacity :math:`w_{u,k} \le p_u = 0`, so all the flow entering :math:`u` continues to
+the child on the path; at a prediction node the child arcs have capacity
+:math:`\sum_j b_{u,j} = 0` and only the sink of its class is open; nodes off the path receive
+nothing. So :math:`z, \zeta` need not be declared integer (the solver branches only on :math:`b,
+p, w`, not on the flows as odtlearn's binary :math:`z, \zeta` would make it), (M0) equals
+:math:`R(T)` (every prediction node counts, (F-id)) and (FM) is exactly :math:`T`'s disparity of
+pair j (§5.3 on merged rows). Conversely every δ-fair tree of depth :math:`\le D` gives such a
+point (:meth:`FlowOCT.start`). Hence the optimum is the optimal δ-fair tree's :math:`R`, and
+decoding through ``canonical`` keeps every training prediction (so the disparities) and never
+raises :math:`R`. :math:`w` must be binary: with :math:`w_{u,k^+} = 1/2` a leaf could send half
+of each row to either sink, a randomized classifier that can meet (FM) more cheaply than any
+tree.
+
+*Separation cuts under fairness* (SC-M): for (x, y) rows :math:`i, i'` with different labels in
+different cells :math:`c, c'` differing on :math:`S`,
+:math:`\sum_u\zeta_{c,u,y_i} + \sum_u\zeta_{c',u,y_{i'}} - \sum_{u\in\mathcal B,
+j\in S} b_{u,j} \le 1`: if both are predicted their labels they reach different prediction
+nodes, so a node on their common path tests a feature of :math:`S`. It holds at every tree's
+point, so it stays valid with every row routed (the weighted (SC) becomes unweighted because
+:math:`\zeta` is now exactly the 0/1 "predicted k").
+
+*Symmetry at* :math:`\lambda = 0` (``symmetry_breaking=True``). (Z1) :math:`p_u = 0` for
+:math:`u\in\mathcal B`: a leaf above depth D can be split on any feature with both children
+keeping its class, which changes no prediction and, at :math:`\lambda = 0`, no value; so some
+optimal tree is complete. (Z2) when :math:`p \ge D`, :math:`b_{a,j} + b_{u,j} \le 1` for every
+ancestor :math:`a` of a branch node :math:`u`: a repeated test sends all rows of :math:`u` to
+one side; testing instead a feature not on the path (one exists since the path has fewer than
+:math:`D \le p` tests) and copying the non-empty side into both children changes no prediction
+and keeps the tree complete; applied top-down this removes every repetition. Neither changes the
+optimum; the start completes (and first prunes) a tree accordingly.
+
+*Sparser arcs* (fair model): a row of (F6)/(F7) with more features on its side than off it is
+written in its complement form through (F1), :math:`z_{c,\mathrm{child}} + \sum_{j:
+x_{cj}\ne\mathrm{side}} b_{u,j} + p_u + \sum_{a\in A(u)} p_a \le 1` (the same row): on one-hot
+data the left arcs drop from about :math:`p` to about (ones + depth) nonzeros.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from odtkit._validation import check_depth
+from odtkit.fairness import FairnessGroups
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
 from odtkit.formulations._common import (
     NO_FEATURE,
@@ -67,43 +133,25 @@ from odtkit.formulations._common import (
     TreeFormulation,
     ancestor_pairs,
     branch_nodes,
+    check_fair_start,
     check_tree,
+    complete_tree,
     embed,
+    node_depth,
     paths,
+    prune_empty,
     separation_pairs,
 )
+from odtkit.formulations.fairness import add_fairness_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
 
-def _build(
-    bld: ModelBuilder,
-    rows: RowData,
-    depth: int,
-    lam: float,
-    *,
-    binary_w: bool,
-    separation_distance: int | None,
-    max_separation_cuts: int | None,
-) -> None:
-    m, K, p = rows.n_rows, rows.n_classes, rows.n_features
-    X = rows.X
-    n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
+def _add_structure(bld: ModelBuilder, b: Any, pv: Any, w: Any, depth: int) -> None:
+    """(F1) + (F2) and (F3): the tree structure and one class per prediction node."""
+    n_nodes, p, K = 2 ** (depth + 1) - 1, b.shape[1], w.shape[1]
     branches = branch_nodes(depth)
     nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
-    leaves = np.arange(n_branch + 1, n_nodes + 1, dtype=np.int64)
-
-    bld.meta.update(
-        binary_w=binary_w,
-        separation_distance=separation_distance,
-        max_separation_cuts=max_separation_cuts,
-    )
-    b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
-    pv = bld.add_vars("p", (n_nodes,), "binary", labels=(nodes.tolist(),))
-    w = bld.add_vars("w", (n_nodes, K), "binary" if binary_w else "continuous", lb=0.0, ub=1.0)
-    z = bld.add_vars("z", (m, n_nodes), "continuous", lb=0.0, ub=1.0)
-    zeta = bld.add_vars("zeta", (m, n_nodes), "continuous", lb=0.0, ub=1.0)
-
     # (F1) + (F2): one row per node: branches (branch nodes only), predicts, or an ancestor predicts
     node_u, anc = ancestor_pairs(nodes)
     bld.add_constraints(
@@ -123,6 +171,90 @@ def _build(
         "==",
         np.zeros(n_nodes),
     )
+
+
+def _add_arcs(bld: ModelBuilder, X: np.ndarray, b: Any, z: Any, pv: Any = None) -> None:
+    """(F6) / (F7): arc capacities from the tested feature's value, rows (i, u) -> i*|B| + u-1.
+
+    With ``pv`` (the p columns), a row whose side has more features than the other is written
+    in its complement form, the same row by (F1) (``sum_j b_uj = 1 - p_u - sum_{a in A(u)}
+    p_a``): ``z_{i,child} + sum_{j: x_ij != side} b_{u,j} + p_u + sum_a p_a <= 1``. On one-hot
+    data most x are 0, so the left arcs shrink from ~p to ~(ones + depth) nonzeros each.
+    """
+    m, n_branch = X.shape[0], b.shape[0]
+    branches = np.arange(1, n_branch + 1, dtype=np.int64)
+    i_b = np.repeat(np.arange(m), n_branch)
+    u_b = np.tile(branches, m)
+    local = i_b * n_branch + (u_b - 1)
+    depth_u = node_depth(branches)
+    for side, name_ in ((0, "arc_left"), (1, "arc_right")):
+        on_side = X == bool(side)
+        if pv is None:
+            flip = np.zeros(m, dtype=bool)
+        else:
+            count = on_side.sum(axis=1)
+            flip = count > X.shape[1] - count + 1 + int(depth_u.max())
+        # direct rows: z - sum_{j: x_ij = side} b[u, j] <= 0; flipped: z + sum_{x_ij != side} b
+        # + p_u + sum_a p_a <= 1
+        ii, jj = np.nonzero(np.where(flip[:, None], ~on_side, on_side))
+        rr = (ii[:, None] * n_branch + (branches[None, :] - 1)).ravel()
+        cc = b.index[(branches[None, :] - 1), jj[:, None]].ravel()
+        vv = np.repeat(np.where(flip[ii], 1.0, -1.0), n_branch)
+        rows_, cols_, vals_ = (
+            [local, rr],
+            [z.index[i_b, 2 * u_b - 1 + side], cc],
+            [
+                np.ones(local.size),
+                vv,
+            ],
+        )
+        if flip.any():
+            fi = np.flatnonzero(flip)
+            node_u, anc = ancestor_pairs(branches)
+            for us, ps in ((branches, branches), (node_u, anc)):
+                r_f = (fi[:, None] * n_branch + (us[None, :] - 1)).ravel()
+                rows_.append(r_f)
+                cols_.append(np.tile(pv.index[ps - 1], fi.size))
+                vals_.append(np.ones(r_f.size))
+        rhs = np.repeat(flip.astype(float), n_branch)
+        bld.add_constraints(
+            name_,
+            np.concatenate(rows_),
+            np.concatenate(cols_),
+            np.concatenate(vals_),
+            "<=",
+            rhs,
+        )
+
+
+def _build(
+    bld: ModelBuilder,
+    rows: RowData,
+    depth: int,
+    lam: float,
+    *,
+    binary_w: bool,
+    separation_distance: int | None,
+    max_separation_cuts: int | None,
+) -> None:
+    m, K, p = rows.n_rows, rows.n_classes, rows.n_features
+    n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
+    branches = branch_nodes(depth)
+    nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
+    leaves = np.arange(n_branch + 1, n_nodes + 1, dtype=np.int64)
+
+    bld.meta.update(
+        binary_w=binary_w,
+        separation_distance=separation_distance,
+        max_separation_cuts=max_separation_cuts,
+    )
+    b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
+    pv = bld.add_vars("p", (n_nodes,), "binary", labels=(nodes.tolist(),))
+    w = bld.add_vars("w", (n_nodes, K), "binary" if binary_w else "continuous", lb=0.0, ub=1.0)
+    z = bld.add_vars("z", (m, n_nodes), "continuous", lb=0.0, ub=1.0)
+    zeta = bld.add_vars("zeta", (m, n_nodes), "continuous", lb=0.0, ub=1.0)
+
+    _add_structure(bld, b, pv, w, depth)
     # (F4): flow conservation at branch nodes, rows (i, u) -> i * n_branch + (u - 1)
     i_b = np.repeat(np.arange(m), n_branch)
     u_b = np.tile(branches, m)
@@ -154,20 +286,7 @@ def _build(
         "==",
         np.zeros(local_l.size),
     )
-    # (F6) / (F7): arc capacities from the tested feature's value
-    for side, name_ in ((0, "arc_left"), (1, "arc_right")):
-        ii, jj = np.nonzero(X == bool(side))  # rows i with x_ij = side
-        # for every branch node u: -b[u, j] on row (i, u)
-        rr = (ii[:, None] * n_branch + (branches[None, :] - 1)).ravel()
-        cc = b.index[(branches[None, :] - 1), jj[:, None]].ravel()
-        bld.add_constraints(
-            name_,
-            np.concatenate([local, rr]),
-            np.concatenate([z.index[i_b, 2 * u_b - 1 + side], cc]),
-            np.concatenate([np.ones(local.size), -np.ones(rr.size)]),
-            "<=",
-            np.zeros(m * n_branch),
-        )
+    _add_arcs(bld, rows.X, b, z)
     # (F8): a row reaches the sink at u only if u predicts its class
     i_n = np.repeat(np.arange(m), n_nodes)
     u_n = np.tile(nodes, m)
@@ -186,6 +305,201 @@ def _build(
     bld.add_objective(z.index[:, 0], -rows.weight / rows.total_weight)
     bld.add_objective(pv.index, lam)
     bld.set_objective_offset(1.0)
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The distinct x of a model's rows: every tree routes (and predicts) a cell as one.
+
+    ``X`` (m, p) the cells, ``weight`` (m, K) each cell's weight per class, ``of_row`` the cell
+    of each :class:`RowData` row.
+    """
+
+    X: np.ndarray
+    weight: np.ndarray
+    of_row: np.ndarray
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.X.shape[0])
+
+
+def _cells(rows: RowData, aggregate: bool) -> Cells:
+    """Merge the (x, y) rows with equal x (or keep every row a cell when not ``aggregate``)."""
+    if aggregate:
+        X, of_row = np.unique(rows.X, axis=0, return_inverse=True)
+        of_row = of_row.reshape(-1)
+    else:
+        X, of_row = rows.X, np.arange(rows.n_rows)
+    weight = np.zeros((X.shape[0], rows.n_classes))
+    np.add.at(weight, (of_row, rows.y), rows.weight)
+    return Cells(np.ascontiguousarray(X, dtype=bool), weight, of_row.astype(np.int64))
+
+
+def _build_fair(
+    bld: ModelBuilder,
+    rows: RowData,
+    depth: int,
+    lam: float,
+    groups: FairnessGroups,
+    *,
+    aggregate: bool,
+    separation_distance: int | None,
+    max_separation_cuts: int | None,
+    symmetry_breaking: bool,
+) -> None:
+    """The fair model (module docstring, (M0)-(M9) on cells with the fairness block)."""
+    cells = _cells(rows, aggregate)
+    m, K, p = cells.n_cells, rows.n_classes, rows.n_features
+    n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
+    branches = branch_nodes(depth)
+    nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
+    leaves = np.arange(n_branch + 1, n_nodes + 1, dtype=np.int64)
+    cell_of_data_row = np.where(rows.source >= 0, cells.of_row[rows.source], -1)
+    fair = merge_groups(groups, cell_of_data_row, m)
+    # (Z1)/(Z2) at lam = 0: complete trees only, with distinct features on every path
+    complete = symmetry_breaking and lam == 0.0
+    distinct = complete and p >= depth
+    bld.meta.update(
+        binary_w=True,
+        separation_distance=separation_distance,
+        max_separation_cuts=max_separation_cuts,
+        cells=cells,
+        fair_rows=fair,
+        complete_trees=complete,
+        distinct_path_features=distinct,
+    )
+    b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
+    p_ub = np.ones(n_nodes)
+    if complete:
+        p_ub[:n_branch] = 0.0  # (Z1): no prediction above the last level
+    pv = bld.add_vars("p", (n_nodes,), "binary", ub=p_ub, labels=(nodes.tolist(),))
+    w = bld.add_vars("w", (n_nodes, K), "binary", ub=p_ub[:, None])
+    # (M9) as a bound: every cell enters the root
+    z_lb = np.zeros((m, n_nodes))
+    z_lb[:, 0] = 1.0
+    z = bld.add_vars("z", (m, n_nodes), "continuous", lb=z_lb, ub=1.0)
+    zeta_ub = np.broadcast_to(p_ub[None, :, None], (m, n_nodes, K))
+    zeta = bld.add_vars("zeta", (m, n_nodes, K), "continuous", lb=0.0, ub=zeta_ub)
+
+    _add_structure(bld, b, pv, w, depth)
+    if distinct:
+        # (Z2): a branch node never tests a feature an ancestor tests
+        node_u, anc = ancestor_pairs(branches)
+        pairs = np.repeat(np.arange(node_u.size), p) * p + np.tile(np.arange(p), node_u.size)
+        bld.add_constraints(
+            "distinct_path",
+            np.concatenate([pairs, pairs]),
+            np.concatenate([b.index[node_u - 1].ravel(), b.index[anc - 1].ravel()]),
+            1.0,
+            "<=",
+            np.ones(node_u.size * p),
+        )
+    # (M4): z[c, u] = z[c, 2u] + z[c, 2u+1] + sum_k zeta[c, u, k] at branch nodes
+    i_b = np.repeat(np.arange(m), n_branch)
+    u_b = np.tile(branches, m)
+    local = i_b * n_branch + (u_b - 1)
+    bld.add_constraints(
+        "flow_branch",
+        np.concatenate([np.tile(local, 3), np.repeat(local, K)]),
+        np.concatenate(
+            [
+                z.index[i_b, u_b - 1],
+                z.index[i_b, 2 * u_b - 1],
+                z.index[i_b, 2 * u_b],
+                zeta.index[i_b, u_b - 1].ravel(),
+            ]
+        ),
+        np.concatenate([np.repeat([1.0, -1.0, -1.0], local.size), -np.ones(local.size * K)]),
+        "==",
+        np.zeros(m * n_branch),
+    )
+    # (M5): at the last level all flow leaves to the sinks
+    i_l = np.repeat(np.arange(m), leaves.size)
+    t_l = np.tile(leaves, m)
+    local_l = np.arange(i_l.size)
+    bld.add_constraints(
+        "flow_leaf",
+        np.concatenate([np.repeat(local_l, K), local_l]),
+        np.concatenate([zeta.index[i_l, t_l - 1].ravel(), z.index[i_l, t_l - 1]]),
+        np.concatenate([np.ones(local_l.size * K), -np.ones(local_l.size)]),
+        "==",
+        np.zeros(local_l.size),
+    )
+    _add_arcs(bld, cells.X, b, z, pv)
+    # (M8): a cell leaves to the sink of class k at u only if u predicts k (at the nodes that
+    # may predict)
+    sinks = nodes[p_ub > 0]
+    size = m * sinks.size * K
+    c_n = np.repeat(np.arange(m), sinks.size * K)
+    u_n = np.tile(np.repeat(sinks, K), m)
+    k_n = np.tile(np.arange(K), m * sinks.size)
+    local_n = np.arange(size)
+    bld.add_constraints(
+        "sink",
+        np.tile(local_n, 2),
+        np.concatenate([zeta.index[c_n, u_n - 1, k_n], w.index[u_n - 1, k_n]]),
+        np.repeat([1.0, -1.0], size),
+        "<=",
+        np.zeros(size),
+    )
+    if separation_distance is not None:
+        _add_cell_separation_cuts(
+            bld, rows, cells, b, zeta, separation_distance, max_separation_cuts
+        )
+    # (FM): the positive prediction of cell c is sum_u zeta[c, u, k+]
+    positive = sp.csr_matrix(
+        (
+            np.ones(m * n_nodes),
+            (np.repeat(np.arange(m), n_nodes), zeta.index[:, :, fair.positive_code].ravel()),
+        ),
+        shape=(m, bld.n_vars),
+    )
+    add_fairness_rows(bld, fair, positive)
+    # (M0): 1 - correct weight / W + lam * (number of prediction nodes)
+    gain = np.broadcast_to(cells.weight[:, None, :], (m, n_nodes, K))
+    bld.add_objective(zeta.index.ravel(), -gain.ravel() / rows.total_weight)
+    bld.add_objective(pv.index, lam)
+    bld.set_objective_offset(1.0)
+
+
+def _add_cell_separation_cuts(
+    bld: ModelBuilder,
+    rows: RowData,
+    cells: Cells,
+    b: Any,
+    zeta: Any,
+    max_distance: int,
+    max_cuts: int | None,
+) -> None:
+    """(SC-M): (x, y) rows i, i' with different labels in different cells c, c' are both
+    predicted their labels only if some branch node tests a feature on which they differ."""
+    first, second, differ = separation_pairs(rows, max_distance, max_cuts)
+    cf, cs = cells.of_row[first], cells.of_row[second]
+    keep = cf != cs  # equal x: implied by the flow (a cell leaves to one sink)
+    first, second, differ, cf, cs = first[keep], second[keep], differ[keep], cf[keep], cs[keep]
+    if first.size == 0:
+        return
+    n_branch, n_nodes = b.shape[0], zeta.shape[1]
+    pairs = np.arange(first.size)
+    pair_z = np.repeat(pairs, n_nodes)
+    pair, feat = np.nonzero(differ)
+    pair_b = np.repeat(pair, n_branch)
+    col_b = b.index[np.tile(np.arange(n_branch), pair.size), np.repeat(feat, n_branch)]
+    bld.add_constraints(
+        "separation",
+        np.concatenate([pair_z, pair_z, pair_b]),
+        np.concatenate(
+            [
+                zeta.index[cf, :, rows.y[first]].ravel(),
+                zeta.index[cs, :, rows.y[second]].ravel(),
+                col_b,
+            ]
+        ),
+        np.concatenate([np.ones(2 * pair_z.size), -np.ones(pair_b.size)]),
+        "<=",
+        np.ones(first.size),
+    )
 
 
 def _add_separation_cuts(
@@ -225,7 +539,8 @@ class FlowOCT(TreeFormulation):
     Parameters
     ----------
     binary_w : bool
-        Declare the class variables w binary (the paper) instead of continuous (odtlearn).
+        Declare the class variables w binary (the paper) instead of continuous (odtlearn). The
+        fair model always declares them binary (module docstring).
     aggregate : bool
         Merge identical (x, y) rows into one weighted row.
     separation_distance : int or None
@@ -236,8 +551,14 @@ class FlowOCT(TreeFormulation):
     max_separation_cuts : int or None
         At most this many (SC) rows, closest pairs first (None: four per data row, which keeps
         the cut rows below the flow rows of a depth-2 model).
+    symmetry_breaking : bool
+        In the fair model at ``lam = 0``, describe only complete trees with distinct features
+        on every path, (Z1)-(Z2) (same optimum; default True).
 
-    See the module docstring for the math.
+    With ``build(..., fairness=Fairness(...))`` the model is the multi-sink form on cells with
+    the fairness block (module docstring); it is ``EXACT`` for the fair problem (its optimum is
+    the optimal δ-fair tree of depth <= D), its bound is valid for it and the decoded tree is
+    never worse. See the module docstring for the math.
     """
 
     name = "flowoct"
@@ -249,9 +570,11 @@ class FlowOCT(TreeFormulation):
         aggregate: bool = True,
         separation_distance: int | None = 3,
         max_separation_cuts: int | None = None,
+        symmetry_breaking: bool = True,
     ) -> None:
         super().__init__(aggregate=aggregate)
         self.binary_w = bool(binary_w)
+        self.symmetry_breaking = bool(symmetry_breaking)
         self.separation_distance = check_depth(separation_distance, "separation_distance")
         self.max_separation_cuts = check_depth(max_separation_cuts, "max_separation_cuts")
 
@@ -259,8 +582,29 @@ class FlowOCT(TreeFormulation):
     def properties(self) -> frozenset[str]:
         return frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
 
-    def _model(self, builder: ModelBuilder, rows: RowData, depth: int, lam: float) -> None:
+    def _model(
+        self,
+        builder: ModelBuilder,
+        rows: RowData,
+        depth: int,
+        lam: float,
+        groups: FairnessGroups | None,
+    ) -> None:
         max_cuts = self.max_separation_cuts
+        max_cuts = 4 * rows.n_rows if max_cuts is None else max_cuts
+        if groups is not None:
+            _build_fair(
+                builder,
+                rows,
+                depth,
+                lam,
+                groups,
+                aggregate=self.aggregate,
+                separation_distance=self.separation_distance,
+                max_separation_cuts=max_cuts,
+                symmetry_breaking=self.symmetry_breaking,
+            )
+            return
         _build(
             builder,
             rows,
@@ -268,7 +612,7 @@ class FlowOCT(TreeFormulation):
             lam,
             binary_w=self.binary_w,
             separation_distance=self.separation_distance,
-            max_separation_cuts=4 * rows.n_rows if max_cuts is None else max_cuts,
+            max_separation_cuts=max_cuts,
         )
 
     def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
@@ -293,6 +637,12 @@ class FlowOCT(TreeFormulation):
         tree = check_tree(tree, meta)
         rows: RowData = meta["rows"]
         D = meta["max_depth"]
+        fair = meta.get("fair_rows")
+        if fair is not None:
+            check_fair_start(tree, meta["cells"].X, fair)
+            if meta["complete_trees"]:
+                # same predictions, hence the same value at lam = 0 and the same disparities
+                tree = complete_tree(prune_empty(tree, meta["cells"].X), D, rows.n_features)
         heap = embed(tree, D)
         n_branch, n_nodes, m = 2**D - 1, 2 ** (D + 1) - 1, rows.n_rows
         internal = np.flatnonzero(heap.is_internal)
@@ -303,6 +653,17 @@ class FlowOCT(TreeFormulation):
         pv[leaf - 1] = 1.0
         w = np.zeros((n_nodes, rows.n_classes))
         w[leaf - 1, heap.label[leaf]] = 1.0
+        if fair is not None:
+            # multi-sink: every cell follows its path and leaves to its leaf's class
+            cells: Cells = meta["cells"]
+            path = paths(cells.X, heap)
+            end = path[np.arange(cells.n_cells), (path > 0).sum(axis=1) - 1]
+            z = np.zeros((cells.n_cells, n_nodes))
+            ci, level = np.nonzero(path > 0)
+            z[ci, path[ci, level] - 1] = 1.0
+            zeta = np.zeros((cells.n_cells, n_nodes, rows.n_classes))
+            zeta[np.arange(cells.n_cells), end - 1, heap.label[end]] = 1.0
+            return model.vector({"b": b, "p": pv, "w": w, "z": z, "zeta": zeta})
         path = paths(rows.X, heap)  # (m, D+1), 0-padded
         end = path[np.arange(m), (path > 0).sum(axis=1) - 1]
         correct = heap.label[end] == rows.y

@@ -1,0 +1,349 @@
+r"""PathOCT: trees as nested choices along feature paths, an extended formulation whose LP
+relaxation is exact without side constraints (so a fairness bound is all the solver branches
+on). For shallow trees only: its size grows like :math:`(2p)^D`.
+
+Heap numbering (FORMULATIONS-TREES §1.2). A **cell** :math:`(u, h)` is a node :math:`u` of depth
+:math:`d` together with its *history* :math:`h = (j_1, \dots, j_d)`, the features tested at its
+ancestors (root first); with the directions fixed by :math:`u`'s position it selects the rows
+:math:`R(u,h) = \{i : x_{i j_e} = \text{dir}_e(u),\ e = 1..d\}`. Only cells with
+:math:`R(u,h) \ne \emptyset` exist. In cell :math:`(u,h)` an **action** :math:`a` is "leaf of
+class k" or, for :math:`d < D`, "split on j" for a feature j that leaves **both** sides of
+:math:`R(u,h)` non-empty (which excludes a repeated feature); a split creates the two child cells
+:math:`(2u, h{+}j)` and :math:`(2u{+}1, h{+}j)`. Variables: :math:`y_{u,h,a} \in [0,1]` and the
+binary marginals :math:`b_{u,j}` (u splits on j) and :math:`c_{u,k}` (u is a leaf of class k).
+
+.. math::
+
+    \text{(P0)}\quad & \min \textstyle\sum_{(u,h),k} y_{u,h,\text{leaf }k}
+        \bigl(\tfrac{1}{W}\,\text{err}_k(R(u,h)) + \lambda\bigr) \\
+    \text{(P1)}\quad & \textstyle\sum_a y_{1,(),a} = 1 \\
+    \text{(P2)}\quad & \textstyle\sum_a y_{u,h,a} = y_{\text{parent}(u), h_{<d},
+        \text{split } j_d} \quad \forall (u,h),\ d \ge 1 \\
+    \text{(P3)}\quad & b_{u,j} = \textstyle\sum_h y_{u,h,\text{split } j}, \qquad
+        c_{u,k} = \textstyle\sum_h y_{u,h,\text{leaf } k}
+
+with :math:`\text{err}_k(R)` the weight of the rows of :math:`R` not of class k and
+:math:`W` the total weight. Fairness (FORMULATIONS-TREES §5) adds, for each constrained pair
+:math:`j`, :math:`-\delta \le \sum_{(u,h)} \gamma_j(R(u,h))\, y_{u,h,\text{leaf }k^+}
+\le \delta` with :math:`\gamma_j(R) = \sum_{i\in R}\gamma_{ij}` (the shared block of
+:mod:`odtkit.formulations.fairness`): no per-row variable at all, the counts are computed once.
+
+**Exactness.** (i) Any tree :math:`T` of depth :math:`\le D` has a point of value
+:math:`R(\mathrm{prune\_empty}(T)) \le R(T)` with the same training predictions (so the same
+disparities): prune it (§1.4), then every node has a unique history, a non-empty cell and an
+allowed action; set those :math:`y` to 1 (:meth:`PathOCT.start`). (ii) If :math:`b, c` are
+integral then so is :math:`y`: by induction on the depth exactly one cell of each level-d
+node carries mass 1 (its parent's split action is the only one with mass) and its action vector
+equals the integral marginals (P3). Such a point is a tree whose (P0) value is exactly its
+:math:`R` (every leaf counted, errors counted in its cell) and whose fairness rows are exactly
+its disparities. So the optimum is OSDT's :math:`\mathrm{OPT}(D, \lambda)` over (δ-fair) trees of
+depth :math:`\le D`, and the decoded ``canonical`` tree is never worse.
+
+**The LP relaxation without fairness is integral**: for fixed marginals of the root the feasible
+set of the rest is a product over the root's actions of scaled copies of the subproblem's
+polytope, so by induction every point is a convex combination of trees (the polytope is the
+convex hull of its trees) and (P0) is linear. With fairness rows the LP is the bound of one
+Lagrangian multiplier per pair, which is tight in practice: on german-credit (1000 rows, 69
+features) at depth 2 the root LP bound is within 0.004 of the optimal fair accuracy, where the
+fair FlowOCT's LP bound is near 0 error.
+
+**Size.** Cells grow like :math:`(2p)^d` per level; ``build`` refuses a model with more than
+``max_paths`` variables :math:`y` (naming the count). Depth 2 on 69 features is about 48,000
+:math:`y`; depth 3 is practical only for a few dozen features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from odtkit._validation import check_depth
+from odtkit.fairness import FairnessGroups
+from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
+from odtkit.formulations._common import (
+    RowData,
+    TreeFormulation,
+    branch_nodes,
+    check_fair_start,
+    check_tree,
+    prune_empty,
+)
+from odtkit.formulations.fairness import add_disparity_rows, merge_groups
+from odtkit.model import Model, ModelBuilder
+from odtkit.tree import Tree
+
+
+@dataclass(frozen=True)
+class PathLayout:
+    """The cells and actions of a built model (what ``start`` needs to place a tree).
+
+    Per cell: ``node`` (heap index), ``first`` (first action's y index; a cell's actions are
+    contiguous: K leaves, then its splits). Per action (y index): ``cell``, ``action`` (class
+    code ``k`` of a leaf is stored as ``-1 - k``, a split as its feature), ``left`` / ``right``
+    (the child cells of a split, -1 for a leaf).
+    """
+
+    node: np.ndarray
+    first: np.ndarray
+    cell: np.ndarray
+    action: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+
+    @property
+    def n_paths(self) -> int:
+        return int(self.cell.size)
+
+
+def _layout(
+    rows: RowData, depth: int, max_paths: int, values: np.ndarray
+) -> tuple[PathLayout, np.ndarray]:
+    """Enumerate the cells level by level; return the layout and each cell's sums of
+    ``values`` (m, V) over its rows."""
+    X = rows.X
+    m, p = X.shape
+    K = rows.n_classes
+    Xf = X.astype(np.float64)
+    masks = np.ones((1, m), dtype=bool)  # row masks of the cells of the current level
+    level_nodes = np.ones(1, dtype=np.int64)
+    level_used = np.zeros((1, p), dtype=bool)  # features on the history
+    cells_node, cells_first, cell_sums = [], [], []
+    act_cell, act_action, act_left, act_right = [], [], [], []
+    n_cells = n_y = 0
+    for level in range(depth + 1):
+        n_level = masks.shape[0]
+        cell_ids = n_cells + np.arange(n_level)
+        cell_sums.append(masks.astype(np.float64) @ values)
+        if level < depth:
+            ones = masks.astype(np.float64) @ Xf  # rows of the cell with x_j = 1
+            size = masks.sum(axis=1)[:, None]
+            allowed = (ones > 0) & (ones < size) & ~level_used
+        else:
+            allowed = np.zeros((n_level, p), dtype=bool)
+        n_split = allowed.sum(axis=1)
+        n_actions = K + n_split
+        first = n_y + np.concatenate([[0], np.cumsum(n_actions)[:-1]])
+        total = int(n_actions.sum())
+        if n_y + total > max_paths:
+            raise ValueError(
+                f"PathOCT at max_depth={depth} needs more than {n_y + total:,} path variables "
+                f"(limit max_paths={max_paths:,}): the model grows like (2p)^D; use FlowOCT "
+                "or RBinOCT for this depth, or raise max_paths"
+            )
+        cells_node.append(level_nodes)
+        cells_first.append(first)
+        # actions: K leaves then the splits, per cell
+        a_cell = np.repeat(cell_ids, n_actions)
+        leaf_action = np.tile(-1 - np.arange(K), (n_level, 1))
+        split_cell, split_feat = np.nonzero(allowed)
+        action = np.empty(total, dtype=np.int64)
+        offset = np.repeat(first - n_y, n_actions)  # start of each action's cell, local
+        pos_in_cell = np.arange(total) - offset
+        is_leaf = pos_in_cell < K
+        action[is_leaf] = leaf_action.ravel()
+        action[~is_leaf] = split_feat  # np.nonzero is row-major: cells in order, features sorted
+        left = np.full(total, -1, dtype=np.int64)
+        right = np.full(total, -1, dtype=np.int64)
+        n_children = split_cell.size
+        child_base = n_cells + n_level
+        left[~is_leaf] = child_base + 2 * np.arange(n_children)
+        right[~is_leaf] = child_base + 2 * np.arange(n_children) + 1
+        act_cell.append(a_cell)
+        act_action.append(action)
+        act_left.append(left)
+        act_right.append(right)
+        # next level: children of every split, left (x_j = 0) then right (x_j = 1)
+        if level < depth and n_children:
+            xs = X[:, split_feat].T  # (children, m)
+            parent_masks = masks[split_cell]
+            masks = np.empty((2 * n_children, m), dtype=bool)
+            masks[0::2] = parent_masks & ~xs
+            masks[1::2] = parent_masks & xs
+            nodes = level_nodes[split_cell]
+            level_nodes = np.empty(2 * n_children, dtype=np.int64)
+            level_nodes[0::2] = 2 * nodes
+            level_nodes[1::2] = 2 * nodes + 1
+            used = level_used[split_cell].copy()
+            used[np.arange(n_children), split_feat] = True
+            level_used = np.repeat(used, 2, axis=0)
+        n_cells += n_level
+        n_y += total
+        if level < depth and n_children == 0:
+            break
+    layout = PathLayout(
+        node=np.concatenate(cells_node),
+        first=np.concatenate(cells_first),
+        cell=np.concatenate(act_cell),
+        action=np.concatenate(act_action),
+        left=np.concatenate(act_left),
+        right=np.concatenate(act_right),
+    )
+    return layout, np.concatenate(cell_sums, axis=0)
+
+
+def _build(
+    bld: ModelBuilder,
+    rows: RowData,
+    depth: int,
+    lam: float,
+    groups: FairnessGroups | None,
+    max_paths: int,
+) -> None:
+    m, K, p = rows.n_rows, rows.n_classes, rows.n_features
+    class_weight = np.zeros((m, K))
+    class_weight[np.arange(m), rows.y] = rows.weight
+    fair = None if groups is None else merge_groups(groups, rows.source, m)
+    values = class_weight if fair is None else np.hstack([class_weight, fair.coefficients])
+    layout, sums = _layout(rows, depth, max_paths, values)
+    n_cells, n_y = layout.node.size, layout.n_paths
+    n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
+    branches = branch_nodes(depth)
+    nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
+    bld.meta.update(layout=layout, fair_rows=fair, max_paths=max_paths)
+
+    b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
+    c = bld.add_vars("c", (n_nodes, K), "binary", labels=(nodes.tolist(), list(range(K))))
+    y = bld.add_vars("y", (n_y,), "continuous", lb=0.0, ub=1.0)
+    ys = y.index
+    # (P1) + (P2): one row per cell, its actions sum to its parent's split (1 at the root)
+    parent = np.full(n_cells, -1, dtype=np.int64)
+    splits = np.flatnonzero(layout.left >= 0)
+    parent[layout.left[splits]] = splits
+    parent[layout.right[splits]] = splits
+    has_parent = parent >= 0
+    bld.add_constraints(
+        "cell",
+        np.concatenate([layout.cell, np.flatnonzero(has_parent)]),
+        np.concatenate([ys, ys[parent[has_parent]]]),
+        np.concatenate([np.ones(n_y), -np.ones(int(has_parent.sum()))]),
+        "==",
+        (~has_parent).astype(float),
+    )
+    # (P3): the marginals b (splits) and c (leaves), row (u-1)*p + j and (u-1)*K + k
+    node_of_y = layout.node[layout.cell]
+    is_leaf = layout.action < 0
+    split_rows = (node_of_y[~is_leaf] - 1) * p + layout.action[~is_leaf]
+    bld.add_constraints(
+        "split_marginal",
+        np.concatenate([np.arange(n_branch * p), split_rows]),
+        np.concatenate([b.index.ravel(), ys[~is_leaf]]),
+        np.concatenate([np.ones(n_branch * p), -np.ones(split_rows.size)]),
+        "==",
+        np.zeros(n_branch * p),
+    )
+    leaf_class = -1 - layout.action[is_leaf]
+    leaf_rows = (node_of_y[is_leaf] - 1) * K + leaf_class
+    bld.add_constraints(
+        "leaf_marginal",
+        np.concatenate([np.arange(n_nodes * K), leaf_rows]),
+        np.concatenate([c.index.ravel(), ys[is_leaf]]),
+        np.concatenate([np.ones(n_nodes * K), -np.ones(leaf_rows.size)]),
+        "==",
+        np.zeros(n_nodes * K),
+    )
+    # (P0): each leaf action costs its cell's misclassified weight / W + lam
+    leaf_cells = layout.cell[is_leaf]
+    cell_weight = sums[:, :K]
+    err = cell_weight[leaf_cells].sum(axis=1) - cell_weight[leaf_cells, leaf_class]
+    bld.add_objective(ys[is_leaf], err / rows.total_weight + lam)
+    if fair is not None:
+        # (PF): pair j's disparity is sum over positive leaf actions of the cell's gamma_j
+        positive = np.flatnonzero(is_leaf)[leaf_class == fair.positive_code]
+        gamma = sums[layout.cell[positive], K:]  # (positives, pairs)
+        pair, which = np.nonzero(gamma.T)
+        matrix = sp.csr_matrix(
+            (gamma.T[pair, which], (pair, ys[positive[which]])),
+            shape=(fair.n_pairs, bld.n_vars),
+        )
+        add_disparity_rows(bld, fair, matrix)
+
+
+class PathOCT(TreeFormulation):
+    """Trees as nested choices along feature paths (P0)-(P3): optimum = OSDT's OPT(D, lam)
+    (over δ-fair trees with ``fairness=``); integral LP relaxation without side constraints.
+
+    Declares ``EXACT``, ``VALID_BOUND`` and ``DECODE_NOT_WORSE``. Sized like ``(2p)^D``: meant
+    for depth <= 2 (or 3 on few features).
+
+    Parameters
+    ----------
+    aggregate : bool
+        Merge identical (x, y) rows into one weighted row (only the counts see rows).
+    max_paths : int
+        Largest number of path variables ``build`` accepts (default 2,000,000).
+
+    See the module docstring for the math.
+    """
+
+    name = "pathoct"
+
+    def __init__(self, *, aggregate: bool = True, max_paths: int = 2_000_000) -> None:
+        super().__init__(aggregate=aggregate)
+        self.max_paths = check_depth(max_paths, "max_paths", allow_none=False, minimum=1)
+
+    @property
+    def properties(self) -> frozenset[str]:
+        return frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
+
+    def _model(
+        self,
+        builder: ModelBuilder,
+        rows: RowData,
+        depth: int,
+        lam: float,
+        groups: FairnessGroups | None,
+    ) -> None:
+        _build(builder, rows, depth, lam, groups, self.max_paths)
+
+    def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
+        """From the root: a node whose leaf marginal ``c_u`` has a class above 0.5 is a leaf of
+        that class, otherwise it splits on ``argmax_j b_{u,j}``."""
+        n_branch = 2 ** meta["max_depth"] - 1
+        b = values["b"].reshape(n_branch, meta["n_features"])
+        c = values["c"].reshape(-1, meta["n_classes"])
+
+        def node(u: int) -> Tree:
+            if u > n_branch or c[u - 1].max() > 0.5 or b[u - 1].max() <= 0.5:
+                return Tree.leaf(int(np.argmax(c[u - 1])))
+            return Tree.split(int(np.argmax(b[u - 1])), node(2 * u), node(2 * u + 1))
+
+        return node(1)
+
+    def start(self, model: Model, tree: Tree) -> np.ndarray:
+        """The point of ``prune_empty(tree)`` (value R(prune_empty(tree)) <= R(tree), same
+        training predictions); a δ-fair tree is required with ``fairness=``."""
+        model = check_built_by(model, self)
+        meta = model.meta
+        tree = check_tree(tree, meta)
+        rows: RowData = meta["rows"]
+        fair = meta["fair_rows"]
+        if fair is not None:
+            check_fair_start(tree, rows.X, fair)
+        layout: PathLayout = meta["layout"]
+        D, K, p = meta["max_depth"], meta["n_classes"], meta["n_features"]
+        y = np.zeros(layout.n_paths)
+        b = np.zeros((2**D - 1, p))
+        c = np.zeros((2 ** (D + 1) - 1, K))
+        stack = [(prune_empty(tree, rows.X), 0, 1)]  # (subtree, cell, heap node)
+        while stack:
+            node, cell, u = stack.pop()
+            lo = layout.first[cell]
+            hi = layout.first[cell + 1] if cell + 1 < layout.first.size else layout.n_paths
+            code = -1 - node.label if node.is_leaf else node.feature
+            hit = lo + np.flatnonzero(layout.action[lo:hi] == code)
+            if hit.size != 1:
+                raise ValueError(
+                    f"the pruned start tree uses an action ({code}) the model does not have at "
+                    f"node {u}"
+                )  # cannot happen: a pruned tree's splits have two non-empty sides
+            y[hit[0]] = 1.0
+            if node.is_leaf:
+                c[u - 1, node.label] = 1.0
+            else:
+                b[u - 1, node.feature] = 1.0
+                stack.append((node.left, int(layout.left[hit[0]]), 2 * u))
+                stack.append((node.right, int(layout.right[hit[0]]), 2 * u + 1))
+        return model.vector({"b": b, "c": c, "y": y})
