@@ -184,7 +184,15 @@ def test_both_search_methods_and_the_method_vocabulary():
     assert list(table["backend"][:2]) == ["native", "native"]
     assert table["agrees"].tolist() == [True, True, True]
     assert table["warm_start"].tolist() == [False, False, True]
-    assert set(METHODS) == {"dp", "bnb", "rbinoct", "rbinoct_original", "flowoct", "binoct"}
+    assert set(METHODS) == {
+        "dp",
+        "bnb",
+        "rbinoct",
+        "rbinoct_original",
+        "flowoct",
+        "pathoct",
+        "binoct",
+    }
     assert SEARCH_METHODS == ("dp", "bnb")
 
 

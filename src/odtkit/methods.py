@@ -3,7 +3,7 @@
 
 * search methods (the native core, :func:`odtkit.core.search_tree`): ``"dp"``, ``"bnb"``;
 * MIP methods (a formulation solved by a backend through :func:`odtkit.solve_formulation`):
-  ``"rbinoct"``, ``"rbinoct_original"``, ``"flowoct"``, ``"binoct"``.
+  ``"rbinoct"``, ``"rbinoct_original"``, ``"flowoct"``, ``"pathoct"``, ``"binoct"``.
 
 "solver" is not a method: it names a backend's solver program (``solve(..., solver="cbc")``).
 What a method's answer means (exact, valid bound) is read from :attr:`Method.properties`, i.e.
@@ -18,7 +18,15 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
-from odtkit.formulations import EXACT, VALID_BOUND, BinOCT, FlowOCT, Formulation, RBinOCT
+from odtkit.formulations import (
+    EXACT,
+    VALID_BOUND,
+    BinOCT,
+    FlowOCT,
+    Formulation,
+    PathOCT,
+    RBinOCT,
+)
 from odtkit.results import Result
 
 __all__ = [
@@ -123,6 +131,13 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 "flowoct",
                 "regularized FlowOCT MIP with separation cuts: optimum = OPT(D, lam)",
                 FlowOCT,
+                fair=True,
+            ),
+            Method(
+                "pathoct",
+                "path MIP, integral LP without side constraints: optimum = OPT(D, lam); size "
+                "~(2p)^D, for shallow trees",
+                PathOCT,
                 fair=True,
             ),
             Method(
