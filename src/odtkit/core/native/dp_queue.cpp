@@ -29,11 +29,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <queue>
 #include <stdexcept>
 #include <vector>
 
 #include "greedy.hpp"
+#include "paged.hpp"
 #include "search_common.hpp"
 
 namespace odtkit {
@@ -42,15 +42,23 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::uint32_t kNoNode = 0xffffffffu;
 
+// Plain data in pages (paged.hpp): the memory limit sees every byte and teardown is O(pages).
 struct Node {
   std::uint64_t hash;
-  std::size_t offset;  // support words in the arena, class weights at offset K * index
+  const std::uint64_t* support;  // W words in the word arena
+  const double* cw;              // K class weights in the weight arena
   double leaf, lb, ub, weight;
   double eq;
   int depth;
   std::uint32_t split_begin = 0, split_count = 0;
+  std::uint32_t first_parent = kNoNode, last_parent = kNoNode;  // reverse edges, in order
+  std::uint32_t n_parents = 0;
   bool expanded = false, queued_update = false, queued_explore = false;
-  std::vector<std::uint32_t> parents;
+};
+
+// A reverse edge: `parent` has a split with this vertex as a child; `next` links the list.
+struct ParentEdge {
+  std::uint32_t parent, next;
 };
 
 struct Split {
@@ -88,7 +96,6 @@ class QueueDP {
         initial_(p, c),
         slots_(1024, kNoNode),
         mask_(1023),
-        scratch_(W_),
         s0_(W_),
         s1_(W_),
         c0_(static_cast<std::size_t>(K_)),
@@ -103,15 +110,14 @@ class QueueDP {
       const std::uint32_t v = slots_[i];
       if (v == kNoNode) break;
       const Node& n = nodes_[v];
-      if (n.hash == h && n.depth == depth && std::equal(s, s + W_, &arena_[n.offset])) return v;
+      if (n.hash == h && n.depth == depth && std::equal(s, s + W_, n.support)) return v;
     }
     const std::uint32_t v = static_cast<std::uint32_t>(nodes_.size());
     Node n;
     n.hash = h;
-    n.offset = arena_.size();
+    n.support = words_.copy(s, W_);
+    n.cw = weights_.copy(cw, static_cast<std::size_t>(K_));
     n.depth = depth;
-    arena_.insert(arena_.end(), s, s + W_);
-    cw_.insert(cw_.end(), cw, cw + K_);
     double weight = 0.0;
     for (int k = 0; k < K_; ++k) weight += cw[k];
     n.weight = weight;
@@ -120,7 +126,7 @@ class QueueDP {
     n.leaf = b.leaf;
     n.ub = b.leaf;
     n.lb = b.lb;
-    nodes_.push_back(std::move(n));
+    nodes_.push_back(n);
     slots_[i] = v;
     if (nodes_.size() * 2 > slots_.size()) grow();
     return v;
@@ -137,29 +143,39 @@ class QueueDP {
   Node& node(std::uint32_t v) { return nodes_[v]; }
   bool solved(std::uint32_t v) const { return nodes_[v].ub - nodes_[v].lb <= tau_; }
   std::size_t n_nodes() const { return nodes_.size(); }
+  // Every byte of the graph and the queue (pages and the slot array).
   std::size_t bytes() const {
-    return arena_.capacity() * sizeof(std::uint64_t) + cw_.capacity() * sizeof(double) +
-           nodes_.capacity() * sizeof(Node) + splits_.capacity() * sizeof(Split) +
-           slots_.capacity() * sizeof(std::uint32_t) + parent_edges_ * sizeof(std::uint32_t) +
-           queue_.size() * sizeof(QueueItem);
+    return words_.bytes() + weights_.bytes() + nodes_.bytes() + splits_.bytes() +
+           edges_.bytes() + paged::vector_bytes(slots_) + queue_.bytes();
+  }
+  // What the next step may allocate, at most: expanding the popped vertex creates up to 2M
+  // vertices, M splits and 2M reverse edges and queues its parents and up to 2M children (a
+  // new page of each container and a slot-array rehash on top). Checked before the step, so
+  // the search stops before it would cross the memory limit.
+  std::size_t step_bytes_ahead() const {
+    const std::size_t m = static_cast<std::size_t>(M_);
+    std::size_t ahead = 2 * m * (W_ * sizeof(std::uint64_t) + K_ * sizeof(double)) +
+                        2 * paged::kPageBytes + std::max(W_ * sizeof(std::uint64_t), K_ * sizeof(double));
+    ahead += 2 * m * sizeof(Node) + m * sizeof(Split) + 2 * m * sizeof(ParentEdge) +
+             (2 * m + max_parents_) * sizeof(QueueItem) + 4 * paged::kPageBytes;
+    if ((nodes_.size() + 2 * m) * 2 > slots_.size()) ahead += 2 * paged::vector_bytes(slots_);
+    return ahead;
   }
 
   // Create the split list of v (children via get()) and the reverse edges.
   void expand(std::uint32_t v) {
     if (nodes_[v].expanded) return;
     nodes_[v].expanded = true;
-    // the arena and the node vector grow while children are created: copy what we need
-    std::copy(&arena_[nodes_[v].offset], &arena_[nodes_[v].offset] + W_, scratch_.begin());
-    const std::uint64_t* s = scratch_.data();
-    const std::vector<double> cw(&cw_[static_cast<std::size_t>(v) * K_],
-                                 &cw_[static_cast<std::size_t>(v) * K_] + K_);
+    // pages never move: the support and class weights stay valid while children are created
+    const std::uint64_t* s = nodes_[v].support;
+    const double* cw = nodes_[v].cw;
     const double n = nodes_[v].weight, eq = nodes_[v].eq;
     const int cd = child_depth(nodes_[v].depth);
     const std::uint32_t begin = static_cast<std::uint32_t>(splits_.size());
     if (nodes_[v].depth != 0) {
       for (int j = 0; j < M_; ++j) {
         const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(j));
-        const double n1 = P_.split_class_weights(s, xj, cw.data(), c1_.data(), c0_.data());
+        const double n1 = P_.split_class_weights(s, xj, cw, c1_.data(), c0_.data());
         // a side without weight costs at least the parent's optimum (same as dp.cpp)
         if (n1 <= zero_ || n - n1 <= zero_) continue;
         const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
@@ -167,9 +183,8 @@ class QueueDP {
         words::and_into(s1_.data(), s, xj, W_);
         const std::uint32_t a = get(s0_.data(), cd, c0_.data(), std::max(0.0, eq - eq1));
         const std::uint32_t b = get(s1_.data(), cd, c1_.data(), eq1);
-        nodes_[a].parents.push_back(v);
-        nodes_[b].parents.push_back(v);
-        parent_edges_ += 2;
+        add_parent(a, v);
+        add_parent(b, v);
         splits_.push_back(Split{j, a, b});
       }
     }
@@ -215,7 +230,8 @@ class QueueDP {
     if (solved(v)) return;
     expand(v);
     if (aggregate(v)) {
-      for (std::uint32_t q : nodes_[v].parents) push(q, 1);
+      for (std::uint32_t e = nodes_[v].first_parent; e != kNoNode; e = edges_[e].next)
+        push(edges_[e].parent, 1);
     } else if (item.cls == 1) {
       // an UPDATE that changed nothing: the children queued by the last EXPLORE of v are
       // still at work (re-queueing them is what made the textbook loop re-walk whole subtrees)
@@ -280,7 +296,7 @@ class QueueDP {
       }
     }
     if (!p.expanded || chosen == nullptr || p.leaf <= best + tau_) {
-      out.push_back(-(majority_class(&cw_[static_cast<std::size_t>(v) * K_], K_) + 1));
+      out.push_back(-(majority_class(p.cw, K_) + 1));
       return;
     }
     out.push_back(chosen->feature);
@@ -295,6 +311,17 @@ class QueueDP {
       skip(tree, pos);
       skip(tree, pos);
     }
+  }
+  void add_parent(std::uint32_t child, std::uint32_t parent) {
+    const std::uint32_t e = static_cast<std::uint32_t>(edges_.size());
+    edges_.push_back(ParentEdge{parent, kNoNode});
+    Node& c = nodes_[child];
+    if (c.last_parent == kNoNode)
+      c.first_parent = e;
+    else
+      edges_[c.last_parent].next = e;
+    c.last_parent = e;
+    max_parents_ = std::max<std::size_t>(max_parents_, ++c.n_parents);
   }
   void grow() {
     slots_.assign(slots_.size() * 2, kNoNode);
@@ -313,16 +340,17 @@ class QueueDP {
   bool use_eq_;
   InitialBound initial_;
   int max_depth_ = -1;
-  std::vector<Node> nodes_;
-  std::vector<std::uint64_t> arena_;
-  std::vector<double> cw_;
-  std::vector<Split> splits_;
+  paged::Vector<Node> nodes_;
+  paged::Arena<std::uint64_t> words_;
+  paged::Arena<double> weights_;
+  paged::Vector<Split> splits_;
+  paged::Vector<ParentEdge> edges_;
   std::vector<std::uint32_t> slots_;
   std::size_t mask_;
-  std::size_t parent_edges_ = 0;
-  std::priority_queue<QueueItem, std::vector<QueueItem>, QueueOrder> queue_;
+  std::size_t max_parents_ = 0;
+  paged::Heap<QueueItem, QueueOrder> queue_;
   std::uint64_t seq_ = 0;
-  std::vector<std::uint64_t> scratch_, s0_, s1_;
+  std::vector<std::uint64_t> s0_, s1_;
   std::vector<double> c0_, c1_;
 };
 
@@ -382,7 +410,7 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
       ++requeues;
       dp.push(root, 0);
     }
-    if (budget.tick(dp.bytes())) break;
+    if (budget.tick(dp.bytes(), dp.step_bytes_ahead())) break;
     const double lb_before = root_lb(), ub_before = root_ub();
     dp.step(root, threshold);
     if (root_lb() != lb_before || root_ub() != ub_before)

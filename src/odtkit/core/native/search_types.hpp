@@ -16,7 +16,12 @@
 //       }
 //       out.status = budget.status();               // "optimal" if nothing stopped it
 //   tick() counts the node, checks the node limit every call, the clock every 16 calls, the
-//   memory estimate every call and the interrupt callback at most every ~5 ms.
+//   memory every call and the interrupt callback at most every ~5 ms.
+// * Memory: bytes_in_use counts every large container of the search (pages, hash-table slot
+//   arrays, queues: what is allocated, not what is used), and bytes_ahead what the search may
+//   allocate before its next check (a new page, a pending rehash, one node's children), so a
+//   search stops *before* an allocation would cross memory_limit_mb. The large containers are
+//   paged (paged.hpp): they grow in small steps without 2x copies and free in O(pages).
 // * "No limit" is 0 for time_limit, node_limit and memory_limit_mb and +inf for upper_bound, in
 //   every search.
 // * Tolerance: count_tolerance(total weight) is the one rule for comparing counts (see below).
@@ -128,16 +133,30 @@ class Budget {
         last_interrupt_check_(start_) {}
 
   // Count one expanded node; true when the search must stop (the status says why).
-  bool tick(std::size_t bytes_in_use = 0) {
+  // `bytes_in_use`: the search's data structures now; `bytes_ahead`: what they may allocate
+  // before the next check (the search stops while bytes_in_use + bytes_ahead is within the
+  // limit, i.e. before an allocation would cross it).
+  bool tick(std::size_t bytes_in_use = 0, std::size_t bytes_ahead = 0) {
     if (stopped_) return true;
     if (node_limit_ > 0 && nodes_ >= node_limit_) return stop("node_limit");
     ++nodes_;
-    note_memory(bytes_in_use);
-    if (memory_limit_bytes_ > 0 && static_cast<double>(bytes_in_use) > memory_limit_bytes_)
-      return stop("memory_limit");
+    if (!memory_ok(bytes_in_use, bytes_ahead)) return true;
     if ((nodes_ & 15) == 0) return check_clock();
     return false;
   }
+  // Memory check without counting a node: notes the peak and stops with "memory_limit" if
+  // bytes_in_use + bytes_ahead exceeds the limit; false when stopped.
+  bool memory_ok(std::size_t bytes_in_use, std::size_t bytes_ahead = 0) {
+    if (stopped_) return false;
+    note_memory(bytes_in_use);
+    if (memory_limit_bytes_ > 0 &&
+        static_cast<double>(bytes_in_use) + static_cast<double>(bytes_ahead) > memory_limit_bytes_) {
+      stop("memory_limit");
+      return false;
+    }
+    return true;
+  }
+  double memory_limit_bytes() const { return memory_limit_bytes_; }
   // Time/interrupt check without counting a node (for long loops inside one node).
   bool check_clock() {
     if (stopped_) return true;
