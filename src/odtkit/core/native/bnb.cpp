@@ -15,15 +15,14 @@
 #include "bnb.hpp"
 
 #include "greedy.hpp"
+#include "paged.hpp"
 #include "search_common.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <queue>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace odtkit {
@@ -31,14 +30,8 @@ namespace {
 
 using Words = std::vector<std::uint64_t>;
 
-struct WordsHash {
-  std::size_t operator()(const Words& v) const {
-    return static_cast<std::size_t>(words::hash(v.data(), v.size()));
-  }
-};
-
-// TreeCache (§2.8): set of sorted leaf-id vectors. Keys live in one arena and the table is open
-// addressing over key indices, so millions of trees cost three flat allocations (inserting and
+// TreeCache (§2.8): set of sorted leaf-id vectors. Keys live in pages and the table is open
+// addressing over key indices, so millions of trees cost a few flat allocations (inserting and
 // tearing down a node-based set of vectors dominated the run time of large searches).
 class TreeCache {
  public:
@@ -49,27 +42,32 @@ class TreeCache {
     std::size_t i = static_cast<std::size_t>(h) & (slots_.size() - 1);
     while (slots_[i] != 0) {
       const Ref& r = refs_[slots_[i] - 1];
-      if (r.hash == h && r.len == key.size() &&
-          std::equal(key.begin(), key.end(), arena_.begin() + static_cast<long>(r.offset)))
+      if (r.hash == h && r.len == key.size() && std::equal(key.begin(), key.end(), r.ids))
         return false;
       i = (i + 1) & (slots_.size() - 1);
     }
-    refs_.push_back({h, arena_.size(), key.size()});
-    arena_.insert(arena_.end(), key.begin(), key.end());
+    refs_.push_back({h, arena_.copy(key.data(), key.size()), key.size()});
     slots_[i] = refs_.size();
     ++n_keys_;
     return true;
   }
   std::size_t size() const { return n_keys_; }
   std::size_t bytes() const {
-    return arena_.capacity() * sizeof(int) + refs_.capacity() * sizeof(Ref) +
-           slots_.capacity() * sizeof(std::size_t);
+    return arena_.bytes() + refs_.bytes() + paged::vector_bytes(slots_);
+  }
+  // What inserting a key of `len` ids may allocate (pages, and the rehash's new slot array).
+  std::size_t insert_bytes(std::size_t len) const {
+    std::size_t b = arena_.alloc_bytes(len) + refs_.push_bytes();
+    if ((n_keys_ + 1) * 2 > slots_.size())
+      b += std::max<std::size_t>(64, slots_.size() * 2) * sizeof(std::size_t);
+    return b;
   }
 
  private:
   struct Ref {
     std::uint64_t hash;
-    std::size_t offset, len;
+    const int* ids;
+    std::size_t len;
   };
   static std::uint64_t hash(const int* ids, std::size_t n) {
     std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
@@ -91,8 +89,8 @@ class TreeCache {
     slots_.swap(next);
   }
 
-  std::vector<int> arena_;
-  std::vector<Ref> refs_;
+  paged::Arena<int> arena_;
+  paged::Vector<Ref> refs_;
   std::vector<std::size_t> slots_;  // 0: empty, else index into refs_ + 1
   std::size_t n_keys_ = 0;
 };
@@ -103,27 +101,35 @@ struct Split {
   int right;  // leaf id of p & x_f = 1
 };
 
-// One distinct leaf (a conjunction of literals), owned by the LeafCache.
+// One distinct leaf (a conjunction of literals), owned by the LeafCache. Plain data: its arrays
+// live in the search's arenas (paged.hpp), so the memory limit sees them and teardown is
+// O(pages), not a free per array.
 struct Leaf {
-  Words key;  // [features used | values of the used features], each feature_words long
-  Bitset support;
-  std::vector<double> cw;  // per-class weight
+  std::uint64_t hash = 0;          // of key
+  std::uint64_t* key = nullptr;    // [features used | values of the used features], 2 FW words
+  std::uint64_t* support = nullptr;  // W words
+  double* cw = nullptr;            // per-class weight, K
+  std::uint64_t* dead = nullptr;   // FW words: dead features (§2.7), inherited from the parent
+                                   // it was first built from
+  const Split* splits = nullptr;   // live splits, computed once
+  std::uint32_t n_splits = 0;
   double n = 0.0, mis = 0.0, eq = 0.0, cor = 0.0;
   int label = 0;
   int depth = 0;
-  Words dead;  // dead features (§2.7), inherited from the parent it was first built from
   bool splits_ready = false;
-  std::vector<Split> splits;  // live splits, computed once
 };
 
+// An open (or free) state. Its ids live in the IntPool: n_leaves leaf ids (fixed leaves first,
+// then the n_new newest) followed by n_new flags (newest leaf scheduled to split).
 struct State {
-  std::vector<int> leaves;  // fixed leaves first, then the n_new newest leaves
-  std::vector<char> split;  // per newest leaf: scheduled to split
-  int n_new = 0;
+  int* ids = nullptr;
+  int n_leaves = 0, n_new = 0;
   double nb = 0.0;       // NB, the state bound
   double nlb = 0.0;      // N b(d_un)
   double supp_un = 0.0;  // weight captured by the fixed leaves
   int level = 0;
+  std::uint32_t gen = 0;
+  bool open = false;
 };
 
 struct QEntry {
@@ -155,6 +161,7 @@ class BnbSearch {
     M_ = P_.n_features();
     K_ = P_.n_classes();
     FW_ = (M_ + 63) / 64;
+    key_scratch_.assign(2 * FW_, 0);
     W_ = P_.n_words();
     N_ = P_.total_weight();
     Lambda_ = cfg_.lam * N_;
@@ -176,7 +183,10 @@ class BnbSearch {
   // LeafCache -------------------------------------------------------------------------------
   int root_leaf();
   int child_leaf(int parent, int feature, int value, const double* cw_side);
-  void ensure_splits(int id);
+  int find_leaf(const std::uint64_t* key, std::uint64_t h) const;
+  void index_leaf(int id);
+  // false (and memory_stop_) when the memory limit stopped it before it finished
+  bool ensure_splits(int id);
   bool splittable(int id);
   double eq_term(int id) const { return use_eq_ ? leaves_[id].eq : 0.0; }
 
@@ -185,9 +195,16 @@ class BnbSearch {
   bool prunable(double bound) const { return bound >= threshold() - tau_; }
   void expand(int sid);
   void push_masks(const std::vector<int>& L2, std::size_t n_fixed, int level);
-  void push_state(State&& st);
+  // Push a state over `leaves` (its last n_new are the newest, `split` flags them); the caller
+  // has checked room(state_bytes_ahead(...)).
+  void push_state(State st, const std::vector<int>& leaves, const char* split);
   double open_min_bound();
   std::size_t memory_bytes() const;
+  // Whether `ahead` more bytes (plus a new page of any container) stay within the memory limit;
+  // if not, sets memory_stop_. Called before every allocation that grows the search.
+  bool room(std::size_t ahead);
+  std::size_t leaf_bytes_ahead() const;
+  std::size_t state_bytes_ahead(std::size_t n_ids) const;
   bool heavy_work_should_stop();
   void record();
   void consider_incumbent(const std::vector<int>& L2);
@@ -208,18 +225,21 @@ class BnbSearch {
       use_leaf_accuracy_, use_permutation_;
   int max_depth_;
 
-  std::vector<Leaf> leaves_;
-  std::unordered_map<Words, int, WordsHash> leaf_index_;
+  paged::Vector<Leaf> leaves_;
+  paged::Arena<std::uint64_t> leaf_words_;  // keys, supports, dead sets
+  paged::Arena<double> leaf_weights_;       // class weights
+  paged::Arena<Split> leaf_splits_;
+  std::vector<Split> split_scratch_;
+  std::vector<std::uint32_t> leaf_slots_;  // open addressing over leaf ids + 1 (0: empty)
+  Words key_scratch_;
   TreeCache tree_cache_;
 
-  std::vector<State> states_;
-  std::vector<std::uint32_t> state_gen_;
-  std::vector<char> state_open_;
-  std::vector<int> free_states_;
-  std::priority_queue<QEntry> queue_;
-  std::priority_queue<BEntry> bheap_;
+  paged::Vector<State> states_;
+  paged::Vector<int> free_states_;
+  paged::IntPool state_ids_pool_;
+  paged::Heap<QEntry> queue_;
+  paged::Heap<BEntry> bheap_;
   long long counter_ = 0;
-  std::size_t state_ids_ = 0;  // leaf ids held by open states (memory estimate)
   long long n_states_pushed_ = 0, n_trees_evaluated_ = 0, n_cache_hits_ = 0;
 
   double Rc_ = 0.0;
@@ -235,78 +255,118 @@ class BnbSearch {
 // LeafCache
 // ---------------------------------------------------------------------------------------------
 
+int BnbSearch::find_leaf(const std::uint64_t* key, std::uint64_t h) const {
+  const std::size_t mask = leaf_slots_.size() - 1;
+  for (std::size_t i = h & mask; leaf_slots_[i] != 0; i = (i + 1) & mask) {
+    const Leaf& l = leaves_[leaf_slots_[i] - 1];
+    if (l.hash == h && std::equal(key, key + 2 * FW_, l.key)) return static_cast<int>(leaf_slots_[i] - 1);
+  }
+  return -1;
+}
+
+// Add leaves_[id] to the index (growing the slot array at half load).
+void BnbSearch::index_leaf(int id) {
+  if ((leaves_.size() + 1) * 2 > leaf_slots_.size()) {
+    leaf_slots_.assign(std::max<std::size_t>(64, leaf_slots_.size() * 2), 0);
+    for (std::size_t k = 0; k < leaves_.size(); ++k) {
+      if (static_cast<int>(k) == id) continue;
+      std::size_t i = leaves_[k].hash & (leaf_slots_.size() - 1);
+      while (leaf_slots_[i] != 0) i = (i + 1) & (leaf_slots_.size() - 1);
+      leaf_slots_[i] = static_cast<std::uint32_t>(k + 1);
+    }
+  }
+  std::size_t i = leaves_[id].hash & (leaf_slots_.size() - 1);
+  while (leaf_slots_[i] != 0) i = (i + 1) & (leaf_slots_.size() - 1);
+  leaf_slots_[i] = static_cast<std::uint32_t>(id + 1);
+}
+
 int BnbSearch::root_leaf() {
   Leaf leaf;
-  leaf.key.assign(2 * FW_, 0);
-  leaf.support = P_.all_points();
-  leaf.cw.assign(static_cast<std::size_t>(K_), 0.0);
-  P_.class_weights(leaf.support.data(), leaf.cw.data());
-  leaf.dead.assign(FW_, 0);
-  for (double w : leaf.cw) leaf.n += w;
-  leaf.mis = misclassified(leaf.cw.data(), K_);
+  leaf.key = leaf_words_.alloc(2 * FW_);
+  std::fill(leaf.key, leaf.key + 2 * FW_, 0);
+  leaf.hash = words::hash(leaf.key, 2 * FW_);
+  leaf.support = leaf_words_.copy(P_.all_points().data(), W_);
+  leaf.cw = leaf_weights_.alloc(static_cast<std::size_t>(K_));
+  P_.class_weights(leaf.support, leaf.cw);
+  leaf.dead = leaf_words_.alloc(FW_);
+  std::fill(leaf.dead, leaf.dead + FW_, 0);
+  for (int k = 0; k < K_; ++k) leaf.n += leaf.cw[k];
+  leaf.mis = misclassified(leaf.cw, K_);
   leaf.cor = leaf.n - leaf.mis;
-  leaf.label = majority_class(leaf.cw.data(), K_);
-  leaf.eq = P_.minority(leaf.support.data());
-  leaf_index_.emplace(leaf.key, 0);
-  leaves_.push_back(std::move(leaf));
+  leaf.label = majority_class(leaf.cw, K_);
+  leaf.eq = P_.minority(leaf.support);
+  leaves_.push_back(leaf);
+  index_leaf(0);
   return 0;
 }
 
 // The leaf p & (x_feature = value); cw_side are its class weights (already computed).
 int BnbSearch::child_leaf(int parent, int feature, int value, const double* cw_side) {
-  Words key = leaves_[parent].key;
-  key[static_cast<std::size_t>(feature) >> 6] |= std::uint64_t{1} << (feature & 63);
-  if (value) key[FW_ + (static_cast<std::size_t>(feature) >> 6)] |= std::uint64_t{1} << (feature & 63);
-  auto it = leaf_index_.find(key);
-  if (it != leaf_index_.end()) return it->second;
+  std::copy(leaves_[parent].key, leaves_[parent].key + 2 * FW_, key_scratch_.begin());
+  key_scratch_[static_cast<std::size_t>(feature) >> 6] |= std::uint64_t{1} << (feature & 63);
+  if (value)
+    key_scratch_[FW_ + (static_cast<std::size_t>(feature) >> 6)] |= std::uint64_t{1}
+                                                                     << (feature & 63);
+  const std::uint64_t h = words::hash(key_scratch_.data(), 2 * FW_);
+  const int found = find_leaf(key_scratch_.data(), h);
+  if (found >= 0) return found;
+  const Leaf& p = leaves_[parent];
   Leaf leaf;
-  leaf.key = key;
-  leaf.support = Bitset(P_.n_points());
-  const std::uint64_t* s = leaves_[parent].support.data();
+  leaf.hash = h;
+  leaf.key = leaf_words_.copy(key_scratch_.data(), 2 * FW_);
+  leaf.support = leaf_words_.alloc(W_);
   const std::uint64_t* f = P_.feature_words(static_cast<std::size_t>(feature));
   if (value)
-    words::and_into(leaf.support.data(), s, f, W_);
+    words::and_into(leaf.support, p.support, f, W_);
   else
-    words::and_not_into(leaf.support.data(), s, f, W_);
-  leaf.cw.assign(cw_side, cw_side + K_);
-  for (double w : leaf.cw) leaf.n += w;
-  leaf.mis = misclassified(leaf.cw.data(), K_);
+    words::and_not_into(leaf.support, p.support, f, W_);
+  leaf.cw = leaf_weights_.copy(cw_side, static_cast<std::size_t>(K_));
+  for (int k = 0; k < K_; ++k) leaf.n += leaf.cw[k];
+  leaf.mis = misclassified(leaf.cw, K_);
   leaf.cor = leaf.n - leaf.mis;
-  leaf.label = majority_class(leaf.cw.data(), K_);
-  leaf.eq = P_.minority(leaf.support.data());
-  leaf.depth = leaves_[parent].depth + 1;
-  leaf.dead = leaves_[parent].dead;  // monotone: cor only shrinks below a leaf (§2.7)
+  leaf.label = majority_class(leaf.cw, K_);
+  leaf.eq = P_.minority(leaf.support);
+  leaf.depth = p.depth + 1;
+  leaf.dead = leaf_words_.copy(p.dead, FW_);  // monotone: cor only shrinks below a leaf (§2.7)
   const int id = static_cast<int>(leaves_.size());
-  leaf_index_.emplace(std::move(key), id);
-  leaves_.push_back(std::move(leaf));
+  leaves_.push_back(leaf);
+  index_leaf(id);
   return id;
 }
 
 // Live splits of a leaf (features not used on its path, not dead, both sides non-empty).
-void BnbSearch::ensure_splits(int id) {
-  if (leaves_[id].splits_ready) return;
+bool BnbSearch::ensure_splits(int id) {
+  if (leaves_[id].splits_ready) return true;
   std::vector<double> cw1(static_cast<std::size_t>(K_)), cw0(static_cast<std::size_t>(K_));
+  split_scratch_.clear();
+  Leaf& p = leaves_[id];  // pages never move: stays valid while children are added
   for (std::size_t f = 0; f < M_; ++f) {
-    const Leaf& p = leaves_[id];
     const std::uint64_t bit = std::uint64_t{1} << (f & 63);
     if ((p.key[f >> 6] & bit) || (p.dead[f >> 6] & bit)) continue;
-    const double n1 = P_.split_class_weights(p.support.data(), P_.feature_words(f), p.cw.data(),
-                                             cw1.data(), cw0.data());
+    const double n1 = P_.split_class_weights(p.support, P_.feature_words(f), p.cw, cw1.data(),
+                                             cw0.data());
     const double n0 = p.n - n1;
     if (n1 <= zero_ || n0 <= zero_) continue;  // empty side: never useful
     if (use_leaf_accuracy_) {
       const double cor1 = n1 - misclassified(cw1.data(), K_);
       const double cor0 = n0 - misclassified(cw0.data(), K_);
       if (cor0 <= Lambda_ + tau_ || cor1 <= Lambda_ + tau_) {
-        leaves_[id].dead[f >> 6] |= bit;  // permanent, shared by every tree holding this leaf
+        p.dead[f >> 6] |= bit;  // permanent, shared by every tree holding this leaf
         continue;
       }
     }
+    if (!room(2 * leaf_bytes_ahead())) return false;  // splits_ready stays false
     const int left = child_leaf(id, static_cast<int>(f), 0, cw0.data());
     const int right = child_leaf(id, static_cast<int>(f), 1, cw1.data());
-    leaves_[id].splits.push_back({static_cast<int>(f), left, right});
+    split_scratch_.push_back({static_cast<int>(f), left, right});
   }
-  leaves_[id].splits_ready = true;
+  if (!split_scratch_.empty()) {
+    if (!room(leaf_splits_.alloc_bytes(split_scratch_.size()))) return false;
+    p.splits = leaf_splits_.copy(split_scratch_.data(), split_scratch_.size());
+  }
+  p.n_splits = static_cast<std::uint32_t>(split_scratch_.size());
+  p.splits_ready = true;
+  return true;
 }
 
 bool BnbSearch::splittable(int id) {
@@ -314,8 +374,8 @@ bool BnbSearch::splittable(int id) {
   if (p.depth >= max_depth_) return false;
   if (p.mis <= zero_) return false;  // a pure leaf: any split only adds leaves
   if (use_support_ && !(p.mis - p.eq > Lambda_ + tau_)) return false;  // §2.5
-  ensure_splits(id);
-  return !leaves_[id].splits.empty();
+  if (!ensure_splits(id)) return false;  // memory limit (the caller checks memory_stop_)
+  return leaves_[id].n_splits > 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -325,33 +385,55 @@ bool BnbSearch::splittable(int id) {
 double BnbSearch::open_min_bound() {
   while (!bheap_.empty()) {
     const BEntry& e = bheap_.top();
-    if (state_open_[static_cast<std::size_t>(e.state)] &&
-        state_gen_[static_cast<std::size_t>(e.state)] == e.gen)
-      return e.bound;
+    const State& st = states_[static_cast<std::size_t>(e.state)];
+    if (st.open && st.gen == e.gen) return e.bound;
     bheap_.pop();
   }
   return std::numeric_limits<double>::infinity();
 }
 
+// Every byte of the leaf cache, the tree cache, the states and the queues.
 std::size_t BnbSearch::memory_bytes() const {
-  const std::size_t leaf_bytes = sizeof(Leaf) + 8 * (W_ + 3 * FW_) + 8 * K_ + 48;
-  return leaves_.size() * leaf_bytes + states_.size() * (sizeof(State) + 16) +
-         state_ids_ * 5 + (queue_.size() + bheap_.size()) * 24 + tree_cache_.bytes();
+  return leaves_.bytes() + leaf_words_.bytes() + leaf_weights_.bytes() + leaf_splits_.bytes() +
+         paged::vector_bytes(leaf_slots_) + tree_cache_.bytes() + states_.bytes() +
+         free_states_.bytes() + state_ids_pool_.bytes() + queue_.bytes() + bheap_.bytes();
+}
+
+// One new leaf: its Leaf, key/support/dead words and class weights (each may open a page) and
+// a rehash of the leaf index.
+std::size_t BnbSearch::leaf_bytes_ahead() const {
+  std::size_t b = sizeof(Leaf) + leaves_.push_bytes() +
+                  (3 * FW_ + W_) * sizeof(std::uint64_t) + leaf_words_.alloc_bytes(W_) +
+                  leaf_words_.alloc_bytes(2 * FW_) + K_ * sizeof(double) +
+                  leaf_weights_.alloc_bytes(static_cast<std::size_t>(K_));
+  if ((leaves_.size() + 2) * 2 > leaf_slots_.size())
+    b += std::max<std::size_t>(64, leaf_slots_.size() * 2) * sizeof(std::uint32_t);
+  return b;
+}
+
+// One pushed state with n_ids ids and flags.
+std::size_t BnbSearch::state_bytes_ahead(std::size_t n_ids) const {
+  return sizeof(State) + states_.push_bytes() + n_ids * sizeof(int) +
+         state_ids_pool_.alloc_bytes(n_ids) + sizeof(QEntry) + queue_.push_bytes() +
+         sizeof(BEntry) + bheap_.push_bytes();
+}
+
+bool BnbSearch::room(std::size_t ahead) {
+  if (memory_stop_) return false;
+  if (cfg_.memory_limit_mb <= 0) return true;
+  if (!budget_.memory_ok(memory_bytes(), ahead)) {
+    memory_stop_ = true;
+    return false;
+  }
+  return true;
 }
 
 // One expansion can generate millions of trees and states, so limits are also checked inside
-// it (every 64 units of work): clock and interrupt through the Budget, memory here.
+// it: memory before every allocation (room()), the clock and the interrupt every 64 units of
+// work through the Budget.
 bool BnbSearch::heavy_work_should_stop() {
   if (memory_stop_ || budget_.stopped()) return true;
   if ((++work_ & 63) != 0) return false;
-  if (cfg_.memory_limit_mb > 0) {
-    const std::size_t bytes = memory_bytes();
-    budget_.note_memory(bytes);
-    if (static_cast<double>(bytes) > cfg_.memory_limit_mb * 1048576.0) {
-      memory_stop_ = true;
-      return true;
-    }
-  }
   return budget_.check_clock();
 }
 
@@ -361,7 +443,11 @@ void BnbSearch::record() {
   if (out_.changed(incumbent, bound)) out_.record(budget_.elapsed(), incumbent, bound);
 }
 
-void BnbSearch::push_state(State&& st) {
+void BnbSearch::push_state(State st, const std::vector<int>& leaves, const char* split) {
+  st.n_leaves = static_cast<int>(leaves.size());
+  st.ids = state_ids_pool_.alloc(leaves.size() + static_cast<std::size_t>(st.n_new));
+  std::copy(leaves.begin(), leaves.end(), st.ids);
+  for (int i = 0; i < st.n_new; ++i) st.ids[leaves.size() + static_cast<std::size_t>(i)] = split[i];
   double key = 0.0;
   long long order = counter_++;
   switch (policy_) {
@@ -372,8 +458,8 @@ void BnbSearch::push_state(State&& st) {
       key = st.nlb;
       break;
     case Policy::objective: {
-      double r = Lambda_ * static_cast<double>(st.leaves.size());
-      for (int id : st.leaves) r += leaves_[id].mis;
+      double r = Lambda_ * static_cast<double>(leaves.size());
+      for (int id : leaves) r += leaves_[id].mis;
       key = r;
       break;
     }
@@ -389,18 +475,16 @@ void BnbSearch::push_state(State&& st) {
   if (!free_states_.empty()) {
     sid = free_states_.back();
     free_states_.pop_back();
+    st.gen = states_[static_cast<std::size_t>(sid)].gen;
   } else {
     sid = static_cast<int>(states_.size());
-    states_.emplace_back();
-    state_gen_.push_back(0);
-    state_open_.push_back(0);
+    states_.push_back(State());
+    st.gen = 0;
   }
-  state_ids_ += st.leaves.size();
-  const double nb = st.nb;
-  states_[static_cast<std::size_t>(sid)] = std::move(st);
-  state_open_[static_cast<std::size_t>(sid)] = 1;
+  st.open = true;
+  states_[static_cast<std::size_t>(sid)] = st;
   queue_.push({key, order, sid});
-  bheap_.push({nb, sid, state_gen_[static_cast<std::size_t>(sid)]});
+  bheap_.push({st.nb, sid, st.gen});
   ++n_states_pushed_;
 }
 
@@ -431,6 +515,7 @@ void BnbSearch::push_masks(const std::vector<int>& L2, std::size_t n_fixed, int 
     can[i] = splittable(id) ? 1 : 0;
     delta[i] = eq_term(id) - leaves_[id].mis + (use_lookahead_ ? Lambda_ : 0.0);
   }
+  if (memory_stop_) return;  // a leaf's splits did not fit: the caller keeps the bound
   // newest leaves come in sibling pairs (2i, 2i+1); `must[i]`: at least one of the pair splits
   std::vector<char> must(n_new / 2, 0);
   if (use_incremental_) {
@@ -472,10 +557,9 @@ void BnbSearch::push_masks(const std::vector<int>& L2, std::size_t n_fixed, int 
       const Frame leaf = fr;
       stack.pop_back();
       if (leaf.count == 0) continue;
+      if (!room(state_bytes_ahead(L2.size() + n_new))) return;
       State st;
-      st.leaves = L2;
       st.n_new = static_cast<int>(n_new);
-      st.split.assign(chosen.begin(), chosen.end());
       st.nb = leaf.nb;
       st.level = level;
       double nlb = Lambda_ * static_cast<double>(L2.size());
@@ -489,7 +573,7 @@ void BnbSearch::push_masks(const std::vector<int>& L2, std::size_t n_fixed, int 
       }
       st.nlb = nlb;
       st.supp_un = supp_un;
-      push_state(std::move(st));
+      push_state(st, L2, chosen.data());
       if (heavy_work_should_stop()) return;
       continue;
     }
@@ -518,26 +602,32 @@ void BnbSearch::push_masks(const std::vector<int>& L2, std::size_t n_fixed, int 
 }
 
 void BnbSearch::expand(int sid) {
-  const State st = std::move(states_[static_cast<std::size_t>(sid)]);
-  state_ids_ -= st.leaves.size();
-  state_open_[static_cast<std::size_t>(sid)] = 0;
-  ++state_gen_[static_cast<std::size_t>(sid)];
+  State& slot = states_[static_cast<std::size_t>(sid)];
+  const State st = slot;
+  slot.open = false;
+  ++slot.gen;
   free_states_.push_back(sid);
-  if (prunable(st.nb)) return;  // the incumbent improved since the push
-
-  const std::size_t n_old = st.leaves.size() - static_cast<std::size_t>(st.n_new);
-  std::vector<int> fixed(st.leaves.begin(), st.leaves.begin() + static_cast<long>(n_old));
+  const std::size_t n_old = static_cast<std::size_t>(st.n_leaves - st.n_new);
+  std::vector<int> fixed(st.ids, st.ids + n_old);
   std::vector<int> to_split;
   for (int i = 0; i < st.n_new; ++i) {
-    const int id = st.leaves[n_old + static_cast<std::size_t>(i)];
-    if (st.split[static_cast<std::size_t>(i)])
+    const int id = st.ids[n_old + static_cast<std::size_t>(i)];
+    if (st.ids[static_cast<std::size_t>(st.n_leaves + i)])
       to_split.push_back(id);
     else
       fixed.push_back(id);
   }
+  state_ids_pool_.free(st.ids, static_cast<std::size_t>(st.n_leaves + st.n_new));
+  if (prunable(st.nb)) return;  // the incumbent improved since the push
+
+  // from here on a stop (memory, clock) inside this expansion keeps st.nb as a bound
+  partial_bound_ = st.nb;
   for (int id : to_split) {
-    ensure_splits(id);
-    if (leaves_[id].splits.empty()) return;  // cannot happen for a pushed mask; defensive
+    if (!ensure_splits(id)) return;         // memory limit
+    if (leaves_[id].n_splits == 0) {  // cannot happen for a pushed mask; defensive
+      partial_bound_ = std::numeric_limits<double>::infinity();
+      return;
+    }
   }
   // Product over the split choices of the leaves in S, pruned leaf by leaf: a child c of a
   // split contributes at least mis(c) + Lambda + min(0, eq(c) - mis(c) + Lambda) to the NB of
@@ -561,9 +651,10 @@ void BnbSearch::expand(int sid) {
   };
   std::vector<std::vector<Option>> options(S);
   for (std::size_t k = 0; k < S; ++k) {
-    const auto& splits = leaves_[to_split[k]].splits;
-    options[k].reserve(splits.size());
-    for (std::size_t i = 0; i < splits.size(); ++i)
+    const Leaf& leaf = leaves_[to_split[k]];
+    const Split* splits = leaf.splits;
+    options[k].reserve(leaf.n_splits);
+    for (std::size_t i = 0; i < leaf.n_splits; ++i)
       options[k].push_back({contribution(splits[i].left) + contribution(splits[i].right), i});
     std::stable_sort(options[k].begin(), options[k].end(),
                      [](const Option& a, const Option& b) { return a.c < b.c; });
@@ -577,7 +668,6 @@ void BnbSearch::expand(int sid) {
   std::vector<double> partial(S + 1, base);
   std::vector<int> L2;
   std::vector<int> sorted_key;
-  partial_bound_ = st.nb;
   std::size_t k = 0;
   while (true) {
     if (k == S) {
@@ -591,6 +681,7 @@ void BnbSearch::expand(int sid) {
       if (use_permutation_) {
         sorted_key = L2;
         std::sort(sorted_key.begin(), sorted_key.end());
+        if (!room(tree_cache_.insert_bytes(sorted_key.size()))) return;
         fresh = tree_cache_.insert(sorted_key);
         if (!fresh) ++n_cache_hits_;
       }
@@ -677,20 +768,24 @@ SearchOutput BnbSearch::run() {
   if (use_permutation_) {
     tree_cache_.insert(std::vector<int>{root});
   }
+  // every tree costs at least eq(root) + Lambda: the bound should a limit stop the root's setup
+  partial_bound_ = eq_term(root) + Lambda_;
   if (splittable(root)) {
     State st;
-    st.leaves = {root};
     st.n_new = 1;
-    st.split = {1};
     st.nb = eq_term(root) + Lambda_ * (1.0 + (use_lookahead_ ? 1.0 : 0.0));
     st.nlb = Lambda_;
     st.supp_un = 0.0;
     st.level = 0;
-    if (!prunable(st.nb)) push_state(std::move(st));
+    const char split[1] = {1};
+    if (!prunable(st.nb) && room(state_bytes_ahead(2)))
+      push_state(st, std::vector<int>{root}, split);
   }
+  if (!memory_stop_) partial_bound_ = std::numeric_limits<double>::infinity();
   record();
-  while (!queue_.empty()) {
-    if (budget_.tick(memory_bytes())) break;
+  while (!queue_.empty() && !memory_stop_) {
+    // expanding the state first returns its id to the free list (possibly a new page)
+    if (budget_.tick(memory_bytes(), free_states_.push_bytes())) break;
     const QEntry top = queue_.top();
     queue_.pop();
     expand(top.state);
