@@ -10,14 +10,22 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
+import numpy as np
 import pytest
+
+from odtkit import metrics
+from odtkit.core import search_rule_list
+from odtkit.core.rules import _universal_lower_bound
+from odtkit.datasets import Dataset
+from odtkit.testing import random_dataset
 
 _CHILD = textwrap.dedent(
     """
     import gc, json, resource, sys, time
     import numpy as np
-    from odtkit.core.search import search_tree
+    from odtkit.core import search_rule_list, search_tree
     from odtkit.datasets import Dataset
 
     args = json.loads(sys.argv[1])
@@ -26,23 +34,28 @@ _CHILD = textwrap.dedent(
     y = (rng.random(args["n"]) < 0.5).astype(int)
     data = Dataset.from_arrays(X, y)
     search_tree(data, lam=0.1, max_depth=1, method="bnb")  # imports and lazy set-up
+    search_rule_list(data, lam=0.1, max_cardinality=1)
+    search = search_rule_list if args["rule_list"] else search_tree
     gc.collect()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     start = time.perf_counter()
-    r = search_tree(data, **args["kwargs"])
+    r = search(data, **args["kwargs"])
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({
         "growth_mb": after - before, "elapsed": elapsed, "status": str(r.status),
-        "objective": r.objective, "lower_bound": r.lower_bound, "n_leaves": r.model.n_leaves,
-        "peak_memory_mb": r.peak_memory_mb, "search_seconds": r.stats.get("search_seconds"),
+        "objective": r.objective, "lower_bound": r.lower_bound,
+        "peak_memory_mb": r.peak_memory_mb, "stats": {
+            k: v for k, v in r.stats.items() if isinstance(v, (int, float))
+        },
     }))
     """
 )
 
 
-def run_child(n: int, p: int, seed: int = 0, **kwargs: object) -> dict:
-    args = json.dumps({"n": n, "p": p, "seed": seed, "kwargs": kwargs})
+def run_child(n: int, p: int, seed: int = 0, rule_list: bool = False, **kwargs: object) -> dict:
+    """Search random data (n x p, balanced labels) in a fresh process: its growth, time, answer."""
+    args = json.dumps({"n": n, "p": p, "seed": seed, "rule_list": rule_list, "kwargs": kwargs})
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, args], capture_output=True, text=True, timeout=300
     )
@@ -71,7 +84,6 @@ def test_memory_limit_bounds_the_process_growth(kwargs: dict, limit: float) -> N
     assert out["growth_mb"] <= 1.05 * limit + 8, out
     assert out["peak_memory_mb"] <= limit
     assert 0 <= out["lower_bound"] <= out["objective"]
-    assert out["n_leaves"] >= 1
 
 
 @pytest.mark.slow
@@ -85,3 +97,42 @@ def test_bnb_returns_promptly_after_its_time_limit() -> None:
     assert out["status"] == "time_limit"
     assert out["elapsed"] <= 3 * 1.03 + 0.02, out
     assert 0 <= out["lower_bound"] <= out["objective"]
+
+
+def test_rule_list_mining_honours_the_time_limit() -> None:
+    """200 x 300 random: mining every pair took 3.2 s (0.8 GB) of a 0.5 s limit before."""
+    rng = np.random.default_rng(0)
+    data = Dataset.from_arrays(rng.random((200, 300)) < 0.5, rng.random(200) < 0.5)
+    start = time.perf_counter()
+    result = search_rule_list(data, lam=0.005, time_limit=0.5)
+    elapsed = time.perf_counter() - start
+    assert result.status == "time_limit"
+    assert elapsed <= 0.5 + 1.0
+    assert result.stats["mining_complete"] == 0
+    assert 0 <= result.lower_bound <= result.objective
+    assert result.lower_bound <= _universal_lower_bound(data, 0.005) + 1e-12
+
+
+def test_rule_list_mining_honours_the_memory_limit() -> None:
+    """300 x 600 random at 60 MB: mining ignored the limit (1.1 GB of growth, 7.8 s) before."""
+    out = run_child(300, 600, rule_list=True, lam=0.005, memory_limit_mb=60, time_limit=60)
+    assert out["status"] == "memory_limit"
+    assert out["stats"]["mining_complete"] == 0
+    assert out["growth_mb"] <= 1.25 * 60 + 10, out
+    assert 0 <= out["lower_bound"] <= out["objective"]
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"time_limit": 1e-6}, {"memory_limit_mb": 1e-6}, {"memory_limit_mb": 0.05}]
+)
+@pytest.mark.parametrize("seed", range(4))
+def test_a_limit_hit_while_mining_returns_a_valid_list_and_bound(kwargs: dict, seed: int) -> None:
+    """Mining cut short: the best list over what was mined, a bound valid for all antecedents."""
+    data = random_dataset(2300 + seed, n_samples=30, n_features=5)
+    lam = 0.01
+    full = search_rule_list(data, lam=lam)  # certified (tests/test_corels.py: vs the oracle)
+    assert full.status == "optimal"
+    result = search_rule_list(data, lam=lam, **kwargs)
+    assert result.status in ("time_limit", "memory_limit")
+    assert metrics.objective(result.model, data, lam=lam) == pytest.approx(result.objective)
+    assert result.lower_bound <= full.objective + 1e-9 <= result.objective + 2e-9

@@ -2,15 +2,16 @@
 
 Minimises ``misclassified/n + lam * n_rules`` (the default rule is free, every label is the
 empirical majority of what its rule captures) over rule lists built from pre-mined antecedents
-(FORMULATIONS-SEARCH-AND-PRUNING §5). Mining is vectorised numpy here; the branch and bound runs
-in C++ (``odtkit.core._native.search_corels``) with the GIL released.
+(FORMULATIONS-SEARCH-AND-PRUNING §5). Mining is vectorised numpy here, streamed in blocks
+that honour the time and memory limits; the branch and bound runs in C++
+(``odtkit.core._native.search_corels``) with the GIL released.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -20,7 +21,7 @@ import pandas as pd
 from odtkit import metrics
 from odtkit._validation import as_binary_matrix, check_dataset, check_lambda, check_switches
 from odtkit.core import _native
-from odtkit.core._problem import POLICIES, problem_from_arrays, search_config
+from odtkit.core._problem import POLICIES, build_problem, problem_from_arrays, search_config
 from odtkit.datasets import Dataset
 from odtkit.results import TRACE_COLUMNS, Result
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
@@ -32,8 +33,17 @@ SYMMETRY_MAPS = ("permutation_map", "captured_map", "none")
 #: Switchable bounds of §5.3 (all on by default); turning one off never changes the optimum.
 RULE_BOUNDS = ("support", "accurate_support", "max_support", "lookahead", "equivalent_points")
 OBJECTIVE_TOLERANCE = 1e-9
-# Mining materialises (n_samples, chunk) boolean blocks; this caps one block at ~64 MB.
-_MINING_BLOCK_CELLS = 1 << 26
+# Mining materialises (n_samples, block) boolean blocks; this caps one block at ~4 MB, so the
+# clock and the memory are checked every few milliseconds.
+_MINING_BLOCK_CELLS = 1 << 22
+# Python objects per kept antecedent besides its arrays (its key in the dedup set, its literal
+# tuples once decoded), a generous estimate for the memory projection.
+_MINING_OBJECT_BYTES = 320
+# Seconds per kept antecedent to decode it, unpack its column and build the native Problem
+# after mining (~1 us + ~8 ns per sample measured; taken with a margin): mining stops early
+# enough for this to fit in the time limit too.
+_MINING_FINISH_SECONDS = 1.5e-6
+_MINING_FINISH_SECONDS_PER_SAMPLE = 1.0e-8
 
 
 def _check_cardinality(max_cardinality: Any) -> int:
@@ -79,6 +89,59 @@ def mine_antecedents(
     """
     X = as_binary_matrix(X)
     max_cardinality = _check_cardinality(max_cardinality)
+    antecedents, truth, _ = _mine(X, max_cardinality, min_support, sample_weight)
+    return antecedents, truth
+
+
+def _combination_blocks(n_literals: int, size: int, block: int) -> Iterator[np.ndarray]:
+    """Literal combinations of ``size`` on distinct features, lexicographic, in blocks of rows.
+
+    Literal ``2j`` is ``x_j = 0`` and ``2j + 1`` is ``x_j = 1``. The same order as filtering
+    ``itertools.combinations(range(n_literals), size)``, but the last literal is a numpy range
+    per prefix, so nothing of size C(2p, size) is ever materialised.
+    """
+    pending: list[np.ndarray] = []
+    count = 0
+    for prefix in itertools.combinations(range(n_literals), size - 1):
+        features = [lit // 2 for lit in prefix]
+        if len(set(features)) < len(prefix):
+            continue
+        last = np.arange(prefix[-1] + 1 if prefix else 0, n_literals, dtype=np.int64)
+        if prefix:
+            last = last[~np.isin(last // 2, features)]
+        if last.size == 0:
+            continue
+        rows = np.empty((last.size, size), dtype=np.int64)
+        rows[:, : size - 1] = prefix
+        rows[:, size - 1] = last
+        pending.append(rows)
+        count += last.size
+        if count >= block:
+            yield np.concatenate(pending)
+            pending, count = [], 0
+    if pending:
+        yield np.concatenate(pending)
+
+
+def _mine(
+    X: np.ndarray,
+    max_cardinality: int,
+    min_support: float,
+    sample_weight: np.ndarray | None,
+    *,
+    deadline: float | None = None,
+    memory_bytes: float | None = None,
+) -> tuple[list[Antecedent], np.ndarray, str | None]:
+    """:func:`mine_antecedents` under limits: ``(antecedents, truth, stopped)``.
+
+    Streams the candidates in blocks of at most ``_MINING_BLOCK_CELLS`` cells, keeps each
+    block's survivors as packed bits and deduplicates them against a set of the captured sets
+    seen so far. Before each block it checks the clock plus the time that finishing (decoding
+    the kept antecedents, the truth table, the native Problem) will take against ``deadline``,
+    and the projected peak memory (the kept antecedents, the truth table and Problem built
+    from them, one block's work) against ``memory_bytes``; on either it stops and returns what
+    it has kept, with ``stopped`` = ``"time_limit"`` or ``"memory_limit"`` (``None``: complete).
+    """
     n, p = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     total = w.sum()
@@ -87,40 +150,82 @@ def mine_antecedents(
     literals = np.empty((n, 2 * p), dtype=bool)
     literals[:, 0::2] = ~X
     literals[:, 1::2] = X
-    kept_names: list[Antecedent] = []
-    kept_cols: list[np.ndarray] = []
+    n_bytes = (n + 7) // 8
+    # per kept antecedent: its packed key (in the set and the kept list), its column of the
+    # truth table, its bitset in the native Problem, its literal tuples
+    per_kept = 2 * n_bytes + n + 8 * ((n + 63) // 64) + _MINING_OBJECT_BYTES
+    fixed = literals.nbytes + 3 * _MINING_BLOCK_CELLS  # the literals, one block's temporaries
+    finish = _MINING_FINISH_SECONDS + _MINING_FINISH_SECONDS_PER_SAMPLE * n  # per kept
+    seen: set[bytes] = set()
+    kept_keys: list[bytes] = []
+    kept_combos: list[np.ndarray] = []
+    n_kept = 0
+    stopped: str | None = None
     for size in range(1, min(max_cardinality, p) + 1):
-        combos = np.array(
-            [
-                c
-                for c in itertools.combinations(range(2 * p), size)
-                if len({lit // 2 for lit in c}) == size
-            ],
-            dtype=np.int64,
-        ).reshape(-1, size)
-        if combos.size == 0:
-            continue
-        chunk = max(1, _MINING_BLOCK_CELLS // max(1, n * size))
-        for start in range(0, len(combos), chunk):
-            block = combos[start : start + chunk]
-            truth = literals[:, block].all(axis=2)  # (n, chunk)
+        block = max(1, _MINING_BLOCK_CELLS // max(1, n * size))
+        for combos in _combination_blocks(2 * p, size, block):
+            if deadline is not None and (
+                time.perf_counter() + (n_kept + len(combos)) * finish >= deadline
+            ):
+                stopped = "time_limit"
+                break
+            if memory_bytes is not None and (
+                fixed + (n_kept + len(combos)) * (per_kept + 8 * size) > memory_bytes
+            ):
+                stopped = "memory_limit"
+                break
+            truth = literals[:, combos[:, 0]]
+            for k in range(1, size):
+                truth &= literals[:, combos[:, k]]
             support = (w @ truth) / total
-            keep = (
+            keep = np.flatnonzero(
                 (support > tol)
                 & (support >= min_support - tol)
                 & (support <= 1.0 - min_support + tol)
             )
-            for idx in np.flatnonzero(keep):
-                kept_names.append(tuple((int(lit // 2), int(lit % 2)) for lit in block[idx]))
-            kept_cols.append(truth[:, keep])
-    if not kept_names:
-        return [], np.zeros((n, 0), dtype=bool)
-    table = np.concatenate(kept_cols, axis=1)
-    # deduplicate by captured set, keeping the first occurrence (np.unique sorts; re-sort by index)
-    packed = np.packbits(table, axis=0).T
-    _, first = np.unique(packed, axis=0, return_index=True)
-    first = np.sort(first)
-    return [kept_names[i] for i in first], np.ascontiguousarray(table[:, first])
+            if keep.size == 0:
+                continue
+            packed = np.packbits(truth[:, keep], axis=0).T.tobytes()
+            fresh = []
+            for i in range(keep.size):
+                key = packed[i * n_bytes : (i + 1) * n_bytes]
+                if key not in seen:
+                    seen.add(key)
+                    kept_keys.append(key)
+                    fresh.append(i)
+            if fresh:
+                kept_combos.append(combos[keep[fresh]])
+                n_kept += len(fresh)
+        if stopped:
+            break
+    del seen
+    if not n_kept:
+        return [], np.zeros((n, 0), dtype=bool), stopped
+    # one (feature, value) tuple per literal, shared by every antecedent using it
+    literal_tuples = [(lit // 2, lit % 2) for lit in range(2 * p)]
+    names: list[Antecedent] = []
+    for combos in kept_combos:
+        columns = [[literal_tuples[lit] for lit in col] for col in combos.T.tolist()]
+        names.extend(zip(*columns, strict=True))
+    # transpose the packed keys (8x smaller than the table), then unpack along the samples
+    bits = np.frombuffer(b"".join(kept_keys), dtype=np.uint8).reshape(n_kept, n_bytes)
+    del kept_keys
+    truth = np.unpackbits(np.ascontiguousarray(bits.T), axis=0, count=n).view(bool)
+    return names, np.ascontiguousarray(truth), stopped
+
+
+def _universal_lower_bound(dataset: Dataset, lam: float) -> float:
+    """A lower bound on every rule list over any antecedents of ``dataset``'s features.
+
+    Samples with identical feature rows satisfy the same antecedents, so every rule list
+    misclassifies at least the minority weight of each such group (equivalent points, §5.3);
+    a list with rules also pays ``lam`` for one, and the empty list is the majority default.
+    """
+    problem = build_problem(dataset)
+    total = problem.total_weight
+    eq = problem.point_minority_total / total
+    empty = 1.0 - np.bincount(dataset.y, weights=dataset.weights, minlength=2).max() / total
+    return float(min(empty, eq + lam))
 
 
 def _check_antecedents(
@@ -211,7 +316,12 @@ def search_rule_list(
     symmetry : {"permutation_map", "captured_map", "none"}
         Symmetry-aware map: one prefix per antecedent set, one per captured set, or none.
     time_limit, memory_limit_mb : float, optional
-        Stop after this many seconds / when the trie, queue and map exceed this many MB.
+        Stop after this many seconds (mining and search together) / when the mined
+        antecedents, or the trie, queue and map of the search, would exceed this many MB. A
+        limit hit while mining stops it there: the search then runs (with what remains of the
+        limits) over the antecedents mined so far, the status is the mining's limit and the
+        lower bound is one that holds for every rule list (the equivalent-points bound of the
+        raw features), since unmined antecedents could do better.
     node_limit : int, optional
         Stop after expanding this many prefixes.
     bounds : mapping of str to bool, optional
@@ -226,7 +336,9 @@ def search_rule_list(
     -------
     Result
         ``model`` is a :class:`~odtkit.rulelist.RuleList`; ``stats`` holds ``antecedents``
-        (the literal tuples searched, or the matrix names), ``n_antecedents`` and search counters.
+        (the literal tuples searched, or the matrix names), ``n_antecedents``, search counters
+        and, when it mined, ``mining_ms`` (its wall time) and ``mining_complete`` (0 if a limit
+        stopped it).
     """
     start = time.perf_counter()
     dataset = check_dataset(dataset)
@@ -252,11 +364,29 @@ def search_rule_list(
         symmetry=symmetry,
     )
     names: Sequence[str] | None = None
+    mining_stopped: str | None = None
+    mining: dict[str, Any] = {}
     if antecedents is None:
-        literal_sets, truth = mine_antecedents(
-            dataset.X, max_cardinality, support, dataset.sample_weight
+        memory_bytes = config.memory_limit_mb * 2.0**20 if config.memory_limit_mb > 0 else None
+        literal_sets, truth, mining_stopped = _mine(
+            dataset.X,
+            max_cardinality,
+            support,
+            dataset.sample_weight,
+            deadline=start + config.time_limit if config.time_limit > 0 else None,
+            memory_bytes=memory_bytes,
         )
         is_matrix = False
+        mining = {
+            "mining_ms": round(1000 * (time.perf_counter() - start)),
+            "mining_complete": int(mining_stopped is None),
+        }
+        # the search gets what the mining left of the limits (its decoded antecedents stay)
+        if config.time_limit > 0:
+            config.time_limit = max(start + config.time_limit - time.perf_counter(), 1e-9)
+        if memory_bytes is not None:
+            left = memory_bytes - len(literal_sets) * _MINING_OBJECT_BYTES
+            config.memory_limit_mb = max(left / 2.0**20, 1e-9)
     else:
         literal_sets, truth, is_matrix = _check_antecedents(antecedents, dataset)
         if is_matrix and isinstance(antecedents, tuple):
@@ -292,6 +422,10 @@ def search_rule_list(
         )
     status = str(raw["status"])
     lower_bound = objective if status == "optimal" else min(float(raw["lower_bound"]), objective)
+    if mining_stopped is not None:
+        # the search's bound holds over the mined antecedents only
+        status = mining_stopped
+        lower_bound = min(_universal_lower_bound(dataset, lam), objective)
     trace = pd.DataFrame(
         {
             "time": raw["trace_time"],
@@ -301,6 +435,7 @@ def search_rule_list(
         columns=list(TRACE_COLUMNS),
     ).astype(float)
     stats: dict[str, Any] = {key: int(value) for key, value in raw["stats"].items()}  # counters
+    stats.update(mining)
     stats["n_antecedents"] = truth.shape[1]
     stats["antecedents"] = list(names) if names is not None else literal_sets
     return Result(

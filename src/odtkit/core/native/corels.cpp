@@ -9,6 +9,8 @@
 // weights that are not integers fall back to a loop over the set bits.
 #include "corels.hpp"
 
+#include "paged.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -171,6 +173,17 @@ class SymmetryMap {
   std::size_t bytes() const {
     return arena_.capacity() * 8 + entries_.capacity() * sizeof(Entry) + slots_.capacity() * 8;
   }
+  // What one insert may allocate: the key arena's and the entry vector's growth (both
+  // buffers at once) and a rehash of the slots.
+  std::size_t insert_bytes() const {
+    std::size_t b = 64;
+    if (arena_.size() + 64 > arena_.capacity()) b += 8 * std::max<std::size_t>(64, arena_.capacity());
+    if (entries_.size() == entries_.capacity())
+      b += sizeof(Entry) * std::max<std::size_t>(1, entries_.capacity());
+    if ((entries_.size() + 1) * 2 > slots_.size())
+      b += 8 * std::max<std::size_t>(64, slots_.size() * 2);
+    return b;
+  }
 
  private:
   struct Entry {
@@ -232,6 +245,7 @@ class CorelsSearch {
   double queue_min_bound();
   void record_trace();
   std::size_t memory_bytes() const;
+  std::size_t child_bytes() const;
   // antecedent r as a bitset over classes
   const std::uint64_t* rule(std::size_t r) const { return P_.feature_words(r); }
 
@@ -248,8 +262,8 @@ class CorelsSearch {
   std::vector<Node> nodes_;
   std::vector<int> free_;
   long long live_ = 0;
-  std::priority_queue<QEntry> queue_;
-  std::priority_queue<BEntry> bheap_;
+  paged::Heap<QEntry> queue_;
+  paged::Heap<BEntry> bheap_;
   SymmetryMap map_;
   std::size_t live_words_ = 0;
   std::size_t live_bytes_ = 0;  // approximate: never decreased when nodes are freed
@@ -408,9 +422,18 @@ void CorelsSearch::record_trace() {
 
 std::size_t CorelsSearch::memory_bytes() const {
   const std::size_t node_bytes = sizeof(Node) + 2 * sizeof(int);
-  return nodes_.size() * node_bytes + queue_.size() * sizeof(QEntry) +
-         bheap_.size() * sizeof(BEntry) + map_.bytes() + R_ * W_ * 8 + mass_->bytes() +
-         live_bytes_;
+  return nodes_.capacity() * node_bytes + queue_.bytes() + bheap_.bytes() + map_.bytes() +
+         R_ * W_ * 8 + mass_->bytes() + live_bytes_;
+}
+
+// What creating one more child may allocate: the node vector's growth (old and new buffers at
+// once), a queue page each, a map entry and a rehash of its slots.
+std::size_t CorelsSearch::child_bytes() const {
+  const std::size_t node_bytes = sizeof(Node) + 2 * sizeof(int);
+  std::size_t b = node_bytes + queue_.push_bytes() + bheap_.push_bytes() + map_.insert_bytes();
+  if (free_.empty() && nodes_.size() == nodes_.capacity())
+    b += std::max<std::size_t>(1, nodes_.capacity()) * node_bytes;  // 2x growth
+  return b;
 }
 
 // Warm start: append, one rule at a time, the antecedent that lowers the objective most, while
@@ -430,6 +453,8 @@ void CorelsSearch::greedy_incumbent() {
     int best_label = 0;
     for (std::size_t r = 0; r < R_; ++r) {
       if (used[r]) continue;
+      // with millions of antecedents one pass takes a while: the limit may pass meanwhile
+      if ((r & 1023) == 1023 && budget_.check_clock()) return;
       const double tot = mass_->of(kTotal, rule(r), notcapt.data());
       if (tot <= 0.0) continue;
       const double pos = mass_->of(kPositive, rule(r), notcapt.data());
@@ -507,7 +532,8 @@ SearchOutput CorelsSearch::run() {
       continue;
     }
     // n_explored counts expanded prefixes, so the budget ticks here, not for discarded entries
-    if (budget_.tick(memory_bytes())) {
+    // (and the clock is read at every one: an expansion can look at millions of antecedents)
+    if (budget_.tick(memory_bytes(), child_bytes()) || budget_.check_clock()) {
       nodes_[id].in_queue = true;  // still open: its bound stays in the global lower bound
       stopped = true;
       break;
@@ -536,9 +562,14 @@ SearchOutput CorelsSearch::run() {
     const Words inherited_live = parent_id >= 0 ? nodes_[parent_id].live : Words();
     const Words* inherited = parent_id >= 0 ? &inherited_live : nullptr;
     Words live(live_words_, 0);
+    bool cut = false;  // a limit stopped this expansion part-way
     for (std::size_t r = 0; r < R_; ++r) {
       if (used[r]) continue;
       if (inherited && !((*inherited)[r >> 6] >> (r & 63) & 1u)) continue;
+      if ((r & 1023) == 1023 && budget_.check_clock()) {
+        cut = true;
+        break;
+      }
       Mass c;
       c.tot = mass_->of(kTotal, rule(r), notcapt.data());
       if (support_ && c.tot < Lambda_ - tau_) continue;  // Thm 10
@@ -595,6 +626,10 @@ SearchOutput CorelsSearch::run() {
           if (alive(seen->node, seen->gen)) delete_subtree(seen->node);
         }
       }
+      if (!budget_.memory_ok(memory_bytes(), child_bytes() + key.size() * 8)) {
+        cut = true;
+        break;
+      }
       const int child = new_node();
       if (cfg_.symmetry != Symmetry::none) {
         const MapValue value{beta, child, nodes_[child].gen};
@@ -616,6 +651,13 @@ SearchOutput CorelsSearch::run() {
       push(child);
     }
     for (int r : path) used[r] = 0;
+    if (cut) {
+      // the node stays open (its bound in the global lower bound); its children so far are
+      // queued, each with a bound at least its own
+      nodes_[id].in_queue = true;
+      stopped = true;
+      break;
+    }
     if (!nodes_[id].children.empty()) {
       live_bytes_ += live.size() * 8;
       nodes_[id].live = std::move(live);
