@@ -86,6 +86,18 @@ def test_memory_limit_bounds_the_process_growth(kwargs: dict, limit: float) -> N
     assert 0 <= out["lower_bound"] <= out["objective"]
 
 
+def test_an_up_front_allocation_over_the_memory_limit_is_refused() -> None:
+    """The depth-two solver's count matrices (3 M^2 K doubles: 48 MB for 1000 features) were
+    allocated whatever the limit (a 20 MB limit grew the process by 44 MB); now the dp does
+    without them (exact all the same) when they would take over half the limit."""
+    out = run_child(300, 1000, method="dp", lam=0.01, max_depth=3, memory_limit_mb=20, time_limit=1)
+    assert out["status"] in ("memory_limit", "time_limit")
+    assert out["stats"]["depth2_over_memory"] == 1
+    assert out["growth_mb"] <= 1.05 * 20 + 8, out
+    assert out["peak_memory_mb"] <= 20
+    assert 0 <= out["lower_bound"] <= out["objective"]
+
+
 @pytest.mark.slow
 def test_bnb_returns_promptly_after_its_time_limit() -> None:
     """Freeing a cache of millions of leaves and states must not add to the time limit.

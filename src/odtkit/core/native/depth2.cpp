@@ -36,6 +36,15 @@ Depth2Solver::Depth2Solver(const Problem& problem)
   }
 }
 
+std::size_t Depth2Solver::upfront_bytes(const Problem& problem) {
+  const std::size_t M = problem.n_features(), K = static_cast<std::size_t>(problem.n_classes());
+  const std::size_t slots = problem.integral() ? 3 : 1;
+  // ones_: at most M ints per point, plus the vector itself
+  return slots * (M * M * K * sizeof(double) + problem.n_words() * 8) +
+         problem.n_points() * (sizeof(std::vector<int>) + M * sizeof(int) + sizeof(int)) +
+         problem.n_words() * 8;
+}
+
 std::size_t Depth2Solver::bytes() const {
   std::size_t total = 0;
   for (const auto& slot : slots_)

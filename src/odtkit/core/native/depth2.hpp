@@ -22,6 +22,9 @@ class Depth2Solver {
   };
 
   explicit Depth2Solver(const Problem& problem);
+  // What the constructor allocates (the count matrices, the per-point feature lists): it is
+  // M^2 K doubles per cached slot, so a search under a memory limit may have to do without.
+  static std::size_t upfront_bytes(const Problem& problem);
 
   // s: support over points; cw: its per-class weights. Lambda = lam * total weight.
   Result solve(const std::uint64_t* s, const double* cw, double Lambda);

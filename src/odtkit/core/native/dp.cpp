@@ -136,6 +136,14 @@ struct Answer {
 
 inline int child_depth(int d) { return d < 0 ? d : d - 1; }
 
+// The depth-two solver's count matrices are allocated up front (M^2 K doubles per slot): under
+// a memory limit they may take at most half of it, else the generic recursion (exact too, the
+// "depth2" switch never changes the optimum) solves depth-two sub-problems.
+inline bool depth2_fits(const Problem& p, const SearchConfig& c) {
+  return !(c.memory_limit_mb > 0) ||
+         static_cast<double>(Depth2Solver::upfront_bytes(p)) <= 0.5 * c.memory_limit_mb * 1048576.0;
+}
+
 class DPSolver {
  public:
   DPSolver(const Problem& p, const SearchConfig& c, Budget& budget)
@@ -149,10 +157,10 @@ class DPSolver {
         zero_(zero_weight(p.total_weight())),
         use_eq_(c.bound_on("equivalent_points")),
         use_similar_(c.bound_on("similar_support")),
-        use_depth2_(c.bound_on("depth2")),
+        use_depth2_(c.bound_on("depth2") && depth2_fits(p, c)),
         initial_(p, c),
         memo_(p.n_words()),
-        depth2_(p),
+        depth2_(use_depth2_ ? std::make_unique<Depth2Solver>(p) : nullptr),
         tmp_cw_(static_cast<std::size_t>(K_)) {}
 
   // Entry point for the root (s = all points).
@@ -186,7 +194,7 @@ class DPSolver {
   }
 
   std::size_t bytes() const {
-    return memo_.bytes() + depth2_.bytes() +
+    return memo_.bytes() + (depth2_ ? depth2_->bytes() : 0) +
            levels_.size() * (2 * W_ * sizeof(std::uint64_t) + M_ * sizeof(Candidate));
   }
   // Best complete root split found so far (valid also after a stop), or false if none.
@@ -277,7 +285,7 @@ class DPSolver {
 
     if (depth == 2 && use_depth2_) {
       ++depth2_calls_;
-      const Depth2Solver::Result r = depth2_.solve(s, cw, Lambda_);
+      const Depth2Solver::Result r = depth2_->solve(s, cw, Lambda_);
       if (idx == Memo::kNone) idx = memo_.insert(s, depth, h);
       Entry& e = memo_[idx];
       e.exact = true;
@@ -416,7 +424,7 @@ class DPSolver {
   bool use_eq_, use_similar_, use_depth2_;
   InitialBound initial_;
   Memo memo_;
-  Depth2Solver depth2_;
+  std::unique_ptr<Depth2Solver> depth2_;  // null: switched off, or over the memory limit
   std::vector<Level> levels_;
   std::vector<double> tmp_cw_;
   long long depth2_calls_ = 0, similar_prunes_ = 0;
@@ -514,6 +522,9 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   out.record(budget.elapsed(), out.objective, out.lower_bound);
   out.stats["memo_entries"] = static_cast<double>(solver.memo_size());
   out.stats["depth2_calls"] = static_cast<double>(solver.depth2_calls());
+  // 1: the depth-two solver's up-front matrices would have taken over half the memory limit
+  out.stats["depth2_over_memory"] =
+      config.bound_on("depth2") && !depth2_fits(problem, config) ? 1.0 : 0.0;
   out.stats["similar_support_prunes"] = static_cast<double>(solver.similar_prunes());
   out.stats["n_points"] = static_cast<double>(problem.n_points());
   out.stats["n_words"] = static_cast<double>(problem.n_words());
