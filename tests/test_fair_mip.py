@@ -17,6 +17,7 @@ from odtkit.formulations.fairness import merge_groups
 from odtkit.pipeline import verify_solution
 from odtkit.solvers import Solution, available_backends, solve
 from odtkit.testing import (
+    EXAMPLE_TREES_FAIR_OPTIMA,
     EXAMPLE_TREES_PROTECTED,
     brute_force_fair_tree,
     brute_force_tree,
@@ -32,24 +33,6 @@ FORMULATIONS = [
     pytest.param(RBinOCT, id="rbinoct"),
     pytest.param(PathOCT, id="pathoct"),
 ]
-
-# FORMULATIONS-TREES §7.5: optimal (M0) values at D = 1, (notion, delta) -> (lam=0.1, lam=0)
-SECTION_7_5 = {
-    ("sp", 0.0): (13 / 30, 1 / 3),
-    ("sp", 0.2): (13 / 30, 1 / 3),
-    ("sp", 0.4): (11 / 30, 1 / 6),
-    ("pe", 0.0): (13 / 30, 1 / 3),
-    ("pe", 0.2): (13 / 30, 1 / 3),
-    ("pe", 0.4): (13 / 30, 1 / 3),
-    ("pe", 0.6): (11 / 30, 1 / 6),
-    ("eopp", 0.0): (11 / 30, 1 / 6),
-    ("eopp", 0.2): (11 / 30, 1 / 6),
-    ("eopp", 0.4): (11 / 30, 1 / 6),
-    ("eodds", 0.0): (13 / 30, 1 / 3),
-    ("eodds", 0.2): (13 / 30, 1 / 3),
-    ("eodds", 0.4): (13 / 30, 1 / 3),
-    ("eodds", 0.6): (11 / 30, 1 / 6),
-}
 
 
 def _backend_param(name: str, solver: str | None = None):
@@ -81,11 +64,11 @@ def _check(result, data, fairness, lam, expected):
 
 
 @pytest.mark.parametrize("form", FORMULATIONS)
-@pytest.mark.parametrize(("notion", "delta"), sorted(SECTION_7_5))
+@pytest.mark.parametrize(("notion", "delta"), sorted(EXAMPLE_TREES_FAIR_OPTIMA))
 def test_section_7_5(form, notion, delta):
     data = example_dataset_trees()
     fairness = Fairness(notion, protected=EXAMPLE_TREES_PROTECTED, delta=delta)
-    for lam, expected in zip((0.1, 0.0), SECTION_7_5[notion, delta], strict=True):
+    for lam, expected in zip((0.1, 0.0), EXAMPLE_TREES_FAIR_OPTIMA[notion, delta], strict=True):
         result = solve_formulation(form(), data, max_depth=1, lam=lam, fairness=fairness)
         _check(result, data, fairness, lam, expected)
 
