@@ -143,6 +143,25 @@ def odtlearn_python() -> str:
     return os.environ.get("ODTKIT_ODTLEARN_PYTHON", sys.executable)
 
 
+def _odtlearn_child(target: str, *args: Any, limit: float) -> dict:
+    """``target(*args, limit)`` in ODTlearn's interpreter; ``{"failed": row}`` when the child
+    timed out or died (the row says which)."""
+    try:
+        return harness.call_in_child(
+            target, *args, limit, python=odtlearn_python(), timeout=limit * 3 + 120
+        )
+    except harness.ChildError as exc:
+        if exc.child.timed_out:
+            return {"failed": {"available": True, "status": "timeout", "time": math.nan}}
+        reason = exc.child.reason()
+        return {
+            "failed": {
+                "available": False,
+                "reason": f"child exited with {exc.child.returncode}: {reason[:160]}",
+            }
+        }
+
+
 def run_odtlearn(ds: Any, depth: int, lam: float, limit: float) -> dict:
     """ODTlearn's FlowOCT (CBC, 1 thread) on ``ds`` in a child process, objective in OSDT units.
 
@@ -155,24 +174,9 @@ def run_odtlearn(ds: Any, depth: int, lam: float, limit: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "odtlearn_input.npz"
         np.savez(data, X=ds.X.astype(np.int64), y=np.asarray(ds.y))
-        try:
-            out = harness.call_in_child(
-                "_peers:odtlearn_flowoct",
-                str(data),
-                depth,
-                lam_o,
-                limit,
-                python=odtlearn_python(),
-                timeout=limit * 3 + 120,
-            )
-        except harness.ChildError as exc:
-            if exc.child.timed_out:
-                return {"available": True, "status": "timeout", "time": math.nan}
-            reason = exc.child.reason()
-            return {
-                "available": False,
-                "reason": f"child exited with {exc.child.returncode}: {reason[:160]}",
-            }
+        out = _odtlearn_child("_peers:odtlearn_flowoct", str(data), depth, lam_o, limit=limit)
+        if "failed" in out:
+            return out["failed"]
     out["objective"] = out["errors"] / n + lam * out["leaves"]
     out["bound"] = 1 + lam - out.pop("objective_bound") / ((1 - lam_o) * n)
     return {"available": True, **out}
@@ -220,25 +224,9 @@ def run_odtlearn_fair(
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "odtlearn_fair_input.npz"
         np.savez(data, X=ds.X.astype(np.int64), y=np.asarray(ds.y), a=np.asarray(protected))
-        try:
-            out = harness.call_in_child(
-                "_peers:odtlearn_fair",
-                str(data),
-                notion,
-                depth,
-                delta,
-                limit,
-                python=odtlearn_python(),
-                timeout=limit * 3 + 120,
-            )
-        except harness.ChildError as exc:
-            if exc.child.timed_out:
-                return {"available": True, "status": "timeout", "time": math.nan}
-            reason = exc.child.reason()
-            return {
-                "available": False,
-                "reason": f"child exited with {exc.child.returncode}: {reason[:160]}",
-            }
+        out = _odtlearn_child("_peers:odtlearn_fair", str(data), notion, depth, delta, limit=limit)
+        if "failed" in out:
+            return out["failed"]
     out["predictions"] = np.asarray(out["predictions"])
     return {"available": True, **out}
 
