@@ -1104,6 +1104,21 @@ class FairSolver {
     double mu, L0, L1, d;  // d: disparity of the minimising pair of subtrees
     double phi(double delta) const { return L0 + L1 - std::abs(mu) * delta; }
   };
+  // The cuts on side 0 of a root split: mu = 0 (pts[0]) and the multipliers whose dual value
+  // is highest, each cutting entries c + mu d above ub - L1(mu) + |mu| delta.
+  Cuts best_cuts(std::vector<LagPoint>& pts, double ub) const {
+    std::sort(pts.begin() + 1, pts.end(), [&](const LagPoint& a, const LagPoint& b) {
+      return a.phi(delta_) > b.phi(delta_);
+    });
+    Cuts cuts;
+    cuts.n = 0;
+    for (std::size_t i = 0; i < pts.size() && cuts.n < kMaxCuts; ++i) {
+      cuts.mu[cuts.n] = pts[i].mu;
+      cuts.T[cuts.n] = ub - pts[i].L1 + std::abs(pts[i].mu) * delta_;
+      ++cuts.n;
+    }
+    return cuts;
+  }
   LagPoint lag_eval(double mu, Level& L) {
     poll();
     LagPoint p{mu, 0.0, 0.0, 0.0};
@@ -1548,16 +1563,7 @@ class FairSolver {
           }
           cands[c].bound = std::max(cand.bound, bound);
           depth_bound = std::min({incumbent, cands[c].bound, next});
-          // cuts: mu = 0 and the best few multipliers
-          std::sort(pts.begin() + 1, pts.end(), [&](const LagPoint& a, const LagPoint& b) {
-            return a.phi(delta_) > b.phi(delta_);
-          });
-          cuts0.n = 0;
-          for (std::size_t i = 0; i < pts.size() && cuts0.n < kMaxCuts; ++i) {
-            cuts0.mu[cuts0.n] = pts[i].mu;
-            cuts0.T[cuts0.n] = ub - pts[i].L1 + std::abs(pts[i].mu) * delta_;
-            ++cuts0.n;
-          }
+          cuts0 = best_cuts(pts, ub);
         } else {
           double dsel;
           const double l1 = lag2(*rt1_, 0.0, &dsel, L1);
@@ -1579,15 +1585,7 @@ class FairSolver {
         }
         cands[c].bound = std::max(cand.bound, bound);
         depth_bound = std::min({incumbent, cands[c].bound, next});
-        std::sort(pts.begin() + 1, pts.end(), [&](const LagPoint& a, const LagPoint& b) {
-          return a.phi(delta_) > b.phi(delta_);
-        });
-        cuts0.n = 0;
-        for (std::size_t i = 0; i < pts.size() && cuts0.n < kMaxCuts; ++i) {
-          cuts0.mu[cuts0.n] = pts[i].mu;
-          cuts0.T[cuts0.n] = ub - pts[i].L1 + std::abs(pts[i].mu) * delta_;
-          ++cuts0.n;
-        }
+        cuts0 = best_cuts(pts, ub);
         if (!build_deep_front(0, cuts0, A)) return false;
         if (A.empty()) continue;
         for (int i = 0; i < cuts0.n; ++i) {
