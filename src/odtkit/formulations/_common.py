@@ -8,6 +8,7 @@ floor(log2 u)``. Arrays indexed by heap node have length ``2^(D+1)`` and ignore 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from abc import abstractmethod
 from dataclasses import dataclass
@@ -138,8 +139,18 @@ def data_key(dataset: Dataset) -> str:
     return digest.hexdigest()
 
 
+#: The separation-pair search compares every pair of rows (O(m^2 p)): on more rows than this it
+#: searches among this many of the heaviest rows only. The cuts are valid for any pair, so
+#: fewer candidates only means fewer cuts (issue 16: 30,000 rows x 20 features spent 7 s of a
+#: 7.2 s FlowOCT build in the search; 100,000 rows 90 s).
+SEPARATION_SEARCH_ROWS = 4000
+
+
 def separation_pairs(
-    rows: RowData, max_distance: int, max_pairs: int | None = None
+    rows: RowData,
+    max_distance: int,
+    max_pairs: int | None = None,
+    max_rows: int = SEPARATION_SEARCH_ROWS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pairs of rows with different labels whose features differ in at most ``max_distance``.
 
@@ -147,12 +158,18 @@ def separation_pairs(
     boolean matrix of the features on which each pair differs. Pairs come closest first; with
     ``max_pairs`` only that many are kept (the closest, which give the strongest cuts).
     Hamming distances are computed in blocks of rows as ``X @ (1 - X).T + (1 - X) @ X.T`` so
-    memory stays ``O(block * m)``.
+    memory stays ``O(block * m)``. With more than ``max_rows`` rows only the ``max_rows``
+    heaviest are searched, which bounds the work at ``O(max_rows^2 p)``.
     """
     X = rows.X
     m = X.shape[0]
     if m < 2 or max_distance < 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, X.shape[1]), bool)
+    if m > max_rows:
+        keep = np.sort(np.argsort(-rows.weight, kind="stable")[:max_rows])
+        sub = dataclasses.replace(rows, X=X[keep], y=rows.y[keep], weight=rows.weight[keep])
+        first, second, differ = separation_pairs(sub, max_distance, max_pairs, max_rows)
+        return keep[first], keep[second], differ
     ones = X.astype(np.float32)
     zeros = 1.0 - ones
     block = max(1, min(m, 4_000_000 // max(m, 1)))
