@@ -273,3 +273,25 @@ def test_model_is_vectorized_and_sized_as_the_spec_says():
     # (BB4) has n |J+| D 2^(D-1) nonzeros in the q columns (§2.6) plus one f per row
     route = model.A[model.constraints["route"].slice]
     assert route.nnz == m * p_plus * D * 2 ** (D - 1) + n_branch * p_plus
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1e7, 1e9])
+def test_tree_formulations_do_not_depend_on_the_scale_of_the_weights(scale):
+    # issue 16: weights x1e6 gave RBinOCT big-M rows HiGHS solved wrongly (31 of 40 instances
+    # came back with a contradicted certificate); the models now see weights of mean 1
+    from odtkit import Dataset, solve_formulation
+    from odtkit.formulations import FlowOCT, PathOCT
+
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(5, 11))
+        X = rng.random((n, 3)) < 0.5
+        y = rng.integers(0, 3, size=n)
+        w = rng.integers(0, 5, size=n).astype(float) * scale
+        w[0] = max(w[0], scale)
+        data = Dataset.from_arrays(X, y, sample_weight=w)
+        _, optimum = brute_force_tree(data, lam=0.15, max_depth=2)
+        for formulation in (RBinOCT(), FlowOCT(), PathOCT()):
+            result = solve_formulation(formulation, data, lam=0.15, max_depth=2)
+            assert result.status == "optimal", (seed, formulation, result.message)
+            assert result.objective == pytest.approx(optimum, abs=1e-9)

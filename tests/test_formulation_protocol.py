@@ -203,11 +203,21 @@ def test_binoct_bound_is_rounded_only_when_errors_are_integral():
     assert form.lower_bound(model, _fabricated(model, x, objective=1.0, bound=-math.inf)) == (
         -math.inf
     )
+    # the models see weights divided by their base (row_data): halves become whole numbers, so
+    # the error count is integral again and a bound of 0.3 errors rounds up to 1
     halves = Dataset.from_arrays(ds.X, ds.y, sample_weight=np.full(ds.n_samples, 0.5))
     model = form.build(halves, max_depth=1, lam=0.1)
+    weight = model.meta["rows"].weight
+    assert np.array_equal(weight, np.round(weight)) and weight.min() == 1.0
     fake = _fabricated(model, x, objective=0.5, bound=0.3)
-    # misclassified weight is a multiple of 0.5 here, not an integer: no rounding up to 1
-    assert form.lower_bound(model, fake) == pytest.approx(0.3 / 3 + 0.1)
+    assert form.lower_bound(model, fake) == pytest.approx(1 / 6 + 0.1)
+    uneven = Dataset.from_arrays(ds.X, ds.y, sample_weight=[1, 1, 1, 1, 1, 1.5])
+    model = form.build(uneven, max_depth=1, lam=0.1)
+    fake = _fabricated(model, x, objective=0.5, bound=0.3)
+    # fractional weights: misclassified weight need not be an integer, no rounding up
+    assert form.lower_bound(model, fake) == pytest.approx(
+        0.3 / model.meta["rows"].total_weight + 0.1
+    )
 
 
 def test_models_carry_what_decoding_needs():

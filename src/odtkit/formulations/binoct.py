@@ -375,7 +375,7 @@ class BinOCT(_BinOCTBase):
         weight = meta["rows"].weight
         if np.all(weight == np.round(weight)):
             bound = math.ceil(bound - BOUND_TOLERANCE)
-        return max(bound, 0.0) / meta["total_weight"] + meta["lam"]
+        return max(bound, 0.0) / meta["rows"].total_weight + meta["lam"]
 
 
 class RBinOCT(_BinOCTBase):
