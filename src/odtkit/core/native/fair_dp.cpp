@@ -582,7 +582,8 @@ class FairSolver {
   }
 
   // ----------------------------------------------------------------- cell statistics
-  void stat2(const std::uint64_t* s, const std::uint64_t* mask, double* out) const {
+  // out[0] = total weight of s (& mask), out[1..K] = its class weights.
+  void class_stat(const std::uint64_t* s, const std::uint64_t* mask, double* out) const {
     if (mask) {
       P_.class_weights_and(s, mask, out + 1);
     } else {
@@ -591,6 +592,9 @@ class FairSolver {
     double w = 0.0;
     for (int k = 0; k < K_; ++k) w += out[1 + k];
     out[0] = w;
+  }
+  void stat2(const std::uint64_t* s, const std::uint64_t* mask, double* out) const {
+    class_stat(s, mask, out);
     C_.sum(s, mask, out + 1 + K_);
   }
   void stat1(const std::uint64_t* s, double* out) const {
@@ -679,14 +683,7 @@ class FairSolver {
         }
         return;
       }
-      if (mask) {
-        P_.class_weights_and(x, mask, out + 1);
-      } else {
-        P_.class_weights(x, out + 1);
-      }
-      double w = 0.0;
-      for (int k = 0; k < K_; ++k) w += out[1 + k];
-      out[0] = w;
+      class_stat(x, mask, out);
     };
     fill(s, nullptr, T.total.data(), true);
     for (int f = 0; f < M_; ++f) {
