@@ -141,6 +141,7 @@ from odtkit.formulations._common import (
     paths,
     prune_empty,
     separation_pairs,
+    unique_rows,
 )
 from odtkit.formulations.fairness import add_fairness_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
@@ -327,8 +328,8 @@ class Cells:
 def _cells(rows: RowData, aggregate: bool) -> Cells:
     """Merge the (x, y) rows with equal x (or keep every row a cell when not ``aggregate``)."""
     if aggregate:
-        X, of_row = np.unique(rows.X, axis=0, return_inverse=True)
-        of_row = of_row.reshape(-1)
+        first, of_row = unique_rows(rows.X)
+        X = rows.X[first]
     else:
         X, of_row = rows.X, np.arange(rows.n_rows)
     weight = np.zeros((X.shape[0], rows.n_classes))
