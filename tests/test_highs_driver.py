@@ -9,6 +9,8 @@ test_backend_agreement.py.
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import threading
 
 import highspy
@@ -341,3 +343,21 @@ def test_a_change_of_thread_count_in_one_thread_still_runs(backend):
         res = solve(model, backend=backend, threads=threads, node_limit=5)
         assert res.status in ("optimal", "node_limit"), (threads, res, res.log[-300:])
         assert res.has_solution and res.bound <= ref.objective + 1e-9
+
+
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "pulp"])
+def test_no_highs_banner_unless_asked(backend):
+    # HiGHS prints a copyright banner from C when a process creates its first Highs object;
+    # users saw it above every table (issue 12)
+    code = (
+        "from odtkit import datasets, solve_formulation\n"
+        "from odtkit.formulations import RBinOCT\n"
+        "r = solve_formulation(RBinOCT(), datasets.load('monk1'), "
+        f"backend={backend!r}, lam=0.01, max_depth=1)\n"
+        "print('status', r.status)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert "status optimal" in out
+    assert "HiGHS" not in out and "Copyright" not in out, out

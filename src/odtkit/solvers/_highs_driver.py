@@ -22,6 +22,8 @@ what is done to such an object, so the rules exist once:
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
 import signal
 import sys
 import threading
@@ -176,12 +178,39 @@ def apply_options(h: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     return applied
 
 
+@functools.cache
+def silence_banner() -> None:
+    """Create the process's first Highs object with the C-level stdout sent to /dev/null.
+
+    HiGHS prints a two-line copyright banner when the first Highs object of a process is
+    created, whatever its options (they can only be set afterwards): users saw it above every
+    table. Later objects print nothing unless their own log is switched on (``verbose``).
+    """
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def new_highs() -> Any:
+    """A fresh ``highspy.Highs`` object, without the banner."""
+    import highspy
+
+    silence_banner()
+    return highspy.Highs()
+
+
 def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`apply_options` on a throwaway Highs object: for interfaces that take the options
     as a dict and set them unchecked (Pyomo's ``highs``). Returns the converted dict."""
-    import highspy
-
-    probe = highspy.Highs()
+    probe = new_highs()
     probe.setOptionValue("output_flag", False)
     return apply_options(probe, options)
 

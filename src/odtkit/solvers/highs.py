@@ -99,16 +99,14 @@ class HighsBackend(Backend):
 
     @classmethod
     def version(cls) -> str:
-        import highspy
 
-        return str(highspy.Highs().version())
+        return str(driver.new_highs().version())
 
     def solve(self, model: Model, options: SolveOptions) -> Solution:
-        import highspy
 
         t0 = time.perf_counter()
         is_mip = model.is_mip
-        h = highspy.Highs()
+        h = driver.new_highs()
         driver.apply_options(h, driver.highs_options(options, is_mip))
         start = options.start if is_mip else None
         start_objective = None if start is None else model.objective_value(start)
@@ -171,7 +169,6 @@ class IncrementalLP:
     def __init__(
         self, model: Model, *, lp_method: str = "simplex", verbose: bool = False, **options: Any
     ) -> None:
-        import highspy
 
         if not isinstance(model, Model):
             raise TypeError(f"model must be an odtkit.model.Model, got {type(model).__name__}")
@@ -181,7 +178,7 @@ class IncrementalLP:
             model = model.relaxed()
         self._model = model
         self._bounded = driver.columns_bounded(model)
-        h = highspy.Highs()
+        h = driver.new_highs()
         applied = driver.apply_options(
             h, {"output_flag": True, "log_to_console": False, "solver": lp_method, **options}
         )

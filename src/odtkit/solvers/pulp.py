@@ -382,10 +382,9 @@ class PulpBackend(Backend):
 
     # ------------------------------------------------------------------------------------------
     def _solve_highs(self, model: Model, options: SolveOptions, extra: dict[str, Any]) -> Solution:
-        import highspy
         import pulp
 
-        h = highspy.Highs()
+        h = driver.new_highs()
         # options first: a rejected one fails before the (slow) translation
         driver.apply_options(h, driver.highs_options(options, model.is_mip, extra))
         built = to_pulp(model)

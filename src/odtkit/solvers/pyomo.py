@@ -390,6 +390,8 @@ class PyomoBackend(Backend):
         solver = options.solver or DEFAULT_SOLVER
         extra = dict(options.extra)
         executable = extra.pop("executable", None)
+        if "highs" in solver:
+            driver.silence_banner()  # before Pyomo creates its own first Highs object
         built = to_pyomo(model)
         if options.start is not None:
             for v, val in zip(built.variables, options.start.tolist(), strict=True):
