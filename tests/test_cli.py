@@ -1,14 +1,45 @@
-"""The console script: ``odtkit datasets`` lists the bundled sets."""
+"""The console script: ``odtkit datasets``, ``fit``, ``compare`` and ``prune`` as a user runs them.
+
+Exit codes (module docstring of ``odtkit.cli``): 0 optimal, 1 no answer, 2 bad input, 3 a limit
+stopped the work, 130 interrupted.
+"""
 
 from __future__ import annotations
 
+import json
+import pickle
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
+import numpy as np
+import pandas as pd
 import pytest
 
+from odtkit import datasets, metrics
 from odtkit.cli import main
+from odtkit.tree import Tree
+
+
+@pytest.fixture
+def user_csv(tmp_path):
+    """A user's table: a numeric, a continuous and a categorical column, labels as strings."""
+    rng = np.random.default_rng(0)
+    n = 200
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n),
+            "income": rng.normal(50, 15, n).round(1),
+            "colour": rng.choice(["red", "green", "blue"], n),
+        }
+    )
+    positive = (frame.age > 40) & (frame.colour != "red")
+    frame["outcome"] = np.where(positive ^ (rng.random(n) < 0.08), "yes", "no")
+    path = tmp_path / "mine.csv"
+    frame.to_csv(path, index=False)
+    return path
 
 
 def test_datasets_command_lists_every_bundled_set(capsys):
@@ -25,8 +56,164 @@ def test_unknown_command_exits_with_usage(capsys):
     assert exc.value.code == 2
 
 
-def test_console_script_is_installed():
+def test_version_and_help_show_defaults(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and "odtkit 0." in capsys.readouterr().out
+    for command, default in (("fit", "(default: 4)"), ("compare", "(default: 10.0)")):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert default in capsys.readouterr().out
+
+
+def test_fit_on_a_users_csv_prints_a_certified_tree_and_writes_it(user_csv, tmp_path, capsys):
+    out_file = tmp_path / "tree.json"
+    code = main(
+        ["fit", str(user_csv), "--label", "outcome", "--max-depth", "2", "--out", str(out_file)]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "status optimal" in out and "colour" in out and "age" in out
+    saved = json.loads(out_file.read_text())
+    tree = Tree.from_dict(saved["tree"])
+    assert saved["classes"] == ["no", "yes"] and saved["status"] == "optimal"
+    assert saved["objective"] == pytest.approx(saved["lower_bound"])
+    # the saved tree is the answer: re-measured on the binarized data it scores the objective
+    data = datasets.load_file(user_csv, label="outcome", binarize=True)
+    assert list(data.feature_names) == saved["feature_names"]
+    assert metrics.objective(tree, data, lam=0.01) == pytest.approx(saved["objective"])
+
+
+def test_fit_json_and_exit_code_three_at_a_limit(user_csv, capsys):
+    code = main(
+        [
+            "fit",
+            str(user_csv),
+            "--max-depth",
+            "none",
+            "--lam",
+            "0.0005",
+            "--time-limit",
+            "0.3",
+            "--json",
+        ]
+    )
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 3 and payload["status"] == "time_limit"
+    assert payload["lower_bound"] <= payload["objective"] and payload["tree"] is not None
+
+
+def test_fit_with_a_mip_method(capsys):
+    assert main(["fit", "monk1", "--method", "rbinoct", "--max-depth", "1"]) == 0
+    assert "status optimal" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compare", "--max-depth", "0"], "max_depth must be >= 1"),
+        (["compare", "--lam", "-1"], "lam must be"),
+        (["compare", "--backends", "gurobi"], "unknown backend"),
+        (["compare", "--time-limit", "-3"], "time_limit must be > 0"),
+        (["compare", "--dataset", "nosuch"], "pass a CSV path"),
+        (["fit", "nosuch.csv"], "no such file"),
+        (["fit", "monk1", "--method", "nope"], "method must be one of"),
+        (["fit", "monk1", "--method", "rbinoct", "--max-depth", "none"], "max_depth"),
+        (["prune", "nofile.pkl", "nofile.csv", "--lam", "0.1"], "no such file"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_argument_and_exit_code_two(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_compare_on_a_csv_with_json(user_csv, capsys):
+    code = main(
+        [
+            "compare",
+            "--dataset",
+            str(user_csv),
+            "--label",
+            "outcome",
+            "--max-depth",
+            "2",
+            "--methods",
+            "dp,pathoct",
+            "--json",
+        ]
+    )
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert {row["method"] for row in payload["rows"]} == {"dp", "pathoct"}
+    assert all(
+        row["objective"] == pytest.approx(payload["certified_optimum"]) for row in payload["rows"]
+    )
+
+
+def test_prune_a_pickled_forest(tmp_path, capsys):
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(120, 4)), columns=["a", "b", "c", "d"])
+    y = (X.a + X.b > 0).astype(int)
+    forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    (tmp_path / "forest.pkl").write_bytes(pickle.dumps(forest))
+    X.assign(label=y).to_csv(tmp_path / "train.csv", index=False)
+    argv = [
+        "prune",
+        str(tmp_path / "forest.pkl"),
+        str(tmp_path / "train.csv"),
+        "--lam",
+        "0.01",
+        "--costs",
+        "a=3,b=0.5",
+        "--out",
+        str(tmp_path / "pruned.pkl"),
+    ]
+    assert main([*argv, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    pruned = pickle.loads((tmp_path / "pruned.pkl").read_bytes())
+    assert payload["n_trees"] == 5 and payload["n_leaves"] == pruned.n_leaves
+    assert payload["objective"] == pytest.approx(pruned.objective)
+    assert main(["prune", argv[1], argv[2]]) == 2  # neither --lam nor --budget
+    assert "exactly one of --lam and --budget" in capsys.readouterr().err
+
+
+def _odtkit_command() -> list[str]:
     exe = shutil.which("odtkit")
-    cmd = [exe, "datasets"] if exe else [sys.executable, "-m", "odtkit.cli", "datasets"]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return [exe] if exe else [sys.executable, "-m", "odtkit.cli"]
+
+
+def test_console_script_is_installed():
+    out = subprocess.run(
+        [*_odtkit_command(), "datasets"], capture_output=True, text=True, check=True
+    ).stdout
     assert "tic-tac-toe" in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
+def test_ctrl_c_prints_the_best_tree_so_far_and_exits_130(user_csv):
+    cmd = [
+        *_odtkit_command(),
+        "fit",
+        str(user_csv),
+        "--label",
+        "outcome",
+        "--lam",
+        "0.0002",
+        "--max-depth",
+        "none",
+        "--time-limit",
+        "120",
+    ]
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6.0)  # start-up and binarization take ~2-4 s; either way the answer is 130
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    if "status interrupted" in out:  # the search had started: its best tree is printed
+        assert "predict" in out
+    else:  # interrupted while loading: one line says so
+        assert "interrupted" in err

@@ -1,8 +1,16 @@
-"""Command line: ``odtkit datasets`` and ``odtkit compare``."""
+"""Command line: ``odtkit datasets``, ``odtkit fit``, ``odtkit compare`` and ``odtkit prune``.
+
+Exit codes: 0 the answer is certified optimal; 2 bad input (a wrong argument or file; the
+message names it); 3 a time or node limit stopped the work (the best answer so far is
+printed, with its bound); 1 no answer; 130 interrupted by Ctrl-C (the best answer so far is
+printed first).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import pickle
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -13,6 +21,35 @@ import pandas as pd
 from odtkit.fairness import NOTIONS
 
 Command = Callable[[argparse.Namespace], int]
+
+EXIT_OPTIMAL, EXIT_NO_ANSWER, EXIT_BAD_INPUT, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class BadInput(Exception):
+    """An argument or input file the command cannot use (exit code 2)."""
+
+
+def _exit_code(status: str) -> int:
+    if status == "optimal":
+        return EXIT_OPTIMAL
+    if status == "interrupted":
+        return EXIT_INTERRUPTED
+    if status in ("time_limit", "node_limit", "memory_limit", "feasible"):
+        return EXIT_LIMIT
+    return EXIT_NO_ANSWER
+
+
+def _checked(what: Callable[[], Any]) -> Any:
+    """``what()``, its ValueError/TypeError/FileNotFoundError turned into :class:`BadInput`.
+
+    Only argument checks and input loading run through here: an error deeper in a solve is a
+    bug and keeps its traceback.
+    """
+    try:
+        return what()
+    except (ValueError, TypeError, FileNotFoundError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise BadInput(str(message)) from None
 
 
 def _datasets(args: argparse.Namespace) -> int:
@@ -35,28 +72,29 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
     CSV it keeps its raw values (any number of groups), the other columns are binarized if
     they are not 0/1.
     """
-    from odtkit.compare import _dataset
     from odtkit.datasets import Dataset, binarize_frame
     from odtkit.datasets._bundled import _non_binary_columns, _read_table
     from odtkit.fairness import Fairness, split_protected
 
-    protected = _columns(args.protected)
-    if args.fairness is None and (protected or args.legit):
-        raise SystemExit("odtkit compare: --protected/--legit need --fairness NOTION")
-    if args.fairness is not None and not protected:
-        raise SystemExit("odtkit compare: --fairness needs --protected COLUMN[,COLUMN...]")
+    notion = getattr(args, "fairness", None)  # fit has no fairness arguments
+    protected = _columns(getattr(args, "protected", None))
+    legit_column = getattr(args, "legit", None)
+    if notion is None and (protected or legit_column):
+        raise BadInput("--protected/--legit need --fairness NOTION")
+    if notion is not None and not protected:
+        raise BadInput("--fairness needs --protected COLUMN[,COLUMN...]")
     path = Path(args.dataset)
     values: Any = None
     legit: Any = None
     if path.suffix.lower() in (".csv", ".tsv", ".txt") or path.is_file():
         if not path.is_file():
-            raise SystemExit(f"odtkit compare: --dataset {args.dataset!r}: no such file")
+            raise BadInput(f"--dataset {args.dataset!r}: no such file")
         frame = _read_table(path, None)
         label = args.label or str(frame.columns[-1])
-        for column in [label, *protected, *_columns(args.legit)]:
+        for column in [label, *protected, *_columns(legit_column)]:
             if column not in frame.columns:
-                raise SystemExit(
-                    f"odtkit compare: column {column!r} is not in {path.name} "
+                raise BadInput(
+                    f"column {column!r} is not in {path.name} "
                     f"(columns: {list(frame.columns)[:10]}...)"
                 )
         if protected:
@@ -64,14 +102,16 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
             values = values[:, 0] if len(protected) == 1 else values
             if not args.split_on_protected:
                 frame = frame.drop(columns=protected)
-        if args.legit:
-            legit = frame[args.legit].to_numpy()
+        if legit_column:
+            legit = frame[legit_column].to_numpy()
         if _non_binary_columns(frame.drop(columns=[label])):
-            dataset, _ = binarize_frame(frame, label, name=path.stem)
+            dataset, _ = binarize_frame(
+                frame, label, name=path.stem, max_thresholds=args.max_thresholds
+            )
         else:
             dataset = Dataset.from_frame(frame, label, name=path.stem)
     else:
-        dataset = _dataset(args.dataset)
+        dataset = _named_dataset(args.dataset)
         if protected:
             if args.split_on_protected:
                 values = tuple(protected) if len(protected) > 1 else protected[0]
@@ -79,14 +119,14 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
                 dataset, values = split_protected(
                     dataset, protected if len(protected) > 1 else protected[0]
                 )
-        if args.legit:
-            legit = args.legit
-    if args.fairness is None:
+        if legit_column:
+            legit = legit_column
+    if notion is None:
         return dataset, None
     # the labels of a CSV may be numbers: match the class whose text is --positive-class
     positive = next((c for c in dataset.classes if str(c) == args.positive_class), None)
     fairness = Fairness(
-        args.fairness,
+        notion,
         protected=values,
         delta=args.delta,
         positive_class=args.positive_class if positive is None else positive,
@@ -95,21 +135,146 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
     return dataset, fairness
 
 
+def _named_dataset(name: str) -> Any:
+    """A bundled dataset (or a shared one, when ``../shared/data`` is there) by name."""
+    from odtkit import datasets
+    from odtkit.compare import _dataset
+
+    try:
+        return _dataset(name)
+    except (ValueError, FileNotFoundError):
+        raise BadInput(
+            f"{name!r} is neither a file nor a bundled dataset; bundled: "
+            f"{', '.join(datasets.names())} (or pass a CSV path: a header row, one column per "
+            "feature and a label column, e.g. 'age,income,colour,y')"
+        ) from None
+
+
+def _depth(text: str) -> int | None:
+    if text.lower() in ("none", "unlimited"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'none', got {text!r}") from None
+
+
+def _check_common(args: argparse.Namespace, *, depth_required: bool) -> None:
+    from odtkit._validation import check_depth, check_lambda, check_positive_number
+
+    _checked(lambda: check_lambda(args.lam))
+    _checked(lambda: check_depth(args.max_depth, allow_none=not depth_required, minimum=1))
+    _checked(lambda: check_positive_number(args.time_limit, "time_limit"))
+
+
+def _print_json(payload: dict[str, Any]) -> None:
+    print(json.dumps(payload, indent=1, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+def _tree_payload(result: Any, dataset: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """What ``fit --json`` prints and ``--out`` writes: the answer and how to read the tree."""
+    from odtkit import metrics
+
+    tree = result.model
+    payload: dict[str, Any] = {
+        "data": dataset.name,
+        "method": args.method,
+        "lam": args.lam,
+        "max_depth": args.max_depth,
+        "status": result.status,
+        "objective": result.objective,
+        "lower_bound": result.lower_bound,
+        "gap": result.gap,
+        "time": result.time,
+        "message": result.message,
+    }
+    if tree is not None:
+        payload.update(
+            n_leaves=tree.n_leaves,
+            depth=tree.depth,
+            train_accuracy=metrics.accuracy(tree, dataset),
+            feature_names=list(dataset.feature_names),
+            classes=dataset.classes.tolist(),
+            tree=tree.to_dict(),
+        )
+    return payload
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from odtkit import solve_formulation
+    from odtkit.methods import get_method
+
+    method = _checked(lambda: get_method(args.method))
+    _check_common(args, depth_required=not method.is_search)
+    dataset, _ = _checked(lambda: _load(args))
+    if method.is_search:
+        result = method.search(
+            dataset, lam=args.lam, max_depth=args.max_depth, time_limit=args.time_limit
+        )
+    else:
+        result = solve_formulation(
+            method.formulation(),
+            dataset,
+            backend=args.backend,
+            lam=args.lam,
+            max_depth=args.max_depth,
+            time_limit=args.time_limit,
+        )
+    payload = _tree_payload(result, dataset, args)
+    if args.out is not None and result.model is not None:
+        Path(args.out).write_text(json.dumps(payload, indent=1, default=_json_default))
+    if args.json:
+        _print_json(payload)
+        return _exit_code(result.status)
+    depth = "unlimited" if args.max_depth is None else f"<= {args.max_depth}"
+    print(
+        f"data {dataset.name}: {dataset.n_samples} rows, {dataset.n_features} binary features, "
+        f"classes {dataset.classes.tolist()}; method {method.name}, lambda {args.lam}, "
+        f"depth {depth}"
+    )
+    print(
+        f"status {result.status}, objective {result.objective:.6g}, lower bound "
+        f"{result.lower_bound:.6g} (gap {result.gap:.3g}), time {result.time:.2f} s"
+    )
+    if result.model is None:
+        print(f"no tree: {result.message}")
+        return _exit_code(result.status)
+    print(
+        f"{result.model.n_leaves} leaves, depth {result.model.depth}, train accuracy "
+        f"{payload['train_accuracy']:.4f}"
+        + ("" if args.out is None else f"; written to {args.out}")
+    )
+    if result.status != "optimal" and result.message:
+        print(f"note: {result.message}")
+    print(result.model.to_text(dataset.feature_names, dataset.classes))
+    return _exit_code(result.status)
+
+
 def _compare(args: argparse.Namespace) -> int:
     from odtkit.compare import compare
     from odtkit.methods import METHODS
+    from odtkit.solvers import registered_backends
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise SystemExit(
-            f"odtkit compare: unknown method(s) {unknown}; choose from {tuple(METHODS)}"
-        )
-    try:
-        dataset, fairness = _load(args)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        raise SystemExit(f"odtkit compare: {exc}") from None
+        raise BadInput(f"unknown method(s) {unknown}; choose from {tuple(METHODS)}")
+    unknown = [b for b in backends if b not in registered_backends()]
+    if unknown:
+        raise BadInput(f"unknown backend(s) {unknown}; choose from {registered_backends()}")
+    _check_common(args, depth_required=True)
+    dataset, fairness = _checked(lambda: _load(args))
     table = compare(
         dataset,
         lam=args.lam,
@@ -121,6 +286,28 @@ def _compare(args: argparse.Namespace) -> int:
         fairness=fairness,
     )
     attrs = table.attrs
+    certified = attrs["certified_optimum"] is not None
+    statuses = set(table["status"])
+    code = (
+        EXIT_OPTIMAL
+        if certified
+        else _exit_code("interrupted" if "interrupted" in statuses else "time_limit")
+    )
+    if args.json:
+        best = attrs["best_tree"]
+        _print_json(
+            {
+                "dataset": attrs["dataset"],
+                "lam": attrs["lam"],
+                "max_depth": attrs["depth"],
+                "certified_optimum": attrs["certified_optimum"],
+                "rows": table.to_dict(orient="records"),
+                "best_tree": None if best is None else best.to_dict(),
+                "feature_names": list(attrs["feature_names"]),
+                "classes": list(attrs["class_names"]),
+            }
+        )
+        return code
     print(
         f"dataset {attrs['dataset']}, lambda {attrs['lam']}, depth <= {attrs['depth']}, "
         f"time limit {args.time_limit} s per run, MIP warm start from {attrs['warm_start_source']}"
@@ -140,39 +327,163 @@ def _compare(args: argparse.Namespace) -> int:
     best = attrs["best_tree"]
     if best is not None:
         row = table.iloc[attrs["best_row"]]
+        optimum = attrs["certified_optimum"]
         print(
             f"best tree: {row['method']} ({row['backend']}), objective {row['objective']:.6f}, "
-            f"{best.n_leaves} leaves, certified optimum {attrs['certified_optimum']:.6f}"
+            f"{best.n_leaves} leaves, "
+            + (f"certified optimum {optimum:.6f}" if certified else "not certified")
         )
         print(best.to_text(attrs["feature_names"], attrs["class_names"]))
-    return 0
+    return code
+
+
+def _costs(text: str | None, columns: list[str]) -> Any:
+    """``--costs age=2,income=5``: one cost per feature column, 1 for those not named."""
+    import numpy as np
+
+    costs = np.ones(len(columns))
+    for item in _columns(text):
+        name, _, value = item.partition("=")
+        if name not in columns:
+            raise BadInput(f"--costs names {name!r}, which is not a feature column")
+        try:
+            costs[columns.index(name)] = float(value)
+        except ValueError:
+            raise BadInput(f"--costs {item!r}: expected NAME=NUMBER") from None
+    return costs
+
+
+def _prune(args: argparse.Namespace) -> int:
+    from odtkit.datasets._bundled import _read_table
+    from odtkit.pruning import prune
+
+    forest_path, data_path = Path(args.forest), Path(args.data)
+    for path, what in ((forest_path, "FOREST"), (data_path, "DATA")):
+        if not path.is_file():
+            raise BadInput(f"{what} {str(path)!r}: no such file")
+    if (args.lam is None) == (args.budget is None):
+        raise BadInput("give exactly one of --lam and --budget")
+    with forest_path.open("rb") as handle:
+        # a pickle runs code when loaded: only load files you trust (the --help says so)
+        ensemble = _checked(lambda: pickle.load(handle))
+    frame = _checked(lambda: _read_table(data_path, None))
+    label = args.label or str(frame.columns[-1])
+    if label not in frame.columns:
+        raise BadInput(f"--label {label!r} is not a column of {data_path.name}")
+    X, y = frame.drop(columns=[label]), frame[label].to_numpy()
+    costs = _costs(args.costs, [str(c) for c in X.columns])
+    result = _checked(
+        lambda: prune(
+            ensemble,
+            X,
+            y,
+            costs=costs,
+            lam=args.lam,
+            budget=args.budget,
+            time_limit=args.time_limit,
+        )
+    )
+    pruned = result.model
+    payload: dict[str, Any] = {
+        "status": result.status,
+        "objective": result.objective,
+        "lower_bound": result.lower_bound,
+        "time": result.time,
+        "message": result.message,
+    }
+    if pruned is not None:
+        payload.update(pruned.summary())
+        payload.update(n_trees=pruned.n_trees, train_accuracy=1.0 - pruned.error(X, y))
+        if args.out is not None:
+            with Path(args.out).open("wb") as handle:
+                pickle.dump(pruned, handle)
+    if args.json:
+        _print_json(payload)
+        return _exit_code(result.status)
+    print(
+        f"status {result.status}, objective {result.objective:.6g}, lower bound "
+        f"{result.lower_bound:.6g}, time {result.time:.2f} s"
+    )
+    if pruned is None:
+        print(f"no pruning: {result.message}")
+        return _exit_code(result.status)
+    print(
+        f"{pruned.n_trees} trees: {pruned.n_leaves_unpruned} leaves -> {pruned.n_leaves}; "
+        f"error term {pruned.error_term:.6g}, cost term {pruned.cost_term:.6g} (average feature "
+        f"cost per example), train accuracy {payload['train_accuracy']:.4f}"
+        + ("" if args.out is None else f"; pruned ensemble pickled to {args.out}")
+    )
+    return _exit_code(result.status)
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawTextHelpFormatter):
+    """Defaults shown, and line breaks kept (one line per method in ``--methods``)."""
+
+
+def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None) -> None:
+    parser.add_argument("--label", help="label column of a CSV file (default: the last column)")
+    parser.add_argument(
+        "--max-depth",
+        type=_depth,
+        default=depth,
+        help="maximum depth >= 1 ('none': unlimited, search methods only)",
+    )
+    parser.add_argument("--lam", type=float, default=0.01, help="penalty per leaf, >= 0")
+    parser.add_argument(
+        "--max-thresholds",
+        type=int,
+        default=None,
+        help="at most this many thresholds per numeric CSV column (default: every midpoint); "
+        "the tree is then optimal over those thresholds",
+    )
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
+    from odtkit import __version__
     from odtkit.methods import describe as describe_methods
 
     parser = argparse.ArgumentParser(
         prog="odtkit",
         description="Provably optimal sparse decision trees: MIP and search, compared.",
+        epilog="exit codes: 0 optimal, 1 no answer, 2 bad input, 3 a limit stopped the work "
+        "(best answer so far printed), 130 interrupted",
     )
+    parser.add_argument("--version", action="version", version=f"odtkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     commands: dict[str, Command] = {}
     sub.add_parser("datasets", help="list the bundled datasets with shapes and class balance")
     commands["datasets"] = _datasets
+
+    fit = sub.add_parser(
+        "fit",
+        help="fit a certified optimal tree on a CSV file (or a bundled dataset)",
+        formatter_class=_HelpFormatter,
+    )
+    fit.add_argument(
+        "dataset",
+        metavar="DATA",
+        help="CSV file with a header row (numeric and categorical columns are binarized), "
+        "or a bundled dataset name",
+    )
+    _add_problem_arguments(fit, depth=4)
+    fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
+    fit.add_argument("--backend", default="highs", help="MIP backend: highs, pyomo or pulp")
+    fit.add_argument("--time-limit", type=float, default=60.0, help="seconds")
+    fit.add_argument("--out", help="write the tree, its certificate and names as JSON")
+    fit.add_argument("--json", action="store_true", help="print JSON instead of text")
+    commands["fit"] = _fit
+
     cmp = sub.add_parser(
         "compare",
         help="solve one problem with the search core and the MIPs, verify and tabulate",
-        formatter_class=argparse.RawTextHelpFormatter,  # one line per method in --methods
+        formatter_class=_HelpFormatter,
     )
     cmp.add_argument(
         "--dataset",
         default="monk1",
-        help="bundled or shared dataset name, or a CSV file (header row; non-0/1 columns are "
-        "binarized)",
+        help="bundled dataset name, or a CSV file (header row; non-0/1 columns are binarized)",
     )
-    cmp.add_argument("--label", help="label column of a CSV file (default: the last column)")
-    cmp.add_argument("--max-depth", type=int, default=3, help="maximum depth (>= 1)")
-    cmp.add_argument("--lam", type=float, default=0.01, help="penalty per leaf")
+    _add_problem_arguments(cmp, depth=3)
     cmp.add_argument(
         "--methods",
         default="dp,rbinoct,flowoct",
@@ -181,7 +492,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     cmp.add_argument("--backends", default="highs", help="comma-separated: highs,pyomo,pulp")
     cmp.add_argument("--time-limit", type=float, default=10.0, help="seconds per run")
     cmp.add_argument("--no-warm-start", action="store_true", help="start the MIPs cold")
-    fair = cmp.add_argument_group("fairness (methods dp, rbinoct, flowoct)")
+    cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    fair = cmp.add_argument_group("fairness (methods dp, rbinoct, flowoct, pathoct)")
     fair.add_argument(
         "--fairness",
         choices=NOTIONS,
@@ -201,13 +513,41 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         help="keep the protected column(s) among the split features too",
     )
     commands["compare"] = _compare
+
+    prn = sub.add_parser(
+        "prune",
+        help="optimally prune a pickled scikit-learn forest for error + feature cost",
+        formatter_class=_HelpFormatter,
+    )
+    prn.add_argument(
+        "forest",
+        metavar="FOREST",
+        help="pickle of a fitted RandomForest/ExtraTrees/Bagging classifier (a pickle runs code "
+        "when loaded: only load files you trust)",
+    )
+    prn.add_argument("data", metavar="DATA", help="CSV of the training rows the forest saw")
+    prn.add_argument("--label", help="label column (default: the last column)")
+    prn.add_argument("--lam", type=float, help="weight of the average feature cost")
+    prn.add_argument("--budget", type=float, help="instead of --lam: largest average cost")
+    prn.add_argument("--costs", help="feature costs NAME=COST,... (others cost 1)")
+    prn.add_argument("--time-limit", type=float, help="seconds per solver call")
+    prn.add_argument("--out", help="pickle the pruned ensemble here")
+    prn.add_argument("--json", action="store_true", help="print JSON instead of text")
+    commands["prune"] = _prune
     return parser, commands
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser, commands = build_parser()
     args = parser.parse_args(argv)
-    return commands[args.command](args)
+    try:
+        return commands[args.command](args)
+    except BadInput as exc:
+        print(f"odtkit {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"odtkit {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":
