@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from odtkit._progress import Progress
 from odtkit.model import Model
 from odtkit.results import Status, make_trace
 from odtkit.solvers._solution import Solution
@@ -269,6 +270,7 @@ class Session:
         is_mip: bool,
         offset: float = 0.0,
         start_objective: float | None = None,
+        label: str = "MIP",
     ) -> None:
         self.log: list[str] = []
         self.rows: list[tuple[float, float, float]] = []
@@ -280,6 +282,7 @@ class Session:
         self._log_callback = options.log_callback
         self._should_stop = options.should_stop
         self._stop = threading.Event()
+        self.progress = Progress(label, options.progress if is_mip else False)
 
     @property
     def interrupted(self) -> bool:
@@ -309,6 +312,9 @@ class Session:
             self.rows.append(row)
 
     def on_interrupt(self, e: Any) -> None:
+        if self.progress.active and hasattr(e.data_out, "mip_dual_bound"):
+            d, fix = e.data_out, self.offset
+            self.progress.update(d.mip_primal_bound + fix, d.mip_dual_bound + fix)
         if self._stop.is_set() or (self._should_stop is not None and self._should_stop()):
             self._stop.set()
             e.interrupt()
@@ -322,6 +328,7 @@ def attach(
     is_mip: bool,
     offset: float = 0.0,
     start_objective: float | None = None,
+    label: str = "MIP",
 ) -> Iterator[Session]:
     """Install the callbacks of one run on ``h`` for the duration of the ``with`` block.
 
@@ -330,12 +337,14 @@ def attach(
     * for a MIP with ``options.trace`` not False, HiGHS's improving-solution and MIP-logging
       callbacks record (time, incumbent, bound), ``offset`` added;
     * the simplex / IPM / MIP interrupt callbacks poll ``options.should_stop`` and the flag that a
-      temporary SIGINT handler (Ctrl-C; main thread only, restored on exit) sets.
+      temporary SIGINT handler (Ctrl-C; main thread only, restored on exit) sets; the MIP's
+      also feeds the live line of ``options.progress`` (:class:`odtkit._progress.Progress`,
+      labelled ``label``).
 
     Run HiGHS inside the block; :func:`read` the outcome with the yielded :class:`Session`. The
     thread scheduler is readied for ``options.threads`` (:func:`ready_scheduler`).
     """
-    session = Session(options, is_mip, offset, start_objective)
+    session = Session(options, is_mip, offset, start_objective, label)
     ready_scheduler(options.threads)
     in_main = threading.current_thread() is threading.main_thread()
     hooks: list[tuple[Any, Any]] = [(h.cbLogging, session.on_log)]
@@ -345,7 +354,7 @@ def attach(
             (h.cbMipLogging, session.on_mip_log),
         ]
     # outside the main thread no SIGINT handler can be installed: poll only for should_stop
-    if in_main or options.should_stop is not None:
+    if in_main or options.should_stop is not None or session.progress.active:
         hooks += [
             (h.cbSimplexInterrupt, session.on_interrupt),
             (h.cbIpmInterrupt, session.on_interrupt),
@@ -357,6 +366,7 @@ def attach(
     try:
         yield session
     finally:
+        session.progress.close()
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
         for event, hook in hooks:

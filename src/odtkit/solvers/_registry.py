@@ -62,6 +62,7 @@ class SolveOptions:
     duals: bool | None = None
     should_stop: Callable[[], bool] | None = None
     log_callback: Callable[[str], None] | None = None
+    progress: bool | None = None
     start_check: str = "warn"
     solver: str | None = None
     heuristics: bool = True
@@ -178,6 +179,7 @@ def solve(
     duals: bool | None = None,
     should_stop: Callable[[], bool] | None = None,
     log_callback: Callable[[str], None] | None = None,
+    progress: bool | None = None,
     start_check: str = "warn",
     solver: str | None = None,
     heuristics: bool = True,
@@ -216,6 +218,9 @@ def solve(
         incumbent so far). Needs capability ``"interrupt"``.
     log_callback : callable, optional
         Receives every log line.
+    progress : bool, optional
+        A live line on stderr (elapsed, incumbent, bound, gap) for a MIP solved by HiGHS that
+        runs longer than 2 s. None (default): shown when stderr is a terminal.
     solver : str, optional
         Backend-specific solver name (e.g. pyomo ``"appsi_highs"``, pulp ``"CBC"``). The options
         above are checked against that solver's capabilities
@@ -298,6 +303,7 @@ def solve(
         duals=duals,
         should_stop=should_stop,
         log_callback=log_callback,
+        progress=None if progress is None else bool(progress),
         start_check=start_check,
         solver=solver,
         heuristics=bool(heuristics),

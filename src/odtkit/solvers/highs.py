@@ -110,7 +110,9 @@ class HighsBackend(Backend):
         driver.apply_options(h, driver.highs_options(options, is_mip))
         start = options.start if is_mip else None
         start_objective = None if start is None else model.objective_value(start)
-        with driver.attach(h, options, is_mip=is_mip, start_objective=start_objective) as session:
+        with driver.attach(
+            h, options, is_mip=is_mip, start_objective=start_objective, label=model.name
+        ) as session:
             pass_model(h, model, model.integrality.astype(np.int32))
             if start is not None:
                 driver.set_start(h, start)

@@ -405,6 +405,7 @@ class PulpBackend(Backend):
             is_mip=model.is_mip,
             offset=float(model.offset) - driver.objective_offset(h),  # PuLP drops the constant
             start_objective=None if start is None else model.objective_value(start),
+            label=model.name,
         ) as session:
             if start is not None:
                 vec = np.zeros(h.getNumCol())

@@ -451,6 +451,7 @@ class PyomoBackend(Backend):
                 options,
                 is_mip=model.is_mip,
                 start_objective=None if start is None else model.objective_value(start),
+                label=model.name,
             ) as session,
             _quiet("pyomo.contrib.appsi.solvers.highs"),
         ):

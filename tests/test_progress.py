@@ -1,0 +1,66 @@
+"""The live progress line: after a delay, incumbent, bound and gap; silent off a terminal."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+from conftest import hard_knapsack
+
+from odtkit import _progress
+from odtkit._progress import Progress, describe, progress_enabled
+from odtkit.solvers import solve
+
+
+def test_describe_reads_like_a_sentence():
+    assert describe("flowoct", 3.21, 0.25, 0.2) == (
+        "flowoct: 3.2 s, incumbent 0.25, bound 0.2, gap 20.0%"
+    )
+    assert describe("m", 0.5, float("inf"), float("-inf")) == "m: 0.5 s, no incumbent"
+
+
+def test_off_by_default_when_the_stream_is_not_a_terminal():
+    stream = io.StringIO()
+    assert not progress_enabled(None, stream)
+    assert progress_enabled(True, stream) and not progress_enabled(False, stream)
+    with Progress("quiet", stream=stream, delay=0.0, interval=0.01) as bar:
+        bar.update(1.0, 0.5)
+        time.sleep(0.05)
+    assert stream.getvalue() == ""
+
+
+def test_nothing_before_the_delay_then_a_redrawn_line_erased_at_the_end():
+    stream = io.StringIO()
+    with Progress("run", True, stream=stream, delay=10.0) as bar:
+        bar.update(1.0, 0.5)
+        time.sleep(0.05)
+    assert stream.getvalue() == ""  # a run shorter than the delay leaves no trace
+    stream = io.StringIO()
+    bar = Progress("run", True, stream=stream, delay=0.0, interval=0.01)
+    bar.update(1.0, 0.5)
+    time.sleep(0.1)
+    bar.close()
+    text = stream.getvalue()
+    assert "run: " in text and "incumbent 1, bound 0.5, gap 50.0%" in text
+    assert text.count("run: ") >= 2  # redrawn while it runs
+    assert text.endswith("\r")  # erased: leave=False
+
+
+def test_a_mip_solve_shows_the_line_when_asked(monkeypatch, capsys):
+    monkeypatch.setattr(_progress, "DELAY", 0.05)
+    monkeypatch.setattr(_progress, "INTERVAL", 0.05)
+    sol = solve(hard_knapsack(), time_limit=1.0, progress=True)
+    assert sol.status in ("time_limit", "optimal")
+    err = capsys.readouterr().err
+    assert "mknap: " in err and "bound" in err
+    solve(hard_knapsack(), time_limit=0.5)  # default: stderr is not a terminal here
+    assert "mknap: " not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("backend", ["pyomo", "pulp"])
+def test_every_highs_backend_reports_progress(backend, monkeypatch, capsys):
+    monkeypatch.setattr(_progress, "DELAY", 0.05)
+    monkeypatch.setattr(_progress, "INTERVAL", 0.05)
+    solve(hard_knapsack(), backend=backend, time_limit=1.0, progress=True)
+    assert "mknap: " in capsys.readouterr().err
