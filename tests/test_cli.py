@@ -217,3 +217,13 @@ def test_ctrl_c_prints_the_best_tree_so_far_and_exits_130(user_csv):
         assert "predict" in out
     else:  # interrupted while loading: one line says so
         assert "interrupted" in err
+
+
+def test_compare_reads_its_table_in_one_line(capsys):
+    assert (
+        main(["compare", "--dataset", "monk3", "--max-depth", "1", "--methods", "dp,pathoct"]) == 0
+    )
+    reading = [line for line in capsys.readouterr().out.splitlines() if line.startswith("reading:")]
+    assert len(reading) == 1
+    assert "dp certified" in reading[0] and "pathoct certified" in reading[0]
+    assert reading[0].endswith("every tree has the certified value.")

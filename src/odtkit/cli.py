@@ -324,6 +324,7 @@ def _compare(args: argparse.Namespace) -> int:
     for row in table.itertuples():
         if row.message:
             print(f"note: {row.method} ({row.backend}): {row.message}")
+    print(_reading(table))
     best = attrs["best_tree"]
     if best is not None:
         row = table.iloc[attrs["best_row"]]
@@ -335,6 +336,30 @@ def _compare(args: argparse.Namespace) -> int:
         )
         print(best.to_text(attrs["feature_names"], attrs["class_names"]))
     return code
+
+
+def _seconds(t: float) -> str:
+    return f"{t * 1000:.2g} ms" if t < 0.1 else f"{t:.2g} s"
+
+
+def _reading(table: pd.DataFrame) -> str:
+    """The table in one sentence: who certified what how fast, who stopped with which gap."""
+    parts = []
+    for row in table.itertuples():
+        name = row.method if table["method"].is_unique else f"{row.method}/{row.backend}"
+        if row.status == "optimal":
+            parts.append(f"{name} certified {row.objective:.6g} in {_seconds(row.time)}")
+        elif row.n_leaves > 0 and row.status in ("time_limit", "node_limit", "interrupted"):
+            parts.append(
+                f"{name} holds a tree of value {row.objective:.6g} but stopped ({row.status}) "
+                f"with bound {row.bound:.4g}, gap {row.gap:.3g}"
+            )
+        else:
+            parts.append(f"{name}: {row.status}")
+    same = bool(table["agrees"].all())
+    return (
+        "reading: " + "; ".join(parts) + ("; every tree has the certified value." if same else ".")
+    )
 
 
 def _costs(text: str | None, columns: list[str]) -> Any:
@@ -486,7 +511,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     _add_problem_arguments(cmp, depth=3)
     cmp.add_argument(
         "--methods",
-        default="dp,rbinoct,flowoct",
+        default="dp,pathoct,flowoct,rbinoct",
         help="comma-separated, any of:\n" + describe_methods(),
     )
     cmp.add_argument("--backends", default="highs", help="comma-separated: highs,pyomo,pulp")
