@@ -218,3 +218,37 @@ def test_cli_help_lists_the_methods_and_depth_is_max_depth(capsys):
     capsys.readouterr()
     assert main(["compare", "--methods", "search"]) == 2
     assert "unknown method" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_the_run_and_the_rest_of_the_table():
+    # issue 13: `odtkit compare` interrupted RBinOCT and then ran FlowOCT for its full limit
+    import os
+    import signal
+    import threading
+    import time
+
+    from odtkit import datasets
+
+    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.perf_counter()
+    timer.start()
+    try:
+        table = compare(
+            datasets.load("monk1"),
+            lam=0.01,
+            max_depth=3,
+            methods=("dp", "rbinoct", "flowoct"),
+            backends=("highs", "pyomo"),
+            time_limit=60,
+        )
+    finally:
+        timer.cancel()
+    elapsed = time.perf_counter() - started
+    assert elapsed < 20, elapsed  # not 4 x 60 s
+    status = {(r.method, r.backend): r.status for r in table.itertuples()}
+    assert status[("dp", "native")] == "optimal"
+    assert status[("rbinoct", "highs")] == "interrupted"
+    assert [status[(m, b)] for m in ("rbinoct", "flowoct") for b in ("highs", "pyomo")][1:] == [
+        "not_run"
+    ] * 3
+    assert table.attrs["best_tree"] is not None  # the search's certified tree is kept

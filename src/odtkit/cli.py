@@ -287,12 +287,10 @@ def _compare(args: argparse.Namespace) -> int:
     )
     attrs = table.attrs
     certified = attrs["certified_optimum"] is not None
-    statuses = set(table["status"])
-    code = (
-        EXIT_OPTIMAL
-        if certified
-        else _exit_code("interrupted" if "interrupted" in statuses else "time_limit")
-    )
+    if "interrupted" in set(table["status"]):
+        code = EXIT_INTERRUPTED
+    else:
+        code = EXIT_OPTIMAL if certified else EXIT_LIMIT
     if args.json:
         best = attrs["best_tree"]
         _print_json(

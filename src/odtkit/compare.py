@@ -55,6 +55,21 @@ def _dataset(dataset: Any) -> Dataset:
     return check_dataset(dataset)
 
 
+def _empty_row(method: str, backend: str, status: Status, message: str) -> dict[str, Any]:
+    """A table row without an answer (a run that failed before solving, or was not run)."""
+    return {
+        "method": method,
+        "backend": backend,
+        "status": status,
+        "objective": math.nan,
+        "bound": -math.inf,
+        "time": 0.0,
+        "n_leaves": 0,
+        "warm_start": False,
+        "message": message,
+    }
+
+
 def _row(method: str, result: Result, *, warm_start: bool = False) -> dict[str, Any]:
     """A table row of a model-level result (verified objective, valid bound, solver's value)."""
     solution = result.solution
@@ -161,12 +176,25 @@ def compare(
     start_tree: Tree | None = None
     source = "none"
     start_is_optimal = False
+    # Ctrl-C ends the run it interrupts (status interrupted, best answer kept) and the table:
+    # the runs after it are rows with status not_run
+    interrupted = False
+
+    def skip(name: str, backend: str) -> None:
+        rows.append(_empty_row(name, backend, Status.NOT_RUN, "not run: interrupted (Ctrl-C)"))
+        trees.append(None)
+        properties.append(frozenset())
+
     for method in chosen:
         if not method.is_search:
+            continue
+        if interrupted:
+            skip(method.name, "native")
             continue
         result = method.search(
             dataset, lam=lam, max_depth=max_depth, time_limit=time_limit, **fair_kw
         )
+        interrupted = result.status == Status.INTERRUPTED
         rows.append(_row(method.name, result))
         trees.append(result.model)
         properties.append(method.properties)
@@ -186,6 +214,9 @@ def compare(
             continue
         formulation = method.formulation()
         for backend in backends:
+            if interrupted:
+                skip(method.name, backend)
+                continue
             try:
                 result = solve_formulation(
                     formulation,
@@ -200,22 +231,11 @@ def compare(
                     **fair_kw,
                 )
             except ValueError as exc:  # e.g. original BinOCT on all-constant features
-                rows.append(
-                    {
-                        "method": method.name,
-                        "backend": backend,
-                        "status": Status.ERROR,
-                        "objective": math.nan,
-                        "bound": -math.inf,
-                        "time": 0.0,
-                        "n_leaves": 0,
-                        "warm_start": False,
-                        "message": str(exc),
-                    }
-                )
+                rows.append(_empty_row(method.name, backend, Status.ERROR, str(exc)))
                 trees.append(None)
                 properties.append(frozenset())
                 continue
+            interrupted = result.status == Status.INTERRUPTED
             rows.append(_row(method.name, result, warm_start=result.stats["warm_start"]))
             trees.append(result.model)
             properties.append(formulation.properties)

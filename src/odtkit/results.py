@@ -33,7 +33,8 @@ class Status(StrEnum):
     search's convex hull): the model is feasible and the bound valid, ``message`` says why;
     every ``*_LIMIT`` and ``INTERRUPTED`` mean the solver stopped early and the result holds the
     best model found so far with a valid bound; ``INFEASIBLE`` / ``UNBOUNDED`` are verdicts on
-    the model; ``ERROR`` means the solver failed (``Result.message`` says how).
+    the model; ``ERROR`` means the solver failed (``Result.message`` says how); ``NOT_RUN`` marks
+    the rows of a table (``compare``) that an interrupt kept from running.
     """
 
     OPTIMAL = "optimal"
@@ -48,6 +49,7 @@ class Status(StrEnum):
     MEMORY_LIMIT = "memory_limit"
     INTERRUPTED = "interrupted"
     ERROR = "error"
+    NOT_RUN = "not_run"
 
     @property
     def stopped_early(self) -> bool:
