@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import pickle
 import sys
 from collections.abc import Callable, Sequence
@@ -286,7 +287,7 @@ def _compare(args: argparse.Namespace) -> int:
         fairness=fairness,
     )
     attrs = table.attrs
-    certified = attrs["certified_optimum"] is not None
+    certified = not math.isnan(attrs["certified_optimum"])
     if "interrupted" in set(table["status"]):
         code = EXIT_INTERRUPTED
     else:
@@ -298,7 +299,7 @@ def _compare(args: argparse.Namespace) -> int:
                 "dataset": attrs["dataset"],
                 "lam": attrs["lam"],
                 "max_depth": attrs["depth"],
-                "certified_optimum": attrs["certified_optimum"],
+                "certified_optimum": attrs["certified_optimum"] if certified else None,
                 "rows": table.to_dict(orient="records"),
                 "best_tree": None if best is None else best.to_dict(),
                 "feature_names": list(attrs["feature_names"]),
@@ -354,7 +355,7 @@ def _reading(table: pd.DataFrame) -> str:
             )
         else:
             parts.append(f"{name}: {row.status}")
-    same = bool(table["agrees"].all())
+    same = all(agrees is True for agrees in table["agrees"])  # None: nothing certified
     return (
         "reading: " + "; ".join(parts) + ("; every tree has the certified value." if same else ".")
     )
