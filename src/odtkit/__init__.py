@@ -35,6 +35,7 @@ __all__ = [
     "search_rule_list",
     "search_tree",
     "solve_formulation",
+    "sweep",
     "__version__",
 ]
 
@@ -44,6 +45,7 @@ _LAZY = {
     "compare": ("odtkit.compare", "compare"),
     "pruning": ("odtkit.pruning", None),
     "solve_formulation": ("odtkit.pipeline", "solve_formulation"),
+    "sweep": ("odtkit.sweeping", "sweep"),
     "OptimalTreeClassifier": ("odtkit.estimators", "OptimalTreeClassifier"),
     "OptimalRuleListClassifier": ("odtkit.estimators", "OptimalRuleListClassifier"),
     "FairTreeClassifier": ("odtkit.estimators", "FairTreeClassifier"),

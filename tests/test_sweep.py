@@ -1,0 +1,142 @@
+"""odtkit.sweep: one tidy table, the same locally, on a process pool and on a Dask cluster;
+failed and timed-out tasks are rows, never a lost sweep."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import StratifiedKFold
+
+import odtkit
+from odtkit import datasets, metrics
+from odtkit.core import regularization_path, search_tree
+from odtkit.sweeping import SWEEP_COLUMNS, sweep
+
+GRID = {"lams": (0.01, 0.03), "depths": (2, 3), "folds": 3}
+NOT_TIME = [c for c in SWEEP_COLUMNS if c != "time"]
+
+
+@pytest.fixture(scope="module")
+def serial() -> pd.DataFrame:
+    return sweep(["monk1", "monk3"], **GRID, n_jobs=1, progress=False)
+
+
+def test_table_shape_and_rows_recomputed(serial: pd.DataFrame):
+    assert odtkit.sweep is sweep
+    assert list(serial.columns) == list(SWEEP_COLUMNS)
+    assert len(serial) == 2 * 3 * 2 * 2  # datasets x folds x depths x lams
+    assert (serial["status"] == "optimal").all() and (serial["objective"] == serial["bound"]).all()
+    # every row is what a direct solve on the same fold gives
+    data = datasets.load("monk3")
+    splits = list(StratifiedKFold(3, shuffle=True, random_state=0).split(data.X, data.y))
+    for row in serial[serial["dataset"] == "monk3"].itertuples():
+        train, test = (data.subset(idx) for idx in splits[row.fold])
+        direct = search_tree(train, lam=row.lam, max_depth=row.depth)
+        assert row.objective == pytest.approx(direct.objective, abs=1e-12)
+        assert row.leaves == direct.model.n_leaves
+        assert row.train_accuracy == pytest.approx(metrics.accuracy(direct.model, train))
+        assert row.test_accuracy == pytest.approx(metrics.accuracy(direct.model, test))
+
+
+def test_process_pool_gives_the_same_table(serial: pd.DataFrame):
+    streamed: list[dict] = []
+    pooled = sweep(["monk1", "monk3"], **GRID, n_jobs=2, progress=True, on_rows=streamed.extend)
+    pd.testing.assert_frame_equal(pooled[NOT_TIME], serial[NOT_TIME])
+    assert len(streamed) == len(serial)
+
+
+def test_dask_local_cluster_gives_the_same_table(serial: pd.DataFrame):
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        on_dask = sweep(["monk1", "monk3"], **GRID, client=client, progress=False)
+    pd.testing.assert_frame_equal(on_dask[NOT_TIME], serial[NOT_TIME])
+
+
+def test_dask_timeout_is_a_row():
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        # tic-tac-toe at unlimited depth and this λ takes the dp seconds; monk1 milliseconds
+        table = sweep(
+            ["monk1", "tic-tac-toe"],
+            lams=(0.0002,),
+            depths=(None,),
+            folds=None,
+            time_limit=None,
+            task_timeout=1.0,
+            client=client,
+            progress=False,
+        )
+    by_name = table.set_index("dataset")
+    assert by_name.loc["monk1", "status"] == "optimal"
+    assert by_name.loc["tic-tac-toe", "status"] == "time_limit"
+    assert "task_timeout" in by_name.loc["tic-tac-toe", "message"]
+
+
+def test_failed_task_is_a_row():
+    # a MIP over a complete tree needs a depth: that task fails, the dp task of the grid does not
+    table = sweep(
+        "monk1",
+        lams=(0.05,),
+        depths=(None,),
+        folds=None,
+        methods=("dp", "rbinoct"),
+        n_jobs=1,
+        progress=False,
+    )
+    by_method = table.set_index("method")
+    assert by_method.loc["dp", "status"] == "optimal"
+    assert by_method.loc["rbinoct", "status"] == "error"
+    assert "depth" in by_method.loc["rbinoct", "message"]
+    assert math.isnan(by_method.loc["rbinoct", "objective"])
+
+
+def test_path_rows_are_the_path(serial: pd.DataFrame):
+    data = datasets.load("monk2")
+    table = sweep({"m2": data}, lams="path", depths=3, folds=None, n_jobs=1, progress=False)
+    path = regularization_path(data, max_depth=3)
+    assert list(table["lam"]) == pytest.approx([s.lam_lo for s in path.segments])
+    assert list(table["lam_hi"]) == [s.lam_hi for s in path.segments]
+    assert list(table["leaves"]) == [s.n_leaves for s in path.segments]
+    assert (table["dataset"] == "m2").all() and (table["status"] == "optimal").all()
+    assert np.isnan(table["test_accuracy"]).all()
+    assert table["train_accuracy"].is_monotonic_decreasing
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"lams": "all"}, ValueError, "lams"),
+        ({"lams": "path", "methods": ("bnb",)}, ValueError, "methods"),
+        ({"folds": 1}, ValueError, "folds"),
+        ({"n_jobs": 0}, ValueError, "n_jobs"),
+        ({"lams": (-1.0,)}, ValueError, "lams"),
+        ({"depths": (-2,)}, ValueError, "depths"),
+        ({"methods": ("nope",)}, ValueError, "method"),
+        ({"time_limit": 0}, ValueError, "time_limit"),
+    ],
+)
+def test_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        sweep("monk1", **{"n_jobs": 1, "progress": False, **kwargs})
+
+
+def test_bad_datasets():
+    with pytest.raises(TypeError, match="datasets"):
+        sweep(3, n_jobs=1)
+    with pytest.raises(ValueError, match="empty"):
+        sweep([], n_jobs=1)
+    with pytest.raises(ValueError, match="distinct"):
+        sweep(["monk1", "monk1"], n_jobs=1)
