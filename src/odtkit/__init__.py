@@ -22,6 +22,7 @@ __all__ = [
     "Fairness",
     "OptimalRuleListClassifier",
     "OptimalTreeClassifier",
+    "OptimalTreeClassifierCV",
     "Result",
     "RuleList",
     "Status",
@@ -47,6 +48,7 @@ _LAZY = {
     "solve_formulation": ("odtkit.pipeline", "solve_formulation"),
     "sweep": ("odtkit.sweeping", "sweep"),
     "OptimalTreeClassifier": ("odtkit.estimators", "OptimalTreeClassifier"),
+    "OptimalTreeClassifierCV": ("odtkit.estimators", "OptimalTreeClassifierCV"),
     "OptimalRuleListClassifier": ("odtkit.estimators", "OptimalRuleListClassifier"),
     "FairTreeClassifier": ("odtkit.estimators", "FairTreeClassifier"),
 }
