@@ -140,3 +140,27 @@ def test_bad_datasets():
         sweep([], n_jobs=1)
     with pytest.raises(ValueError, match="distinct"):
         sweep(["monk1", "monk1"], n_jobs=1)
+
+
+def test_grid_search_distributes_through_joblibs_dask_backend():
+    distributed = pytest.importorskip("distributed")
+    import joblib
+    from sklearn.model_selection import GridSearchCV
+
+    from odtkit.estimators import OptimalTreeClassifier
+
+    data = datasets.load("monk3")
+    grid = {"lam": [0.005, 0.02, 0.05], "max_depth": [2, 3]}
+    local = GridSearchCV(OptimalTreeClassifier(), grid, cv=3).fit(data.X, data.y)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+        joblib.parallel_backend("dask"),
+    ):
+        on_dask = GridSearchCV(OptimalTreeClassifier(), grid, cv=3, n_jobs=-1).fit(data.X, data.y)
+    assert on_dask.best_params_ == local.best_params_
+    np.testing.assert_array_equal(
+        on_dask.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"]
+    )
