@@ -164,3 +164,20 @@ def test_grid_search_distributes_through_joblibs_dask_backend():
     np.testing.assert_array_equal(
         on_dask.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"]
     )
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_keeps_the_finished_rows(n_jobs: int):
+    calls = []
+
+    def interrupt_after_first(rows: list[dict]) -> None:
+        calls.append(rows)
+        raise KeyboardInterrupt  # what Ctrl-C raises in the main loop
+
+    table = sweep(
+        ["monk1", "monk3"], **GRID, n_jobs=n_jobs, progress=False, on_rows=interrupt_after_first
+    )
+    assert len(calls) == 1 and len(table) == 24
+    done = table[table["status"] == "optimal"]
+    assert len(done) == 1 and (table["status"] == "interrupted").sum() == 23
+    assert done.iloc[0]["objective"] == calls[0][0]["objective"]

@@ -9,8 +9,9 @@ Every cell of the grid is an independent task (one solve, or one regularization 
 Results stream back as tasks finish (a tqdm progress bar when tqdm is installed and
 ``progress=True``). A task that raises, or that gives no answer within ``task_timeout``, becomes a
 row with status ``"error"`` or ``"time_limit"`` and a ``message``: a sweep is never lost to one
-task. The table is sorted by the grid, so a local and a Dask run of the same sweep give the same
-table (up to the ``time`` column).
+task; Ctrl-C returns the finished rows and the rest as ``"interrupted"`` rows. The table is
+sorted by the grid, so a local and a Dask run of the same sweep give the same table (up to the
+``time`` column).
 """
 
 from __future__ import annotations
@@ -330,10 +331,12 @@ def _run_pool(
         for future, task in futures.items():
             if future not in finished:
                 yield task, _timeout_rows(task, timeout)
-        # a hung task cannot be cancelled once running: end the worker processes
-        for process in list(getattr(executor, "_processes", {}).values()):
-            process.terminate()
     finally:
+        if any(not f.done() for f in futures):
+            # a running task cannot be cancelled (it hung, or the sweep was interrupted):
+            # end the worker processes
+            for process in list(getattr(executor, "_processes", {}).values()):
+                process.terminate()
         executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -364,6 +367,10 @@ def _run_dask(
             if future.key not in seen:
                 future.cancel()
                 yield task, _timeout_rows(task, timeout)
+    finally:
+        for future in futures:
+            if future.key not in seen:
+                future.cancel()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -454,13 +461,24 @@ def sweep(
         stream = _run_pool(tasks, task_timeout, n_jobs or multiprocessing.cpu_count())
     bar = _progress_bar(len(tasks), progress)
     rows: list[dict[str, Any]] = []
+    finished: set[int] = set()
     try:
-        for _, task_rows in stream:
+        for task, task_rows in stream:
+            finished.add(task.index)
             rows.extend(task_rows)
             if on_rows is not None:
                 on_rows(task_rows)
             if bar is not None:
                 bar.update(1)
+    except KeyboardInterrupt:
+        # Ctrl-C keeps what finished; the rest are rows saying so
+        if hasattr(stream, "close"):
+            stream.close()  # ends the pool's workers / cancels the Dask futures
+        rows += [
+            _row(t, status=Status.INTERRUPTED.value, message="interrupted before it finished")
+            for t in tasks
+            if t.index not in finished
+        ]
     finally:
         if bar is not None:
             bar.close()
