@@ -208,7 +208,7 @@ class RegularizationPath:
 class _Line:
     leaves: int
     mistakes: float
-    tree: Tree
+    tree: Any  # a Tree, or a nested tuple of _prunings (see _as_tree)
 
     def value(self, lam_n: float) -> float:
         """Count-unit objective at ``lam_n = λ·N``."""
@@ -227,15 +227,17 @@ def _prunings(tree: Tree, X: np.ndarray, class_weights: np.ndarray) -> dict[int,
     plus every sum of one pruning of each child (its Minkowski sum), keeping the best per count.
     """
 
-    def front(node: Tree, rows: np.ndarray) -> dict[int, tuple[float, Tree]]:
+    # subtrees are nested tuples ((feature, left, right) or (label,)) until a line is kept:
+    # building and validating a Tree per combination would cost more than the counting
+    def front(node: Tree, rows: np.ndarray) -> dict[int, tuple[float, Any]]:
         counts = class_weights[rows].sum(axis=0)
         label = majority_label(counts)
-        own = {1: (float(counts.sum() - counts[label]), Tree.leaf(label))}
+        own: dict[int, tuple[float, Any]] = {1: (float(counts.sum() - counts[label]), (label,))}
         if node.is_leaf:
             # the dp may label a leaf differently when classes tie; keep its own label then
             mistakes = float(counts.sum() - counts[node.label])
             if mistakes <= own[1][0]:
-                own[1] = (mistakes, node)
+                own[1] = (mistakes, (node.label,))
             return own
         goes_right = X[rows, node.feature]
         left = front(node.left, rows[~goes_right])
@@ -244,11 +246,20 @@ def _prunings(tree: Tree, X: np.ndarray, class_weights: np.ndarray) -> dict[int,
             for nr, (mr, tr) in right.items():
                 k, m = nl + nr, ml + mr
                 if k not in own or m < own[k][0]:
-                    own[k] = (m, Tree.split(node.feature, tl, tr))
+                    own[k] = (m, (node.feature, tl, tr))
         return own
 
     rows = np.arange(X.shape[0])
     return {k: _Line(k, m, t) for k, (m, t) in front(tree, rows).items()}
+
+
+def _as_tree(shape: Any) -> Tree:
+    """A :class:`Tree` from a nested tuple of :func:`_prunings` (a Tree is returned as is)."""
+    if isinstance(shape, Tree):
+        return shape
+    if len(shape) == 1:
+        return Tree.leaf(shape[0])
+    return Tree.split(shape[0], _as_tree(shape[1]), _as_tree(shape[2]))
 
 
 def _envelope(lines: list[_Line], lo: float, hi: float, tol: float) -> list[tuple[float, _Line]]:
@@ -327,7 +338,7 @@ class _PathSearch:
         self.X = X[first]
         self.class_weights = np.zeros((len(first), dataset.n_classes))
         np.add.at(self.class_weights, (inverse.ravel(), dataset.y), dataset.weights)
-        self.lines: list[_Line] = []
+        self.best: dict[int, _Line] = {}  # the fewest-mistake known tree per leaf count
         self.seen: set[Tree] = set()
         self.log: list[dict[str, Any]] = []
         self.stop_status: Status | None = None
@@ -341,7 +352,9 @@ class _PathSearch:
         """Add ``tree`` and its prunings as known lines; return the tree's own line."""
         if tree not in self.seen:
             self.seen.add(tree)
-            self.lines.extend(_prunings(tree, self.X, self.class_weights).values())
+            for line in _prunings(tree, self.X, self.class_weights).values():
+                if line.leaves not in self.best or line.mistakes < self.best[line.leaves].mistakes:
+                    self.best[line.leaves] = line
         return _Line(tree.n_leaves, self.mistakes(tree), tree)
 
     def solve(self, lam_n: float, upper: float | None) -> tuple[Status, _Line | None, float]:
@@ -457,7 +470,7 @@ def regularization_path(
     unproven: list[tuple[float, float, float, float]] = []
     while pending:
         a_lo, a_hi, v_lo, v_hi = pending.pop()
-        pieces = _envelope(search.lines, a_lo, a_hi, tol)
+        pieces = _envelope(list(search.best.values()), a_lo, a_hi, tol)
         inner = [x for x, _ in pieces[1:] if a_lo < x < a_hi]
         if not inner:
             certified.append((a_lo, a_hi))
@@ -495,7 +508,7 @@ def _finish(
     """Assemble the segments: the envelope of the known lines, flagged where unproven."""
     N, tol = search.N, search.tol
     lo = lam_min * N
-    pieces = _envelope(search.lines, lo, max(top, lo), tol)
+    pieces = _envelope(list(search.best.values()), lo, max(top, lo), tol)
     # unproven intervals: the chord between their endpoints' lower bounds is a valid lower bound
     gaps: list[tuple[float, float, float, float]] = sorted(unproven)
     segments: list[PathSegment] = []
@@ -515,7 +528,8 @@ def _finish(
                 chord = v_lo + (v_hi - v_lo) * (y - g_lo) / (g_hi - g_lo)
                 worst = max(worst, (line.value(y) - chord) / N)
         # every reported number is re-evaluated by metrics, the one truth
-        truth = metrics.misclassified(line.tree, search.data)
+        tree = _as_tree(line.tree)
+        truth = metrics.misclassified(tree, search.data)
         if abs(truth - line.mistakes) > tol:
             raise RuntimeError(
                 f"the path scored a tree at {line.mistakes!r} mistakes but odtkit.metrics counts "
@@ -525,7 +539,7 @@ def _finish(
             PathSegment(
                 lam_lo=x / N,
                 lam_hi=x_end / N,
-                tree=line.tree,
+                tree=tree,
                 n_leaves=line.leaves,
                 misclassified=truth,
                 loss=truth / N,
