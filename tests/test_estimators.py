@@ -103,3 +103,41 @@ def test_mip_method_needs_a_depth():
     data = random_dataset(5, n_samples=25, n_features=3)
     with pytest.raises(ValueError, match="max_depth"):
         OptimalTreeClassifier(method="flowoct").fit(data.X, data.y)
+
+
+def test_cv_estimator_picks_lam_by_cross_validation_over_the_path():
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    from odtkit.core import regularization_path, search_tree
+    from odtkit.estimators import OptimalTreeClassifierCV
+
+    data = datasets.load("monk2")
+    y = data.classes[data.y]
+    clf = OptimalTreeClassifierCV(max_depth=3, cv=4).fit(data.X, y)
+    res = clf.cv_results_
+    path = regularization_path(data, max_depth=3)
+    assert len(res["param_lam"]) == len(path.segments)
+    assert list(res["n_leaves"]) == [s.n_leaves for s in path.segments]
+    # each score is the held-out accuracy of the fold's optimal tree at that candidate λ
+    # (optimality checked by search_tree; the path's own tree is scored, as ties may differ)
+    splits = StratifiedKFold(4, shuffle=True, random_state=0).split(data.X, data.y)
+    for k, (tr, te) in enumerate(splits):
+        train, test = data.subset(tr), data.subset(te)
+        fold_path = regularization_path(train, max_depth=3)
+        for j, lam in enumerate(res["param_lam"]):
+            tree = fold_path.tree_at(float(lam))
+            optimum = search_tree(train, lam=float(lam), max_depth=3).objective
+            assert metrics.objective(tree, train, lam=float(lam)) == pytest.approx(optimum)
+            assert res[f"split{k}_test_score"][j] == pytest.approx(metrics.accuracy(tree, test))
+    best = clf.best_index_
+    assert res["rank_test_score"][best] == 1
+    assert res["mean_test_score"][best] == res["mean_test_score"].max() == clf.best_score_
+    # the refit tree is the full data's optimum at best_lam_
+    refit = search_tree(data, lam=clf.best_lam_, max_depth=3)
+    assert metrics.objective(clf.tree_, data, lam=clf.best_lam_) == pytest.approx(refit.objective)
+    assert (clf.predict(data.X) == data.classes[clf.tree_.predict(data.X)]).all()
+    assert clf.predict_proba(data.X).shape == (data.n_samples, 2)
+    assert clone(clf).get_params() == clf.get_params()
+    with pytest.raises(ValueError, match="cv"):
+        OptimalTreeClassifierCV(cv=1).fit(data.X, y)

@@ -32,3 +32,23 @@ def test_plot_traces_draws_incumbent_and_bound_per_solver():
     labels = [line.get_label() for line in ax.get_lines()]
     assert "mip incumbent" in labels and "mip bound" in labels
     assert "dp incumbent" in labels
+
+
+def test_plot_frontier_draws_train_and_held_out():
+    from odtkit.core import regularization_path
+    from odtkit.plot import plot_frontier
+
+    data = datasets.load("monk2")
+    rows = list(range(0, data.n_samples, 2))
+    train, test = data.subset(rows), data.subset(list(range(1, data.n_samples, 2)))
+    path = regularization_path(train, max_depth=3)
+    ax = plot_frontier(path, test, label="monk2")
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert set(lines) == {"monk2 train", "monk2 held-out"}
+    assert list(lines["monk2 train"].get_xdata()) == [s.n_leaves for s in path.segments]
+    assert list(lines["monk2 train"].get_ydata()) == pytest.approx(
+        [1 - s.loss for s in path.segments]
+    )
+    cut = regularization_path(datasets.load("tic-tac-toe"), max_depth=4, time_limit=0.005)
+    labels = [line.get_label() for line in plot_frontier(cut).get_lines()]
+    assert ("train (not certified)" in labels) == (not cut.certified)

@@ -6,7 +6,7 @@ The public API is re-exported here; see the README for the quickstart.
 from typing import Any
 
 from odtkit import datasets, metrics
-from odtkit.core import search_rule_list, search_tree
+from odtkit.core import regularization_path, search_rule_list, search_tree
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
 from odtkit.greedy import greedy_tree
@@ -22,6 +22,7 @@ __all__ = [
     "Fairness",
     "OptimalRuleListClassifier",
     "OptimalTreeClassifier",
+    "OptimalTreeClassifierCV",
     "Result",
     "RuleList",
     "Status",
@@ -31,9 +32,11 @@ __all__ = [
     "greedy_tree",
     "metrics",
     "pruning",
+    "regularization_path",
     "search_rule_list",
     "search_tree",
     "solve_formulation",
+    "sweep",
     "__version__",
 ]
 
@@ -43,7 +46,9 @@ _LAZY = {
     "compare": ("odtkit.compare", "compare"),
     "pruning": ("odtkit.pruning", None),
     "solve_formulation": ("odtkit.pipeline", "solve_formulation"),
+    "sweep": ("odtkit.sweeping", "sweep"),
     "OptimalTreeClassifier": ("odtkit.estimators", "OptimalTreeClassifier"),
+    "OptimalTreeClassifierCV": ("odtkit.estimators", "OptimalTreeClassifierCV"),
     "OptimalRuleListClassifier": ("odtkit.estimators", "OptimalRuleListClassifier"),
     "FairTreeClassifier": ("odtkit.estimators", "FairTreeClassifier"),
 }

@@ -143,9 +143,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         self._keep_tree(data)
         return self
 
-    def _keep_tree(self, data: Dataset) -> None:
-        """``tree_`` and the leaf class distributions of the fitted result."""
-        self.tree_ = self.result_.model
+    def _keep_tree(self, data: Dataset, tree: Any = None) -> None:
+        """``tree_`` (``tree``, else the fitted result's) and its leaf class distributions."""
+        self.tree_ = self.result_.model if tree is None else tree
         leaf = self.tree_.apply(data.X)
         dist = np.zeros((self.tree_.n_leaves, data.n_classes))
         np.add.at(dist, (leaf, data.y), data.weights)
@@ -208,6 +208,129 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         """The fitted tree with feature names and class values."""
         check_is_fitted(self, "tree_")
         return self.tree_.to_text(self.feature_names_, self.classes_)
+
+
+class OptimalTreeClassifierCV(OptimalTreeClassifier):
+    """An optimal tree whose λ is chosen by cross-validation over the exact regularization path.
+
+    ``fit`` computes :func:`odtkit.core.regularization_path` on the whole training set: its
+    segments are the candidates (every λ in a segment gives the same tree, so a finite list of
+    trees is the whole search space). Each fold's own path gives, for every candidate, the tree
+    that fold would fit (its tree at the segment's representative λ: the midpoint, or 1.5x the
+    start of the last, single-leaf segment), scored on the held-out fold. The best mean score
+    wins, ties going to fewer leaves; the refit is the full path's tree there, so the whole fit
+    is ``cv + 1`` paths and no further solve.
+
+    Parameters
+    ----------
+    max_depth : int or None, default=3
+        Maximum splits on a path (None: unlimited, usually slow at small λ).
+    cv : int or cross-validation splitter, default=5
+        As in scikit-learn (an int means stratified k-fold; shuffled with ``random_state``).
+    lam_min : float, default=0.0
+        Smallest λ considered.
+    time_limit : float or None
+        Seconds per path (each fold's and the full one). A path stopped early is the best
+        known trees (``path_.certified`` says whether the refit tree is proven optimal).
+    random_state : int or None, default=0
+        Shuffling of the folds when ``cv`` is an int.
+    binarize, max_thresholds
+        As in :class:`OptimalTreeClassifier`. The Binarizer is fitted on the whole training
+        set before the folds are cut (its thresholds see every row; no label is used).
+
+    Attributes
+    ----------
+    best_lam_ : float
+        The chosen λ (the representative λ of the best segment).
+    best_index_ : int
+        Its row in ``cv_results_``.
+    best_score_ : float
+        Its mean held-out accuracy (weighted by ``sample_weight`` when given).
+    cv_results_ : dict of arrays
+        One entry per candidate segment: ``param_lam``, ``lam_lo``, ``lam_hi``, ``n_leaves``,
+        ``split{k}_test_score``, ``mean_test_score``, ``std_test_score``, ``rank_test_score``,
+        ``mean_train_score``; ``pandas.DataFrame(cv_results_)`` tabulates it.
+    path_ : RegularizationPath
+        The full training set's path (``path_.to_frame()``).
+    tree_, classes_, binarizer_, feature_names_, leaf_distribution_
+        As in :class:`OptimalTreeClassifier`; ``tree_`` is ``path_.tree_at(best_lam_)``.
+    """
+
+    def __init__(
+        self,
+        max_depth: int | None = 3,
+        cv: Any = 5,
+        lam_min: float = 0.0,
+        time_limit: float | None = None,
+        random_state: int | None = 0,
+        binarize: bool | str = "auto",
+        max_thresholds: int | None = None,
+    ) -> None:
+        self.max_depth = max_depth
+        self.cv = cv
+        self.lam_min = lam_min
+        self.time_limit = time_limit
+        self.random_state = random_state
+        self.binarize = binarize
+        self.max_thresholds = max_thresholds
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifierCV:
+        """Compute the paths, score every candidate on the folds, keep the best tree."""
+        from sklearn.model_selection import StratifiedKFold, check_cv
+
+        from odtkit.core import regularization_path
+
+        depth = check_depth(self.max_depth)
+        lam_min = check_lambda(self.lam_min, "lam_min")
+        data = self._fit_dataset(X, y, sample_weight)
+        path = regularization_path(
+            data, max_depth=depth, lam_min=lam_min, time_limit=self.time_limit
+        )
+        segments = path.segments
+        lam_lo = np.array([s.lam_lo for s in segments])
+        lam_hi = np.array([s.lam_hi for s in segments])
+        last = max(1.5 * lam_lo[-1], lam_lo[-1] + 1e-3)
+        candidates = np.where(np.isfinite(lam_hi), (lam_lo + lam_hi) / 2, last)
+        if isinstance(self.cv, int) and not isinstance(self.cv, bool):
+            if self.cv < 2:
+                raise ValueError(f"cv must be >= 2, got {self.cv}")
+            splitter: Any = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+        else:
+            splitter = check_cv(self.cv, data.y, classifier=True)
+        scores, train_scores = [], []
+        for train_idx, test_idx in splitter.split(data.X, data.y):
+            train, test = data.subset(train_idx), data.subset(test_idx)
+            fold_path = regularization_path(
+                train, max_depth=depth, lam_min=lam_min, time_limit=self.time_limit
+            )
+            trees = [fold_path.tree_at(lam) for lam in candidates]
+            scores.append([metrics.accuracy(t, test) for t in trees])
+            train_scores.append([metrics.accuracy(t, train) for t in trees])
+        scores_arr = np.array(scores)
+        mean, std = scores_arr.mean(axis=0), scores_arr.std(axis=0)
+        leaves = np.array([s.n_leaves for s in segments])
+        # best mean score; on ties the simpler tree (fewer leaves)
+        order = np.lexsort((leaves, -mean))
+        best = int(order[0])
+        ranks = np.empty(len(segments), dtype=int)
+        ranks[order] = np.arange(1, len(segments) + 1)
+        self.cv_results_ = {
+            "param_lam": candidates,
+            "lam_lo": lam_lo,
+            "lam_hi": lam_hi,
+            "n_leaves": leaves,
+            **{f"split{k}_test_score": scores_arr[k] for k in range(len(scores_arr))},
+            "mean_test_score": mean,
+            "std_test_score": std,
+            "rank_test_score": ranks,
+            "mean_train_score": np.array(train_scores).mean(axis=0),
+        }
+        self.best_index_ = best
+        self.best_lam_ = float(candidates[best])
+        self.best_score_ = float(mean[best])
+        self.path_ = path
+        self._keep_tree(data, segments[best].tree)
+        return self
 
 
 class FairTreeClassifier(OptimalTreeClassifier):

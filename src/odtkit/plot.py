@@ -1,4 +1,4 @@
-"""Plots for notebooks: convergence traces of several solvers, and a tree drawing.
+"""Plots for notebooks: convergence traces, a tree drawing, and the accuracy–leaves frontier.
 
 matplotlib is optional (``pip install odtkit[plot]``); it is imported when a plot is asked for.
 """
@@ -131,4 +131,67 @@ def plot_tree(
     draw(tree, 1)
     ax.set_axis_off()
     ax.margins(0.15)
+    return ax
+
+
+def plot_frontier(
+    path: Any,
+    test: Any = None,
+    ax: Any = None,
+    label: str = "",
+) -> Any:
+    """Accuracy against leaves along a regularization path: training and held-out.
+
+    Every segment of the path is one optimal tree; its training accuracy (solid) falls as λ
+    grows and leaves are removed, while a held-out set's (dashed, when ``test`` is given)
+    usually peaks in between: the frontier shows which tree sizes pay off.
+
+    Parameters
+    ----------
+    path : RegularizationPath
+        From :func:`odtkit.core.regularization_path` (uncertified segments are drawn hollow).
+    test : Dataset, optional
+        Held-out data, with the training set's features, scored by :func:`odtkit.metrics.accuracy`.
+    ax : matplotlib Axes, optional
+    label : str
+        Prefix of the legend entries (to overlay several paths).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from odtkit import metrics
+
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    prefix = f"{label} " if label else ""
+    segments = list(path.segments)
+    leaves = np.array([s.n_leaves for s in segments])
+    train = np.array([1.0 - s.loss for s in segments])
+    certified = np.array([s.certified for s in segments])
+    (line,) = ax.plot(leaves, train, "-", marker="o", label=f"{prefix}train")
+    if not certified.all():
+        ax.plot(
+            leaves[~certified],
+            train[~certified],
+            "o",
+            markerfacecolor="white",
+            color=line.get_color(),
+            label=f"{prefix}train (not certified)",
+        )
+    if test is not None:
+        held_out = np.array([metrics.accuracy(s.tree, test) for s in segments])
+        ax.plot(
+            leaves,
+            held_out,
+            "--",
+            marker="s",
+            color=line.get_color(),
+            label=f"{prefix}held-out",
+        )
+    ax.set_xlabel("leaves")
+    ax.set_ylabel("accuracy")
+    ax.set_title("accuracy–leaves frontier (one optimal tree per λ segment)")
+    ax.legend(fontsize="small")
     return ax

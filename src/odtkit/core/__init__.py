@@ -1,11 +1,14 @@
 """Python face of the native search core (``odtkit.core._native``)."""
 
 from odtkit.core._native import Bitset
+from odtkit.core.path import RegularizationPath, regularization_path
 from odtkit.core.rules import search_rule_list
 from odtkit.core.search import search_tree
 
 __all__ = [
     "Bitset",
+    "RegularizationPath",
+    "regularization_path",
     "search_rule_list",
     "search_tree",
 ]
