@@ -7,9 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from odtkit import Dataset
+from odtkit.datasets._dataset import unique_rows
 from odtkit.formulations import PathOCT, RBinOCT
 from odtkit.formulations import paths as paths_module
-from odtkit.formulations._common import row_data, unique_rows
+from odtkit.formulations._common import row_data
 
 
 @settings(max_examples=150, deadline=None)

@@ -46,6 +46,7 @@ from odtkit._validation import (
 from odtkit.core import _native
 from odtkit.core._problem import build_problem, decode_tree, search_config
 from odtkit.datasets import Dataset
+from odtkit.datasets._dataset import unique_rows
 from odtkit.results import Status
 from odtkit.tree import Tree, majority_label
 
@@ -329,15 +330,10 @@ class _PathSearch:
         # the prunings are scored on the distinct rows with their class weights (compas-binary:
         # 6907 rows, a few hundred distinct), which makes them cheap next to a solve
         X = np.ascontiguousarray(dataset.X, dtype=bool)
-        packed = np.packbits(X, axis=1)
-        if packed.shape[1] <= 8:  # one uint64 key per row: a 1-d unique, 10x faster
-            keys = np.zeros((X.shape[0], 8), dtype=np.uint8)
-            keys[:, : packed.shape[1]] = packed
-            packed = keys.view(np.uint64).ravel()
-        _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+        first, inverse = unique_rows(X)
         self.X = X[first]
         self.class_weights = np.zeros((len(first), dataset.n_classes))
-        np.add.at(self.class_weights, (inverse.ravel(), dataset.y), dataset.weights)
+        np.add.at(self.class_weights, (inverse, dataset.y), dataset.weights)
         self.best: dict[int, _Line] = {}  # the fewest-mistake known tree per leaf count
         self.seen: set[Tree] = set()
         self.log: list[dict[str, Any]] = []

