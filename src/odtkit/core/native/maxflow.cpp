@@ -26,8 +26,10 @@ class ClosureNetwork {
     std::int64_t total = 0;
     for (std::int64_t v = 0; v < n; ++v) {
       if (src_[v] < 0 || snk_[v] < 0) throw std::invalid_argument("capacities must be >= 0");
-      if (src_[v] > kMaxTotal || snk_[v] > kMaxTotal || (total += src_[v]) > kMaxTotal)
+      // compare before adding: the sum itself must not overflow
+      if (src_[v] > kMaxTotal || snk_[v] > kMaxTotal || src_[v] > kMaxTotal - total)
         throw std::invalid_argument("capacities too large: their sum must stay below 2**62");
+      total += src_[v];
     }
     offset_.assign(static_cast<std::size_t>(n) + 1, 0);
     for (std::int64_t j = 0; j < m; ++j) {
