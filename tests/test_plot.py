@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 from odtkit import datasets  # noqa: E402
 from odtkit.core import search_tree  # noqa: E402
-from odtkit.plot import plot_traces, plot_tree  # noqa: E402
+from odtkit.plot import plot_cost_error_path, plot_traces, plot_tree  # noqa: E402
 from odtkit.tree import Tree  # noqa: E402
 
 
@@ -32,3 +32,19 @@ def test_plot_traces_draws_incumbent_and_bound_per_solver():
     labels = [line.get_label() for line in ax.get_lines()]
     assert "mip incumbent" in labels and "mip bound" in labels
     assert "dp incumbent" in labels
+
+
+def test_plot_cost_error_path_draws_train_and_test_through_every_vertex():
+    import numpy as np
+
+    from odtkit.pruning import cost_error_path, worked_example
+
+    trees, X, y, costs = worked_example()
+    path = cost_error_path(trees, X, y, costs=costs)
+    ax = plot_cost_error_path(path, X, y)
+    train, test = ax.get_lines()
+    np.testing.assert_allclose(train.get_xdata(), path.cost_term)
+    np.testing.assert_allclose(train.get_ydata(), path.error_term)
+    np.testing.assert_allclose(test.get_xdata(), path.cost_term)  # test data = training data
+    assert "test" in test.get_label()
+    assert len(plot_cost_error_path(path).get_lines()) == 1  # no test data: train only

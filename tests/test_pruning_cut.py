@@ -33,9 +33,7 @@ A = [True, False, False, False, False]  # tree pruned to its root (spec §8.3)
 C = [False, True, False, True, True]  # both splits kept
 
 
-def _forest(
-    seed, n=30, T=2, depth=2, k=5, kind="rf", classes=2, integer_x=False, zero_costs=False
-):
+def _forest(seed, n=30, T=2, depth=2, k=5, kind="rf", classes=2, integer_x=False, zero_costs=False):
     X, y = make_classification(
         n,
         n_features=k,
@@ -166,7 +164,8 @@ def test_worked_example_path_and_budgets():
     assert list(frame.n_leaves) == [6, 2]
     np.testing.assert_allclose(frame.test_feature_cost, frame.cost_term)
     # spec §8.6: budgets 0 and 4 are hull vertices; 2 and 3 lie between (exact answer 0.25)
-    for B, err, how in [(0.0, 0.5, "path"), (2.0, 0.25, "lp1"), (3.0, 0.25, "lp1"), (4.0, 0, "path")]:
+    cases = [(0.0, 0.5, "path"), (2.0, 0.25, "lp1"), (3.0, 0.25, "lp1"), (4.0, 0.0, "path")]
+    for B, err, how in cases:
         res = prune(trees, X, y, costs=costs, budget=B)
         assert res.status == Status.OPTIMAL and res.method == how
         assert res.objective == pytest.approx(err) and res.model.cost_term <= B + 1e-12
@@ -207,7 +206,13 @@ def test_cut_equals_brute_force_lp_and_mip(seed):
 )
 def test_property_cut_equals_oracle(seed, T, depth, classes, kind, integer_x, zero_costs, lam):
     ens, X, y, costs = _forest(
-        seed, n=30, T=T, depth=depth, classes=classes, kind=kind, integer_x=integer_x,
+        seed,
+        n=30,
+        T=T,
+        depth=depth,
+        classes=classes,
+        kind=kind,
+        integer_x=integer_x,
         zero_costs=zero_costs,
     )
     d = extract(ens, X, y, costs)
