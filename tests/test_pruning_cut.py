@@ -26,7 +26,7 @@ from odtkit.pruning import (
     prune,
     worked_example,
 )
-from odtkit.pruning._cut import closure_network, cut_prune
+from odtkit.pruning._cut import closure_network, cut_prune, duplicate_examples
 from odtkit.results import Status
 
 A = [True, False, False, False, False]  # tree pruned to its root (spec §8.3)
@@ -256,13 +256,33 @@ def test_time_limit_returns_a_valid_pruning_and_bound():
 def test_network_is_built_from_the_arrays():
     ens, X, y, costs = _forest(1, n=40, T=3, depth=3, zero_costs=True)
     d = extract(ens, X, y, costs)
-    net = closure_network(d)
+    net = closure_network(d, merge=False)
     n_internal = sum(int((t.left >= 0).sum()) for t in d.trees)
     paid = d.costs[d.pair_feature] > 0
     assert net.n_splits == n_internal and net.n_nodes == n_internal + int(paid.sum())
     # one child->parent arc per non-root internal node, one arc per entry of a paid pair
     assert net.n_arcs == (n_internal - d.n_trees) + int(paid[d.entry_pair].sum())
     assert np.all(net.gain >= 0)
+
+
+def test_examples_with_identical_paths_are_one_node():
+    # integer features: many rows reach the same leaf in every tree
+    ens, X, y, costs = _forest(4, n=80, T=3, depth=3, integer_x=True)
+    d = extract(ens, X, y, costs)
+    rep, weight = duplicate_examples(d)
+    leaf = np.stack([t.leaf_of for t in d.trees], axis=1)
+    np.testing.assert_array_equal(leaf, leaf[rep])
+    # classes are maximal: two representatives never share a leaf tuple
+    reps = np.unique(rep)
+    assert len({tuple(r) for r in leaf[reps]}) == reps.size
+    assert weight.sum() == d.n_samples and np.all(weight[reps] >= 1)
+    merged, full = closure_network(d), closure_network(d, merge=False)
+    assert merged.n_nodes < full.n_nodes and merged.n_arcs < full.n_arcs
+    for lam in (0.0, 0.004, 0.03, 0.2):
+        a, b = cut_prune(d, lam=lam, network=merged), cut_prune(d, lam=lam, network=full)
+        assert a.status == b.status == Status.OPTIMAL
+        assert a.objective == pytest.approx(b.objective, abs=1e-12)
+        assert a.objective == pytest.approx(brute_force_prune(d, lam=lam, limit=10**6)[0])
 
 
 # ---------------------------------------------------------------------- the path

@@ -39,7 +39,13 @@ from odtkit.pruning._ensemble import PrunedEnsemble, objective_terms
 from odtkit.pruning._extract import EnsembleData
 from odtkit.results import Result, Status, make_trace
 
-__all__ = ["ClosureNetwork", "closure_network", "cut_prune", "CUT_TOLERANCE"]
+__all__ = [
+    "ClosureNetwork",
+    "closure_network",
+    "cut_prune",
+    "duplicate_examples",
+    "CUT_TOLERANCE",
+]
 
 #: objectives and bounds closer than this (normalized) are equal (as the searches' tolerance)
 CUT_TOLERANCE = 1e-9
@@ -53,7 +59,8 @@ class ClosureNetwork:
     Nodes ``0 .. n_splits-1`` are the internal tree nodes (``split_node``: their global node id,
     ``data.node_offset[t] + h``), nodes ``n_splits ..`` the (feature, example) pairs with a
     positive cost (``pair``: their index into ``data.pair_key``). ``gain`` (int64) is ``-a_h``,
-    the training errors split ``h`` saves, ``pair_cost`` the pair's ``c_k``; ``tails``/``heads``
+    the training errors split ``h`` saves, ``pair_cost`` the pair's ``c_k`` (times the number of
+    examples it stands for, see :func:`duplicate_examples`); ``tails``/``heads``
     the infinite arcs; ``base_errors`` the errors of the ensemble pruned to its roots.
     """
 
@@ -128,8 +135,37 @@ def _trees(data: EnsembleData) -> list[tuple[Any, int]]:
     return list(zip(data.trees, data.node_offset[:-1].tolist(), strict=True))
 
 
-def closure_network(data: EnsembleData) -> ClosureNetwork:
-    """Build the cut network of ``data`` from its arrays (numpy only, no per-node loop)."""
+def duplicate_examples(data: EnsembleData) -> tuple[np.ndarray, np.ndarray]:
+    """``(representative, weight)``: examples that reach the same leaf in every tree follow the
+    same paths, so their (feature, example) pairs have the same arcs and can be one node of
+    summed capacity. ``representative[i]`` is the first such example of ``i``'s class,
+    ``weight[i]`` the class size at a representative (0 elsewhere).
+
+    Classes come from two random 64-bit signatures of the leaf tuple and are then verified
+    element by element; on any mismatch nothing is merged.
+    """
+    N = data.n_samples
+    leaf = np.stack([t.leaf_of for t in data.trees], axis=1).astype(np.uint64)
+    rng = np.random.default_rng(20161)
+    r = rng.integers(1, 2**63 - 1, size=(2, data.n_trees), dtype=np.int64).view(np.uint64)
+    with np.errstate(over="ignore"):  # wrap-around arithmetic is the point of a signature
+        key = np.stack([(leaf * r[0]).sum(axis=1), (leaf * r[1]).sum(axis=1)], axis=1)
+    _, first, inverse = np.unique(
+        key.view(np.int64), axis=0, return_index=True, return_inverse=True
+    )
+    representative = first[inverse.ravel()]
+    if not np.array_equal(leaf, leaf[representative]):
+        representative = np.arange(N)
+    weight = np.bincount(representative, minlength=N)
+    return representative, weight
+
+
+def closure_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork:
+    """Build the cut network of ``data`` from its arrays (numpy only, no per-node loop).
+
+    ``merge``: pairs of examples with identical paths through every tree are one node
+    (:func:`duplicate_examples`); the optimum and every cut value are unchanged.
+    """
     pairs = list(_trees(data))
     left = np.concatenate([np.where(t.left >= 0, t.left + off, -1) for t, off in pairs])
     right = np.concatenate([np.where(t.right >= 0, t.right + off, -1) for t, off in pairs])
@@ -147,15 +183,22 @@ def closure_network(data: EnsembleData) -> ClosureNetwork:
     child = split_node[parent[split_node] >= 0]
     tails = [split_id[child]]
     heads = [split_id[parent[child]]]
-    # first-use node -> pair arcs, for pairs whose feature costs something
-    pair_cost_all = data.costs[data.pair_feature]
+    # first-use node -> pair arcs, for pairs whose feature costs something (and, merging, whose
+    # example represents its class of identical paths, with the class size as a multiplier)
+    if merge and data.n_trees:
+        _, weight = duplicate_examples(data)
+    else:
+        weight = np.ones(data.n_samples, dtype=np.int64)
+    pair_weight = weight[data.pair_example]
+    pair_cost_all = data.costs[data.pair_feature] * pair_weight
     paid = pair_cost_all > 0
     pair = np.flatnonzero(paid)
     pair_id = np.cumsum(paid, dtype=np.int64) - 1 + split_node.shape[0]
     if data.n_entries:
-        use_node = np.concatenate([t.use_node + off for t, off in pairs])
         entry_paid = paid[data.entry_pair]
-        tails.append(split_id[use_node[entry_paid]])
+        use_node = np.concatenate([t.use_node + off for t, off in pairs])[entry_paid]
+        tails.append(split_id[use_node])
+        del use_node
         heads.append(pair_id[data.entry_pair[entry_paid]])
     return ClosureNetwork(
         data=data,
@@ -163,8 +206,8 @@ def closure_network(data: EnsembleData) -> ClosureNetwork:
         gain=gain.astype(np.int64),
         pair=pair,
         pair_cost=pair_cost_all[pair],
-        tails=np.ascontiguousarray(np.concatenate(tails), dtype=np.int64),
-        heads=np.ascontiguousarray(np.concatenate(heads), dtype=np.int64),
+        tails=np.concatenate(tails).astype(np.int64, copy=False),
+        heads=np.concatenate(heads).astype(np.int64, copy=False),
         base_errors=int(error[roots].sum()),
     )
 
