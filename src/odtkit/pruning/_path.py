@@ -240,6 +240,12 @@ def exact_path(
     while stack:
         nodes, arcs, EL, CL, ER, CR = stack.pop()
         dC = CL - CR
+        if not dC > 0 or not ER >= EL:
+            # impossible for minimal optimal sets (R would never beat L); refuse to guess
+            raise RuntimeError(
+                f"inconsistent cost-error path: window costs {CL!r} -> {CR!r}, errors "
+                f"{EL!r} -> {ER!r}"
+            )
         lam = (ER - EL) / NT / (dC / N)
         inside = cut(nodes, arcs, lam)
         S = nodes[inside]
