@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 from odtkit import datasets  # noqa: E402
 from odtkit.core import search_tree  # noqa: E402
-from odtkit.plot import plot_traces, plot_tree  # noqa: E402
+from odtkit.plot import plot_cost_error_path, plot_traces, plot_tree  # noqa: E402
 from odtkit.tree import Tree  # noqa: E402
 
 
@@ -52,3 +52,19 @@ def test_plot_frontier_draws_train_and_held_out():
     cut = regularization_path(datasets.load("tic-tac-toe"), max_depth=4, time_limit=0.005)
     labels = [line.get_label() for line in plot_frontier(cut).get_lines()]
     assert ("train (not certified)" in labels) == (not cut.certified)
+
+
+def test_plot_cost_error_path_draws_train_and_test_through_every_vertex():
+    import numpy as np
+
+    from odtkit.pruning import cost_error_path, worked_example
+
+    trees, X, y, costs = worked_example()
+    path = cost_error_path(trees, X, y, costs=costs)
+    ax = plot_cost_error_path(path, X, y)
+    train, test = ax.get_lines()
+    np.testing.assert_allclose(train.get_xdata(), path.cost_term)
+    np.testing.assert_allclose(train.get_ydata(), path.error_term)
+    np.testing.assert_allclose(test.get_xdata(), path.cost_term)  # test data = training data
+    assert "test" in test.get_label()
+    assert len(plot_cost_error_path(path).get_lines()) == 1  # no test data: train only

@@ -1,4 +1,5 @@
-"""Plots for notebooks: convergence traces, a tree drawing, and the accuracy–leaves frontier.
+"""Plots for notebooks: convergence traces of several solvers, a tree drawing, the accuracy–leaves
+frontier of a regularization path, and the exact cost–error path of ensemble pruning.
 
 matplotlib is optional (``pip install odtkit[plot]``); it is imported when a plot is asked for.
 """
@@ -193,5 +194,63 @@ def plot_frontier(
     ax.set_xlabel("leaves")
     ax.set_ylabel("accuracy")
     ax.set_title("accuracy–leaves frontier (one optimal tree per λ segment)")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_cost_error_path(
+    path: Any,
+    X_test: Any = None,
+    y_test: Any = None,
+    *,
+    ax: Any = None,
+    test_error: str = "error_soft",
+    frame: Any = None,
+) -> Any:
+    """The exact cost–error trade-off of ensemble pruning (:func:`odtkit.pruning.cost_error_path`).
+
+    Training: the IP3 error term (average per-tree error) against the average feature cost
+    per example, one marker per vertex of the lower convex hull, joined by the hull's edges.
+    With test data: each vertex's pruned ensemble measured on it, its ``test_error`` (a
+    column of :meth:`~odtkit.pruning.PrunedEnsemble.evaluate`: ``error_soft``, ``error_hard``
+    or ``error_term``) against its test feature cost.
+
+    Parameters
+    ----------
+    path : CostErrorPath
+    X_test, y_test : array-like, optional
+        Held-out data; omitted: only the training curve.
+    ax : matplotlib Axes, optional
+    test_error : str
+        Which test error to draw.
+    frame : DataFrame, optional
+        ``path.to_frame(X_test, y_test)`` if already computed (saves evaluating every vertex
+        again).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    if frame is None:
+        frame = path.to_frame(X_test, y_test)
+    ax.plot(
+        frame["cost_term"], frame["error_term"], marker="o", ms=3, label="train (IP3 error term)"
+    )
+    column = f"test_{test_error}"
+    if column in frame:
+        ax.plot(
+            frame["test_feature_cost"],
+            frame[column],
+            marker="s",
+            ms=3,
+            linestyle=":",
+            label=f"test ({test_error.replace('_', ' ')})",
+        )
+    ax.set_xlabel("average feature cost per example")
+    ax.set_ylabel("error")
+    ax.set_title(f"cost–error path: {len(frame)} optimal prunings")
     ax.legend(fontsize="small")
     return ax
