@@ -358,3 +358,39 @@ def test_warm_started_mip_that_contradicts_itself_is_solved_again(monkeypatch):
     assert res.stats["warm_start"]
     assert "worse than the solver's value" in res.stats["start_rejected"]
     assert res.status == Status.OPTIMAL and res.objective == pytest.approx(oracle, abs=1e-9)
+
+
+def test_pruned_ensemble_scores_and_exports_like_the_forest_it_came_from():
+    import pickle
+    import warnings
+
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    forest = RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an informative lam: no warning
+        pruned = prune(forest, X, y, lam=1e-3).model
+    assert pruned.score(X, y) == pytest.approx(1.0 - pruned.error(X, y))
+    copy = pruned.to_sklearn(forest)
+    assert type(copy) is type(forest) and copy is not forest
+    np.testing.assert_allclose(copy.predict_proba(X), pruned.predict_proba(X))
+    assert copy.score(X, y) == pytest.approx(pruned.score(X, y))
+    assert pickle.loads(pickle.dumps(copy)).score(X, y) == pytest.approx(copy.score(X, y))
+    assert len(forest.estimators_[0].tree_.feature) == len(copy.estimators_[0].tree_.feature)
+    assert isinstance(pruned.to_sklearn(), list)
+    with pytest.raises(ValueError, match="ensemble that was pruned"):
+        pruned.to_sklearn(RandomForestClassifier(n_estimators=3).fit(X, y))
+
+
+def test_a_lam_that_cuts_every_tree_to_its_root_warns_with_the_informative_scale():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+    # issue 12: lam=0.1 cut all trees to their roots (test accuracy 0.965 -> 0.629) silently
+    with pytest.warns(UserWarning, match="every tree to its root.*below about"):
+        result = prune(forest, X, y, lam=0.1)
+    assert result.model.n_leaves == result.model.n_trees

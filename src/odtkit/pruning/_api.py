@@ -9,6 +9,7 @@ model) and whose ``objective`` is that pruning's value for the stated problem by
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -175,7 +176,11 @@ def prune(
         Feature acquisition costs ``c_k >= 0`` (default 1).
     lam : float
         Weight λ >= 0 of the average feature cost. Required unless ``budget`` is given (then
-        it must be omitted): ``lam=0.0`` ignores the costs.
+        it must be omitted): ``lam=0.0`` ignores the costs. Scale: the error term is an
+        average per-tree error *rate* (at most 1) and the cost term an average feature cost per
+        example, so ``lam=0.01`` trades one unit of feature cost for 1 % of error. Above
+        roughly (root-only error - unpruned error) / unpruned cost every tree is cut to its root
+        (a warning says so); :func:`cost_error_path` lists every λ where the answer changes.
     method : {"cut", "lp", "mip", "colgen", "ip1"}, optional
         ``"cut"`` (the default): IP3 as one minimum s–t cut in the native core (spec §7.11),
         certified by its flow (``lower_bound``) and by re-scoring the pruning; ties go to the
@@ -262,8 +267,34 @@ def prune(
             time_limit=time_limit,
             aggregate=aggregate,
         )
+    if budget is None and lam > 0:
+        _warn_if_roots_only(result.model, lam)
     return result.replace(
         time=time.perf_counter() - t0, stats={**result.stats, "extract_time": t_extract}
+    )
+
+
+def _warn_if_roots_only(pruned: PrunedEnsemble | None, lam: float) -> None:
+    """Warn when ``lam`` cut every tree to its root: the answer is then one constant vote.
+
+    The two terms are on different scales: the error term is an average per-tree error rate
+    (at most 1), the cost term an average feature cost per example (the unpruned ensemble's can
+    be many units). Keeping all splits stops paying once ``lam`` exceeds (root-only error -
+    unpruned error) / unpruned cost: the warning names that scale.
+    """
+    if pruned is None or pruned.n_leaves != pruned.n_trees:
+        return
+    full = PrunedEnsemble(pruned.data, unpruned(pruned.data), lam)
+    if full.n_leaves == full.n_trees or full.cost_term <= 0:
+        return
+    scale = (pruned.error_term - full.error_term) / full.cost_term
+    warnings.warn(
+        f"lam={lam:g} prunes every tree to its root (a constant prediction): one unit of "
+        f"average feature cost per example (the unpruned ensemble's is {full.cost_term:.3g}) is "
+        f"worth lam={lam:g} of average per-tree error rate. Informative values of lam lie below "
+        f"about {scale:.3g}; cost_error_path(...) gives every breakpoint exactly.",
+        UserWarning,
+        stacklevel=3,
     )
 
 
