@@ -74,7 +74,7 @@ def test_bad_parameters_are_named():
     with pytest.raises(ValueError, match="binarize"):
         OptimalTreeClassifier(binarize="yes").fit(data.X, data.y)
     clf = OptimalTreeClassifier(max_depth=2).fit(data.X, data.y)
-    with pytest.raises(ValueError, match="3 binary columns"):
+    with pytest.raises(ValueError, match="expecting 3 features"):
         clf.predict(np.zeros((2, 5)))
 
 
