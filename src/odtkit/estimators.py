@@ -118,6 +118,10 @@ class _BinaryInputMixin:
             names = [f"x{j}" for j in range(raw.shape[1])]
         return raw, [str(c) for c in names]
 
+    def _feature_specs(self) -> Any:
+        """What each binary feature tests: the Binarizer's descriptions, else plain names."""
+        return self.feature_names_ if self.binarizer_ is None else self.binarizer_
+
     def _transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "n_features_in_")
         X = self._check_X(X, reset=False)
@@ -252,7 +256,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     def to_text(self) -> str:
         """The fitted tree with feature names and class values."""
         check_is_fitted(self, "tree_")
-        return self.tree_.to_text(self.feature_names_, self.classes_)
+        return self.tree_.to_text(self._feature_specs(), self.classes_)
 
 
 class FairTreeClassifier(OptimalTreeClassifier):
@@ -464,4 +468,4 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
     def to_text(self) -> str:
         """The fitted rule list with feature names and class values."""
         check_is_fitted(self, "rule_list_")
-        return self.rule_list_.to_text(self.feature_names_, self.classes_)
+        return self.rule_list_.to_text(self._feature_specs(), self.classes_)
