@@ -37,7 +37,7 @@ from odtkit.results import TRACE_COLUMNS, Result
 
 METHODS = ("dp", "bnb")
 #: Search orders of ``method="dp"``: depth-first bound passing, or GOSDT-style best-first queue.
-STRATEGIES = ("recursive", "queue")
+STRATEGIES = ("recursive", "queue", "anytime")
 #: Switchable bounds (all on by default). Turning one off never changes the optimum.
 BOUNDS = {
     "dp": ("equivalent_points", "lookahead", "support", "similar_support", "depth2"),
@@ -193,6 +193,8 @@ def search_tree(
     problem = build_problem(dataset)
     if method == "dp" and strategy == "queue":
         raw = _native.search_dp_queue(problem, config)
+    elif method == "dp" and strategy == "anytime":
+        raw = _native.search_dp_anytime(problem, config)
     elif method == "dp":
         raw = _native.search_dp(problem, config)
     else:
