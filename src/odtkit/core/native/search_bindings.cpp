@@ -211,6 +211,10 @@ void bind_searches(nb::module_& m) {
 
   m.def("search_dp", &run_search<search_dp>, nb::arg("problem"), nb::arg("config"),
         "Recursive DP over supports (search_tree(method='dp')); returns a dict.");
+  m.def("search_dp_anytime", &run_search<search_dp_anytime>, nb::arg("problem"),
+        nb::arg("config"),
+        "Anytime DP: iterative deepening and bound raising on one memo "
+        "(search_tree(method='dp', strategy='anytime')).");
   m.def("search_dp_queue", &run_search<search_dp_queue>, nb::arg("problem"), nb::arg("config"),
         "Queue-based (GOSDT-style) DP (search_tree(method='dp', strategy='queue')).");
   m.def("search_fair_dp", &run_fair_search, nb::arg("problem"), nb::arg("coefficients").noconvert(),
