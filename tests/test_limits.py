@@ -148,3 +148,32 @@ def test_a_limit_hit_while_mining_returns_a_valid_list_and_bound(kwargs: dict, s
     assert result.status in ("time_limit", "memory_limit")
     assert metrics.objective(result.model, data, lam=lam) == pytest.approx(result.objective)
     assert result.lower_bound <= full.objective + 1e-9 <= result.objective + 2e-9
+
+
+def test_searches_get_a_memory_budget_by_default(monkeypatch):
+    # issue 13: without a limit a search grew until the kernel killed the process
+    from odtkit.core import _problem
+
+    config = _problem.search_config(
+        0.01, time_limit=None, node_limit=None, memory_limit_mb=None, bounds={}
+    )
+    available = _problem.available_memory_mb()
+    assert available is not None and config.memory_limit_mb == pytest.approx(
+        _problem.DEFAULT_MEMORY_SHARE * available, rel=0.2
+    )
+    monkeypatch.setenv("ODTKIT_MEMORY_LIMIT_MB", "123")
+    config = _problem.search_config(
+        0.01, time_limit=None, node_limit=None, memory_limit_mb=None, bounds={}
+    )
+    assert config.memory_limit_mb == 123.0
+    assert (
+        _problem.search_config(
+            0.01, time_limit=None, node_limit=None, memory_limit_mb=50, bounds={}
+        ).memory_limit_mb
+        == 50.0
+    )
+    monkeypatch.setenv("ODTKIT_MEMORY_LIMIT_MB", "-1")
+    with pytest.raises(ValueError, match="ODTKIT_MEMORY_LIMIT_MB"):
+        _problem.search_config(
+            0.01, time_limit=None, node_limit=None, memory_limit_mb=None, bounds={}
+        )

@@ -11,6 +11,7 @@ so the dtype/contiguity rules of the binding live here, and the only place that 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,6 +52,40 @@ def problem_from_arrays(
     return _native.Problem(X, y, w, n_classes, popcount=popcount)
 
 
+#: Share of the memory available when a search starts that it may use by default.
+DEFAULT_MEMORY_SHARE = 0.75
+
+
+def available_memory_mb() -> float | None:
+    """Memory the machine can give this process now (MemAvailable), in MB; None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2.0**20
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def default_memory_limit_mb() -> float | None:
+    """The memory budget of a search given none: ``$ODTKIT_MEMORY_LIMIT_MB`` if set, else
+    :data:`DEFAULT_MEMORY_SHARE` of the memory available when it starts.
+
+    Searches count every byte of their own structures against it and stop with status
+    ``memory_limit`` (best tree and bound kept) before crossing it; without a default, a search
+    on an innocent-looking table could grow until the kernel killed the process (issue 13).
+    """
+    override = os.environ.get("ODTKIT_MEMORY_LIMIT_MB")
+    if override:
+        return check_positive_number(float(override), "ODTKIT_MEMORY_LIMIT_MB")
+    available = available_memory_mb()
+    return None if available is None else max(DEFAULT_MEMORY_SHARE * available, 64.0)
+
+
 def search_config(
     lam: float,
     *,
@@ -64,9 +99,12 @@ def search_config(
 
     ``lam`` and ``bounds`` must already be validated; ``options`` are further config fields
     (``max_depth``, ``upper_bound``, ``policy``, ``symmetry``); a misspelt one raises TypeError.
+    ``memory_limit_mb=None`` means :func:`default_memory_limit_mb`.
     """
     time_limit = check_positive_number(time_limit, "time_limit")
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
+    if memory_limit_mb is None:
+        memory_limit_mb = default_memory_limit_mb()
     return _native.SearchConfig(
         lam=lam,
         time_limit=time_limit or 0.0,

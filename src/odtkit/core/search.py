@@ -99,7 +99,10 @@ def search_tree(
     method : {"dp", "bnb"}
         Dynamic programming over supports or OSDT branch-and-bound.
     time_limit, memory_limit_mb : float, optional
-        Stop after this many seconds / when the search's own data exceed this many MB.
+        Stop after this many seconds / when the search's own data exceed this many MB. With
+        no ``memory_limit_mb`` the search may use 75 % of the memory available when it starts
+        (``$ODTKIT_MEMORY_LIMIT_MB`` overrides): at its limit it returns its best tree and a
+        valid bound with status ``memory_limit`` instead of growing until the process dies.
     node_limit : int, optional
         Stop after expanding this many sub-problems (dp) or states (bnb).
     bounds : mapping of str to bool, optional
