@@ -1,4 +1,5 @@
-"""method="dp", strategy="queue" (GOSDT Algorithm 1, spec §3.8) against independent truths: the
+"""method="dp", strategy="queue" (GOSDT Algorithm 1,
+docs/formulations-search-and-pruning.md §3.8) against independent truths: the
 brute-force oracle, the recursive dp strategy, metrics.objective (re-checked inside
 search_tree), and the anytime invariants of its lower bound."""
 
@@ -173,7 +174,7 @@ def test_tic_tac_toe_time_limit_bound_is_valid() -> None:
     assert metrics.objective(r.tree, d, lam=lam) == pytest.approx(r.objective, abs=1e-9)
     assert 0.0 < r.lower_bound <= r.objective
     check_trace(r)
-    # the optimum 0.043 (spec benchmarks; certified by the recursive dp in the slow test below)
+    # the optimum 0.043 (certified by the recursive dp in the slow test below)
     assert r.lower_bound <= 0.0431
 
 

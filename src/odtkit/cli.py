@@ -137,7 +137,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _named_dataset(name: str) -> Any:
-    """A bundled dataset (or a shared one, when ``../shared/data`` is there) by name."""
+    """A bundled dataset (or a benchmark set of :func:`odtkit.datasets.load_shared`) by name."""
     from odtkit import datasets
     from odtkit.compare import _dataset
 

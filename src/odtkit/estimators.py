@@ -334,7 +334,7 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
 
 
 class FairTreeClassifier(OptimalTreeClassifier):
-    """A certifiably optimal tree under a fairness constraint (FORMULATIONS-TREES §5).
+    """A certifiably optimal tree under a fairness constraint (docs/formulations-trees.md §5).
 
     Minimises ``misclassified/n + lam * leaves`` over trees of depth <= ``max_depth`` whose
     positive-prediction rates differ by at most ``delta`` between the groups of the protected

@@ -73,7 +73,9 @@ def objective_counts(model: Any, dataset: Dataset, *, lam: float) -> float:
 
 
 def fairness_gap(model: Classifier, dataset: Dataset, fairness: Any) -> float:
-    """Largest disparity of ``model`` over the pairs ``fairness`` constrains (TREES §5.3).
+    """Largest disparity of ``model`` over the pairs ``fairness`` constrains.
+
+    The disparity of docs/formulations-trees.md §5.3.
 
     The single truth for fairness: every tree a fair solver returns is re-measured here.
     Rates are over the training rows of ``dataset`` (weighted by ``sample_weight``).

@@ -2,9 +2,9 @@
 
 Minimises ``misclassified/n + lam * n_rules`` (the default rule is free, every label is the
 empirical majority of what its rule captures) over rule lists built from pre-mined antecedents
-(FORMULATIONS-SEARCH-AND-PRUNING §5). Mining is vectorised numpy here, streamed in blocks
-that honour the time and memory limits; the branch and bound runs in C++
-(``odtkit.core._native.search_corels``) with the GIL released.
+(Angelino et al. 2018 (CORELS); docs/formulations-search-and-pruning.md §5). Mining is
+vectorised numpy here, streamed in blocks that honour the time and memory limits; the branch and
+bound runs in C++ (``odtkit.core._native.search_corels``) with the GIL released.
 """
 
 from __future__ import annotations

@@ -178,7 +178,8 @@ def prune(
         ``"lambda"``: the λ search of Corollary 4.3 (exact only for budgets on the lower convex
         hull of the cost/error trade-off; its Lagrangian bound says how far off it may be).
         ``"exact"`` (default): then the budgeted LP1; if its simplex vertex is fractional
-        (budgets between hull vertices, spec §8.6), LP1 is solved as a MIP warm-started from the
+        (budgets between hull vertices, docs/formulations-search-and-pruning.md
+        §8.6), LP1 is solved as a MIP warm-started from the
         λ-search solution, giving the best pruning within budget.
     backend : str
         Solver backend for the models (``odtkit.solvers``).
@@ -266,8 +267,8 @@ def individual_prune(
     """Individual-pruning baseline (NWS "ind.pru."): each tree pruned alone by IP2.
 
     Each tree ``t`` minimises ``(1/N) sum e_h z_h + lam_ind (1/N) sum_i sum_{k used in t} c_k``
-    with ``lam_ind = T lam`` by the exact tree DP of §7.9 (ties -> prune), ignoring that trees
-    share acquired features.
+    with ``lam_ind = T lam`` by the exact tree DP of docs/formulations-search-and-pruning.md §7.9
+    (ties -> prune), ignoring that trees share acquired features.
 
     Returns
     -------

@@ -1,4 +1,6 @@
-"""Feature-cost budgets: the λ search of Corollary 4.3 and the budgeted LP1 (spec §7.7, §8.6).
+"""Feature-cost budgets: the λ search of Corollary 4.3 and the budgeted LP1.
+
+NWS 2016, Corollary 4.3; docs/formulations-search-and-pruning.md §7.7 and §8.6.
 
 The λ search (Eisner–Severance line intersection) only reaches prunings on the lower convex
 hull of the (cost, error) trade-off. Every λ it solves also gives the Lagrangian bound

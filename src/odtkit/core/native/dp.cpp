@@ -1,4 +1,5 @@
-// Recursive bound-passing DP over supports (spec §3.8 "recursive variant", DL8.5/MurTree style).
+// Recursive bound-passing DP over supports (docs/formulations-search-and-pruning.md §3.8
+// "recursive variant", DL8.5/MurTree style).
 //
 // SOLVE(s, d, UB) returns either the exact optimum R*(s, d) (count units) or, when no tree on s
 // costs less than UB, a lower bound >= UB. The memo keeps, per (support, remaining depth), the
@@ -444,7 +445,7 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   const double tau = count_tolerance(N);
   const double Lambda = config.lam * N;
 
-  // Incumbent: the better of the single leaf and the warm-start tree (spec §3.2).
+  // Incumbent: the better of the single leaf and the warm-start tree (§3.2).
   std::vector<double> cw(K);
   problem.class_weights(problem.all_points().data(), cw.data());
   std::vector<int> incumbent_tree{-(majority_class(cw.data(), K) + 1)};
