@@ -21,6 +21,8 @@ import pandas as pd
 
 from odtkit.fairness import NOTIONS
 
+__all__ = ["BadInput", "build_parser", "main"]
+
 Command = Callable[[argparse.Namespace], int]
 
 EXIT_OPTIMAL, EXIT_NO_ANSWER, EXIT_BAD_INPUT, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130

@@ -21,6 +21,13 @@ from odtkit.formulations import EXACT
 from odtkit.methods import METHODS, Method, get_method
 from odtkit.results import Status
 
+__all__ = [
+    "FairTreeClassifier",
+    "OptimalRuleListClassifier",
+    "OptimalTreeClassifier",
+    "OptimalTreeClassifierCV",
+]
+
 
 def _is_binary(X: np.ndarray) -> bool:
     if X.dtype == bool:

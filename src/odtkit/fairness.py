@@ -32,6 +32,17 @@ import pandas as pd
 
 from odtkit._validation import check_dataset
 
+__all__ = [
+    "FAIRNESS_TOLERANCE",
+    "NOTIONS",
+    "NOTION_ALIASES",
+    "NOTION_DESCRIPTIONS",
+    "Fairness",
+    "FairnessGroups",
+    "GroupPair",
+    "split_protected",
+]
+
 #: Notions (short names) and the long names accepted as aliases.
 NOTIONS = ("sp", "csp", "pe", "eopp", "eodds")
 NOTION_ALIASES = {

@@ -23,6 +23,8 @@ from odtkit.core._problem import decode_tree, problem_from_arrays
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree
 
+__all__ = ["greedy_tree"]
+
 
 def greedy_tree(dataset: Dataset, *, lam: float, max_depth: int | None = None) -> Tree:
     """CART-style tree grown by Gini reduction and pruned with ``misclassified/n + lam*leaves``.

@@ -17,6 +17,18 @@ import numpy as np
 from odtkit._validation import check_dataset, check_lambda
 from odtkit.datasets import Dataset
 
+__all__ = [
+    "Classifier",
+    "accuracy",
+    "fairness_gap",
+    "is_fair",
+    "loss",
+    "misclassified",
+    "objective",
+    "objective_counts",
+    "penalty_count",
+]
+
 
 class Classifier(Protocol):
     def predict(self, X: np.ndarray) -> np.ndarray: ...

@@ -12,6 +12,8 @@ import numpy as np
 
 from odtkit.tree import Tree
 
+__all__ = ["plot_frontier", "plot_traces", "plot_tree"]
+
 
 def _pyplot() -> Any:
     try:

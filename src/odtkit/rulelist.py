@@ -18,6 +18,8 @@ import numpy as np
 
 from odtkit._validation import as_binary_matrix
 
+__all__ = ["Antecedent", "RuleList", "antecedent_truth"]
+
 Literal = tuple[int, int]
 Antecedent = tuple[Literal, ...]
 

@@ -17,6 +17,21 @@ from odtkit._validation import check_depth, check_lambda
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree, majority_label
 
+__all__ = [
+    "EXAMPLE_A_OPTIMA",
+    "EXAMPLE_TREES_FAIR_OPTIMA",
+    "EXAMPLE_TREES_PROTECTED",
+    "LAMBDAS",
+    "brute_force_fair_tree",
+    "brute_force_rule_list",
+    "brute_force_tree",
+    "dataset_strategy",
+    "enumerate_trees",
+    "example_dataset_a",
+    "example_dataset_trees",
+    "random_dataset",
+]
+
 
 def _class_weights(dataset: Dataset) -> np.ndarray:
     """(n, K) matrix with each sample's weight in its class column."""

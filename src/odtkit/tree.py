@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["Tree", "majority_label"]
+
 
 def majority_label(class_weights: np.ndarray) -> int:
     """The predicted class of a leaf from its per-class (weighted) counts.

@@ -26,6 +26,15 @@ from odtkit.datasets import Dataset
 from odtkit.results import TRACE_COLUMNS, Result
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
 
+__all__ = [
+    "OBJECTIVE_TOLERANCE",
+    "RULE_BOUNDS",
+    "RULE_POLICIES",
+    "SYMMETRY_MAPS",
+    "mine_antecedents",
+    "search_rule_list",
+]
+
 #: Queue policies (§5.4).
 RULE_POLICIES = POLICIES
 #: Symmetry-aware maps (§5.4): sorted prefix key, uncaptured-set key, or none.

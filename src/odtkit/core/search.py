@@ -37,6 +37,8 @@ from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.results import TRACE_COLUMNS, Result
 
+__all__ = ["BOUNDS", "FAIR_BOUNDS", "METHODS", "OBJECTIVE_TOLERANCE", "STRATEGIES", "search_tree"]
+
 METHODS = ("dp", "bnb")
 #: Search orders of ``method="dp"``: depth-first bound passing, or GOSDT-style best-first queue.
 STRATEGIES = ("recursive", "queue")

@@ -82,6 +82,8 @@ from odtkit.formulations.fairness import add_leaf_fairness, leaf_side_values, me
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
+__all__ = ["BOUND_TOLERANCE", "BinOCT", "RBinOCT"]
+
 #: Slack (in error units) allowed when rounding a solver's error bound up to an integer.
 BOUND_TOLERANCE = 1e-6
 

@@ -148,6 +148,8 @@ from odtkit.formulations.fairness import add_fairness_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
+__all__ = ["Cells", "FlowOCT"]
+
 
 def _add_structure(bld: ModelBuilder, b: Any, pv: Any, w: Any, depth: int) -> None:
     """(F1) + (F2) and (F3): the tree structure and one class per prediction node."""

@@ -75,6 +75,8 @@ from odtkit.formulations.fairness import add_disparity_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
+__all__ = ["MASK_CHUNK_VALUES", "PathLayout", "PathOCT"]
+
 #: Cells' row masks are unpacked to floats this many values at a time (64 MB) to sum over them.
 MASK_CHUNK_VALUES = 1 << 23
 
