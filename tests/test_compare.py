@@ -130,7 +130,7 @@ def test_cli_compare_prints_the_table_and_the_best_tree(capsys):
     )
     out = capsys.readouterr().out
     assert "warm start from search_tree" in out
-    for word in ("dp", "rbinoct", "flowoct", "agrees", "best tree:", "predict"):
+    for word in ("dp", "rbinoct", "flowoct", "agrees", "best tree:", "|--- class: "):
         assert word in out
 
 

@@ -212,7 +212,9 @@ def test_colgen_master_result_is_consistent_with_its_ir_model():
     assert model.objective_value(res.x) == pytest.approx(res.objective, abs=1e-9)
     np.testing.assert_allclose(model.c - model.A.T @ res.duals, res.reduced_costs, atol=1e-9)
     assert res.values["alpha"].shape == (model.vars["alpha"].stop,)
-    assert cg.stats["lp_value"] == pytest.approx(prune(d, lam=lam).solution.objective, abs=1e-9)
+    assert cg.stats["lp_value"] == pytest.approx(
+        prune(d, lam=lam, method="lp").solution.objective, abs=1e-9
+    )
     assert cg.stats["simplex_iterations"] >= 0
 
 
@@ -233,7 +235,7 @@ def test_colgen_variants_agree(seed):
     rf = RandomForestClassifier(4, max_depth=3 + seed, random_state=seed).fit(X, y)
     d = extract(rf, X, y, rng.uniform(0.5, 3.0, 5))
     lam = [0.001, 0.01, 0.05][seed]
-    ref = prune(d, lam=lam)
+    ref = prune(d, lam=lam, method="lp")
     runs = {
         (inc, merge): column_generation(d, lam=lam, incremental=inc, merge=merge)
         for inc in (True, False)

@@ -2,23 +2,103 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
 
 from odtkit import datasets  # noqa: E402
 from odtkit.core import search_tree  # noqa: E402
-from odtkit.plot import plot_traces, plot_tree  # noqa: E402
+from odtkit.plot import plot_cost_error_path, plot_traces, plot_tree  # noqa: E402
+from odtkit.render import FeatureSpec  # noqa: E402
 from odtkit.tree import Tree  # noqa: E402
 
 
 def test_plot_tree_labels_every_node():
     tree = Tree.split(0, Tree.leaf(0), Tree.split(1, Tree.leaf(1), Tree.leaf(0)))
-    ax = plot_tree(tree, ["a", "b"], ["no", "yes"])
-    texts = sorted(t.get_text() for t in ax.texts)
-    assert texts.count("no") == 2 and "yes" in texts and "a" in texts and "b" in texts
+    ax = plot_tree(tree, ["a", "b"], ["neg", "pos"])
+    nodes = sorted(t.get_text() for t in ax.texts if t.get_gid() == "odtkit-node")
+    edges = sorted(t.get_text() for t in ax.texts if t.get_gid() == "odtkit-edge")
+    assert nodes == ["a = 1", "b = 1", "neg", "neg", "pos"]
+    assert edges == ["no", "no", "yes", "yes"]
+
+
+def _boxes(ax) -> np.ndarray:
+    """Display-space extents (x0, y0, x1, y1) of every label's drawn box."""
+    ax.figure.canvas.draw()
+    boxes = []
+    for text in ax.texts:
+        patch = text.get_bbox_patch()
+        extent = (patch if patch is not None else text).get_window_extent()
+        boxes.append((extent.x0, extent.y0, extent.x1, extent.y1))
+    return np.array(boxes)
+
+
+def _overlapping_pairs(boxes: np.ndarray) -> list[tuple[int, int]]:
+    x0, y0, x1, y1 = (boxes[:, k] for k in range(4))
+    overlap = (
+        (x0[:, None] < x1[None, :])
+        & (x0[None, :] < x1[:, None])
+        & (y0[:, None] < y1[None, :])
+        & (y0[None, :] < y1[:, None])
+    )
+    np.fill_diagonal(overlap, False)
+    return [(int(i), int(j)) for i, j in zip(*np.nonzero(np.triu(overlap)), strict=True)]
+
+
+def _random_tree(rng: np.random.Generator, n_leaves: int, n_features: int) -> Tree:
+    if n_leaves == 1:
+        return Tree.leaf(int(rng.integers(2)))
+    left = int(rng.integers(1, n_leaves))
+    feature = int(rng.integers(n_features))
+    return Tree.split(
+        feature, _random_tree(rng, left, n_features), _random_tree(rng, n_leaves - left, n_features)
+    )
+
+
+@pytest.fixture(scope="module")
+def breast_cancer_tree():
+    from sklearn.datasets import load_breast_cancer
+
+    from odtkit.estimators import OptimalTreeClassifier
+
+    frame, y = load_breast_cancer(as_frame=True, return_X_y=True)
+    return OptimalTreeClassifier(lam=0.002, max_depth=3, max_thresholds=6).fit(frame, y)
+
+
+@pytest.mark.parametrize("figsize", [None, (5, 3)])
+def test_breast_cancer_drawing_has_no_overlapping_labels(breast_cancer_tree, figsize):
+    clf = breast_cancer_tree
+    assert clf.tree_.n_leaves >= 5
+    ax = None if figsize is None else plt.subplots(figsize=figsize)[1]
+    ax = plot_tree(clf.tree_, clf.binarizer_, ["malignant", "benign"], ax=ax)
+    labels = [t.get_text() for t in ax.texts if t.get_gid() == "odtkit-node"]
+    assert any(" <= " in label for label in labels)
+    if figsize is not None:  # a small given axes scales the font down instead of overlapping
+        assert ax.texts[0].get_fontsize() < 9
+    assert _overlapping_pairs(_boxes(ax)) == []
+    plt.close(ax.figure)
+
+
+def test_thirty_leaf_tree_with_long_names_has_no_overlapping_labels():
+    rng = np.random.default_rng(3)
+    tree = _random_tree(rng, 30, 12)
+    assert tree.n_leaves == 30
+    specs = [
+        FeatureSpec(f"a rather long column name {j}", "threshold", 1000 + j / 7) for j in range(12)
+    ]
+    ax = plot_tree(tree, specs, ["no", "yes"])
+    boxes = _boxes(ax)
+    assert len(boxes) == 30 + 29 + 2 * 29  # leaves, splits, edge labels
+    assert _overlapping_pairs(boxes) == []
+    # every label stays inside the figure
+    width, height = ax.figure.canvas.get_width_height()
+    assert boxes[:, 0].min() >= 0 and boxes[:, 2].max() <= width
+    assert boxes[:, 1].min() >= 0 and boxes[:, 3].max() <= height
+    plt.close(ax.figure)
 
 
 def test_plot_traces_draws_incumbent_and_bound_per_solver():
@@ -52,3 +132,19 @@ def test_plot_frontier_draws_train_and_held_out():
     cut = regularization_path(datasets.load("tic-tac-toe"), max_depth=4, time_limit=0.005)
     labels = [line.get_label() for line in plot_frontier(cut).get_lines()]
     assert ("train (not certified)" in labels) == (not cut.certified)
+
+
+def test_plot_cost_error_path_draws_train_and_test_through_every_vertex():
+    import numpy as np
+
+    from odtkit.pruning import cost_error_path, worked_example
+
+    trees, X, y, costs = worked_example()
+    path = cost_error_path(trees, X, y, costs=costs)
+    ax = plot_cost_error_path(path, X, y)
+    train, test = ax.get_lines()
+    np.testing.assert_allclose(train.get_xdata(), path.cost_term)
+    np.testing.assert_allclose(train.get_ydata(), path.error_term)
+    np.testing.assert_allclose(test.get_xdata(), path.cost_term)  # test data = training data
+    assert "test" in test.get_label()
+    assert len(plot_cost_error_path(path).get_lines()) == 1  # no test data: train only

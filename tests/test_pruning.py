@@ -16,11 +16,11 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 from odtkit.pruning import (
     PrunedEnsemble,
     brute_force_prune,
-    cost_error_path,
     extract,
     individual_prune,
     prune,
     solve_ip3,
+    tradeoff_grid,
     worked_example,
 )
 from odtkit.pruning._ensemble import objective_terms
@@ -81,7 +81,7 @@ def test_worked_example_lambda_0_2_prunes_to_roots(method):
 
 def test_worked_example_tie_at_one_eighth_gives_a_vertex():
     trees, X, y, costs = worked_example()
-    res = prune(trees, X, y, costs=costs, lam=0.125)
+    res = prune(trees, X, y, costs=costs, lam=0.125, method="lp")
     assert res.objective == pytest.approx(0.5, abs=1e-12)
     assert res.stats["max_fractionality"] <= 1e-9 and "fallback" not in res.stats
 
@@ -134,7 +134,7 @@ def test_lp_mip_match_enumeration_and_measured_terms(seed):
     oracle, _ = brute_force_prune(d, lam=lam)
     lp = prune(d, lam=lam, method="lp")
     mip = prune(d, lam=lam, method="mip")
-    full = prune(d, lam=lam, formulation="full")
+    full = prune(d, lam=lam, method="lp", formulation="full")
     for res in (lp, mip, full):
         assert res.status == Status.OPTIMAL
         assert res.objective == pytest.approx(oracle, abs=1e-9)
@@ -166,10 +166,13 @@ def test_lp_mip_match_enumeration_and_measured_terms(seed):
 def test_property_lp_integral_equals_mip(seed, T, depth, lam, kind):
     ens, X, y, costs = _forest(seed, n=60, T=T, depth=depth, kind=kind, classes=2 + seed % 2)
     d = extract(ens, X, y, costs)
-    lp = prune(d, lam=lam)
+    lp = prune(d, lam=lam, method="lp")
     mip = prune(d, lam=lam, method="mip")
+    cut = prune(d, lam=lam)
     assert lp.stats["max_fractionality"] <= 1e-7 and "fallback" not in lp.stats
     assert lp.objective == pytest.approx(mip.objective, abs=1e-9)
+    assert cut.method == "cut" and cut.status == Status.OPTIMAL
+    assert cut.objective == pytest.approx(lp.objective, abs=1e-9)
     assert lp.objective <= individual_prune(d, lam=lam).model.objective + 1e-12
 
 
@@ -181,9 +184,10 @@ def test_property_lp_integral_equals_mip(seed, T, depth, lam, kind):
 def test_property_lp_equals_mip_slow(seed, T, depth, lam):
     ens, X, y, costs = _forest(seed, n=150, T=T, depth=depth, classes=2 + seed % 3)
     d = extract(ens, X, y, costs)
-    lp = prune(d, lam=lam)
+    lp = prune(d, lam=lam, method="lp")
     assert lp.stats["max_fractionality"] <= 1e-7
     assert lp.objective == pytest.approx(prune(d, lam=lam, method="mip").objective, abs=1e-9)
+    assert prune(d, lam=lam).objective == pytest.approx(lp.objective, abs=1e-9)
 
 
 # ---------------------------------------------------------------------- budgets
@@ -193,13 +197,15 @@ def test_budgets_on_worked_example():
     for B, err in [(0.0, 0.5), (2.0, 0.25), (3.0, 0.25), (4.0, 0.0), (10.0, 0.0)]:
         res = prune(d, budget=B)
         pe = res.model
-        assert res.status == Status.OPTIMAL and res.method == "lp1"
+        # hull budgets (0, 4 and above) come from the exact path, the others from LP1
+        assert res.status == Status.OPTIMAL
+        assert res.method == ("path" if B in (0.0, 4.0, 10.0) else "lp1")
         assert pe.cost_term <= B + 1e-12
         assert pe.error_term == pytest.approx(err), B
         assert res.objective == pe.error_term and res.lower_bound == pytest.approx(err)
         oracle, _ = brute_force_prune(d, lam=0.0, budget=B)
         assert pe.error_term == pytest.approx(oracle)
-        sweep = prune(d, budget=B, budget_method="lambda")
+        sweep = prune(d, budget=B, budget_method="lambda", method="lp")
         assert sweep.model.cost_term <= B + 1e-12
         # the lambda search reaches only hull vertices: error 0.5 for every 0 <= B < 4; its
         # Lagrangian bound is valid, and proves optimality only where the hull is reached
@@ -213,8 +219,10 @@ def test_budgets_on_worked_example():
     assert "fractional" in res.stats["fallback"]
     assert res.stats["lp_objective"] == pytest.approx(0.125)
     assert res.stats["solved_as"] == "mip"
-    res = prune(d, budget=4.0)
+    res = prune(d, budget=4.0, method="lp")
     assert "fallback" not in res.stats and res.stats["max_fractionality"] <= 1e-9
+    res = prune(d, budget=4.0)
+    assert res.stats["solved_as"] == "path" and res.lower_bound == res.objective == 0.0
 
 
 def test_budget_infeasible_and_bad_values():
@@ -274,10 +282,10 @@ def test_unpruned_ensemble_predicts_like_sklearn_on_its_training_data():
         pe.predict(Xt, vote="median")
 
 
-def test_cost_error_path_monotone():
+def test_tradeoff_grid_monotone():
     ens, X, y, costs = _forest(5, n=80, T=4, depth=4)
     lams = [0.0, 0.005, 0.02, 0.1, 1.0]
-    path = cost_error_path(
+    path = tradeoff_grid(
         ens,
         X,
         y,
@@ -352,3 +360,39 @@ def test_warm_started_mip_that_contradicts_itself_is_solved_again(monkeypatch):
     assert res.stats["warm_start"]
     assert "worse than the solver's value" in res.stats["start_rejected"]
     assert res.status == Status.OPTIMAL and res.objective == pytest.approx(oracle, abs=1e-9)
+
+
+def test_pruned_ensemble_scores_and_exports_like_the_forest_it_came_from():
+    import pickle
+    import warnings
+
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    forest = RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an informative lam: no warning
+        pruned = prune(forest, X, y, lam=1e-3).model
+    assert pruned.score(X, y) == pytest.approx(1.0 - pruned.error(X, y))
+    copy = pruned.to_sklearn(forest)
+    assert type(copy) is type(forest) and copy is not forest
+    np.testing.assert_allclose(copy.predict_proba(X), pruned.predict_proba(X))
+    assert copy.score(X, y) == pytest.approx(pruned.score(X, y))
+    assert pickle.loads(pickle.dumps(copy)).score(X, y) == pytest.approx(copy.score(X, y))
+    assert len(forest.estimators_[0].tree_.feature) == len(copy.estimators_[0].tree_.feature)
+    assert isinstance(pruned.to_sklearn(), list)
+    with pytest.raises(ValueError, match="ensemble that was pruned"):
+        pruned.to_sklearn(RandomForestClassifier(n_estimators=3).fit(X, y))
+
+
+def test_a_lam_that_cuts_every_tree_to_its_root_warns_with_the_informative_scale():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+    # issue 12: lam=0.1 cut all trees to their roots (test accuracy 0.965 -> 0.629) silently
+    with pytest.warns(UserWarning, match="every tree to its root.*below about"):
+        result = prune(forest, X, y, lam=0.1)
+    assert result.model.n_leaves == result.model.n_trees

@@ -157,6 +157,11 @@ def test_bad_input():
     bag = BaggingClassifier(LogisticRegression(), n_estimators=2, random_state=0).fit(X, y)
     with pytest.raises(TypeError, match="decision trees"):
         extract(bag, X, y)
+    from sklearn.ensemble import AdaBoostClassifier, GradientBoostingClassifier
+
+    for boosted in (AdaBoostClassifier(n_estimators=3), GradientBoostingClassifier(n_estimators=3)):
+        with pytest.raises(TypeError, match="boosted"):  # weighted votes: not IP3's model
+            extract(boosted.fit(X, y), X, y)
     with pytest.raises(ValueError, match="empty"):
         extract([], X, y)
     with pytest.raises(ValueError, match="lam"):

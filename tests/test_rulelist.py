@@ -52,11 +52,11 @@ def test_objective_counts_rules_not_default() -> None:
 def test_to_text() -> None:
     text = example_list().to_text(["a", "b", "c"], ["no", "yes"])
     assert text.splitlines() == [
-        "if a = 1 and b = 1 then no",
-        "else if a = 0 and b = 0 then no",
-        "else predict yes",
+        "if a = 1 and b = 1 then class: no",
+        "else if a = 0 and b = 0 then class: no",
+        "else class: yes",
     ]
-    assert RuleList([], 0).to_text() == "predict 0"
+    assert RuleList([], 0).to_text() == "class: 0"
     assert "x0 = 1" in str(example_list())
 
 

@@ -217,20 +217,22 @@ def test_time_limit_is_honoured(hard) -> None:
     assert r.objective <= greedy + 1e-12
 
 
-def test_node_and_memory_limits(hard) -> None:
-    r = search_tree(hard, lam=HARD_LAM, node_limit=500)
+@pytest.mark.parametrize("strategy", ["recursive", "anytime"])
+def test_node_and_memory_limits(hard, strategy: str) -> None:
+    r = search_tree(hard, lam=HARD_LAM, node_limit=500, strategy=strategy)
     assert r.status == "node_limit" and r.n_explored <= 500
-    r = search_tree(hard, lam=HARD_LAM, memory_limit_mb=4)
+    r = search_tree(hard, lam=HARD_LAM, memory_limit_mb=4, strategy=strategy)
     assert r.status == "memory_limit"
     assert r.peak_memory_mb <= 4 * 1.1 + 1.0
     assert r.lower_bound <= r.objective
 
 
-def test_ctrl_c_returns_best_tree(hard) -> None:
+@pytest.mark.parametrize("strategy", ["recursive", "anytime"])
+def test_ctrl_c_returns_best_tree(hard, strategy: str) -> None:
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        r = search_tree(hard, lam=HARD_LAM, time_limit=30)
+        r = search_tree(hard, lam=HARD_LAM, time_limit=30, strategy=strategy)
     finally:
         timer.cancel()
     assert r.status == "interrupted"

@@ -233,16 +233,28 @@ def check_dataset_fields(
         raise ValueError(
             f"feature_names must have one name per column of X ({p}), got {len(names)}"
         )
-    weights = None
-    if sample_weight is not None:
-        try:
-            weights = np.asarray(sample_weight, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"sample_weight must be numbers, got {type(sample_weight).__name__}"
-            ) from exc
-        if weights.shape != (n,):
-            raise ValueError(f"sample_weight must have shape ({n},), got {weights.shape}")
-        if not np.all(np.isfinite(weights)) or (weights < 0).any():
-            raise ValueError("sample_weight must be finite and >= 0")
+    weights = check_sample_weight(sample_weight, n)
     return X, y, classes, names, weights
+
+
+def check_sample_weight(
+    sample_weight: object, n: int, name: str = "sample_weight", positive_sum: bool = False
+) -> np.ndarray | None:
+    """Return ``n`` finite weights ``>= 0`` as float64 (None stays None), or raise.
+
+    With ``positive_sum`` all-zero weights are refused too (every objective divides by the
+    total weight).
+    """
+    if sample_weight is None:
+        return None
+    try:
+        weights = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numbers, got {type(sample_weight).__name__}") from exc
+    if weights.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {weights.shape}")
+    if not np.all(np.isfinite(weights)) or (weights < 0).any():
+        raise ValueError(f"{name} must be finite and >= 0")
+    if positive_sum and not weights.sum() > 0:
+        raise ValueError(f"{name} must have a positive sum, got all weights zero")
+    return weights

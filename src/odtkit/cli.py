@@ -68,8 +68,9 @@ def _columns(text: str | None) -> list[str]:
     return [c.strip() for c in (text or "").split(",") if c.strip()]
 
 
-def _load(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The dataset (a name or a CSV path) and the fairness constraint of the arguments.
+def _load(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """The dataset (a name or a CSV path), the fairness constraint of the arguments and how to
+    name its features when printing (the fitted Binarizer of a CSV: ``age <= 40.5``).
 
     A protected column is taken out of the split features unless ``--split-on-protected``; in a
     CSV it keeps its raw values (any number of groups), the other columns are binarized if
@@ -88,6 +89,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
         raise BadInput("--fairness needs --protected COLUMN[,COLUMN...]")
     path = Path(args.dataset)
     values: Any = None
+    binarizer: Any = None
     legit: Any = None
     if path.suffix.lower() in (".csv", ".tsv", ".txt") or path.is_file():
         if not path.is_file():
@@ -108,7 +110,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
         if legit_column:
             legit = frame[legit_column].to_numpy()
         if _non_binary_columns(frame.drop(columns=[label])):
-            dataset, _ = binarize_frame(
+            dataset, binarizer = binarize_frame(
                 frame, label, name=path.stem, max_thresholds=args.max_thresholds
             )
         else:
@@ -125,7 +127,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
         if legit_column:
             legit = legit_column
     if notion is None:
-        return dataset, None
+        return dataset, None, binarizer or dataset.feature_names
     # the labels of a CSV may be numbers: match the class whose text is --positive-class
     positive = next((c for c in dataset.classes if str(c) == args.positive_class), None)
     fairness = Fairness(
@@ -135,7 +137,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
         positive_class=args.positive_class if positive is None else positive,
         legit=legit,
     )
-    return dataset, fairness
+    return dataset, fairness, binarizer or dataset.feature_names
 
 
 def _named_dataset(name: str) -> Any:
@@ -219,7 +221,7 @@ def _fit(args: argparse.Namespace) -> int:
 
     method = _checked(lambda: get_method(args.method))
     _check_common(args, depth_required=not method.is_search)
-    dataset, _ = _checked(lambda: _load(args))
+    dataset, _, features = _checked(lambda: _load(args))
     if method.is_search:
         result = method.search(
             dataset, lam=args.lam, max_depth=args.max_depth, time_limit=args.time_limit
@@ -259,7 +261,7 @@ def _fit(args: argparse.Namespace) -> int:
     )
     if result.status != "optimal" and result.message:
         print(f"note: {result.message}")
-    print(result.model.to_text(dataset.feature_names, dataset.classes))
+    print(result.model.to_text(features, dataset.classes))
     return _exit_code(result.status)
 
 
@@ -277,7 +279,7 @@ def _compare(args: argparse.Namespace) -> int:
     if unknown:
         raise BadInput(f"unknown backend(s) {unknown}; choose from {registered_backends()}")
     _check_common(args, depth_required=True)
-    dataset, fairness = _checked(lambda: _load(args))
+    dataset, fairness, features = _checked(lambda: _load(args))
     table = compare(
         dataset,
         lam=args.lam,
@@ -335,7 +337,7 @@ def _compare(args: argparse.Namespace) -> int:
             f"{best.n_leaves} leaves, "
             + (f"certified optimum {optimum:.6f}" if certified else "not certified")
         )
-        print(best.to_text(attrs["feature_names"], attrs["class_names"]))
+        print(best.to_text(features, attrs["class_names"]))
     return code
 
 

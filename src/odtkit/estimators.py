@@ -15,7 +15,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from odtkit import metrics
-from odtkit._validation import check_dataset, check_depth, check_lambda
+from odtkit._validation import (
+    as_binary_matrix,
+    check_dataset,
+    check_depth,
+    check_lambda,
+    check_sample_weight,
+)
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.formulations import EXACT
 from odtkit.methods import METHODS, Method, get_method
@@ -37,50 +43,98 @@ def _is_binary(X: np.ndarray) -> bool:
     return bool(np.isin(X, (0, 1)).all())
 
 
+def _class_distribution(
+    part: np.ndarray, n_parts: int, labels: np.ndarray, data: Dataset
+) -> np.ndarray:
+    """Training class fractions per leaf (or rule): row ``i`` of the result sums to 1.
+
+    ``part`` is the leaf each training row reaches; a leaf that no row of positive weight
+    reaches predicts its own ``labels`` entry with certainty.
+    """
+    dist = np.zeros((n_parts, data.n_classes))
+    np.add.at(dist, (part, data.y), data.weights)
+    empty = dist.sum(axis=1) == 0
+    dist[empty, labels[empty]] = 1.0
+    return dist / dist.sum(axis=1, keepdims=True)
+
+
 class _BinaryInputMixin:
-    """Shared fit-time binarization and prediction-time transform."""
+    """Shared input validation (scikit-learn's conventions), binarization and transform."""
 
     binarize: bool | str
     max_thresholds: int | None
 
-    def _fit_features(self, X: Any) -> tuple[np.ndarray, list[str]]:
-        if self.binarize not in (True, False, "auto"):
-            raise ValueError(f"binarize must be True, False or 'auto', got {self.binarize!r}")
-        columns = list(X.columns) if hasattr(X, "columns") else None
-        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
-        binary = raw.ndim == 2 and _is_binary(raw)
-        if self.binarize is True or (self.binarize == "auto" and not binary):
-            self.binarizer_ = Binarizer(max_thresholds=self.max_thresholds)
-            Xb = self.binarizer_.fit_transform(X)
-            return Xb, list(self.binarizer_.get_feature_names_out())
-        self.binarizer_ = None
-        names = [str(c) for c in columns] if columns is not None else None
-        if raw.ndim == 2 and names is None:
-            names = [f"x{j}" for j in range(raw.shape[1])]
-        return raw, names
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        # string and categorical columns are one-hot encoded by the Binarizer
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        return tags
+
+    def _check_X(self, X: Any, reset: bool) -> Any:
+        """``X`` checked by scikit-learn (2-d, dense, finite, non-empty; names and width).
+
+        A DataFrame is returned as it is, so the Binarizer still sees its column dtypes.
+        """
+        from sklearn.utils.validation import check_array, validate_data
+
+        if hasattr(X, "columns") and hasattr(X, "iloc"):
+            check_array(X, dtype=None, ensure_all_finite=False)  # shape, sparse, emptiness
+            validate_data(self, X, skip_check_array=True, reset=reset)
+            return X
+        return validate_data(self, X, dtype=None, reset=reset)
 
     def _fit_dataset(self, X: Any, y: Any, sample_weight: Any) -> Dataset:
-        """Binarize as configured, validate into a Dataset, remember classes and names."""
-        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
-        self.n_features_in_ = raw.shape[1] if raw.ndim == 2 else 0
-        Xb, names = self._fit_features(X)
+        """Validate, binarize as configured, wrap in a Dataset; remember classes and names."""
+        from sklearn.utils.multiclass import check_classification_targets
+        from sklearn.utils.validation import check_consistent_length, column_or_1d
+
+        if self.binarize not in (True, False, "auto"):
+            raise ValueError(f"binarize must be True, False or 'auto', got {self.binarize!r}")
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        X = self._check_X(X, reset=True)
+        y = column_or_1d(y.to_numpy() if hasattr(y, "to_numpy") else y, warn=True)
+        check_consistent_length(X, y)
+        check_classification_targets(y)
+        weights = check_sample_weight(sample_weight, len(y), positive_sum=True)
+        Xb, names = self._fit_features(X, weights)
         data = check_dataset(
-            Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=sample_weight), "data"
+            Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=weights), "data"
         )
         self.classes_ = data.classes
         self.feature_names_ = list(data.feature_names)
         return data
 
+    def _fit_features(self, X: Any, weights: np.ndarray | None) -> tuple[np.ndarray, list[str]]:
+        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+        if self.binarize is True or (self.binarize == "auto" and not _is_binary(raw)):
+            self.binarizer_ = Binarizer(max_thresholds=self.max_thresholds)
+            # thresholds come from the rows that count: a row of weight 0 is a row left out
+            if weights is None or weights.all():
+                self.binarizer_.fit(X)
+            else:
+                kept = weights > 0
+                self.binarizer_.fit(X.iloc[kept] if hasattr(X, "iloc") else X[kept])
+            return self.binarizer_.transform(X), list(self.binarizer_.get_feature_names_out())
+        self.binarizer_ = None
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = [f"x{j}" for j in range(raw.shape[1])]
+        return raw, [str(c) for c in names]
+
+    def _feature_specs(self) -> Any:
+        """What each binary feature tests: the Binarizer's descriptions, else plain names."""
+        return self.feature_names_ if self.binarizer_ is None else self.binarizer_
+
     def _transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "n_features_in_")
+        X = self._check_X(X, reset=False)
         if self.binarizer_ is not None:
             return self.binarizer_.transform(X)
-        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
-        if raw.ndim != 2 or raw.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X must have {self.n_features_in_} binary columns, got shape {raw.shape}"
-            )
-        return raw
+        return as_binary_matrix(X, "X")
 
 
 def _exact_method(name: Any) -> Method:
@@ -153,15 +207,10 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     def _keep_tree(self, data: Dataset, tree: Any = None) -> None:
         """``tree_`` (``tree``, else the fitted result's) and its leaf class distributions."""
         self.tree_ = self.result_.model if tree is None else tree
-        leaf = self.tree_.apply(data.X)
-        dist = np.zeros((self.tree_.n_leaves, data.n_classes))
-        np.add.at(dist, (leaf, data.y), data.weights)
-        totals = dist.sum(axis=1, keepdims=True)
-        # a leaf no training sample reaches predicts its label with certainty
-        empty = totals[:, 0] == 0
         labels = np.array([label for _, label in self.tree_.leaves()])
-        dist[empty, labels[empty]] = 1.0
-        self.leaf_distribution_ = dist / dist.sum(axis=1, keepdims=True)
+        self.leaf_distribution_ = _class_distribution(
+            self.tree_.apply(data.X), self.tree_.n_leaves, labels, data
+        )
 
     def _solve(
         self, method: Any, data: Dataset, lam: float, depth: int | None, fairness: Any = None
@@ -214,7 +263,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     def to_text(self) -> str:
         """The fitted tree with feature names and class values."""
         check_is_fitted(self, "tree_")
-        return self.tree_.to_text(self.feature_names_, self.classes_)
+        return self.tree_.to_text(self._feature_specs(), self.classes_)
 
 
 class OptimalTreeClassifierCV(OptimalTreeClassifier):
@@ -421,14 +470,15 @@ class FairTreeClassifier(OptimalTreeClassifier):
         """
         from odtkit.fairness import Fairness
 
-        if sensitive is None:
-            raise ValueError("sensitive is required: the protected attribute, one value per row")
-        if isinstance(sensitive, str):
-            raise TypeError("sensitive must be the attribute's values (an array), not a name")
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth, allow_none=False)
         fair_methods = tuple(n for n, m in METHODS.items() if m.fair and EXACT in m.properties)
         method = get_method(self.method, fair_methods)
+        data = self._fit_dataset(X, y, sample_weight)
+        if sensitive is None:
+            raise ValueError("sensitive is required: the protected attribute, one value per row")
+        if isinstance(sensitive, str):
+            raise TypeError("sensitive must be the attribute's values (an array), not a name")
         self.fairness_ = Fairness(
             self.notion,
             protected=sensitive,
@@ -436,7 +486,6 @@ class FairTreeClassifier(OptimalTreeClassifier):
             positive_class=self.positive_class,
             legit=legit,
         )
-        data = self._fit_dataset(X, y, sample_weight)
         self.result_ = self._solve(method, data, lam, depth, fairness=self.fairness_)
         self._keep_tree(data)
         self.fairness_gap_ = metrics.fairness_gap(self.tree_, data, self.fairness_)
@@ -473,6 +522,15 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         None uses the search's default (derived from ``lam``, as CORELS does).
     time_limit : float or None
     binarize, max_thresholds : as in :class:`OptimalTreeClassifier`.
+
+    Attributes
+    ----------
+    rule_list_ : RuleList
+    result_ : odtkit.results.Result of the fit.
+    classes_, binarizer_, feature_names_, n_features_in_, feature_names_in_
+        As in :class:`OptimalTreeClassifier`.
+    rule_distribution_ : ndarray (n_rules + 1, n_classes)
+        Training class fractions per rule, the default rule last.
     """
 
     def __init__(
@@ -491,11 +549,26 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         self.binarize = binarize
         self.max_thresholds = max_thresholds
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # CORELS lists predict one of two labels
+        return tags
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalRuleListClassifier:
+        """Fit the optimal rule list on ``X`` (binary, or raw when ``binarize`` allows) and ``y``.
+
+        ``y`` must have at most two classes.
+        """
         from odtkit.core import search_rule_list
 
         lam = check_lambda(self.lam)
         data = self._fit_dataset(X, y, sample_weight)
+        if data.n_classes > 2:
+            raise ValueError(
+                f"Only binary classification is supported: y has {data.n_classes} classes "
+                f"and {type(self).__name__} predicts one of two labels (use "
+                "OptimalTreeClassifier for multi-class data)"
+            )
         self.result_ = search_rule_list(
             data,
             lam=lam,
@@ -504,12 +577,25 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
             time_limit=self.time_limit,
         )
         self.rule_list_ = self.result_.model
+        labels = np.array(
+            [label for _, label in self.rule_list_.rules] + [self.rule_list_.default_label]
+        )
+        self.rule_distribution_ = _class_distribution(
+            self.rule_list_.apply(data.X), self.rule_list_.n_rules + 1, labels, data
+        )
         return self
 
     def predict(self, X: Any) -> np.ndarray:
+        """Predicted class values (the original labels of ``y``)."""
         check_is_fitted(self, "rule_list_")
         return self.classes_[self.rule_list_.predict(self._transform(X))]
 
-    def to_text(self) -> str:
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Training class fractions of the rule (or the default) that classifies each row."""
         check_is_fitted(self, "rule_list_")
-        return self.rule_list_.to_text(self.feature_names_, self.classes_)
+        return self.rule_distribution_[self.rule_list_.apply(self._transform(X))]
+
+    def to_text(self) -> str:
+        """The fitted rule list with feature names and class values."""
+        check_is_fitted(self, "rule_list_")
+        return self.rule_list_.to_text(self._feature_specs(), self.classes_)

@@ -1,4 +1,5 @@
-"""Plots for notebooks: convergence traces, a tree drawing, and the accuracy–leaves frontier.
+"""Plots for notebooks: convergence traces of several solvers, a tree drawing, the accuracy–leaves
+frontier of a regularization path, and the exact cost–error path of ensemble pruning.
 
 matplotlib is optional (``pip install odtkit[plot]``); it is imported when a plot is asked for.
 """
@@ -12,7 +13,7 @@ import numpy as np
 
 from odtkit.tree import Tree
 
-__all__ = ["plot_frontier", "plot_traces", "plot_tree"]
+__all__ = ["plot_cost_error_path", "plot_frontier", "plot_traces", "plot_tree"]
 
 
 def _pyplot() -> Any:
@@ -68,71 +69,138 @@ def plot_traces(results: Mapping[str, Any], ax: Any = None, log_time: bool = Tru
     return ax
 
 
+def _text_width(text: str, fontsize: float) -> float:
+    """Width of ``text`` in points at ``fontsize`` (no renderer needed)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        text, FontProperties(size=fontsize), ismath=False
+    )
+    return float(width)
+
+
 def plot_tree(
     tree: Tree,
     feature_names: Any = None,
     class_names: Any = None,
     ax: Any = None,
+    fontsize: float = 9.0,
 ) -> Any:
-    """Draw a tree top-down: internal nodes name their feature, ``x=0`` branches go left.
+    """Draw a tree top-down: each split shows its test, the branch that passes it goes right.
+
+    Every node owns a horizontal slot at least as wide as its label; a node's children share its
+    slot side by side, so labels on one level never overlap, on trees of any size. Without
+    ``ax`` the figure is sized to the layout (1 unit = 1 point); in a given ``ax`` the font is
+    scaled down when the layout would not fit (below ~3 pt glyph widths stop scaling evenly,
+    so give a big tree a figure of its own).
+
+    Parameters
+    ----------
+    tree : Tree
+    feature_names : sequence of str or FeatureSpec, fitted Binarizer, or None
+        As in :func:`odtkit.render.tree_to_text`: splits read ``age <= 40.5``, ``color = red``
+        or ``x3 = 1``, with edges ``no`` (left, feature 0) and ``yes`` (right, feature 1).
+    class_names : sequence, optional
+    ax : matplotlib Axes, optional
+    fontsize : float
+        Font size of the node labels in points.
 
     Returns
     -------
     matplotlib Axes
     """
+    from odtkit.render import as_feature_specs
+
     plt = _pyplot()
-    if ax is None:
-        width = max(4.0, 1.6 * tree.n_leaves)
-        _, ax = plt.subplots(figsize=(width, 1.4 * (tree.depth + 1) + 0.6))
-    positions: dict[int, tuple[float, float]] = {}
-    next_leaf = [0.0]
+    specs = as_feature_specs(feature_names, max(tree.features_used(), default=-1) + 1)
+    pad, gap = 0.3 * fontsize, 0.8 * fontsize  # box padding (matplotlib's default), spacing
+    edge_size = 0.85 * fontsize
+    edge_width = max(_text_width(t, edge_size) for t in ("no", "yes")) + 2 * 0.2 * edge_size
+    # a child slot holds both edge labels of its parent's half: no edge label can overlap
+    min_slot = 2 * (edge_width + gap)
+    level = 4.2 * fontsize
 
-    def place(node: Tree, depth: int, key: int) -> float:
+    def label(node: Tree) -> str:
         if node.is_leaf:
-            x = next_leaf[0]
-            next_leaf[0] += 1.0
-        else:
-            x = (
-                place(node.left, depth + 1, 2 * key) + place(node.right, depth + 1, 2 * key + 1)
-            ) / 2
-        positions[key] = (x, -float(depth))
-        return x
+            return str(class_names[node.label]) if class_names is not None else str(node.label)
+        return specs[node.feature].condition(1)
 
-    place(tree, 0, 1)
+    widths: dict[int, float] = {}
 
-    def name(j: int) -> str:
-        return str(feature_names[j]) if feature_names is not None else f"x{j}"
+    def measure(node: Tree, key: int) -> float:
+        own = max(_text_width(label(node), fontsize) + 2 * pad + gap, min_slot)
+        if not node.is_leaf:
+            own = max(own, measure(node.left, 2 * key) + measure(node.right, 2 * key + 1))
+        widths[key] = own
+        return own
+
+    total = measure(tree, 1)
+    positions: dict[int, tuple[float, float]] = {}
+
+    def place(node: Tree, key: int, start: float, depth: int) -> None:
+        positions[key] = (start + widths[key] / 2, -depth * level)
+        if node.is_leaf:
+            return
+        children = widths[2 * key] + widths[2 * key + 1]
+        left = start + (widths[key] - children) / 2
+        place(node.left, 2 * key, left, depth + 1)
+        place(node.right, 2 * key + 1, left + widths[2 * key], depth + 1)
+
+    place(tree, 1, 0.0, 0)
+    height = tree.depth * level
+    margin = 1.5 * fontsize
+    if ax is None:
+        fig = plt.figure(figsize=((total + 2 * margin) / 72, (height + 2 * margin) / 72))
+        ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+        scale = 1.0
+    else:
+        box = ax.get_window_extent()
+        points = 72 / ax.figure.dpi
+        scale = min(
+            1.0,
+            box.width * points / (total + 2 * margin),
+            box.height * points / (height + 2 * margin),
+        )
+    ax.set_xlim(-margin, total + margin)
+    ax.set_ylim(-height - margin, margin)
 
     def draw(node: Tree, key: int) -> None:
         x, y = positions[key]
-        if node.is_leaf:
-            text = str(class_names[node.label]) if class_names is not None else str(node.label)
-            ax.text(
-                x,
-                y,
-                text,
-                ha="center",
-                va="center",
-                bbox={"boxstyle": "round", "facecolor": "#e8f0e8"},
-            )
-            return
-        for child, child_key, edge in ((node.left, 2 * key, "0"), (node.right, 2 * key + 1, "1")):
-            cx, cy = positions[child_key]
-            ax.plot([x, cx], [y, cy], color="0.5", zorder=0)
-            ax.text((x + cx) / 2, (y + cy) / 2, edge, fontsize="small", color="0.3")
-            draw(child, child_key)
+        leaf = node.is_leaf
         ax.text(
             x,
             y,
-            name(node.feature),
+            label(node),
             ha="center",
             va="center",
-            bbox={"boxstyle": "round", "facecolor": "#dde6f4"},
+            fontsize=fontsize * scale,
+            bbox={"boxstyle": "round", "facecolor": "#e8f0e8" if leaf else "#dde6f4"},
+            gid="odtkit-node",
         )
+        if leaf:
+            return
+        for child, child_key, edge in (
+            (node.left, 2 * key, "no"),
+            (node.right, 2 * key + 1, "yes"),
+        ):
+            cx, cy = positions[child_key]
+            ax.plot([x, cx], [y, cy], color="0.5", zorder=0)
+            ax.text(
+                (x + cx) / 2,
+                (y + cy) / 2,
+                edge,
+                ha="center",
+                va="center",
+                fontsize=edge_size * scale,
+                color="0.3",
+                bbox={"boxstyle": "square,pad=0.2", "facecolor": "white", "edgecolor": "none"},
+                gid="odtkit-edge",
+            )
+            draw(child, child_key)
 
     draw(tree, 1)
     ax.set_axis_off()
-    ax.margins(0.15)
     return ax
 
 
@@ -195,5 +263,63 @@ def plot_frontier(
     ax.set_xlabel("leaves")
     ax.set_ylabel("accuracy")
     ax.set_title("accuracy–leaves frontier (one optimal tree per λ segment)")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_cost_error_path(
+    path: Any,
+    X_test: Any = None,
+    y_test: Any = None,
+    *,
+    ax: Any = None,
+    test_error: str = "error_soft",
+    frame: Any = None,
+) -> Any:
+    """The exact cost–error trade-off of ensemble pruning (:func:`odtkit.pruning.cost_error_path`).
+
+    Training: the IP3 error term (average per-tree error) against the average feature cost
+    per example, one marker per vertex of the lower convex hull, joined by the hull's edges.
+    With test data: each vertex's pruned ensemble measured on it, its ``test_error`` (a
+    column of :meth:`~odtkit.pruning.PrunedEnsemble.evaluate`: ``error_soft``, ``error_hard``
+    or ``error_term``) against its test feature cost.
+
+    Parameters
+    ----------
+    path : CostErrorPath
+    X_test, y_test : array-like, optional
+        Held-out data; omitted: only the training curve.
+    ax : matplotlib Axes, optional
+    test_error : str
+        Which test error to draw.
+    frame : DataFrame, optional
+        ``path.to_frame(X_test, y_test)`` if already computed (saves evaluating every vertex
+        again).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    if frame is None:
+        frame = path.to_frame(X_test, y_test)
+    ax.plot(
+        frame["cost_term"], frame["error_term"], marker="o", ms=3, label="train (IP3 error term)"
+    )
+    column = f"test_{test_error}"
+    if column in frame:
+        ax.plot(
+            frame["test_feature_cost"],
+            frame[column],
+            marker="s",
+            ms=3,
+            linestyle=":",
+            label=f"test ({test_error.replace('_', ' ')})",
+        )
+    ax.set_xlabel("average feature cost per example")
+    ax.set_ylabel("error")
+    ax.set_title(f"cost–error path: {len(frame)} optimal prunings")
     ax.legend(fontsize="small")
     return ax

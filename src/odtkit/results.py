@@ -227,5 +227,15 @@ class Result:
             f"Result(method={self.method!r}, backend={self.backend!r}, "
             f"status={self.status.value!r}, objective={self.objective:.10g}, "
             f"lower_bound={self.lower_bound:.10g}, time={self.time:.3f}s, "
-            f"model={type(self.model).__name__})"
+            f"model={_model_summary(self.model)})"
         )
+
+
+def _model_summary(model: Any) -> str:
+    """A model in a few words: its size, never its contents (a repr must stay one line)."""
+    from odtkit.tree import Tree
+
+    if isinstance(model, Tree):
+        return f"Tree(depth={model.depth}, n_leaves={model.n_leaves})"
+    text = repr(model)
+    return text if len(text) <= 80 and "\n" not in text else type(model).__name__

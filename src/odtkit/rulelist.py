@@ -145,26 +145,14 @@ class RuleList:
             rules.append(([tuple(lit) for lit in rule["antecedent"]], rule["label"]))
         return RuleList(rules, data["default_label"])
 
-    def to_text(
-        self,
-        feature_names: Sequence[str] | None = None,
-        class_names: Sequence[Any] | None = None,
-    ) -> str:
-        """Human-readable ``if ... then ... / else if ... / else ...`` listing."""
+    def to_text(self, feature_names: Any = None, class_names: Any = None) -> str:
+        """``if ... then class: ...`` / ``else if ...`` / ``else class: ...`` listing.
 
-        def fname(j: int) -> str:
-            return str(feature_names[j]) if feature_names is not None else f"x{j}"
+        ``feature_names`` and ``class_names`` as in :meth:`odtkit.tree.Tree.to_text`.
+        """
+        from odtkit.render import rule_list_to_text
 
-        def cname(k: int) -> str:
-            return str(class_names[k]) if class_names is not None else str(k)
-
-        lines = []
-        for i, (antecedent, label) in enumerate(self.rules):
-            condition = " and ".join(f"{fname(f)} = {v}" for f, v in antecedent)
-            lines.append(f"{'if' if i == 0 else 'else if'} {condition} then {cname(label)}")
-        prefix = "else " if self.rules else ""
-        lines.append(f"{prefix}predict {cname(self.default_label)}")
-        return "\n".join(lines)
+        return rule_list_to_text(self, feature_names, class_names)
 
     def __str__(self) -> str:
         return self.to_text()

@@ -29,6 +29,7 @@ __all__ = [
     "enumerate_trees",
     "example_dataset_a",
     "example_dataset_trees",
+    "planted_tree_dataset",
     "random_dataset",
 ]
 
@@ -294,6 +295,46 @@ def random_dataset(
     return Dataset(
         Xc, yc, np.arange(n_classes), tuple(f"x{j}" for j in range(p)), f"random-{seed}", weights
     )
+
+
+def planted_tree_dataset(
+    seed: int, n_samples: int, n_features: int, depth: int, noise: float
+) -> tuple[Dataset, Tree]:
+    """A hard instance for benchmarks: labels of a random complete tree, then label noise.
+
+    Features are i.i.d. Bernoulli(1/2). The planted tree splits every node of depth < ``depth``
+    on a feature not yet used on its path (uniformly drawn), and its leaves predict 0 or 1
+    (uniformly); each label is then flipped with probability ``noise``. Reproducible from
+    ``seed``.
+
+    Returns
+    -------
+    (dataset, planted) : the binary dataset (named ``planted-n x p-d-noise-seed``) and the
+    planted tree.
+    """
+    depth = check_depth(depth)
+    if depth is None or depth > n_features:
+        raise ValueError(f"depth must be an integer <= n_features, got {depth!r}")
+    if not 0.0 <= noise <= 0.5:
+        raise ValueError(f"noise must lie in [0, 0.5], got {noise!r}")
+    rng = np.random.default_rng(seed)
+    X = rng.random((n_samples, n_features)) < 0.5
+
+    def grow(level: int, used: frozenset[int]) -> Tree:
+        if level == depth:
+            return Tree.leaf(int(rng.integers(2)))
+        feature = int(rng.choice([j for j in range(n_features) if j not in used]))
+        used = used | {feature}
+        return Tree.split(feature, grow(level + 1, used), grow(level + 1, used))
+
+    planted = grow(0, frozenset())
+    y = planted.predict(X).astype(np.int64)
+    y ^= rng.random(n_samples) < noise
+    name = f"planted-{n_samples}x{n_features}-d{depth}-{noise:g}-{seed}"
+    Xc = np.ascontiguousarray(X)
+    Xc.setflags(write=False)
+    y.setflags(write=False)
+    return Dataset(Xc, y, np.arange(2), tuple(f"x{j}" for j in range(n_features)), name), planted
 
 
 def dataset_strategy(

@@ -188,31 +188,20 @@ class Tree:
         except KeyError as exc:
             raise ValueError(f"tree dict node lacks key {exc.args[0]!r}: {data!r}") from exc
 
-    def to_text(
-        self,
-        feature_names: list[str] | tuple[str, ...] | None = None,
-        class_names: list[Any] | np.ndarray | None = None,
-    ) -> str:
-        """Indented if/else text; ``x = 0`` branch first, then ``x = 1``."""
-        lines: list[str] = []
+    def to_text(self, feature_names: Any = None, class_names: Any = None) -> str:
+        """``export_text``-style listing (``age <= 40.5`` / ``age > 40.5``), ``x = 0`` first.
 
-        def fname(j: int) -> str:
-            return str(feature_names[j]) if feature_names is not None else f"x{j}"
+        Parameters
+        ----------
+        feature_names : sequence of str or FeatureSpec, fitted Binarizer, or None
+            See :func:`odtkit.render.tree_to_text`; a Binarizer's feature descriptions print
+            thresholds and categories as tests on the raw columns.
+        class_names : sequence, optional
+            The class values the leaf labels index (e.g. ``dataset.classes``).
+        """
+        from odtkit.render import tree_to_text
 
-        def cname(k: int) -> str:
-            return str(class_names[k]) if class_names is not None else str(k)
-
-        def walk(node: Tree, indent: str) -> None:
-            if node.is_leaf:
-                lines.append(f"{indent}predict {cname(node.label)}")
-                return
-            lines.append(f"{indent}if {fname(node.feature)} = 0:")
-            walk(node.left, indent + "    ")
-            lines.append(f"{indent}else:  # {fname(node.feature)} = 1")
-            walk(node.right, indent + "    ")
-
-        walk(self, "")
-        return "\n".join(lines)
+        return tree_to_text(self, feature_names, class_names)
 
     def __str__(self) -> str:
         return self.to_text()

@@ -9,31 +9,20 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
+from odtkit.render import FeatureSpec, format_threshold
+
 __all__ = ["Binarizer", "format_threshold"]
-
-
-def format_threshold(value: float) -> str:
-    """Shortest text that reads back as exactly ``value`` (``25.5``, ``3``, ``1e-07``).
-
-    ``repr`` round-trips, so two different thresholds never get the same feature name;
-    only the redundant ``.0`` of whole numbers is dropped.
-    """
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
-
-
-def _format_category(value: object) -> str:
-    if isinstance(value, (float, np.floating)):
-        return format_threshold(float(value))
-    return str(value)
 
 
 def _midpoints(values: np.ndarray) -> np.ndarray:
     """Thresholds between adjacent sorted distinct ``values`` that separate every pair.
 
-    For neighbouring floats (nothing representable in between) or after overflow the plain
-    average can land on the upper value, which would merge the pair; the lower value is then
-    used instead, so ``x <= t`` still splits them exactly.
+    Each threshold is the midpoint written with the fewest significant digits that stay within
+    rounding noise of it (a billionth of the gap) and strictly between the pair: 17.5 | 17.6
+    gives ``17.55``, not the float average ``17.549999999999997``. Any ``t`` with
+    ``lo <= t < hi`` splits the pair the same way, so the split is exactly the midpoint's.
+    For neighbouring floats (nothing representable in between) the lower value itself is
+    used, so ``x <= t`` still splits them exactly.
     """
     lo, hi = values[:-1], values[1:]
     with np.errstate(over="ignore", invalid="ignore"):
@@ -41,7 +30,26 @@ def _midpoints(values: np.ndarray) -> np.ndarray:
         overflow = ~np.isfinite(mid)
         if overflow.any():
             mid[overflow] = lo[overflow] / 2.0 + hi[overflow] / 2.0
-    return np.where((mid >= lo) & (mid < hi), mid, lo)
+    out = np.where((mid > lo) & (mid < hi), mid, lo)
+    todo = out > lo  # pairs with room for a shorter number than the midpoint
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        magnitude = np.floor(np.log10(np.abs(np.where(mid == 0, 1.0, mid))))
+        for digits in range(1, 17):
+            if not todo.any():
+                break
+            exponent = digits - 1 - magnitude[todo]  # scale so that `digits` digits are whole
+            scale = 10.0 ** np.abs(exponent)
+            scaled = np.where(exponent >= 0, mid[todo] * scale, mid[todo] / scale)
+            whole = np.round(scaled)
+            # dividing a whole number by an exact power of ten is correctly rounded, so the
+            # result prints as that short decimal
+            candidate = np.where(exponent >= 0, whole / scale, whole * scale)
+            near = np.abs(candidate - mid[todo]) <= 1e-9 * (hi[todo] - lo[todo])
+            fits = near & (candidate > lo[todo]) & (candidate < hi[todo])
+            index = np.flatnonzero(todo)[fits]
+            out[index] = candidate[fits]
+            todo[index] = False
+    return out
 
 
 def _quantile_indices(n_distinct: int, k: int) -> np.ndarray:
@@ -157,7 +165,8 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.thresholds_ = thresholds
         self.categories_ = categories
         self.binary_columns_ = binary
-        self._feature_names_out = np.asarray(_output_names(spec), dtype=object)
+        self._feature_specs = _output_specs(spec)
+        self._feature_names_out = np.asarray([f.name for f in self._feature_specs], dtype=object)
         return self
 
     def _check_max_thresholds(self) -> int | None:
@@ -243,6 +252,15 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self._check_fitted()
         return self._feature_names_out.copy()
 
+    def get_feature_specs(self) -> list[FeatureSpec]:
+        """What each output feature tests on the raw data (source column, kind, parameter).
+
+        The renderers (:func:`odtkit.render.tree_to_text`, :func:`odtkit.plot.plot_tree`) read
+        these to print ``age <= 40.5`` / ``age > 40.5`` and ``color = red`` / ``color != red``.
+        """
+        self._check_fitted()
+        return list(self._feature_specs)
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "_spec"):
             raise NotFittedError(
@@ -305,13 +323,13 @@ def _level_key(value: object) -> tuple[str, object]:
     return (type(value).__name__, str(value))
 
 
-def _output_names(spec: list[tuple[str, str, np.ndarray | list]]) -> list[str]:
-    out: list[str] = []
+def _output_specs(spec: list[tuple[str, str, np.ndarray | list]]) -> list[FeatureSpec]:
+    out: list[FeatureSpec] = []
     for name, kind, params in spec:
         if kind == "binary":
-            out.append(name)
+            out.append(FeatureSpec(name, "binary"))
         elif kind == "threshold":
-            out.extend(f"{name}<={format_threshold(t)}" for t in params)
+            out.extend(FeatureSpec(name, "threshold", float(t)) for t in params)
         elif kind == "onehot":
-            out.extend(f"{name}={_format_category(v)}" for v in params)
+            out.extend(FeatureSpec(name, "category", v) for v in params)
     return out

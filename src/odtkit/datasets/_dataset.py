@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from odtkit._validation import as_binary_matrix, check_dataset_fields, encode_labels
+from odtkit._validation import (
+    as_binary_matrix,
+    check_dataset_fields,
+    check_sample_weight,
+    encode_labels,
+)
 
 
 def unique_rows(X: np.ndarray, label: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -118,11 +123,9 @@ class Dataset:
             )
         Xb.setflags(write=False)
         codes.setflags(write=False)
-        # shapes, lengths and weights are checked once, by __post_init__
-        data = cls(Xb, codes, classes, feature_names, str(name), sample_weight)
-        if data.sample_weight is not None and not data.sample_weight.sum() > 0:
-            raise ValueError("sample_weight must have a positive sum")
-        return data
+        weights = check_sample_weight(sample_weight, Xb.shape[0], positive_sum=True)
+        # shapes and lengths are checked once, by __post_init__
+        return cls(Xb, codes, classes, feature_names, str(name), weights)
 
     @classmethod
     def from_frame(

@@ -9,11 +9,14 @@ docs/formulations-search-and-pruning.md §7–9.
 >>> result.status.value, round(result.objective, 12), result.model.n_leaves
 ('optimal', 0.4, 6)
 
-* :func:`prune` — IP3 by its integral LP relaxation (simplex), as a MIP, or by column
-  generation; budgets via the λ search and the budgeted LP1. Answers are
-  :class:`odtkit.results.Result` objects whose ``model`` is the :class:`PrunedEnsemble`.
-* :func:`individual_prune` — the per-tree baseline; :func:`cost_error_path` — trade-off curves;
-  :func:`column_generation`, :func:`lambda_search`, :func:`budget_prune` — the algorithms.
+* :func:`prune` — IP3 as one minimum cut in the native core (default), by its integral LP
+  relaxation (simplex), as a MIP, or by column generation; budgets via the exact cost–error
+  path and the budgeted LP1. Answers are :class:`odtkit.results.Result` objects whose
+  ``model`` is the :class:`PrunedEnsemble`.
+* :func:`cost_error_path` — every λ where the optimal pruning changes (:class:`CostErrorPath`);
+  :func:`tradeoff_grid` — methods side by side on a λ grid; :func:`individual_prune` — the
+  per-tree baseline; :func:`column_generation`, :func:`lambda_search`, :func:`budget_prune` —
+  the algorithms.
 * :class:`PrunedEnsemble` — predict / predict_proba / feature_cost / error / to_sklearn;
   :func:`objective_terms` — the one accounting every answer is checked with.
 * Formulations (:mod:`odtkit.formulations.pruning`): :class:`IP0`, :class:`IP1`,
@@ -28,7 +31,13 @@ from odtkit.formulations.network import (
     is_totally_unimodular,
 )
 from odtkit.formulations.pruning import IP0, IP1, IP2, IP3, LP1, ColgenMaster
-from odtkit.pruning._api import cost_error_path, individual_prune, prune, solve_ip3
+from odtkit.pruning._api import (
+    cost_error_path,
+    individual_prune,
+    prune,
+    solve_ip3,
+    tradeoff_grid,
+)
 from odtkit.pruning._budget import budget_prune, lambda_search
 from odtkit.pruning._colgen import column_generation
 from odtkit.pruning._ensemble import (
@@ -40,9 +49,11 @@ from odtkit.pruning._ensemble import (
 )
 from odtkit.pruning._example import worked_example
 from odtkit.pruning._extract import EnsembleData, TreeData, extract
+from odtkit.pruning._path import CostErrorPath
 
 __all__ = [
     "ColgenMaster",
+    "CostErrorPath",
     "EnsembleData",
     "IP0",
     "IP1",
@@ -65,6 +76,7 @@ __all__ = [
     "objective_terms",
     "prune",
     "solve_ip3",
+    "tradeoff_grid",
     "tree_dp",
     "worked_example",
 ]

@@ -9,6 +9,7 @@ model) and whose ``objective`` is that pruning's value for the stated problem by
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -20,12 +21,22 @@ from odtkit.pipeline import verify_solution
 from odtkit.pruning._budget import check_budget_method
 from odtkit.pruning._ensemble import PrunedEnsemble, individual_objective, tree_dp, unpruned
 from odtkit.pruning._extract import EnsembleData, extract
+from odtkit.pruning._path import CostErrorPath, exact_path
 from odtkit.pruning._solve import INTEGRALITY_TOL, max_fractionality, solve_mip, solver_options
 from odtkit.results import Result, Status
 
-__all__ = ["prune", "individual_prune", "cost_error_path", "solve_ip3", "METHODS"]
+__all__ = [
+    "prune",
+    "individual_prune",
+    "cost_error_path",
+    "tradeoff_grid",
+    "solve_ip3",
+    "METHODS",
+]
 
-METHODS = ("lp", "mip", "colgen", "ip1")
+METHODS = ("cut", "lp", "mip", "colgen", "ip1")
+#: methods that can answer a budget (the λ problems of the budget search are solved by them)
+BUDGET_METHODS = ("cut", "lp")
 
 
 def _data(ensemble: Any, X: Any, y: Any, costs: Any) -> EnsembleData:
@@ -141,7 +152,7 @@ def prune(
     *,
     costs: Any = None,
     lam: float | None = None,
-    method: str = "lp",
+    method: str | None = None,
     budget: float | None = None,
     budget_method: str = "exact",
     backend: str = "highs",
@@ -165,26 +176,36 @@ def prune(
         Feature acquisition costs ``c_k >= 0`` (default 1).
     lam : float
         Weight λ >= 0 of the average feature cost. Required unless ``budget`` is given (then
-        it must be omitted): ``lam=0.0`` ignores the costs.
-    method : {"lp", "mip", "colgen", "ip1"}
-        ``"lp"``: LP relaxation of IP3 by simplex (integral vertex by Theorem 4.2, checked;
-        MIP fallback otherwise). ``"mip"``: IP3 as an integer program. ``"colgen"``: Dantzig–Wolfe
-        column generation with the tree-DP pricing. ``"ip1"``: the weak IP1 as a MIP (baseline).
-        With a budget only ``"lp"`` (choose with ``budget_method``).
+        it must be omitted): ``lam=0.0`` ignores the costs. Scale: the error term is an
+        average per-tree error *rate* (at most 1) and the cost term an average feature cost per
+        example, so ``lam=0.01`` trades one unit of feature cost for 1 % of error. Above
+        roughly (root-only error - unpruned error) / unpruned cost every tree is cut to its root
+        (a warning says so); :func:`cost_error_path` lists every λ where the answer changes.
+    method : {"cut", "lp", "mip", "colgen", "ip1"}, optional
+        ``"cut"`` (the default): IP3 as one minimum s–t cut in the native core
+        (docs/formulations-search-and-pruning.md §7.11), certified by its flow (``lower_bound``) and
+        by re-scoring the pruning; ties go to the smaller pruning; ``backend`` and ``formulation``
+        are not used. ``"lp"``: LP relaxation of IP3 by simplex (integral vertex by Theorem 4.2,
+        checked; MIP fallback otherwise). ``"mip"``: IP3 as an integer program. ``"colgen"``:
+        Dantzig–Wolfe column generation with the tree-DP pricing. ``"ip1"``: the weak IP1 as a MIP
+        (baseline). With a budget ``"cut"`` (default: the exact cost–error path of
+        :func:`cost_error_path`) or ``"lp"`` (the λ search by LPs); choose how budgets off the path
+        are met with ``budget_method``.
     budget : float, optional
         Maximum average feature cost per example (>= 0): the error term is minimised subject to
         it; see ``budget_method``.
     budget_method : {"exact", "lambda"}
-        ``"lambda"``: the λ search of Corollary 4.3 (exact only for budgets on the lower convex
-        hull of the cost/error trade-off; its Lagrangian bound says how far off it may be).
-        ``"exact"`` (default): then the budgeted LP1; if its simplex vertex is fractional
-        (budgets between hull vertices, docs/formulations-search-and-pruning.md
-        §8.6), LP1 is solved as a MIP warm-started from the
-        λ-search solution, giving the best pruning within budget.
+        ``"lambda"``: the best pruning on the lower convex hull of the cost/error trade-off
+        (Corollary 4.3: exact for budgets at a hull vertex; its Lagrangian bound says how far off it
+        may be elsewhere). ``"exact"`` (default): a budget strictly between two hull vertices goes
+        to the budgeted LP1; if its simplex vertex is fractional
+        (docs/formulations-search-and-pruning.md §8.6), LP1 is solved as a MIP warm-started from the
+        hull pruning within budget, giving the best pruning within budget.
     backend : str
         Solver backend for the models (``odtkit.solvers``).
     time_limit : float, optional
-        Seconds per solver call.
+        Seconds per solver call. A cut stopped by it (or by Ctrl-C) returns the pruning its
+        flow so far defines, with a valid bound and status ``time_limit``/``interrupted``.
     formulation : {"compact", "full"}
         ``"full"``: IP3 exactly as printed (one ``w^{(t)}_{k,i}`` and feature row per tree,
         feature, example). ``"compact"`` (default): the equivalent ``IP3(aggregate=True,
@@ -204,14 +225,17 @@ def prune(
     if budget is not None:
         budget = check_budget(budget, allow_negative=False)
     time_limit = check_positive_number(time_limit, "time_limit")
+    if method is None:
+        method = "cut"
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if formulation not in ("compact", "full"):
         raise ValueError(f"formulation must be 'compact' or 'full', got {formulation!r}")
     check_budget_method(budget_method)
-    if budget is not None and method != "lp":
+    if budget is not None and method not in BUDGET_METHODS:
         raise ValueError(
-            f"method={method!r} solves the λ problem; with a budget choose budget_method"
+            f"method={method!r} solves the λ problem; with a budget use method 'cut' or 'lp' "
+            "and choose budget_method"
         )
     aggregate = formulation == "compact"
     t0 = time.perf_counter()
@@ -227,7 +251,12 @@ def prune(
             backend=backend,
             time_limit=time_limit,
             aggregate=aggregate,
+            search="path" if method == "cut" else "lp",
         )
+    elif method == "cut":
+        from odtkit.pruning._cut import cut_prune
+
+        result = cut_prune(data, lam=lam, time_limit=time_limit)
     elif method == "colgen":
         result = _colgen(data, lam, backend, time_limit)
     else:
@@ -239,8 +268,34 @@ def prune(
             time_limit=time_limit,
             aggregate=aggregate,
         )
+    if budget is None and lam > 0:
+        _warn_if_roots_only(result.model, lam)
     return result.replace(
         time=time.perf_counter() - t0, stats={**result.stats, "extract_time": t_extract}
+    )
+
+
+def _warn_if_roots_only(pruned: PrunedEnsemble | None, lam: float) -> None:
+    """Warn when ``lam`` cut every tree to its root: the answer is then one constant vote.
+
+    The two terms are on different scales: the error term is an average per-tree error rate
+    (at most 1), the cost term an average feature cost per example (the unpruned ensemble's can
+    be many units). Keeping all splits stops paying once ``lam`` exceeds (root-only error -
+    unpruned error) / unpruned cost: the warning names that scale.
+    """
+    if pruned is None or pruned.n_leaves != pruned.n_trees:
+        return
+    full = PrunedEnsemble(pruned.data, unpruned(pruned.data), lam)
+    if full.n_leaves == full.n_trees or full.cost_term <= 0:
+        return
+    scale = (pruned.error_term - full.error_term) / full.cost_term
+    warnings.warn(
+        f"lam={lam:g} prunes every tree to its root (a constant prediction): one unit of "
+        f"average feature cost per example (the unpruned ensemble's is {full.cost_term:.3g}) is "
+        f"worth lam={lam:g} of average per-tree error rate. Informative values of lam lie below "
+        f"about {scale:.3g}; cost_error_path(...) gives every breakpoint exactly.",
+        UserWarning,
+        stacklevel=3,
     )
 
 
@@ -267,8 +322,8 @@ def individual_prune(
     """Individual-pruning baseline (NWS "ind.pru."): each tree pruned alone by IP2.
 
     Each tree ``t`` minimises ``(1/N) sum e_h z_h + lam_ind (1/N) sum_i sum_{k used in t} c_k``
-    with ``lam_ind = T lam`` by the exact tree DP of docs/formulations-search-and-pruning.md §7.9
-    (ties -> prune), ignoring that trees share acquired features.
+    with ``lam_ind = T lam`` by the exact tree DP of §7.9 (ties -> prune), ignoring that trees
+    share acquired features.
 
     Returns
     -------
@@ -301,7 +356,7 @@ def individual_prune(
     )
 
 
-def cost_error_path(
+def tradeoff_grid(
     ensemble: Any,
     X: Any = None,
     y: Any = None,
@@ -311,10 +366,13 @@ def cost_error_path(
     X_test: Any = None,
     y_test: Any = None,
     methods: tuple[str, ...] = ("ensemble", "individual"),
-    solver_method: str = "lp",
+    solver_method: str = "cut",
     backend: str = "highs",
 ) -> pd.DataFrame:
-    """Trade-off curve: one row per (λ, method) with training terms and optional test metrics.
+    """Trade-off on a grid of λ: one row per (λ, method), training terms and test metrics.
+
+    For the ensemble alone, :func:`cost_error_path` gives every λ at which the optimum changes
+    exactly; this grid compares methods (e.g. with individual pruning) at chosen λ.
 
     ``methods`` among ``"ensemble"`` (IP3 via ``solver_method``), ``"individual"`` (per-tree DP)
     and ``"none"`` (unpruned). Extraction is done once and shared. The objective columns are the
@@ -341,3 +399,38 @@ def cost_error_path(
                     row[f"test_{k}"] = v
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def cost_error_path(
+    ensemble: Any,
+    X: Any = None,
+    y: Any = None,
+    *,
+    costs: Any = None,
+    time_limit: float | None = None,
+) -> CostErrorPath:
+    """The exact cost–error path of ensemble pruning: every λ where the optimal pruning changes.
+
+    Solves IP3 for all λ >= 0 at once by parametric minimum cuts (Eisner–Severance line intersection
+    on nested cut windows, docs/formulations-search-and-pruning.md §7.11); its cost is a few cuts of
+    the whole network.
+
+    Parameters
+    ----------
+    ensemble, X, y, costs
+        As for :func:`prune` (or an :class:`EnsembleData`).
+    time_limit : float, optional
+        Seconds for the whole path; a path cut short raises ``RuntimeError``.
+
+    Returns
+    -------
+    CostErrorPath
+        The lower convex hull of (cost term, error term): per vertex the λ interval where it is
+        optimal, its error and cost terms and its pruning (:meth:`CostErrorPath.pruning`,
+        :meth:`~CostErrorPath.at`, :meth:`~CostErrorPath.to_frame` with optional test data,
+        :meth:`~CostErrorPath.vertex_within` a budget); plot with
+        :func:`odtkit.plot.plot_cost_error_path`.
+    """
+    time_limit = check_positive_number(time_limit, "time_limit")
+    data = _data(ensemble, X, y, costs)
+    return exact_path(data, time_limit=time_limit)

@@ -1,6 +1,11 @@
-"""Feature-cost budgets: the λ search of Corollary 4.3 and the budgeted LP1.
+"""Feature-cost budgets: the exact path or the λ search of Corollary 4.3, and the budgeted LP1
+(NWS 2016, Corollary 4.3; docs/formulations-search-and-pruning.md §7.7, §8.6, §7.11).
 
-NWS 2016, Corollary 4.3; docs/formulations-search-and-pruning.md §7.7 and §8.6.
+By default (``search="path"``) the hull is the exact cost–error path of
+:func:`~odtkit.pruning.cost_error_path` (min cuts): the vertex within budget and the Lagrangian
+bound ``E_j + λ_j (C_j - B)`` at the breakpoint below it are exact, so a budget at a hull vertex
+(or above the λ = 0 cost) is answered without any solver; ``search="lp"`` keeps the λ search by
+LPs.
 
 The λ search (Eisner–Severance line intersection) only reaches prunings on the lower convex
 hull of the (cost, error) trade-off. Every λ it solves also gives the Lagrangian bound
@@ -166,8 +171,16 @@ def budget_prune(
     backend: str = "highs",
     time_limit: float | None = None,
     aggregate: bool = True,
+    search: str = "path",
+    path: Any = None,
 ) -> Result:
     """Best pruning with average feature cost <= ``budget`` (see the module docstring).
+
+    ``search="path"`` (default) takes the hull from the exact cost–error path (``path``, a
+    :class:`~odtkit.pruning.CostErrorPath` of ``data``, is computed if not given): a budget
+    whose hull pruning's Lagrangian bound closes the gap is answered with ``method="path"``
+    and ``stats["solved_as"] == "path"``; otherwise, with ``"exact"``, LP1 as below, warm
+    started from that hull pruning. ``search="lp"``: the λ search by LPs (:func:`lambda_search`).
 
     ``budget_method="lambda"`` returns :func:`lambda_search`'s Result; ``"exact"`` solves LP1
     (as an LP, as a MIP warm-started from the λ-search pruning when the vertex is fractional)
@@ -179,11 +192,18 @@ def budget_prune(
 
     budget = check_budget(budget, allow_negative=False)
     check_budget_method(budget_method)
+    if search not in ("path", "lp"):
+        raise ValueError(f"search must be 'path' or 'lp', got {search!r}")
     t0 = time.perf_counter()
-    sweep = lambda_search(
-        data, budget=budget, backend=backend, time_limit=time_limit, aggregate=aggregate
-    )
-    if budget_method == "lambda" or sweep.model is None:
+    if search == "path":
+        sweep = _hull_within(data, budget, path)
+    else:
+        sweep = lambda_search(
+            data, budget=budget, backend=backend, time_limit=time_limit, aggregate=aggregate
+        )
+    proven = search == "path" and sweep.status == Status.OPTIMAL
+    if budget_method == "lambda" or sweep.model is None or proven:
+        # (proven: the hull pruning's Lagrangian bound closes the gap; nothing left to solve)
         return sweep
     exact = solve_ip3(
         data,
@@ -196,7 +216,8 @@ def budget_prune(
     )
     lambda_stats = {
         k: sweep.stats[k]
-        for k in ("lambda_steps", "lambda", "lambda_error_term", "lambda_cost_term")
+        for k in ("lambda_steps", "lambda", "lambda_error_term", "lambda_cost_term", "path")
+        if k in sweep.stats
     }
     stats = {**exact.stats, "budget": budget, "lambda_bound": sweep.lower_bound, **lambda_stats}
     bound = max(exact.lower_bound, sweep.lower_bound)
@@ -206,4 +227,51 @@ def budget_prune(
         stats["note"] = "the MIP found nothing better than the λ-search pruning"
     return exact.replace(
         lower_bound=min(bound, exact.objective), time=time.perf_counter() - t0, stats=stats
+    )
+
+
+def _hull_within(data: EnsembleData, budget: float, path: Any = None) -> Result:
+    """The exact path's best hull pruning within ``budget``, with its Lagrangian bound."""
+    from odtkit.pruning._path import exact_path
+
+    t0 = time.perf_counter()
+    if path is None:
+        path = exact_path(data)
+    elif path.data is not data:
+        raise ValueError("path was computed for another EnsembleData")
+    j = path.vertex_within(budget)
+    bound, lam = path.lagrangian_bound(budget)
+    pruned = path.pruning(j, lam=0.0)
+    objective = pruned.error_term  # re-scored by objective_terms, not taken from the path
+    if objective - bound <= _TOL:
+        status, bound, message = Status.OPTIMAL, objective, ""
+    else:
+        status = Status.FEASIBLE
+        message = (
+            "the budget lies between two vertices of the lower convex hull of the (cost, "
+            f"error) trade-off; the Lagrangian bound leaves a gap of {objective - bound:.3g} "
+            "(budget_method='exact' closes it)"
+        )
+    elapsed = time.perf_counter() - t0
+    return Result(
+        model=pruned,
+        objective=objective,
+        lower_bound=min(bound, objective),
+        status=status,
+        time=elapsed,
+        method="path",
+        backend="native",
+        trace=make_trace([(elapsed, objective, min(bound, objective))]),
+        stats={
+            "budget": budget,
+            "solved_as": "path",
+            "path": path,
+            "path_vertex": j,
+            "path_time": path.time,
+            "lambda": lam,
+            "lambda_error_term": objective,
+            "lambda_cost_term": pruned.cost_term,
+            "lambda_steps": [],
+        },
+        message=message,
     )

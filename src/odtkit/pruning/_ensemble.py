@@ -386,8 +386,18 @@ class PrunedEnsemble:
         }
 
     # ---------------------------------------------------------------- export
-    def to_sklearn(self) -> list[Any]:
-        """Pruned copies of the fitted sklearn trees.
+    def score(self, X: Any, y: Any, vote: str = "soft") -> float:
+        """Accuracy on ``(X, y)`` (scikit-learn's classifier ``score``)."""
+        return 1.0 - self.error(X, y, vote=vote)
+
+    def to_sklearn(self, ensemble: Any = None) -> Any:
+        """Pruned copies of the fitted sklearn trees; with ``ensemble``, a pruned copy of it.
+
+        ``ensemble`` is the fitted forest / bagging classifier that was pruned: the copy is
+        that estimator with its ``estimators_`` replaced by the pruned trees, so its
+        ``predict_proba`` (the average of the trees') equals this ensemble's soft vote and it
+        can be pickled, scored and deployed like the original. Without it, the list of
+        pruned trees.
 
         Each copy's ``tree_`` has the pruned nodes turned into leaves whose ``value`` is the
         training class distribution of ``S_h`` (the data passed to ``prune``), so
@@ -421,7 +431,16 @@ class PrunedEnsemble:
             state["values"] = values
             new.tree_.__setstate__(state)
             out.append(new)
-        return out
+        if ensemble is None:
+            return out
+        if len(getattr(ensemble, "estimators_", ())) != len(out):
+            raise ValueError(
+                f"ensemble must be the fitted ensemble that was pruned ({len(out)} trees), got "
+                f"{type(ensemble).__name__}"
+            )
+        pruned = copy.deepcopy(ensemble)
+        pruned.estimators_ = out
+        return pruned
 
 
 def unpruned(data: EnsembleData) -> list[np.ndarray]:

@@ -4,8 +4,16 @@
 
 #include <nanobind/nanobind.h>
 
+#include <functional>
+
 namespace odtkit {
 void bind_bitset(nanobind::module_& m);
 void bind_problem(nanobind::module_& m);
 void bind_searches(nanobind::module_& m);
+void bind_maxflow(nanobind::module_& m);
+
+// Budget's interrupt callback for code run with the GIL released: briefly re-acquires the GIL
+// and runs Python's signal handlers; a pending KeyboardInterrupt is consumed and reported as
+// true (the caller returns status "interrupted" with its best answer).
+std::function<bool()> python_interrupt_check();
 }  // namespace odtkit

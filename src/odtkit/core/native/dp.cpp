@@ -35,6 +35,9 @@ namespace odtkit {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Depth of the anytime driver's leaf completion (complete_leaves): the depth-two solver's
+// depth; 3 found the same incumbents, more slowly, on planted 800x30, 3000x40 and 5000x24 sets.
+constexpr int kLookahead = 2;
 
 struct Entry {
   std::uint64_t hash;
@@ -81,6 +84,7 @@ class Memo {
     return entries_.size() - 1;
   }
   Entry& operator[](std::size_t i) { return entries_[i]; }
+  const Entry& operator[](std::size_t i) const { return entries_[i]; }
   std::size_t size() const { return entries_.size(); }
   std::size_t bytes() const {
     return chunks_.size() * chunk_words_ * sizeof(std::uint64_t) +
@@ -165,12 +169,26 @@ class DPSolver {
         tmp_cw_(static_cast<std::size_t>(K_)) {}
 
   // Entry point for the root (s = all points).
-  Answer solve_root(int depth, double ub, int* best_feature) {
+  // relaxed: solve the depth-relaxed problem instead (see `frontier`); needs depth >= 0.
+  Answer solve_root(int depth, double ub, int* best_feature, bool relaxed = false) {
+    root_best_feature_ = -1;  // each call reports its own best complete root split
+    relaxed_ = relaxed && depth >= 0;
     const std::uint64_t* s = P_.all_points().data();
     std::vector<double> cw(K_);
     P_.class_weights(s, cw.data());
     const double eq = use_eq_ ? P_.minority_total() : 0.0;
     return solve(s, depth, ub, 0, cw.data(), eq, best_feature);
+  }
+
+  // SOLVE on any support (the anytime driver's leaf completion); not during another solve.
+  Answer solve_support(const std::uint64_t* s, int depth, double ub) {
+    relaxed_ = false;
+    std::vector<double> cw(K_);
+    P_.class_weights(s, cw.data());
+    const double eq = use_eq_ ? P_.minority(s) : 0.0;
+    const Answer a = solve(s, depth, ub, 0, cw.data(), eq);
+    root_best_feature_ = -1;  // level 0 here is not the root
+    return a;
   }
 
   void extract(const std::uint64_t* s, int depth, std::vector<int>& out) {
@@ -259,20 +277,37 @@ class DPSolver {
   }
 
   // Initial bounds of a sub-problem; true when it is provably a leaf (the lower bound reaches
-  // the leaf cost).
+  // the leaf cost). In the relaxed problem the terminal tests are those of unlimited depth,
+  // and a node at depth 0 is a frontier node (its lb bounds `frontier`).
   bool initial(const double* cw, double eq, int depth, double* leaf, double* lb) const {
-    const LeafBound b = initial_(cw, eq, depth);
+    const LeafBound b = initial_(cw, eq, relaxed_ ? -1 : depth);
     *leaf = b.leaf;
     *lb = b.lb;
-    return b.terminal || b.lb >= b.leaf - tau_;
+    return b.terminal || b.lb >= b.leaf - tau_ || (relaxed_ && depth == 0);
   }
+
+  // Depth-relaxed problem (the anytime driver's lower bound): trees of depth <= d whose nodes
+  // at depth d cost a lower bound on their best unlimited subtree, i.e. the initial bound
+  // min(leaf, eq + 2 Lambda) or a better bound proved for (s, unlimited) in the memo. Any
+  // unlimited tree, cut at depth d, is such a tree and costs at least as much, so the relaxed
+  // optimum is a lower bound on the unlimited optimum; it rises with d.
+  double frontier(const std::uint64_t* s, const double* cw, double eq) const {
+    double v = initial_(cw, eq, -1).lb;
+    const std::size_t idx = memo_.find(s, -1, key_hash(s, -1));
+    if (idx != Memo::kNone) v = std::max(v, memo_[idx].lb);
+    return v;
+  }
+  // Memo key of a remaining depth: relaxed sub-problems are another problem, keyed apart.
+  int memo_key(int depth) const { return relaxed_ ? -2 - depth : depth; }
 
   Answer solve(const std::uint64_t* s, int depth, double ub, std::size_t lvl, const double* cw,
                double eq, int* best_feature_out = nullptr) {
     double leaf, lb;
-    if (initial(cw, eq, depth, &leaf, &lb)) return {leaf, true};
-    const std::uint64_t h = key_hash(s, depth);
-    std::size_t idx = memo_.find(s, depth, h);
+    if (initial(cw, eq, depth, &leaf, &lb))
+      return {relaxed_ && depth == 0 ? std::max(lb, frontier(s, cw, eq)) : leaf, true};
+    const int key = memo_key(depth);
+    const std::uint64_t h = key_hash(s, key);
+    std::size_t idx = memo_.find(s, key, h);
     if (idx != Memo::kNone) {
       const Entry& e = memo_[idx];
       if (e.exact) {
@@ -281,13 +316,26 @@ class DPSolver {
       }
       lb = std::max(lb, e.lb);
     }
+    if (relaxed_) {
+      // any lower bound on R*(s, unlimited) is as good as the relaxed value (both bound the
+      // unlimited optimum from below): an exact one ends the relaxed sub-problem
+      const std::size_t u = memo_.find(s, -1, key_hash(s, -1));
+      if (u != Memo::kNone) {
+        if (memo_[u].exact) return {memo_[u].lb, true};
+        lb = std::max(lb, memo_[u].lb);
+      }
+    }
     if (lb >= ub - tau_) return {lb, false};
     if (budget_.tick(bytes())) return {lb, false};
 
-    if (depth == 2 && use_depth2_) {
+    if (depth == 2 && use_depth2_ && !relaxed_) {
       ++depth2_calls_;
       const Depth2Solver::Result r = depth2_->solve(s, cw, Lambda_);
-      if (idx == Memo::kNone) idx = memo_.insert(s, depth, h);
+      // its pass adds ~M^2/4 pair counts per point where a node costs ~M K W words: charge
+      // (an eighth of) that ratio, so that the anytime driver's slices are about equal in time
+      // (measured on tic-tac-toe and planted 3000 x 40 / 5000 x 24 sets)
+      budget_.charge(static_cast<long long>(words::count(s, W_) * M_ / (8.0 * W_ * K_)));
+      if (idx == Memo::kNone) idx = memo_.insert(s, key, h);
       Entry& e = memo_[idx];
       e.exact = true;
       e.lb = r.value;
@@ -332,7 +380,8 @@ class DPSolver {
       const double bound = std::min(ub, best);
       if (cand.lb0 + cand.lb1 >= bound - tau_) continue;
       const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(cand.feature));
-      if (use_similar_ && ref_feature >= 0 && ref_bound >= bound - tau_) {
+      // (not in the relaxed problem: memo bounds at its frontier break the swap argument)
+      if (use_similar_ && !relaxed_ && ref_feature >= 0 && ref_bound >= bound - tau_) {
         // OPT_j >= OPT_ref - w(s & (X_j xor X_ref)): swap the root feature, keep the subtrees
         const std::uint64_t* xr = P_.feature_words(static_cast<std::size_t>(ref_feature));
         for (std::size_t w = 0; w < W_; ++w) Lc.tmp[w] = s[w] & (xj[w] ^ xr[w]);
@@ -353,14 +402,14 @@ class DPSolver {
       // child buffers belong to this level; the children use level lvl + 1
       const Answer a0 = solve(levels_[lvl].s0.data(), cd, bound - cand.lb1, lvl + 1, c0, eq0);
       if (budget_.stopped())
-        return stop(s, depth, h, lb, best, ub, lvl, c, a0.value + cand.lb1);
+        return stop(s, key, h, lb, best, ub, lvl, c, a0.value + cand.lb1);
       if (!a0.exact || a0.value + cand.lb1 >= bound - tau_) {
         note_reference(cand.feature, a0.exact ? a0.value + cand.lb1 : bound, &ref_feature,
                        &ref_bound);
         continue;
       }
       const Answer a1 = solve(levels_[lvl].s1.data(), cd, bound - a0.value, lvl + 1, c1, eq1);
-      if (budget_.stopped()) return stop(s, depth, h, lb, best, ub, lvl, c, a0.value + a1.value);
+      if (budget_.stopped()) return stop(s, key, h, lb, best, ub, lvl, c, a0.value + a1.value);
       if (!a1.exact) {
         note_reference(cand.feature, bound, &ref_feature, &ref_bound);
         continue;
@@ -370,24 +419,39 @@ class DPSolver {
       if (v < best - tau_) {
         best = v;
         best_feature = cand.feature;
-        if (lvl == 0) {
+        if (lvl == 0 && !relaxed_) {
           root_best_feature_ = best_feature;
           if (on_root_improved) on_root_improved(best);
         }
       }
     }
 
-    if (idx == Memo::kNone) idx = memo_.insert(s, depth, h);
-    Entry& e = memo_[idx];
+    if (idx == Memo::kNone) idx = memo_.insert(s, key, h);
+    Answer answer;
     if (best < ub - tau_) {
+      Entry& e = memo_[idx];
       e.exact = true;
       e.lb = best;
       e.feature = best_feature;
       if (best_feature_out) *best_feature_out = best_feature;
-      return {best, true};
+      answer = {best, true};
+    } else {
+      Entry& e = memo_[idx];
+      e.lb = std::max(e.lb, std::max(lb, std::min(ub, best)));
+      answer = {e.lb, false};
     }
-    e.lb = std::max(e.lb, std::max(lb, std::min(ub, best)));
-    return {e.lb, false};
+    if (relaxed_) share_bound(s, answer.value);
+    return answer;
+  }
+
+  // A relaxed value bounds the unlimited optimum of the same support: hand it to the target
+  // search (and to later relaxed frontiers) through the (s, unlimited) entry.
+  void share_bound(const std::uint64_t* s, double bound) {
+    const std::uint64_t h = key_hash(s, -1);
+    std::size_t u = memo_.find(s, -1, h);
+    if (u == Memo::kNone) u = memo_.insert(s, -1, h);
+    Entry& e = memo_[u];
+    if (!e.exact) e.lb = std::max(e.lb, bound);
   }
 
   static void note_reference(int feature, double bound, int* ref_feature, double* ref_bound) {
@@ -400,15 +464,15 @@ class DPSolver {
   // The search was stopped while candidate `c` was open (its lower bound `current`): the
   // value of s is at least the minimum over the leaf/best, the open candidate and every later
   // candidate; earlier skipped candidates were >= min(ub, best) when skipped.
-  Answer stop(const std::uint64_t* s, int depth, std::uint64_t h, double lb, double best,
+  Answer stop(const std::uint64_t* s, int key, std::uint64_t h, double lb, double best,
               double ub, std::size_t lvl, std::size_t c, double current) {
     double v = std::min({best, ub, current});
     const Level& L = levels_[lvl];
     for (std::size_t k = c + 1; k < L.cands.size(); ++k)
       v = std::min(v, L.cands[k].lb0 + L.cands[k].lb1);
     v = std::max(v, lb);
-    std::size_t idx = memo_.find(s, depth, h);
-    if (idx == Memo::kNone) idx = memo_.insert(s, depth, h);
+    std::size_t idx = memo_.find(s, key, h);
+    if (idx == Memo::kNone) idx = memo_.insert(s, key, h);
     if (!memo_[idx].exact) memo_[idx].lb = std::max(memo_[idx].lb, v);
     return {v, false};
   }
@@ -423,6 +487,7 @@ class DPSolver {
   std::size_t W_;
   double Lambda_, tau_, zero_;
   bool use_eq_, use_similar_, use_depth2_;
+  bool relaxed_ = false;  // the current solve_root is of the depth-relaxed problem
   InitialBound initial_;
   Memo memo_;
   std::unique_ptr<Depth2Solver> depth2_;  // null: switched off, or over the memory limit
@@ -431,6 +496,95 @@ class DPSolver {
   long long depth2_calls_ = 0, similar_prunes_ = 0;
   int root_best_feature_ = -1;
 };
+
+// Lookahead completion of an incumbent (anytime driver): every leaf of `in` (pre-order from
+// `pos`, support s, `room` levels left, < 0 unlimited) is replaced by the optimal subtree of
+// depth <= k on its support when that beats the leaf, and the leaves of what was hung are
+// completed again; written to `out`. Iterative deepening fixes the top levels exactly, this
+// grows them below the deepening depth (planted deep trees are otherwise out of reach until
+// the deepening gets there). The solves share the memo with the deepening (same keys). At a
+// pause the remaining leaves stay leaves.
+void complete_leaves(DPSolver& solver, const Problem& P, Budget& budget, double Lambda,
+                     double tau, int k, const std::vector<int>& in, std::size_t& pos,
+                     const std::uint64_t* s, int room, std::vector<int>& out) {
+  const int v = in[pos++];
+  const std::size_t W = P.n_words();
+  if (v >= 0) {
+    out.push_back(v);
+    std::vector<std::uint64_t> s0(W), s1(W);
+    words::and_not_into(s0.data(), s, P.feature_words(static_cast<std::size_t>(v)), W);
+    words::and_into(s1.data(), s, P.feature_words(static_cast<std::size_t>(v)), W);
+    const int child = room < 0 ? room : room - 1;
+    complete_leaves(solver, P, budget, Lambda, tau, k, in, pos, s0.data(), child, out);
+    complete_leaves(solver, P, budget, Lambda, tau, k, in, pos, s1.data(), child, out);
+    return;
+  }
+  const int depth = room < 0 ? k : std::min(k, room);
+  if (depth == 0 || budget.stopped()) {
+    out.push_back(v);
+    return;
+  }
+  std::vector<double> cw(static_cast<std::size_t>(P.n_classes()));
+  P.class_weights(s, cw.data());
+  double weight = 0.0;
+  for (double x : cw) weight += x;
+  const double leaf = weight - cw[static_cast<std::size_t>(-v - 1)] + Lambda;
+  const Answer a = solver.solve_support(s, depth, leaf);
+  if (budget.stopped() || !a.exact || !(a.value < leaf - tau)) {
+    out.push_back(v);
+    return;
+  }
+  std::vector<int> sub;
+  solver.extract(s, depth, sub);
+  std::size_t at = 0;
+  complete_leaves(solver, P, budget, Lambda, tau, k, sub, at, s, room, out);
+}
+
+// First incumbent of both drivers (§3.2): the best of the single leaf, the warm-start tree
+// and the greedy tree, in count units; its time goes to stats["greedy_seconds"].
+struct Incumbent {
+  std::vector<int> tree;
+  double value;
+};
+Incumbent first_incumbent(const Problem& problem, const SearchConfig& config, int depth,
+                          const Budget& budget, SearchOutput& out) {
+  const int K = problem.n_classes();
+  const double Lambda = config.lam * problem.total_weight();
+  std::vector<double> cw(K);
+  problem.class_weights(problem.all_points().data(), cw.data());
+  Incumbent best{{-(majority_class(cw.data(), K) + 1)}, misclassified(cw.data(), K) + Lambda};
+  if (!config.initial_tree.empty()) {
+    const double v = evaluate_tree(problem, config.initial_tree, Lambda, depth);
+    if (v < best.value) best = {config.initial_tree, v};
+  }
+  double v = kInf;
+  const double t0 = budget.elapsed();
+  std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v);
+  out.stats["greedy_seconds"] = budget.elapsed() - t0;
+  if (v < best.value - count_tolerance(problem.total_weight())) best = {std::move(greedy), v};
+  return best;
+}
+
+// A-priori global bound: the leaf, or >= 2 leaves and the equivalent-point mistakes (§3.8).
+double a_priori_bound(const Problem& problem, const SearchConfig& config, double incumbent) {
+  return std::min(incumbent, InitialBound(problem, config)
+                                 .split_bound(config.bound_on("equivalent_points")
+                                                  ? problem.minority_total()
+                                                  : 0.0));
+}
+
+void solver_stats(const DPSolver& solver, const Problem& problem, const SearchConfig& config,
+                  const Budget& budget, SearchOutput& out) {
+  out.stats["memo_entries"] = static_cast<double>(solver.memo_size());
+  out.stats["depth2_calls"] = static_cast<double>(solver.depth2_calls());
+  // 1: the depth-two solver's up-front matrices would have taken over half the memory limit
+  out.stats["depth2_over_memory"] =
+      config.bound_on("depth2") && !depth2_fits(problem, config) ? 1.0 : 0.0;
+  out.stats["similar_support_prunes"] = static_cast<double>(solver.similar_prunes());
+  out.stats["n_points"] = static_cast<double>(problem.n_points());
+  out.stats["n_words"] = static_cast<double>(problem.n_words());
+  out.stats["search_seconds"] = budget.elapsed();
+}
 
 }  // namespace
 
@@ -441,38 +595,14 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   DPSolver solver(problem, config, budget);
   const double N = problem.total_weight();
   const int depth = config.max_depth < 0 ? -1 : config.max_depth;
-  const int K = problem.n_classes();
   const double tau = count_tolerance(N);
   const double Lambda = config.lam * N;
 
-  // Incumbent: the better of the single leaf and the warm-start tree (§3.2).
-  std::vector<double> cw(K);
-  problem.class_weights(problem.all_points().data(), cw.data());
-  std::vector<int> incumbent_tree{-(majority_class(cw.data(), K) + 1)};
-  double incumbent = misclassified(cw.data(), K) + Lambda;
-  if (!config.initial_tree.empty()) {
-    const double v = evaluate_tree(problem, config.initial_tree, Lambda, depth);
-    if (v < incumbent) {
-      incumbent = v;
-      incumbent_tree = config.initial_tree;
-    }
-  }
-  {
-    double v = kInf;
-    const double t0 = budget.elapsed();
-    std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v);
-    out.stats["greedy_seconds"] = budget.elapsed() - t0;
-    if (v < incumbent - tau) {
-      incumbent = v;
-      incumbent_tree = std::move(greedy);
-    }
-  }
+  Incumbent start = first_incumbent(problem, config, depth, budget, out);
+  double incumbent = start.value;
+  std::vector<int> incumbent_tree = std::move(start.tree);
   auto normalized = [N](double v) { return v / N; };
-  // a-priori global bound: the leaf, or >= 2 leaves and the equivalent-point mistakes (§3.8)
-  const double root_lb = std::min(
-      incumbent, InitialBound(problem, config)
-                     .split_bound(config.bound_on("equivalent_points") ? problem.minority_total()
-                                                                       : 0.0));
+  const double root_lb = a_priori_bound(problem, config, incumbent);
   out.record(budget.elapsed(), normalized(incumbent), normalized(root_lb));
   solver.on_root_improved = [&](double v) {
     if (v < incumbent) out.record(budget.elapsed(), normalized(v), normalized(std::min(root_lb, v)));
@@ -521,15 +651,168 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   budget.note_memory(solver.bytes());
   out.peak_memory_mb = budget.peak_memory_mb();
   out.record(budget.elapsed(), out.objective, out.lower_bound);
-  out.stats["memo_entries"] = static_cast<double>(solver.memo_size());
-  out.stats["depth2_calls"] = static_cast<double>(solver.depth2_calls());
-  // 1: the depth-two solver's up-front matrices would have taken over half the memory limit
-  out.stats["depth2_over_memory"] =
-      config.bound_on("depth2") && !depth2_fits(problem, config) ? 1.0 : 0.0;
-  out.stats["similar_support_prunes"] = static_cast<double>(solver.similar_prunes());
-  out.stats["n_points"] = static_cast<double>(problem.n_points());
-  out.stats["n_words"] = static_cast<double>(problem.n_words());
-  out.stats["search_seconds"] = budget.elapsed();
+  solver_stats(solver, problem, config, budget, out);
+  return out;
+}
+
+// Anytime driver (strategy="anytime"). Three searches share one DPSolver, hence one memo, and
+// take turns in slices of work (tick counts) that double every round:
+//  * deepening: the exact optimum at depth 1, 2, ... below the target depth (D = max_depth, or
+//    unlimited), each pruned by the incumbent. A depth-d optimum is a tree of the target
+//    problem, so it is an incumbent, never a lower bound (deeper trees may be better). Each
+//    new incumbent's leaves are then completed by depth-two optima (complete_leaves);
+//  * relaxed deepening (unlimited target only): the optimum of the depth-relaxed problem at
+//    depth 1, 2, ... (DPSolver::frontier), each a lower bound on the unlimited optimum; one
+//    that reaches the incumbent certifies it. Its frontier reads the bounds the third search
+//    proved for unlimited sub-problems;
+//  * the target search itself, SOLVE(root, D, incumbent), which certifies (as search_dp does,
+//    but pruned by the deepening's incumbents).
+// A slice ended by a pause leaves valid lower bounds in the memo (DPSolver::stop) and its root
+// value is a valid global bound; the next slice resumes on the same memo. [lower, incumbent]
+// is valid at every moment; lower only rises and the incumbent only falls (the trace).
+SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& config,
+                               std::function<bool()> interrupted) {
+  SearchOutput out;
+  Budget budget(config, std::move(interrupted));
+  DPSolver solver(problem, config, budget);
+  const double N = problem.total_weight();
+  const int target = config.max_depth < 0 ? -1 : config.max_depth;
+  const double tau = count_tolerance(N);
+  const double Lambda = config.lam * N;
+  auto normalized = [N](double v) { return v / N; };
+
+  Incumbent best = first_incumbent(problem, config, target, budget, out);
+  double lower = a_priori_bound(problem, config, best.value);
+  out.record(budget.elapsed(), normalized(best.value), normalized(lower));
+  auto improve = [&](double value, std::vector<int> tree) {
+    if (!(value < best.value - tau)) return;
+    best = {std::move(tree), value};
+    lower = std::min(lower, value);
+    out.record(budget.elapsed(), normalized(best.value), normalized(lower));
+  };
+  bool certified = false;
+  auto raise = [&](double bound) {
+    bound = std::min(bound, best.value);
+    if (bound >= best.value - tau) certified = true;
+    if (bound <= lower) return;
+    lower = bound;
+    out.record(budget.elapsed(), normalized(best.value), normalized(lower));
+  };
+  // After a paused or stopped SOLVE at `depth`: its best complete root split, if any, is a tree
+  // (children exact in the memo) that may beat the incumbent.
+  auto take_root_split = [&](int depth) {
+    std::vector<int> partial;
+    if (!solver.extract_root_split(depth, partial)) return;
+    const double value = evaluate_tree(problem, partial, Lambda, target);
+    improve(value, std::move(partial));
+  };
+  auto take_optimum = [&](int depth) {
+    std::vector<int> tree;
+    solver.extract(problem.all_points().data(), depth, tree);
+    const double value = evaluate_tree(problem, tree, Lambda, target);
+    improve(value, std::move(tree));
+  };
+  // lookahead completion of the incumbent's leaves (complete_leaves), once per
+  // incumbent: a completed tree is a fixed point; a paused completion is redone next slice
+  double completed = kInf;
+  auto complete_incumbent = [&] {
+    if (!(best.value < completed)) return;
+    std::vector<int> grown;
+    std::size_t pos = 0;
+    complete_leaves(solver, problem, budget, Lambda, tau, kLookahead, best.tree, pos,
+                    problem.all_points().data(), target, grown);
+    const double value = evaluate_tree(problem, grown, Lambda, target);
+    improve(value, std::move(grown));
+    if (!budget.stopped()) completed = best.value;
+  };
+
+  // an external bound prunes the target search while trusted; proving R* above it drops it
+  double cap = kInf;
+  if (std::isfinite(config.upper_bound) && config.upper_bound * N < best.value)
+    cap = user_bound_threshold(config.upper_bound, N);
+  out.stats["upper_bound_invalid"] = 0.0;
+
+  const int n_features = static_cast<int>(problem.n_features());
+  const int last_depth = target < 0 ? n_features : target - 1;
+  const int last_relaxed = target < 0 ? n_features : 0;
+  int depth = 1, relaxed_depth = 1;
+  long long slice = 1024;
+  long long work[3] = {0, 0, 0};  // ticks spent in deepening, relaxed deepening, target search
+  double seconds[3] = {0.0, 0.0, 0.0};
+  raise(lower);
+  // Runs `phase` for one slice; false when a real limit stopped the search.
+  auto in_slice = [&](int which, auto&& phase) {
+    const long long before = budget.work();
+    const double t0 = budget.elapsed();
+    budget.pause_after(slice);
+    phase();
+    work[which] += budget.work() - before;
+    seconds[which] += budget.elapsed() - t0;
+    budget.resume();
+    return !budget.stopped();
+  };
+  while (!certified) {
+    const bool go_on = in_slice(0, [&] {
+      complete_incumbent();  // the greedy tree, or one the other searches found
+      for (; depth <= last_depth && !budget.stopped(); ++depth) {
+        int feature = -1;
+        const Answer a = solver.solve_root(depth, best.value + tau, &feature);
+        if (budget.stopped()) return take_root_split(depth);
+        if (a.exact && a.value < best.value - tau) {
+          take_optimum(depth);
+          complete_incumbent();
+        }
+      }
+    }) && in_slice(1, [&] {
+      for (; !certified && relaxed_depth <= last_relaxed; ++relaxed_depth) {
+        int feature = -1;
+        const Answer a = solver.solve_root(relaxed_depth, best.value + tau, &feature, true);
+        raise(a.value);  // a relaxed optimum, or (paused) a bound on it
+        if (budget.stopped()) return;
+        if (!a.exact) raise(best.value);  // the relaxed optimum reaches the incumbent
+      }
+    }) && (certified || in_slice(2, [&] {
+      const bool capped = cap < best.value;
+      int feature = -1;
+      const Answer a = solver.solve_root(target, capped ? cap : best.value + tau, &feature);
+      if (budget.stopped()) {
+        raise(a.value);  // the minimum over the root's open options (DPSolver::stop)
+        return take_root_split(target);
+      }
+      if (a.exact) {
+        take_optimum(target);  // the optimum (or a root that is provably a leaf)
+      } else if (capped) {
+        raise(a.value);  // no tree reaches the external bound: drop it
+        cap = kInf;
+        out.stats["upper_bound_invalid"] = 1.0;
+        return;
+      }
+      raise(best.value);
+    }));
+    if (!go_on) break;
+    slice *= 2;
+  }
+  // the other searches may have proved the optimum above the external bound before the target
+  // search dropped it
+  if (std::isfinite(cap) && lower > cap) out.stats["upper_bound_invalid"] = 1.0;
+
+  out.tree = best.tree;
+  out.status = budget.status();
+  out.objective = normalized(best.value);
+  out.lower_bound = out.status == "optimal" ? out.objective : normalized(std::min(lower, best.value));
+  out.n_explored = budget.nodes();
+  budget.note_memory(solver.bytes());
+  out.peak_memory_mb = budget.peak_memory_mb();
+  out.record(budget.elapsed(), out.objective, out.lower_bound);
+  out.stats["deepening_depth"] = static_cast<double>(depth - 1);
+  out.stats["relaxed_depth"] = static_cast<double>(relaxed_depth - 1);
+  out.stats["deepening_work"] = static_cast<double>(work[0]);
+  out.stats["relaxed_work"] = static_cast<double>(work[1]);
+  out.stats["target_work"] = static_cast<double>(work[2]);
+  out.stats["deepening_seconds"] = seconds[0];
+  out.stats["relaxed_seconds"] = seconds[1];
+  out.stats["target_seconds"] = seconds[2];
+  solver_stats(solver, problem, config, budget, out);
   return out;
 }
 

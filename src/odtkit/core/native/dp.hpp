@@ -19,4 +19,10 @@ namespace odtkit {
 SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
                        std::function<bool()> interrupted = {});
 
+// strategy="anytime": iterative deepening (incumbents) interleaved with bound-raising solves
+// of the target depth on one memo, so the incumbent and the global bound are both good at
+// every moment; certifies the same optimum as search_dp. Same contract as search_dp.
+SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& config,
+                               std::function<bool()> interrupted = {});
+
 }  // namespace odtkit

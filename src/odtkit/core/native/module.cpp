@@ -5,4 +5,5 @@ NB_MODULE(_native, m) {
   odtkit::bind_bitset(m);
   odtkit::bind_problem(m);
   odtkit::bind_searches(m);
+  odtkit::bind_maxflow(m);
 }

@@ -31,6 +31,21 @@
 namespace nb = nanobind;
 
 namespace odtkit {
+
+// Interrupt callback for Budget: briefly re-acquires the GIL and runs Python's signal handlers.
+// A pending KeyboardInterrupt is consumed and reported as status "interrupted" so that the
+// caller still receives the best tree found.
+std::function<bool()> python_interrupt_check() {
+  return [] {
+    nb::gil_scoped_acquire guard;
+    if (PyErr_CheckSignals() != 0) {
+      PyErr_Clear();
+      return true;
+    }
+    return false;
+  };
+}
+
 namespace {
 
 nb::dict output_to_dict(const SearchOutput& o) {
@@ -46,20 +61,6 @@ nb::dict output_to_dict(const SearchOutput& o) {
   d["trace_bound"] = nb::cast(o.trace_bound);
   d["stats"] = nb::cast(o.stats);
   return d;
-}
-
-// Interrupt callback for Budget: briefly re-acquires the GIL and runs Python's signal handlers.
-// A pending KeyboardInterrupt is consumed and reported as status "interrupted" so that the
-// caller still receives the best tree found.
-std::function<bool()> python_interrupt_check() {
-  return [] {
-    nb::gil_scoped_acquire guard;
-    if (PyErr_CheckSignals() != 0) {
-      PyErr_Clear();
-      return true;
-    }
-    return false;
-  };
 }
 
 using SearchFunction = SearchOutput (*)(const Problem&, const SearchConfig&,
@@ -210,6 +211,10 @@ void bind_searches(nb::module_& m) {
 
   m.def("search_dp", &run_search<search_dp>, nb::arg("problem"), nb::arg("config"),
         "Recursive DP over supports (search_tree(method='dp')); returns a dict.");
+  m.def("search_dp_anytime", &run_search<search_dp_anytime>, nb::arg("problem"),
+        nb::arg("config"),
+        "Anytime DP: iterative deepening and bound raising on one memo "
+        "(search_tree(method='dp', strategy='anytime')).");
   m.def("search_dp_queue", &run_search<search_dp_queue>, nb::arg("problem"), nb::arg("config"),
         "Queue-based (GOSDT-style) DP (search_tree(method='dp', strategy='queue')).");
   m.def("search_fair_dp", &run_fair_search, nb::arg("problem"), nb::arg("coefficients").noconvert(),

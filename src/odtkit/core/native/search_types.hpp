@@ -143,8 +143,25 @@ class Budget {
     if (node_limit_ > 0 && nodes_ >= node_limit_) return stop("node_limit");
     ++nodes_;
     if (!memory_ok(bytes_in_use, bytes_ahead)) return true;
-    if ((nodes_ & 15) == 0) return check_clock();
-    return false;
+    if ((nodes_ & 15) == 0 && check_clock()) return true;
+    return charge(1);
+  }
+  // Slices of work (the anytime dp alternates three searches over one memo): once `more`
+  // further units of work are done (a tick is one unit; charge() adds the cost of heavier
+  // steps), tick() returns true and stopped() holds, as for a limit, but status() is unchanged
+  // and resume() continues. A real limit met meanwhile ends the pause for good.
+  void pause_after(long long more) { pause_at_ = work_ + std::max(1LL, more); }
+  // Add `units` of work without counting a node; true when that ends the current slice.
+  bool charge(long long units) {
+    work_ += units;
+    if (pause_at_ > 0 && work_ >= pause_at_ && !stopped_) stopped_ = paused_ = true;
+    return stopped_;
+  }
+  long long work() const { return work_; }
+  bool paused() const { return paused_; }
+  void resume() {
+    if (paused_) stopped_ = paused_ = false;
+    pause_at_ = 0;
   }
   // Memory check without counting a node: notes the peak and stops with "memory_limit" if
   // bytes_in_use + bytes_ahead exceeds the limit; false when stopped.
@@ -183,6 +200,7 @@ class Budget {
  private:
   bool stop(const char* why) {
     stopped_ = true;
+    paused_ = false;
     status_ = why;
     return true;
   }
@@ -195,9 +213,9 @@ class Budget {
   double memory_limit_bytes_;
   std::function<bool()> interrupted_;
   Clock::time_point start_, last_interrupt_check_;
-  long long nodes_ = 0;
+  long long nodes_ = 0, work_ = 0, pause_at_ = 0;
   double peak_bytes_ = 0.0;
-  bool stopped_ = false;
+  bool stopped_ = false, paused_ = false;
   std::string status_ = "optimal";
 };
 

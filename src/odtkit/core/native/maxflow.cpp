@@ -1,0 +1,241 @@
+#include "maxflow.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace odtkit {
+namespace {
+
+constexpr std::int64_t kInfinite = std::numeric_limits<std::int64_t>::max();
+// Sums of capacities stay below this, so no flow arithmetic can overflow.
+constexpr std::int64_t kMaxTotal = std::int64_t{1} << 62;
+
+// The residual network of a closure problem (see maxflow.hpp). Adjacency entries are CSR per
+// node; entry e names its inner arc and its direction (0: the node is the tail, residual
+// infinite; 1: the node is the head, residual = the arc's flow).
+class ClosureNetwork {
+ public:
+  ClosureNetwork(std::int64_t n, const std::int64_t* source_cap, const std::int64_t* sink_cap,
+                 std::int64_t m, const std::int64_t* tails, const std::int64_t* heads)
+      : n_(n),
+        src_(source_cap, source_cap + n),
+        snk_(sink_cap, sink_cap + n),
+        src0_(src_),
+        snk0_(snk_) {
+    std::int64_t total = 0;
+    for (std::int64_t v = 0; v < n; ++v) {
+      if (src_[v] < 0 || snk_[v] < 0) throw std::invalid_argument("capacities must be >= 0");
+      // compare before adding: the sum itself must not overflow
+      if (src_[v] > kMaxTotal || snk_[v] > kMaxTotal || src_[v] > kMaxTotal - total)
+        throw std::invalid_argument("capacities too large: their sum must stay below 2**62");
+      total += src_[v];
+    }
+    offset_.assign(static_cast<std::size_t>(n) + 1, 0);
+    for (std::int64_t j = 0; j < m; ++j) {
+      const std::int64_t a = tails[j], b = heads[j];
+      if (a < 0 || a >= n || b < 0 || b >= n)
+        throw std::invalid_argument("arc ends must lie in [0, n_nodes)");
+      ++offset_[a + 1];
+      ++offset_[b + 1];
+    }
+    for (std::int64_t v = 0; v < n; ++v) offset_[v + 1] += offset_[v];
+    to_.resize(static_cast<std::size_t>(2 * m));
+    code_.resize(static_cast<std::size_t>(2 * m));
+    std::vector<std::int64_t> fill(offset_.begin(), offset_.end() - 1);
+    for (std::int64_t j = 0; j < m; ++j) {
+      // read each end once: the caller's arrays are not ours, so re-check before writing
+      const std::int64_t a = tails[j], b = heads[j];
+      if (a < 0 || a >= n || b < 0 || b >= n || fill[a] >= offset_[a + 1] ||
+          fill[b] >= offset_[b + 1])
+        throw std::invalid_argument("arc arrays changed while the network was built");
+      to_[fill[a]] = static_cast<std::int32_t>(b);
+      code_[fill[a]++] = static_cast<std::uint32_t>(2 * j);
+      to_[fill[b]] = static_cast<std::int32_t>(a);
+      code_[fill[b]++] = static_cast<std::uint32_t>(2 * j + 1);
+    }
+    flow_.assign(static_cast<std::size_t>(m), 0);
+    level_.assign(static_cast<std::size_t>(n), -1);
+    current_.assign(static_cast<std::size_t>(n), 0);
+  }
+
+  static std::size_t bytes_needed(std::int64_t n, std::int64_t m) {
+    return static_cast<std::size_t>(n) *
+               (4 * sizeof(std::int64_t) + sizeof(std::int64_t) + sizeof(int) +
+                sizeof(std::int64_t) + sizeof(std::int32_t) + 1) +
+           static_cast<std::size_t>(m) *
+               (2 * (sizeof(std::int32_t) + sizeof(std::uint32_t)) + sizeof(std::int64_t));
+  }
+
+  // Dinic until no augmenting path is left or the budget stops it.
+  void run(Budget& budget, ClosureCutOutput& out) {
+    std::vector<std::int32_t> queue;
+    queue.reserve(static_cast<std::size_t>(n_));
+    std::vector<std::int32_t> path_nodes;
+    std::vector<std::int64_t> path_entries;
+    while (!budget.check_clock()) {
+      std::size_t n_roots = 0;
+      const int dist = bfs(queue, n_roots);
+      if (dist < 0) return;
+      ++out.phases;
+      for (std::int64_t v = 0; v < n_; ++v) current_[v] = offset_[v];
+      for (std::size_t r = 0; r < n_roots; ++r) {
+        const std::int32_t root = queue[r];  // the level-0 nodes come first in the queue
+        while (src_[root] > 0 && level_[root] == 0) {
+          if (!augment_from(root, dist, path_nodes, path_entries, out)) break;
+          if ((++out.augmentations & 1023) == 0 && budget.check_clock()) return;
+        }
+      }
+    }
+  }
+
+  void finish(ClosureCutOutput& out) {
+    // minimal source side: nodes reachable from s in the residual network
+    std::vector<std::int32_t> queue;
+    std::vector<std::uint8_t>& side = out.source_side;
+    side.assign(static_cast<std::size_t>(n_), 0);
+    for (std::int64_t v = 0; v < n_; ++v)
+      if (src_[v] > 0) {
+        side[v] = 1;
+        queue.push_back(static_cast<std::int32_t>(v));
+      }
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const std::int32_t v = queue[head];
+      for (std::int64_t e = offset_[v]; e < offset_[v + 1]; ++e) {
+        const std::int32_t w = to_[e];
+        if (!side[w] && residual(e) > 0) {
+          side[w] = 1;
+          queue.push_back(w);
+        }
+      }
+    }
+    std::int64_t cut = 0;
+    for (std::int64_t v = 0; v < n_; ++v) {
+      const std::int64_t c = side[v] ? snk0_[v] : src0_[v];
+      cut = (c > kInfinite - cut) ? kInfinite : cut + c;
+    }
+    out.cut = cut;
+  }
+
+ private:
+  std::int64_t residual(std::int64_t e) const {
+    return (code_[e] & 1U) ? flow_[code_[e] >> 1] : kInfinite;
+  }
+  void push(std::int64_t e, std::int64_t amount) {
+    if (code_[e] & 1U)
+      flow_[code_[e] >> 1] -= amount;
+    else
+      flow_[code_[e] >> 1] += amount;
+  }
+
+  // Levels from s (the nodes with residual source capacity are level 0); returns the level of
+  // the nearest node with residual sink capacity (-1: t unreachable, the flow is maximum).
+  int bfs(std::vector<std::int32_t>& queue, std::size_t& n_roots) {
+    std::fill(level_.begin(), level_.end(), -1);
+    queue.clear();
+    for (std::int64_t v = 0; v < n_; ++v)
+      if (src_[v] > 0) {
+        level_[v] = 0;
+        queue.push_back(static_cast<std::int32_t>(v));
+      }
+    n_roots = queue.size();
+    int dist = std::numeric_limits<int>::max();
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const std::int32_t v = queue[head];
+      if (level_[v] >= dist) break;  // BFS order: every later node is at least this deep
+      if (snk_[v] > 0) {
+        dist = level_[v];
+        continue;
+      }
+      for (std::int64_t e = offset_[v]; e < offset_[v + 1]; ++e) {
+        const std::int32_t w = to_[e];
+        if (level_[w] < 0 && residual(e) > 0) {
+          level_[w] = level_[v] + 1;
+          queue.push_back(w);
+        }
+      }
+    }
+    return dist == std::numeric_limits<int>::max() ? -1 : dist;
+  }
+
+  // One augmenting path from `root` along level-increasing residual entries to a node at level
+  // `dist` with sink capacity; false when `root` is exhausted for this phase.
+  bool augment_from(std::int32_t root, int dist, std::vector<std::int32_t>& nodes,
+                    std::vector<std::int64_t>& entries, ClosureCutOutput& out) {
+    nodes.assign(1, root);
+    entries.clear();
+    for (;;) {
+      const std::int32_t u = nodes.back();
+      if (level_[u] == dist) {
+        if (snk_[u] > 0) break;
+        level_[u] = -1;  // a dead end for the rest of this phase
+      } else {
+        bool advanced = false;
+        for (std::int64_t& e = current_[u]; e < offset_[u + 1]; ++e) {
+          const std::int32_t w = to_[e];
+          if (level_[w] == level_[u] + 1 && residual(e) > 0) {
+            entries.push_back(e);
+            nodes.push_back(w);
+            advanced = true;
+            break;
+          }
+        }
+        if (advanced) continue;
+        level_[u] = -1;
+      }
+      if (entries.empty()) return false;  // root is dead
+      entries.pop_back();
+      nodes.pop_back();
+      ++current_[nodes.back()];
+    }
+    const std::int32_t last = nodes.back();
+    std::int64_t amount = std::min(src_[root], snk_[last]);
+    for (const std::int64_t e : entries) amount = std::min(amount, residual(e));
+    for (const std::int64_t e : entries) push(e, amount);
+    src_[root] -= amount;
+    snk_[last] -= amount;
+    out.flow += amount;
+    return true;
+  }
+
+  std::int64_t n_;
+  std::vector<std::int64_t> src_, snk_;    // residual terminal capacities
+  std::vector<std::int64_t> src0_, snk0_;  // the given ones
+  std::vector<std::int64_t> offset_;
+  std::vector<std::int32_t> to_;
+  std::vector<std::uint32_t> code_;
+  std::vector<std::int64_t> flow_;
+  std::vector<int> level_;
+  std::vector<std::int64_t> current_;
+};
+
+}  // namespace
+
+ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* source_cap,
+                                 const std::int64_t* sink_cap, std::int64_t n_arcs,
+                                 const std::int64_t* tails, const std::int64_t* heads,
+                                 Budget& budget) {
+  if (n_nodes < 0 || n_arcs < 0) throw std::invalid_argument("sizes must be >= 0");
+  if (n_nodes >= (std::int64_t{1} << 31) || n_arcs >= (std::int64_t{1} << 31))
+    throw std::invalid_argument("at most 2**31 - 1 nodes and arcs");
+  ClosureCutOutput out;
+  const std::size_t bytes = ClosureNetwork::bytes_needed(n_nodes, n_arcs);
+  if (!budget.memory_ok(0, bytes)) {
+    // nothing allocated: the empty closure (prune every tree to its root) is the incumbent
+    out.status = budget.status();
+    out.source_side.assign(static_cast<std::size_t>(n_nodes), 0);
+    for (std::int64_t v = 0; v < n_nodes; ++v) out.cut += source_cap[v];
+    out.seconds = budget.elapsed();
+    return out;
+  }
+  ClosureNetwork network(n_nodes, source_cap, sink_cap, n_arcs, tails, heads);
+  budget.note_memory(bytes);
+  network.run(budget, out);
+  out.status = budget.status();
+  network.finish(out);
+  out.peak_memory_mb = budget.peak_memory_mb();
+  out.seconds = budget.elapsed();
+  return out;
+}
+
+}  // namespace odtkit

@@ -1,0 +1,318 @@
+"""IP3 as one minimum s–t cut in the native core.
+
+Picard 1976; docs/formulations-search-and-pruning.md §7.11.
+
+With ``x_h = 1`` iff internal node ``h`` stays a split, a valid pruning is a set of splits closed
+under "parent", and IP3 (no budget row) reads, in units of ``1/(NT)``::
+
+    min  sum_t e_root(t) + sum_h a_h x_h + sum_(k,i) lam T c_k w_(k,i)
+    s.t. x_h <= x_parent(h),   x_u <= w_(k,i) for every feature-use entry (t, k, i, u)
+
+with ``a_h = e_left + e_right - e_h <= 0``: a minimum-cost closure, i.e. a minimum cut of the
+network ``s -> h`` (capacity ``-a_h``), ``(k,i) -> t`` (capacity ``lam T c_k``) and infinite arcs
+``h -> parent(h)``, ``u -> (k,i)``. Pairs with ``c_k = 0`` are free and dropped.
+
+**Exactness.** The native max-flow works on int64. Source capacities ``-a_h`` are integers and
+are multiplied by a power of two ``scale`` exactly; sink capacities are rounded *up* (so that a
+tie between keeping and pruning goes to pruning, as in the tree DP). Every sink capacity is then
+within one unit above the real one, so every cut is within ``n_pay`` units (``n_pay`` = sink arcs)
+of its real capacity, and ``const + (flow - n_pay) / scale`` is a valid lower bound on the real
+optimum (weak duality on the rounded network, then that shift) whatever the rounding did. The
+returned pruning's objective is recomputed independently by
+:func:`~odtkit.pruning.objective_terms` and must equal the real capacity of the cut it came
+from. ``scale`` is as large as int64 allows (``sum -a_h * scale <= 2**61``), so the gap
+``<= n_pay / (scale N T)`` is far below the 1e-9 objective tolerance on every realistic
+instance; if it is not, the status says ``feasible`` with both numbers.
+
+**Limits.** A time limit or Ctrl-C stops the max-flow: the flow found so far is still a valid
+bound and the nodes reachable from ``s`` in its residual network are a valid closure, so the
+result is the pruning they define, with status ``time_limit``/``interrupted``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from odtkit.pruning._ensemble import PrunedEnsemble, objective_terms
+from odtkit.pruning._extract import EnsembleData
+from odtkit.results import Result, Status, make_trace
+
+__all__ = [
+    "ClosureNetwork",
+    "closure_network",
+    "cut_prune",
+    "duplicate_examples",
+    "CUT_TOLERANCE",
+]
+
+#: objectives and bounds closer than this (normalized) are equal (as the searches' tolerance)
+CUT_TOLERANCE = 1e-9
+_TOTAL = float(2**61)
+
+
+@dataclass(frozen=True, eq=False)
+class ClosureNetwork:
+    """The λ-independent part of the cut network of one :class:`EnsembleData`.
+
+    Nodes ``0 .. n_splits-1`` are the internal tree nodes (``split_node``: their global node id,
+    ``data.node_offset[t] + h``), nodes ``n_splits ..`` the (feature, example) pairs with a
+    positive cost (``pair``: their index into ``data.pair_key``). ``gain`` (int64) is ``-a_h``,
+    the training errors split ``h`` saves, ``pair_cost`` the pair's ``c_k`` (times the number of
+    examples it stands for, see :func:`duplicate_examples`); ``tails``/``heads``
+    the infinite arcs; ``base_errors`` the errors of the ensemble pruned to its roots.
+    """
+
+    data: EnsembleData
+    split_node: np.ndarray
+    gain: np.ndarray
+    pair: np.ndarray
+    pair_cost: np.ndarray
+    tails: np.ndarray
+    heads: np.ndarray
+    base_errors: int
+
+    @property
+    def n_splits(self) -> int:
+        return int(self.split_node.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        return self.n_splits + int(self.pair.shape[0])
+
+    @property
+    def n_arcs(self) -> int:
+        return int(self.tails.shape[0])
+
+    @property
+    def scale(self) -> float:
+        """Power of two the integer capacities are multiplied by (see the module docstring)."""
+        total = max(float(self.gain.sum()), 1.0)
+        return float(2.0 ** np.floor(np.log2(_TOTAL / total)))
+
+    def capacities(self, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """Scaled int64 (source_cap, sink_cap) for ``lam`` (sink arcs rounded up)."""
+        s = self.scale
+        n_split = self.n_splits
+        src = np.zeros(self.n_nodes, dtype=np.int64)
+        src[:n_split] = self.gain * np.int64(s)
+        snk = np.zeros(self.n_nodes, dtype=np.int64)
+        real = lam * self.data.n_trees * self.pair_cost * s
+        # a cap above the total source capacity can never be cut, so clip it there (+1)
+        limit = float(src.sum()) + 1.0
+        snk[n_split:] = np.ceil(np.minimum(real, limit)).astype(np.int64)
+        return src, snk
+
+    def cut_value(self, lam: float, side: np.ndarray) -> float:
+        """Real capacity of the cut with source side ``side`` (in units of 1/(NT))."""
+        n_split = self.n_splits
+        lost = float(self.gain[~side[:n_split]].sum())
+        paid = float((lam * self.data.n_trees * self.pair_cost[side[n_split:]]).sum())
+        return lost + paid
+
+    def objective(self, lam: float, side: np.ndarray) -> float:
+        """IP3 objective of the pruning ``side`` defines, from the cut's real capacity."""
+        NT = self.data.n_samples * self.data.n_trees
+        return (self.base_errors - float(self.gain.sum()) + self.cut_value(lam, side)) / NT
+
+    def leaves(self, side: np.ndarray) -> list[np.ndarray]:
+        """Per-tree pruned-leaf masks of the closure ``side`` (kept splits)."""
+        data = self.data
+        kept = np.zeros(data.n_nodes, dtype=bool)
+        kept[self.split_node[side[: self.n_splits]]] = True
+        parent = np.concatenate(
+            [np.where(t.parent >= 0, t.parent + off, -1) for t, off in _trees(data)]
+        )
+        reached = parent < 0
+        reached[~reached] = kept[parent[~reached]]
+        z = reached & ~kept
+        off = data.node_offset
+        return [z[off[t] : off[t + 1]] for t in range(data.n_trees)]
+
+
+def _trees(data: EnsembleData) -> list[tuple[Any, int]]:
+    return list(zip(data.trees, data.node_offset[:-1].tolist(), strict=True))
+
+
+def duplicate_examples(data: EnsembleData) -> tuple[np.ndarray, np.ndarray]:
+    """``(representative, weight)``: examples that reach the same leaf in every tree follow the
+    same paths, so their (feature, example) pairs have the same arcs and can be one node of
+    summed capacity. ``representative[i]`` is the first such example of ``i``'s class,
+    ``weight[i]`` the class size at a representative (0 elsewhere).
+
+    Classes come from two random 64-bit signatures of the leaf tuple and are then verified
+    element by element; on any mismatch nothing is merged.
+    """
+    N = data.n_samples
+    leaf = np.stack([t.leaf_of for t in data.trees], axis=1).astype(np.uint64)
+    rng = np.random.default_rng(20161)
+    r = rng.integers(1, 2**63 - 1, size=(2, data.n_trees), dtype=np.int64).view(np.uint64)
+    with np.errstate(over="ignore"):  # wrap-around arithmetic is the point of a signature
+        key = np.stack([(leaf * r[0]).sum(axis=1), (leaf * r[1]).sum(axis=1)], axis=1)
+    _, first, inverse = np.unique(
+        key.view(np.int64), axis=0, return_index=True, return_inverse=True
+    )
+    representative = first[inverse.ravel()]
+    if not np.array_equal(leaf, leaf[representative]):
+        representative = np.arange(N)
+    weight = np.bincount(representative, minlength=N)
+    return representative, weight
+
+
+def closure_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork:
+    """Build the cut network of ``data`` from its arrays (numpy only, no per-node loop).
+
+    ``merge``: pairs of examples with identical paths through every tree are one node
+    (:func:`duplicate_examples`); the optimum and every cut value are unchanged.
+    """
+    pairs = list(_trees(data))
+    left = np.concatenate([np.where(t.left >= 0, t.left + off, -1) for t, off in pairs])
+    right = np.concatenate([np.where(t.right >= 0, t.right + off, -1) for t, off in pairs])
+    parent = np.concatenate([np.where(t.parent >= 0, t.parent + off, -1) for t, off in pairs])
+    error = np.concatenate([t.error for t in data.trees]).astype(np.int64)
+    internal = left >= 0
+    split_node = np.flatnonzero(internal)
+    split_id = np.cumsum(internal, dtype=np.int64) - 1
+    gain = error[split_node] - error[left[split_node]] - error[right[split_node]]
+    # a split never increases training error (majority labels); guard the closure's premise
+    if np.any(gain < 0):
+        raise AssertionError("a split increases training error; EnsembleData is inconsistent")
+    roots = data.node_offset[:-1]
+    # child -> parent arcs among internal nodes
+    child = split_node[parent[split_node] >= 0]
+    tails = [split_id[child]]
+    heads = [split_id[parent[child]]]
+    # first-use node -> pair arcs, for pairs whose feature costs something (and, merging, whose
+    # example represents its class of identical paths, with the class size as a multiplier)
+    if merge and data.n_trees:
+        _, weight = duplicate_examples(data)
+    else:
+        weight = np.ones(data.n_samples, dtype=np.int64)
+    pair_weight = weight[data.pair_example]
+    pair_cost_all = data.costs[data.pair_feature] * pair_weight
+    paid = pair_cost_all > 0
+    pair = np.flatnonzero(paid)
+    pair_id = np.cumsum(paid, dtype=np.int64) - 1 + split_node.shape[0]
+    if data.n_entries:
+        entry_paid = paid[data.entry_pair]
+        use_node = np.concatenate([t.use_node + off for t, off in pairs])[entry_paid]
+        tails.append(split_id[use_node])
+        del use_node
+        heads.append(pair_id[data.entry_pair[entry_paid]])
+    return ClosureNetwork(
+        data=data,
+        split_node=split_node,
+        gain=gain.astype(np.int64),
+        pair=pair,
+        pair_cost=pair_cost_all[pair],
+        tails=np.concatenate(tails).astype(np.int64, copy=False),
+        heads=np.concatenate(heads).astype(np.int64, copy=False),
+        base_errors=int(error[roots].sum()),
+    )
+
+
+def solve_network(
+    network: ClosureNetwork,
+    lam: float,
+    *,
+    time_limit: float | None = None,
+    memory_limit_mb: float | None = None,
+) -> dict[str, Any]:
+    """One native min cut for ``lam``: the raw output plus ``side`` (bool), ``objective`` (from
+    the cut's real capacity) and ``lower_bound`` (from the flow)."""
+    from odtkit.core import _native
+
+    src, snk = network.capacities(lam)
+    out = _native.closure_min_cut(
+        src,
+        snk,
+        network.tails,
+        network.heads,
+        time_limit=float(time_limit or 0.0),
+        memory_limit_mb=float(memory_limit_mb or 0.0),
+    )
+    side = np.asarray(out["source_side"]).astype(bool)
+    NT = network.data.n_samples * network.data.n_trees
+    const = network.base_errors - float(network.gain.sum())
+    out["side"] = side
+    out["objective"] = network.objective(lam, side)
+    # each rounded sink capacity is < 1 unit (+ float64 rounding) above the real one
+    slack = float(np.count_nonzero(snk)) * (1.0 + 1e-12)
+    out["lower_bound"] = (const + (out["flow"] - slack) / network.scale) / NT
+    return out
+
+
+def cut_prune(
+    data: EnsembleData,
+    *,
+    lam: float,
+    time_limit: float | None = None,
+    memory_limit_mb: float | None = None,
+    network: ClosureNetwork | None = None,
+) -> Result:
+    """IP3 for ``lam`` by one minimum cut, certified (see the module docstring).
+
+    Returns
+    -------
+    Result
+        ``method="cut"``, ``backend="native"``; ``objective`` the pruning's IP3 objective by
+        :func:`objective_terms`, ``lower_bound`` from the flow value; ``stats``: ``flow``,
+        ``cut`` (equal when optimal, scaled integers), ``scale``, ``cut_objective`` (the
+        objective from the cut's real capacity), ``n_nodes``, ``n_arcs``, ``phases``,
+        ``augmentations``, ``build_time``, ``flow_time``. Status ``error`` if the recomputed
+        objective disagrees with the cut's.
+    """
+    t0 = time.perf_counter()
+    if network is None:
+        network = closure_network(data)
+    t_build = time.perf_counter() - t0
+    out = solve_network(network, lam, time_limit=time_limit, memory_limit_mb=memory_limit_mb)
+    leaves = network.leaves(out["side"])
+    terms = objective_terms(data, leaves, lam=lam)
+    objective = float(terms["objective"])
+    bound = min(float(out["lower_bound"]), objective)
+    status = Status(out["status"])
+    message = ""
+    if abs(objective - out["objective"]) > CUT_TOLERANCE:
+        status = Status.ERROR
+        message = (
+            f"the pruning's objective {objective!r} differs from its cut's {out['objective']!r}"
+        )
+    elif status == Status.OPTIMAL:
+        if objective - out["lower_bound"] <= CUT_TOLERANCE:
+            bound = objective
+        else:
+            status = Status.FEASIBLE
+            message = (
+                f"integer rounding of the capacities leaves a gap of "
+                f"{objective - out['lower_bound']:.3g} between the cut and the flow"
+            )
+    elapsed = time.perf_counter() - t0
+    stats = {
+        "flow": out["flow"],
+        "cut": out["cut"],
+        "scale": network.scale,
+        "cut_objective": out["objective"],
+        "n_nodes": network.n_nodes,
+        "n_arcs": network.n_arcs,
+        "phases": out["phases"],
+        "augmentations": out["augmentations"],
+        "build_time": t_build,
+        "flow_time": out["seconds"],
+    }
+    return Result(
+        model=PrunedEnsemble(data, leaves, lam),
+        objective=objective,
+        lower_bound=bound,
+        status=status,
+        time=elapsed,
+        method="cut",
+        backend="native",
+        trace=make_trace([(elapsed, objective, bound)]),
+        peak_memory_mb=float(out["peak_memory_mb"]),
+        stats=stats,
+        message=message,
+    )

@@ -1,0 +1,297 @@
+"""The exact cost–error path of IP3: every λ at which the optimal pruning changes.
+
+docs/formulations-search-and-pruning.md §7.11.
+
+Only the sink capacities of the cut network depend on λ, and they grow with it, so the minimal
+optimal source sets are nested: ``S(λ2) ⊆ S(λ1)`` for ``λ1 < λ2`` (Gallo–Grigoriadis–Tarjan).
+The path is found by the Eisner–Severance line intersection with contraction: given optimal
+sets ``S_L`` (at a smaller λ, larger cost) and ``S_R``, the lines ``E + λ C`` of the two meet
+at ``λ*``; the optimum at ``λ*`` lies between them, so only the nodes of ``S_L \\ S_R`` are cut
+(``S_R`` is contracted into the source, everything outside ``S_L`` into the sink, and arcs
+leaving the window are dropped: closure makes them vacuous). If the cut's line is strictly
+below the common value at ``λ*`` it is a new vertex of the lower convex hull and both halves
+are searched; otherwise ``λ*`` is a breakpoint. Every level of the recursion cuts disjoint node
+windows, so its total work is at most one cut of the whole network.
+
+Each hull vertex ``j`` is stored implicitly by the nested sets: node ``v`` of the network is in
+vertex ``j``'s set iff ``exit_index[v] > j``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from odtkit.pruning._cut import ClosureNetwork, closure_network
+from odtkit.pruning._ensemble import PrunedEnsemble
+from odtkit.pruning._extract import EnsembleData
+
+__all__ = ["CostErrorPath", "exact_path"]
+
+#: relative tolerance of the line comparisons (errors and costs are sums of integers / reals)
+_REL_TOL = 1e-12
+
+
+@dataclass(eq=False)
+class CostErrorPath:
+    """The lower convex hull of IP3's (cost term, error term) trade-off, exactly.
+
+    Vertex ``j`` (``0 .. n_vertices-1``, by increasing λ and so decreasing cost) is the optimal
+    pruning for every ``λ`` in ``[lam_lo[j], lam_hi[j]]`` (``lam_lo[0] = 0``,
+    ``lam_hi[-1] = inf``); ``breakpoints = lam_hi[:-1]``, where the optimum changes (both
+    neighbours are optimal there). Ties inside an interval go to the smallest set of splits.
+
+    Attributes
+    ----------
+    data : EnsembleData
+    lam_lo, lam_hi, error_term, cost_term : ndarray (n_vertices,)
+    n_cuts : int
+        Min cuts solved (each on a window of the network).
+    time : float
+    """
+
+    data: EnsembleData
+    network: ClosureNetwork
+    exit_index: np.ndarray
+    lam_lo: np.ndarray
+    lam_hi: np.ndarray
+    error_term: np.ndarray
+    cost_term: np.ndarray
+    n_cuts: int
+    time: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_vertices(self) -> int:
+        return int(self.lam_lo.shape[0])
+
+    def __len__(self) -> int:
+        return self.n_vertices
+
+    @property
+    def breakpoints(self) -> np.ndarray:
+        """The λ at which the optimal pruning changes, increasing."""
+        return self.lam_hi[:-1].copy()
+
+    def __repr__(self) -> str:
+        return (
+            f"CostErrorPath(vertices={self.n_vertices}, cost {self.cost_term[0]:.4g} -> "
+            f"{self.cost_term[-1]:.4g}, error term {self.error_term[0]:.4g} -> "
+            f"{self.error_term[-1]:.4g}, cuts={self.n_cuts}, time={self.time:.3g}s)"
+        )
+
+    def side(self, j: int) -> np.ndarray:
+        """Source side (kept splits and acquired pairs) of vertex ``j`` in the cut network."""
+        j = self._check(j)
+        return self.exit_index > j
+
+    def pruning(self, j: int, lam: float | None = None) -> PrunedEnsemble:
+        """The pruned ensemble of vertex ``j`` (its objective at ``lam``, default ``lam_lo[j]``)."""
+        j = self._check(j)
+        lam = float(self.lam_lo[j]) if lam is None else float(lam)
+        return PrunedEnsemble(self.data, self.network.leaves(self.side(j)), lam)
+
+    def vertex_at(self, lam: float) -> int:
+        """Index of the vertex optimal at ``lam`` (at a breakpoint: the lower-cost one)."""
+        if not lam >= 0:
+            raise ValueError(f"lam must be >= 0, got {lam!r}")
+        return int(np.searchsorted(self.lam_hi[:-1], lam, side="right"))
+
+    def at(self, lam: float) -> PrunedEnsemble:
+        """An optimal pruning for ``lam`` (the vertex of :meth:`vertex_at`)."""
+        return self.pruning(self.vertex_at(lam), lam)
+
+    def vertex_within(self, budget: float) -> int:
+        """Index of the lowest-error vertex whose cost term is at most ``budget``."""
+        tol = _REL_TOL * max(1.0, abs(budget))
+        fits = np.flatnonzero(self.cost_term <= budget + tol)
+        if fits.size == 0:
+            raise ValueError(f"no pruning has cost term <= {budget!r}")
+        return int(fits[0])
+
+    def lagrangian_bound(self, budget: float) -> tuple[float, float]:
+        """``(bound, lam)``: the best Lagrangian bound ``max_λ OPT(λ) - λ budget`` on the
+        smallest error term within ``budget``, and the λ attaining it (a breakpoint, or 0)."""
+        j = self.vertex_within(budget)
+        lam = float(self.lam_lo[j])
+        return float(self.error_term[j] + lam * (self.cost_term[j] - budget)), lam
+
+    def to_frame(self, X_test: Any = None, y_test: Any = None) -> pd.DataFrame:
+        """One row per vertex: ``lam_lo``, ``lam_hi``, ``error_term``, ``cost_term``,
+        ``n_leaves``; with test data also :meth:`PrunedEnsemble.evaluate`'s columns
+        prefixed ``test_``."""
+        rows = []
+        for j in range(self.n_vertices):
+            row: dict[str, Any] = {
+                "vertex": j,
+                "lam_lo": float(self.lam_lo[j]),
+                "lam_hi": float(self.lam_hi[j]),
+                "error_term": float(self.error_term[j]),
+                "cost_term": float(self.cost_term[j]),
+            }
+            pe = self.pruning(j)
+            row["n_leaves"] = pe.n_leaves
+            if X_test is not None:
+                for k, v in pe.evaluate(X_test, y_test).items():
+                    row[f"test_{k}"] = v
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def _check(self, j: Any) -> int:
+        j = int(j)
+        if j < 0:
+            j += self.n_vertices
+        if not 0 <= j < self.n_vertices:
+            raise IndexError(f"vertex {j} out of range (path has {self.n_vertices})")
+        return j
+
+
+def _lam_max(data: EnsembleData) -> float:
+    """A λ above which every optimum has cost 0: a pair costs at least min c / N and the error
+    term varies by at most 1."""
+    pos = data.costs[data.costs > 0]
+    return 2.0 * data.n_samples / float(pos.min()) + 1.0 if pos.size else 1.0
+
+
+def exact_path(
+    data: EnsembleData, *, network: ClosureNetwork | None = None, time_limit: float | None = None
+) -> CostErrorPath:
+    """Every breakpoint of IP3's optimal pruning over λ ≥ 0 (module docstring).
+
+    Raises ``RuntimeError`` if a cut stops early (time limit or Ctrl-C): a partial path is not
+    a path.
+    """
+    from odtkit.core import _native
+
+    t0 = time.perf_counter()
+    if network is None:
+        network = closure_network(data)
+    N, T = data.n_samples, data.n_trees
+    NT = N * T
+    scale = network.scale
+    n_split = network.n_splits
+    V = network.n_nodes
+    gain = np.zeros(V, dtype=np.float64)
+    gain[:n_split] = network.gain
+    cost = np.zeros(V, dtype=np.float64)
+    cost[n_split:] = network.pair_cost
+    src_all = np.zeros(V, dtype=np.int64)
+    src_all[:n_split] = network.gain * np.int64(scale)
+    local = np.full(V, -1, dtype=np.int64)  # scratch: global node -> window index
+    n_cuts = 0
+
+    def cut(nodes: np.ndarray, arcs: np.ndarray, lam: float) -> np.ndarray:
+        """Minimal source side (bool over ``nodes``) of the window's network at ``lam``."""
+        nonlocal n_cuts
+        n_cuts += 1
+        local[nodes] = np.arange(nodes.shape[0])
+        src = src_all[nodes]
+        limit = float(src.sum()) + 1.0
+        snk = np.ceil(np.minimum(lam * T * cost[nodes] * scale, limit)).astype(np.int64)
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+        out = _native.closure_min_cut(
+            src,
+            snk,
+            np.ascontiguousarray(local[network.tails[arcs]]),
+            np.ascontiguousarray(local[network.heads[arcs]]),
+            time_limit=float(left or 0.0),
+        )
+        local[nodes] = -1
+        if out["status"] != "optimal":
+            raise RuntimeError(f"the cost-error path stopped: a min cut ended {out['status']}")
+        return np.asarray(out["source_side"]).astype(bool)
+
+    def line(E: float, C: float, lam: float) -> float:
+        return E / NT + lam * C / N
+
+    all_nodes = np.arange(V, dtype=np.int64)
+    all_arcs = np.arange(network.n_arcs, dtype=np.int64)
+    exit_lam = np.full(V, -np.inf)
+    in0 = cut(all_nodes, all_arcs, 0.0)
+    S0 = all_nodes[in0]
+    arcs0 = all_arcs[in0[network.tails] & in0[network.heads]]
+    E0 = network.base_errors - gain[S0].sum()
+    C0 = cost[S0].sum()
+    lam_top = _lam_max(data)
+    in_hi = cut(S0, arcs0, lam_top)
+    S_hi = S0[in_hi]
+    exit_lam[S_hi] = np.inf
+    E_hi = network.base_errors - gain[S_hi].sum()
+    C_hi = cost[S_hi].sum()
+    member = np.zeros(V, dtype=bool)
+    # windows: (nodes, arcs, E_L, C_L, E_R, C_R); L has the larger cost
+    stack = []
+    window = S0[~in_hi]
+    if window.size:
+        member[window] = True
+        stack.append(
+            (
+                window,
+                arcs0[member[network.tails[arcs0]] & member[network.heads[arcs0]]],
+                E0,
+                C0,
+                E_hi,
+                C_hi,
+            )
+        )
+        member[window] = False
+    while stack:
+        nodes, arcs, EL, CL, ER, CR = stack.pop()
+        dC = CL - CR
+        if not dC > 0 or not ER >= EL:
+            # impossible for minimal optimal sets (R would never beat L); refuse to guess
+            raise RuntimeError(
+                f"inconsistent cost-error path: window costs {CL!r} -> {CR!r}, errors "
+                f"{EL!r} -> {ER!r}"
+            )
+        lam = (ER - EL) / NT / (dC / N)
+        inside = cut(nodes, arcs, lam)
+        S = nodes[inside]
+        EM = ER - gain[S].sum()
+        CM = CR + cost[S].sum()
+        common = line(EL, CL, lam)
+        if (
+            line(EM, CM, lam) < common - _REL_TOL * max(1.0, abs(common))
+            and 0 < S.size < nodes.size
+        ):
+            for part, (E1, C1, E2, C2) in (
+                (S, (EM, CM, ER, CR)),
+                (nodes[~inside], (EL, CL, EM, CM)),
+            ):
+                member[part] = True
+                sub = arcs[member[network.tails[arcs]] & member[network.heads[arcs]]]
+                member[part] = False
+                stack.append((part, sub, E1, C1, E2, C2))
+        else:
+            exit_lam[nodes] = lam
+    breaks = np.unique(exit_lam[np.isfinite(exit_lam)])
+    exit_index = np.where(
+        exit_lam == -np.inf,
+        0,
+        np.where(exit_lam == np.inf, breaks.size + 1, np.searchsorted(breaks, exit_lam) + 1),
+    ).astype(np.int64)
+    n_vertices = breaks.size + 1
+
+    # vertex j's set is {exit_index > j}: sums over it by a reverse cumulative bincount
+    def per_vertex(values: np.ndarray) -> np.ndarray:
+        b = np.bincount(exit_index, weights=values, minlength=n_vertices + 1)
+        return np.cumsum(b[::-1])[::-1][1:]
+
+    errors = network.base_errors - per_vertex(gain)
+    costs = per_vertex(cost)
+    return CostErrorPath(
+        data=data,
+        network=network,
+        exit_index=exit_index,
+        lam_lo=np.concatenate(([0.0], breaks)),
+        lam_hi=np.concatenate((breaks, [np.inf])),
+        error_term=errors / NT,
+        cost_term=costs / N,
+        n_cuts=n_cuts,
+        time=time.perf_counter() - t0,
+        stats={"n_nodes": V, "n_arcs": network.n_arcs, "lam_max": lam_top},
+    )
