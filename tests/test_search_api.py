@@ -281,3 +281,21 @@ def test_result_never_worse_than_greedy() -> None:
         g = metrics.objective(odtkit.greedy_tree(d, lam=0.01, max_depth=2), d, lam=0.01)
         r = search_tree(d, lam=0.01, max_depth=2, node_limit=1)
         assert r.objective <= g + 1e-12
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "queue", "anytime"])
+@pytest.mark.parametrize("name", ["monk2", "tic-tac-toe"])
+def test_an_upper_bound_equal_to_the_optimum_is_valid(name, strategy):
+    # the pruning slack of a user bound was a fixed 1e-7 counts, below the searches' tie
+    # tolerance (1e-9 * N) from 100 samples up: a bound equal to the optimum pruned the
+    # optimum itself and was reported invalid (found by regularization_path)
+    from odtkit import datasets
+
+    data = datasets.load(name)
+    for depth, lam in ((3, 0.01), (5, 0.005)):
+        kwargs = {"strategy": strategy, "time_limit": 60} if strategy == "anytime" else {}
+        optimum = search_tree(data, lam=lam, max_depth=depth).objective
+        result = search_tree(data, lam=lam, max_depth=depth, upper_bound=optimum, **kwargs)
+        assert result.status == "optimal"
+        assert result.objective == pytest.approx(optimum, abs=1e-12)
+        assert result.stats.get("upper_bound_invalid", 0.0) == 0.0

@@ -9,8 +9,8 @@ the native dp (``search_tree(method="dp")``), with two savings:
   leaf count (collapsing internal nodes keeps the depth limit), so the envelope of the known
   trees is usually the true path before it is proven; each solve then *confirms* a breakpoint of
   that envelope instead of discovering lines one by one;
-* **warm starts.** A solve at a breakpoint λ* gets the envelope's value there (plus two count
-  tolerances) as its ``upper_bound``: trees attaining it are known. The dp's bounds are already
+* **warm starts.** A solve at a breakpoint λ* gets the envelope's value there as its
+  ``upper_bound``: trees attaining it are known. The dp's bounds are already
   tight there, so this saves little (tic-tac-toe, depth 5: ~4 % fewer sub-problems).
 
 The invariant: an interval [λa, λb] whose endpoints are certified (the dp proved the optimum
@@ -476,9 +476,8 @@ def regularization_path(
             continue
         x = inner[len(inner) // 2]
         env_value = min(ln.value(x) for _, ln in pieces)
-        # the dp treats an upper_bound equal to the optimum as unattainable and solves again
-        # (stats["upper_bound_invalid"]); two tolerances above it, the known trees stay in
-        status, line, bound = search.solve(x, env_value + 2 * tol)
+        # the envelope's value is attained by a known tree: a valid upper bound for the dp
+        status, line, bound = search.solve(x, env_value)
         if line is None or status != Status.OPTIMAL:
             unproven.append((a_lo, a_hi, v_lo, v_hi))
             continue

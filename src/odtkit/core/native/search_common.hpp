@@ -49,9 +49,11 @@ class InitialBound {
 
 // Count-unit pruning threshold for an external upper bound (normalized, e.g. a MIP's objective):
 // the slack lets a bound equal to the optimum, rounded by another solver, still admit the tree
-// attaining it (dp and dp_queue).
+// attaining it (dp and dp_queue). It must exceed the searches' own tie tolerance
+// (count_tolerance, which grows with the total weight): a fixed 1e-7 was below it from 100
+// samples up, so a bound equal to the optimum pruned the optimum and was reported invalid.
 inline double user_bound_threshold(double upper_bound, double total_weight) {
-  return upper_bound * total_weight * (1 + 1e-12) + 1e-7;
+  return upper_bound * total_weight * (1 + 1e-12) + 2 * count_tolerance(total_weight) + 1e-7;
 }
 
 // Objective in count units (misclassified weight + Lambda * leaves) of an encoded tree
