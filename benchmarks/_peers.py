@@ -167,7 +167,7 @@ def run_odtlearn(ds: Any, depth: int, lam: float, limit: float) -> dict:
 
     The child gets the binary matrix through an ``.npz`` file, so it needs only numpy, pandas
     and odtlearn. The tree's objective is recomputed from its training predictions and its leaf
-    count; the CBC bound is mapped to OSDT units with (F-map) of FORMULATIONS-TREES §4.5.
+    count; the CBC bound is mapped to OSDT units with (F-map) of docs/formulations-trees.md §4.5.
     """
     n = ds.n_samples
     lam_o = n * lam / (1 + n * lam)

@@ -2,10 +2,11 @@
 
 Writes ``benchmarks/results/bnb_osdt.{json,md}``: time to certified optimum (median of up to 3
 runs), objective (checked against ``method="dp"``, must agree to 1e-9), states expanded, trees
-evaluated and the search's peak memory estimate, for COMPAS-binary (OSDT paper: 14.7 s at
-lambda = 0.005) and the other OSDT datasets in ``../shared/data/osdt`` (skipped when absent).
-The bnb enumerates whole trees, so it is expected to lose to the DP as lambda shrinks (spec
-§3.7); runs are capped by a time and a memory limit and reported as "no proof" past them.
+evaluated and the search's peak memory estimate, for COMPAS-binary (OSDT paper: 14.7 s at lambda =
+0.005) and the other OSDT datasets in ``../shared/data/osdt`` (skipped when absent). The bnb
+enumerates whole trees, so it is expected to lose to the DP as lambda shrinks
+(docs/formulations-search-and-pruning.md §3.7); runs are capped by a time and a memory limit and
+reported as "no proof" past them.
 
 Usage: ``python benchmarks/bnb_osdt.py [--time-limit 60] [--memory-mb 2000] [--repeats 3]
 [--out-dir DIR]``

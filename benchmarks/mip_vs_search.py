@@ -10,8 +10,8 @@ Writes ``benchmarks/results/mip_vs_search.json`` and ``.md``. For every (dataset
   ``metrics.objective``;
 * backend overhead on the largest instance of the grid: the same warm FlowOCT / RBinOCT solve
   through every requested backend (``highs``, ``pyomo``, ``pulp`` when registered);
-* ODTlearn's FlowOCT (CBC) on the same objective (λ_o = nλ/(1+nλ), FORMULATIONS-TREES §4.5),
-  run in a child process by ``$ODTKIT_ODTLEARN_PYTHON`` (see ``_peers.odtlearn_python`` for
+* ODTlearn's FlowOCT (CBC) on the same objective (λ_o = nλ/(1+nλ), docs/formulations-trees.md
+  §4.5), run in a child process by ``$ODTKIT_ODTLEARN_PYTHON`` (see ``_peers.odtlearn_python`` for
   the venv it needs), one solve at a time, side by side with ours. If it cannot run here the
   published timings of BENCHMARK-ANCHORS.md §3 are used and labelled ``anchor``.
 

@@ -1,4 +1,7 @@
-"""BinOCT / RBinOCT: worked examples (FORMULATIONS-TREES §7), oracle agreement, starts, decoding."""
+"""BinOCT / RBinOCT: worked examples (§7), oracle agreement, starts, decoding.
+
+Sections are those of docs/formulations-trees.md.
+"""
 
 from __future__ import annotations
 

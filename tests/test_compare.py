@@ -33,7 +33,8 @@ def test_all_methods_agree_on_the_worked_example():
 
 
 def test_original_rbinoct_and_binoct_are_flagged_when_they_miss_the_optimum():
-    """λ = 0.25 (§7.3): OPT = 7/12; original RBinOCT's tree has 2/3, BinOCT's (min errors) too."""
+    """λ = 0.25 (docs/formulations-trees.md §7.3): OPT = 7/12; original RBinOCT's tree has 2/3,
+    BinOCT's (min errors) too."""
     ds = example_dataset_trees()
     table = compare(
         ds,

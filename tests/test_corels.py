@@ -69,7 +69,8 @@ def check_result(result: Result, data: Dataset, lam: float) -> None:
 @pytest.mark.parametrize("policy", RULE_POLICIES)
 @pytest.mark.parametrize("symmetry", SYMMETRY_MAPS)
 def test_example_a_values(lam: float, expected: float, policy: str, symmetry: str) -> None:
-    """§6.3 rule-list values with the given antecedents, for every policy and map."""
+    """docs/formulations-search-and-pruning.md §6.3 rule-list values with the given antecedents,
+    for every policy and map."""
     data = example_dataset_a()
     result = search_rule_list(
         data, lam=lam, antecedents=EXAMPLE_A_ANTECEDENTS, policy=policy, symmetry=symmetry

@@ -1,6 +1,6 @@
 """Fairness-constrained FlowOCT, RBinOCT and PathOCT: §7.5, the brute-force oracle on every
-backend, warm starts, δ = 1, and the pipeline's re-measurement of the decoded tree
-(FORMULATIONS-TREES §5); PathOCT's integral LP relaxation.
+backend, warm starts, δ = 1, and the pipeline's re-measurement of the decoded tree (§5);
+PathOCT's integral LP relaxation. Sections are those of docs/formulations-trees.md.
 """
 
 from __future__ import annotations

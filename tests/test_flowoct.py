@@ -1,4 +1,7 @@
-"""Regularized FlowOCT: worked examples (§7), oracle agreement, starts, (F-id), odtlearn mapping."""
+"""Regularized FlowOCT: worked examples (§7), oracle agreement, starts, (F-id), odtlearn mapping.
+
+Sections are those of docs/formulations-trees.md.
+"""
 
 from __future__ import annotations
 

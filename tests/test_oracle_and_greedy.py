@@ -52,7 +52,7 @@ def test_stump_beats_leaf_iff_lambda_below_one_sixth():
     assert brute_force_tree(data, lam=1 / 6 + 1e-6, max_depth=1)[0].n_leaves == 1
 
 
-# Search spec §6.3: dataset A, rows lambda, columns depth 1, 2, 3.
+# docs/formulations-search-and-pruning.md §6.3: dataset A, rows lambda, columns depth 1, 2, 3.
 DATASET_A_TABLE = {
     0.01: (4 / 9 + 0.01, 1 / 9 + 0.04, 1 / 9 + 0.04),
     0.05: (0.494444, 0.311111, 0.311111),
@@ -139,7 +139,7 @@ def test_greedy_is_deterministic_and_respects_depth():
 
 
 def test_greedy_misses_the_xor_optimum_on_dataset_a():
-    # §6.3: no depth-1 tree beats the leaf, so greedy's first split does not pay and it stops.
+    # Same §6.3: no depth-1 tree beats the leaf, so greedy's first split does not pay and it stops.
     data = example_dataset_a()
     greedy = greedy_tree(data, lam=0.01, max_depth=3)
     assert (

@@ -1,4 +1,6 @@
-"""prune(), PrunedEnsemble, individual pruning, budgets, cost/error paths (spec §7.7, §7.10, §8).
+"""prune(), PrunedEnsemble, individual pruning, budgets, cost/error paths (§7.7, §7.10, §8).
+
+Sections are those of docs/formulations-search-and-pruning.md.
 
 Every entry point answers with an odtkit.results.Result whose model is the PrunedEnsemble."""
 

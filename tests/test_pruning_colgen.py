@@ -1,4 +1,7 @@
-"""Column generation (§7.8) and its pricing problem as a tree DP / shortest path (§7.9)."""
+"""Column generation (§7.8) and its pricing problem as a tree DP / shortest path (§7.9).
+
+Sections are those of docs/formulations-search-and-pruning.md.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""IP3 as a minimum cut, the exact cost–error path and budgets from it (spec §7.11, §8).
+"""IP3 as a minimum cut, the exact cost–error path and budgets from it (§7.11, §8).
+
+Sections are those of docs/formulations-search-and-pruning.md.
 
 Every answer is checked against independent truths: the brute-force oracle over all prunings,
 the LP and MIP of IP3, scipy's max-flow on the same network, and :func:`objective_terms`.
@@ -29,7 +31,7 @@ from odtkit.pruning import (
 from odtkit.pruning._cut import closure_network, cut_prune, duplicate_examples
 from odtkit.results import Status
 
-A = [True, False, False, False, False]  # tree pruned to its root (spec §8.3)
+A = [True, False, False, False, False]  # tree pruned to its root (§8.3)
 C = [False, True, False, True, True]  # both splits kept
 
 
@@ -163,7 +165,7 @@ def test_worked_example_path_and_budgets():
     frame = path.to_frame(X_test=X, y_test=y)
     assert list(frame.n_leaves) == [6, 2]
     np.testing.assert_allclose(frame.test_feature_cost, frame.cost_term)
-    # spec §8.6: budgets 0 and 4 are hull vertices; 2 and 3 lie between (exact answer 0.25)
+    # §8.6: budgets 0 and 4 are hull vertices; 2 and 3 lie between (exact answer 0.25)
     cases = [(0.0, 0.5, "path"), (2.0, 0.25, "lp1"), (3.0, 0.25, "lp1"), (4.0, 0.0, "path")]
     for B, err, how in cases:
         res = prune(trees, X, y, costs=costs, budget=B)

@@ -1,4 +1,7 @@
-"""Extraction of pruning data from sklearn ensembles (spec §7.1, §8.1)."""
+"""Extraction of pruning data from sklearn ensembles.
+
+The definitions of docs/formulations-search-and-pruning.md §7.1 and the example of §8.1.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ def test_worked_example_table_8_1():
     d = extract(trees, X, y, costs)
     assert d.n_trees == 2 and d.n_samples == 2 and d.n_nodes == 10
     for t, tree in enumerate(d.trees):
-        # pre-order: root, leaf, node, leaf, leaf (nodes 1..5 / 6..10 of the spec)
+        # pre-order: root, leaf, node, leaf, leaf (nodes 1..5 / 6..10 of §8.1)
         np.testing.assert_array_equal(tree.left, [1, -1, 3, -1, -1])
         np.testing.assert_array_equal(tree.right, [2, -1, 4, -1, -1])
         np.testing.assert_array_equal(tree.parent, [-1, 0, 0, 2, 2])
@@ -48,7 +51,7 @@ def test_worked_example_table_8_1():
         np.testing.assert_array_equal(tree.pred, [0, 0, 0, 1, 0])  # node 2 empty -> parent's
         np.testing.assert_array_equal(tree.counts.sum(axis=1), [2, 0, 2, 1, 1])
         np.testing.assert_array_equal(tree.feature[[0, 2]], [0, 1] if t == 0 else [2, 1])
-        # K_{t,i}: u for the root feature is node 0, for x2 node 2 (spec's nodes 1/3 and 6/8)
+        # K_{t,i}: u for the root feature is node 0, for x2 node 2 (§8.1's nodes 1/3 and 6/8)
         got = sorted(zip(tree.use_example, tree.use_feature, tree.use_node, strict=True))
         root_f = 0 if t == 0 else 2
         want = sorted([(i, root_f, 0) for i in range(2)] + [(i, 1, 2) for i in range(2)])

@@ -1,4 +1,7 @@
-"""IP0–IP3 models, the Lemma 4.1 certificate and total unimodularity (spec §7.2–7.7, §8.2, §8.6)."""
+"""IP0–IP3 models, the Lemma 4.1 certificate and total unimodularity (§7.2–7.7, §8.2, §8.6).
+
+Sections are those of docs/formulations-search-and-pruning.md.
+"""
 
 from __future__ import annotations
 
@@ -105,7 +108,7 @@ def test_certificate_matches_printed_matrix_8_6():
     cert = certify_network_matrix(IP3().build(d, lam=0.1), tu_check=False)
     assert cert.ok and cert.consecutive_ones and cert.network and cert.link_ok
     assert list(cert.per_tree["rows"]) == [7, 7]
-    # spec's M for tree 1, columns z1..z5, w11, w21, w12, w22 (w_{k,i})
+    # §7.6's M for tree 1, columns z1..z5, w11, w21, w12, w22 (w_{k,i})
     spec = np.array(
         [
             [-1, -1, 0, 0, 0, 0, 0, 0, 0],

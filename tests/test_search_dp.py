@@ -1,5 +1,5 @@
 """method="dp" against independent truths: the brute-force oracle, metrics.objective, the
-worked example of FORMULATIONS-SEARCH-AND-PRUNING §6.3, and its own ablations/limits."""
+worked example of docs/formulations-search-and-pruning.md §6.3, and its own ablations/limits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The dp strategies built for limits, "queue" (GOSDT Algorithm 1, spec §3.8) and "anytime"
+"""The dp strategies built for limits, "queue" (GOSDT Algorithm 1,
+docs/formulations-search-and-pruning.md §3.8) and "anytime"
 (iterative deepening, depth-relaxed bounds and the recursive search on one memo), against
 independent truths: the brute-force oracle, the recursive dp strategy, metrics.objective
 (re-checked inside search_tree), and the anytime invariants of their lower bounds. Every test

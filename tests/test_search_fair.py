@@ -1,5 +1,6 @@
 """search_tree(fairness=...): the native fair DP against the brute-force fair oracle, the
-worked example of FORMULATIONS-TREES §7.5, the unconstrained search, its switches and limits."""
+worked example of docs/formulations-trees.md §7.5, the unconstrained search, its switches and
+limits."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from odtkit.testing import (
 )
 
 NOTIONS = ("sp", "pe", "eopp", "eodds", "csp")
-#: δ values that no small instance attains exactly (FORMULATIONS-TREES §5.3), and the extremes.
+#: δ values that no small instance attains exactly (docs/formulations-trees.md §5.3), and the
+#: extremes.
 DELTAS = (0.0, 0.1234, 0.3141592, 1.0)
 
 
@@ -72,7 +74,7 @@ def check_fair_result(result, data: Dataset, fairness: Fairness, lam: float, dep
 
 
 # --------------------------------------------------------------------------------------------
-# the worked example (FORMULATIONS-TREES §7.5)
+# the worked example (docs/formulations-trees.md §7.5)
 # --------------------------------------------------------------------------------------------
 
 

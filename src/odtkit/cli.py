@@ -21,6 +21,8 @@ import pandas as pd
 
 from odtkit.fairness import NOTIONS
 
+__all__ = ["BadInput", "build_parser", "main"]
+
 Command = Callable[[argparse.Namespace], int]
 
 EXIT_OPTIMAL, EXIT_NO_ANSWER, EXIT_BAD_INPUT, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -139,7 +141,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
 
 def _named_dataset(name: str) -> Any:
-    """A bundled dataset (or a shared one, when ``../shared/data`` is there) by name."""
+    """A bundled dataset (or a benchmark set of :func:`odtkit.datasets.load_shared`) by name."""
     from odtkit import datasets
     from odtkit.compare import _dataset
 

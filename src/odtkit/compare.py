@@ -25,6 +25,8 @@ from odtkit.pipeline import solve_formulation
 from odtkit.results import Result, Status
 from odtkit.tree import Tree
 
+__all__ = ["COLUMNS", "TOLERANCE", "compare"]
+
 COLUMNS = (
     "method",
     "backend",

@@ -27,6 +27,13 @@ from odtkit.formulations import EXACT
 from odtkit.methods import METHODS, Method, get_method
 from odtkit.results import Status
 
+__all__ = [
+    "FairTreeClassifier",
+    "OptimalRuleListClassifier",
+    "OptimalTreeClassifier",
+    "OptimalTreeClassifierCV",
+]
+
 
 def _is_binary(X: np.ndarray) -> bool:
     if X.dtype == bool:
@@ -383,7 +390,7 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
 
 
 class FairTreeClassifier(OptimalTreeClassifier):
-    """A certifiably optimal tree under a fairness constraint (FORMULATIONS-TREES §5).
+    """A certifiably optimal tree under a fairness constraint (docs/formulations-trees.md §5).
 
     Minimises ``misclassified/n + lam * leaves`` over trees of depth <= ``max_depth`` whose
     positive-prediction rates differ by at most ``delta`` between the groups of the protected

@@ -4,7 +4,7 @@ A :class:`Fairness` says *which* disparity is bounded (the notion), *between who
 attribute(s), given separately from the split features), *how much* (``delta``) and *what* a
 positive prediction is (``positive_class``). :meth:`Fairness.groups` resolves it against a
 dataset into :class:`FairnessGroups`: the list of constrained pairs of row sets
-(FORMULATIONS-TREES §5.2) and one linear functional per pair,
+(docs/formulations-trees.md §5.2) and one linear functional per pair,
 
     disparity_j(yhat) = sum_i coef[i, j] * [yhat_i = positive],
     coef[i, j] = w_i / W(G_j) for i in G_j,  -w_i / W(G'_j) for i in G'_j,  0 otherwise,
@@ -31,6 +31,17 @@ import numpy as np
 import pandas as pd
 
 from odtkit._validation import check_dataset
+
+__all__ = [
+    "FAIRNESS_TOLERANCE",
+    "NOTIONS",
+    "NOTION_ALIASES",
+    "NOTION_DESCRIPTIONS",
+    "Fairness",
+    "FairnessGroups",
+    "GroupPair",
+    "split_protected",
+]
 
 #: Notions (short names) and the long names accepted as aliases.
 NOTIONS = ("sp", "csp", "pe", "eopp", "eodds")
@@ -203,7 +214,7 @@ class Fairness:
 
     Every unordered pair of distinct values of each protected column is constrained (not
     intersections of columns), and only when both groups are non-empty; for ``eodds`` a pair is
-    constrained only if all four of its sets are non-empty (FORMULATIONS-TREES §5.2).
+    constrained only if all four of its sets are non-empty (docs/formulations-trees.md §5.2).
     """
 
     notion: str

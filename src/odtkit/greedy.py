@@ -1,4 +1,7 @@
-"""Greedy baseline: Gini-grown tree pruned bottom-up with the exact objective (search spec §3.2).
+"""Greedy baseline: Gini-grown tree pruned bottom-up with the exact objective.
+
+Specified in docs/formulations-search-and-pruning.md §3.2 (Gini growth as in CART, Breiman et
+al. 1984).
 
 It is the first incumbent of every solver, so it must be deterministic and never worse than a
 single leaf. Growing and pruning happen in one recursion: a subtree is kept only if its leaves
@@ -19,6 +22,8 @@ from odtkit.core import _native
 from odtkit.core._problem import decode_tree, problem_from_arrays
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree
+
+__all__ = ["greedy_tree"]
 
 
 def greedy_tree(dataset: Dataset, *, lam: float, max_depth: int | None = None) -> Tree:

@@ -17,6 +17,18 @@ import numpy as np
 from odtkit._validation import check_dataset, check_lambda
 from odtkit.datasets import Dataset
 
+__all__ = [
+    "Classifier",
+    "accuracy",
+    "fairness_gap",
+    "is_fair",
+    "loss",
+    "misclassified",
+    "objective",
+    "objective_counts",
+    "penalty_count",
+]
+
 
 class Classifier(Protocol):
     def predict(self, X: np.ndarray) -> np.ndarray: ...
@@ -73,7 +85,9 @@ def objective_counts(model: Any, dataset: Dataset, *, lam: float) -> float:
 
 
 def fairness_gap(model: Classifier, dataset: Dataset, fairness: Any) -> float:
-    """Largest disparity of ``model`` over the pairs ``fairness`` constrains (TREES §5.3).
+    """Largest disparity of ``model`` over the pairs ``fairness`` constrains.
+
+    The disparity of docs/formulations-trees.md §5.3.
 
     The single truth for fairness: every tree a fair solver returns is re-measured here.
     Rates are over the training rows of ``dataset`` (weighted by ``sample_weight``).

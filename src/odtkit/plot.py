@@ -13,6 +13,8 @@ import numpy as np
 
 from odtkit.tree import Tree
 
+__all__ = ["plot_cost_error_path", "plot_frontier", "plot_traces", "plot_tree"]
+
 
 def _pyplot() -> Any:
     try:

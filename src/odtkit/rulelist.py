@@ -3,7 +3,8 @@
 A rule is ``(antecedent, label)`` where the antecedent is a conjunction of literals
 ``(feature, value)`` meaning ``x[feature] == value`` over binary features. A sample is classified
 by the first rule whose antecedent holds, otherwise by the default label. The sparsity penalty
-counts rules; the default rule is free (CORELS objective, FORMULATIONS-SEARCH-AND-PRUNING §5.2),
+counts rules; the default rule is free (Angelino et al. 2018 (CORELS), eq. 4;
+docs/formulations-search-and-pruning.md §5.2),
 which is what :func:`odtkit.metrics.objective` charges through :attr:`RuleList.n_rules`.
 """
 
@@ -16,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from odtkit._validation import as_binary_matrix
+
+__all__ = ["Antecedent", "RuleList", "antecedent_truth"]
 
 Literal = tuple[int, int]
 Antecedent = tuple[Literal, ...]

@@ -17,6 +17,22 @@ from odtkit._validation import check_depth, check_lambda
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree, majority_label
 
+__all__ = [
+    "EXAMPLE_A_OPTIMA",
+    "EXAMPLE_TREES_FAIR_OPTIMA",
+    "EXAMPLE_TREES_PROTECTED",
+    "LAMBDAS",
+    "brute_force_fair_tree",
+    "brute_force_rule_list",
+    "brute_force_tree",
+    "dataset_strategy",
+    "enumerate_trees",
+    "example_dataset_a",
+    "example_dataset_trees",
+    "planted_tree_dataset",
+    "random_dataset",
+]
+
 
 def _class_weights(dataset: Dataset) -> np.ndarray:
     """(n, K) matrix with each sample's weight in its class column."""
@@ -28,7 +44,7 @@ def _class_weights(dataset: Dataset) -> np.ndarray:
 def brute_force_tree(dataset: Dataset, *, lam: float, max_depth: int) -> tuple[Tree, float]:
     """Exact optimum of ``misclassified/n + lam * leaves`` over all trees of depth <= ``max_depth``.
 
-    Uses the exhaustive recursion of FORMULATIONS-SEARCH-AND-PRUNING §6.1,
+    Uses the exhaustive recursion of docs/formulations-search-and-pruning.md §6.1,
     ``OPT(s, A, d) = min(leaf(s), min_f OPT(s & x_f=0, A - f, d-1) + OPT(s & x_f=1, A - f, d-1))``,
     memoised on (rows, unused features, depth): every feature is tried at every node, including
     splits with an empty side, with no bound or pruning. Values are compared in count units
@@ -76,8 +92,9 @@ def brute_force_tree(dataset: Dataset, *, lam: float, max_depth: int) -> tuple[T
 def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iterator[Tree]:
     """Every tree of depth <= ``max_depth`` with distinct features on each path, every labelling.
 
-    The explicit enumeration of §6.1 (count ``C(k, d) = 1 + k C(k-1, d-1)^2`` structures, times
-    the labellings); it checks :func:`brute_force_tree` on tiny instances (p <= 3, depth <= 2).
+    The explicit enumeration of docs/formulations-search-and-pruning.md §6.1 (count
+    ``C(k, d) = 1 + k C(k-1, d-1)^2`` structures, times the labellings); it checks
+    :func:`brute_force_tree` on tiny instances (p <= 3, depth <= 2).
     """
 
     def structures(available: tuple[int, ...], depth: int) -> Iterator[Any]:
@@ -169,7 +186,7 @@ def brute_force_fair_tree(
 
 
 # --------------------------------------------------------------------------------------------
-# Worked examples of the FORMULATIONS files
+# Worked examples of docs/formulations-search-and-pruning.md and docs/formulations-trees.md
 # --------------------------------------------------------------------------------------------
 
 
@@ -183,7 +200,7 @@ EXAMPLE_A_OPTIMA: dict[float, tuple[float, float]] = {
 
 
 def example_dataset_a() -> Dataset:
-    """The fixed 9-sample, 3-feature dataset of FORMULATIONS-SEARCH-AND-PRUNING §6.3.
+    """The fixed 9-sample, 3-feature dataset of docs/formulations-search-and-pruning.md §6.3.
 
     ``y = x1 xor x2`` plus a conflicting duplicate of row 7. Optimal objectives are in
     :data:`EXAMPLE_A_OPTIMA`.
@@ -207,7 +224,7 @@ def example_dataset_a() -> Dataset:
 
 
 def example_dataset_trees() -> Dataset:
-    """The 6-row, 2-feature example of FORMULATIONS-TREES §7.1 (protected attribute in §7.5).
+    """The 6-row, 2-feature example of docs/formulations-trees.md §7.1 (protected attribute: §7.5).
 
     ``OPT(1, 0.1) = 11/30`` (stump on x1), ``OPT(1, 0.25) = 7/12`` (single leaf of class 0).
     """
@@ -218,7 +235,7 @@ def example_dataset_trees() -> Dataset:
 
 EXAMPLE_TREES_PROTECTED = np.array([0, 1, 0, 1, 0, 1])
 
-#: FORMULATIONS-TREES §7.5: optimal fair objectives on :func:`example_dataset_trees` with
+#: docs/formulations-trees.md §7.5: optimal fair objectives on :func:`example_dataset_trees` with
 #: :data:`EXAMPLE_TREES_PROTECTED`, depth 1: ``(notion, delta) -> (lam = 0.1, lam = 0)``.
 EXAMPLE_TREES_FAIR_OPTIMA: dict[tuple[str, float], tuple[float, float]] = {
     ("sp", 0.0): (13 / 30, 1 / 3),
@@ -239,7 +256,7 @@ EXAMPLE_TREES_FAIR_OPTIMA: dict[tuple[str, float], tuple[float, float]] = {
 
 
 # --------------------------------------------------------------------------------------------
-# Random instances (FORMULATIONS-SEARCH-AND-PRUNING §6.5)
+# Random instances (docs/formulations-search-and-pruning.md §6.5)
 # --------------------------------------------------------------------------------------------
 
 LAMBDAS = (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3)
@@ -335,7 +352,7 @@ def dataset_strategy(
 
 
 # --------------------------------------------------------------------------------------------
-# Rule-list oracle (FORMULATIONS-SEARCH-AND-PRUNING §6.2)
+# Rule-list oracle (docs/formulations-search-and-pruning.md §6.2)
 # --------------------------------------------------------------------------------------------
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["Tree", "majority_label"]
+
 
 def majority_label(class_weights: np.ndarray) -> int:
     """The predicted class of a leaf from its per-class (weighted) counts.
@@ -132,7 +134,7 @@ class Tree:
 
     # canonical form -------------------------------------------------------------------------
     def canonical(self, X: np.ndarray | None = None) -> Tree:
-        """Prune-empty then merge, in one post-order pass (FORMULATIONS-TREES §1.4).
+        """Prune-empty then merge, in one post-order pass (docs/formulations-trees.md §1.4).
 
         With training rows ``X`` a node one of whose sides receives no row is replaced by its
         other side; without ``X`` only merging happens. A node whose two (processed) children are

@@ -2,7 +2,7 @@
 
 The native searches (dp, bnb, corels) all start from ``odtkit.core._native.Problem``: identical
 feature rows collapsed into equivalence classes with per-class weights, per-feature bitsets over
-those classes and the equivalent-point minorities (FORMULATIONS-SEARCH-AND-PRUNING §3.1).
+those classes and the equivalent-point minorities (docs/formulations-search-and-pruning.md §3.1).
 Inputs are checked by :mod:`odtkit._validation`; this module is the only place that turns a
 :class:`~odtkit.datasets.Dataset` (or, for CORELS, an antecedent truth table) into a Problem,
 so the dtype/contiguity rules of the binding live here, and the only place that builds the typed

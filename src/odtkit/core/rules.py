@@ -2,9 +2,9 @@
 
 Minimises ``misclassified/n + lam * n_rules`` (the default rule is free, every label is the
 empirical majority of what its rule captures) over rule lists built from pre-mined antecedents
-(FORMULATIONS-SEARCH-AND-PRUNING §5). Mining is vectorised numpy here, streamed in blocks
-that honour the time and memory limits; the branch and bound runs in C++
-(``odtkit.core._native.search_corels``) with the GIL released.
+(Angelino et al. 2018 (CORELS); docs/formulations-search-and-pruning.md §5). Mining is
+vectorised numpy here, streamed in blocks that honour the time and memory limits; the branch and
+bound runs in C++ (``odtkit.core._native.search_corels``) with the GIL released.
 """
 
 from __future__ import annotations
@@ -25,6 +25,15 @@ from odtkit.core._problem import POLICIES, build_problem, problem_from_arrays, s
 from odtkit.datasets import Dataset
 from odtkit.results import TRACE_COLUMNS, Result
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
+
+__all__ = [
+    "OBJECTIVE_TOLERANCE",
+    "RULE_BOUNDS",
+    "RULE_POLICIES",
+    "SYMMETRY_MAPS",
+    "mine_antecedents",
+    "search_rule_list",
+]
 
 #: Queue policies (§5.4).
 RULE_POLICIES = POLICIES

@@ -4,14 +4,16 @@ Minimises ``misclassified_weight / total_weight + lam * n_leaves`` (optionally u
 limit) with
 
 * ``method="dp"``: dynamic programming over sub-problems keyed by their support bitset
-  (FORMULATIONS-SEARCH-AND-PRUNING §3.8-3.9), with the depth-two solver under a depth limit;
-* ``method="bnb"``: OSDT's leaf-set branch-and-bound (§3.3-3.4).
+  (Lin et al. 2020 (GOSDT); van der Linden et al. 2023 (STreeD);
+  docs/formulations-search-and-pruning.md §3.8-3.9), with the depth-two solver under a depth limit;
+* ``method="bnb"``: OSDT's leaf-set branch-and-bound (Hu et al. 2019;
+  docs/formulations-search-and-pruning.md §3.3-3.4).
 
 Both are anytime: a time, node or memory limit, or Ctrl-C, stops the search and returns the best
 tree found so far (never worse than the greedy start) with a valid lower bound.
 
 With ``fairness=`` (an :class:`odtkit.Fairness`) ``method="dp"`` minimises the same objective over
-the δ-fair trees only (FORMULATIONS-TREES §5), by the native fair DP over Pareto fronts
+the δ-fair trees only (docs/formulations-trees.md §5), by the native fair DP over Pareto fronts
 (``core/native/fair_dp.cpp``).
 """
 
@@ -34,6 +36,8 @@ from odtkit.core._problem import POLICIES, build_problem, decode_tree, search_co
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.results import TRACE_COLUMNS, Result
+
+__all__ = ["BOUNDS", "FAIR_BOUNDS", "METHODS", "OBJECTIVE_TOLERANCE", "STRATEGIES", "search_tree"]
 
 METHODS = ("dp", "bnb")
 #: Search orders of ``method="dp"``: depth-first bound passing, GOSDT-style best-first queue, or
@@ -207,7 +211,8 @@ def search_tree(
         upper_bound=_check_upper_bound(upper_bound),
         policy=policy,
     )
-    # every search starts from the §3.2 greedy tree, computed natively (microseconds)
+    # every search starts from the greedy tree of docs/formulations-search-and-pruning.md §3.2,
+    # computed natively (microseconds)
     problem = build_problem(dataset)
     if method == "dp" and strategy == "queue":
         raw = _native.search_dp_queue(problem, config)

@@ -4,7 +4,8 @@ Each formulation is a stateless :class:`Formulation`: the constructor takes mode
 ``build(dataset, *, max_depth, lam) -> Model`` the problem, and the model's ``meta`` carries what
 ``decode(model, solution) -> Tree``, ``start(model, tree) -> ndarray`` (a complete, feasible MIP
 start), ``evaluate(model, tree, dataset)`` and ``lower_bound(model, solution)`` need. Solve one
-with :func:`odtkit.solve_formulation`; see FORMULATIONS-TREES.md for the math.
+with :func:`odtkit.solve_formulation`; see docs/formulations-trees.md for the math
+and docs/references.md for the papers.
 
 * :class:`BinOCT` — Verwer & Zhang, binary specialization: minimum errors at depth D.
 * :class:`RBinOCT` — OSDT Appendix J, with the null split by default (optimum = OPT(D, λ)).

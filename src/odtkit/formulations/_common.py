@@ -1,7 +1,7 @@
 """Shared machinery of the tree formulations: heap numbering, row aggregation, embedding and
 the :class:`TreeFormulation` base (stateless ``build / decode / start / evaluate``).
 
-Heap numbering (FORMULATIONS-TREES §1.2): root 1, children ``2u`` (x = 0) and ``2u + 1``
+Heap numbering (docs/formulations-trees.md §1.2): root 1, children ``2u`` (x = 0) and ``2u + 1``
 (x = 1); branch nodes ``1 .. 2^D - 1``, leaves ``2^D .. 2^(D+1) - 1``, ``depth(u) =
 floor(log2 u)``. Arrays indexed by heap node have length ``2^(D+1)`` and ignore entry 0.
 """
@@ -410,7 +410,7 @@ class TreeFormulation(Formulation):
         lam : float
             Penalty per leaf (OSDT units), ``>= 0``.
         fairness : Fairness, optional
-            A fairness constraint (FORMULATIONS-TREES §5): the model then describes only the
+            A fairness constraint (docs/formulations-trees.md §5): the model then describes only the
             δ-fair trees (:mod:`odtkit.formulations.fairness`), ``meta["fairness"]`` holds the
             constraint and ``meta["fairness_groups"]`` its groups on ``dataset``, which
             :meth:`violation` re-measures decoded trees with.
@@ -459,9 +459,9 @@ class TreeFormulation(Formulation):
         """The canonical tree of ``solution`` (a Solution, values by group or a column vector).
 
         The raw tree read from the rounded binaries is pruned of empty sides and merged
-        (``Tree.canonical``, FORMULATIONS-TREES §1.4) against the rows the model was built on:
-        the positive-weight ones, so a leaf that only weight-0 rows reach is not kept (the model
-        does not count it either, and keeping it would cost ``lam``).
+        (``Tree.canonical``, docs/formulations-trees.md §1.4) against the rows the model was built
+        on: the positive-weight ones, so a leaf that only weight-0 rows reach is not kept (the
+        model does not count it either, and keeping it would cost ``lam``).
         """
         model = check_built_by(model, self)
         values = solution_values(model, solution)

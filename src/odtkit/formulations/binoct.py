@@ -1,6 +1,7 @@
 r"""BinOCT (Verwer & Zhang) on binary features and its regularized form RBinOCT (OSDT App. J).
 
-Binary specialization of BinOCT (FORMULATIONS-TREES §2.7), heap numbering (§1.2), branch nodes
+Verwer & Zhang 2019; Hu et al. 2019 (OSDT), Appendix J. Binary specialization of BinOCT
+(docs/formulations-trees.md §2.7), heap numbering (§1.2), branch nodes
 :math:`\mathcal B = \{1..2^D-1\}`, leaves :math:`\mathcal L = \{2^D..2^{D+1}-1\}`,
 non-constant features :math:`\mathcal J^+`, classes :math:`k`, row weights :math:`\omega_i`
 (1 unless the dataset is weighted; identical (x, y) rows are merged into one weighted row),
@@ -35,7 +36,7 @@ row left") replacing (BB1) by (N1) :math:`\sum_j f_{u,j} + g_u = 1` and adding
 of (R0) equals OSDT's :math:`\mathrm{OPT}(D,\lambda)` over trees of depth :math:`\le D` (§3.3);
 without them it can be larger (§7.3: 2/3 instead of 7/12).
 
-**Fairness** (``build(..., fairness=)``, FORMULATIONS-TREES §5). Once :math:`f` (and :math:`g`)
+**Fairness** (``build(..., fairness=)``, §5). Once :math:`f` (and :math:`g`)
 are integral, (BB2), (BB4) and (N2) leave each row exactly one leaf, so :math:`q` is the 0/1
 routing of the complete tree :math:`C` and the positive prediction of row :math:`i` is
 :math:`\sum_t q_{i,t} c_{t,k^+}`. The product is linearized per (leaf, group side), not per row
@@ -80,6 +81,8 @@ from odtkit.formulations._common import (
 from odtkit.formulations.fairness import add_leaf_fairness, leaf_side_values, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
+
+__all__ = ["BOUND_TOLERANCE", "BinOCT", "RBinOCT"]
 
 #: Slack (in error units) allowed when rounding a solver's error bound up to an integer.
 BOUND_TOLERANCE = 1e-6

@@ -1,4 +1,4 @@
-r"""The fairness constraint block, shared by every tree formulation (FORMULATIONS-TREES §5).
+r"""The fairness constraint block, shared by every tree formulation (docs/formulations-trees.md §5).
 
 A :class:`~odtkit.fairness.FairnessGroups` states, for each constrained pair :math:`j` of
 groups, the linear disparity

@@ -1,6 +1,7 @@
 r"""Regularized FlowOCT (Aghaei, Gómez, Vayanos) in OSDT units, leaves at any depth <= D.
 
-FORMULATIONS-TREES §4. Heap numbering, branch nodes :math:`\mathcal B = \{1..2^D-1\}`, leaves
+Aghaei, Gómez, Vayanos 2021; docs/formulations-trees.md §4. Heap numbering, branch nodes
+:math:`\mathcal B = \{1..2^D-1\}`, leaves
 :math:`\mathcal L = \{2^D..2^{D+1}-1\}`, all nodes :math:`\mathcal N`, strict ancestors
 :math:`A(u)`, features :math:`\mathcal J` (all columns), row weights :math:`\omega_i`
 (identical (x, y) rows merged), :math:`W = \sum_i \omega_i`. Variables:
@@ -52,7 +53,7 @@ the optimum equals :math:`\mathrm{OPT}(D,\lambda)` (every leaf counts, also an e
 (F-id) :math:`\sum_u p_u = 1 + \sum_{u,j} b_{u,j}`). odtlearn's λ maps as
 :math:`\lambda_o = n\lambda/(1+n\lambda)` (F-map).
 
-**Fairness** (``build(..., fairness=)``, FORMULATIONS-TREES §5). The single-sink model cannot
+**Fairness** (``build(..., fairness=)``, §5). The single-sink model cannot
 state a row's *predicted* class: :math:`z_{i,1}` is only bounded above by correctness, and
 under a side constraint the solver could leave a correctly classified row "unclassified" to
 move a disparity. The fair model is §5.1's multi-sink form, every row routed and one sink per
@@ -146,6 +147,8 @@ from odtkit.formulations._common import (
 from odtkit.formulations.fairness import add_fairness_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
+
+__all__ = ["Cells", "FlowOCT"]
 
 
 def _add_structure(bld: ModelBuilder, b: Any, pv: Any, w: Any, depth: int) -> None:

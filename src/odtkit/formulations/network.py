@@ -1,11 +1,12 @@
 """The Lemma 4.1 certificate: the pruning models' constraint matrices are network matrices.
 
-NWS 2016, Lemma 4.1 / Theorem 4.2: after sorting the rows of one tree's ``leaf`` and ``feature``
-blocks in the augmented pre-order of §7.6 every column has consecutive ones, so the bidiagonal
-row operation ``M = D A`` leaves one -1 and at most one +1 per column — a network matrix; IP3's
-``link`` rows ``wt - w <= 0`` keep total unimodularity. :func:`certify_network_matrix` checks
-this on a built :class:`~odtkit.model.Model` from its matrix and block names alone (IP0, IP2,
-IP3 and the compact IP3 qualify; IP1's ``cover`` rows and LP1's ``budget`` row do not), and
+NWS 2016, Lemma 4.1 / Theorem 4.2 (docs/formulations-search-and-pruning.md §7.6–7.7): after
+sorting the rows of one tree's ``leaf`` and ``feature`` blocks in the augmented pre-order of
+§7.6 every column has consecutive ones, so the bidiagonal row operation ``M = D A`` leaves one
+-1 and at most one +1 per column — a network matrix; IP3's ``link`` rows ``wt - w <= 0`` keep
+total unimodularity. :func:`certify_network_matrix` checks this on a built
+:class:`~odtkit.model.Model` from its matrix and block names alone (IP0, IP2, IP3 and the compact
+IP3 qualify; IP1's ``cover`` rows and LP1's ``budget`` row do not), and
 :func:`is_totally_unimodular` brute-forces total unimodularity of small matrices as an
 independent check.
 
@@ -207,7 +208,7 @@ def certify_network_matrix(model: Model, tu_check: str | bool = "auto") -> Netwo
             np.bincount(Lc.row[in_w & (Lc.data == -1)], minlength=Lk.shape[0]) == 1
         )
         wt_count = np.bincount(Lc.col[in_wt] - wtg.start, minlength=wtg.size)
-        # spec IP3: every w^{(t)}_{k,i} in exactly one link row; aggregated: in at least one
+        # IP3 (§7.5): every w^{(t)}_{k,i} in exactly one link row; aggregated: in at least one
         wt_once = wt_count >= 1 if model.meta.get("aggregate") else wt_count == 1
         link_ok = bool(
             np.all(per_row_ok)

@@ -2,10 +2,10 @@ r"""PathOCT: trees as nested choices along feature paths, an extended formulatio
 relaxation is exact without side constraints (so a fairness bound is all the solver branches
 on). For shallow trees only: its size grows like :math:`(2p)^D`.
 
-Heap numbering (FORMULATIONS-TREES §1.2). A **cell** :math:`(u, h)` is a node :math:`u` of depth
-:math:`d` together with its *history* :math:`h = (j_1, \dots, j_d)`, the features tested at its
-ancestors (root first); with the directions fixed by :math:`u`'s position it selects the rows
-:math:`R(u,h) = \{i : x_{i j_e} = \text{dir}_e(u),\ e = 1..d\}`. Only cells with
+Heap numbering (docs/formulations-trees.md §1.2). A **cell** :math:`(u, h)` is a node
+:math:`u` of depth :math:`d` together with its *history* :math:`h = (j_1, \dots, j_d)`, the
+features tested at its ancestors (root first); with the directions fixed by :math:`u`'s position
+it selects the rows :math:`R(u,h) = \{i : x_{i j_e} = \text{dir}_e(u),\ e = 1..d\}`. Only cells with
 :math:`R(u,h) \ne \emptyset` exist. In cell :math:`(u,h)` an **action** :math:`a` is "leaf of
 class k" or, for :math:`d < D`, "split on j" for a feature j that leaves **both** sides of
 :math:`R(u,h)` non-empty (which excludes a repeated feature); a split creates the two child cells
@@ -23,7 +23,7 @@ binary marginals :math:`b_{u,j}` (u splits on j) and :math:`c_{u,k}` (u is a lea
         c_{u,k} = \textstyle\sum_h y_{u,h,\text{leaf } k}
 
 with :math:`\text{err}_k(R)` the weight of the rows of :math:`R` not of class k and
-:math:`W` the total weight. Fairness (FORMULATIONS-TREES §5) adds, for each constrained pair
+:math:`W` the total weight. Fairness (docs/formulations-trees.md §5) adds, for each constrained pair
 :math:`j`, :math:`-\delta \le \sum_{(u,h)} \gamma_j(R(u,h))\, y_{u,h,\text{leaf }k^+}
 \le \delta` with :math:`\gamma_j(R) = \sum_{i\in R}\gamma_{ij}` (the shared block of
 :mod:`odtkit.formulations.fairness`): no per-row variable at all, the counts are computed once.
@@ -74,6 +74,8 @@ from odtkit.formulations._common import (
 from odtkit.formulations.fairness import add_disparity_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
+
+__all__ = ["MASK_CHUNK_VALUES", "PathLayout", "PathOCT"]
 
 #: Cells' row masks are unpacked to floats this many values at a time (64 MB) to sum over them.
 MASK_CHUNK_VALUES = 1 << 23

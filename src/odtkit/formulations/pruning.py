@@ -1,6 +1,6 @@
 """Ensemble pruning with feature costs (Nan, Wang, Saligrama 2016) as formulations.
 
-Spec: FORMULATIONS-SEARCH-AND-PRUNING §7. Every class follows the
+The mathematics: docs/formulations-search-and-pruning.md §7. Every class follows the
 :class:`~odtkit.formulations.Formulation` protocol: modelling choices in the constructor, the
 problem in ``build(data, *, lam=None, budget=None)`` with ``data`` an
 :class:`odtkit.pruning.EnsembleData` (from :func:`odtkit.pruning.extract`). Exactly one of
@@ -677,12 +677,12 @@ class LP1(IP3):
 class _Layout:
     """Link rows of the master: one per kept entry, each linked to one ``w`` column.
 
-    Without merging every entry ``(t, k, i)`` keeps its row and ``w`` is per pair ``(k, i)``
-    (the spec's LP4). With merging (as ``IP3(merge=True)``): pairs whose entries fall in the
-    same ``(t, u, k)`` groups take equal optimal ``w`` values, so one ``w`` per class (cost
-    summed over the class) and only the class representative's entries keep link rows. A
-    pruning's ``w^{(t)}`` is constant on a group, so the restricted master — and its value, the
-    LP-IP3 optimum — is the same as with every row; only far fewer rows reach the solver.
+    Without merging every entry ``(t, k, i)`` keeps its row and ``w`` is per pair ``(k, i)`` (LP4 of
+    docs/formulations-search-and-pruning.md §7.8). With merging (as ``IP3(merge=True)``): pairs
+    whose entries fall in the same ``(t, u, k)`` groups take equal optimal ``w`` values, so one
+    ``w`` per class (cost summed over the class) and only the class representative's entries keep
+    link rows. A pruning's ``w^{(t)}`` is constant on a group, so the restricted master — and its
+    value, the LP-IP3 optimum — is the same as with every row; only far fewer rows reach the solver.
     """
 
     row_of_entry: np.ndarray  # global entry -> link row, -1 for dropped entries
@@ -739,7 +739,9 @@ def _column(data: Any, layout: _Layout, t: int, z: np.ndarray) -> MasterColumn:
 
 
 class ColgenMaster(PruningFormulation):
-    """The restricted master of Dantzig–Wolfe column generation for LP-IP3 (spec §7.8).
+    """The restricted master of Dantzig–Wolfe column generation for LP-IP3.
+
+    NWS 2016 LP4; docs/formulations-search-and-pruning.md §7.8.
 
     LP4 without explicit slacks: one column ``alpha_j`` per generated pruning ``j`` of tree
     ``t_j`` plus every ``w`` (per pair, or per class of merged pairs)::

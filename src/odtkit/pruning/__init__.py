@@ -1,4 +1,7 @@
-"""Optimal ensemble pruning with feature costs (Nan, Wang, Saligrama 2016; spec §7–9).
+"""Optimal ensemble pruning with feature costs (Nan, Wang, Saligrama 2016).
+
+The mathematics, with the corrections to the printed statements:
+docs/formulations-search-and-pruning.md §7–9.
 
 >>> from odtkit.pruning import prune, worked_example
 >>> trees, X, y, costs = worked_example()

@@ -182,24 +182,25 @@ def prune(
         roughly (root-only error - unpruned error) / unpruned cost every tree is cut to its root
         (a warning says so); :func:`cost_error_path` lists every λ where the answer changes.
     method : {"cut", "lp", "mip", "colgen", "ip1"}, optional
-        ``"cut"`` (the default): IP3 as one minimum s–t cut in the native core (spec §7.11),
-        certified by its flow (``lower_bound``) and by re-scoring the pruning; ties go to the
-        smaller pruning; ``backend`` and ``formulation`` are not used. ``"lp"``: LP relaxation of
-        IP3 by simplex (integral vertex by Theorem 4.2, checked; MIP fallback otherwise).
-        ``"mip"``: IP3 as an integer program. ``"colgen"``: Dantzig–Wolfe column generation with
-        the tree-DP pricing. ``"ip1"``: the weak IP1 as a MIP (baseline). With a budget
-        ``"cut"`` (default: the exact cost–error path of :func:`cost_error_path`) or ``"lp"``
-        (the λ search by LPs); choose how budgets off the path are met with ``budget_method``.
+        ``"cut"`` (the default): IP3 as one minimum s–t cut in the native core
+        (docs/formulations-search-and-pruning.md §7.11), certified by its flow (``lower_bound``) and
+        by re-scoring the pruning; ties go to the smaller pruning; ``backend`` and ``formulation``
+        are not used. ``"lp"``: LP relaxation of IP3 by simplex (integral vertex by Theorem 4.2,
+        checked; MIP fallback otherwise). ``"mip"``: IP3 as an integer program. ``"colgen"``:
+        Dantzig–Wolfe column generation with the tree-DP pricing. ``"ip1"``: the weak IP1 as a MIP
+        (baseline). With a budget ``"cut"`` (default: the exact cost–error path of
+        :func:`cost_error_path`) or ``"lp"`` (the λ search by LPs); choose how budgets off the path
+        are met with ``budget_method``.
     budget : float, optional
         Maximum average feature cost per example (>= 0): the error term is minimised subject to
         it; see ``budget_method``.
     budget_method : {"exact", "lambda"}
         ``"lambda"``: the best pruning on the lower convex hull of the cost/error trade-off
-        (Corollary 4.3: exact for budgets at a hull vertex; its Lagrangian bound says how far
-        off it may be elsewhere). ``"exact"`` (default): a budget strictly between two hull
-        vertices goes to the budgeted LP1; if its simplex vertex is fractional (spec §8.6),
-        LP1 is solved as a MIP warm-started from the hull pruning within budget, giving the
-        best pruning within budget.
+        (Corollary 4.3: exact for budgets at a hull vertex; its Lagrangian bound says how far off it
+        may be elsewhere). ``"exact"`` (default): a budget strictly between two hull vertices goes
+        to the budgeted LP1; if its simplex vertex is fractional
+        (docs/formulations-search-and-pruning.md §8.6), LP1 is solved as a MIP warm-started from the
+        hull pruning within budget, giving the best pruning within budget.
     backend : str
         Solver backend for the models (``odtkit.solvers``).
     time_limit : float, optional
@@ -410,8 +411,9 @@ def cost_error_path(
 ) -> CostErrorPath:
     """The exact cost–error path of ensemble pruning: every λ where the optimal pruning changes.
 
-    Solves IP3 for all λ >= 0 at once by parametric minimum cuts (Eisner–Severance line
-    intersection on nested cut windows, spec §7.11); its cost is a few cuts of the whole network.
+    Solves IP3 for all λ >= 0 at once by parametric minimum cuts (Eisner–Severance line intersection
+    on nested cut windows, docs/formulations-search-and-pruning.md §7.11); its cost is a few cuts of
+    the whole network.
 
     Parameters
     ----------

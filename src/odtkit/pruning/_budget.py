@@ -1,5 +1,5 @@
 """Feature-cost budgets: the exact path or the λ search of Corollary 4.3, and the budgeted LP1
-(spec §7.7, §8.6, §7.11).
+(NWS 2016, Corollary 4.3; docs/formulations-search-and-pruning.md §7.7, §8.6, §7.11).
 
 By default (``search="path"``) the hull is the exact cost–error path of
 :func:`~odtkit.pruning.cost_error_path` (min cuts): the vertex within budget and the Lagrangian

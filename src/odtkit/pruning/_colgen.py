@@ -1,4 +1,6 @@
-"""Dantzig–Wolfe column generation for LP-IP3 (spec §7.8–7.9).
+"""Dantzig–Wolfe column generation for LP-IP3 (NWS 2016).
+
+docs/formulations-search-and-pruning.md §7.8–7.9.
 
 The restricted master is a formulation, :class:`odtkit.formulations.pruning.ColgenMaster`:
 its ``build`` gives the initial master (root-only and individual-pruning columns) as a Model,

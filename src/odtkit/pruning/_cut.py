@@ -1,4 +1,6 @@
-"""IP3 as one minimum s–t cut in the native core (spec §7.11).
+"""IP3 as one minimum s–t cut in the native core.
+
+Picard 1976; docs/formulations-search-and-pruning.md §7.11.
 
 With ``x_h = 1`` iff internal node ``h`` stays a split, a valid pruning is a set of splits closed
 under "parent", and IP3 (no budget row) reads, in units of ``1/(NT)``::

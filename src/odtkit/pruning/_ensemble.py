@@ -1,4 +1,6 @@
-"""Pruned ensembles: the tree DP, objective accounting, and test-time evaluation (§7.9–7.10).
+"""Pruned ensembles: the tree DP, objective accounting, and test-time evaluation.
+
+NWS 2016 as written up in docs/formulations-search-and-pruning.md §7.9–7.10.
 
 A pruning of tree ``t`` is a bool mask ``z[t]`` over its pre-order nodes (``z_h = 1`` iff ``h``
 is a leaf of the pruned tree). Everything here is vectorized per depth level, so evaluating a

@@ -1,4 +1,4 @@
-"""The worked example of FORMULATIONS-SEARCH-AND-PRUNING §8 as real scikit-learn trees.
+"""The worked example of docs/formulations-search-and-pruning.md §8 as real scikit-learn trees.
 
 Two trees over three binary features with costs ``(1, 1, 2)`` and two training examples:
 tree 1 tests x1 at the root (left leaf, right: x2), tree 2 tests x3 at the root (left leaf,

@@ -1,7 +1,7 @@
 """Vectorized extraction of everything IP0–IP3 need from a fitted tree ensemble.
 
-For every tree (spec FORMULATIONS-SEARCH-AND-PRUNING §7.1) we compute, with node ids renumbered
-in **pre-order** (root, left subtree, right subtree):
+For every tree (Nan, Wang, Saligrama 2016; docs/formulations-search-and-pruning.md §7.1) we
+compute, with node ids renumbered in **pre-order** (root, left subtree, right subtree):
 
 * ``left``/``right``/``parent``/``depth``/``end`` (the subtree of ``h`` is ``h .. end[h]-1``),
   ``feature``/``threshold`` (global feature indices, also for bagging with feature subsets);

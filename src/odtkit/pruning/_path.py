@@ -1,4 +1,6 @@
-"""The exact cost–error path of IP3: every λ at which the optimal pruning changes (spec §7.11).
+"""The exact cost–error path of IP3: every λ at which the optimal pruning changes.
+
+docs/formulations-search-and-pruning.md §7.11.
 
 Only the sink capacities of the cut network depend on λ, and they grow with it, so the minimal
 optimal source sets are nested: ``S(λ2) ⊆ S(λ1)`` for ``λ1 < λ2`` (Gallo–Grigoriadis–Tarjan).

@@ -18,10 +18,12 @@ from odtkit.results import Result
 
 #: HiGHS's default dual feasibility tolerance (1e-7) treats reduced costs below it as zero; the
 #: feature-cost coefficients ``lam c_k / N`` can be far smaller than that (tiny λ, large N), which
-#: made the LP stop ~1e-8 above the optimum. 1e-10 keeps objectives exact to 1e-9 (spec §0.4).
+#: made the LP stop ~1e-8 above the optimum. 1e-10 keeps objectives exact to 1e-9
+#: (docs/formulations-search-and-pruning.md §0.4).
 HIGHS_TOLERANCES = {"dual_feasibility_tolerance": 1e-10}
 
-#: an LP value farther than this from an integer counts as fractional (spec §9 last doubt)
+#: an LP value farther than this from an integer counts as fractional
+#: (docs/formulations-search-and-pruning.md §9, last open doubt)
 INTEGRALITY_TOL = 1e-7
 
 

@@ -71,6 +71,16 @@ from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
 
+__all__ = [
+    "DEFAULT_SOLVER",
+    "SOLVER_CAPABILITIES",
+    "PulpBackend",
+    "PulpModel",
+    "parse_cbc_log",
+    "parse_highs_log",
+    "to_pulp",
+]
+
 #: Solver used when ``solver=None``.
 DEFAULT_SOLVER = "highs"
 

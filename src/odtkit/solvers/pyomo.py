@@ -76,6 +76,8 @@ from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
 
+__all__ = ["DEFAULT_SOLVER", "PyomoBackend", "PyomoModel", "to_pyomo"]
+
 #: Solver name used when ``solver=None``.
 DEFAULT_SOLVER = "appsi_highs"
 

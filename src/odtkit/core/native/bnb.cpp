@@ -1,4 +1,4 @@
-// OSDT leaf-set branch and bound; see bnb.hpp and FORMULATIONS-SEARCH-AND-PRUNING §2-3.
+// OSDT leaf-set branch and bound; see bnb.hpp and docs/formulations-search-and-pruning.md §2-3.
 //
 // Everything is in count units (weight; Lambda = lam * total weight). Bounds used (names as in
 // config.bounds):

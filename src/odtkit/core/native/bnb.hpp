@@ -1,5 +1,6 @@
-// OSDT leaf-set branch and bound (method="bnb"): FORMULATIONS-SEARCH-AND-PRUNING §3.3-3.5 with
-// every bound of §2 and the §9 corrections.
+// OSDT leaf-set branch and bound (method="bnb"; Hu, Rudin, Seltzer 2019):
+// docs/formulations-search-and-pruning.md §3.3-3.5 with every bound of §2 and the §9
+// corrections.
 //
 // A search state is a tree (its set of leaves) plus a non-empty mask of the leaves created in the
 // latest expansion that all get split next; unselected newest leaves become fixed. Leaves are

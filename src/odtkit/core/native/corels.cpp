@@ -1,4 +1,5 @@
-// CORELS branch and bound (search spec §5.3-5.5), from the spec's mathematics only.
+// CORELS branch and bound (docs/formulations-search-and-pruning.md §5.3-5.5), from that
+// document's mathematics only.
 //
 // Samples with identical antecedent rows form equivalence classes (§5.3 item 8: the partition
 // induced by the antecedents, coarser than raw features, hence the tightest equivalent-points

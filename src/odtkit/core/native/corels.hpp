@@ -1,9 +1,10 @@
-// CORELS: certifiably optimal rule lists over pre-mined antecedents (search spec §5).
+// CORELS: certifiably optimal rule lists over pre-mined antecedents (Angelino et al. 2018;
+// docs/formulations-search-and-pruning.md §5).
 //
 // The objective is R(d) = mistakes/N + lambda * (number of rules); the default rule is free and
 // every label is the empirical majority of the points it captures. The search is a best-first
 // branch and bound over a prefix trie with the bounds of §5.3, a symmetry-aware map (§5.4) and
-// garbage collection of the trie whenever the incumbent improves. Implemented from the spec's
+// garbage collection of the trie whenever the incumbent improves. Implemented from that document's
 // mathematics only (the reference code is GPL).
 //
 // Same contract as the tree searches (search_types.hpp): the Problem's features are the

@@ -1,4 +1,5 @@
-// Exact solver for a sub-problem with remaining depth 2 (STreeD/MurTree; spec §3.9).
+// Exact solver for a sub-problem with remaining depth 2 (van der Linden et al. 2023 (STreeD),
+// Demirovic et al. 2022 (MurTree); docs/formulations-search-and-pruning.md §3.9).
 // One pass over the points of the support accumulates, for every class k and feature pair
 // i <= j, the weight F_k(i, j) of points with x_i = x_j = 1; every depth-<=2 tree's leaf counts
 // then follow by inclusion-exclusion, so all M^2 candidate trees cost O(M^2 K) after the pass

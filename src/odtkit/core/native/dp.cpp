@@ -1,4 +1,5 @@
-// Recursive bound-passing DP over supports (spec §3.8 "recursive variant", DL8.5/MurTree style).
+// Recursive bound-passing DP over supports (docs/formulations-search-and-pruning.md §3.8
+// "recursive variant", DL8.5/MurTree style).
 //
 // SOLVE(s, d, UB) returns either the exact optimum R*(s, d) (count units) or, when no tree on s
 // costs less than UB, a lower bound >= UB. The memo keeps, per (support, remaining depth), the
@@ -539,7 +540,7 @@ void complete_leaves(DPSolver& solver, const Problem& P, Budget& budget, double 
   complete_leaves(solver, P, budget, Lambda, tau, k, sub, at, s, room, out);
 }
 
-// First incumbent of both drivers (spec §3.2): the best of the single leaf, the warm-start tree
+// First incumbent of both drivers (§3.2): the best of the single leaf, the warm-start tree
 // and the greedy tree, in count units; its time goes to stats["greedy_seconds"].
 struct Incumbent {
   std::vector<int> tree;

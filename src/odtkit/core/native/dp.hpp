@@ -1,6 +1,7 @@
 // Dynamic-programming search for optimal sparse trees (method="dp"):
 // minimise misclassified/N + lam * leaves over trees of depth <= max_depth (or unlimited).
-// Algorithm: FORMULATIONS-SEARCH-AND-PRUNING §3.8 (recursive, bound-passing variant) with the
+// Algorithm: Lin et al. 2020 (GOSDT) as written up in docs/formulations-search-and-pruning.md §3.8
+// (recursive, bound-passing variant) with the
 // terminal tests of §2.5, equivalent-point / look-ahead lower bounds, a memo keyed by
 // (support bitset over points, remaining depth), the depth-two solver of §3.9 and the
 // similar-support lower bound of §2.9. See dp.cpp for the details.

@@ -1,4 +1,5 @@
-// Queue-based DP over supports: GOSDT Algorithm 1, corrected (spec §3.8, §9 corrections 3-5).
+// Queue-based DP over supports: GOSDT Algorithm 1 (Lin et al. 2020), corrected
+// (docs/formulations-search-and-pruning.md §3.8, §9 corrections 3-5).
 //
 // Graph. A vertex is a sub-problem (support over points, remaining depth; depth -1 when
 // unlimited) with its leaf cost, lb <= R* <= ub (count units) and, once expanded, the list of

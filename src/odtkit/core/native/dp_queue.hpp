@@ -1,5 +1,6 @@
 // Queue-based dynamic programming over supports (method="dp", strategy="queue"): GOSDT
-// Algorithm 1 as corrected in FORMULATIONS-SEARCH-AND-PRUNING §3.8 / §9 (corrections 3-5).
+// Algorithm 1 (Lin et al. 2020) as corrected in docs/formulations-search-and-pruning.md §3.8 / §9
+// (corrections 3-5).
 // Sub-problems keyed by (support bitset over points, remaining depth) carry lower/upper bounds
 // and their parents; a child's bound change is propagated to every parent through a priority
 // queue, so the root's lower bound is a valid global bound at any moment and never decreases.

@@ -7,7 +7,8 @@
 // attributes or values, eodds, csp with several) is the same problem here. A single leaf has
 // disparity 0 for every pair, so a fair tree always exists.
 //
-// Algorithm: STreeD-style dynamic programming over Pareto fronts (FORMULATIONS-TREES §5.4),
+// Algorithm: STreeD-style dynamic programming over Pareto fronts (van der Linden et al. 2023;
+// docs/formulations-trees.md §5.4),
 // with the leaf penalty lam, which STreeD lacks. A sub-problem (support, remaining depth) has a
 // front of (cost, disparity vector) entries, one per distinct disparity vector (the cheapest
 // tree reaching it); the front of a split is the pairwise sum of its children's fronts. Pruning

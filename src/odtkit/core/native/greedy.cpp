@@ -46,8 +46,9 @@ class Greedy {
     const double leaf = mis + Lambda_;
     const int label = majority_class(cw.data(), K_);
     // Stop where no subtree can pay for its extra leaves: any subtree gains at most
-    // mis - eq <= Lambda (spec §2.5), so growing it would only be pruned back below. Without
-    // this an unlimited-depth greedy grows to purity (~0.16 s on coupon-carryout at lam = 0.1).
+    // mis - eq <= Lambda (docs/formulations-search-and-pruning.md §2.5), so growing it would
+    // only be pruned back below. Without this an unlimited-depth greedy grows to purity
+    // (~0.16 s on coupon-carryout at lam = 0.1).
     if (depth == 0 || mis <= 0.0 || mis - P_.minority(s) <= Lambda_ + tau_) {
       out.push_back(-(label + 1));
       return leaf;

@@ -1,7 +1,7 @@
-// Deterministic greedy tree (FORMULATIONS-SEARCH-AND-PRUNING §3.2): grow by the largest Gini
-// reduction (ties -> smallest feature index), then prune bottom-up with the exact per-leaf
-// penalty. Used as the first incumbent of the native searches; O(nodes * M * K * W) bitset work,
-// so it costs microseconds where the Python greedy costs tens of milliseconds.
+// Deterministic greedy tree (docs/formulations-search-and-pruning.md §3.2): grow by the
+// largest Gini reduction (ties -> smallest feature index), then prune bottom-up with the exact
+// per-leaf penalty. Used as the first incumbent of the native searches; O(nodes * M * K * W)
+// bitset work, so it costs microseconds where the Python greedy costs tens of milliseconds.
 #pragma once
 
 #include <vector>

@@ -1,4 +1,5 @@
-// Maximum flow / minimum cut of a closure network (spec §7.11): IP3 without a budget row.
+// Maximum flow / minimum cut of a closure network (Picard 1976;
+// docs/formulations-search-and-pruning.md §7.11): IP3 without a budget row.
 //
 // The network has a source s, a sink t and n inner nodes. Node v has an arc s->v of capacity
 // source_cap[v] and an arc v->t of capacity sink_cap[v] (either may be 0); every inner arc

@@ -4,7 +4,8 @@
 // searches ranges over points, not samples, so a support of U points costs ceil(U/64) words.
 // Each point carries its per-class sample weight; the equivalent-points minority of a point is
 // its total weight minus its largest class weight (every tree labels the whole point alike, so
-// it misclassifies at least that much: FORMULATIONS-SEARCH-AND-PRUNING §2.2).
+// it misclassifies at least that much: OSDT Thm B.2;
+// docs/formulations-search-and-pruning.md §2.2).
 //
 // Weighted sums over a support use *bit-planes* when every per-point weight is an integer below
 // 2^40 (always true for unweighted data and for integer sample weights): plane b of a quantity

@@ -236,7 +236,8 @@ void bind_searches(nb::module_& m) {
         return greedy_tree(problem, lam, max_depth, nullptr);
       },
       nb::arg("problem"), nb::arg("lam"), nb::arg("max_depth") = -1,
-      "The §3.2 greedy tree (odtkit.greedy.greedy_tree), encoded; max_depth -1: unlimited.");
+      "The greedy tree of docs/formulations-search-and-pruning.md §3.2 "
+      "(odtkit.greedy.greedy_tree), encoded; max_depth -1: unlimited.");
   m.def("_popcount_kernel_bench", &popcount_kernel_bench, nb::arg("n_features"),
         nb::arg("n_words"), nb::arg("repeats"), nb::arg("mode"),
         "Debug: (seconds, checksum) of the split-loop popcount kernel; see "

@@ -8,8 +8,9 @@
 
 namespace odtkit {
 
-// Initial bounds of a sub-problem from its class weights alone (spec §2.5, §3.8, §9
-// correction 4), with the bound switches of the config:
+// Initial bounds of a sub-problem from its class weights alone
+// (docs/formulations-search-and-pruning.md §2.5, §3.8, §9 correction 4), with the bound
+// switches of the config:
 //   leaf      cost of the support as one majority leaf: mis + Lambda;
 //   terminal  provably a leaf: no depth left, pure, or (support) mis - eq <= Lambda;
 //   lb        leaf when terminal, else min(leaf, eq + 2 Lambda) (lookahead; off: eq + Lambda).

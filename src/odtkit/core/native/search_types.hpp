@@ -4,7 +4,8 @@
 // Conventions
 // * Objectives, bounds and `upper_bound` are NORMALIZED: misclassified weight / total weight +
 //   lam * leaves. Internally searches should work in count units (weight + Lambda*leaves with
-//   Lambda = lam * total_weight) and divide at the end (spec §0.3).
+//   Lambda = lam * total_weight) and divide at the end
+//   (docs/formulations-search-and-pruning.md §0.3).
 // * Trees are encoded pre-order: a value j >= 0 is a split on feature j followed by its left
 //   (x_j = 0) subtree and then its right (x_j = 1) subtree; a value -(k+1) is a leaf predicting
 //   class k. A single leaf predicting class 0 is {-1}.
@@ -40,7 +41,8 @@
 
 namespace odtkit {
 
-// The one tolerance for comparing objectives, bounds and weights in count units (spec §0.4):
+// The one tolerance for comparing objectives, bounds and weights in count units
+// (docs/formulations-search-and-pruning.md §0.4):
 // two counts closer than this are equal, and a candidate must beat the incumbent by more than
 // this to replace it. It is 1e-9 of the total weight (never below 1e-9), i.e. 1e-9 in the
 // normalized objective that Python reports and checks (OBJECTIVE_TOLERANCE), whatever the
@@ -56,8 +58,8 @@ inline double zero_weight(double total_weight) { return 1e-3 * count_tolerance(t
 
 // Queue order of the best-first searches (bnb states, corels prefixes); dp ignores it.
 enum class Policy { curiosity, lower_bound, objective, bfs, dfs };
-// Symmetry-aware map of corels (spec §5.4): one prefix per antecedent set, per captured set, or
-// no map. The tree searches ignore it.
+// Symmetry-aware map of corels (docs/formulations-search-and-pruning.md §5.4): one prefix
+// per antecedent set, per captured set, or no map. The tree searches ignore it.
 enum class Symmetry { permutation_map, captured_map, none };
 
 // Name <-> enum; parse_* throw std::invalid_argument (ValueError in Python) on an unknown name.
