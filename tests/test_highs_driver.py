@@ -361,3 +361,12 @@ def test_no_highs_banner_unless_asked(backend):
     ).stdout
     assert "status optimal" in out
     assert "HiGHS" not in out and "Copyright" not in out, out
+
+
+def test_optimal_without_a_feasible_point_is_an_error():
+    # a solver that prints "optimal" but hands back a point that fails the model's own check
+    # has failed: never status optimal with has_solution False (seen with CBC's LP files)
+    model = hard_knapsack()
+    readout = driver.conclude(model, "optimal", None, float("nan"), time=0.1, version="x")
+    assert readout.status == Status.ERROR and not readout.has_solution
+    assert "not feasible" in readout.stats["error"]

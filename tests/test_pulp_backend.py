@@ -292,3 +292,17 @@ def test_highs_cmd_solves_and_reads_its_log():  # pragma: no cover - needs the h
     ref = solve(model, backend="highs")
     res = solve(model, backend="pulp", solver="highs_cmd")
     assert res.status == "optimal" and res.objective == pytest.approx(ref.objective)
+
+
+@needs_cbc
+def test_cbc_lp_values_read_from_its_file_count_as_a_solution():
+    # CBC's solution file carries printed precision: on RBinOCT's big-M rows (coefficients
+    # ~1000) that was a 1e-6 violation, and the LP came back "optimal" without a solution
+    from odtkit import datasets
+    from odtkit.formulations import RBinOCT
+
+    model = RBinOCT().build(datasets.load("tic-tac-toe"), max_depth=2, lam=0.01)
+    cbc = solve(model, backend="pulp", solver="cbc", relax=True)
+    highs = solve(model, relax=True)
+    assert cbc.status == "optimal" and cbc.has_solution
+    assert cbc.objective == pytest.approx(highs.objective, abs=1e-6)

@@ -507,8 +507,12 @@ def feasible_or_none(model: Model, values: np.ndarray, tol: float = 1e-6) -> np.
 
     Modelling layers hand back values for aborted and infeasible runs alike; for a solver whose
     outcome is read from its log or files, a point counts as a solution only after this check.
+    The tolerance grows with the largest coefficient: values read back from a solution file
+    carry its printed precision, and a row with coefficients of ~1000 (RBinOCT's big-M) turns
+    a 1e-9 rounding of each value into a 1e-6 violation of the row.
     """
-    if np.isfinite(values).all() and model.is_feasible(values, tol=tol):
+    scale = float(abs(model.A).max()) if model.A.nnz else 1.0
+    if np.isfinite(values).all() and model.is_feasible(values, tol=tol * max(1.0, scale)):
         return values
     return None
 
@@ -697,6 +701,12 @@ def conclude(
     status = Status.parse(status)
     has_solution = x is not None
     objective = float(objective) if has_solution else float("nan")
+    out_stats = dict(stats or {})
+    if status == Status.OPTIMAL and not has_solution:
+        # "optimal" promises a point; a solver whose point fails the model's own check has
+        # failed, whatever it printed
+        status = Status.ERROR
+        out_stats["error"] = "the solver reported optimal but its point is not feasible"
     bound, note = final_bound(
         status,
         is_mip=model.is_mip,
@@ -704,7 +714,6 @@ def conclude(
         objective=objective,
         raw_bound=raw_bound,
     )
-    out_stats = dict(stats or {})
     if note is not None:
         out_stats["bound_note"] = note
     return Readout(
