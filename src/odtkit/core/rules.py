@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from odtkit import metrics
+from odtkit._progress import Progress
 from odtkit._validation import as_binary_matrix, check_dataset, check_lambda, check_switches
 from odtkit.core import _native
 from odtkit.core._problem import POLICIES, build_problem, problem_from_arrays, search_config
@@ -303,6 +304,7 @@ def search_rule_list(
     memory_limit_mb: float | None = None,
     bounds: Mapping[str, bool] | None = None,
     antecedents: Any = None,
+    progress: bool | None = None,
 ) -> Result:
     """Find a rule list minimising ``misclassified/n + lam * n_rules`` (CORELS) and certify it.
 
@@ -340,6 +342,10 @@ def search_rule_list(
         over the dataset's features, or a bool matrix ``(n_samples, R)`` (optionally as a
         ``(matrix, names)`` pair). With a matrix, rule ``r`` of the returned list is the literal
         ``(r, 1)`` over the matrix's columns, so the model predicts from that matrix.
+
+    progress : bool, optional
+        A live line on stderr (elapsed, incumbent, bound, gap) once the search has run for
+        2 s; None (default): shown when stderr is a terminal.
 
     Returns
     -------
@@ -404,7 +410,9 @@ def search_rule_list(
                 raise ValueError("antecedent names must have one entry per matrix column")
     # the antecedents are the features of the Problem: its points are CORELS's equivalence
     # classes, and the rule list comes back as the one-sided tree it is
-    raw = _native.search_corels(problem_from_arrays(truth, dataset.y, dataset.weights, 2), config)
+    problem = problem_from_arrays(truth, dataset.y, dataset.weights, 2)
+    with Progress("rule list search", progress) as bar:
+        raw = _native.search_corels(problem, config, bar.update if bar.active else None)
     prefix, labels, default_label = _decode_rule_list(raw["tree"])
     model = RuleList(
         [(literal_sets[r], label) for r, label in zip(prefix, labels, strict=True)],

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from odtkit import metrics
+from odtkit._progress import Progress
 from odtkit._validation import check_dataset, check_depth, check_lambda, check_switches
 from odtkit.core import _native
 from odtkit.core._problem import POLICIES, build_problem, decode_tree, search_config
@@ -89,6 +90,7 @@ def search_tree(
     upper_bound: float | None = None,
     strategy: str | None = None,
     fairness: Fairness | None = None,
+    progress: bool | None = None,
 ) -> Result:
     """Find a tree minimising ``misclassified/n + lam * leaves`` and certify its optimality.
 
@@ -154,6 +156,10 @@ def search_tree(
         its lower bound is always valid. ``bounds`` then takes the switches in ``FAIR_BOUNDS``
         (``window``, ``budget``, ``lagrangian``, ``shortcut``).
 
+    progress : bool, optional
+        A live line on stderr (elapsed, incumbent, bound, gap) once the search has run for
+        2 s; None (default): shown when stderr is a terminal.
+
     Returns
     -------
     Result
@@ -200,6 +206,7 @@ def search_tree(
             bounds=bounds,
             upper_bound=upper_bound,
             start=start,
+            progress=progress,
         )
     config = search_config(
         lam,
@@ -215,13 +222,15 @@ def search_tree(
     # computed natively (microseconds)
     problem = build_problem(dataset)
     if method == "dp" and strategy == "queue":
-        raw = _native.search_dp_queue(problem, config)
+        native = _native.search_dp_queue
     elif method == "dp" and strategy == "anytime":
-        raw = _native.search_dp_anytime(problem, config)
+        native = _native.search_dp_anytime
     elif method == "dp":
-        raw = _native.search_dp(problem, config)
+        native = _native.search_dp
     else:
-        raw = _native.search_bnb(problem, config)
+        native = _native.search_bnb
+    with Progress(f"search ({method}, {strategy})", progress) as bar:
+        raw = native(problem, config, bar.update if bar.active else None)
     return _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method=method, start=start)
 
 
@@ -239,6 +248,7 @@ def _search_fair(
     bounds: Any,
     upper_bound: Any,
     start: float,
+    progress: bool | None,
 ) -> Result:
     """``search_tree(..., fairness=...)``: the native fair DP, its answer re-verified."""
     groups = _fairness_groups(fairness, dataset)
@@ -259,9 +269,15 @@ def _search_fair(
         max_depth=max_depth,
     )
     coefficients = np.ascontiguousarray(groups.coefficients, dtype=np.float64)
-    raw = _native.search_fair_dp(
-        build_problem(dataset), coefficients, groups.delta, groups.positive_code, config
-    )
+    with Progress("fair search (dp)", progress) as bar:
+        raw = _native.search_fair_dp(
+            build_problem(dataset),
+            coefficients,
+            groups.delta,
+            groups.positive_code,
+            config,
+            bar.update if bar.active else None,
+        )
     result = _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method="dp", start=start)
     gap = metrics.fairness_gap(result.model, dataset, groups)
     if not metrics.is_fair(result.model, dataset, groups):

@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 
 #include <functional>
+#include <memory>
 
 namespace odtkit {
 void bind_bitset(nanobind::module_& m);
@@ -12,8 +13,13 @@ void bind_problem(nanobind::module_& m);
 void bind_searches(nanobind::module_& m);
 void bind_maxflow(nanobind::module_& m);
 
+struct ProgressCell;
+
 // Budget's interrupt callback for code run with the GIL released: briefly re-acquires the GIL
 // and runs Python's signal handlers; a pending KeyboardInterrupt is consumed and reported as
-// true (the caller returns status "interrupted" with its best answer).
-std::function<bool()> python_interrupt_check();
+// true (the caller returns status "interrupted" with its best answer). With a `cell` and a
+// Python callable `report`, it also calls report(incumbent, bound) with the cell's latest
+// values (a live progress line); an exception from `report` is dropped, never the search.
+std::function<bool()> python_interrupt_check(std::shared_ptr<ProgressCell> cell = {},
+                                             nanobind::object report = {});
 }  // namespace odtkit

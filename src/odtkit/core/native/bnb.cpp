@@ -158,6 +158,7 @@ class BnbSearch {
         budget_(config, std::move(interrupted)),
         policy_(config.policy),
         upper_bound_(upper_bound) {
+    out_.progress = config.progress;
     M_ = P_.n_features();
     K_ = P_.n_classes();
     FW_ = (M_ + 63) / 64;

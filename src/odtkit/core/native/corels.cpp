@@ -217,7 +217,9 @@ class CorelsSearch {
         accurate_support_(cfg.bound_on("accurate_support")),
         max_support_(cfg.bound_on("max_support")),
         lookahead_(cfg.bound_on("lookahead")),
-        equivalent_points_(cfg.bound_on("equivalent_points")) {}
+        equivalent_points_(cfg.bound_on("equivalent_points")) {
+    out_.progress = cfg.progress;
+  }
 
   SearchOutput run();
 

@@ -591,6 +591,7 @@ void solver_stats(const DPSolver& solver, const Problem& problem, const SearchCo
 SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
                        std::function<bool()> interrupted) {
   SearchOutput out;
+  out.progress = config.progress;
   Budget budget(config, std::move(interrupted));
   DPSolver solver(problem, config, budget);
   const double N = problem.total_weight();
@@ -673,6 +674,7 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
 SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& config,
                                std::function<bool()> interrupted) {
   SearchOutput out;
+  out.progress = config.progress;
   Budget budget(config, std::move(interrupted));
   DPSolver solver(problem, config, budget);
   const double N = problem.total_weight();

@@ -360,6 +360,7 @@ class QueueDP {
 SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
                              std::function<bool()> interrupted) {
   SearchOutput out;
+  out.progress = config.progress;
   Budget budget(config, std::move(interrupted));
   const double N = problem.total_weight();
   auto normalized = [N](double v) { return N > 0 ? v / N : 0.0; };

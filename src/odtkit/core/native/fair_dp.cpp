@@ -1804,6 +1804,7 @@ SearchOutput search_fair_dp(const Problem& problem, const FairSpec& spec,
   sw.shortcut = config.bound_on("shortcut");
 
   SearchOutput out;
+  out.progress = config.progress;
   auto normalized = [N](double v) { return v / N; };
   Coefficients coefs(problem, spec.coefficients, m);
 

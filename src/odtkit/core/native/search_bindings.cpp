@@ -35,9 +35,17 @@ namespace odtkit {
 // Interrupt callback for Budget: briefly re-acquires the GIL and runs Python's signal handlers.
 // A pending KeyboardInterrupt is consumed and reported as status "interrupted" so that the
 // caller still receives the best tree found.
-std::function<bool()> python_interrupt_check() {
-  return [] {
+std::function<bool()> python_interrupt_check(std::shared_ptr<ProgressCell> cell,
+                                             nb::object report) {
+  return [cell = std::move(cell), report = std::move(report)] {
     nb::gil_scoped_acquire guard;
+    if (cell && report.is_valid() && !report.is_none()) {
+      try {
+        report(cell->incumbent, cell->bound);
+      } catch (nb::python_error& e) {
+        e.discard_as_unraisable("odtkit search progress");
+      }
+    }
     if (PyErr_CheckSignals() != 0) {
       PyErr_Clear();
       return true;
@@ -67,24 +75,29 @@ using SearchFunction = SearchOutput (*)(const Problem&, const SearchConfig&,
                                         std::function<bool()>);
 
 // Copy and validate the config, release the GIL, run `search(config, interrupt)`, convert.
+// `progress`: None, or a callable(incumbent, bound) called about every 5 ms with the search's
+// latest trace values (GIL held).
 template <typename Run>
-nb::dict run_guarded(const SearchConfig& config, Run&& search) {
+nb::dict run_guarded(const SearchConfig& config, nb::object progress, Run&& search) {
   // a copy: another Python thread could assign to `config` while the GIL is released
-  const SearchConfig local = config;
+  SearchConfig local = config;
   local.validate();
+  if (!progress.is_none()) local.progress = std::make_shared<ProgressCell>();
+  auto interrupt = python_interrupt_check(local.progress, progress);
   SearchOutput out;
   {
     nb::gil_scoped_release release;
-    out = search(local, python_interrupt_check());
+    out = search(local, std::move(interrupt));
   }
   return output_to_dict(out);
 }
 
 template <SearchFunction Search>
-nb::dict run_search(const Problem& problem, const SearchConfig& config) {
-  return run_guarded(config, [&problem](const SearchConfig& c, std::function<bool()> stop) {
-    return Search(problem, c, std::move(stop));
-  });
+nb::dict run_search(const Problem& problem, const SearchConfig& config, nb::object progress) {
+  return run_guarded(config, std::move(progress),
+                     [&problem](const SearchConfig& c, std::function<bool()> stop) {
+                       return Search(problem, c, std::move(stop));
+                     });
 }
 
 using CoefMatrix = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
@@ -92,7 +105,7 @@ using CoefMatrix = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::devi
 // The fair search takes the disparity coefficients (FairnessGroups.coefficients) besides the
 // problem; they are copied before the GIL is released.
 nb::dict run_fair_search(const Problem& problem, CoefMatrix coefficients, double delta,
-                         int positive_code, const SearchConfig& config) {
+                         int positive_code, const SearchConfig& config, nb::object progress) {
   if (coefficients.shape(0) != problem.n_samples())
     throw std::invalid_argument("coefficients must have one row per sample of the problem");
   std::vector<double> coef(coefficients.data(),
@@ -102,9 +115,10 @@ nb::dict run_fair_search(const Problem& problem, CoefMatrix coefficients, double
   spec.n_pairs = coefficients.shape(1);
   spec.delta = delta;
   spec.positive_code = positive_code;
-  return run_guarded(config, [&](const SearchConfig& c, std::function<bool()> stop) {
-    return search_fair_dp(problem, spec, c, std::move(stop));
-  });
+  return run_guarded(config, std::move(progress),
+                     [&](const SearchConfig& c, std::function<bool()> stop) {
+                       return search_fair_dp(problem, spec, c, std::move(stop));
+                     });
 }
 
 void init_config(SearchConfig* self, double lam, int max_depth, double time_limit,
@@ -210,20 +224,25 @@ void bind_searches(nb::module_& m) {
       .def("validate", &SearchConfig::validate, "Raise ValueError on an out-of-range value.");
 
   m.def("search_dp", &run_search<search_dp>, nb::arg("problem"), nb::arg("config"),
+        nb::arg("progress") = nb::none(),
         "Recursive DP over supports (search_tree(method='dp')); returns a dict.");
   m.def("search_dp_anytime", &run_search<search_dp_anytime>, nb::arg("problem"),
-        nb::arg("config"),
+        nb::arg("config"), nb::arg("progress") = nb::none(),
         "Anytime DP: iterative deepening and bound raising on one memo "
         "(search_tree(method='dp', strategy='anytime')).");
   m.def("search_dp_queue", &run_search<search_dp_queue>, nb::arg("problem"), nb::arg("config"),
+        nb::arg("progress") = nb::none(),
         "Queue-based (GOSDT-style) DP (search_tree(method='dp', strategy='queue')).");
   m.def("search_fair_dp", &run_fair_search, nb::arg("problem"), nb::arg("coefficients").noconvert(),
         nb::arg("delta"), nb::arg("positive_code"), nb::arg("config"),
+        nb::arg("progress") = nb::none(),
         "Fairness-constrained DP over Pareto fronts (search_tree(fairness=...)): coefficients "
         "float64 C-contiguous (n_samples, n_pairs), |coefficients.T @ positive| <= delta.");
   m.def("search_bnb", &run_search<search_bnb>, nb::arg("problem"), nb::arg("config"),
+        nb::arg("progress") = nb::none(),
         "OSDT leaf-set branch and bound (search_tree(method='bnb')).");
   m.def("search_corels", &run_search<search_corels>, nb::arg("problem"), nb::arg("config"),
+        nb::arg("progress") = nb::none(),
         "CORELS over a Problem whose features are the antecedents (search_rule_list); the "
         "rule list comes back as a one-sided tree (corels.hpp).");
   m.def(

@@ -35,6 +35,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -68,6 +69,14 @@ const char* policy_name(Policy policy);
 Symmetry parse_symmetry(const std::string& name);
 const char* symmetry_name(Symmetry symmetry);
 
+// The latest incumbent and bound of a running search (normalized), for a progress display:
+// SearchOutput::record writes it, the binding's interrupt check (GIL held, ~every 5 ms) reads
+// it in the same thread. Owned by the binding; searches without one (C++ tests) skip it.
+struct ProgressCell {
+  double incumbent = std::numeric_limits<double>::infinity();
+  double bound = 0.0;
+};
+
 struct SearchConfig {
   double lam = 0.0;
   int max_depth = -1;              // -1 = unlimited (corels: ignored)
@@ -79,6 +88,7 @@ struct SearchConfig {
   Symmetry symmetry = Symmetry::permutation_map;
   std::map<std::string, bool> bounds;  // missing key = on
   std::vector<int> initial_tree;       // optional warm start (encoding above); empty: none
+  std::shared_ptr<ProgressCell> progress;  // set by the binding only; not a Python field
 
   bool bound_on(const std::string& name) const {
     auto it = bounds.find(name);
@@ -106,6 +116,7 @@ struct SearchOutput {
   double peak_memory_mb = 0.0;
   std::vector<double> trace_time, trace_incumbent, trace_bound;
   std::map<std::string, double> stats;
+  std::shared_ptr<ProgressCell> progress;  // config.progress: mirrors the last trace row
 
   // Whether record() would append a row: the incumbent or the bound changed, or no row yet.
   // Lets a hot loop skip reading the clock when nothing changed.
@@ -119,6 +130,10 @@ struct SearchOutput {
     trace_time.push_back(time);
     trace_incumbent.push_back(incumbent);
     trace_bound.push_back(bound);
+    if (progress) {
+      progress->incumbent = incumbent;
+      progress->bound = bound;
+    }
   }
 };
 
