@@ -88,3 +88,29 @@ def test_native_searches_report_their_incumbent_and_bound(monkeypatch, capsys):
     assert "fair search" in capsys.readouterr().err
     search_rule_list(data, lam=0.001, time_limit=0.5, progress=True)
     assert "rule list search" in capsys.readouterr().err
+
+
+def test_paths_report_their_progress(monkeypatch):
+    # what the line would show is recorded through show(); whether the thread got to draw it
+    # before a fast path ended is timing, so the test reads show()'s calls
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    from odtkit import datasets
+    from odtkit.core import regularization_path
+    from odtkit.pruning import cost_error_path
+
+    shown: list[tuple[str, str]] = []
+    original = Progress.show
+    monkeypatch.setattr(
+        Progress,
+        "show",
+        lambda self, text: (shown.append((self.label, text)), original(self, text)),
+    )
+    path = regularization_path(datasets.load("monk2"), max_depth=4, progress=True)
+    assert path.certified
+    assert any(label == "regularization path" and "solves" in t for label, t in shown)
+    X, y = load_breast_cancer(return_X_y=True)
+    forest = RandomForestClassifier(n_estimators=20, max_depth=6, random_state=0).fit(X, y)
+    cost_error_path(forest, X, y, progress=True)
+    assert any(label == "cost-error path" and "cuts" in t for label, t in shown)

@@ -71,6 +71,7 @@ class Progress:
         self._interval = INTERVAL if interval is None else interval
         self._start = time.monotonic()
         self._numbers = (math.inf, -math.inf)
+        self._text: str | None = None
         self._done = threading.Event()
         self._bar: Any = None  # created at the first redraw, after ``delay``
         self._thread: threading.Thread | None = None
@@ -87,6 +88,10 @@ class Progress:
     def update(self, incumbent: float, bound: float) -> None:
         """Record the run's current incumbent and bound."""
         self._numbers = (incumbent, bound)
+
+    def show(self, text: str) -> None:
+        """Report progress as ``text`` instead (work without one incumbent, e.g. a path)."""
+        self._text = text
 
     def _redraw(self) -> None:
         if self._done.wait(self._delay):
@@ -107,7 +112,11 @@ class Progress:
         while True:
             incumbent, bound = self._numbers
             elapsed = time.monotonic() - self._start
-            self._bar.set_description_str(describe(self.label, elapsed, incumbent, bound))
+            if self._text is not None:
+                line = f"{self.label}: {elapsed:.1f} s, {self._text}"
+            else:
+                line = describe(self.label, elapsed, incumbent, bound)
+            self._bar.set_description_str(line)
             if self._done.wait(self._interval):
                 break
         self._bar.close()

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from odtkit import metrics
+from odtkit._progress import Progress
 from odtkit._validation import (
     check_dataset,
     check_depth,
@@ -406,6 +407,7 @@ def regularization_path(
     lam_min: float = 0.0,
     time_limit: float | None = None,
     memory_limit_mb: float | None = None,
+    progress: bool | None = None,
 ) -> RegularizationPath:
     """Every breakpoint of OPT(λ) on [``lam_min``, ∞) with a certified optimal tree per piece.
 
@@ -430,6 +432,10 @@ def regularization_path(
         ``lower_bound_gap`` (from concavity: OPT lies above the chord of two certified points).
     memory_limit_mb : float, optional
         Per solve, as in :func:`~odtkit.core.search_tree`.
+
+    progress : bool, optional
+        A live line on stderr (solves so far, intervals left) once the path has taken 2 s;
+        None (default): shown when stderr is a terminal.
 
     Returns
     -------
@@ -464,30 +470,39 @@ def regularization_path(
             return _finish(search, lam_min, certified, [certified_gap], [], start, top)
     confirmed_points: list[float] = []
     unproven: list[tuple[float, float, float, float]] = []
-    while pending:
-        a_lo, a_hi, v_lo, v_hi = pending.pop()
-        pieces = _envelope(list(search.best.values()), a_lo, a_hi, tol)
-        inner = [x for x, _ in pieces[1:] if a_lo < x < a_hi]
-        if not inner:
-            certified.append((a_lo, a_hi))
-            continue
-        if search.stop_status is not None:
-            unproven.append((a_lo, a_hi, v_lo, v_hi))
-            continue
-        x = inner[len(inner) // 2]
-        env_value = min(ln.value(x) for _, ln in pieces)
-        # the envelope's value is attained by a known tree: a valid upper bound for the dp
-        status, line, bound = search.solve(x, env_value)
-        if line is None or status != Status.OPTIMAL:
-            unproven.append((a_lo, a_hi, v_lo, v_hi))
-            continue
-        improved = line.value(x) < env_value - tol
-        search.log[-1]["outcome"] = "new_line" if improved else "confirmed"
-        if not improved:
-            confirmed_points.append(x)
-        value = min(env_value, line.value(x))
-        pending.append((x, a_hi, value, v_hi))
-        pending.append((a_lo, x, v_lo, value))
+    # a live line for paths that take a while (many solves at depth 5)
+    bar = Progress("regularization path", progress)
+    try:
+        while pending:
+            bar.show(
+                f"{len(search.log)} solves, {len(search.best)} candidate trees, "
+                f"{len(pending)} intervals to check"
+            )
+            a_lo, a_hi, v_lo, v_hi = pending.pop()
+            pieces = _envelope(list(search.best.values()), a_lo, a_hi, tol)
+            inner = [x for x, _ in pieces[1:] if a_lo < x < a_hi]
+            if not inner:
+                certified.append((a_lo, a_hi))
+                continue
+            if search.stop_status is not None:
+                unproven.append((a_lo, a_hi, v_lo, v_hi))
+                continue
+            x = inner[len(inner) // 2]
+            env_value = min(ln.value(x) for _, ln in pieces)
+            # the envelope's value is attained by a known tree: a valid upper bound for the dp
+            status, line, bound = search.solve(x, env_value)
+            if line is None or status != Status.OPTIMAL:
+                unproven.append((a_lo, a_hi, v_lo, v_hi))
+                continue
+            improved = line.value(x) < env_value - tol
+            search.log[-1]["outcome"] = "new_line" if improved else "confirmed"
+            if not improved:
+                confirmed_points.append(x)
+            value = min(env_value, line.value(x))
+            pending.append((x, a_hi, value, v_hi))
+            pending.append((a_lo, x, v_lo, value))
+    finally:
+        bar.close()
     return _finish(search, lam_min, certified, unproven, confirmed_points, start, top)
 
 

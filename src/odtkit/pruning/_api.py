@@ -408,6 +408,7 @@ def cost_error_path(
     *,
     costs: Any = None,
     time_limit: float | None = None,
+    progress: bool | None = None,
 ) -> CostErrorPath:
     """The exact cost–error path of ensemble pruning: every λ where the optimal pruning changes.
 
@@ -421,6 +422,9 @@ def cost_error_path(
         As for :func:`prune` (or an :class:`EnsembleData`).
     time_limit : float, optional
         Seconds for the whole path; a path cut short raises ``RuntimeError``.
+    progress : bool, optional
+        A live line on stderr (cuts so far) once the path has taken 2 s; None (default):
+        shown when stderr is a terminal.
 
     Returns
     -------
@@ -433,4 +437,4 @@ def cost_error_path(
     """
     time_limit = check_positive_number(time_limit, "time_limit")
     data = _data(ensemble, X, y, costs)
-    return exact_path(data, time_limit=time_limit)
+    return exact_path(data, time_limit=time_limit, progress=progress)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odtkit._progress import Progress
 from odtkit.pruning._cut import ClosureNetwork, closure_network
 from odtkit.pruning._ensemble import PrunedEnsemble
 from odtkit.pruning._extract import EnsembleData
@@ -158,7 +159,11 @@ def _lam_max(data: EnsembleData) -> float:
 
 
 def exact_path(
-    data: EnsembleData, *, network: ClosureNetwork | None = None, time_limit: float | None = None
+    data: EnsembleData,
+    *,
+    network: ClosureNetwork | None = None,
+    time_limit: float | None = None,
+    progress: bool | None = None,
 ) -> CostErrorPath:
     """Every breakpoint of IP3's optimal pruning over λ ≥ 0 (module docstring).
 
@@ -239,35 +244,40 @@ def exact_path(
             )
         )
         member[window] = False
-    while stack:
-        nodes, arcs, EL, CL, ER, CR = stack.pop()
-        dC = CL - CR
-        if not dC > 0 or not ER >= EL:
-            # impossible for minimal optimal sets (R would never beat L); refuse to guess
-            raise RuntimeError(
-                f"inconsistent cost-error path: window costs {CL!r} -> {CR!r}, errors "
-                f"{EL!r} -> {ER!r}"
-            )
-        lam = (ER - EL) / NT / (dC / N)
-        inside = cut(nodes, arcs, lam)
-        S = nodes[inside]
-        EM = ER - gain[S].sum()
-        CM = CR + cost[S].sum()
-        common = line(EL, CL, lam)
-        if (
-            line(EM, CM, lam) < common - _REL_TOL * max(1.0, abs(common))
-            and 0 < S.size < nodes.size
-        ):
-            for part, (E1, C1, E2, C2) in (
-                (S, (EM, CM, ER, CR)),
-                (nodes[~inside], (EL, CL, EM, CM)),
+    bar = Progress("cost-error path", progress)  # a live line: big forests take minutes
+    try:
+        while stack:
+            bar.show(f"{n_cuts} cuts, {len(stack)} windows to split")
+            nodes, arcs, EL, CL, ER, CR = stack.pop()
+            dC = CL - CR
+            if not dC > 0 or not ER >= EL:
+                # impossible for minimal optimal sets (R would never beat L); refuse to guess
+                raise RuntimeError(
+                    f"inconsistent cost-error path: window costs {CL!r} -> {CR!r}, errors "
+                    f"{EL!r} -> {ER!r}"
+                )
+            lam = (ER - EL) / NT / (dC / N)
+            inside = cut(nodes, arcs, lam)
+            S = nodes[inside]
+            EM = ER - gain[S].sum()
+            CM = CR + cost[S].sum()
+            common = line(EL, CL, lam)
+            if (
+                line(EM, CM, lam) < common - _REL_TOL * max(1.0, abs(common))
+                and 0 < S.size < nodes.size
             ):
-                member[part] = True
-                sub = arcs[member[network.tails[arcs]] & member[network.heads[arcs]]]
-                member[part] = False
-                stack.append((part, sub, E1, C1, E2, C2))
-        else:
-            exit_lam[nodes] = lam
+                for part, (E1, C1, E2, C2) in (
+                    (S, (EM, CM, ER, CR)),
+                    (nodes[~inside], (EL, CL, EM, CM)),
+                ):
+                    member[part] = True
+                    sub = arcs[member[network.tails[arcs]] & member[network.heads[arcs]]]
+                    member[part] = False
+                    stack.append((part, sub, E1, C1, E2, C2))
+            else:
+                exit_lam[nodes] = lam
+    finally:
+        bar.close()
     breaks = np.unique(exit_lam[np.isfinite(exit_lam)])
     exit_index = np.where(
         exit_lam == -np.inf,
