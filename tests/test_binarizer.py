@@ -227,7 +227,11 @@ def test_not_fitted():
 
 def test_sklearn_params_and_clone():
     binarizer = Binarizer(max_thresholds=4, categorical=["c"])
-    assert binarizer.get_params() == {"max_thresholds": 4, "categorical": ["c"]}
+    assert binarizer.get_params() == {
+        "max_thresholds": 4,
+        "categorical": ["c"],
+        "guess_thresholds": None,
+    }
     copy = clone(binarizer)
     assert copy.get_params() == binarizer.get_params()
     assert not hasattr(copy, "thresholds_")
@@ -296,3 +300,32 @@ def test_cap_keeps_a_subset_of_the_midpoints(frame, k):
         assert np.all(np.diff(cuts) > 0)
         assert set(cuts.tolist()) <= set(full.thresholds_[column].tolist())
     assert np.array_equal(capped.fit_transform(frame), capped.transform(frame))
+
+
+def test_guessed_thresholds_are_our_midpoints_used_by_the_reference_model():
+    # issue 13: breast cancer binarized to 15,310 features and the default fit never ended
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    guessed = Binarizer(guess_thresholds=40).fit(X, y)
+    every = Binarizer().fit(X)
+    n_features = len(guessed.get_feature_names_out())
+    assert 0 < n_features <= 40 < len(every.get_feature_names_out())
+    reference = GradientBoostingClassifier(n_estimators=40, max_depth=1, random_state=0).fit(X, y)
+    used = {int(t.tree_.feature[0]) for t in reference.estimators_.ravel()}
+    for j in range(X.shape[1]):
+        cuts = guessed.thresholds_[f"x{j}"]
+        assert (cuts.size > 0) == (j in used)
+        # each kept threshold is one of the midpoints every-threshold binarization uses
+        assert np.isin(cuts, every.thresholds_[f"x{j}"]).all()
+
+
+def test_guessing_needs_labels_and_a_positive_count():
+    X = np.arange(20, dtype=float).reshape(10, 2)
+    with pytest.raises(ValueError, match="needs y"):
+        Binarizer(guess_thresholds=5).fit(X)
+    with pytest.raises(ValueError, match="positive integer"):
+        Binarizer(guess_thresholds=0).fit(X, np.arange(10) % 2)
+    one_class = Binarizer(guess_thresholds=5).fit(X, np.zeros(10))
+    assert len(one_class.get_feature_names_out()) == 0  # nothing to learn: no thresholds

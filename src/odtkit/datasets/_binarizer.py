@@ -80,6 +80,15 @@ class Binarizer(TransformerMixin, BaseEstimator):
     categorical : list of str or None, default=None
         Columns to one-hot encode even though they are numeric. Columns of object, string or
         category dtype are always categorical.
+    guess_thresholds : int or None, default=None
+        Threshold guessing (McTavish et al. 2022, docs/references.md): fit a reference model of
+        this many depth-1 gradient-boosting rounds on the numeric columns (``fit`` then needs
+        ``y``) and keep only the thresholds it splits on, each moved to the midpoint between
+        the two distinct values it separates. A column it never splits on yields no feature.
+        An optimal tree over these features is optimal *over the guessed thresholds*, not
+        over every threshold; in exchange the search sees tens of features instead of one per
+        distinct value (breast cancer: 40 instead of 11,699). ``max_thresholds`` still caps
+        each column.
 
     Attributes
     ----------
@@ -99,26 +108,38 @@ class Binarizer(TransformerMixin, BaseEstimator):
     column. A category not seen during ``fit`` encodes as all-False for that column.
     """
 
-    def __init__(self, max_thresholds: int | None = None, categorical: list[str] | None = None):
+    def __init__(
+        self,
+        max_thresholds: int | None = None,
+        categorical: list[str] | None = None,
+        guess_thresholds: int | None = None,
+    ):
         self.max_thresholds = max_thresholds
         self.categorical = categorical
+        self.guess_thresholds = guess_thresholds
 
     # -- fitting -------------------------------------------------------------------------------
 
-    def fit(self, X: pd.DataFrame | np.ndarray, y: object = None) -> Binarizer:
+    def fit(
+        self, X: pd.DataFrame | np.ndarray, y: object = None, sample_weight: object = None
+    ) -> Binarizer:
         """Choose the thresholds and categories from ``X``.
 
         Parameters
         ----------
         X : DataFrame or 2-D array-like, shape (n_samples, n_columns)
             Column names are taken from the DataFrame, else ``x0, x1, ...``.
-        y : ignored
+        y : array-like, optional
+            Labels; used (and required) only by ``guess_thresholds``.
+        sample_weight : array-like, optional
+            Weights of the rows for ``guess_thresholds``'s reference model.
 
         Returns
         -------
         self
         """
         k = self._check_max_thresholds()
+        rounds = self._check_guess_thresholds(y)
         frame, from_frame = _as_frame(X, "X")
         if frame.shape[0] == 0:
             raise ValueError("X is empty: Binarizer needs at least one row to fit")
@@ -129,6 +150,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         forced = self._check_categorical(names)
 
         spec: list[tuple[str, str, np.ndarray | list]] = []
+        guessed: list[tuple[int, int, np.ndarray]] = []  # (spec index, column, distinct values)
         thresholds: dict[str, np.ndarray] = {}
         categories: dict[str, list] = {}
         binary: list[str] = []
@@ -150,10 +172,14 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 spec.append((name, "binary", np.empty(0)))
             else:
                 cuts = _midpoints(distinct)
-                if k is not None and cuts.size > k:
+                if rounds is not None:
+                    guessed.append((len(spec), position, distinct))
+                elif k is not None and cuts.size > k:
                     cuts = cuts[_quantile_indices(distinct.size, k)]
                 thresholds[name] = cuts
                 spec.append((name, "threshold", cuts))
+        if guessed:
+            self._guess(frame, guessed, y, sample_weight, rounds, k, spec, thresholds)
 
         self.n_features_in_ = len(names)
         if from_frame:
@@ -168,6 +194,64 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self._feature_specs = _output_specs(spec)
         self._feature_names_out = np.asarray([f.name for f in self._feature_specs], dtype=object)
         return self
+
+    def _guess(
+        self,
+        frame: pd.DataFrame,
+        guessed: list[tuple[int, int, np.ndarray]],
+        y: object,
+        sample_weight: object,
+        rounds: int,
+        k: int | None,
+        spec: list[tuple[str, str, np.ndarray | list]],
+        thresholds: dict[str, np.ndarray],
+    ) -> None:
+        """Keep, per numeric column, the thresholds a depth-1 boosted reference model uses."""
+        from sklearn.ensemble import GradientBoostingClassifier
+
+        columns = [position for _, position, _ in guessed]
+        numeric = np.column_stack(
+            [_numeric(frame.iloc[:, j], str(frame.columns[j])) for j in columns]
+        )
+        labels = np.asarray(y)
+        if labels.shape[0] != numeric.shape[0]:
+            raise ValueError(
+                f"y has {labels.shape[0]} labels for {numeric.shape[0]} rows of X "
+                "(guess_thresholds)"
+            )
+        if np.unique(labels).size < 2:  # nothing to learn: no thresholds
+            splits: dict[int, list[float]] = {}
+        else:
+            reference = GradientBoostingClassifier(
+                n_estimators=rounds, max_depth=1, random_state=0
+            ).fit(numeric, labels, sample_weight=sample_weight)
+            splits = {}
+            for tree in np.asarray(reference.estimators_).ravel():
+                feature, threshold = int(tree.tree_.feature[0]), float(tree.tree_.threshold[0])
+                if feature >= 0:
+                    splits.setdefault(feature, []).append(threshold)
+        for local, (index, _, distinct) in enumerate(guessed):
+            name = spec[index][0]
+            midpoints = _midpoints(distinct)
+            # the reference model compares in float32: snap each of its thresholds to our
+            # midpoint between the two distinct values it separates
+            at = np.searchsorted(distinct, np.asarray(splits.get(local, []), float), side="right")
+            keep = np.unique(np.clip(at - 1, 0, midpoints.size - 1))
+            cuts = midpoints[keep]
+            if k is not None and cuts.size > k:
+                cuts = cuts[_quantile_indices(cuts.size + 1, k)]
+            thresholds[name] = cuts
+            spec[index] = (name, "threshold", cuts)
+
+    def _check_guess_thresholds(self, y: object) -> int | None:
+        g = self.guess_thresholds
+        if g is None:
+            return None
+        if isinstance(g, bool) or not isinstance(g, Integral) or g < 1:
+            raise ValueError(f"guess_thresholds must be a positive integer or None, got {g!r}")
+        if y is None:
+            raise ValueError("guess_thresholds needs y: call fit(X, y)")
+        return int(g)
 
     def _check_max_thresholds(self) -> int | None:
         k = self.max_thresholds
