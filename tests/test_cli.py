@@ -228,3 +228,23 @@ def test_compare_reads_its_table_in_one_line(capsys):
     assert len(reading) == 1
     assert "dp certified" in reading[0] and "pathoct certified" in reading[0]
     assert reading[0].endswith("every tree has the certified value.")
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    # `odtkit compare | head` closes stdout early
+    cmd = [
+        *_odtkit_command(),
+        "compare",
+        "--dataset",
+        "monk3",
+        "--max-depth",
+        "1",
+        "--methods",
+        "dp",
+    ]
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child.stdout.readline()
+    child.stdout.close()
+    err = child.stderr.read()
+    assert child.wait(timeout=60) == 0, err
+    assert "Traceback" not in err

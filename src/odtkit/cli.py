@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import pickle
 import sys
 from collections.abc import Callable, Sequence
@@ -576,6 +577,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"odtkit {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`odtkit compare | head`): not an error of ours; silence the
+        # flush at exit that would raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OPTIMAL
 
 
 if __name__ == "__main__":
