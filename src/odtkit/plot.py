@@ -24,6 +24,13 @@ def _pyplot() -> Any:
     return plt
 
 
+def _axes(ax: Any) -> Any:
+    """``ax``, or the axes of a new 7 x 4 in figure (the size of every curve plot here)."""
+    if ax is None:
+        _, ax = _pyplot().subplots(figsize=(7, 4))
+    return ax
+
+
 def plot_traces(results: Mapping[str, Any], ax: Any = None, log_time: bool = True) -> Any:
     """Incumbent (solid) and lower bound (dashed) against time, one colour per solver.
 
@@ -40,9 +47,7 @@ def plot_traces(results: Mapping[str, Any], ax: Any = None, log_time: bool = Tru
     -------
     matplotlib Axes
     """
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4))
+    ax = _axes(ax)
     for i, (label, result) in enumerate(results.items()):
         trace = getattr(result, "trace", None)
         if trace is None or len(trace) == 0:
@@ -232,9 +237,7 @@ def plot_frontier(
     """
     from odtkit import metrics
 
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4))
+    ax = _axes(ax)
     prefix = f"{label} " if label else ""
     segments = list(path.segments)
     leaves = np.array([s.n_leaves for s in segments])
@@ -300,9 +303,7 @@ def plot_cost_error_path(
     -------
     matplotlib Axes
     """
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4))
+    ax = _axes(ax)
     if frame is None:
         frame = path.to_frame(X_test, y_test)
     ax.plot(
