@@ -181,3 +181,17 @@ def test_ctrl_c_keeps_the_finished_rows(n_jobs: int):
     done = table[table["status"] == "optimal"]
     assert len(done) == 1 and (table["status"] == "interrupted").sum() == 23
     assert done.iloc[0]["objective"] == calls[0][0]["objective"]
+
+
+def test_a_sweep_leaves_odtkit_compare_callable():
+    # sweeping once imported the odtkit.compare submodule, which bound odtkit.compare to the
+    # module before the package's lazy compare function was looked up
+    import subprocess
+    import sys
+
+    code = (
+        "import odtkit, odtkit.sweeping\n"
+        "odtkit.sweeping._named_datasets('monk1')\n"
+        "assert callable(odtkit.compare), type(odtkit.compare)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -144,10 +144,11 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 def _named_dataset(name: str) -> Any:
     """A bundled dataset (or a benchmark set of :func:`odtkit.datasets.load_shared`) by name."""
     from odtkit import datasets
-    from odtkit.compare import _dataset
+    from odtkit._validation import check_dataset
+    from odtkit.datasets._bundled import resolve
 
     try:
-        return _dataset(name)
+        return check_dataset(resolve(name))
     except (ValueError, FileNotFoundError):
         raise BadInput(
             f"{name!r} is neither a file nor a bundled dataset; bundled: "

@@ -18,6 +18,7 @@ import pandas as pd
 from odtkit import metrics
 from odtkit._validation import check_dataset, check_depth, check_lambda, check_positive_number
 from odtkit.datasets import Dataset
+from odtkit.datasets._bundled import resolve
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.formulations import EXACT, VALID_BOUND
 from odtkit.methods import METHODS, check_fair, get_method
@@ -46,15 +47,8 @@ TOLERANCE = 1e-6
 
 
 def _dataset(dataset: Any) -> Dataset:
-    """A Dataset, or the bundled / shared dataset of that name."""
-    if isinstance(dataset, str):
-        from odtkit import datasets
-
-        if dataset in datasets.names() or dataset == "car":
-            dataset = datasets.load(dataset)
-        else:
-            dataset = datasets.load_shared(dataset)
-    return check_dataset(dataset)
+    """A Dataset, or the bundled / shared dataset of that name (``datasets.resolve``)."""
+    return check_dataset(resolve(dataset))
 
 
 def _empty_row(method: str, backend: str, status: Status, message: str) -> dict[str, Any]:

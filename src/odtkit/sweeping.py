@@ -185,7 +185,7 @@ def _run_path(task: _Task, start: float) -> list[dict[str, Any]]:
 
 def _named_datasets(datasets: Any) -> list[tuple[str, Dataset]]:
     """(name, Dataset) pairs from a mapping, a sequence of names / Datasets, or one of them."""
-    from odtkit.compare import _dataset
+    from odtkit.datasets._bundled import resolve
 
     if isinstance(datasets, (str, Dataset)):
         datasets = [datasets]
@@ -194,7 +194,7 @@ def _named_datasets(datasets: Any) -> list[tuple[str, Dataset]]:
     elif isinstance(datasets, Iterable):
         items = []
         for d in datasets:
-            data = _dataset(d)
+            data = check_dataset(resolve(d))
             items.append((d if isinstance(d, str) else data.name, data))
     else:
         raise TypeError(
@@ -302,6 +302,15 @@ def _timeout_rows(task: _Task, timeout: float) -> list[dict[str, Any]]:
     ]
 
 
+def _result_rows(future: Any, task: _Task) -> list[dict[str, Any]]:
+    """A finished task's rows, or one error row if it raised (a dead pool process, a killed
+    Dask worker): a failed task is a row, never a lost sweep."""
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - BrokenProcessPool, KilledWorker, the task's own
+        return [_row(task, status=Status.ERROR.value, message=repr(exc))]
+
+
 def _run_serial(tasks: list[_Task], timeout: float) -> Iterator[tuple[_Task, list[dict]]]:
     for task in tasks:
         yield task, run_task(task)
@@ -322,11 +331,7 @@ def _run_pool(
         for future in as_completed(futures, timeout=None if math.isinf(budget) else budget):
             finished.add(future)
             task = futures[future]
-            try:
-                rows = future.result()
-            except Exception as exc:  # noqa: BLE001 - e.g. BrokenProcessPool
-                rows = [_row(task, status=Status.ERROR.value, message=repr(exc))]
-            yield task, rows
+            yield task, _result_rows(future, task)
     except FuturesTimeout:
         for future, task in futures.items():
             if future not in finished:
@@ -357,11 +362,7 @@ def _run_dask(
         for future in finished:
             task = futures[future]
             seen.add(future.key)
-            try:
-                rows = future.result()
-            except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker
-                rows = [_row(task, status=Status.ERROR.value, message=repr(exc))]
-            yield task, rows
+            yield task, _result_rows(future, task)
     except TimeoutError:
         for future, task in futures.items():
             if future.key not in seen:

@@ -7,7 +7,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -344,6 +344,20 @@ def shared_path(relative: str | os.PathLike[str] = "") -> Path | None:
         return None
     target = root / relative if str(relative) else root
     return target if target.exists() else None
+
+
+def resolve(dataset: Any) -> Any:
+    """``dataset`` itself, or the bundled (else shared) dataset of that name.
+
+    Lives here, not in ``odtkit.compare``: importing that submodule from elsewhere would bind
+    ``odtkit.compare`` to the module before the package's lazy ``compare`` function is looked
+    up, so ``odtkit.compare(...)`` would fail after e.g. a sweep.
+    """
+    if not isinstance(dataset, str):
+        return dataset
+    if dataset in names() or dataset == "car":
+        return load(dataset)
+    return load_shared(dataset)
 
 
 def load_shared(name: str) -> Dataset:
