@@ -54,6 +54,8 @@ def problem_from_arrays(
 
 #: Share of the memory available when a search starts that it may use by default.
 DEFAULT_MEMORY_SHARE = 0.75
+#: Share of the address space left under ``ulimit -v`` that a search may use by default.
+ADDRESS_SPACE_SHARE = 0.5
 
 
 def available_memory_mb() -> float | None:
@@ -71,19 +73,112 @@ def available_memory_mb() -> float | None:
         return None
 
 
+def _status_kb(field: str) -> float | None:
+    """A ``kB`` field of ``/proc/self/status`` (e.g. ``VmSize``), None where there is none."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def address_space_room_mb() -> float | None:
+    """What ``ulimit -v`` (``RLIMIT_AS``) still lets this process map, in MB; None: no limit."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    mapped_kb = _status_kb("VmSize")
+    return max(soft / 2.0**20 - (mapped_kb or 0.0) / 1024.0, 0.0)
+
+
+def cgroup_room_mb() -> float | None:
+    """What this process's control group (a container's memory limit) still allows, in MB."""
+    for limit_file, usage_file in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),  # cgroup v2
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",  # cgroup v1
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+        ),
+    ):
+        try:
+            with open(limit_file, encoding="ascii") as f:
+                limit = f.read().strip()
+            with open(usage_file, encoding="ascii") as f:
+                usage = float(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit == "max" or not limit.isdigit() or float(limit) >= 2.0**60:
+            return None
+        return max(float(limit) - usage, 0.0) / 2.0**20
+    return None
+
+
 def default_memory_limit_mb() -> float | None:
     """The memory budget of a search given none: ``$ODTKIT_MEMORY_LIMIT_MB`` if set, else
-    :data:`DEFAULT_MEMORY_SHARE` of the memory available when it starts.
+    :data:`DEFAULT_MEMORY_SHARE` of what the process can still get when the search starts.
 
-    Searches count every byte of their own structures against it and stop with status
-    ``memory_limit`` (best tree and bound kept) before crossing it; without a default, a search
-    on an innocent-looking table could grow until the kernel killed the process (issue 13).
+    "What it can still get" is the smallest of the machine's available memory and the room left
+    in a container's memory limit, and :data:`ADDRESS_SPACE_SHARE` of the room left under
+    ``ulimit -v``. Searches count every
+    byte of their own structures against the budget and stop with status ``memory_limit``
+    (best tree and bound kept) before crossing it; without a default, a search on an
+    innocent-looking table could grow until the kernel killed the process (issue 13). Should
+    an allocation fail anyway (another process took the memory), the search ends the same way.
     """
     override = os.environ.get("ODTKIT_MEMORY_LIMIT_MB")
     if override:
         return check_positive_number(float(override), "ODTKIT_MEMORY_LIMIT_MB")
-    available = available_memory_mb()
-    return None if available is None else max(DEFAULT_MEMORY_SHARE * available, 64.0)
+    address_space = address_space_room_mb()
+    rooms = [
+        DEFAULT_MEMORY_SHARE * room
+        for room in (available_memory_mb(), cgroup_room_mb())
+        if room is not None
+    ]
+    if address_space is not None:
+        # ulimit -v counts address space, which runs ahead of the bytes in use (allocator
+        # arenas, freed blocks still mapped): CORELS at a 112 MB budget mapped 180 MB
+        rooms.append(ADDRESS_SPACE_SHARE * address_space)
+    return max(min(rooms), 64.0) if rooms else None
+
+
+def leaf_answer(
+    y: Any, weights: Any, n_classes: int, lam: float, *, leaf_cost: float | None = None
+) -> dict[str, Any]:
+    """A native search's answer dict for the majority leaf, status ``memory_limit``.
+
+    What a search returns when even its preprocessing could not get memory (a MemoryError
+    from the native code): the single leaf is a model of every problem, and
+    ``min(lam, its objective)`` a valid lower bound (any other tree or list pays ``lam`` at
+    least once), so the caller still gets an answer with a certificate. ``leaf_cost``: what
+    the leaf itself pays, ``lam`` for a tree (the default), 0 for a rule list's default rule.
+    """
+    leaf_cost = lam if leaf_cost is None else leaf_cost
+    y = np.asarray(y, dtype=np.int64)
+    w = np.asarray(weights, dtype=np.float64)
+    class_weight = np.bincount(y, weights=w, minlength=n_classes)
+    total = float(class_weight.sum())
+    label = int(np.argmax(class_weight)) if total > 0 else 0
+    objective = (total - float(class_weight[label])) / total if total > 0 else 0.0
+    objective += leaf_cost
+    return {
+        "tree": [-(label + 1)],
+        "objective": objective,
+        "lower_bound": min(lam, objective),
+        "status": "memory_limit",
+        "n_explored": 0,
+        "peak_memory_mb": 0.0,
+        "trace_time": [0.0],
+        "trace_incumbent": [objective],
+        "trace_bound": [min(lam, objective)],
+        "stats": {"out_of_memory": 1.0},
+    }
 
 
 def search_config(

@@ -22,7 +22,13 @@ from odtkit import metrics
 from odtkit._progress import Progress
 from odtkit._validation import as_binary_matrix, check_dataset, check_lambda, check_switches
 from odtkit.core import _native
-from odtkit.core._problem import POLICIES, build_problem, problem_from_arrays, search_config
+from odtkit.core._problem import (
+    POLICIES,
+    build_problem,
+    leaf_answer,
+    problem_from_arrays,
+    search_config,
+)
 from odtkit.datasets import Dataset
 from odtkit.results import TRACE_COLUMNS, Result
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
@@ -410,9 +416,12 @@ def search_rule_list(
                 raise ValueError("antecedent names must have one entry per matrix column")
     # the antecedents are the features of the Problem: its points are CORELS's equivalence
     # classes, and the rule list comes back as the one-sided tree it is
-    problem = problem_from_arrays(truth, dataset.y, dataset.weights, 2)
-    with Progress("rule list search", progress) as bar:
-        raw = _native.search_corels(problem, config, bar.update if bar.active else None)
+    try:
+        problem = problem_from_arrays(truth, dataset.y, dataset.weights, 2)
+        with Progress("rule list search", progress) as bar:
+            raw = _native.search_corels(problem, config, bar.update if bar.active else None)
+    except MemoryError:  # the empty list (default rule only), as search_tree's single leaf
+        raw = leaf_answer(dataset.y, dataset.weights, 2, lam, leaf_cost=0.0)
     prefix, labels, default_label = _decode_rule_list(raw["tree"])
     model = RuleList(
         [(literal_sets[r], label) for r, label in zip(prefix, labels, strict=True)],

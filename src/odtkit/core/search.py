@@ -33,7 +33,13 @@ from odtkit import metrics
 from odtkit._progress import Progress
 from odtkit._validation import check_dataset, check_depth, check_lambda, check_switches
 from odtkit.core import _native
-from odtkit.core._problem import POLICIES, build_problem, decode_tree, search_config
+from odtkit.core._problem import (
+    POLICIES,
+    build_problem,
+    decode_tree,
+    leaf_answer,
+    search_config,
+)
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.results import TRACE_COLUMNS, Result
@@ -220,7 +226,6 @@ def search_tree(
     )
     # every search starts from the greedy tree of docs/formulations-search-and-pruning.md §3.2,
     # computed natively (microseconds)
-    problem = build_problem(dataset)
     if method == "dp" and strategy == "queue":
         native = _native.search_dp_queue
     elif method == "dp" and strategy == "anytime":
@@ -229,8 +234,14 @@ def search_tree(
         native = _native.search_dp
     else:
         native = _native.search_bnb
-    with Progress(f"search ({method}, {strategy})", progress) as bar:
-        raw = native(problem, config, bar.update if bar.active else None)
+    try:
+        problem = build_problem(dataset)
+        with Progress(f"search ({method}, {strategy})", progress) as bar:
+            raw = native(problem, config, bar.update if bar.active else None)
+    except MemoryError:
+        # the searches turn a failed allocation into status memory_limit with their incumbent;
+        # this is the preprocessing (or the answer's conversion) failing before there is one
+        raw = leaf_answer(dataset.y, dataset.weights, int(dataset.n_classes), lam)
     return _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method=method, start=start)
 
 
@@ -269,15 +280,18 @@ def _search_fair(
         max_depth=max_depth,
     )
     coefficients = np.ascontiguousarray(groups.coefficients, dtype=np.float64)
-    with Progress("fair search (dp)", progress) as bar:
-        raw = _native.search_fair_dp(
-            build_problem(dataset),
-            coefficients,
-            groups.delta,
-            groups.positive_code,
-            config,
-            bar.update if bar.active else None,
-        )
+    try:
+        with Progress("fair search (dp)", progress) as bar:
+            raw = _native.search_fair_dp(
+                build_problem(dataset),
+                coefficients,
+                groups.delta,
+                groups.positive_code,
+                config,
+                bar.update if bar.active else None,
+            )
+    except MemoryError:  # as in search_tree; the single leaf is fair (no positive predictions)
+        raw = leaf_answer(dataset.y, dataset.weights, int(dataset.n_classes), lam)
     result = _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method="dp", start=start)
     gap = metrics.fairness_gap(result.model, dataset, groups)
     if not metrics.is_fair(result.model, dataset, groups):

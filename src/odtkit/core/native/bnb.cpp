@@ -494,8 +494,8 @@ void BnbSearch::consider_incumbent(const std::vector<int>& L2) {
   double r = Lambda_ * static_cast<double>(L2.size());
   for (int id : L2) r += leaves_[id].mis;
   if (r < Rc_ - tau_) {
+    best_leaves_ = L2;  // the tree before its value: a bad_alloc here keeps the two in step
     Rc_ = r;
-    best_leaves_ = L2;
   }
 }
 
@@ -605,6 +605,8 @@ void BnbSearch::push_masks(const std::vector<int>& L2, std::size_t n_fixed, int 
 void BnbSearch::expand(int sid) {
   State& slot = states_[static_cast<std::size_t>(sid)];
   const State st = slot;
+  // from here on a stop (memory, clock, bad_alloc) inside this expansion keeps st.nb as a bound
+  partial_bound_ = st.nb;
   slot.open = false;
   ++slot.gen;
   free_states_.push_back(sid);
@@ -619,10 +621,10 @@ void BnbSearch::expand(int sid) {
       fixed.push_back(id);
   }
   state_ids_pool_.free(st.ids, static_cast<std::size_t>(st.n_leaves + st.n_new));
-  if (prunable(st.nb)) return;  // the incumbent improved since the push
-
-  // from here on a stop (memory, clock) inside this expansion keeps st.nb as a bound
-  partial_bound_ = st.nb;
+  if (prunable(st.nb)) {  // the incumbent improved since the push
+    partial_bound_ = std::numeric_limits<double>::infinity();
+    return;
+  }
   for (int id : to_split) {
     if (!ensure_splits(id)) return;         // memory limit
     if (leaves_[id].n_splits == 0) {  // cannot happen for a pushed mask; defensive
@@ -759,40 +761,45 @@ SearchOutput BnbSearch::run() {
   };
   if (!cfg_.initial_tree.empty())
     offer(cfg_.initial_tree, evaluate_tree(P_, cfg_.initial_tree, Lambda_, cfg_.max_depth));
-  {
-    const double t0 = budget_.elapsed();
-    double v = 0.0;
-    std::vector<int> greedy = greedy_tree(P_, cfg_.lam, cfg_.max_depth, &v);
-    out_.stats["greedy_seconds"] = budget_.elapsed() - t0;
-    offer(std::move(greedy), v);
-  }
-  if (use_permutation_) {
-    tree_cache_.insert(std::vector<int>{root});
-  }
   // every tree costs at least eq(root) + Lambda: the bound should a limit stop the root's setup
   partial_bound_ = eq_term(root) + Lambda_;
-  if (splittable(root)) {
-    State st;
-    st.n_new = 1;
-    st.nb = eq_term(root) + Lambda_ * (1.0 + (use_lookahead_ ? 1.0 : 0.0));
-    st.nlb = Lambda_;
-    st.supp_un = 0.0;
-    st.level = 0;
-    const char split[1] = {1};
-    if (!prunable(st.nb) && room(state_bytes_ahead(2)))
-      push_state(st, std::vector<int>{root}, split);
-  }
-  if (!memory_stop_) partial_bound_ = std::numeric_limits<double>::infinity();
-  record();
-  while (!queue_.empty() && !memory_stop_) {
-    // expanding the state first returns its id to the free list (possibly a new page)
-    if (budget_.tick(memory_bytes(), free_states_.push_bytes())) break;
-    const QEntry top = queue_.top();
-    queue_.pop();
-    expand(top.state);
+  // Out of memory, the search stops as at its memory limit: partial_bound_ keeps the bound of
+  // a state cut mid-expansion (set before its children are generated), so the bound stays valid.
+  const bool enough_memory = catch_out_of_memory(budget_, [&] {
+    {
+      const double t0 = budget_.elapsed();
+      double v = 0.0;
+      std::vector<int> greedy = greedy_tree(P_, cfg_.lam, cfg_.max_depth, &v);
+      out_.stats["greedy_seconds"] = budget_.elapsed() - t0;
+      offer(std::move(greedy), v);
+    }
+    if (use_permutation_) {
+      tree_cache_.insert(std::vector<int>{root});
+    }
+    if (splittable(root)) {
+      State st;
+      st.n_new = 1;
+      st.nb = eq_term(root) + Lambda_ * (1.0 + (use_lookahead_ ? 1.0 : 0.0));
+      st.nlb = Lambda_;
+      st.supp_un = 0.0;
+      st.level = 0;
+      const char split[1] = {1};
+      if (!prunable(st.nb) && room(state_bytes_ahead(2)))
+        push_state(st, std::vector<int>{root}, split);
+    }
+    if (!memory_stop_) partial_bound_ = std::numeric_limits<double>::infinity();
     record();
-    if (budget_.stopped() || memory_stop_) break;
-  }
+    while (!queue_.empty() && !memory_stop_) {
+      // expanding the state first returns its id to the free list (possibly a new page)
+      if (budget_.tick(memory_bytes(), free_states_.push_bytes())) break;
+      const QEntry top = queue_.top();
+      queue_.pop();
+      expand(top.state);
+      record();
+      if (budget_.stopped() || memory_stop_) break;
+    }
+  });
+  if (!enough_memory) memory_stop_ = true;
   budget_.note_memory(memory_bytes());
   const bool finished = !budget_.stopped() && !memory_stop_;
   double lb = finished ? threshold() : std::min({threshold(), open_min_bound(), partial_bound_});
@@ -816,6 +823,7 @@ SearchOutput BnbSearch::run() {
   out_.stats["tree_cache_size"] = static_cast<double>(tree_cache_.size());
   out_.stats["points"] = static_cast<double>(P_.n_points());
   out_.stats["search_seconds"] = budget_.elapsed();
+  out_.stats["out_of_memory"] = budget_.ran_out_of_memory() ? 1.0 : 0.0;
   out_.record(budget_.elapsed(), out_.objective, out_.lower_bound);
   return out_;
 }

@@ -542,116 +542,130 @@ SearchOutput CorelsSearch::run() {
       break;
     }
 
-    // Rebuild the prefix and its uncaptured set from the trie path (no stored bitsets).
-    path.clear();
-    for (int v = id; nodes_[v].parent >= 0; v = nodes_[v].parent) path.push_back(nodes_[v].rule);
-    std::reverse(path.begin(), path.end());
-    notcapt = valid_;
-    for (int r : path) {
-      used[r] = 1;
-      const std::uint64_t* a = rule(static_cast<std::size_t>(r));
-      for (std::size_t k = 0; k < W_; ++k) notcapt[k] &= ~a[k];
-    }
-    Mass rest_all;
-    rest_all.tot = mass_->of(kTotal, notcapt.data(), nullptr);
-    rest_all.pos = mass_->of(kPositive, notcapt.data(), nullptr);
-    rest_all.eq = equivalent_points_ ? mass_->of(kMinority, notcapt.data(), nullptr) : 0.0;
-    const double parent_b = nodes_[id].b;
-    const int parent_depth = nodes_[id].depth;
+    // A bad_alloc from here to the end of the expansion ends the search as the memory limit
+    // does: the node goes back to the open set (its bound stays in the global lower bound)
+    // and the children already queued keep theirs.
     bool improved = false;
-
-    const int parent_id = nodes_[id].parent;
-    // a copy: creating children below may reallocate nodes_
-    const Words inherited_live = parent_id >= 0 ? nodes_[parent_id].live : Words();
-    const Words* inherited = parent_id >= 0 ? &inherited_live : nullptr;
-    Words live(live_words_, 0);
     bool cut = false;  // a limit stopped this expansion part-way
-    for (std::size_t r = 0; r < R_; ++r) {
-      if (used[r]) continue;
-      if (inherited && !((*inherited)[r >> 6] >> (r & 63) & 1u)) continue;
-      if ((r & 1023) == 1023 && budget_.check_clock()) {
-        cut = true;
-        break;
+    Words live;
+    try {
+      // Rebuild the prefix and its uncaptured set from the trie path (no stored bitsets).
+      path.clear();
+      for (int v = id; nodes_[v].parent >= 0; v = nodes_[v].parent) path.push_back(nodes_[v].rule);
+      std::reverse(path.begin(), path.end());
+      notcapt = valid_;
+      for (int r : path) {
+        used[r] = 1;
+        const std::uint64_t* a = rule(static_cast<std::size_t>(r));
+        for (std::size_t k = 0; k < W_; ++k) notcapt[k] &= ~a[k];
       }
-      Mass c;
-      c.tot = mass_->of(kTotal, rule(r), notcapt.data());
-      if (support_ && c.tot < Lambda_ - tau_) continue;  // Thm 10
-      if (c.tot <= 0.0) continue;  // captures nothing: never useful, and keeps lists finite
-      c.pos = mass_->of(kPositive, rule(r), notcapt.data());
-      const double cor = std::max(c.pos, c.tot - c.pos);
-      if (accurate_support_ && cor < Lambda_ - tau_) continue;  // Thm 11
-      live[r >> 6] |= std::uint64_t{1} << (r & 63);
-      const double b = parent_b + (c.tot - cor) + Lambda_;
-      if (b >= Rc_ - tau_) continue;  // Thm 1: neither this list nor any extension improves
-      const double rest_tot = rest_all.tot - c.tot;
-      const double rest_pos = rest_all.pos - c.pos;
-      const double obj = b + std::min(rest_pos, rest_tot - rest_pos);
-      const int label = c.pos > c.tot - c.pos ? 1 : 0;
-      if (obj < Rc_ - tau_) {
-        Rc_ = obj;
-        best_prefix_ = path;
-        best_prefix_.push_back(static_cast<int>(r));
-        best_labels_.clear();
-        for (int v = id; nodes_[v].parent >= 0; v = nodes_[v].parent)
-          best_labels_.push_back(nodes_[v].label);
-        std::reverse(best_labels_.begin(), best_labels_.end());
-        best_labels_.push_back(label);
-        best_default_ = rest_pos > rest_tot - rest_pos ? 1 : 0;
-        improved = true;
-      }
-      if (max_support_ && rest_tot < Lambda_ - tau_) continue;  // Thm 21
-      // Thm 20; the minority mass is summed only for the few children that get this far
-      const double b0 =
-          equivalent_points_
-              ? rest_all.eq - mass_->of(kMinority, rule(r), notcapt.data())
-              : 0.0;
-      const double key_bound = b + b0 + (lookahead_ ? Lambda_ : 0.0);
-      if (key_bound >= Rc_ - tau_) continue;  // Lemma 2 (+ Thm 20)
+      Mass rest_all;
+      rest_all.tot = mass_->of(kTotal, notcapt.data(), nullptr);
+      rest_all.pos = mass_->of(kPositive, notcapt.data(), nullptr);
+      rest_all.eq = equivalent_points_ ? mass_->of(kMinority, notcapt.data(), nullptr) : 0.0;
+      const double parent_b = nodes_[id].b;
+      const int parent_depth = nodes_[id].depth;
 
-      // Symmetry-aware map (Cor 16 / Thm 15): keep only the best-bounded prefix per key.
-      MapValue* seen = nullptr;
-      Words key;
-      const double beta = b + b0;
-      if (cfg_.symmetry != Symmetry::none) {
-        if (cfg_.symmetry == Symmetry::permutation_map) {
-          key.reserve(path.size() + 1);
-          for (int q : path) key.push_back(static_cast<std::uint64_t>(q));
-          key.push_back(r);
-          std::sort(key.begin(), key.end());
-        } else {
-          key.resize(W_);
-          const std::uint64_t* a = rule(r);
-          for (std::size_t k = 0; k < W_; ++k) key[k] = notcapt[k] & ~a[k];
+      const int parent_id = nodes_[id].parent;
+      // a copy: creating children below may reallocate nodes_
+      const Words inherited_live = parent_id >= 0 ? nodes_[parent_id].live : Words();
+      const Words* inherited = parent_id >= 0 ? &inherited_live : nullptr;
+      live.assign(live_words_, 0);
+      for (std::size_t r = 0; r < R_; ++r) {
+        if (used[r]) continue;
+        if (inherited && !((*inherited)[r >> 6] >> (r & 63) & 1u)) continue;
+        if ((r & 1023) == 1023 && budget_.check_clock()) {
+          cut = true;
+          break;
         }
-        seen = map_.find(key);
-        if (seen) {
-          if (beta >= seen->bound - tau_) continue;  // an equal-or-better twin exists
-          if (alive(seen->node, seen->gen)) delete_subtree(seen->node);
+        Mass c;
+        c.tot = mass_->of(kTotal, rule(r), notcapt.data());
+        if (support_ && c.tot < Lambda_ - tau_) continue;  // Thm 10
+        if (c.tot <= 0.0) continue;  // captures nothing: never useful, and keeps lists finite
+        c.pos = mass_->of(kPositive, rule(r), notcapt.data());
+        const double cor = std::max(c.pos, c.tot - c.pos);
+        if (accurate_support_ && cor < Lambda_ - tau_) continue;  // Thm 11
+        live[r >> 6] |= std::uint64_t{1} << (r & 63);
+        const double b = parent_b + (c.tot - cor) + Lambda_;
+        if (b >= Rc_ - tau_) continue;  // Thm 1: neither this list nor any extension improves
+        const double rest_tot = rest_all.tot - c.tot;
+        const double rest_pos = rest_all.pos - c.pos;
+        const double obj = b + std::min(rest_pos, rest_tot - rest_pos);
+        const int label = c.pos > c.tot - c.pos ? 1 : 0;
+        if (obj < Rc_ - tau_) {
+          // built aside and committed together, so a bad_alloc keeps the list and its value
+          std::vector<int> prefix = path, labels;
+          prefix.push_back(static_cast<int>(r));
+          for (int v = id; nodes_[v].parent >= 0; v = nodes_[v].parent)
+            labels.push_back(nodes_[v].label);
+          std::reverse(labels.begin(), labels.end());
+          labels.push_back(label);
+          best_prefix_.swap(prefix);
+          best_labels_.swap(labels);
+          Rc_ = obj;
+          best_default_ = rest_pos > rest_tot - rest_pos ? 1 : 0;
+          improved = true;
         }
+        if (max_support_ && rest_tot < Lambda_ - tau_) continue;  // Thm 21
+        // Thm 20; the minority mass is summed only for the few children that get this far
+        const double b0 =
+            equivalent_points_
+                ? rest_all.eq - mass_->of(kMinority, rule(r), notcapt.data())
+                : 0.0;
+        const double key_bound = b + b0 + (lookahead_ ? Lambda_ : 0.0);
+        if (key_bound >= Rc_ - tau_) continue;  // Lemma 2 (+ Thm 20)
+
+        // Symmetry-aware map (Cor 16 / Thm 15): keep only the best-bounded prefix per key.
+        MapValue* seen = nullptr;
+        Words key;
+        const double beta = b + b0;
+        if (cfg_.symmetry != Symmetry::none) {
+          if (cfg_.symmetry == Symmetry::permutation_map) {
+            key.reserve(path.size() + 1);
+            for (int q : path) key.push_back(static_cast<std::uint64_t>(q));
+            key.push_back(r);
+            std::sort(key.begin(), key.end());
+          } else {
+            key.resize(W_);
+            const std::uint64_t* a = rule(r);
+            for (std::size_t k = 0; k < W_; ++k) key[k] = notcapt[k] & ~a[k];
+          }
+          seen = map_.find(key);
+          if (seen) {
+            if (beta >= seen->bound - tau_) continue;  // an equal-or-better twin exists
+            if (alive(seen->node, seen->gen)) delete_subtree(seen->node);
+          }
+        }
+        if (!budget_.memory_ok(memory_bytes(), child_bytes() + key.size() * 8)) {
+          cut = true;
+          break;
+        }
+        const int child = new_node();
+        if (cfg_.symmetry != Symmetry::none) {
+          const MapValue value{beta, child, nodes_[child].gen};
+          if (seen)
+            *seen = value;  // deleting the twin's subtree does not touch the map
+          else
+            map_.insert(key, value);
+        }
+        Node& nc = nodes_[child];
+        nc.parent = id;
+        nc.rule = static_cast<int>(r);
+        nc.depth = parent_depth + 1;
+        nc.b = b;
+        nc.b0 = b0;
+        nc.obj = obj;
+        nc.captured = (N_ - rest_tot) / N_;
+        nc.label = label;
+        nodes_[id].children.push_back(child);
+        push(child);
       }
-      if (!budget_.memory_ok(memory_bytes(), child_bytes() + key.size() * 8)) {
-        cut = true;
-        break;
-      }
-      const int child = new_node();
-      if (cfg_.symmetry != Symmetry::none) {
-        const MapValue value{beta, child, nodes_[child].gen};
-        if (seen)
-          *seen = value;  // deleting the twin's subtree does not touch the map
-        else
-          map_.insert(key, value);
-      }
-      Node& nc = nodes_[child];
-      nc.parent = id;
-      nc.rule = static_cast<int>(r);
-      nc.depth = parent_depth + 1;
-      nc.b = b;
-      nc.b0 = b0;
-      nc.obj = obj;
-      nc.captured = (N_ - rest_tot) / N_;
-      nc.label = label;
-      nodes_[id].children.push_back(child);
-      push(child);
+    } catch (const std::bad_alloc&) {
+      for (int r : path) used[r] = 0;
+      nodes_[id].in_queue = true;
+      budget_.out_of_memory();
+      stopped = true;
+      break;
     }
     for (int r : path) used[r] = 0;
     if (cut) {
@@ -691,6 +705,7 @@ SearchOutput CorelsSearch::run() {
   out_.stats["max_queue"] = static_cast<double>(max_queue_);
   out_.stats["gc_passes"] = static_cast<double>(n_gc_);
   out_.stats["equivalence_classes"] = static_cast<double>(U_);
+  out_.stats["out_of_memory"] = budget_.ran_out_of_memory() ? 1.0 : 0.0;
   out_.record(budget_.elapsed(), out_.objective, out_.lower_bound);
   return out_;
 }

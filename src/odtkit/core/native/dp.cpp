@@ -73,7 +73,7 @@ class Memo {
   std::size_t insert(const std::uint64_t* s, int depth, std::uint64_t h) {
     if ((entries_.size() + 1) * 2 > slots_.size()) grow();
     if (chunks_.empty() || used_ + W_ > chunk_words_) {
-      chunks_.emplace_back(new std::uint64_t[chunk_words_]);
+      chunks_.push_back(std::unique_ptr<std::uint64_t[]>(new std::uint64_t[chunk_words_]));
       used_ = 0;
     }
     const std::size_t offset = (chunks_.size() - 1) * chunk_words_ + used_;
@@ -116,7 +116,7 @@ class Memo {
     std::size_t n = 0;
     std::size_t size() const { return n; }
     void push_back(const Entry& e) {
-      if ((n >> kShift) == blocks.size()) blocks.emplace_back(new Entry[kBlock]);
+      if ((n >> kShift) == blocks.size()) blocks.push_back(std::unique_ptr<Entry[]>(new Entry[kBlock]));
       blocks[n >> kShift][n & (kBlock - 1)] = e;
       ++n;
     }
@@ -149,6 +149,17 @@ inline bool depth2_fits(const Problem& p, const SearchConfig& c) {
          static_cast<double>(Depth2Solver::upfront_bytes(p)) <= 0.5 * c.memory_limit_mb * 1048576.0;
 }
 
+// The depth-two solver, or null when its tables cannot be allocated: it is an accelerator
+// (the generic recursion solves the same sub-problems exactly), so the machine running short
+// of memory switches it off instead of failing the search.
+inline std::unique_ptr<Depth2Solver> depth2_or_null(const Problem& p) {
+  try {
+    return std::make_unique<Depth2Solver>(p);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
 class DPSolver {
  public:
   DPSolver(const Problem& p, const SearchConfig& c, Budget& budget)
@@ -165,8 +176,10 @@ class DPSolver {
         use_depth2_(c.bound_on("depth2") && depth2_fits(p, c)),
         initial_(p, c),
         memo_(p.n_words()),
-        depth2_(use_depth2_ ? std::make_unique<Depth2Solver>(p) : nullptr),
-        tmp_cw_(static_cast<std::size_t>(K_)) {}
+        depth2_(use_depth2_ ? depth2_or_null(p) : nullptr),
+        tmp_cw_(static_cast<std::size_t>(K_)) {
+    use_depth2_ = depth2_ != nullptr;
+  }
 
   // Entry point for the root (s = all points).
   // relaxed: solve the depth-relaxed problem instead (see `frontier`); needs depth >= 0.
@@ -584,6 +597,7 @@ void solver_stats(const DPSolver& solver, const Problem& problem, const SearchCo
   out.stats["n_points"] = static_cast<double>(problem.n_points());
   out.stats["n_words"] = static_cast<double>(problem.n_words());
   out.stats["search_seconds"] = budget.elapsed();
+  out.stats["out_of_memory"] = budget.ran_out_of_memory() ? 1.0 : 0.0;
 }
 
 }  // namespace
@@ -615,34 +629,44 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   const bool user_bound = std::isfinite(config.upper_bound) && config.upper_bound * N < incumbent;
   if (user_bound) ub = user_bound_threshold(config.upper_bound, N);
   int root_feature = -1;
-  Answer root = solver.solve_root(depth, ub, &root_feature);
-  if (user_bound && !root.exact && !budget.stopped()) {
-    // nothing beats the user's bound, so it is below the optimum: fall back to the incumbent
-    out.stats["upper_bound_invalid"] = 1.0;
-    root = solver.solve_root(depth, incumbent + tau, &root_feature);
-  }
+  // out of memory, the a-priori bound is what is proved (memo bounds are not gathered)
+  Answer root{root_lb, false};
+  catch_out_of_memory(budget, [&] {
+    root = solver.solve_root(depth, ub, &root_feature);
+    if (user_bound && !root.exact && !budget.stopped()) {
+      // nothing beats the user's bound, so it is below the optimum: fall back to the incumbent
+      out.stats["upper_bound_invalid"] = 1.0;
+      root = solver.solve_root(depth, incumbent + tau, &root_feature);
+    }
+  });
 
   double lower = root.value;
+  out.tree = incumbent_tree;
   if (root.exact && root.value < incumbent) {
-    incumbent = root.value;
-    out.tree.clear();
-    solver.extract(problem.all_points().data(), depth, out.tree);
+    std::vector<int> optimum;
+    if (catch_out_of_memory(budget, [&] {
+          solver.extract(problem.all_points().data(), depth, optimum);
+        })) {
+      incumbent = root.value;
+      out.tree = std::move(optimum);
+    }
     lower = root.value;
   } else {
-    out.tree = incumbent_tree;
     if (root.exact) lower = root.value;  // the incumbent is as good as the optimum
     if (!budget.stopped()) lower = incumbent;  // nothing strictly better exists
   }
   // a stopped search may still have completed root splits: extract the best one
   if (budget.stopped() && !root.exact) {
-    std::vector<int> partial;
-    if (solver.extract_root_split(depth, partial)) {
-      const double v = evaluate_tree(problem, partial, Lambda, depth);
-      if (v < incumbent) {
-        incumbent = v;
-        out.tree = partial;
+    catch_out_of_memory(budget, [&] {
+      std::vector<int> partial;
+      if (solver.extract_root_split(depth, partial)) {
+        const double v = evaluate_tree(problem, partial, Lambda, depth);
+        if (v < incumbent) {
+          incumbent = v;
+          out.tree = std::move(partial);
+        }
       }
-    }
+    });
   }
   lower = std::min(std::max(lower, root_lb), incumbent);
   out.status = budget.status();
@@ -753,47 +777,49 @@ SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& confi
     budget.resume();
     return !budget.stopped();
   };
-  while (!certified) {
-    const bool go_on = in_slice(0, [&] {
-      complete_incumbent();  // the greedy tree, or one the other searches found
-      for (; depth <= last_depth && !budget.stopped(); ++depth) {
-        int feature = -1;
-        const Answer a = solver.solve_root(depth, best.value + tau, &feature);
-        if (budget.stopped()) return take_root_split(depth);
-        if (a.exact && a.value < best.value - tau) {
-          take_optimum(depth);
-          complete_incumbent();
+  catch_out_of_memory(budget, [&] {
+    while (!certified) {
+      const bool go_on = in_slice(0, [&] {
+        complete_incumbent();  // the greedy tree, or one the other searches found
+        for (; depth <= last_depth && !budget.stopped(); ++depth) {
+          int feature = -1;
+          const Answer a = solver.solve_root(depth, best.value + tau, &feature);
+          if (budget.stopped()) return take_root_split(depth);
+          if (a.exact && a.value < best.value - tau) {
+            take_optimum(depth);
+            complete_incumbent();
+          }
         }
-      }
-    }) && in_slice(1, [&] {
-      for (; !certified && relaxed_depth <= last_relaxed; ++relaxed_depth) {
+      }) && in_slice(1, [&] {
+        for (; !certified && relaxed_depth <= last_relaxed; ++relaxed_depth) {
+          int feature = -1;
+          const Answer a = solver.solve_root(relaxed_depth, best.value + tau, &feature, true);
+          raise(a.value);  // a relaxed optimum, or (paused) a bound on it
+          if (budget.stopped()) return;
+          if (!a.exact) raise(best.value);  // the relaxed optimum reaches the incumbent
+        }
+      }) && (certified || in_slice(2, [&] {
+        const bool capped = cap < best.value;
         int feature = -1;
-        const Answer a = solver.solve_root(relaxed_depth, best.value + tau, &feature, true);
-        raise(a.value);  // a relaxed optimum, or (paused) a bound on it
-        if (budget.stopped()) return;
-        if (!a.exact) raise(best.value);  // the relaxed optimum reaches the incumbent
-      }
-    }) && (certified || in_slice(2, [&] {
-      const bool capped = cap < best.value;
-      int feature = -1;
-      const Answer a = solver.solve_root(target, capped ? cap : best.value + tau, &feature);
-      if (budget.stopped()) {
-        raise(a.value);  // the minimum over the root's open options (DPSolver::stop)
-        return take_root_split(target);
-      }
-      if (a.exact) {
-        take_optimum(target);  // the optimum (or a root that is provably a leaf)
-      } else if (capped) {
-        raise(a.value);  // no tree reaches the external bound: drop it
-        cap = kInf;
-        out.stats["upper_bound_invalid"] = 1.0;
-        return;
-      }
-      raise(best.value);
-    }));
-    if (!go_on) break;
-    slice *= 2;
-  }
+        const Answer a = solver.solve_root(target, capped ? cap : best.value + tau, &feature);
+        if (budget.stopped()) {
+          raise(a.value);  // the minimum over the root's open options (DPSolver::stop)
+          return take_root_split(target);
+        }
+        if (a.exact) {
+          take_optimum(target);  // the optimum (or a root that is provably a leaf)
+        } else if (capped) {
+          raise(a.value);  // no tree reaches the external bound: drop it
+          cap = kInf;
+          out.stats["upper_bound_invalid"] = 1.0;
+          return;
+        }
+        raise(best.value);
+      }));
+      if (!go_on) break;
+      slice *= 2;
+    }
+  });
   // the other searches may have proved the optimum above the external bound before the target
   // search dropped it
   if (std::isfinite(cap) && lower > cap) out.stats["upper_bound_invalid"] = 1.0;

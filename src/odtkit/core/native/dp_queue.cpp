@@ -166,7 +166,6 @@ class QueueDP {
   // Create the split list of v (children via get()) and the reverse edges.
   void expand(std::uint32_t v) {
     if (nodes_[v].expanded) return;
-    nodes_[v].expanded = true;
     // pages never move: the support and class weights stay valid while children are created
     const std::uint64_t* s = nodes_[v].support;
     const double* cw = nodes_[v].cw;
@@ -189,7 +188,9 @@ class QueueDP {
         splits_.push_back(Split{j, a, b});
       }
     }
+    // marked expanded only now: an expansion cut short by bad_alloc leaves an unexpanded vertex
     Node& nv = nodes_[v];
+    nv.expanded = true;
     nv.split_begin = begin;
     nv.split_count = static_cast<std::uint32_t>(splits_.size()) - begin;
     if (nv.split_count == 0) nv.lb = nv.ub = nv.leaf;  // no valid split: a leaf
@@ -378,8 +379,10 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
     warm = greedy_tree(problem, config.lam, depth, &v);
   }
   std::size_t pos = 0;
-  dp.seed(warm, pos, root);
-  if (pos != warm.size()) throw std::invalid_argument("initial_tree has trailing entries");
+  // out of memory while seeding, the graph still realises the root's ub (dp.extract)
+  catch_out_of_memory(budget, [&] { dp.seed(warm, pos, root); });
+  if (!budget.stopped() && pos != warm.size())
+    throw std::invalid_argument("initial_tree has trailing entries");
   out.stats["greedy_seconds"] = budget.elapsed() - t0;
 
   double threshold = kInf;
@@ -394,30 +397,35 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   out.record(budget.elapsed(), normalized(root_ub()), normalized(root_lb()));
 
   long long requeues = 0;
-  if (!dp.solved(root)) dp.push(root, 0);
-  while (true) {
-    const double target = std::min(root_ub(), threshold);
-    if (root_lb() >= target - tau || dp.queue_empty()) {
-      if (root_ub() - root_lb() <= tau) break;
-      if (std::isfinite(threshold)) {
-        // no tree reaches the external bound (or nothing below it remains): drop it
-        threshold = kInf;
-        out.stats["upper_bound_invalid"] = 1.0;
+  // Unwinding from a step leaves the graph consistent: a vertex is linked only once complete,
+  // one whose expansion was cut short stays unexpanded (extract() reads a leaf) and bounds
+  // change only in aggregate(), which allocates nothing.
+  catch_out_of_memory(budget, [&] {
+    if (!budget.stopped() && !dp.solved(root)) dp.push(root, 0);
+    while (!budget.stopped()) {
+      const double target = std::min(root_ub(), threshold);
+      if (root_lb() >= target - tau || dp.queue_empty()) {
+        if (root_ub() - root_lb() <= tau) break;
+        if (std::isfinite(threshold)) {
+          // no tree reaches the external bound (or nothing below it remains): drop it
+          threshold = kInf;
+          out.stats["upper_bound_invalid"] = 1.0;
+          dp.push(root, 0);
+          continue;
+        }
+        // Every unsolved vertex's cheapest split has an unsolved child that it queues, but an
+        // UPDATE that changed nothing queues nothing, so the work items can run out before the
+        // root is solved; re-exploring from the root then resumes (counted in the stats).
+        ++requeues;
         dp.push(root, 0);
-        continue;
       }
-      // Every unsolved vertex's cheapest split has an unsolved child that it queues, but an
-      // UPDATE that changed nothing queues nothing, so the work items can run out before the
-      // root is solved; re-exploring from the root then resumes (counted in the stats).
-      ++requeues;
-      dp.push(root, 0);
+      if (budget.tick(dp.bytes(), dp.step_bytes_ahead())) break;
+      const double lb_before = root_lb(), ub_before = root_ub();
+      dp.step(root, threshold);
+      if (root_lb() != lb_before || root_ub() != ub_before)
+        out.record(budget.elapsed(), normalized(root_ub()), normalized(root_lb()));
     }
-    if (budget.tick(dp.bytes(), dp.step_bytes_ahead())) break;
-    const double lb_before = root_lb(), ub_before = root_ub();
-    dp.step(root, threshold);
-    if (root_lb() != lb_before || root_ub() != ub_before)
-      out.record(budget.elapsed(), normalized(root_ub()), normalized(root_lb()));
-  }
+  });
 
   std::vector<int> tree;
   dp.extract(root, tree);
@@ -431,6 +439,7 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   out.stats["n_points"] = static_cast<double>(problem.n_points());
   out.stats["n_words"] = static_cast<double>(problem.n_words());
   out.stats["search_seconds"] = budget.elapsed();
+  out.stats["out_of_memory"] = budget.ran_out_of_memory() ? 1.0 : 0.0;
   const double value = evaluate_tree(problem, tree, config.lam * N, depth);
   out.objective = normalized(value);
   out.lower_bound = out.status == "optimal" ? out.objective : normalized(std::min(root_lb(), value));

@@ -488,7 +488,10 @@ class FairSolver {
     for (int o : ones) pairs += 0.5 * o * o;
     const double table = 0.5 * M_ * M_ * static_cast<double>(W_) *
                          (static_cast<double>(P.n_class_planes()) + C.word_cost());
-    pass1_depth2_ = pairs <= 2.0 * table;
+    // the depth-two solver's tables are allocated up front: as in the dp, at most half the limit
+    pass1_depth2_ = pairs <= 2.0 * table &&
+                    (!(memory_limit_ > 0) ||
+                     static_cast<double>(Depth2Solver::upfront_bytes(P)) <= 0.5 * memory_limit_);
     integral_costs_ = P.integral() && Lambda_ == std::floor(Lambda_) && Lambda_ < 1e12 &&
                       P.total_weight() < 1e12;
     if (pass1_depth2_) depth2_ = std::make_unique<Depth2Solver>(P);
@@ -527,6 +530,12 @@ class FairSolver {
       total += L->builder->bytes() + L->f1builder->bytes() + L->table.bytes() + L->fa.bytes() +
                L->fb.bytes() + (L->s0.capacity() + L->s1.capacity() + L->tmp.capacity()) * 8;
     total += combo_bytes_;
+    return total;
+  }
+  // What one more insertion may add at once: a front builder's vectors double when full.
+  std::size_t growable_bytes() const {
+    std::size_t total = 0;
+    for (const auto& L : levels_) total += L->builder->bytes() + L->f1builder->bytes();
     return total;
   }
 
@@ -644,16 +653,27 @@ class FairSolver {
     return true;
   }
 
+  // Fronts and tables grow by amounts no one can know before they are built, so the memory
+  // check is predictive: it stops while the structures plus what may come before the next
+  // check still fit: the largest growth seen between two checks, or the builders doubling
+  // (a check after the fact let the search overshoot its limit by a third).
+  bool over_memory(std::size_t b) {
+    if (b > last_bytes_) max_growth_ = std::max(max_growth_, b - last_bytes_);
+    last_bytes_ = b;
+    const std::size_t ahead = std::max(max_growth_, growable_bytes());
+    return memory_limit_ > 0 && static_cast<double>(b + ahead) > memory_limit_;
+  }
   void poll() {
     if (budget_.check_clock()) return;
     if (memory_limit_ > 0) {
       const std::size_t b = bytes();
       budget_.note_memory(b);
-      if (static_cast<double>(b) > memory_limit_) memory_stop_ = true;
+      if (over_memory(b)) memory_stop_ = true;
     }
   }
   bool tick() {
     const std::size_t b = bytes();
+    if (over_memory(b)) memory_stop_ = true;
     if (budget_.tick(b)) return true;
     if (memory_stop_) return true;
     return false;
@@ -1764,6 +1784,7 @@ class FairSolver {
   std::vector<std::uint32_t> order_, sparse_;
   std::vector<double> sorted_d_;
   bool memory_stop_ = false;
+  std::size_t last_bytes_ = 0, max_growth_ = 0;  // over_memory's record
   long long merge_polls_ = 0;
 };
 
@@ -1883,29 +1904,39 @@ SearchOutput search_fair_dp(const Problem& problem, const FairSpec& spec,
     if (rest.node_limit <= 0) return finish("node_limit", lower, 0, 0.0);
   }
   Budget budget(rest, std::move(interrupted));
-  FairSolver solver(problem, coefs, spec, config, sw, budget);
-  solver.incumbent = incumbent;
-  solver.incumbent_tree = tree;
-  solver.improved = [&] {
-    const double v = evaluate_tree(problem, solver.incumbent_tree, Lambda, D);
-    if (std::abs(v - solver.incumbent) > 16 * tau || !fair(solver.incumbent_tree))
-      throw std::logic_error(
-          "fair dp: a rebuilt tree does not score what the search found (a bug)");
-    incumbent = solver.incumbent;
-    tree = solver.incumbent_tree;
-    out.record(elapsed(), normalized(incumbent), normalized(std::min(lower, incumbent)));
-  };
+  // Out of memory (a std::bad_alloc while building fronts or the solver) the search ends as at
+  // its memory limit: `incumbent`/`tree` only change together (improved) and `bound` only
+  // takes a completed depth's value, so both stay valid.
+  std::unique_ptr<FairSolver> owned;
   int completed = 0;
   double bound = lower;
-  for (int depth = 1; depth <= D; ++depth) {
-    const bool done = solver.solve_depth(depth);
-    if (!done || solver.stopped()) {
-      if (depth == D && std::isfinite(solver.depth_bound))
-        bound = std::max(bound, solver.depth_bound);
-      break;
+  catch_out_of_memory(budget, [&] {
+    owned = std::make_unique<FairSolver>(problem, coefs, spec, config, sw, budget);
+    FairSolver& solver = *owned;
+    solver.incumbent = incumbent;
+    solver.incumbent_tree = tree;
+    solver.improved = [&] {
+      const double v = evaluate_tree(problem, solver.incumbent_tree, Lambda, D);
+      if (std::abs(v - solver.incumbent) > 16 * tau || !fair(solver.incumbent_tree))
+        throw std::logic_error(
+            "fair dp: a rebuilt tree does not score what the search found (a bug)");
+      tree = solver.incumbent_tree;  // the tree before its value (a bad_alloc keeps them in step)
+      incumbent = solver.incumbent;
+      out.record(elapsed(), normalized(incumbent), normalized(std::min(lower, incumbent)));
+    };
+    for (int depth = 1; depth <= D; ++depth) {
+      const bool done = solver.solve_depth(depth);
+      if (!done || solver.stopped()) {
+        if (depth == D && std::isfinite(solver.depth_bound))
+          bound = std::max(bound, solver.depth_bound);
+        break;
+      }
+      completed = depth;
     }
-    completed = depth;
-  }
+  });
+  out.stats["out_of_memory"] = budget.ran_out_of_memory() ? 1.0 : 0.0;
+  if (!owned) return finish("memory_limit", bound, budget.nodes(), budget.peak_memory_mb());
+  FairSolver& solver = *owned;
   out.stats["depths_completed"] = static_cast<double>(completed);
   out.stats["fronts_built"] = static_cast<double>(solver.fronts_built);
   out.stats["front_max"] = static_cast<double>(solver.front_max);
@@ -1921,7 +1952,7 @@ SearchOutput search_fair_dp(const Problem& problem, const FairSpec& spec,
   budget.note_memory(solver.bytes());
   std::string status = budget.status();
   if (solver.memory_stop()) status = "memory_limit";
-  if (completed == D) status = "optimal";
+  if (completed == D && !budget.ran_out_of_memory()) status = "optimal";
   return finish(status, bound, budget.nodes(), budget.peak_memory_mb());
 }
 

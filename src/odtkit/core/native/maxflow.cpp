@@ -1,7 +1,10 @@
 #include "maxflow.hpp"
 
+#include <memory>
+
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 namespace odtkit {
@@ -219,20 +222,30 @@ ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* sourc
   if (n_nodes >= (std::int64_t{1} << 31) || n_arcs >= (std::int64_t{1} << 31))
     throw std::invalid_argument("at most 2**31 - 1 nodes and arcs");
   ClosureCutOutput out;
-  const std::size_t bytes = ClosureNetwork::bytes_needed(n_nodes, n_arcs);
-  if (!budget.memory_ok(0, bytes)) {
-    // nothing allocated: the empty closure (prune every tree to its root) is the incumbent
+  // nothing to go on: the empty closure (prune every tree to its root) is the incumbent
+  auto empty_closure = [&] {
     out.status = budget.status();
+    out.flow = 0;
+    out.cut = 0;
     out.source_side.assign(static_cast<std::size_t>(n_nodes), 0);
     for (std::int64_t v = 0; v < n_nodes; ++v) out.cut += source_cap[v];
     out.seconds = budget.elapsed();
     return out;
-  }
-  ClosureNetwork network(n_nodes, source_cap, sink_cap, n_arcs, tails, heads);
-  budget.note_memory(bytes);
-  network.run(budget, out);
+  };
+  const std::size_t bytes = ClosureNetwork::bytes_needed(n_nodes, n_arcs);
+  if (!budget.memory_ok(0, bytes)) return empty_closure();
+  // A bad_alloc while building stops as the memory limit does; one while augmenting leaves the
+  // flow valid (a path is found before any flow moves), so the residual cut is still reported.
+  std::unique_ptr<ClosureNetwork> network;
+  catch_out_of_memory(budget, [&] {
+    network = std::make_unique<ClosureNetwork>(n_nodes, source_cap, sink_cap, n_arcs, tails,
+                                               heads);
+    budget.note_memory(bytes);
+    network->run(budget, out);
+  });
+  if (!network || !catch_out_of_memory(budget, [&] { network->finish(out); }))
+    return empty_closure();
   out.status = budget.status();
-  network.finish(out);
   out.peak_memory_mb = budget.peak_memory_mb();
   out.seconds = budget.elapsed();
   return out;

@@ -59,7 +59,8 @@ class Vector {
   T& back() { return (*this)[n_ - 1]; }
   const T& back() const { return (*this)[n_ - 1]; }
   void push_back(const T& x) {
-    if ((n_ >> kShift) == pages_.size()) pages_.emplace_back(new T[kPerPage]);
+    // the page is owned before the page list may grow (and throw): no leak on bad_alloc
+    if ((n_ >> kShift) == pages_.size()) pages_.push_back(std::unique_ptr<T[]>(new T[kPerPage]));
     pages_[n_ >> kShift][n_ & kMask] = x;
     ++n_;
   }
@@ -89,9 +90,12 @@ class Arena {
   // n uninitialised elements (n >= 1).
   T* alloc(std::size_t n) {
     if (used_ + n > cap_) {
-      cap_ = std::max(kPerPage, n);
-      pages_.emplace_back(new T[cap_]);
-      bytes_ += cap_ * sizeof(T);
+      // state changes only once the page is allocated and listed: a bad_alloc leaves the
+      // arena as it was
+      const std::size_t cap = std::max(kPerPage, n);
+      pages_.push_back(std::unique_ptr<T[]>(new T[cap]));
+      cap_ = cap;
+      bytes_ += cap * sizeof(T);
       used_ = 0;
     }
     T* p = pages_.back().get() + used_;

@@ -36,6 +36,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -202,6 +203,14 @@ class Budget {
     }
     return false;
   }
+  // A std::bad_alloc caught inside a search: the machine had less memory than the limit
+  // allowed (another process, `ulimit -v`, a container limit), so it ends the search exactly as
+  // the memory limit does, with its incumbent and bound (catch_out_of_memory).
+  void out_of_memory() {
+    stop("memory_limit");
+    out_of_memory_ = true;
+  }
+  bool ran_out_of_memory() const { return out_of_memory_; }
   void note_memory(std::size_t bytes) {
     if (static_cast<double>(bytes) > peak_bytes_) peak_bytes_ = static_cast<double>(bytes);
   }
@@ -230,8 +239,24 @@ class Budget {
   Clock::time_point start_, last_interrupt_check_;
   long long nodes_ = 0, work_ = 0, pause_at_ = 0;
   double peak_bytes_ = 0.0;
-  bool stopped_ = false, paused_ = false;
+  bool stopped_ = false, paused_ = false, out_of_memory_ = false;
   std::string status_ = "optimal";
 };
+
+// Runs `phase` (a search loop or a step of it); a std::bad_alloc raised inside ends the search
+// through Budget::out_of_memory instead of escaping, so the caller reports its incumbent and
+// bound as after any limit, never an exception that loses the tree (issue 13). Returns false
+// when it caught one. The phase must keep its incumbent and bound valid at every allocation:
+// commit a new incumbent's tree before its value, never leave a popped open node unaccounted.
+template <class Phase>
+bool catch_out_of_memory(Budget& budget, Phase&& phase) {
+  try {
+    phase();
+    return true;
+  } catch (const std::bad_alloc&) {
+    budget.out_of_memory();
+    return false;
+  }
+}
 
 }  // namespace odtkit
