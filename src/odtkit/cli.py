@@ -172,6 +172,7 @@ def _check_common(args: argparse.Namespace, *, depth_required: bool) -> None:
     _checked(lambda: check_lambda(args.lam))
     _checked(lambda: check_depth(args.max_depth, allow_none=not depth_required, minimum=1))
     _checked(lambda: check_positive_number(args.time_limit, "time_limit"))
+    _checked(lambda: check_positive_number(args.memory_limit_mb, "memory_limit_mb"))
 
 
 def _print_json(payload: dict[str, Any]) -> None:
@@ -226,7 +227,11 @@ def _fit(args: argparse.Namespace) -> int:
     dataset, _, features = _checked(lambda: _load(args))
     if method.is_search:
         result = method.search(
-            dataset, lam=args.lam, max_depth=args.max_depth, time_limit=args.time_limit
+            dataset,
+            lam=args.lam,
+            max_depth=args.max_depth,
+            time_limit=args.time_limit,
+            memory_limit_mb=args.memory_limit_mb,
         )
     else:
         result = solve_formulation(
@@ -291,6 +296,7 @@ def _compare(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
         warm_start=not args.no_warm_start,
         fairness=fairness,
+        memory_limit_mb=args.memory_limit_mb,
     )
     attrs = table.attrs
     certified = not math.isnan(attrs["certified_optimum"])
@@ -411,6 +417,7 @@ def _prune(args: argparse.Namespace) -> int:
             lam=args.lam,
             budget=args.budget,
             time_limit=args.time_limit,
+            memory_limit_mb=args.memory_limit_mb,
         )
     )
     pruned = result.model
@@ -448,6 +455,13 @@ def _prune(args: argparse.Namespace) -> int:
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawTextHelpFormatter):
     """Defaults shown, and line breaks kept (one line per method in ``--methods``)."""
+
+
+MEMORY_HELP = (
+    "memory budget of the native searches in MB (default: 75%% of what the process can still "
+    "get: available memory, ulimit -v, a container's limit; $ODTKIT_MEMORY_LIMIT_MB "
+    "overrides); at the budget the best answer so far is printed (exit 3)"
+)
 
 
 def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None) -> None:
@@ -499,6 +513,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
     fit.add_argument("--backend", default="highs", help="MIP backend: highs, pyomo or pulp")
     fit.add_argument("--time-limit", type=float, default=60.0, help="seconds")
+    fit.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
     fit.add_argument("--out", help="write the tree, its certificate and names as JSON")
     fit.add_argument("--json", action="store_true", help="print JSON instead of text")
     commands["fit"] = _fit
@@ -521,6 +536,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     )
     cmp.add_argument("--backends", default="highs", help="comma-separated: highs,pyomo,pulp")
     cmp.add_argument("--time-limit", type=float, default=10.0, help="seconds per run")
+    cmp.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
     cmp.add_argument("--no-warm-start", action="store_true", help="start the MIPs cold")
     cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
     fair = cmp.add_argument_group("fairness (methods dp, rbinoct, flowoct, pathoct)")
@@ -561,6 +577,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     prn.add_argument("--budget", type=float, help="instead of --lam: largest average cost")
     prn.add_argument("--costs", help="feature costs NAME=COST,... (others cost 1)")
     prn.add_argument("--time-limit", type=float, help="seconds per solver call")
+    prn.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
     prn.add_argument("--out", help="pickle the pruned ensemble here")
     prn.add_argument("--json", action="store_true", help="print JSON instead of text")
     commands["prune"] = _prune

@@ -94,6 +94,7 @@ def compare(
     time_limit: float | None = 60.0,
     warm_start: bool = True,
     fairness: Fairness | None = None,
+    memory_limit_mb: float | None = None,
     **solve_options: Any,
 ) -> pd.DataFrame:
     """Solve one problem with the search core and MIP formulations; verify and tabulate.
@@ -129,6 +130,9 @@ def compare(
         :func:`odtkit.metrics.fairness_gap` (column ``fairness_gap``); a tree above δ is an
         error row and never agrees. The MIPs start from the search's tree (always δ-fair), or
         from the greedy tree if it is δ-fair, else from the best single leaf (always fair).
+    memory_limit_mb : float, optional
+        Memory budget of each search run (None: the searches' default, 75 % of what the
+        process can still get). HiGHS has no memory limit; the MIPs are bounded by time.
     **solve_options
         Passed to :func:`odtkit.solvers.solve` (e.g. ``threads=1``).
 
@@ -188,7 +192,12 @@ def compare(
             skip(method.name, "native")
             continue
         result = method.search(
-            dataset, lam=lam, max_depth=max_depth, time_limit=time_limit, **fair_kw
+            dataset,
+            lam=lam,
+            max_depth=max_depth,
+            time_limit=time_limit,
+            memory_limit_mb=memory_limit_mb,
+            **fair_kw,
         )
         interrupted = result.status == Status.INTERRUPTED
         rows.append(_row(method.name, result))

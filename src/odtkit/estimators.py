@@ -170,6 +170,12 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         MIP backend (``"highs"``, ``"pyomo"``, ``"pulp"``); ignored by the search methods.
     time_limit : float or None, default=None
         Seconds; on expiry the best tree so far is kept and ``result_.status`` says why.
+    memory_limit_mb : float or None, default=None
+        Memory budget of the native searches (the search itself, and the MIP's warm start).
+        None: 75 % of what the process can still get when the search starts (the machine's
+        available memory, ``ulimit -v``, a container's limit; ``$ODTKIT_MEMORY_LIMIT_MB``
+        overrides). At the budget the best tree so far is kept with status ``memory_limit``.
+        HiGHS has no memory limit: the MIP itself is bounded by ``time_limit`` only.
     binarize : {"auto", True, False}, default="auto"
         Binarize non-binary inputs with :class:`~odtkit.datasets.Binarizer`.
     max_thresholds : int or None, default=None
@@ -204,12 +210,14 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         binarize: bool | str = "auto",
         max_thresholds: int | None = None,
         guess_thresholds: int | None = GUESS_ROUNDS,
+        memory_limit_mb: float | None = None,
     ) -> None:
         self.lam = lam
         self.max_depth = max_depth
         self.method = method
         self.backend = backend
         self.time_limit = time_limit
+        self.memory_limit_mb = memory_limit_mb
         self.binarize = binarize
         self.max_thresholds = max_thresholds
         self.guess_thresholds = guess_thresholds
@@ -238,7 +246,12 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         fair_kw = {} if fairness is None else {"fairness": fairness}
         if method.is_search:
             return method.search(
-                data, lam=lam, max_depth=depth, time_limit=self.time_limit, **fair_kw
+                data,
+                lam=lam,
+                max_depth=depth,
+                time_limit=self.time_limit,
+                memory_limit_mb=self.memory_limit_mb,
+                **fair_kw,
             )
         if depth is None:
             raise ValueError(f"method {method.name!r} is a MIP over a complete tree: set max_depth")
@@ -250,7 +263,12 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
             # the search core's tree is the warm start; a short budget keeps it cheap
             budget = None if self.time_limit is None else max(0.1, 0.2 * self.time_limit)
             warm = METHODS["dp"].search(
-                data, lam=lam, max_depth=depth, time_limit=budget, **fair_kw
+                data,
+                lam=lam,
+                max_depth=depth,
+                time_limit=budget,
+                memory_limit_mb=self.memory_limit_mb,
+                **fair_kw,
             )
         result = solve_formulation(
             method.formulation(),
@@ -308,6 +326,8 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
     time_limit : float or None
         Seconds per path (each fold's and the full one). A path stopped early is the best
         known trees (``path_.certified`` says whether the refit tree is proven optimal).
+    memory_limit_mb : float or None, default=None
+        Memory budget of each path's searches, as in :class:`OptimalTreeClassifier`.
     random_state : int or None, default=0
         Shuffling of the folds when ``cv`` is an int.
     binarize, max_thresholds, guess_thresholds
@@ -342,11 +362,13 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         binarize: bool | str = "auto",
         max_thresholds: int | None = None,
         guess_thresholds: int | None = GUESS_ROUNDS,
+        memory_limit_mb: float | None = None,
     ) -> None:
         self.max_depth = max_depth
         self.cv = cv
         self.lam_min = lam_min
         self.time_limit = time_limit
+        self.memory_limit_mb = memory_limit_mb
         self.random_state = random_state
         self.binarize = binarize
         self.max_thresholds = max_thresholds
@@ -362,7 +384,11 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         lam_min = check_lambda(self.lam_min, "lam_min")
         data = self._fit_dataset(X, y, sample_weight)
         path = regularization_path(
-            data, max_depth=depth, lam_min=lam_min, time_limit=self.time_limit
+            data,
+            max_depth=depth,
+            lam_min=lam_min,
+            time_limit=self.time_limit,
+            memory_limit_mb=self.memory_limit_mb,
         )
         segments = path.segments
         lam_lo = np.array([s.lam_lo for s in segments])
@@ -379,7 +405,11 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         for train_idx, test_idx in splitter.split(data.X, data.y):
             train, test = data.subset(train_idx), data.subset(test_idx)
             fold_path = regularization_path(
-                train, max_depth=depth, lam_min=lam_min, time_limit=self.time_limit
+                train,
+                max_depth=depth,
+                lam_min=lam_min,
+                time_limit=self.time_limit,
+                memory_limit_mb=self.memory_limit_mb,
             )
             trees = [fold_path.tree_at(lam) for lam in candidates]
             scores.append([metrics.accuracy(t, test) for t in trees])
@@ -432,7 +462,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
         Required: the fair search and MIPs are depth-limited.
     method : {"dp", "rbinoct", "flowoct"}, default="dp"
         The native fair dynamic program, or a fair MIP warm-started from it.
-    backend, time_limit, binarize, max_thresholds, guess_thresholds
+    backend, time_limit, binarize, max_thresholds, guess_thresholds, memory_limit_mb
         As in :class:`OptimalTreeClassifier`.
 
     Attributes
@@ -458,6 +488,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
         binarize: bool | str = "auto",
         max_thresholds: int | None = None,
         guess_thresholds: int | None = GUESS_ROUNDS,
+        memory_limit_mb: float | None = None,
     ) -> None:
         super().__init__(
             lam=lam,
@@ -468,6 +499,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
             binarize=binarize,
             max_thresholds=max_thresholds,
             guess_thresholds=guess_thresholds,
+            memory_limit_mb=memory_limit_mb,
         )
         self.notion = notion
         self.delta = delta
@@ -545,7 +577,8 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         Antecedents must capture at least this fraction of samples (and leave as many out);
         None uses the search's default (derived from ``lam``, as CORELS does).
     time_limit : float or None
-    binarize, max_thresholds, guess_thresholds : as in :class:`OptimalTreeClassifier`.
+    binarize, max_thresholds, guess_thresholds, memory_limit_mb
+        As in :class:`OptimalTreeClassifier`.
 
     Attributes
     ----------
@@ -566,11 +599,13 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         binarize: bool | str = "auto",
         max_thresholds: int | None = None,
         guess_thresholds: int | None = GUESS_ROUNDS,
+        memory_limit_mb: float | None = None,
     ) -> None:
         self.lam = lam
         self.max_cardinality = max_cardinality
         self.min_support = min_support
         self.time_limit = time_limit
+        self.memory_limit_mb = memory_limit_mb
         self.binarize = binarize
         self.max_thresholds = max_thresholds
         self.guess_thresholds = guess_thresholds
@@ -601,6 +636,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
             max_cardinality=self.max_cardinality,
             min_support=self.min_support,
             time_limit=self.time_limit,
+            memory_limit_mb=self.memory_limit_mb,
         )
         self.rule_list_ = self.result_.model
         labels = np.array(

@@ -88,8 +88,12 @@ class Method:
         max_depth: int | None,
         time_limit: float | None = None,
         fairness: Any = None,
+        memory_limit_mb: float | None = None,
     ) -> Result:
-        """Run this search method on ``dataset`` (a model-level Result with a Tree)."""
+        """Run this search method on ``dataset`` (a model-level Result with a Tree).
+
+        ``memory_limit_mb=None`` is the searches' default budget (see ``search_tree``).
+        """
         from odtkit.core import search_tree
 
         if not self.is_search:
@@ -97,7 +101,13 @@ class Method:
         check_fair(self, fairness)
         extra = {} if fairness is None else {"fairness": fairness}
         return search_tree(
-            dataset, lam=lam, max_depth=max_depth, method=self.name, time_limit=time_limit, **extra
+            dataset,
+            lam=lam,
+            max_depth=max_depth,
+            method=self.name,
+            time_limit=time_limit,
+            memory_limit_mb=memory_limit_mb,
+            **extra,
         )
 
 

@@ -158,6 +158,7 @@ def prune(
     backend: str = "highs",
     time_limit: float | None = None,
     formulation: str = "compact",
+    memory_limit_mb: float | None = None,
 ) -> Result:
     """Optimally prune a tree ensemble for error plus feature cost (NWS IP3).
 
@@ -206,6 +207,10 @@ def prune(
     time_limit : float, optional
         Seconds per solver call. A cut stopped by it (or by Ctrl-C) returns the pruning its
         flow so far defines, with a valid bound and status ``time_limit``/``interrupted``.
+    memory_limit_mb : float, optional
+        Memory budget of the native min cut (``method="cut"``); None: the searches' default
+        (75 % of what the process can still get). At the budget the pruning so far is kept
+        with status ``memory_limit``. The LP/MIP backends have no memory limit.
     formulation : {"compact", "full"}
         ``"full"``: IP3 exactly as printed (one ``w^{(t)}_{k,i}`` and feature row per tree,
         feature, example). ``"compact"`` (default): the equivalent ``IP3(aggregate=True,
@@ -225,6 +230,7 @@ def prune(
     if budget is not None:
         budget = check_budget(budget, allow_negative=False)
     time_limit = check_positive_number(time_limit, "time_limit")
+    memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
     if method is None:
         method = "cut"
     if method not in METHODS:
@@ -256,7 +262,7 @@ def prune(
     elif method == "cut":
         from odtkit.pruning._cut import cut_prune
 
-        result = cut_prune(data, lam=lam, time_limit=time_limit)
+        result = cut_prune(data, lam=lam, time_limit=time_limit, memory_limit_mb=memory_limit_mb)
     elif method == "colgen":
         result = _colgen(data, lam, backend, time_limit)
     else:

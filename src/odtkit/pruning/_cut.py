@@ -224,7 +224,10 @@ def solve_network(
     """One native min cut for ``lam``: the raw output plus ``side`` (bool), ``objective`` (from
     the cut's real capacity) and ``lower_bound`` (from the flow)."""
     from odtkit.core import _native
+    from odtkit.core._problem import default_memory_limit_mb
 
+    if memory_limit_mb is None:
+        memory_limit_mb = default_memory_limit_mb()
     src, snk = network.capacities(lam)
     out = _native.closure_min_cut(
         src,
