@@ -87,8 +87,10 @@ class Arena {
  public:
   static constexpr std::size_t kPerPage = std::max<std::size_t>(1, kPageBytes / sizeof(T));
 
-  // n uninitialised elements (n >= 1).
+  // n uninitialised elements; n = 0 gets a valid (one-element) run, not a pointer into no page
+  // (bnb keys a leaf by 2 * ceil(features / 64) words: none on a problem without features).
   T* alloc(std::size_t n) {
+    n = std::max<std::size_t>(n, 1);
     if (used_ + n > cap_) {
       // state changes only once the page is allocated and listed: a bad_alloc leaves the
       // arena as it was
