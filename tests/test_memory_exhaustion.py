@@ -184,7 +184,7 @@ def test_a_failed_preprocessing_allocation_still_returns_a_certified_leaf(monkey
     dataset = datasets.load("monk1")
     optimum = search_tree(dataset, lam=0.01, max_depth=3).objective
     list_optimum = search_rule_list(dataset, lam=0.01).objective
-    monkeypatch.setattr(search, "build_problem", no_memory)
+    monkeypatch.setattr(search, "build_search_problem", no_memory)
     monkeypatch.setattr(rules, "problem_from_arrays", no_memory)
     tree = search_tree(dataset, lam=0.01, max_depth=3)
     assert tree.status == "memory_limit" and tree.model.is_leaf

@@ -3,11 +3,13 @@
 from odtkit.core._native import Bitset
 from odtkit.core.path import RegularizationPath, regularization_path
 from odtkit.core.rules import search_rule_list
-from odtkit.core.search import search_tree
+from odtkit.core.search import TrivialAnswerWarning, informative_lam_range, search_tree
 
 __all__ = [
     "Bitset",
     "RegularizationPath",
+    "TrivialAnswerWarning",
+    "informative_lam_range",
     "regularization_path",
     "search_rule_list",
     "search_tree",

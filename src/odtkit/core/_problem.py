@@ -20,6 +20,7 @@ import numpy as np
 from odtkit._validation import check_dataset, check_node_limit, check_positive_number
 from odtkit.core import _native
 from odtkit.datasets import Dataset
+from odtkit.datasets._dataset import distinct_features
 from odtkit.tree import Tree
 
 #: Queue policies of the native searches (one ``Policy`` enum in C++, these names).
@@ -36,6 +37,25 @@ def build_problem(dataset: Dataset, popcount: str = "auto") -> Any:
     return problem_from_arrays(
         dataset.X, dataset.y, dataset.weights, int(dataset.n_classes), popcount=popcount
     )
+
+
+def build_search_problem(dataset: Dataset) -> tuple[Any, np.ndarray]:
+    """The native Problem over the features a tree search must consider, and their indices.
+
+    Constant columns and duplicates or complements of an earlier column are left out
+    (:func:`~odtkit.datasets.distinct_features`): no optimum or bound changes, and the
+    searches' split loops and the depth-two solver's feature-pair tables shrink. Trees come
+    back in the problem's numbering; :func:`restore_features` maps them to the dataset's.
+    """
+    dataset = check_dataset(dataset)
+    kept = distinct_features(dataset.X)
+    X = dataset.X if kept.size == dataset.n_features else dataset.X[:, kept]
+    return problem_from_arrays(X, dataset.y, dataset.weights, int(dataset.n_classes)), kept
+
+
+def restore_features(code: list[int], kept: np.ndarray) -> list[int]:
+    """A tree encoding over :func:`build_search_problem`'s features, in the dataset's numbering."""
+    return [int(kept[v]) if v >= 0 else int(v) for v in code]
 
 
 def problem_from_arrays(

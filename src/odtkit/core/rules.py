@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
@@ -29,6 +30,7 @@ from odtkit.core._problem import (
     problem_from_arrays,
     search_config,
 )
+from odtkit.core.search import TrivialAnswerWarning, trivial_answer_message
 from odtkit.datasets import Dataset
 from odtkit.results import TRACE_COLUMNS, Result
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
@@ -464,7 +466,7 @@ def search_rule_list(
     stats.update(mining)
     stats["n_antecedents"] = truth.shape[1]
     stats["antecedents"] = list(names) if names is not None else literal_sets
-    return Result(
+    result = Result(
         model=model,
         objective=objective,
         lower_bound=lower_bound,
@@ -476,3 +478,8 @@ def search_rule_list(
         trace=trace,
         stats=stats,
     )
+    if status == "optimal" and model.n_rules == 0:
+        message = trivial_answer_message(dataset, lam, what="rule list with rules")
+        if message is not None:
+            warnings.warn(message, TrivialAnswerWarning, stacklevel=2)
+    return result

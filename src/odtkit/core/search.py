@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from collections.abc import Mapping
 from numbers import Real
 from typing import Any
@@ -35,16 +36,28 @@ from odtkit._validation import check_dataset, check_depth, check_lambda, check_s
 from odtkit.core import _native
 from odtkit.core._problem import (
     POLICIES,
-    build_problem,
+    build_search_problem,
     decode_tree,
     leaf_answer,
+    restore_features,
     search_config,
 )
 from odtkit.datasets import Dataset
+from odtkit.datasets._dataset import unique_rows
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.results import TRACE_COLUMNS, Result
 
-__all__ = ["BOUNDS", "FAIR_BOUNDS", "METHODS", "OBJECTIVE_TOLERANCE", "STRATEGIES", "search_tree"]
+__all__ = [
+    "BOUNDS",
+    "FAIR_BOUNDS",
+    "METHODS",
+    "OBJECTIVE_TOLERANCE",
+    "STRATEGIES",
+    "TrivialAnswerWarning",
+    "informative_lam_range",
+    "search_tree",
+    "trivial_answer_message",
+]
 
 METHODS = ("dp", "bnb")
 #: Search orders of ``method="dp"``: depth-first bound passing, GOSDT-style best-first queue, or
@@ -235,14 +248,20 @@ def search_tree(
     else:
         native = _native.search_bnb
     try:
-        problem = build_problem(dataset)
+        problem, kept = build_search_problem(dataset)
         with Progress(f"search ({method}, {strategy})", progress) as bar:
             raw = native(problem, config, bar.update if bar.active else None)
+        raw["tree"] = restore_features(raw["tree"], kept)
+        raw["stats"]["features_merged"] = dataset.n_features - kept.size
     except MemoryError:
         # the searches turn a failed allocation into status memory_limit with their incumbent;
         # this is the preprocessing (or the answer's conversion) failing before there is one
         raw = leaf_answer(dataset.y, dataset.weights, int(dataset.n_classes), lam)
-    return _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method=method, start=start)
+    result = _verified_result(
+        raw, dataset, lam=lam, max_depth=max_depth, method=method, start=start
+    )
+    _warn_if_trivial(result, dataset, lam, max_depth)
+    return result
 
 
 def _search_fair(
@@ -281,15 +300,18 @@ def _search_fair(
     )
     coefficients = np.ascontiguousarray(groups.coefficients, dtype=np.float64)
     try:
+        problem, kept = build_search_problem(dataset)
         with Progress("fair search (dp)", progress) as bar:
             raw = _native.search_fair_dp(
-                build_problem(dataset),
+                problem,
                 coefficients,
                 groups.delta,
                 groups.positive_code,
                 config,
                 bar.update if bar.active else None,
             )
+        raw["tree"] = restore_features(raw["tree"], kept)
+        raw["stats"]["features_merged"] = dataset.n_features - kept.size
     except MemoryError:  # as in search_tree; the single leaf is fair (no positive predictions)
         raw = leaf_answer(dataset.y, dataset.weights, int(dataset.n_classes), lam)
     result = _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method="dp", start=start)
@@ -299,6 +321,7 @@ def _search_fair(
             f"the fair search returned a tree with disparity {gap!r} > delta={groups.delta!r} "
             "(odtkit.metrics.fairness_gap): this is a bug"
         )
+    _warn_if_trivial(result, dataset, lam, max_depth, fair=True)
     return dataclasses.replace(
         result, stats={**result.stats, "fairness_gap": gap}, time=time.perf_counter() - start
     )
@@ -313,6 +336,100 @@ def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups:
     if not isinstance(fairness, Fairness):
         raise TypeError(f"fairness must be an odtkit.Fairness, got {type(fairness).__name__}")
     return fairness.groups(dataset)
+
+
+class TrivialAnswerWarning(UserWarning):
+    """The optimum is a single leaf for a reason the user likely did not intend."""
+
+
+def informative_lam_range(dataset: Dataset) -> tuple[float, float]:
+    """Where ``lam`` stops mattering: ``(best_stump, ceiling)`` in objective units.
+
+    Below ``best_stump`` (the best one-split tree's error reduction, normalized) that tree
+    beats the single leaf; at or above ``ceiling`` (the leaf's error less the equivalent-points
+    minority: no tree reduces the error more, and a tree with splits pays ``lam`` for one leaf
+    more at least) the single leaf is optimal at every depth. The same holds for rule lists (a
+    one-literal rule is a stump; each rule pays ``lam``). O(n p) with numpy.
+    """
+    w = dataset.weights
+    total = float(w.sum())
+    if total <= 0:
+        return 0.0, 0.0
+    n_classes = int(dataset.n_classes)
+    class_weight = np.bincount(dataset.y, weights=w, minlength=n_classes)
+    onehot = np.zeros((dataset.n_samples, n_classes))
+    onehot[np.arange(dataset.n_samples), dataset.y] = w
+    ones = dataset.X.T.astype(np.float64) @ onehot
+    zeros = class_weight - ones
+    stump_errors = (ones.sum(1) - ones.max(1, initial=0.0)) + (
+        zeros.sum(1) - zeros.max(1, initial=0.0)
+    )
+    leaf_error = total - float(class_weight.max())
+    best_stump = (leaf_error - float(stump_errors.min(initial=leaf_error))) / total
+    _, group = unique_rows(dataset.X)
+    grouped = np.zeros((int(group.max(initial=-1)) + 1, n_classes))
+    np.add.at(grouped, group, onehot)
+    minority = float((grouped.sum(1) - grouped.max(1, initial=0.0)).sum())
+    return max(best_stump, 0.0), max((leaf_error - minority) / total, 0.0)
+
+
+def trivial_answer_message(
+    dataset: Dataset, lam: float, *, what: str = "tree with splits"
+) -> str | None:
+    """Why a certified single-leaf answer is trivial, with the informative range of ``lam``.
+
+    One class: every model predicts it. Otherwise ``lam`` is at or above the largest value at
+    which some model with splits beats the leaf (:func:`informative_lam_range` brackets it).
+    None when ``lam`` is 0 and splits could pay: then a depth limit keeps the leaf optimal, not
+    ``lam``. ``what`` names the models with splits in the message.
+    """
+    class_weight = dataset.class_counts()
+    present = np.flatnonzero(class_weight > 0)
+    if present.size <= 1:
+        label = dataset.classes[present[0]] if present.size else dataset.classes[0]
+        return (
+            f"y holds a single class ({label}): every model predicts it, so the answer is "
+            "trivially the one leaf"
+        )
+    best_stump, ceiling = informative_lam_range(dataset)
+    if ceiling > 0 and lam <= 0:
+        return None  # a depth limit, not lam, keeps the splits out: nothing to say about lam
+    if ceiling <= 0:
+        return (
+            f"no feature tells apart rows of different classes better than the single leaf, so "
+            f"it is optimal for every lam: no {what} reduces the training error"
+        )
+    return (
+        f"lam={lam:g} makes the single leaf (a constant prediction) optimal. Informative values "
+        f"lie below lam={ceiling:.4g}: no {what} can win at or above it (the leaf's error less "
+        f"the equivalent-points minority), and the best model with one split (a stump, a "
+        f"one-literal rule) wins below lam={best_stump:.4g}"
+    )
+
+
+def _warn_if_trivial(
+    result: Result, dataset: Dataset, lam: float, max_depth: int | None, *, fair: bool = False
+) -> None:
+    """TrivialAnswerWarning when a certified answer is a single leaf (see the message).
+
+    ``max_depth=0`` admits nothing else, which is said instead. Under a fairness constraint
+    only a single class is reported: the constraint itself may be what makes the leaf optimal.
+    """
+    if result.status != "optimal" or not result.model.is_leaf:
+        return
+    several_classes = np.count_nonzero(dataset.class_counts() > 0) > 1
+    if max_depth == 0 and several_classes:
+        warnings.warn(
+            "max_depth=0 admits only the single leaf (a constant prediction)",
+            TrivialAnswerWarning,
+            stacklevel=3,
+        )
+        return
+    if fair and several_classes:
+        return
+    message = trivial_answer_message(dataset, lam)
+    if message is not None:
+        warnings.warn(message, TrivialAnswerWarning, stacklevel=3)
 
 
 def _verified_result(
