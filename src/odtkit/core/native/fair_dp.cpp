@@ -823,13 +823,16 @@ class FairSolver {
         b.add(c, A.leaves[a] + B.leaves[k], info, d, kind == kSplit ? da : nullptr);
       }
       combos += static_cast<long long>(L.ib.size());
-      if ((++merge_polls_ & 255) == 0) {
-        combo_bytes_ = b.bytes();
+      // poll by pairs tried, not by rows of A: a row may pair with thousands (a poll every
+      // 256 rows let one merge grow its builder by 88 MB unseen). The builder is a level's,
+      // which bytes() counts already.
+      merge_pairs_ += L.ib.size();
+      if (merge_pairs_ >= kPairsPerPoll) {
+        merge_pairs_ = 0;
         poll();
         if (stopped()) return;
       }
     }
-    combo_bytes_ = 0;
   }
 
   // Depth-2 front of T's support under `cuts`.
@@ -1772,6 +1775,8 @@ class FairSolver {
   std::size_t opt_cache_bytes_ = 0;
   MemoKey scratch_key_;
   std::size_t memo_bytes_ = 0, combo_bytes_ = 0;
+  static constexpr std::size_t kPairsPerPoll = 1 << 14;
+  std::size_t merge_pairs_ = 0;  // pairs merged since the last poll
   PairTable root_t0_, root_t1_;
   DeepChild deep_[2];       // the root split's children in deep mode (remaining depth 3)
   bool deep_mode_ = false;  // lag_child reads deep_ instead of *rt0_ / *rt1_
@@ -1785,7 +1790,6 @@ class FairSolver {
   std::vector<double> sorted_d_;
   bool memory_stop_ = false;
   std::size_t last_bytes_ = 0, max_growth_ = 0;  // over_memory's record
-  long long merge_polls_ = 0;
 };
 
 void check_spec(const Problem& P, const FairSpec& spec, const SearchConfig& config) {
