@@ -312,7 +312,7 @@ def _search_fair(
             )
         raw["tree"] = restore_features(raw["tree"], kept)
         raw["stats"]["features_merged"] = dataset.n_features - kept.size
-    except MemoryError:  # as in search_tree; the single leaf is fair (no positive predictions)
+    except MemoryError:  # as in search_tree; a constant prediction has no disparity
         raw = leaf_answer(dataset.y, dataset.weights, int(dataset.n_classes), lam)
     result = _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method="dp", start=start)
     gap = metrics.fairness_gap(result.model, dataset, groups)
@@ -359,7 +359,12 @@ def informative_lam_range(dataset: Dataset) -> tuple[float, float]:
     class_weight = np.bincount(dataset.y, weights=w, minlength=n_classes)
     onehot = np.zeros((dataset.n_samples, n_classes))
     onehot[np.arange(dataset.n_samples), dataset.y] = w
-    ones = dataset.X.T.astype(np.float64) @ onehot
+    # class weights on the x_j = 1 side, in row blocks of ~16 M cells (X as floats would cost
+    # 8 bytes a cell: 8 GB on a million rows of a thousand features)
+    ones = np.zeros((dataset.n_features, n_classes))
+    step = max(1, 2**24 // max(1, dataset.n_features))
+    for lo in range(0, dataset.n_samples, step):
+        ones += dataset.X[lo : lo + step].T.astype(np.float64) @ onehot[lo : lo + step]
     zeros = class_weight - ones
     stump_errors = (ones.sum(1) - ones.max(1, initial=0.0)) + (
         zeros.sum(1) - zeros.max(1, initial=0.0)

@@ -55,18 +55,23 @@ def distinct_features(X: np.ndarray) -> np.ndarray:
     every row one way, never better than not splitting), equal to a kept column, or its
     complement (the same split with the children swapped). Keeping the smallest index of each
     group changes no optimum and no bound, and on binarized continuous data it removes the
-    thresholds that separate the same rows (breast cancer: 15,310 columns, 15,132 kept).
+    thresholds that separate the same rows (breast cancer, every midpoint: 15,310 columns, 15,131 kept).
+    Columns are compared packed, 8 rows a byte: the work memory is an eighth of ``X``.
     """
     X = np.asarray(X, dtype=bool)
-    if X.shape[1] == 0 or X.shape[0] == 0:
+    n, p = X.shape
+    if p == 0 or n == 0:
         return np.arange(0)
+    packed = np.packbits(X, axis=0)  # (ceil(n / 8), p), padding bits 0
     # complements become equal once every column is flipped to start with False
-    normalized = X ^ X[0]
-    first, _ = unique_rows(np.ascontiguousarray(normalized.T))
-    constant = ~normalized.any(axis=0)
-    keep = np.zeros(X.shape[1], dtype=bool)
+    flip = X[0]
+    packed[:, flip] ^= np.packbits(np.ones(n, dtype=bool))[:, None]
+    columns = np.ascontiguousarray(packed.T)
+    as_bytes = columns.view(np.dtype((np.void, columns.shape[1]))).ravel()
+    _, first = np.unique(as_bytes, return_index=True)
+    keep = np.zeros(p, dtype=bool)
     keep[first] = True
-    keep &= ~constant
+    keep &= columns.any(axis=1)  # constant columns are all zero once flipped
     return np.flatnonzero(keep)
 
 
