@@ -55,7 +55,8 @@ def distinct_features(X: np.ndarray) -> np.ndarray:
     every row one way, never better than not splitting), equal to a kept column, or its
     complement (the same split with the children swapped). Keeping the smallest index of each
     group changes no optimum and no bound, and on binarized continuous data it removes the
-    thresholds that separate the same rows (breast cancer, every midpoint: 15,310 columns, 15,131 kept).
+    thresholds that separate the same rows (breast cancer, every midpoint: 15,310 columns,
+    15,131 kept).
     Columns are compared packed, 8 rows a byte: the work memory is an eighth of ``X``.
     """
     X = np.asarray(X, dtype=bool)
