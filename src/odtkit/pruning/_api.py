@@ -421,7 +421,10 @@ def cost_error_path(
     ensemble, X, y, costs
         As for :func:`prune` (or an :class:`EnsembleData`).
     time_limit : float, optional
-        Seconds for the whole path; a path cut short raises ``RuntimeError``.
+        Seconds for the whole path. At the limit, or on Ctrl-C, the path so far comes back
+        with ``status`` ``time_limit`` / ``interrupted`` and the λ intervals where vertices may
+        be missing in ``unproven`` (:class:`CostErrorPath`); ``RuntimeError`` only when not even
+        the two end cuts finished.
     progress : bool, optional
         A live line on stderr (cuts so far) once the path has taken 2 s; None (default):
         shown when stderr is a terminal.

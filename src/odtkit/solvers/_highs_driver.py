@@ -134,7 +134,7 @@ def highs_options(
         "mip_abs_gap": 0.0 if options.mip_gap == 0.0 else 1e-6,
     }
     if options.time_limit is not None:
-        opts["time_limit"] = options.time_limit
+        opts["time_limit"] = options.time_left()  # the translation so far is charged
     if options.threads is not None:
         opts["threads"] = options.threads
     if options.seed is not None:
