@@ -12,7 +12,8 @@ handler). This module is the plumbing for everything around them:
   third-party translation that never returns in between runs under :func:`alarm_at`. The
   caller that opened the block turns that into status ``time_limit`` with whatever it knows.
 * :func:`sigint_flag` -- a temporary SIGINT handler that only sets a flag, for code that polls
-  (a solver running in a child process).
+  (a solver running in a child process); :func:`sigint_watch` -- a thread that learns of a
+  SIGINT at once, for a solver that does not call back into Python for seconds.
 * :func:`stop_on_interrupt` -- "a Ctrl-C arrived during this loop of solves": one helper for
   ``compare``, the paths, column generation and the serial sweep. Ctrl-C lands either in Python
   code (a ``KeyboardInterrupt``) or inside a solve (which returns status ``interrupted``);
@@ -25,10 +26,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from odtkit.results import Status
@@ -42,6 +44,7 @@ __all__ = [
     "charged",
     "check_deadline",
     "sigint_flag",
+    "sigint_watch",
     "stop_on_interrupt",
 ]
 
@@ -174,6 +177,46 @@ def sigint_flag() -> Iterator[threading.Event]:
         yield flag
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def sigint_watch(on_sigint: Callable[[], None]) -> Iterator[None]:
+    """Call ``on_sigint()`` from a helper thread as soon as a SIGINT arrives in the block.
+
+    A Python signal handler runs only when the main thread executes bytecode; a solver that
+    runs for seconds without calling back into Python (HiGHS between two log lines: its root
+    cut loop, a sub-MIP) delays it that long. The C-level handler still writes the signal
+    number to the wakeup fd at once: a thread blocked on that fd reacts within milliseconds
+    and can tell the solver to stop (``on_sigint`` must be thread-safe). The Python handler
+    the caller installed still runs later, as usual. Main thread only (elsewhere a no-op); the
+    previous wakeup fd is restored.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    closing = b"\xff"  # not a signal number: tells the thread to end
+
+    def watch() -> None:
+        while True:
+            got = os.read(read_end, 64)
+            if not got or closing in got:
+                return
+            if signal.SIGINT in got:
+                on_sigint()
+
+    thread = threading.Thread(target=watch, name="odtkit-sigint-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.write(write_end, closing)
+        thread.join()
+        os.close(read_end)
+        os.close(write_end)
 
 
 class LoopStop:

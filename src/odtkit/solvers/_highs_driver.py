@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from odtkit._limits import sigint_watch
 from odtkit._progress import Progress
 from odtkit.model import Model
 from odtkit.results import Status, make_trace
@@ -363,8 +364,19 @@ def attach(
     for event, hook in hooks:
         event.subscribe(hook)
     previous = signal.signal(signal.SIGINT, session.request_stop) if in_main else None
+
+    def stop_now() -> None:
+        # HiGHS polls the interrupt callbacks only in its node loop and LP iterations of its
+        # own; its root cut loop and sub-MIPs check just the time limit (RBinOCT on
+        # tic-tac-toe at depth 3: 8 s after Ctrl-C). A zero time limit stops them within ms;
+        # the status then reads interrupted (status_of). An LP solve inside the MIP keeps the
+        # limit it started with: FlowOCT's root LP still runs to its end.
+        session.request_stop()
+        h.setOptionValue("time_limit", 0.0)
+
     try:
-        yield session
+        with sigint_watch(stop_now) if in_main else contextlib.nullcontext():
+            yield session
     finally:
         session.progress.close()
         if previous is not None:
