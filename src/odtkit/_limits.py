@@ -81,6 +81,12 @@ class Deadline:
             return None
         return max(self.at - time.perf_counter(), 0.0)
 
+    def limit_left(self) -> float | None:
+        """The time limit for the next phase: what is left, at least 1 ms (a solver reads 0 as
+        "no limit" or rejects it); None without a limit."""
+        left = self.remaining()
+        return None if left is None else max(left, 1e-3)
+
     def expired(self) -> bool:
         return time.perf_counter() >= self.at
 

@@ -106,17 +106,11 @@ def solve_formulation(
         data,
         backend=backend,
         start=start_vector,
-        time_limit=_left(deadline),
+        time_limit=deadline.limit_left(),
         **options,
     )
     stats = {**result.stats, "build_time": build_time}
     return result.replace(time=time.perf_counter() - t0, stats=stats)
-
-
-def _left(deadline: Deadline) -> float | None:
-    """What is left of ``deadline`` for the next phase (at least 1 ms: a positive limit)."""
-    left = deadline.remaining()
-    return None if left is None else max(left, 1e-3)
 
 
 def _not_solved(
@@ -165,7 +159,7 @@ def solve_model(
     if start is not None and result.status == Status.ERROR:
         stats["start_rejected"] = result.message
         spent = solution.time
-        solution = solve(model, backend=backend, time_limit=_left(deadline), **solve_options)
+        solution = solve(model, backend=backend, time_limit=deadline.limit_left(), **solve_options)
         result = verify_solution(formulation, model, solution, data)
         stats["solve_time"] = spent + solution.time
     return result.replace(stats={**result.stats, **stats})
