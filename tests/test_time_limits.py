@@ -246,3 +246,77 @@ def test_every_pruning_method_stops_at_the_time_limit(method, forest_data):
         assert res.objective == pytest.approx(res.model.objective, abs=1e-12)
         assert res.objective >= opt - 1e-9
     assert res.lower_bound <= opt + 1e-9
+
+
+# --- the plumbing -----------------------------------------------------------------------------
+
+
+def test_an_inner_deadline_never_outlives_the_outer_one():
+    from odtkit._limits import Deadline, OutOfTime, charged, check_deadline
+
+    with charged(Deadline(0.0)):
+        with charged(Deadline(60.0)):  # an inner call with a longer limit of its own
+            with pytest.raises(OutOfTime):
+                check_deadline()
+    with charged(Deadline(None)):
+        check_deadline()  # no limit: never raises
+    assert Deadline(None).limit_left() is None
+    assert Deadline(0.0).limit_left() == 1e-3  # a positive limit for the next phase
+
+
+def test_alarm_at_stops_a_python_loop_that_never_checks():
+    from odtkit._limits import Deadline, OutOfTime, alarm_at
+
+    t0 = time.perf_counter()
+    with pytest.raises(OutOfTime), alarm_at(Deadline(0.2)):
+        while True:
+            pass
+    assert time.perf_counter() - t0 < 0.2 + 1.0 + LOAD_SLACK
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0  # the timer is off again
+
+
+def test_stop_on_interrupt_ends_the_loop_at_an_interrupted_status_or_a_keyboard_interrupt():
+    from odtkit._limits import stop_on_interrupt
+
+    done = []
+    with stop_on_interrupt() as stop:
+        for status in ("optimal", "interrupted", "optimal"):
+            done.append(status)
+            stop.check(status)
+    assert stop.interrupted and done == ["optimal", "interrupted"]
+    with stop_on_interrupt() as stop:
+        raise KeyboardInterrupt
+    assert stop.interrupted
+    with stop_on_interrupt() as stop:
+        stop.check_rows([{"status": "optimal"}, {"status": "time_limit"}])
+    assert not stop.interrupted
+
+
+def test_a_cost_error_path_cut_short_is_a_valid_partial_path(forest_data):
+    """A limit between the end cuts and the last window: status time_limit, every vertex a
+    pruning no better than the optimum, and the budget answer built on it carries no bound."""
+    from odtkit.pruning import cost_error_path, prune
+    from odtkit.pruning._budget import _hull_within
+    from odtkit.pruning._path import exact_path
+
+    data, _ = forest_data
+    full = cost_error_path(data)
+    assert full.status == "optimal" and full.unproven == ()
+    path = None
+    for limit in (0.02, 0.05, 0.1, 0.2):
+        try:
+            path = exact_path(data, time_limit=limit)
+        except RuntimeError:  # the limit ran out in the two end cuts: no path yet
+            continue
+        if path.status != "optimal":
+            break
+    if path is None or path.status == "optimal":
+        pytest.skip("the path finished (or never started) within every tried limit")
+    assert path.status == "time_limit" and path.unproven
+    for j in (0, path.n_vertices // 2, path.n_vertices - 1):
+        lam = float(path.lam_lo[j])
+        assert path.at(lam).objective >= prune(data, lam=lam, method="cut").objective - 1e-12
+    within = _hull_within(data, float(path.cost_term[-1]) + 1e-9, path)
+    assert within.status == "time_limit" and within.lower_bound == -np.inf

@@ -463,5 +463,6 @@ def cost_error_path(
         :func:`odtkit.plot.plot_cost_error_path`.
     """
     time_limit = check_positive_number(time_limit, "time_limit")
+    deadline = Deadline(time_limit)  # the extraction is charged too
     data = _data(ensemble, X, y, costs)
-    return exact_path(data, time_limit=time_limit, progress=progress)
+    return exact_path(data, time_limit=deadline.limit_left(), progress=progress)

@@ -10,7 +10,11 @@ what is done to such an object, so the rules exist once:
   throwaway object, for interfaces that take a dict and set it themselves);
 * :func:`attach` installs the callbacks of one run -- the log, the (time, incumbent, bound)
   trace, the interrupt polling -- and a temporary SIGINT handler, as a context manager that
-  always restores them; the :class:`Session` it yields holds what they collected;
+  always restores them; the :class:`Session` it yields holds what they collected. HiGHS polls
+  the interrupt callbacks only in its node loop, so a thread (:func:`odtkit._limits.sigint_watch`)
+  also sets its time limit to 0 when Ctrl-C arrives: the root cut loop and sub-MIPs stop within
+  milliseconds. Still not interruptible: an LP solved inside the MIP (FlowOCT's root LP, tens of
+  seconds on tic-tac-toe at depth 3) and the MIP presolve, which also overshoot a time limit;
 * :func:`read` maps HiGHS's model status to :class:`~odtkit.results.Status` (:func:`status_of`),
   reads the solution and hands it to :func:`conclude`: the one bound rule :func:`final_bound` and
   the final trace row :func:`final_trace`, giving a :class:`Readout` that makes the

@@ -22,15 +22,21 @@ Solvers (``solver=`` option of :func:`odtkit.solvers.solve`)
     name). Capabilities: all seven (``mip_start``, ``dual_bound``, ``trace``, ``interrupt``,
     ``duals``, ``lp_method``, ``heuristics_off``).
 ``"cbc"``
-    ``COIN_CMD`` with the ``cbc`` on PATH, else the CBC binary bundled with PuLP. MIP start via
-    ``warmStart`` (an ``.mst`` file); status, proven lower bound and node count parsed from
-    CBC's log ("Result - ...", "Lower bound:", "Enumerated nodes:"). CBC reports objectives
-    without the constant; the backend re-adds it. Capabilities: ``mip_start``, ``dual_bound``,
-    ``duals`` (from CBC's solution file).
+    The ``cbc`` on PATH, else the CBC binary bundled with PuLP, run as a child process in its
+    own session that the backend polls (:func:`_run_cbc`; PuLP's ``COIN_CMD`` writes the MPS
+    and ``.mst`` files and reads the solution, but it cannot be interrupted). MIP start via an
+    ``.mst`` file; ``-sec`` counts wall-clock seconds; status, proven lower bound and node
+    count parsed from CBC's log ("Result - ...", "Lower bound:", "Enumerated nodes:"). CBC
+    reports objectives without the constant; the backend re-adds it. Capabilities:
+    ``mip_start``, ``dual_bound``, ``duals`` (from CBC's solution file) and ``interrupt``:
+    Ctrl-C, ``should_stop`` or the deadline forward one SIGINT, CBC stops at its next node
+    ("User ctrl-c") and writes its incumbent; in preprocessing or the root LP it reads no
+    signal and is killed after :data:`CBC_GRACE` seconds (the answer is then the start).
 ``"highs_cmd"``
     ``HiGHS_CMD`` (the ``highs`` executable must be on PATH or given as ``path=``): MIP start via
     ``warmStart``; status, dual bound and nodes parsed from the HiGHS log. Capabilities:
-    ``mip_start``, ``dual_bound``.
+    ``mip_start``, ``dual_bound``; no ``interrupt``: the HiGHS executable installs no SIGINT
+    handler (it would die without writing its solution), and PuLP waits for it unconditionally.
 
 :meth:`PulpBackend.capabilities_for` answers per solver (ValueError for an unknown solver or
 one that cannot run here); the registry checks every option against it once, naming backend,
@@ -284,6 +290,12 @@ def parse_cbc_log(text: str) -> dict[str, Any]:
     if obj is not None:
         out["objective"] = obj
     out["bound"] = _last_number(r"Lower bound:", text)
+    if out["bound"] is None and out["status"] in (None, "interrupted", "time_limit"):
+        # a run stopped (killed) before its summary: the last bound it printed on the way,
+        # branch-and-bound's "best possible", else the root LP's "Continuous objective value"
+        out["bound"] = _last_number(r"best possible", text)
+        if out["bound"] is None:
+            out["bound"] = _last_number(r"Continuous objective value is", text)
     nodes = _last_number(r"Enumerated nodes:", text)
     out["nodes"] = int(nodes) if nodes is not None else None
     return out
