@@ -347,3 +347,29 @@ def test_sigint_stops_the_cost_error_path_with_valid_vertices():
     )
     reaction, verdict = run_child(body)
     assert_verdict(reaction, verdict)
+
+
+def test_sigint_stops_the_cross_validated_estimator_on_the_folds_scored_so_far():
+    body = """
+    from odtkit.core import _native
+    from odtkit.estimators import OptimalTreeClassifierCV
+    data = random_data()
+    real, calls = _native.search_dp, []
+    def counting(*args, **kw):
+        calls.append(1)
+        if len(calls) == 40:  # past the full data's path (~16 solves) and the first fold's
+            ready()
+        return real(*args, **kw)
+    _native.search_dp = counting
+    model = OptimalTreeClassifierCV(max_depth=4, cv=5, lam_min=0.001).fit(data.X, data.y)
+    returned()
+    _native.search_dp = real
+    folds = [k for k in model.cv_results_ if k.startswith("split")]
+    done(
+        status="interrupted" if model.interrupted_ else "finished",
+        ok_partial=1 <= len(folds) < 5,
+        ok_tree=model.tree_ is not None and model.score(data.X, data.y) > 0.5,
+    )
+    """
+    reaction, verdict = run_child(body)
+    assert_verdict(reaction, verdict)
