@@ -157,6 +157,11 @@ MIP_COMBOS = [
     pytest.param("highs", {}, "RBinOCT", "tic-tac-toe", "", id="highs"),
     pytest.param("pyomo", {}, "RBinOCT", "tic-tac-toe", "", id="pyomo-appsi_highs"),
     pytest.param("pulp", {}, "RBinOCT", "tic-tac-toe", "", id="pulp-HiGHS"),
+    # Pyomo's own "highs" interface: no interrupt capability (should_stop), but Ctrl-C stops
+    # it; its log arrives after the run: READY before the call
+    pytest.param(
+        "pyomo", {"solver": "highs"}, "RBinOCT", "tic-tac-toe", "ready()", id="pyomo-highs"
+    ),
     # CBC writes its log to a file, read after the run: READY right before the call, SIGINT
     # 3 s later, when CBC is in its branch-and-bound (RBinOCT: its root LP is quick)
     pytest.param(

@@ -89,7 +89,9 @@ def solve_formulation(
         return _not_solved(formulation, backend, Status.INTERRUPTED, deadline, "the build")
     build_time = time.perf_counter() - t0
     options = dict(solve_options or {})
-    capabilities = backend_capabilities(backend)
+    # the solver chosen in solve_options decides (pyomo's "highs" takes no start)
+    which = {k: options[k] for k in ("solver", "path", "executable") if k in options}
+    capabilities = backend_capabilities(backend, **which)
     start_vector = None
     if start is not None and "mip_start" in capabilities:
         start_vector = (

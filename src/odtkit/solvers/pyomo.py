@@ -71,8 +71,9 @@ from typing import Any
 
 import numpy as np
 
-from odtkit._limits import alarm_at, check_deadline
+from odtkit._limits import alarm_at, check_deadline, sigint_flag, sigint_watch
 from odtkit.model import Model
+from odtkit.results import Status
 from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
@@ -544,8 +545,17 @@ class PyomoBackend(Backend):
             {**driver.highs_options(options, model.is_mip, extra), "log_to_console": True}
         )
         driver.ready_scheduler(options.threads)
+
+        def stop_now() -> None:
+            # the Highs object this interface made for the run (none yet: stops at its start)
+            h = getattr(opt, "_solver_model", None)
+            if h is not None:
+                h.setOptionValue("time_limit", 0.0)
+
         t0 = time.perf_counter()
-        with PauseGC():  # the transfer happens inside solve here; see to_pyomo
+        # Ctrl-C must not raise inside HiGHS's log callback (the run then ends as "Solve
+        # error"): a flag, and a thread that stops HiGHS through its time limit
+        with PauseGC(), sigint_flag() as ctrl_c, sigint_watch(stop_now):
             res = opt.solve(
                 built.model,
                 load_solutions=False,
@@ -561,6 +571,8 @@ class PyomoBackend(Backend):
         # the run's highspy object: read with the same rules as every HiGHS run
         out = driver.read(opt._solver_model, model, want_duals=self._want_duals(model, options))
         out.log = log
+        if ctrl_c.is_set() and out.status not in (Status.OPTIMAL, Status.INFEASIBLE):
+            out.status = Status.INTERRUPTED
         return self._finish(
             model,
             built,
