@@ -216,12 +216,12 @@ def _cover_optimum(n: int, m: int, seed: int, relaxed: bool = False) -> float:
     return res.objective
 
 
-def _stop_after_first_call() -> tuple[list[int], object]:
+def _stop_after_first_call(stop_at: int = 2) -> tuple[list[int], object]:
     calls: list[int] = []
 
     def stop() -> bool:
         calls.append(1)
-        return len(calls) > 1
+        return len(calls) >= stop_at
 
     return calls, stop
 
@@ -243,9 +243,12 @@ def test_should_stop_gives_interrupted_with_a_valid_bound(backend, solver, extra
         (model, {"start": start}, optimum),
         (model.relaxed(), {}, _cover_optimum(40, 30, 1, relaxed=True)),
     ):
-        calls, stop = _stop_after_first_call()
+        # CBC runs in a child process polled every 20 ms, and solves these in less: stop it at
+        # its first poll (it is then killed before it installs its handler; the start is kept)
+        stop_at = 1 if solver == "cbc" else 2
+        calls, stop = _stop_after_first_call(stop_at)
         res = run(m, backend, solver, extra, should_stop=stop, **kw)
-        assert len(calls) >= 2, (backend, solver, kw)
+        assert len(calls) >= stop_at, (backend, solver, kw)
         assert res.status == "interrupted", (backend, solver, kw, res)
         assert res.bound <= best + 1e-9, (backend, solver, kw, res)
         if res.has_solution:

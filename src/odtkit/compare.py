@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from odtkit import metrics
+from odtkit._limits import stop_on_interrupt
 from odtkit._validation import check_dataset, check_depth, check_lambda, check_positive_number
 from odtkit.datasets import Dataset
 from odtkit.datasets._bundled import resolve
@@ -180,8 +181,13 @@ def compare(
     # the runs after it are rows with status not_run
     interrupted = False
 
-    def skip(name: str, backend: str) -> None:
-        rows.append(_empty_row(name, backend, Status.NOT_RUN, "not run: interrupted (Ctrl-C)"))
+    def skip(name: str, backend: str, status: Status = Status.NOT_RUN) -> None:
+        message = (
+            "not run: interrupted (Ctrl-C)"
+            if status == Status.NOT_RUN
+            else "interrupted (Ctrl-C) outside the solver: no answer kept"
+        )
+        rows.append(_empty_row(name, backend, status, message))
         trees.append(None)
         properties.append(frozenset())
 
@@ -191,15 +197,21 @@ def compare(
         if interrupted:
             skip(method.name, "native")
             continue
-        result = method.search(
-            dataset,
-            lam=lam,
-            max_depth=max_depth,
-            time_limit=time_limit,
-            memory_limit_mb=memory_limit_mb,
-            **fair_kw,
-        )
-        interrupted = result.status == Status.INTERRUPTED
+        result = None
+        with stop_on_interrupt() as ctrl_c:  # Ctrl-C outside the native search
+            result = method.search(
+                dataset,
+                lam=lam,
+                max_depth=max_depth,
+                time_limit=time_limit,
+                memory_limit_mb=memory_limit_mb,
+                **fair_kw,
+            )
+        if result is None:
+            interrupted = True
+            skip(method.name, "native", Status.INTERRUPTED)
+            continue
+        interrupted = ctrl_c.interrupted or result.status == Status.INTERRUPTED
         rows.append(_row(method.name, result))
         trees.append(result.model)
         properties.append(method.properties)
@@ -222,25 +234,31 @@ def compare(
             if interrupted:
                 skip(method.name, backend)
                 continue
+            result = None
             try:
-                result = solve_formulation(
-                    formulation,
-                    dataset,
-                    backend=backend,
-                    start=start_tree if warm_start else None,
-                    start_is_optimal=start_is_optimal,
-                    time_limit=time_limit,
-                    solve_options=solve_options,
-                    lam=lam,
-                    max_depth=max_depth,
-                    **fair_kw,
-                )
+                with stop_on_interrupt() as ctrl_c:  # Ctrl-C outside the build and the solve
+                    result = solve_formulation(
+                        formulation,
+                        dataset,
+                        backend=backend,
+                        start=start_tree if warm_start else None,
+                        start_is_optimal=start_is_optimal,
+                        time_limit=time_limit,
+                        solve_options=solve_options,
+                        lam=lam,
+                        max_depth=max_depth,
+                        **fair_kw,
+                    )
             except ValueError as exc:  # e.g. original BinOCT on all-constant features
                 rows.append(_empty_row(method.name, backend, Status.ERROR, str(exc)))
                 trees.append(None)
                 properties.append(frozenset())
                 continue
-            interrupted = result.status == Status.INTERRUPTED
+            if result is None:
+                interrupted = True
+                skip(method.name, backend, Status.INTERRUPTED)
+                continue
+            interrupted = ctrl_c.interrupted or result.status == Status.INTERRUPTED
             rows.append(_row(method.name, result, warm_start=result.stats["warm_start"]))
             trees.append(result.model)
             properties.append(formulation.properties)

@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from odtkit import metrics
+from odtkit._limits import stop_on_interrupt
 from odtkit._validation import (
     as_binary_matrix,
     check_dataset,
@@ -348,6 +349,8 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         ``mean_train_score``; ``pandas.DataFrame(cv_results_)`` tabulates it.
     path_ : RegularizationPath
         The full training set's path (``path_.to_frame()``).
+    interrupted_ : bool
+        Ctrl-C ended the fit early: the tree was chosen on the folds scored by then.
     tree_, classes_, binarizer_, feature_names_, leaf_distribution_
         As in :class:`OptimalTreeClassifier`; ``tree_`` is ``path_.tree_at(best_lam_)``.
     """
@@ -402,18 +405,26 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         else:
             splitter = check_cv(self.cv, data.y, classifier=True)
         scores, train_scores = [], []
-        for train_idx, test_idx in splitter.split(data.X, data.y):
-            train, test = data.subset(train_idx), data.subset(test_idx)
-            fold_path = regularization_path(
-                train,
-                max_depth=depth,
-                lam_min=lam_min,
-                time_limit=self.time_limit,
-                memory_limit_mb=self.memory_limit_mb,
-            )
-            trees = [fold_path.tree_at(lam) for lam in candidates]
-            scores.append([metrics.accuracy(t, test) for t in trees])
-            train_scores.append([metrics.accuracy(t, train) for t in trees])
+        # Ctrl-C ends the folds (the path it interrupted is still scored): the choice is made
+        # on the folds scored so far, and interrupted_ says so
+        with stop_on_interrupt() as ctrl_c:
+            ctrl_c.check(path.status)
+            for train_idx, test_idx in splitter.split(data.X, data.y):
+                train, test = data.subset(train_idx), data.subset(test_idx)
+                fold_path = regularization_path(
+                    train,
+                    max_depth=depth,
+                    lam_min=lam_min,
+                    time_limit=self.time_limit,
+                    memory_limit_mb=self.memory_limit_mb,
+                )
+                trees = [fold_path.tree_at(lam) for lam in candidates]
+                scores.append([metrics.accuracy(t, test) for t in trees])
+                train_scores.append([metrics.accuracy(t, train) for t in trees])
+                ctrl_c.check(fold_path.status)
+        if not scores:
+            raise KeyboardInterrupt("interrupted (Ctrl-C) before a fold was scored")
+        self.interrupted_ = ctrl_c.interrupted
         scores_arr = np.array(scores)
         mean, std = scores_arr.mean(axis=0), scores_arr.std(axis=0)
         leaves = np.array([s.n_leaves for s in segments])

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from odtkit._limits import Deadline, OutOfTime, charged
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, Formulation
 from odtkit.model import Model
 from odtkit.results import Result, Status, empty_trace
@@ -58,7 +59,10 @@ def solve_formulation(
         runs with ``heuristics=False`` (on a backend with the ``"heuristics_off"`` capability,
         unless ``solve_options`` says otherwise) and spends its effort on the proof alone.
     time_limit : float, optional
-        Seconds for the solver call.
+        Seconds for the whole call: the build, the backend's translation, the solve and the
+        decode share them. A build that alone exhausts the limit gives status ``time_limit``
+        without a model (``stats["stopped_before_solve"]`` says so), never an exception; one
+        that leaves too little for the translation keeps the start, if one was given.
     solve_options : mapping, optional
         Further keywords of :func:`odtkit.solvers.solve` (``threads=``, ``heuristics=`` ...).
     **problem
@@ -69,15 +73,25 @@ def solve_formulation(
     Result
         ``model`` is the decoded object (None without a solution), ``solution`` the backend's
         :class:`~odtkit.solvers.Solution`, ``stats`` holds ``build_time``, ``solve_time``,
-        ``warm_start``, ``solver`` and the built ``model_ir``.
+        ``warm_start``, ``solver`` and the built ``model_ir``. Ctrl-C during the build gives
+        status ``interrupted`` without a model; during the solve, the solver's incumbent.
     """
     from odtkit.solvers import backend_capabilities
 
-    t0 = time.perf_counter()
-    model = formulation.build(data, **problem)
+    deadline = Deadline(time_limit)
+    t0 = deadline.start
+    try:
+        with charged(deadline):
+            model = formulation.build(data, **problem)
+    except OutOfTime:
+        return _not_solved(formulation, backend, Status.TIME_LIMIT, deadline, "the build")
+    except KeyboardInterrupt:
+        return _not_solved(formulation, backend, Status.INTERRUPTED, deadline, "the build")
     build_time = time.perf_counter() - t0
     options = dict(solve_options or {})
-    capabilities = backend_capabilities(backend)
+    # the solver chosen in solve_options decides (pyomo's "highs" takes no start)
+    which = {k: options[k] for k in ("solver", "path", "executable") if k in options}
+    capabilities = backend_capabilities(backend, **which)
     start_vector = None
     if start is not None and "mip_start" in capabilities:
         start_vector = (
@@ -94,11 +108,29 @@ def solve_formulation(
         data,
         backend=backend,
         start=start_vector,
-        time_limit=time_limit,
+        time_limit=deadline.limit_left(),
         **options,
     )
     stats = {**result.stats, "build_time": build_time}
     return result.replace(time=time.perf_counter() - t0, stats=stats)
+
+
+def _not_solved(
+    formulation: Formulation, backend: str, status: Status, deadline: Deadline, phase: str
+) -> Result:
+    """The answer of a call stopped (time limit, Ctrl-C) before a model existed to solve."""
+    why = "the time limit ran out" if status == Status.TIME_LIMIT else "interrupted (Ctrl-C)"
+    return Result(
+        model=None,
+        objective=math.nan,
+        lower_bound=-math.inf,
+        status=status,
+        time=deadline.elapsed(),
+        method=formulation.name,
+        backend=backend,
+        stats={"stopped_before_solve": f"{why} during {phase}"},
+        message=f"{why} during {phase}: nothing was solved",
+    )
 
 
 def solve_model(
@@ -122,13 +154,14 @@ def solve_model(
     """
     from odtkit.solvers import solve
 
+    deadline = Deadline(time_limit)
     solution = solve(model, backend=backend, time_limit=time_limit, start=start, **solve_options)
     result = verify_solution(formulation, model, solution, data)
     stats: dict[str, Any] = {"warm_start": start is not None}
     if start is not None and result.status == Status.ERROR:
         stats["start_rejected"] = result.message
         spent = solution.time
-        solution = solve(model, backend=backend, time_limit=time_limit, **solve_options)
+        solution = solve(model, backend=backend, time_limit=deadline.limit_left(), **solve_options)
         result = verify_solution(formulation, model, solution, data)
         stats["solve_time"] = spent + solution.time
     return result.replace(stats={**result.stats, **stats})

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odtkit._limits import LoopStop
 from odtkit._validation import check_dataset, check_depth, check_lambda, check_positive_number
 from odtkit.datasets import Dataset
 from odtkit.results import Status
@@ -471,6 +472,9 @@ def sweep(
                 on_rows(task_rows)
             if bar is not None:
                 bar.update(1)
+            # Ctrl-C inside a task's solve is consumed there (status interrupted): it ends the
+            # sweep as a Ctrl-C anywhere else does
+            LoopStop().check_rows(task_rows)
     except KeyboardInterrupt:
         # Ctrl-C keeps what finished; the rest are rows saying so
         if hasattr(stream, "close"):

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from odtkit import metrics
+from odtkit._limits import stop_on_interrupt
 from odtkit._progress import Progress
 from odtkit._validation import (
     check_dataset,
@@ -458,51 +459,68 @@ def regularization_path(
     top = max(lo, leaf.mistakes)
     certified: list[tuple[float, float]] = []  # proven λ·N intervals
     pending: list[tuple[float, float, float, float]] = []  # (lo, hi, OPT(lo), OPT(hi)) bounds
-    if top > lo:
-        status, first, bound = search.solve(lo, None)
-        if search.log:
-            search.log[-1]["outcome"] = "start"
-        if first is not None and status == Status.OPTIMAL:
-            pending.append((lo, top, bound, leaf.value(top)))
-        else:
-            lo_bound = bound if first is not None else -math.inf
-            certified_gap = (lo, top, lo_bound, leaf.value(top))
-            return _finish(search, lam_min, certified, [certified_gap], [], start, top)
     confirmed_points: list[float] = []
     unproven: list[tuple[float, float, float, float]] = []
-    # a live line for paths that take a while (many solves at depth 5)
-    bar = Progress("regularization path", progress)
+
+    def check(interval: tuple[float, float, float, float]) -> None:
+        """Certify ``interval`` (no candidate line inside), or solve at an inner envelope
+        breakpoint and queue the halves; unproven once a solve stops short."""
+        a_lo, a_hi, v_lo, v_hi = interval
+        pieces = _envelope(list(search.best.values()), a_lo, a_hi, tol)
+        inner = [x for x, _ in pieces[1:] if a_lo < x < a_hi]
+        if not inner:
+            certified.append((a_lo, a_hi))
+            return
+        if search.stop_status is not None:
+            unproven.append(interval)
+            return
+        x = inner[len(inner) // 2]
+        env_value = min(ln.value(x) for _, ln in pieces)
+        # the envelope's value is attained by a known tree: a valid upper bound for the dp
+        status, line, bound = search.solve(x, env_value)
+        if line is None or status != Status.OPTIMAL:
+            unproven.append(interval)
+            return
+        improved = line.value(x) < env_value - tol
+        search.log[-1]["outcome"] = "new_line" if improved else "confirmed"
+        if not improved:
+            confirmed_points.append(x)
+        value = min(env_value, line.value(x))
+        pending.append((x, a_hi, value, v_hi))
+        pending.append((a_lo, x, v_lo, value))
+
+    # Ctrl-C in the Python between the solves ends the path like one inside a solve: what is
+    # not proven by then is reported as such
+    current: tuple[float, float, float, float] | None = None
+    bar = Progress("regularization path", progress)  # a live line: many solves at depth 5
     try:
-        while pending:
-            bar.show(
-                f"{len(search.log)} solves, {len(search.best)} candidate trees, "
-                f"{len(pending)} intervals to check"
-            )
-            a_lo, a_hi, v_lo, v_hi = pending.pop()
-            pieces = _envelope(list(search.best.values()), a_lo, a_hi, tol)
-            inner = [x for x, _ in pieces[1:] if a_lo < x < a_hi]
-            if not inner:
-                certified.append((a_lo, a_hi))
-                continue
-            if search.stop_status is not None:
-                unproven.append((a_lo, a_hi, v_lo, v_hi))
-                continue
-            x = inner[len(inner) // 2]
-            env_value = min(ln.value(x) for _, ln in pieces)
-            # the envelope's value is attained by a known tree: a valid upper bound for the dp
-            status, line, bound = search.solve(x, env_value)
-            if line is None or status != Status.OPTIMAL:
-                unproven.append((a_lo, a_hi, v_lo, v_hi))
-                continue
-            improved = line.value(x) < env_value - tol
-            search.log[-1]["outcome"] = "new_line" if improved else "confirmed"
-            if not improved:
-                confirmed_points.append(x)
-            value = min(env_value, line.value(x))
-            pending.append((x, a_hi, value, v_hi))
-            pending.append((a_lo, x, v_lo, value))
+        with stop_on_interrupt() as ctrl_c:
+            if top > lo:
+                current = (lo, top, -math.inf, leaf.value(top))
+                status, first, bound = search.solve(lo, None)
+                if search.log:
+                    search.log[-1]["outcome"] = "start"
+                if first is None or status != Status.OPTIMAL:
+                    unproven.append(
+                        (lo, top, bound if first is not None else -math.inf, current[3])
+                    )
+                    current = None
+                    return _finish(search, lam_min, certified, unproven, [], start, top)
+                pending.append((lo, top, bound, leaf.value(top)))
+                current = None
+            while pending:
+                bar.show(
+                    f"{len(search.log)} solves, {len(search.best)} candidate trees, "
+                    f"{len(pending)} intervals to check"
+                )
+                current = pending.pop()
+                check(current)
+                current = None
     finally:
         bar.close()
+    if ctrl_c.interrupted:
+        search.stop_status = Status.INTERRUPTED
+        unproven.extend(([current] if current is not None else []) + pending)
     return _finish(search, lam_min, certified, unproven, confirmed_points, start, top)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from odtkit._limits import check_deadline
 from odtkit.model._model import VAR_KINDS, ConstraintBlock, Model, VarGroup
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -295,6 +296,7 @@ class ModelBuilder:
         A.sum_duplicates()
         A.eliminate_zeros()
         A.sort_indices()
+        check_deadline()
         c = np.zeros(n)
         if self._obj_cols:
             np.add.at(c, np.concatenate(self._obj_cols), np.concatenate(self._obj_vals))
@@ -326,3 +328,6 @@ class ModelBuilder:
     def _check_open(self) -> None:
         if self._built:
             raise RuntimeError("this ModelBuilder has already built its Model; start a new builder")
+        # every builder call ends a vectorized phase of a formulation's build: the place to
+        # notice that the caller's time limit has passed (odtkit._limits)
+        check_deadline()

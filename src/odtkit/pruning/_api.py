@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odtkit._limits import Deadline, OutOfTime, charged
 from odtkit._validation import check_lambda, check_positive_number
 from odtkit.formulations.pruning import IP1, IP3, LP1, check_budget, check_problem
 from odtkit.pipeline import verify_solution
@@ -90,13 +91,28 @@ def solve_ip3(
     if method not in ("lp", "mip", "ip1"):
         raise ValueError(f"method must be 'lp', 'mip' or 'ip1', got {method!r}")
     lam, budget = check_problem(lam, budget)
-    t0 = time.perf_counter()
+    deadline = Deadline(time_limit)  # the build, the LP and a MIP fallback share it
+    t0 = deadline.start
     if method == "ip1":
         formulation: IP3 | IP1 = IP1()
     else:
         kind = IP3 if budget is None else LP1
         formulation = kind(aggregate=aggregate, merge=aggregate)
-    model = formulation.build(data, lam=lam, budget=budget)
+    try:
+        with charged(deadline):
+            model = formulation.build(data, lam=lam, budget=budget)
+    except OutOfTime:
+        return Result(
+            model=start,
+            objective=start.objective if start is not None else np.nan,
+            lower_bound=-np.inf,
+            status=Status.TIME_LIMIT,
+            time=deadline.elapsed(),
+            method=formulation.name,
+            backend=backend,
+            stats={"stopped_before_solve": "the time limit ran out during the build"},
+            message="the time limit ran out during the build",
+        )
     stats: dict[str, Any] = {
         "build_time": time.perf_counter() - t0,
         "formulation": formulation,
@@ -106,7 +122,7 @@ def solve_ip3(
         solution = solve(
             model,
             backend=backend,
-            time_limit=time_limit,
+            time_limit=deadline.limit_left(),
             relax=True,
             lp_method="simplex",
             **solver_options(backend),
@@ -131,9 +147,14 @@ def solve_ip3(
             )
             stats["lp_solution"] = solution
     if result is None:
+        # after Ctrl-C in the LP the MIP only hands back the start (a 1 ms limit)
+        interrupted = stats.get("lp_status") == Status.INTERRUPTED
+        left = 1e-3 if interrupted else deadline.limit_left()
         result, mip_stats = solve_mip(
-            formulation, model, data, backend=backend, time_limit=time_limit, start=start
+            formulation, model, data, backend=backend, time_limit=left, start=start
         )
+        if interrupted:
+            result = result.replace(status=Status.INTERRUPTED)
         stats.update(mip_stats, solved_as="mip")
         stats.setdefault(
             "max_fractionality",
@@ -244,9 +265,11 @@ def prune(
             "and choose budget_method"
         )
     aggregate = formulation == "compact"
-    t0 = time.perf_counter()
+    deadline = Deadline(time_limit)  # the extraction is charged too
+    t0 = deadline.start
     data = _data(ensemble, X, y, costs)
     t_extract = time.perf_counter() - t0
+    time_limit = deadline.limit_left()
     if budget is not None:
         from odtkit.pruning._budget import budget_prune
 
@@ -264,7 +287,7 @@ def prune(
 
         result = cut_prune(data, lam=lam, time_limit=time_limit, memory_limit_mb=memory_limit_mb)
     elif method == "colgen":
-        result = _colgen(data, lam, backend, time_limit)
+        result = _colgen(data, lam, backend, deadline)
     else:
         result = solve_ip3(
             data,
@@ -305,15 +328,16 @@ def _warn_if_roots_only(pruned: PrunedEnsemble | None, lam: float) -> None:
     )
 
 
-def _colgen(data: EnsembleData, lam: float, backend: str, time_limit: float | None) -> Result:
+def _colgen(data: EnsembleData, lam: float, backend: str, deadline: Deadline) -> Result:
     from odtkit.pruning._colgen import column_generation
 
-    cg = column_generation(data, lam=lam, backend=backend, time_limit=time_limit)
+    cg = column_generation(data, lam=lam, backend=backend, time_limit=deadline.limit_left())
     if cg.stats["integral_by"] != "failed":
         return cg
     # no integral combination of the generated columns attains the LP value: the compact LP
     # is integral at a vertex (Theorem 4.2), so solve it instead
-    result = solve_ip3(data, lam=lam, method="lp", backend=backend, time_limit=time_limit)
+    left = deadline.limit_left()
+    result = solve_ip3(data, lam=lam, method="lp", backend=backend, time_limit=left)
     stats = {
         **result.stats,
         "colgen": cg,
@@ -427,7 +451,10 @@ def cost_error_path(
     ensemble, X, y, costs
         As for :func:`prune` (or an :class:`EnsembleData`).
     time_limit : float, optional
-        Seconds for the whole path; a path cut short raises ``RuntimeError``.
+        Seconds for the whole path. At the limit, or on Ctrl-C, the path so far comes back
+        with ``status`` ``time_limit`` / ``interrupted`` and the λ intervals where vertices may
+        be missing in ``unproven`` (:class:`CostErrorPath`); ``RuntimeError`` only when not even
+        the two end cuts finished.
     progress : bool, optional
         A live line on stderr (cuts so far) once the path has taken 2 s; None (default):
         shown when stderr is a terminal.
@@ -442,5 +469,6 @@ def cost_error_path(
         :func:`odtkit.plot.plot_cost_error_path`.
     """
     time_limit = check_positive_number(time_limit, "time_limit")
+    deadline = Deadline(time_limit)  # the extraction is charged too
     data = _data(ensemble, X, y, costs)
-    return exact_path(data, time_limit=time_limit, progress=progress)
+    return exact_path(data, time_limit=deadline.limit_left(), progress=progress)

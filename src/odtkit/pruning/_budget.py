@@ -243,7 +243,11 @@ def _hull_within(data: EnsembleData, budget: float, path: Any = None) -> Result:
     bound, lam = path.lagrangian_bound(budget)
     pruned = path.pruning(j, lam=0.0)
     objective = pruned.error_term  # re-scored by objective_terms, not taken from the path
-    if objective - bound <= _TOL:
+    if path.status != Status.OPTIMAL:
+        # a path cut short may miss hull vertices: its pruning is feasible, its bound is not
+        status, bound = path.status, -np.inf
+        message = f"the cost-error path stopped early ({path.status.value}): no bound"
+    elif objective - bound <= _TOL:
         status, bound, message = Status.OPTIMAL, objective, ""
     else:
         status = Status.FEASIBLE

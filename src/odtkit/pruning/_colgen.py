@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from odtkit._limits import stop_on_interrupt
 from odtkit._validation import check_lambda
 from odtkit.formulations.pruning import ColgenMaster, MasterColumn
 from odtkit.model import Model
@@ -142,61 +143,67 @@ def column_generation(
     n_in_lp = n_solved = 0  # columns in the incremental LP / in the last solved master
     master_time = pricing_time = 0.0
     simplex_iterations = 0
-    while True:
-        it += 1
-        remaining = None
-        if time_limit is not None:
-            remaining = max(time_limit - (time.perf_counter() - t0), 1e-3)
-        t1 = time.perf_counter()
-        if incremental:
-            if lp is None:
-                lp = IncrementalLP(initial, **HIGHS_TOLERANCES)
+    # Ctrl-C in the pricing (Python) or in a master solve ends the loop at once; the answer is
+    # then built from the last master solved to the end (status interrupted)
+    with stop_on_interrupt() as ctrl_c:
+        while True:
+            it += 1
+            remaining = None
+            if time_limit is not None:
+                remaining = max(time_limit - (time.perf_counter() - t0), 1e-3)
+            t1 = time.perf_counter()
+            if incremental:
+                if lp is None:
+                    lp = IncrementalLP(initial, **HIGHS_TOLERANCES)
+                else:
+                    lp.add_columns(*master.column_arrays(initial, cols[n_in_lp:]))
+                n_in_lp = len(cols)
+                res = lp.solve(time_limit=remaining)
+                simplex_iterations += res.stats["iterations"]
             else:
-                lp.add_columns(*master.column_arrays(initial, cols[n_in_lp:]))
-            n_in_lp = len(cols)
-            res = lp.solve(time_limit=remaining)
-            simplex_iterations += res.stats["iterations"]
-        else:
-            model = master.with_columns(initial, data, cols)
-            res = solve(
-                model,
-                backend=backend,
-                relax=True,
-                lp_method="simplex",
-                time_limit=remaining,
-                **solver_options(backend),
-            )
-        master_time += time.perf_counter() - t1
-        if res.status != Status.OPTIMAL or res.duals is None:
-            status = res.status if res.status != Status.OPTIMAL else Status.ERROR
-            res = last_ok  # keep the last solved master (a valid upper bound), if any
-            break
-        last_ok, last_model = res, model
-        n_solved = len(cols)
-        t1 = time.perf_counter()
-        entry_price[has_row] = np.maximum(-res.duals[link.start + entry_row], 0.0)
-        r = res.duals[conv.start : conv.stop]
-        lagr = res.objective
-        added = []
-        for t, tree in enumerate(data.trees):
-            e0, e1 = data.entry_offset[t], data.entry_offset[t + 1]
-            opt, z = tree_dp(tree, leaf_costs[t], entry_price[e0:e1])
-            lagr += min(0.0, opt - r[t])
-            key = (t, np.packbits(z).tobytes())
-            if opt < r[t] - tol and key not in keys:
-                keys.add(key)
-                added.append(master.column(initial, data, t, z))
-        cols.extend(added)
-        pricing_time += time.perf_counter() - t1
-        trace_rows.append((time.perf_counter() - t0, float(res.objective), float(lagr)))
-        if not added:
-            break
-        if it >= max_iter:
-            status = Status.ITERATION_LIMIT
-            break
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            status = Status.TIME_LIMIT
-            break
+                model = master.with_columns(initial, data, cols)
+                res = solve(
+                    model,
+                    backend=backend,
+                    relax=True,
+                    lp_method="simplex",
+                    time_limit=remaining,
+                    **solver_options(backend),
+                )
+            master_time += time.perf_counter() - t1
+            if res.status != Status.OPTIMAL or res.duals is None:
+                status = res.status if res.status != Status.OPTIMAL else Status.ERROR
+                ctrl_c.check(status)
+                res = last_ok  # keep the last solved master (a valid upper bound), if any
+                break
+            last_ok, last_model = res, model
+            n_solved = len(cols)
+            t1 = time.perf_counter()
+            entry_price[has_row] = np.maximum(-res.duals[link.start + entry_row], 0.0)
+            r = res.duals[conv.start : conv.stop]
+            lagr = res.objective
+            added = []
+            for t, tree in enumerate(data.trees):
+                e0, e1 = data.entry_offset[t], data.entry_offset[t + 1]
+                opt, z = tree_dp(tree, leaf_costs[t], entry_price[e0:e1])
+                lagr += min(0.0, opt - r[t])
+                key = (t, np.packbits(z).tobytes())
+                if opt < r[t] - tol and key not in keys:
+                    keys.add(key)
+                    added.append(master.column(initial, data, t, z))
+            cols.extend(added)
+            pricing_time += time.perf_counter() - t1
+            trace_rows.append((time.perf_counter() - t0, float(res.objective), float(lagr)))
+            if not added:
+                break
+            if it >= max_iter:
+                status = Status.ITERATION_LIMIT
+                break
+            if time_limit is not None and time.perf_counter() - t0 > time_limit:
+                status = Status.TIME_LIMIT
+                break
+    if ctrl_c.interrupted:
+        status, res = Status.INTERRUPTED, last_ok  # last_model is last_ok's model
 
     trace = make_trace(trace_rows)
     model = last_model
@@ -246,16 +253,20 @@ def column_generation(
             message=message,
         )
 
-    if res is None:
-        # no master solved within the limit: the better of the all-root and the last-column
-        # (individual-pruning) prunings
+    alpha = res.values["alpha"] if res is not None else None
+    frac = float(np.max(np.minimum(alpha, 1 - alpha))) if alpha is not None and alpha.size else 0.0
+
+    def from_initial_columns(status: Status) -> Result:
+        # the better of the all-root and the last-column (individual-pruning) prunings
         per_tree = [[c.leaves for c in cols if c.tree == t] for t in range(T)]
         candidates = [[p[0] for p in per_tree], [p[-1] for p in per_tree]]
         best = min(candidates, key=lambda c: PrunedEnsemble(data, c, lam).objective)
         stats["integral_by"] = "initial_columns"
         return answer(best, status)
-    alpha = res.values["alpha"]
-    frac = float(np.max(np.minimum(alpha, 1 - alpha))) if alpha.size else 0.0
+
+    if res is None or (frac > 1e-7 and status == Status.INTERRUPTED):
+        # no master solved within the limit, or Ctrl-C with a fractional master (no MIP then)
+        return from_initial_columns(status)
     stats["max_fractionality"] = frac
     if frac <= 1e-7:
         # columns priced after the last master solve (limit reached) are not in alpha
@@ -265,10 +276,14 @@ def column_generation(
     # (few columns) picks one; it is optimal iff it attains the LP value
     binary = ColgenMaster(merge=merge, init=init, integral=True)
     mip_model = binary.with_columns(initial, data, cols)
-    mip = verify_solution(
-        binary, mip_model, solve(mip_model, backend=backend, **solver_options(backend)), data
-    )
+    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+    mip_solution = solve(mip_model, backend=backend, time_limit=left, **solver_options(backend))
+    mip = verify_solution(binary, mip_model, mip_solution, data)
+    if mip.status in (Status.INTERRUPTED, Status.TIME_LIMIT) and status == Status.OPTIMAL:
+        status = mip.status  # the LP converged, the recovery of an integral pruning did not
     stats["mip_result"] = mip
+    if mip.model is None and status in (Status.INTERRUPTED, Status.TIME_LIMIT):
+        return from_initial_columns(status)
     # after convergence the binary master must attain the LP value to be optimal; after a
     # limit it is just the best integral combination of the columns found so far
     if mip.model is None or (status == Status.OPTIMAL and mip.objective > stats["lp_value"] + 1e-9):

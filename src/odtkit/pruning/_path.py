@@ -26,10 +26,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odtkit._limits import stop_on_interrupt
 from odtkit._progress import Progress
 from odtkit.pruning._cut import ClosureNetwork, closure_network
 from odtkit.pruning._ensemble import PrunedEnsemble
 from odtkit.pruning._extract import EnsembleData
+from odtkit.results import Status
 
 __all__ = ["CostErrorPath", "exact_path"]
 
@@ -53,6 +55,14 @@ class CostErrorPath:
     n_cuts : int
         Min cuts solved (each on a window of the network).
     time : float
+    status : Status
+        ``optimal`` for the whole path; ``time_limit`` / ``interrupted`` when the computation
+        stopped early. Every vertex is then still an optimal pruning for some λ, but between
+        the ends of an ``unproven`` interval hull vertices may be missing: the path there is
+        the upper envelope of the two known ones (a feasible pruning, an upper bound), and the
+        chord of their values is a lower bound (OPT is concave in λ).
+    unproven : tuple of (lam_lo, lam_hi)
+        The λ intervals where vertices may be missing (empty when ``status`` is optimal).
     """
 
     data: EnsembleData
@@ -65,6 +75,8 @@ class CostErrorPath:
     n_cuts: int
     time: float
     stats: dict[str, Any] = field(default_factory=dict)
+    status: Status = Status.OPTIMAL
+    unproven: tuple[tuple[float, float], ...] = ()
 
     @property
     def n_vertices(self) -> int:
@@ -151,6 +163,12 @@ class CostErrorPath:
         return j
 
 
+class _CutStopped(Exception):  # noqa: N818 - control flow inside exact_path
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.value)
+        self.status = status
+
+
 def _lam_max(data: EnsembleData) -> float:
     """A λ above which every optimum has cost 0: a pair costs at least min c / N and the error
     term varies by at most 1."""
@@ -167,8 +185,10 @@ def exact_path(
 ) -> CostErrorPath:
     """Every breakpoint of IP3's optimal pruning over λ ≥ 0 (module docstring).
 
-    Raises ``RuntimeError`` if a cut stops early (time limit or Ctrl-C): a partial path is not
-    a path.
+    A time limit or Ctrl-C after the first two cuts returns the path so far: the windows not
+    yet split are closed at their lines' intersection and listed in ``unproven`` (status
+    ``time_limit`` / ``interrupted``, see :class:`CostErrorPath`). Before them there is no path
+    at all, and ``RuntimeError`` says so.
     """
     from odtkit.core import _native
 
@@ -207,7 +227,7 @@ def exact_path(
         )
         local[nodes] = -1
         if out["status"] != "optimal":
-            raise RuntimeError(f"the cost-error path stopped: a min cut ended {out['status']}")
+            raise _CutStopped(Status.parse(out["status"]))
         return np.asarray(out["source_side"]).astype(bool)
 
     def line(E: float, C: float, lam: float) -> float:
@@ -216,19 +236,26 @@ def exact_path(
     all_nodes = np.arange(V, dtype=np.int64)
     all_arcs = np.arange(network.n_arcs, dtype=np.int64)
     exit_lam = np.full(V, -np.inf)
-    in0 = cut(all_nodes, all_arcs, 0.0)
-    S0 = all_nodes[in0]
-    arcs0 = all_arcs[in0[network.tails] & in0[network.heads]]
+    lam_top = _lam_max(data)
+    try:
+        in0 = cut(all_nodes, all_arcs, 0.0)
+        S0 = all_nodes[in0]
+        arcs0 = all_arcs[in0[network.tails] & in0[network.heads]]
+        in_hi = cut(S0, arcs0, lam_top)
+    except _CutStopped as stop:
+        raise RuntimeError(
+            f"the cost-error path stopped ({stop.status.value}) before its two end cuts: "
+            "there is no path yet"
+        ) from None
     E0 = network.base_errors - gain[S0].sum()
     C0 = cost[S0].sum()
-    lam_top = _lam_max(data)
-    in_hi = cut(S0, arcs0, lam_top)
     S_hi = S0[in_hi]
     exit_lam[S_hi] = np.inf
     E_hi = network.base_errors - gain[S_hi].sum()
     C_hi = cost[S_hi].sum()
     member = np.zeros(V, dtype=bool)
-    # windows: (nodes, arcs, E_L, C_L, E_R, C_R); L has the larger cost
+    # windows: (nodes, arcs, E_L, C_L, E_R, C_R, λ_L, λ_R); L has the larger cost and is
+    # proven optimal at λ_L, R at λ_R
     stack = []
     window = S0[~in_hi]
     if window.size:
@@ -241,43 +268,67 @@ def exact_path(
                 C0,
                 E_hi,
                 C_hi,
+                0.0,
+                lam_top,
             )
         )
         member[window] = False
-    bar = Progress("cost-error path", progress)  # a live line: big forests take minutes
-    try:
-        while stack:
-            bar.show(f"{n_cuts} cuts, {len(stack)} windows to split")
-            nodes, arcs, EL, CL, ER, CR = stack.pop()
-            dC = CL - CR
-            if not dC > 0 or not ER >= EL:
-                # impossible for minimal optimal sets (R would never beat L); refuse to guess
-                raise RuntimeError(
-                    f"inconsistent cost-error path: window costs {CL!r} -> {CR!r}, errors "
-                    f"{EL!r} -> {ER!r}"
-                )
-            lam = (ER - EL) / NT / (dC / N)
-            inside = cut(nodes, arcs, lam)
-            S = nodes[inside]
-            EM = ER - gain[S].sum()
-            CM = CR + cost[S].sum()
-            common = line(EL, CL, lam)
-            if (
-                line(EM, CM, lam) < common - _REL_TOL * max(1.0, abs(common))
-                and 0 < S.size < nodes.size
+
+    def _split(window: tuple) -> None:
+        """Cut one window at its lines' intersection: a breakpoint, or two new windows."""
+        nodes, arcs, EL, CL, ER, CR, lam_l, lam_r = window
+        dC = CL - CR
+        if not dC > 0 or not ER >= EL:
+            # impossible for minimal optimal sets (R would never beat L); refuse to guess
+            raise RuntimeError(
+                f"inconsistent cost-error path: window costs {CL!r} -> {CR!r}, errors "
+                f"{EL!r} -> {ER!r}"
+            )
+        lam = (ER - EL) / NT / (dC / N)
+        inside = cut(nodes, arcs, lam)
+        S = nodes[inside]
+        EM = ER - gain[S].sum()
+        CM = CR + cost[S].sum()
+        common = line(EL, CL, lam)
+        if (
+            line(EM, CM, lam) < common - _REL_TOL * max(1.0, abs(common))
+            and 0 < S.size < nodes.size
+        ):
+            for part, ends in (
+                (S, (EM, CM, ER, CR, lam, lam_r)),
+                (nodes[~inside], (EL, CL, EM, CM, lam_l, lam)),
             ):
-                for part, (E1, C1, E2, C2) in (
-                    (S, (EM, CM, ER, CR)),
-                    (nodes[~inside], (EL, CL, EM, CM)),
-                ):
-                    member[part] = True
-                    sub = arcs[member[network.tails[arcs]] & member[network.heads[arcs]]]
-                    member[part] = False
-                    stack.append((part, sub, E1, C1, E2, C2))
-            else:
-                exit_lam[nodes] = lam
+                member[part] = True
+                sub = arcs[member[network.tails[arcs]] & member[network.heads[arcs]]]
+                member[part] = False
+                stack.append((part, sub, *ends))
+        else:
+            exit_lam[nodes] = lam
+
+    bar = Progress("cost-error path", progress)  # a live line: big forests take minutes
+    status = Status.OPTIMAL
+    current = None  # the window being split, until its halves are on the stack
+    try:
+        with stop_on_interrupt() as ctrl_c:
+            while stack:
+                bar.show(f"{n_cuts} cuts, {len(stack)} windows to split")
+                current = stack.pop()
+                _split(current)
+                current = None
+    except _CutStopped as stop:
+        status = stop.status
     finally:
         bar.close()
+    if ctrl_c.interrupted:
+        status = Status.INTERRUPTED
+    unproven = []
+    if status != Status.OPTIMAL:
+        # windows never split: close each at its lines' intersection (the envelope of its two
+        # proven vertices); a window's halves come after it on the stack and refine it
+        for nodes, _, EL, CL, ER, CR, lam_l, lam_r in ([current] if current else []) + stack:
+            exit_lam[nodes] = (ER - EL) / NT / ((CL - CR) / N)
+            unproven.append((float(lam_l), float(lam_r)))
+
     breaks = np.unique(exit_lam[np.isfinite(exit_lam)])
     exit_index = np.where(
         exit_lam == -np.inf,
@@ -304,4 +355,6 @@ def exact_path(
         n_cuts=n_cuts,
         time=time.perf_counter() - t0,
         stats={"n_nodes": V, "n_arcs": network.n_arcs, "lam_max": lam_top},
+        status=status,
+        unproven=tuple(sorted(unproven)),
     )

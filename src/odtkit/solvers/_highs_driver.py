@@ -10,7 +10,11 @@ what is done to such an object, so the rules exist once:
   throwaway object, for interfaces that take a dict and set it themselves);
 * :func:`attach` installs the callbacks of one run -- the log, the (time, incumbent, bound)
   trace, the interrupt polling -- and a temporary SIGINT handler, as a context manager that
-  always restores them; the :class:`Session` it yields holds what they collected;
+  always restores them; the :class:`Session` it yields holds what they collected. HiGHS polls
+  the interrupt callbacks only in its node loop, so a thread (:func:`odtkit._limits.sigint_watch`)
+  also sets its time limit to 0 when Ctrl-C arrives: the root cut loop and sub-MIPs stop within
+  milliseconds. Still not interruptible: an LP solved inside the MIP (FlowOCT's root LP, tens of
+  seconds on tic-tac-toe at depth 3) and the MIP presolve, which also overshoot a time limit;
 * :func:`read` maps HiGHS's model status to :class:`~odtkit.results.Status` (:func:`status_of`),
   reads the solution and hands it to :func:`conclude`: the one bound rule :func:`final_bound` and
   the final trace row :func:`final_trace`, giving a :class:`Readout` that makes the
@@ -34,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from odtkit._limits import sigint_watch
 from odtkit._progress import Progress
 from odtkit.model import Model
 from odtkit.results import Status, make_trace
@@ -134,7 +139,7 @@ def highs_options(
         "mip_abs_gap": 0.0 if options.mip_gap == 0.0 else 1e-6,
     }
     if options.time_limit is not None:
-        opts["time_limit"] = options.time_limit
+        opts["time_limit"] = options.time_left()  # the translation so far is charged
     if options.threads is not None:
         opts["threads"] = options.threads
     if options.seed is not None:
@@ -363,8 +368,19 @@ def attach(
     for event, hook in hooks:
         event.subscribe(hook)
     previous = signal.signal(signal.SIGINT, session.request_stop) if in_main else None
+
+    def stop_now() -> None:
+        # HiGHS polls the interrupt callbacks only in its node loop and LP iterations of its
+        # own; its root cut loop and sub-MIPs check just the time limit (RBinOCT on
+        # tic-tac-toe at depth 3: 8 s after Ctrl-C). A zero time limit stops them within ms;
+        # the status then reads interrupted (status_of). An LP solve inside the MIP keeps the
+        # limit it started with: FlowOCT's root LP still runs to its end.
+        session.request_stop()
+        h.setOptionValue("time_limit", 0.0)
+
     try:
-        yield session
+        with sigint_watch(stop_now) if in_main else contextlib.nullcontext():
+            yield session
     finally:
         session.progress.close()
         if previous is not None:

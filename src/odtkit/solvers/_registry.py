@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from odtkit._limits import Deadline, OutOfTime, charged
 from odtkit._validation import check_count, check_nonnegative_number, check_positive_number
 from odtkit.model import Model
 from odtkit.solvers._solution import Solution
@@ -67,6 +68,18 @@ class SolveOptions:
     solver: str | None = None
     heuristics: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: The clock of ``time_limit``, started when :func:`solve` was called: a backend that spends
+    #: time translating the model gives the solver :meth:`time_left`, not ``time_limit``.
+    deadline: Deadline | None = None
+
+    def time_left(self) -> float | None:
+        """Seconds of ``time_limit`` left now (at least 1 ms, so that a solver told 0 does not
+        read it as "no limit"); None without a limit."""
+        if self.time_limit is None:
+            return None
+        if self.deadline is None:
+            return self.time_limit
+        return max(self.deadline.remaining() or 0.0, 1e-3)
 
 
 class Backend(ABC):
@@ -193,7 +206,9 @@ def solve(
     backend : str
         ``"highs"`` (highspy directly), ``"pyomo"`` or ``"pulp"`` (when installed/registered).
     time_limit : float, optional
-        Seconds; reaching it gives status ``"time_limit"`` (never an exception).
+        Seconds from this call, the modelling layer's translation included; reaching it gives
+        status ``"time_limit"`` (never an exception), with the start as incumbent when the
+        limit ran out before the solver started.
     start : full vector or dict by group, optional
         MIP start (needs capability ``"mip_start"``). It is checked with ``model.check`` first:
         ``start_check="warn"`` warns about violations and passes it anyway (the solver then
@@ -237,7 +252,11 @@ def solve(
     Returns
     -------
     Solution
+        Ctrl-C during the solve gives status ``"interrupted"`` with the incumbent so far (on the
+        backends with the ``"interrupt"`` capability; the others stop but keep only a start),
+        never a ``KeyboardInterrupt``.
     """
+    deadline = Deadline(time_limit if isinstance(time_limit, (int, float)) else None)
     if not isinstance(model, Model):
         raise TypeError(f"model must be an odtkit.model.Model, got {type(model).__name__}")
     cls = _get(backend)
@@ -308,5 +327,17 @@ def solve(
         solver=solver,
         heuristics=bool(heuristics),
         extra=dict(options),
+        deadline=deadline,
     )
-    return cls().solve(model, opts)
+    try:
+        with charged(deadline):
+            return cls().solve(model, opts)
+    except OutOfTime:
+        why, status = "the time limit ran out before the solver started", "time_limit"
+    except KeyboardInterrupt:
+        # Ctrl-C in the backend's Python code (the translation), before the solver's own
+        # handler was installed
+        why, status = "interrupted (Ctrl-C) before the solver started", "interrupted"
+    return Solution.unsolved(
+        model, status, backend=backend, start=start_vec, time=deadline.elapsed(), message=why
+    )

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtkit.results import TRACE_COLUMNS, Status, empty_trace
+from odtkit.results import TRACE_COLUMNS, Status, empty_trace, make_trace
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,6 +86,39 @@ class Solution:
             )
         if self.has_solution and self.x is None:
             raise ValueError("has_solution=True needs the solution vector x")
+
+    @classmethod
+    def unsolved(
+        cls,
+        model: Any,
+        status: Status | str,
+        *,
+        backend: str,
+        start: np.ndarray | None = None,
+        time: float = 0.0,
+        message: str = "",
+    ) -> Solution:
+        """The answer when the solver never ran to a result (a limit or Ctrl-C during the build
+        or the translation): the start as incumbent if one was given and it is feasible, no
+        bound, ``stats["stopped_before_solve"]`` saying why."""
+        x = None
+        if start is not None:
+            vec = np.asarray(start, dtype=float)
+            if model.check(vec).empty:
+                x = vec
+        has = x is not None
+        objective = float(model.objective_value(x)) if has else float("nan")
+        return cls(
+            status=status,
+            has_solution=has,
+            objective=objective,
+            time=time,
+            backend=backend,
+            x=x,
+            values=model.values(x) if has else {},
+            trace=make_trace([(time, objective, float("-inf"))] if has else None),
+            stats={"stopped_before_solve": message},
+        )
 
     @property
     def gap(self) -> float:

@@ -22,15 +22,21 @@ Solvers (``solver=`` option of :func:`odtkit.solvers.solve`)
     name). Capabilities: all seven (``mip_start``, ``dual_bound``, ``trace``, ``interrupt``,
     ``duals``, ``lp_method``, ``heuristics_off``).
 ``"cbc"``
-    ``COIN_CMD`` with the ``cbc`` on PATH, else the CBC binary bundled with PuLP. MIP start via
-    ``warmStart`` (an ``.mst`` file); status, proven lower bound and node count parsed from
-    CBC's log ("Result - ...", "Lower bound:", "Enumerated nodes:"). CBC reports objectives
-    without the constant; the backend re-adds it. Capabilities: ``mip_start``, ``dual_bound``,
-    ``duals`` (from CBC's solution file).
+    The ``cbc`` on PATH, else the CBC binary bundled with PuLP, run as a child process in its
+    own session that the backend polls (:func:`_run_cbc`; PuLP's ``COIN_CMD`` writes the MPS
+    and ``.mst`` files and reads the solution, but it cannot be interrupted). MIP start via an
+    ``.mst`` file; ``-sec`` counts wall-clock seconds; status, proven lower bound and node
+    count parsed from CBC's log ("Result - ...", "Lower bound:", "Enumerated nodes:"). CBC
+    reports objectives without the constant; the backend re-adds it. Capabilities:
+    ``mip_start``, ``dual_bound``, ``duals`` (from CBC's solution file) and ``interrupt``:
+    Ctrl-C, ``should_stop`` or the deadline forward one SIGINT, CBC stops at its next node
+    ("User ctrl-c") and writes its incumbent; in preprocessing or the root LP it reads no
+    signal and is killed after :data:`CBC_GRACE` seconds (the answer is then the start).
 ``"highs_cmd"``
     ``HiGHS_CMD`` (the ``highs`` executable must be on PATH or given as ``path=``): MIP start via
     ``warmStart``; status, dual bound and nodes parsed from the HiGHS log. Capabilities:
-    ``mip_start``, ``dual_bound``.
+    ``mip_start``, ``dual_bound``; no ``interrupt``: the HiGHS executable installs no SIGINT
+    handler (it would die without writing its solution), and PuLP waits for it unconditionally.
 
 :meth:`PulpBackend.capabilities_for` answers per solver (ValueError for an unknown solver or
 one that cannot run here); the registry checks every option against it once, naming backend,
@@ -55,6 +61,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import re
 import shutil
@@ -65,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from odtkit._limits import alarm_at, check_deadline, sigint_flag
 from odtkit.model import Model
 from odtkit.results import Status
 from odtkit.solvers import _highs_driver as driver
@@ -86,7 +94,7 @@ DEFAULT_SOLVER = "highs"
 
 SOLVER_CAPABILITIES: dict[str, frozenset[str]] = {
     "highs": CAPABILITIES,
-    "cbc": frozenset({"mip_start", "dual_bound", "duals"}),
+    "cbc": frozenset({"mip_start", "dual_bound", "duals", "interrupt"}),
     "highs_cmd": frozenset({"mip_start", "dual_bound"}),
 }
 
@@ -192,6 +200,8 @@ def _to_pulp(model: Model) -> PulpModel:
     cons: list[Any] = []
     rows: list[int] = []
     for i in range(model.n_constraints):
+        if i % 4096 == 0:
+            check_deadline()  # PuLP's objects are built one row at a time: seconds on big models
         lo, up = row_lo[i], row_up[i]
         if lo == -inf and up == inf:
             continue
@@ -280,6 +290,12 @@ def parse_cbc_log(text: str) -> dict[str, Any]:
     if obj is not None:
         out["objective"] = obj
     out["bound"] = _last_number(r"Lower bound:", text)
+    if out["bound"] is None and out["status"] in (None, "interrupted", "time_limit"):
+        # a run stopped (killed) before its summary: the last bound it printed on the way,
+        # branch-and-bound's "best possible", else the root LP's "Continuous objective value"
+        out["bound"] = _last_number(r"best possible", text)
+        if out["bound"] is None:
+            out["bound"] = _last_number(r"Continuous objective value is", text)
     nodes = _last_number(r"Enumerated nodes:", text)
     out["nodes"] = int(nodes) if nodes is not None else None
     return out
@@ -319,6 +335,155 @@ def parse_highs_log(text: str) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------------------------
+
+
+#: Seconds CBC gets after our SIGINT to write its solution before it is killed. CBC stops at
+#: its next node within milliseconds, but in preprocessing and in the root LP (Clp) it reads no
+#: signal at all: FlowOCT at depth 3 on tic-tac-toe spent 40 s there, ignoring SIGINT.
+CBC_GRACE = 0.5
+#: CBC's own ``-sec`` is late by the same phases: past the deadline by this much we stop it.
+CBC_DEADLINE_SLACK = 0.1
+_POLL = 0.02
+
+
+def _run_cbc(
+    built: PulpModel,
+    model: Model,
+    options: SolveOptions,
+    extra: dict[str, Any],
+    path: str | None,
+) -> tuple[str, float, Status | None]:
+    """Run CBC as a child process we can stop; return ``(log, seconds, why we stopped it)``.
+
+    PuLP's ``COIN_CMD`` writes the files and reads the solution (its helpers are used here),
+    but it waits for CBC unconditionally: Ctrl-C in that wait raised KeyboardInterrupt and lost
+    the run. Here the child runs in its own session (a terminal's Ctrl-C reaches only us), and
+    we poll: on Ctrl-C (a temporary SIGINT handler), ``should_stop`` or the deadline we forward
+    one SIGINT, CBC prints "Stopped on ctrl-c" and writes its incumbent; if it is in a phase
+    that ignores signals, it is killed after :data:`CBC_GRACE` seconds and the answer is the
+    start (if any) with the bound its log printed so far. ``why`` is ``interrupted`` /
+    ``time_limit`` when we stopped it, else None.
+    """
+    import signal
+    import subprocess
+
+    import pulp
+
+    cbc_options = [f"{k} {v}" for k, v in extra.items()]
+    if options.seed is not None:
+        cbc_options.append(f"randomCbcSeed {options.seed}")
+    helper = pulp.COIN_CMD(
+        path=_cbc_path(path),
+        msg=False,
+        gapRel=options.mip_gap,
+        gapAbs=0.0 if options.mip_gap == 0.0 else None,
+        threads=options.threads,
+        maxNodes=options.node_limit,
+        timeMode="elapsed",  # -sec counts wall-clock seconds, not CPU
+        options=cbc_options,
+    )
+    problem = built.problem
+    folder = tempfile.mkdtemp(prefix="odtkit_cbc_")
+    mps, mst, sol, log_path = (os.path.join(folder, f) for f in ("m.mps", "m.mst", "m.sol", "log"))
+    try:
+        t0 = time.perf_counter()
+        with alarm_at(options.deadline), _paused_gc():
+            vs, var_names, con_names, _ = problem.writeMPS(mps, rename=1)
+            args = [helper.path, mps]
+            if options.start is not None:
+                helper.writesol(mst, problem, vs, var_names, con_names)
+                args += ["-mips", mst]
+        left = options.time_left()
+        if left is not None:
+            args += ["-sec", f"{left:.3f}"]
+        for option in helper.getOptions() + helper.options:
+            args += f"-{option}".split()
+        args += [
+            "-solve" if model.is_mip else "-initialSolve",
+            "-printingOptions",
+            "all",
+            "-solution",
+            sol,
+        ]
+        stop_at = math.inf if left is None else time.perf_counter() + left + CBC_DEADLINE_SLACK
+        why: Status | None = None
+        with open(log_path, "w") as log_file, sigint_flag() as ctrl_c:
+            child = subprocess.Popen(
+                args,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            signalled = math.inf
+            while child.poll() is None:
+                now = time.perf_counter()
+                if why is None:
+                    asked = options.should_stop is not None and options.should_stop()
+                    if ctrl_c.is_set() or asked:
+                        why = Status.INTERRUPTED
+                    elif now >= stop_at:
+                        why = Status.TIME_LIMIT
+                    if why is not None:
+                        child.send_signal(signal.SIGINT)
+                        signalled = now
+                elif now - signalled > CBC_GRACE:
+                    child.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.wait(timeout=_POLL)
+        seconds = time.perf_counter() - t0
+        with open(log_path, errors="replace") as fh:
+            log = fh.read()
+        if os.path.exists(sol) and os.path.getsize(sol) > 0:
+            status, values, _, prices, slacks, sol_status = helper.readsol_MPS(
+                sol, problem, vs, var_names, con_names
+            )
+            problem.assignVarsVals(values)
+            problem.assignConsPi(prices)
+            problem.assignConsSlack(slacks, activity=True)
+            problem.assignStatus(status, sol_status)
+        return log, seconds, why
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_highs_cmd(
+    built: PulpModel, options: SolveOptions, extra: dict[str, Any], path: str | None
+) -> tuple[str, float]:
+    """Run the ``highs`` executable through PuLP's ``HiGHS_CMD``; return ``(log, seconds)``.
+
+    No interrupt: the HiGHS executable installs no SIGINT handler (it would die without writing
+    its solution), so Ctrl-C is left to Python and ends the call.
+    """
+    import pulp
+
+    highs_options = [f"{k}={v}" for k, v in extra.items()]
+    if options.seed is not None:
+        highs_options.append(f"random_seed={options.seed}")
+    if options.node_limit is not None:
+        highs_options.append(f"mip_max_nodes={options.node_limit}")
+    fd, log_path = tempfile.mkstemp(prefix="odtkit_pulp_", suffix=".log")
+    os.close(fd)
+    try:
+        s = pulp.HiGHS_CMD(
+            path=path,
+            msg=False,
+            timeLimit=options.time_left(),
+            gapRel=options.mip_gap,
+            gapAbs=0.0 if options.mip_gap == 0.0 else None,
+            threads=options.threads,
+            logPath=log_path,
+            warmStart=options.start is not None,
+            options=highs_options,
+        )
+        t1 = time.perf_counter()
+        with _paused_gc():  # PuLP writes the MPS file here
+            built.problem.solve(s)
+        seconds = time.perf_counter() - t1
+        with open(log_path, errors="replace") as fh:
+            return fh.read(), seconds
+    finally:
+        os.unlink(log_path)
 
 
 def _cbc_path(path: str | None) -> str | None:
@@ -397,12 +562,16 @@ class PulpBackend(Backend):
         h = driver.new_highs()
         # options first: a rejected one fails before the (slow) translation
         driver.apply_options(h, driver.highs_options(options, model.is_mip, extra))
-        built = to_pulp(model)
-        built.problem.solverModel = h
-        t0 = time.perf_counter()
-        with _paused_gc():  # PuLP's own per-column / per-row transfer loop
-            pulp.HiGHS(mip=True).buildSolverModel(built.problem)
-        t_transfer = time.perf_counter() - t0
+        with alarm_at(options.deadline):  # PuLP's loops never return in between
+            built = to_pulp(model)
+            built.problem.solverModel = h
+            t0 = time.perf_counter()
+            with _paused_gc():  # PuLP's own per-column / per-row transfer loop
+                pulp.HiGHS(mip=True).buildSolverModel(built.problem)
+            t_transfer = time.perf_counter() - t0
+        check_deadline()
+        if options.time_limit is not None:  # what the translation left of it
+            driver.apply_options(h, {"time_limit": options.time_left()})
         # HiGHS column of each IR column PuLP passed (PuLP orders them by name)
         passed = np.flatnonzero([getattr(v, "index", None) is not None for v in built.variables])
         order = np.fromiter(
@@ -465,58 +634,20 @@ class PulpBackend(Backend):
     ) -> Solution:
         import pulp
 
-        built = to_pulp(model)
+        with alarm_at(options.deadline):
+            built = to_pulp(model)
         if options.start is not None:
             for v, val in zip(built.variables, options.start.tolist(), strict=True):
                 v.setInitialValue(val, check=False)
-        fd, log_path = tempfile.mkstemp(prefix="odtkit_pulp_", suffix=".log")
-        os.close(fd)
-        try:
-            if solver == "cbc":
-                if options.lp_method is not None:  # pragma: no cover - refused above
-                    raise ValueError("backend 'pulp' with solver 'cbc' has no lp_method")
-                cbc_options = [f"{k} {v}" for k, v in extra.items()]
-                if options.seed is not None:
-                    cbc_options.append(f"randomCbcSeed {options.seed}")
-                s = pulp.COIN_CMD(
-                    path=_cbc_path(path),
-                    msg=False,
-                    timeLimit=options.time_limit,
-                    gapRel=options.mip_gap,
-                    gapAbs=0.0 if options.mip_gap == 0.0 else None,
-                    threads=options.threads,
-                    maxNodes=options.node_limit,
-                    warmStart=options.start is not None,
-                    logPath=log_path,
-                    options=cbc_options,
-                )
-                name = "pulp/CBC"
-            else:
-                highs_options = [f"{k}={v}" for k, v in extra.items()]
-                if options.seed is not None:
-                    highs_options.append(f"random_seed={options.seed}")
-                if options.node_limit is not None:
-                    highs_options.append(f"mip_max_nodes={options.node_limit}")
-                s = pulp.HiGHS_CMD(
-                    path=path,
-                    msg=False,
-                    timeLimit=options.time_limit,
-                    gapRel=options.mip_gap,
-                    gapAbs=0.0 if options.mip_gap == 0.0 else None,
-                    threads=options.threads,
-                    logPath=log_path,
-                    warmStart=options.start is not None,
-                    options=highs_options,
-                )
-                name = "pulp/HiGHS_CMD"
-            t1 = time.perf_counter()
-            with _paused_gc():  # PuLP writes the MPS file here
-                built.problem.solve(s)
-            t_solve = time.perf_counter() - t1
-            with open(log_path, errors="replace") as fh:
-                log = fh.read()
-        finally:
-            os.unlink(log_path)
+        stopped = None
+        if solver == "cbc":
+            if options.lp_method is not None:  # pragma: no cover - refused above
+                raise ValueError("backend 'pulp' with solver 'cbc' has no lp_method")
+            log, t_solve, stopped = _run_cbc(built, model, options, extra, path)
+            name = "pulp/CBC"
+        else:
+            log, t_solve = _run_highs_cmd(built, options, extra, path)
+            name = "pulp/HiGHS_CMD"
         driver.emit_log(log, options)
         parsed = parse_cbc_log(log) if solver == "cbc" else parse_highs_log(log)
         t2 = time.perf_counter()
@@ -529,6 +660,8 @@ class PulpBackend(Backend):
             count=used_idx.size,
         )
         status = Status(parsed["status"] or "error")
+        if stopped is not None and status not in (Status.OPTIMAL, Status.INFEASIBLE):
+            status = stopped  # we stopped it: CBC's own verdict may be missing (killed)
         if status == Status.INFEASIBLE_OR_UNBOUNDED:
             status = driver.infeasible_or_unbounded(model)
         x = None

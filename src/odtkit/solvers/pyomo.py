@@ -71,7 +71,9 @@ from typing import Any
 
 import numpy as np
 
+from odtkit._limits import alarm_at, check_deadline, sigint_flag, sigint_watch
 from odtkit.model import Model
+from odtkit.results import Status
 from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
@@ -185,6 +187,7 @@ def _to_pyomo(model: Model) -> PyomoModel:
     upper = np.where(np.isfinite(model.col_upper), model.col_upper, np.nan)
     xs: list[Any] = []
     for group in model.vars.values():
+        check_deadline()
         sl = group.slice
         integral = model.integrality[sl]
         if integral.all():
@@ -226,6 +229,8 @@ def _to_pyomo(model: Model) -> PyomoModel:
 
         def rule(_m: Any, r: int, first: int = first) -> Any:
             i = first + r
+            if r % 4096 == 0:
+                check_deadline()  # Pyomo builds one row at a time: seconds on big models
             lo, up = row_lo[i], row_up[i]
             if lo != lo and up != up:
                 return pe.Constraint.Skip  # free row: constrains nothing
@@ -394,7 +399,8 @@ class PyomoBackend(Backend):
         executable = extra.pop("executable", None)
         if "highs" in solver:
             driver.silence_banner()  # before Pyomo creates its own first Highs object
-        built = to_pyomo(model)
+        with alarm_at(options.deadline):  # Pyomo's loops never return in between
+            built = to_pyomo(model)
         if options.start is not None:
             for v, val in zip(built.variables, options.start.tolist(), strict=True):
                 v.set_value(val, skip_validation=True)
@@ -439,9 +445,10 @@ class PyomoBackend(Backend):
         ):
             setattr(uc, flag, False)
         t0 = time.perf_counter()
-        with PauseGC():  # see to_pyomo
+        with PauseGC(), alarm_at(options.deadline):  # see to_pyomo
             opt.set_instance(built.model)
         t_transfer = time.perf_counter() - t0
+        check_deadline()
         # the highspy object appsi created: options, callbacks and the readout go through the
         # driver, so statuses, bounds and node counts are those of the highs backend
         h = opt._solver_model
@@ -538,8 +545,17 @@ class PyomoBackend(Backend):
             {**driver.highs_options(options, model.is_mip, extra), "log_to_console": True}
         )
         driver.ready_scheduler(options.threads)
+
+        def stop_now() -> None:
+            # the Highs object this interface made for the run (none yet: stops at its start)
+            h = getattr(opt, "_solver_model", None)
+            if h is not None:
+                h.setOptionValue("time_limit", 0.0)
+
         t0 = time.perf_counter()
-        with PauseGC():  # the transfer happens inside solve here; see to_pyomo
+        # Ctrl-C must not raise inside HiGHS's log callback (the run then ends as "Solve
+        # error"): a flag, and a thread that stops HiGHS through its time limit
+        with PauseGC(), sigint_flag() as ctrl_c, sigint_watch(stop_now):
             res = opt.solve(
                 built.model,
                 load_solutions=False,
@@ -555,6 +571,8 @@ class PyomoBackend(Backend):
         # the run's highspy object: read with the same rules as every HiGHS run
         out = driver.read(opt._solver_model, model, want_duals=self._want_duals(model, options))
         out.log = log
+        if ctrl_c.is_set() and out.status not in (Status.OPTIMAL, Status.INFEASIBLE):
+            out.status = Status.INTERRUPTED
         return self._finish(
             model,
             built,
@@ -583,7 +601,7 @@ class PyomoBackend(Backend):
         opt = self._legacy_solver(solver, executable)
         names = _LEGACY_OPTION_NAMES.get(solver, {})
         requested = {
-            "time_limit": options.time_limit,
+            "time_limit": options.time_left(),
             "threads": options.threads,
             "seed": options.seed,
             "node_limit": options.node_limit,
