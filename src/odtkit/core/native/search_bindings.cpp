@@ -37,8 +37,21 @@ namespace odtkit {
 // caller still receives the best tree found.
 std::function<bool()> python_interrupt_check(std::shared_ptr<ProgressCell> cell,
                                              nb::object report) {
-  return [cell = std::move(cell), report = std::move(report)] {
+  // The callable is copied and destroyed by the search with the GIL released, so it must not
+  // own a Python reference directly (a refcount change without the GIL races with every other
+  // thread; nanobind's debug build aborts on it). It shares one holder instead, whose last
+  // owner takes the GIL to drop the reference.
+  std::shared_ptr<nb::object> callback(new nb::object(std::move(report)), [](nb::object* p) {
+    if (p->is_valid()) {
+      nb::gil_scoped_acquire guard;
+      delete p;
+    } else {
+      delete p;
+    }
+  });
+  return [cell = std::move(cell), callback = std::move(callback)] {
     nb::gil_scoped_acquire guard;
+    const nb::object& report = *callback;
     if (cell && report.is_valid() && !report.is_none()) {
       try {
         report(cell->incumbent, cell->bound);
