@@ -86,9 +86,10 @@ class Arena {
  public:
   static constexpr std::size_t kPerPage = std::max<std::size_t>(1, kPageBytes / sizeof(T));
 
-  // n uninitialised elements (n >= 1).
+  // n uninitialised elements. n = 0 (a run of zero words: no features, or no points) still
+  // gets a valid pointer into a page, never pages_.back() of an empty arena.
   T* alloc(std::size_t n) {
-    if (used_ + n > cap_) {
+    if (used_ + n > cap_ || pages_.empty()) {
       cap_ = std::max(kPerPage, n);
       pages_.emplace_back(new T[cap_]);
       bytes_ += cap_ * sizeof(T);
@@ -105,7 +106,7 @@ class Arena {
   }
   // Bytes an alloc(n) could allocate now.
   std::size_t alloc_bytes(std::size_t n) const {
-    return used_ + n > cap_ ? std::max(kPerPage, n) * sizeof(T) : 0;
+    return used_ + n > cap_ || pages_.empty() ? std::max(kPerPage, n) * sizeof(T) : 0;
   }
   std::size_t bytes() const { return bytes_ + vector_bytes(pages_); }
 
