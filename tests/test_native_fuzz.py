@@ -39,3 +39,16 @@ def test_a_problem_without_features_is_a_single_leaf(name: str) -> None:
     # a tree pays lam for its leaf, a rule list nothing for its default rule
     assert out["objective"] == pytest.approx(1 / 3 + (0.0 if name == "corels" else 0.01))
     assert out["lower_bound"] == pytest.approx(out["objective"])
+
+
+@pytest.mark.parametrize(
+    ("n", "weight"), [(0, 1.0), (3, 0.0), (3, 1e308)], ids=["no-rows", "zero", "overflow"]
+)
+def test_a_problem_whose_weights_do_not_sum_to_a_positive_number_is_refused(
+    n: int, weight: float
+) -> None:
+    """dp, the anytime dp and the fair dp answered NaN with status 'optimal' on 0 rows or all
+    weights 0 (bnb and corels refused them), and 1e308 * 3 overflowed the total to inf."""
+    X = np.zeros((n, 2), dtype=bool)
+    with pytest.raises(ValueError, match="weights"):
+        _native.Problem(X, np.zeros(n, dtype=np.int32), np.full(n, weight), 2)
