@@ -71,6 +71,25 @@ def test_a_problem_whose_weights_do_not_sum_to_a_positive_number_is_refused(
         _native.Problem(X, np.zeros(n, dtype=np.int32), np.full(n, weight), 2)
 
 
+@pytest.mark.parametrize("name", ["dp", "dp_anytime", "dp_queue", "bnb"])
+def test_the_largest_depth_limit_is_no_limit(name: str) -> None:
+    """max_depth = 2**31 - 1 (what Python's int32 allows) overflowed `depth + 2` in the memo
+    keys of dp and dp queue (undefined behaviour, reported by UBSan)."""
+    rng = np.random.default_rng(0)
+    problem = _native.Problem(
+        np.ascontiguousarray(rng.random((12, 4)) < 0.5),
+        rng.integers(0, 2, 12).astype(np.int32),
+        np.ones(12),
+        2,
+    )
+    deep, free = (
+        SEARCHES[name](problem, _native.SearchConfig(lam=0.01, max_depth=d))
+        for d in (2**31 - 1, -1)
+    )
+    assert deep["status"] == free["status"] == "optimal"
+    assert deep["objective"] == pytest.approx(free["objective"], abs=TOL)
+
+
 # ------------------------------------------------------------------------------------------
 # Random instances
 # ------------------------------------------------------------------------------------------

@@ -240,7 +240,7 @@ class DPSolver {
   };
 
   std::uint64_t key_hash(const std::uint64_t* s, int depth) const {
-    return words::hash(s, W_, static_cast<std::uint64_t>(depth + 2));
+    return words::hash(s, W_, static_cast<std::uint64_t>(static_cast<std::int64_t>(depth) + 2));
   }
   int leaf_code(const std::uint64_t* s) const {
     std::vector<double> cw(K_);
