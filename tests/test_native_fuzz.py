@@ -90,6 +90,30 @@ def test_the_largest_depth_limit_is_no_limit(name: str) -> None:
     assert deep["objective"] == pytest.approx(free["objective"], abs=TOL)
 
 
+def test_a_penalty_that_overflows_in_count_units_is_refused() -> None:
+    """lam = 1e308 on 12 rows: lam * total weight is inf. Every objective came back inf and
+    dp queue looped forever (in the release build too); now each entry point refuses it, and
+    the largest penalty that fits still gives the best single leaf."""
+    rng = np.random.default_rng(0)
+    problem = _native.Problem(
+        np.ascontiguousarray(rng.random((12, 4)) < 0.5),
+        rng.integers(0, 2, 12).astype(np.int32),
+        np.ones(12),
+        2,
+    )
+    for search in SEARCHES.values():
+        with pytest.raises(ValueError, match="lam"):
+            search(problem, _native.SearchConfig(lam=1e308))
+        out = search(problem, _native.SearchConfig(lam=1e300))
+        assert out["status"] == "optimal" and len(out["tree"]) == 1
+    with pytest.raises(ValueError, match="lam"):
+        _native.greedy_tree(problem, 1e308)
+    with pytest.raises(ValueError, match="lam"):
+        _native.search_fair_dp(
+            problem, np.zeros((12, 1)), 0.1, 1, _native.SearchConfig(lam=1e308, max_depth=2)
+        )
+
+
 # ------------------------------------------------------------------------------------------
 # Random instances
 # ------------------------------------------------------------------------------------------
