@@ -163,7 +163,11 @@ def _weights(draw: st.DrawFn, n: int) -> np.ndarray:
 
 
 #: Tiny limits: they stop a search at its first check, or a few nodes in.
-LIMITS = {"node": (1, 2, 5, 50), "time": (1e-9, 1e-3, 0.05), "memory": (1e-6, 0.01, 1.0)}
+LIMITS = {
+    "node": (1, 2, 5, 50, 2**62),
+    "time": (1e-9, 1e-3, 0.05, math.inf),
+    "memory": (1e-6, 0.01, 1.0, math.inf),
+}
 #: Instance sizes: small enough for the oracles, medium (limits bite), 2,000 features.
 SIZES = ("oracle", "oracle", "medium", "wide")
 
@@ -218,12 +222,12 @@ def configs(draw: st.DrawFn, name: str, data: Dataset) -> dict[str, Any]:
     an initial tree (valid, malformed or too deep)."""
     p, k = data.n_features, int(data.n_classes)
     options: dict[str, Any] = {
-        "lam": draw(st.sampled_from([0.0, 1e-4, 0.01, 0.05, 0.3, 2.0])),
+        "lam": draw(st.sampled_from([0.0, 1e-4, 0.01, 0.05, 0.3, 2.0, 1e300, 1e308])),
         "policy": draw(st.sampled_from(POLICIES)),
         "symmetry": draw(st.sampled_from(SYMMETRY_MAPS)),
         "bounds": draw(st.dictionaries(st.sampled_from(SWITCHES[name]), st.booleans())),
     }
-    depth = draw(st.sampled_from([None, 0, 1, 2, 3]))
+    depth = draw(st.sampled_from([None, 0, 1, 2, 3, 2**31 - 1]))
     if name != "corels" and depth is not None:
         options["max_depth"] = depth
     for limit in draw(st.sampled_from([(), (), ("node",), ("time",), ("memory",), LIMITS])):
@@ -235,10 +239,10 @@ def configs(draw: st.DrawFn, name: str, data: Dataset) -> dict[str, Any]:
         options["time_limit"] = min(options.get("time_limit", 0.1), 0.1)
         if p > 50:
             options["node_limit"] = min(options.get("node_limit", 20), 20)
-    options["upper_bound"] = draw(st.sampled_from([0.0, 0.3, math.inf, math.inf]))
+    options["upper_bound"] = draw(st.sampled_from([0.0, 0.3, 1e308, math.inf, math.inf]))
     if name != "corels":
         kind = draw(st.sampled_from(["none", "none", "valid", "malformed", "too_deep"]))
-        limit = depth if depth is not None else 3
+        limit = depth if depth is not None and depth < 4 else 3
         if kind == "valid":
             options["initial_tree"] = _random_tree(draw, p, k, limit)
         elif kind == "malformed":
@@ -310,6 +314,8 @@ def _oracle(name: str, data: Dataset, options: dict[str, Any]) -> float | None:
 def _allowed_error(name: str, data: Dataset, options: dict[str, Any], error: Exception) -> bool:
     """Whether ``error`` is a documented refusal of this input, with a message naming why."""
     message = str(error)
+    if isinstance(error, ValueError) and "lam is too large" in message:
+        return not math.isfinite(options["lam"] * data.total_weight)
     if isinstance(error, ValueError) and "initial_tree" in message:
         return "initial_tree" in options
     if isinstance(error, ValueError) and name == "corels" and "binary labels" in message:
