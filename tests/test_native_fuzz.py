@@ -114,6 +114,28 @@ def test_a_penalty_that_overflows_in_count_units_is_refused() -> None:
         )
 
 
+def test_anytime_deepening_stops_at_the_number_of_features() -> None:
+    """The anytime dp deepened up to max_depth - 1: at max_depth = 2**31 - 1 with a root that
+    every round prunes at once (lam 2, upper bound 0) it ran 2**31 rounds without a tick, 46 s
+    past a 0.1 s time limit. No path splits on more features than there are."""
+    rng = np.random.default_rng(2)
+    problem = _native.Problem(
+        np.ascontiguousarray(rng.random((9, 7)) < 0.5),
+        rng.integers(0, 2, 9).astype(np.int32),
+        np.ones(9),
+        2,
+    )
+    for lam, upper_bound in [(2.0, 0.0), (0.01, math.inf)]:
+        config = _native.SearchConfig(
+            lam=lam, max_depth=2**31 - 1, time_limit=0.1, upper_bound=upper_bound
+        )
+        out = _native.search_dp_anytime(problem, config)
+        assert out["stats"]["deepening_depth"] <= problem.n_features
+        free = _native.search_dp(problem, _native.SearchConfig(lam=lam))
+        if out["status"] == "optimal":
+            assert out["objective"] == pytest.approx(free["objective"], abs=TOL)
+
+
 # ------------------------------------------------------------------------------------------
 # Random instances
 # ------------------------------------------------------------------------------------------
@@ -508,7 +530,9 @@ def _spoil(array: np.ndarray, how: str) -> np.ndarray:
     if how == "fortran":
         return np.asfortranarray(array) if array.ndim == 2 and array.shape[1] > 1 else array.T
     if how == "dtype":
-        other = {"b": np.uint8, "i": np.int64, "f": np.float32}[array.dtype.kind]
+        other = {"b": np.uint8, "i": np.int64 if array.itemsize == 4 else np.int32}.get(
+            array.dtype.kind, np.float32
+        )
         with np.errstate(over="ignore"):  # 1e300 as float32 is inf: still the wrong dtype
             return array.astype(other)
     return array[..., None]  # one dimension too many
@@ -619,3 +643,28 @@ def test_closure_min_cut_is_a_closed_minimum_cut(data: st.DataObject) -> None:
             if not np.any(s[tails] & ~s[heads])
         )
         assert out["cut"] == best
+
+
+@pytest.mark.parametrize("how", ["strided", "fortran", "dtype", "ndim"])
+def test_fair_search_and_min_cut_reject_wrong_arrays_with_a_type_error(how: str) -> None:
+    rng = np.random.default_rng(1)
+    problem = _native.Problem(
+        np.ascontiguousarray(rng.random((6, 3)) < 0.5),
+        rng.integers(0, 2, 6).astype(np.int32),
+        np.ones(6),
+        2,
+    )
+    coefficients = np.ascontiguousarray(rng.normal(size=(6, 2)))
+    with pytest.raises(TypeError):
+        _native.search_fair_dp(
+            problem, _spoil(coefficients, how), 0.1, 1, _native.SearchConfig(max_depth=2)
+        )
+    caps = [np.arange(4, dtype=np.int64), np.arange(4, dtype=np.int64)[::-1].copy()]
+    arcs = [np.array([0, 1, 2], dtype=np.int64), np.array([1, 2, 3], dtype=np.int64)]
+    for k in range(4):
+        arrays = caps + arcs
+        arrays[k] = _spoil(arrays[k], how)
+        if how == "fortran":
+            arrays[k] = np.repeat(arrays[k], 2)[::2]  # a 1-d array is contiguous both ways
+        with pytest.raises(TypeError):
+            _native.closure_min_cut(*arrays)
