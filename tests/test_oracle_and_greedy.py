@@ -12,6 +12,7 @@ from odtkit.core import search_tree
 from odtkit.testing import (
     EXAMPLE_TREES_PROTECTED,
     LAMBDAS,
+    brute_force_fair_tree,
     brute_force_tree,
     dataset_strategy,
     enumerate_trees,
@@ -270,3 +271,30 @@ def test_objective_rejects_bad_arguments():
         metrics.objective(Tree.leaf(0), (data.X, data.y), lam=0.1)
     with pytest.raises(TypeError, match="Tree or RuleList"):
         metrics.objective(object(), data, lam=0.1)
+
+
+def _xor_data(weight: float) -> Dataset:
+    """8 rows, y = x0 xor x1 (a depth-2 tree is exact), every row weighing ``weight``."""
+    X = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=bool)
+    y = (X[:, 0] ^ X[:, 1]).astype(np.int64)
+    return Dataset(X, y, np.arange(2), ("a", "b", "c"), "xor", np.full(8, weight))
+
+
+@pytest.mark.parametrize("weight", [1e-300, 1e-12, 1.0, 1e12])
+def test_the_tree_oracles_do_not_tie_everything_when_weights_are_tiny(weight: float) -> None:
+    """The oracles compared count units with a tolerance of at least 1e-9: with 8 rows of
+    1e-12, every tree tied with the first one tried, and the fair oracle called a leaf with
+    every row wrong optimal. The enumeration of every tree is the truth."""
+    data = _xor_data(weight)
+    truth = min(metrics.objective(t, data, lam=0.01) for t in enumerate_trees(3, 2, n_classes=2))
+    assert brute_force_tree(data, lam=0.01, max_depth=2)[1] == pytest.approx(truth, abs=1e-9)
+    assert truth == pytest.approx(0.04, abs=1e-9)  # four leaves, no mistake
+    fair = Fairness(notion="sp", protected=np.arange(8) % 2, delta=1.0)
+    assert brute_force_fair_tree(data, fair, lam=0.01, max_depth=2)[1] == pytest.approx(
+        truth, abs=1e-9
+    )
+    leaf_wins = Dataset(
+        data.X[:2], np.array([1, 1]), np.arange(2), data.feature_names, "", np.full(2, weight)
+    )
+    strict = Fairness(notion="sp", protected=np.array([0, 1]), delta=0.0, positive_class=1)
+    assert brute_force_fair_tree(leaf_wins, strict, lam=0.0, max_depth=0)[1] == 0.0

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from odtkit import Dataset, metrics, solve_formulation
-from odtkit.core import search_tree
+from odtkit.core import search_rule_list, search_tree
 from odtkit.formulations import FlowOCT, PathOCT, RBinOCT
-from odtkit.testing import brute_force_tree, enumerate_trees
+from odtkit.testing import brute_force_rule_list, brute_force_tree, enumerate_trees
 
 SCALES = (1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9)
 LAM, DEPTH, TOL = 0.05, 2, 1e-7
@@ -114,3 +114,32 @@ def test_extreme_weights_are_refused_or_solved_never_miscertified():
         assert result.lower_bound <= result.objective + 1e-9
     result = search_tree(data, lam=0.01, max_depth=1)
     assert result.objective == pytest.approx(expected, abs=1e-9)
+
+
+def _xor_data(weight: float) -> Dataset:
+    """8 rows, y = x0 xor x1 (a depth-2 tree is exact), every row weighing ``weight``."""
+    X = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=bool)
+    y = (X[:, 0] ^ X[:, 1]).astype(np.int64)
+    return Dataset(X, y, np.arange(2), ("a", "b", "c"), "xor", np.full(8, weight))
+
+
+@pytest.mark.parametrize("weight", [1e-300, 1e-12, 1.0, 1e12])
+@pytest.mark.parametrize(
+    ("method", "strategy"),
+    [("dp", "recursive"), ("dp", "anytime"), ("dp", "queue"), ("bnb", "recursive"), ("corels", "")],
+)
+def test_searches_are_exact_when_weights_are_tiny(method: str, strategy: str, weight: float):
+    """count_tolerance had a floor of 1e-9 count units: with rows of 1e-12 every candidate tied
+    with the incumbent, and each search certified a single leaf (objective 0.5) optimal where
+    a depth-2 tree scores 0.04 (found by tests/test_native_fuzz.py)."""
+    data = _xor_data(weight)
+    if method == "corels":
+        result = search_rule_list(data, lam=0.01, antecedents=data.X)
+        truth = brute_force_rule_list(data, lam=0.01, antecedents=data.X, max_length=3)[1]
+    else:
+        result = search_tree(data, lam=0.01, max_depth=2, method=method, strategy=strategy)
+        truth = min(
+            metrics.objective(t, data, lam=0.01) for t in enumerate_trees(3, 2, n_classes=2)
+        )
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(truth, abs=1e-9)

@@ -61,8 +61,9 @@ def brute_force_tree(dataset: Dataset, *, lam: float, max_depth: int) -> tuple[T
     X = dataset.X
     n = dataset.total_weight
     penalty = lam * n
-    # sample weights can be fractional: compare with a tolerance scaled to the counts
-    tol = 1e-9 * max(1.0, n)
+    # sample weights can be fractional: compare with a tolerance relative to the total weight
+    # (an absolute floor would make every tree tie when all weights are tiny, e.g. 1e-12)
+    tol = 1e-9 * n
 
     @cache
     def opt(rows_key: bytes, available: frozenset[int], depth: int) -> tuple[float, int, Tree]:
@@ -172,7 +173,7 @@ def brute_force_fair_tree(
     all_rows = np.ones(n, dtype=bool)
     depth = min(max_depth, dataset.n_features)
     best: tuple[float, int, Tree | None] = (np.inf, 0, None)
-    tol = 1e-9 * max(1.0, dataset.total_weight)
+    tol = 1e-9 * dataset.total_weight
     for key, (leaves, tree) in vectors(
         all_rows.tobytes(), frozenset(range(dataset.n_features)), depth
     ).items():
@@ -398,7 +399,7 @@ def brute_force_rule_list(
     weights = _class_weights(dataset)  # (n, K)
     n_total = dataset.total_weight
     penalty = lam * n_total
-    tol = 1e-9 * max(1.0, n_total)
+    tol = 1e-9 * n_total
     n_rules = truth.shape[1]
 
     best: list[Any] = [np.inf, 0, (), (), 0]  # value, length, prefix, labels, default

@@ -253,7 +253,7 @@ class DPSolver {
   };
 
   std::uint64_t key_hash(const std::uint64_t* s, int depth) const {
-    return words::hash(s, W_, static_cast<std::uint64_t>(depth + 2));
+    return words::hash(s, W_, static_cast<std::uint64_t>(static_cast<std::int64_t>(depth) + 2));
   }
   int leaf_code(const std::uint64_t* s) const {
     std::vector<double> cw(K_);
@@ -759,7 +759,9 @@ SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& confi
   out.stats["upper_bound_invalid"] = 0.0;
 
   const int n_features = static_cast<int>(problem.n_features());
-  const int last_depth = target < 0 ? n_features : target - 1;
+  // no path splits on more than n_features features: deeper rounds repeat the one at
+  // n_features (and a pruned root costs no tick, so 2**31 of them ignored every limit)
+  const int last_depth = target < 0 ? n_features : std::min(target - 1, n_features);
   const int last_relaxed = target < 0 ? n_features : 0;
   int depth = 1, relaxed_depth = 1;
   long long slice = 1024;

@@ -105,7 +105,8 @@ class QueueDP {
   // Vertex for (s, depth), created with its initial bounds on first use. `cw` and `eq` are the
   // class weights and equivalent-point minority of s (computed by the caller).
   std::uint32_t get(const std::uint64_t* s, int depth, const double* cw, double eq) {
-    const std::uint64_t h = words::hash(s, W_, static_cast<std::uint64_t>(depth + 2));
+    const std::uint64_t h =
+        words::hash(s, W_, static_cast<std::uint64_t>(static_cast<std::int64_t>(depth) + 2));
     std::size_t i = h & mask_;
     for (;; i = (i + 1) & mask_) {
       const std::uint32_t v = slots_[i];

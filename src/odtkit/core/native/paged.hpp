@@ -87,11 +87,10 @@ class Arena {
  public:
   static constexpr std::size_t kPerPage = std::max<std::size_t>(1, kPageBytes / sizeof(T));
 
-  // n uninitialised elements; n = 0 gets a valid (one-element) run, not a pointer into no page
-  // (bnb keys a leaf by 2 * ceil(features / 64) words: none on a problem without features).
+  // n uninitialised elements. n = 0 (a run of zero words: no features, or no points) still
+  // gets a valid pointer into a page, never pages_.back() of an empty arena.
   T* alloc(std::size_t n) {
-    n = std::max<std::size_t>(n, 1);
-    if (used_ + n > cap_) {
+    if (used_ + n > cap_ || pages_.empty()) {
       // state changes only once the page is allocated and listed: a bad_alloc leaves the
       // arena as it was
       const std::size_t cap = std::max(kPerPage, n);
@@ -111,7 +110,7 @@ class Arena {
   }
   // Bytes an alloc(n) could allocate now.
   std::size_t alloc_bytes(std::size_t n) const {
-    return used_ + n > cap_ ? std::max(kPerPage, n) * sizeof(T) : 0;
+    return used_ + n > cap_ || pages_.empty() ? std::max(kPerPage, n) * sizeof(T) : 0;
   }
   std::size_t bytes() const { return bytes_ + vector_bytes(pages_); }
 

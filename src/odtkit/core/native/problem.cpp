@@ -121,6 +121,10 @@ Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
                         static_cast<std::size_t>(y[i])] += weights[i];
     total_weight_ += weights[i];
   }
+  // every objective is divided by the total weight: none (0 rows or all weights 0) would make
+  // it NaN, and a total that overflows would make every objective 0 or NaN
+  if (!(total_weight_ > 0.0) || !std::isfinite(total_weight_))
+    throw std::invalid_argument("sample weights must have a positive, finite sum");
 
   // row by row: X is row-major, and CORELS passes hundreds of antecedent columns
   features_.assign(n_features, Bitset(n_points_));

@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -37,8 +38,21 @@ namespace odtkit {
 // caller still receives the best tree found.
 std::function<bool()> python_interrupt_check(std::shared_ptr<ProgressCell> cell,
                                              nb::object report) {
-  return [cell = std::move(cell), report = std::move(report)] {
+  // The callable is copied and destroyed by the search with the GIL released, so it must not
+  // own a Python reference directly (a refcount change without the GIL races with every other
+  // thread; nanobind's debug build aborts on it). It shares one holder instead, whose last
+  // owner takes the GIL to drop the reference.
+  std::shared_ptr<nb::object> callback(new nb::object(std::move(report)), [](nb::object* p) {
+    if (p->is_valid()) {
+      nb::gil_scoped_acquire guard;
+      delete p;
+    } else {
+      delete p;
+    }
+  });
+  return [cell = std::move(cell), callback = std::move(callback)] {
     nb::gil_scoped_acquire guard;
+    const nb::object& report = *callback;
     if (cell && report.is_valid() && !report.is_none()) {
       try {
         report(cell->incumbent, cell->bound);
@@ -92,8 +106,18 @@ nb::dict run_guarded(const SearchConfig& config, nb::object progress, Run&& sear
   return output_to_dict(out);
 }
 
+// Every search works in count units, Lambda = lam * total weight. A Lambda that overflows to
+// inf made every objective inf, and dp queue never settled (an endless loop, time limit or not).
+void check_penalty(const Problem& problem, double lam) {
+  if (!std::isfinite(lam * problem.total_weight()))
+    throw std::invalid_argument(
+        "lam is too large for these sample weights: lam * total weight overflows (any lam >= 1 "
+        "already makes a single leaf, or the empty rule list, optimal)");
+}
+
 template <SearchFunction Search>
 nb::dict run_search(const Problem& problem, const SearchConfig& config, nb::object progress) {
+  check_penalty(problem, config.lam);
   return run_guarded(config, std::move(progress),
                      [&problem](const SearchConfig& c, std::function<bool()> stop) {
                        return Search(problem, c, std::move(stop));
@@ -108,6 +132,7 @@ nb::dict run_fair_search(const Problem& problem, CoefMatrix coefficients, double
                          int positive_code, const SearchConfig& config, nb::object progress) {
   if (coefficients.shape(0) != problem.n_samples())
     throw std::invalid_argument("coefficients must have one row per sample of the problem");
+  check_penalty(problem, config.lam);
   std::vector<double> coef(coefficients.data(),
                            coefficients.data() + coefficients.shape(0) * coefficients.shape(1));
   FairSpec spec;
@@ -252,6 +277,7 @@ void bind_searches(nb::module_& m) {
         check.lam = lam;
         check.max_depth = max_depth;
         check.validate();
+        check_penalty(problem, lam);
         return greedy_tree(problem, lam, max_depth, nullptr);
       },
       nb::arg("problem"), nb::arg("lam"), nb::arg("max_depth") = -1,

@@ -46,13 +46,13 @@ namespace odtkit {
 // The one tolerance for comparing objectives, bounds and weights in count units
 // (docs/formulations-search-and-pruning.md §0.4):
 // two counts closer than this are equal, and a candidate must beat the incumbent by more than
-// this to replace it. It is 1e-9 of the total weight (never below 1e-9), i.e. 1e-9 in the
-// normalized objective that Python reports and checks (OBJECTIVE_TOLERANCE), whatever the
-// scale of the sample weights. Sums of integer weights are exact, so on unweighted data it
-// only decides exact ties; with fractional weights it absorbs summation-order rounding.
-inline double count_tolerance(double total_weight) {
-  return 1e-9 * std::max(1.0, total_weight);
-}
+// this to replace it. It is 1e-9 of the total weight, i.e. 1e-9 in the normalized objective
+// that Python reports and checks (OBJECTIVE_TOLERANCE), whatever the scale of the sample
+// weights. (A floor of 1e-9 count units made every tree tie when the weights summed to less
+// than ~1e-9: 8 rows weighing 1e-12 each got a single leaf certified optimal at objective 0.5
+// where a split scores 0.) Sums of integer weights are exact, so on unweighted data it only
+// decides exact ties; with fractional weights it absorbs summation-order rounding.
+inline double count_tolerance(double total_weight) { return 1e-9 * total_weight; }
 // Weights at most this are zero up to the rounding of a difference of sums (n - n1): a split
 // side this light is empty. On the same scale as count_tolerance, three orders of magnitude
 // finer, so a side that could matter to a comparison is never dropped.
