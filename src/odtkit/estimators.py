@@ -386,13 +386,17 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         depth = check_depth(self.max_depth)
         lam_min = check_lambda(self.lam_min, "lam_min")
         data = self._fit_dataset(X, y, sample_weight)
-        path = regularization_path(
-            data,
-            max_depth=depth,
-            lam_min=lam_min,
-            time_limit=self.time_limit,
-            memory_limit_mb=self.memory_limit_mb,
-        )
+
+        def path_of(rows: Dataset) -> Any:  # the full data's path and each fold's, alike
+            return regularization_path(
+                rows,
+                max_depth=depth,
+                lam_min=lam_min,
+                time_limit=self.time_limit,
+                memory_limit_mb=self.memory_limit_mb,
+            )
+
+        path = path_of(data)
         segments = path.segments
         lam_lo = np.array([s.lam_lo for s in segments])
         lam_hi = np.array([s.lam_hi for s in segments])
@@ -411,13 +415,7 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
             ctrl_c.check(path.status)
             for train_idx, test_idx in splitter.split(data.X, data.y):
                 train, test = data.subset(train_idx), data.subset(test_idx)
-                fold_path = regularization_path(
-                    train,
-                    max_depth=depth,
-                    lam_min=lam_min,
-                    time_limit=self.time_limit,
-                    memory_limit_mb=self.memory_limit_mb,
-                )
+                fold_path = path_of(train)
                 trees = [fold_path.tree_at(lam) for lam in candidates]
                 scores.append([metrics.accuracy(t, test) for t in trees])
                 train_scores.append([metrics.accuracy(t, train) for t in trees])
