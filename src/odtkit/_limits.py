@@ -44,6 +44,7 @@ __all__ = [
     "charged",
     "check_deadline",
     "sigint_flag",
+    "sigint_handler",
     "sigint_watch",
     "stop_on_interrupt",
 ]
@@ -168,21 +169,29 @@ def active_deadline() -> Deadline | None:
 
 
 @contextlib.contextmanager
-def sigint_flag() -> Iterator[threading.Event]:
-    """A SIGINT handler that only sets the yielded flag, for the ``with`` block.
+def sigint_handler(handler: Callable[..., Any]) -> Iterator[None]:
+    """``handler`` as the SIGINT handler for the ``with`` block, the previous one restored.
 
-    Only the main thread can install a handler; elsewhere the flag is never set by Ctrl-C
-    (poll ``should_stop`` there). The previous handler is restored on exit.
+    Only the main thread can install a handler; elsewhere this does nothing (Ctrl-C then
+    reaches no solver: poll ``should_stop`` there).
     """
-    flag = threading.Event()
     if threading.current_thread() is not threading.main_thread():
-        yield flag
+        yield
         return
-    previous = signal.signal(signal.SIGINT, lambda *_: flag.set())
+    previous = signal.signal(signal.SIGINT, handler)
     try:
-        yield flag
+        yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def sigint_flag() -> Iterator[threading.Event]:
+    """A SIGINT handler that only sets the yielded flag, for code that polls (see
+    :func:`sigint_handler`)."""
+    flag = threading.Event()
+    with sigint_handler(lambda *_: flag.set()):
+        yield flag
 
 
 @contextlib.contextmanager

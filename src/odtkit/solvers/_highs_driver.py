@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import signal
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from odtkit._limits import sigint_watch
+from odtkit._limits import sigint_handler, sigint_watch
 from odtkit._progress import Progress
 from odtkit.model import Model
 from odtkit.results import Status, make_trace
@@ -367,7 +366,6 @@ def attach(
         ]
     for event, hook in hooks:
         event.subscribe(hook)
-    previous = signal.signal(signal.SIGINT, session.request_stop) if in_main else None
 
     def stop_now() -> None:
         # HiGHS polls the interrupt callbacks only in its node loop and LP iterations of its
@@ -379,12 +377,10 @@ def attach(
         h.setOptionValue("time_limit", 0.0)
 
     try:
-        with sigint_watch(stop_now) if in_main else contextlib.nullcontext():
+        with sigint_handler(session.request_stop), sigint_watch(stop_now):
             yield session
     finally:
         session.progress.close()
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
         for event, hook in hooks:
             event.unsubscribe(hook)
 
