@@ -43,11 +43,10 @@ SEARCHES: dict[str, tuple[int, int, dict[str, Any]]] = {
 
 
 def _status_mb(field: str) -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return float(line.split()[1]) / 1024.0
-    return float("nan")
+    """A field of /proc/self/status in MB (child side: odtkit is importable there)."""
+    from odtkit.core._problem import proc_kb
+
+    return (proc_kb("/proc/self/status", field) or float("nan")) / 1024.0
 
 
 def run(name: str, mode: str, budget_mb: float) -> dict[str, Any]:

@@ -41,7 +41,7 @@ CHILD = textwrap.dedent(
     import json, resource, sys
     import numpy as np
     from odtkit import Fairness, datasets
-    from odtkit.core._problem import _status_kb
+    from odtkit.core._problem import proc_kb
     from odtkit.core.rules import search_rule_list
     from odtkit.core.search import search_tree
 
@@ -52,7 +52,7 @@ CHILD = textwrap.dedent(
     kwargs = dict(spec["kwargs"])
     if spec["search"] == "fair":
         kwargs["fairness"] = Fairness(notion="eodds", protected=X[:, 2].astype(int), delta=0.01)
-    room = (_status_kb("VmSize") / 1024 + spec["room_mb"]) * 2**20
+    room = (proc_kb("/proc/self/status", "VmSize") / 1024 + spec["room_mb"]) * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (int(room), int(room)))
     if spec["search"] == "corels":
         result = search_rule_list(dataset, **kwargs)

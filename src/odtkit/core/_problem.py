@@ -78,31 +78,28 @@ DEFAULT_MEMORY_SHARE = 0.75
 ADDRESS_SPACE_SHARE = 0.5
 
 
-def available_memory_mb() -> float | None:
-    """Memory the machine can give this process now (MemAvailable), in MB; None if unknown."""
+def proc_kb(path: str, field: str) -> float | None:
+    """A ``kB`` field of a ``/proc`` file (``/proc/meminfo``'s ``MemAvailable``,
+    ``/proc/self/status``'s ``VmSize``), None where there is none."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2.0**20
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def _status_kb(field: str) -> float | None:
-    """A ``kB`` field of ``/proc/self/status`` (e.g. ``VmSize``), None where there is none."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
+        with open(path, encoding="ascii") as proc:
+            for line in proc:
                 if line.startswith(field + ":"):
                     return float(line.split()[1])
     except OSError:
         pass
     return None
+
+
+def available_memory_mb() -> float | None:
+    """Memory the machine can give this process now (MemAvailable), in MB; None if unknown."""
+    available_kb = proc_kb("/proc/meminfo", "MemAvailable")
+    if available_kb is not None:
+        return available_kb / 1024.0
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2.0**20
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def address_space_room_mb() -> float | None:
@@ -114,7 +111,7 @@ def address_space_room_mb() -> float | None:
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY or soft < 0:
         return None
-    mapped_kb = _status_kb("VmSize")
+    mapped_kb = proc_kb("/proc/self/status", "VmSize")
     return max(soft / 2.0**20 - (mapped_kb or 0.0) / 1024.0, 0.0)
 
 

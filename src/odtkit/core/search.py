@@ -23,7 +23,7 @@ import dataclasses
 import math
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from numbers import Real
 from typing import Any
 
@@ -247,16 +247,9 @@ def search_tree(
         native = _native.search_dp
     else:
         native = _native.search_bnb
-    try:
-        problem, kept = build_search_problem(dataset)
-        with Progress(f"search ({method}, {strategy})", progress) as bar:
-            raw = native(problem, config, bar.update if bar.active else None)
-        raw["tree"] = restore_features(raw["tree"], kept)
-        raw["stats"]["features_merged"] = dataset.n_features - kept.size
-    except MemoryError:
-        # the searches turn a failed allocation into status memory_limit with their incumbent;
-        # this is the preprocessing (or the answer's conversion) failing before there is one
-        raw = leaf_answer(dataset.y, dataset.weights, int(dataset.n_classes), lam)
+    with Progress(f"search ({method}, {strategy})", progress) as bar:
+        report = bar.update if bar.active else None
+        raw = _native_answer(dataset, lam, lambda problem: native(problem, config, report))
     result = _verified_result(
         raw, dataset, lam=lam, max_depth=max_depth, method=method, start=start
     )
@@ -299,21 +292,15 @@ def _search_fair(
         max_depth=max_depth,
     )
     coefficients = np.ascontiguousarray(groups.coefficients, dtype=np.float64)
-    try:
-        problem, kept = build_search_problem(dataset)
-        with Progress("fair search (dp)", progress) as bar:
-            raw = _native.search_fair_dp(
-                problem,
-                coefficients,
-                groups.delta,
-                groups.positive_code,
-                config,
-                bar.update if bar.active else None,
-            )
-        raw["tree"] = restore_features(raw["tree"], kept)
-        raw["stats"]["features_merged"] = dataset.n_features - kept.size
-    except MemoryError:  # as in search_tree; a constant prediction has no disparity
-        raw = leaf_answer(dataset.y, dataset.weights, int(dataset.n_classes), lam)
+    with Progress("fair search (dp)", progress) as bar:
+        report = bar.update if bar.active else None
+        raw = _native_answer(
+            dataset,
+            lam,
+            lambda problem: _native.search_fair_dp(
+                problem, coefficients, groups.delta, groups.positive_code, config, report
+            ),
+        )
     result = _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method="dp", start=start)
     gap = metrics.fairness_gap(result.model, dataset, groups)
     if not metrics.is_fair(result.model, dataset, groups):
@@ -325,6 +312,26 @@ def _search_fair(
     return dataclasses.replace(
         result, stats={**result.stats, "fairness_gap": gap}, time=time.perf_counter() - start
     )
+
+
+def _native_answer(
+    dataset: Dataset, lam: float, run: Callable[[Any], dict[str, Any]]
+) -> dict[str, Any]:
+    """``run(problem)`` on the problem over the features some row tells apart, its tree mapped
+    back to the dataset's features.
+
+    The searches turn a failed allocation into status ``memory_limit`` with their incumbent; a
+    MemoryError here is the preprocessing (or the answer's conversion) failing before there is
+    one: the certified majority leaf then (a constant prediction, fair under any notion).
+    """
+    try:
+        problem, kept = build_search_problem(dataset)
+        raw = run(problem)
+        raw["tree"] = restore_features(raw["tree"], kept)
+        raw["stats"]["features_merged"] = dataset.n_features - kept.size
+        return raw
+    except MemoryError:
+        return leaf_answer(dataset.y, dataset.weights, int(dataset.n_classes), lam)
 
 
 def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups:
