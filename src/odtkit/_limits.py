@@ -37,7 +37,6 @@ from odtkit.results import Status
 
 __all__ = [
     "Deadline",
-    "active_deadline",
     "alarm_at",
     "LoopStop",
     "OutOfTime",
@@ -161,11 +160,6 @@ def alarm_at(deadline: Deadline | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0.0)
         signal.signal(signal.SIGALRM, previous)
-
-
-def active_deadline() -> Deadline | None:
-    """The deadline :func:`charged` made active, if any."""
-    return _active.get()
 
 
 @contextlib.contextmanager
