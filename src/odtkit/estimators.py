@@ -25,7 +25,7 @@ from odtkit._validation import (
 )
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.formulations import EXACT
-from odtkit.methods import METHODS, Method, get_method
+from odtkit.methods import GUESS_ROUNDS, METHODS, Method, get_method
 from odtkit.results import Status
 
 __all__ = [
@@ -34,10 +34,6 @@ __all__ = [
     "OptimalTreeClassifier",
     "OptimalTreeClassifierCV",
 ]
-
-
-#: Default rounds of the threshold-guessing reference model (Binarizer.guess_thresholds).
-GUESS_ROUNDS = 40
 
 
 def _is_binary(X: np.ndarray) -> bool:

@@ -30,6 +30,9 @@ from odtkit.formulations import (
 from odtkit.results import Result
 
 __all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_TIME_LIMIT",
+    "GUESS_ROUNDS",
     "METHODS",
     "MIP_METHODS",
     "Method",
@@ -38,6 +41,16 @@ __all__ = [
     "describe",
     "get_method",
 ]
+
+#: The defaults every entry point shares (the estimators, ``odtkit fit`` and ``odtkit compare``),
+#: so that the same table gives the same tree whichever way it was fitted.
+#: Depth 3 is what every MIP method can still prove on real tables, and what the search
+#: certifies in well under a second on guessed thresholds.
+DEFAULT_MAX_DEPTH = 3
+#: Seconds; a limit returns the best tree so far with a valid bound, never nothing.
+DEFAULT_TIME_LIMIT = 60.0
+#: Rounds of the threshold-guessing reference model (``Binarizer(guess_thresholds=)``).
+GUESS_ROUNDS = 40
 
 
 @dataclass(frozen=True)
