@@ -90,9 +90,10 @@ class Binarizer(TransformerMixin, BaseEstimator):
       ``dropped_columns_``.
 
     So every split a CART-style tree can make on a kept threshold — ``x <= t`` with the missing
-    values sent left or right, or missing against present — is one feature, and an optimal tree
-    over these features is at least as good on the training data as every such tree over the
-    same thresholds (its certificate is the optimum over this larger set of splits). The
+    values sent left or right, or missing against present — is one feature (and every feature
+    is such a split): a tree certified optimal over these features is optimal over all trees
+    of such splits, so on the training data it is at least as good as any tree CART could grow
+    on the same thresholds, whichever way each split sends the missing values. The
     3-valued 0/1 column gets three features because each of its three two-way splits
     ({1 | 0, NA}, {1, NA | 0}, {NA | 0, 1}) is a CART split. Columns without missing values at
     ``fit`` get exactly the features described first.
