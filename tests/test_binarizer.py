@@ -176,23 +176,6 @@ def test_dataframe_columns_matched_by_name_at_transform():
 # -- errors --------------------------------------------------------------------------------------
 
 
-def test_nan_in_numeric_column_names_the_column():
-    frame = pd.DataFrame({"ok": [1.0, 2.0, 3.0], "income": [1.0, np.nan, 3.0]})
-    with pytest.raises(ValueError, match="column 'income' has missing values"):
-        Binarizer().fit(frame)
-
-
-def test_nan_at_transform_names_the_column():
-    binarizer = Binarizer().fit(pd.DataFrame({"v": [1.0, 2.0]}))
-    with pytest.raises(ValueError, match="column 'v' has missing values"):
-        binarizer.transform(pd.DataFrame({"v": [np.nan]}))
-
-
-def test_missing_category_names_the_column():
-    with pytest.raises(ValueError, match="column 'c' has missing values"):
-        Binarizer().fit(pd.DataFrame({"c": ["a", None, "b"]}))
-
-
 def test_unknown_categorical_column():
     with pytest.raises(ValueError, match=r"categorical names columns not in X: \['nope'\]"):
         Binarizer(categorical=["nope"]).fit(pd.DataFrame({"v": [1, 2]}))

@@ -31,7 +31,6 @@ _FAIR_NEEDS_SENSITIVE = (
     "check_dtype_object",
     "check_estimators_dtypes",
     "check_estimators_fit_returns_self",
-    "check_estimators_nan_inf",
     "check_estimators_overwrite_params",
     "check_estimators_pickle",
     "check_f_contiguous_array_estimator",

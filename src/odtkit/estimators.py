@@ -71,12 +71,15 @@ class _BinaryInputMixin:
         # string and categorical columns are one-hot encoded by the Binarizer
         tags.input_tags.string = True
         tags.input_tags.categorical = True
+        # missing values are encoded by the Binarizer (docs/formulations-trees.md §9)
+        tags.input_tags.allow_nan = True
         return tags
 
-    def _check_X(self, X: Any, reset: bool) -> Any:
-        """``X`` checked by scikit-learn (2-d, dense, finite, non-empty; names and width).
+    def _check_X(self, X: Any, reset: bool, allow_nan: bool) -> Any:
+        """``X`` checked by scikit-learn (2-d, dense, non-empty, no inf; names and width).
 
-        A DataFrame is returned as it is, so the Binarizer still sees its column dtypes.
+        NaN only when ``allow_nan`` (the Binarizer encodes it). A DataFrame is returned as it
+        is, so the Binarizer still sees its column dtypes (and names an infinite column).
         """
         from sklearn.utils.validation import check_array, validate_data
 
@@ -84,7 +87,8 @@ class _BinaryInputMixin:
             check_array(X, dtype=None, ensure_all_finite=False)  # shape, sparse, emptiness
             validate_data(self, X, skip_check_array=True, reset=reset)
             return X
-        return validate_data(self, X, dtype=None, reset=reset)
+        finite = "allow-nan" if allow_nan else True
+        return validate_data(self, X, dtype=None, reset=reset, ensure_all_finite=finite)
 
     def _fit_dataset(self, X: Any, y: Any, sample_weight: Any) -> Dataset:
         """Validate, binarize as configured, wrap in a Dataset; remember classes and names."""
@@ -97,7 +101,7 @@ class _BinaryInputMixin:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
-        X = self._check_X(X, reset=True)
+        X = self._check_X(X, reset=True, allow_nan=self.binarize is not False)
         y = column_or_1d(y.to_numpy() if hasattr(y, "to_numpy") else y, warn=True)
         check_consistent_length(X, y)
         check_classification_targets(y)
@@ -138,7 +142,7 @@ class _BinaryInputMixin:
 
     def _transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "n_features_in_")
-        X = self._check_X(X, reset=False)
+        X = self._check_X(X, reset=False, allow_nan=self.binarizer_ is not None)
         if self.binarizer_ is not None:
             return self.binarizer_.transform(X)
         return as_binary_matrix(X, "X")

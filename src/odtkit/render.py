@@ -11,7 +11,14 @@ kind           feature = 1             feature = 0
 ``threshold``  ``age <= 40.5``         ``age > 40.5``
 ``category``   ``color = red``         ``color != red``
 ``binary``     ``smoker = 1``          ``smoker = 0``
+``missing``    ``age is missing``      ``age is not missing``
 =============  ======================  ======================
+
+A feature of a column that had missing values when the Binarizer was fitted also says on which
+side a missing value falls (``FeatureSpec.missing``), and the text says so: ``age <= 40.5 or
+missing`` / ``age > 40.5`` (missing rows pass the test), ``age <= 40.5`` / ``age > 40.5 or
+missing`` (they fail it), likewise ``smoker = 1 or missing`` and ``color != red or missing``
+(docs/formulations-trees.md §9). Features of columns without missing values read as above.
 
 A plain string name carries no structure and is rendered as a ``binary`` feature.
 """
@@ -36,7 +43,8 @@ __all__ = [
     "tree_to_text",
 ]
 
-FeatureKind = Literal["binary", "threshold", "category"]
+FeatureKind = Literal["binary", "threshold", "category", "missing"]
+_KINDS = ("binary", "threshold", "category", "missing")
 
 
 def format_threshold(value: float) -> str:
@@ -63,36 +71,60 @@ class FeatureSpec:
     ----------
     source : str
         The raw column the feature is computed from.
-    kind : {"binary", "threshold", "category"}
+    kind : {"binary", "threshold", "category", "missing"}
         ``threshold``: the feature is ``source <= value``; ``category``: ``source == value``;
-        ``binary``: the raw column itself is 0/1 (``value`` unused).
+        ``binary``: the raw column itself is 0/1 (``value`` unused); ``missing``: the value of
+        ``source`` is missing (``value`` unused).
     value : float, category value or None
+    missing : bool or None, default=None
+        The feature's value on a row whose ``source`` is missing, for a column that had
+        missing values when the features were chosen: ``True`` (``age <= 40.5 or missing``)
+        or ``False`` (``age <= 40.5``, so ``age > 40.5 or missing`` when 0). ``None``: the
+        column had no missing values; the text then does not mention them (such a feature is
+        0 on a missing value, see :class:`~odtkit.datasets.Binarizer`). Ignored by ``missing``.
     """
 
     source: str
     kind: FeatureKind = "binary"
     value: Any = None
+    missing: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("binary", "threshold", "category"):
-            raise ValueError(f"kind must be 'binary', 'threshold' or 'category', got {self.kind!r}")
+        if self.kind not in _KINDS:
+            raise ValueError(
+                f"kind must be 'binary', 'threshold', 'category' or 'missing', got {self.kind!r}"
+            )
+        if self.missing not in (None, True, False):
+            raise ValueError(f"missing must be None, True or False, got {self.missing!r}")
 
     @property
     def name(self) -> str:
         """The feature's column name (what ``Binarizer.get_feature_names_out`` returns)."""
+        if self.kind == "missing":
+            return f"{self.source} is missing"
         if self.kind == "threshold":
-            return f"{self.source}<={format_threshold(self.value)}"
-        if self.kind == "category":
-            return f"{self.source}={_format_value(self.value)}"
-        return self.source
+            name = f"{self.source}<={format_threshold(self.value)}"
+        elif self.kind == "category":
+            name = f"{self.source}={_format_value(self.value)}"
+        else:
+            name = self.source
+        # the "missing fails" feature keeps the plain name: it is what x <= t means on NaN
+        return f"{name} or missing" if self.missing else name
 
     def condition(self, bit: int) -> str:
         """The test a sample with feature value ``bit`` (0 or 1) passes, as text."""
+        if self.kind == "missing":
+            return f"{self.source} is {'' if bit else 'not '}missing"
         if self.kind == "threshold":
-            return f"{self.source} {'<=' if bit else '>'} {format_threshold(self.value)}"
-        if self.kind == "category":
-            return f"{self.source} {'=' if bit else '!='} {_format_value(self.value)}"
-        return f"{self.source} = {int(bit)}"
+            text = f"{self.source} {'<=' if bit else '>'} {format_threshold(self.value)}"
+        elif self.kind == "category":
+            text = f"{self.source} {'=' if bit else '!='} {_format_value(self.value)}"
+        else:
+            text = f"{self.source} = {int(bit)}"
+        # a missing value passes the side whose bit is the feature's value on it
+        if self.missing is not None and bool(bit) == self.missing:
+            text += " or missing"
+        return text
 
     def __str__(self) -> str:
         return self.name

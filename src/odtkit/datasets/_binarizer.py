@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,6 +14,10 @@ from sklearn.exceptions import NotFittedError
 from odtkit.render import FeatureSpec, format_threshold
 
 __all__ = ["Binarizer", "format_threshold"]
+
+#: How one raw column is encoded: (name, kind, thresholds or levels, had missing cells at fit);
+#: kind is "threshold", "binary", "onehot", "constant" or "dropped" (no present value).
+_Column = tuple[str, str, np.ndarray | list, bool]
 
 
 def _midpoints(values: np.ndarray) -> np.ndarray:
@@ -70,6 +76,28 @@ class Binarizer(TransformerMixin, BaseEstimator):
     column holding exactly the values 0 and 1 (or a bool column) yields one feature named ``c``
     (True iff ``x == 1``), and a constant column yields nothing.
 
+    **Missing values** (NaN, None, ``pd.NA``; docs/formulations-trees.md §9). A column with
+    missing cells at ``fit`` yields, besides the features above (computed from its present
+    values, and False on a missing cell):
+
+    * numeric: for each threshold ``t`` also ``c<=t or missing`` (True iff ``x <= t`` or
+      ``x`` is missing), and one ``c is missing``;
+    * 0/1: also ``c or missing`` (``x == 1`` or missing) and ``c is missing``;
+    * categorical: ``c is missing``, the missing cell being one more level of the one-hot
+      encoding;
+    * a column whose present values are all equal: ``c is missing`` only;
+    * a column with no present value: nothing; ``fit`` warns (``UserWarning``) and lists it in
+      ``dropped_columns_``.
+
+    So every split a CART-style tree can make on a kept threshold — ``x <= t`` with the missing
+    values sent left or right, or missing against present — is one feature (and every feature
+    is such a split): a tree certified optimal over these features is optimal over all trees
+    of such splits, so on the training data it is at least as good as any tree CART could grow
+    on the same thresholds, whichever way each split sends the missing values. The
+    3-valued 0/1 column gets three features because each of its three two-way splits
+    ({1 | 0, NA}, {1, NA | 0}, {NA | 0, 1}) is a CART split. Columns without missing values at
+    ``fit`` get exactly the features described first.
+
     Parameters
     ----------
     max_thresholds : int or None, default=None
@@ -77,6 +105,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         adjacent distinct values, so no two rows that differ in a column become identical.
         With a cap, the kept midpoints split the sorted *distinct* values into
         ``max_thresholds + 1`` groups of near-equal size (quantiles of the distinct values).
+        Thresholds come from the present (non-missing) values only.
     categorical : list of str or None, default=None
         Columns to one-hot encode even though they are numeric. Columns of object, string or
         category dtype are always categorical.
@@ -88,7 +117,10 @@ class Binarizer(TransformerMixin, BaseEstimator):
         An optimal tree over these features is optimal *over the guessed thresholds*, not
         over every threshold; in exchange the search sees tens of features instead of one per
         distinct value (breast cancer: 40 instead of 11,699). ``max_thresholds`` still caps
-        each column.
+        each column. scikit-learn's ``GradientBoostingClassifier`` refuses NaN, so the
+        reference model sees each missing cell as its column's median of present values: it
+        only proposes thresholds (between present values); the features above still encode
+        missingness exactly, whichever way the tree then sends it.
 
     Attributes
     ----------
@@ -100,12 +132,22 @@ class Binarizer(TransformerMixin, BaseEstimator):
     categories_ : dict of str to list
         The levels seen during ``fit`` for each categorical column.
     binary_columns_ : list of str
-        Numeric 0/1 columns passed through as a single feature.
+        Numeric 0/1 columns passed through as a single feature (plus the two missing-value
+        features when they had missing cells).
+    missing_columns_ : list of str
+        Columns with missing cells at ``fit`` (and at least one present value): the columns
+        that got the missing-value features.
+    dropped_columns_ : list of str
+        Columns with no present value at ``fit``: they yield no feature.
 
     Notes
     -----
-    Missing values are not supported: ``fit`` and ``transform`` raise ``ValueError`` naming the
-    column. A category not seen during ``fit`` encodes as all-False for that column.
+    A category not seen during ``fit`` encodes as all-False for that column. A missing value
+    in a column that had none at ``fit`` encodes the same way: every feature of that column is
+    False (``x <= t`` fails, as for NaN in IEEE arithmetic: the row goes to the ``x > t`` side;
+    0/1 columns read it as 0, categorical ones as an unseen level). Infinite values are
+    refused (``ValueError`` naming the column): a threshold between them and the finite values
+    would be meaningless.
     """
 
     def __init__(
@@ -149,27 +191,35 @@ class Binarizer(TransformerMixin, BaseEstimator):
             raise ValueError(f"X has duplicate column names {dupes}")
         forced = self._check_categorical(names)
 
-        spec: list[tuple[str, str, np.ndarray | list]] = []
+        spec: list[_Column] = []
         guessed: list[tuple[int, int, np.ndarray]] = []  # (spec index, column, distinct values)
         thresholds: dict[str, np.ndarray] = {}
         categories: dict[str, list] = {}
         binary: list[str] = []
+        dropped: list[str] = []
         for position, name in enumerate(names):
             column = frame.iloc[:, position]
+            absent = column.isna().to_numpy()
+            if absent.all():
+                dropped.append(name)
+                spec.append((name, "dropped", np.empty(0), False))
+                continue
+            missing = bool(absent.any())
             if name in forced or _is_categorical_dtype(column):
                 levels = _categories(column, name)
-                kind = "onehot" if len(levels) > 1 else "constant"
+                # the missing cell is one more level: two levels are a split
+                kind = "onehot" if len(levels) + missing > 1 else "constant"
                 categories[name] = levels
-                spec.append((name, kind, levels))
+                spec.append((name, kind, levels, missing))
                 continue
             values = _numeric(column, name)
-            distinct = np.unique(values)
+            distinct = np.unique(values[~absent])
             if distinct.size <= 1:
                 thresholds[name] = np.empty(0)
-                spec.append((name, "constant", np.empty(0)))
+                spec.append((name, "constant", np.empty(0), missing))
             elif distinct.size == 2 and distinct[0] == 0 and distinct[1] == 1:
                 binary.append(name)
-                spec.append((name, "binary", np.empty(0)))
+                spec.append((name, "binary", np.empty(0), missing))
             else:
                 cuts = _midpoints(distinct)
                 if rounds is not None:
@@ -177,7 +227,14 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 elif k is not None and cuts.size > k:
                     cuts = cuts[_quantile_indices(distinct.size, k)]
                 thresholds[name] = cuts
-                spec.append((name, "threshold", cuts))
+                spec.append((name, "threshold", cuts, missing))
+        if dropped:
+            warnings.warn(
+                f"Binarizer: column(s) {dropped} have no present value (all missing) and yield "
+                "no feature",
+                UserWarning,
+                stacklevel=2,
+            )
         if guessed:
             self._guess(frame, guessed, y, sample_weight, rounds, k, spec, thresholds)
 
@@ -191,6 +248,8 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.thresholds_ = thresholds
         self.categories_ = categories
         self.binary_columns_ = binary
+        self.missing_columns_ = [name for name, kind, _, missing in spec if missing]
+        self.dropped_columns_ = dropped
         self._feature_specs = _output_specs(spec)
         self._feature_names_out = np.asarray([f.name for f in self._feature_specs], dtype=object)
         return self
@@ -203,7 +262,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         sample_weight: object,
         rounds: int,
         k: int | None,
-        spec: list[tuple[str, str, np.ndarray | list]],
+        spec: list[_Column],
         thresholds: dict[str, np.ndarray],
     ) -> None:
         """Keep, per numeric column, the thresholds a depth-1 boosted reference model uses."""
@@ -213,6 +272,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
         numeric = np.column_stack(
             [_numeric(frame.iloc[:, j], str(frame.columns[j])) for j in columns]
         )
+        absent = np.isnan(numeric)
+        if absent.any():
+            # GradientBoostingClassifier refuses NaN; the reference model only proposes
+            # thresholds between present values, so a missing cell stands at the median of its
+            # column (every guessed column has at least 3 distinct present values)
+            numeric = np.where(absent, np.nanmedian(numeric, axis=0), numeric)
         labels = np.asarray(y)
         if labels.shape[0] != numeric.shape[0]:
             raise ValueError(
@@ -231,7 +296,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 if feature >= 0:
                     splits.setdefault(feature, []).append(threshold)
         for local, (index, _, distinct) in enumerate(guessed):
-            name = spec[index][0]
+            name, missing = spec[index][0], spec[index][3]
             midpoints = _midpoints(distinct)
             # the reference model compares in float32: snap each of its thresholds to our
             # midpoint between the two distinct values it separates
@@ -241,7 +306,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
             if k is not None and cuts.size > k:
                 cuts = cuts[_quantile_indices(cuts.size + 1, k)]
             thresholds[name] = cuts
-            spec[index] = (name, "threshold", cuts)
+            spec[index] = (name, "threshold", cuts, missing)
 
     def _check_guess_thresholds(self, y: object) -> int | None:
         g = self.guess_thresholds
@@ -288,24 +353,25 @@ class Binarizer(TransformerMixin, BaseEstimator):
         frame, from_frame = _as_frame(X, "X")
         frame = self._align(frame, from_frame)
         blocks = []
-        for position, (name, kind, params) in enumerate(self._spec):
-            if kind == "constant":
+        # the order of the blocks is _output_specs's
+        for position, (name, kind, params, missing) in enumerate(self._spec):
+            if kind == "dropped":
                 continue
             column = frame.iloc[:, position]
+            absent = column.isna().to_numpy()[:, None]
             if kind == "onehot":
-                if column.isna().any():
-                    raise ValueError(
-                        f"column {name!r} has missing values; Binarizer needs complete data"
-                    )
-                # Unseen levels get position -1 and so match no one-hot column.
+                # Unseen levels (and missing cells) get position -1: no one-hot column matches
                 codes = pd.Index(params).get_indexer(column.to_numpy())
                 blocks.append(codes[:, None] == np.arange(len(params))[None, :])
-                continue
-            values = _numeric(column, name)
-            if kind == "binary":
-                blocks.append((values == 1)[:, None])
-            else:
-                blocks.append(values[:, None] <= params[None, :])
+            elif kind == "binary":
+                test = (_numeric(column, name) == 1)[:, None]
+                blocks.extend((test, test | absent) if missing else (test,))
+            elif kind == "threshold":
+                # NaN <= t is False: the plain features fail on a missing cell
+                test = _numeric(column, name)[:, None] <= params[None, :]
+                blocks.extend((test, test | absent) if missing else (test,))
+            if missing:
+                blocks.append(absent)
         if not blocks:
             return np.zeros((frame.shape[0], 0), dtype=bool)
         return np.ascontiguousarray(np.hstack(blocks))
@@ -345,6 +411,13 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self._check_fitted()
         return list(self._feature_specs)
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a missing cell is encoded, see the class docstring
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        return tags
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "_spec"):
             raise NotFittedError(
@@ -378,22 +451,21 @@ def _is_categorical_dtype(column: pd.Series) -> bool:
 
 
 def _numeric(column: pd.Series, name: str) -> np.ndarray:
+    """The column as floats, a missing cell (NaN, None, ``pd.NA``) as NaN; infinities refused."""
     try:
-        values = column.to_numpy(dtype=float)
+        values = column.to_numpy(dtype=float, na_value=np.nan)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"column {name!r} must be numeric, got values such as {column.iloc[:3].tolist()}"
         ) from exc
-    if np.isnan(values).any():
-        raise ValueError(f"column {name!r} has missing values (NaN); Binarizer needs complete data")
     if np.isinf(values).any():
         raise ValueError(f"column {name!r} has infinite values; Binarizer needs finite numbers")
     return values
 
 
 def _categories(column: pd.Series, name: str) -> list:
-    if column.isna().any():
-        raise ValueError(f"column {name!r} has missing values; Binarizer needs complete data")
+    """The levels present in ``column`` (a missing cell is no level)."""
+    column = column[column.notna().to_numpy()]
     if isinstance(column.dtype, pd.CategoricalDtype):
         present = set(column.unique())
         return [c for c in column.cat.categories if c in present]
@@ -407,13 +479,25 @@ def _level_key(value: object) -> tuple[str, object]:
     return (type(value).__name__, str(value))
 
 
-def _output_specs(spec: list[tuple[str, str, np.ndarray | list]]) -> list[FeatureSpec]:
+def _output_specs(spec: list[_Column]) -> list[FeatureSpec]:
+    """One FeatureSpec per output column, in ``transform``'s order.
+
+    A column with missing cells at fit: the plain features (False on a missing cell), then the
+    same tests "or missing" (0/1 and threshold columns), then "is missing".
+    """
     out: list[FeatureSpec] = []
-    for name, kind, params in spec:
+    for name, kind, params, missing in spec:
+        plain = False if missing else None  # None: no missing value seen, text as before
         if kind == "binary":
-            out.append(FeatureSpec(name, "binary"))
+            out.append(FeatureSpec(name, "binary", missing=plain))
         elif kind == "threshold":
-            out.extend(FeatureSpec(name, "threshold", float(t)) for t in params)
+            out.extend(FeatureSpec(name, "threshold", float(t), plain) for t in params)
         elif kind == "onehot":
-            out.extend(FeatureSpec(name, "category", v) for v in params)
+            out.extend(FeatureSpec(name, "category", v, plain) for v in params)
+        if missing and kind == "binary":
+            out.append(FeatureSpec(name, "binary", missing=True))
+        elif missing and kind == "threshold":
+            out.extend(FeatureSpec(name, "threshold", float(t), True) for t in params)
+        if missing:
+            out.append(FeatureSpec(name, "missing"))
     return out

@@ -199,8 +199,8 @@ def load_file(
     name : str, optional
         Dataset name; defaults to the file name without extension.
     binarize : bool, default=False
-        If some feature column is not 0/1, binarize the features with :class:`Binarizer`
-        instead of raising.
+        If some feature column is not 0/1 (or has missing cells), binarize the features with
+        :class:`Binarizer` instead of raising; it encodes missing cells (see its docstring).
     max_thresholds : int, optional
         Passed to :class:`Binarizer` when binarizing.
 
@@ -240,8 +240,9 @@ def load_file(
         shown = ", ".join(repr(c) for c in bad[:10]) + (
             f" and {len(bad) - 10} more" if len(bad) > 10 else ""
         )
+        gaps = " (some with missing values)" if features[bad].isna().any().any() else ""
         raise ValueError(
-            f"{str(path)!r} has non-binary feature columns {shown}; "
+            f"{str(path)!r} has non-binary feature columns {shown}{gaps}; "
             "pass binarize=True to binarize them with odtkit.datasets.Binarizer"
         )
     dataset, _ = binarize_frame(frame, label, max_thresholds=max_thresholds, name=dataset_name)
