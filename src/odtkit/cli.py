@@ -201,9 +201,15 @@ def _binarization(binarizer: Any, choice: str | int) -> dict[str, Any]:
 
     specs = binarizer.get_feature_specs()
     counts = Counter(spec.source for spec in specs)
+    # columns with blank cells at fit (a Binarizer that encodes missing values says which)
+    blanks = [str(c) for c in getattr(binarizer, "missing_columns_", [])]
     columns = []
     for name in (str(c) for c in binarizer.feature_names_in_):
-        entry: dict[str, Any] = {"name": name, "n_features": counts.get(name, 0)}
+        entry: dict[str, Any] = {
+            "name": name,
+            "n_features": counts.get(name, 0),
+            "blank_cells": name in blanks,
+        }
         if name in binarizer.categories_:
             entry.update(kind="category", categories=list(binarizer.categories_[name]))
         elif name in binarizer.binary_columns_:
@@ -231,6 +237,8 @@ def _binarization(binarizer: Any, choice: str | int) -> dict[str, Any]:
         parts.append(
             f"{_plural(len(group), word + ' column')} into {_plural(n_out, 'feature')} ({detail})"
         )
+    if blanks:
+        parts.append(f"blank cells in {_shown(blanks)} (features say where a blank goes)")
     summary = f"binarized with {how}: " + "; ".join(parts) if parts else "no feature columns"
     return {
         "thresholds": choice,
@@ -242,7 +250,16 @@ def _binarization(binarizer: Any, choice: str | int) -> dict[str, Any]:
 
 
 def _spec_dicts(specs: Sequence[Any]) -> list[dict[str, Any]]:
-    return [{"source": s.source, "kind": s.kind, "value": s.value} for s in specs]
+    # "missing": where a blank cell goes (None: the column had no blanks when fitted)
+    return [
+        {
+            "source": s.source,
+            "kind": s.kind,
+            "value": s.value,
+            "missing": getattr(s, "missing", None),
+        }
+        for s in specs
+    ]
 
 
 def _check_labels(frame: pd.DataFrame, label: str, what: str, name: str) -> None:
@@ -597,42 +614,59 @@ def _numbers(column: pd.Series, source: str, name: str) -> Any:
 
 def _feature_bits(frame: pd.DataFrame, saved: _SavedTree, name: str) -> Any:
     """The binary features the tree tests, computed from the raw columns as the fitted
-    Binarizer computes them (``x <= t``; the category's position among the fitted levels;
-    ``x == 1``). Features the tree does not test stay False."""
+    Binarizer computes them: ``x <= t``, the category's position among the fitted levels,
+    ``x == 1``, ``x is missing``. On a blank cell a feature is its spec's ``missing`` (True
+    for ``x <= t or missing``; False, or absent for a column fitted without blanks).
+    Features the tree does not test stay False."""
     import numpy as np
 
     specs = saved.specs
-    used = sorted(saved.tree.features_used())
+    used = saved.tree.features_used()
     X = np.zeros((len(frame), max(len(specs), 1)), dtype=bool)
-    for source in dict.fromkeys(specs[j]["source"] for j in used):
+    for source in dict.fromkeys(specs[j]["source"] for j in sorted(used)):
         column = frame[source]
-        blank = np.flatnonzero(column.isna().to_numpy())
-        if blank.size:
-            lines = ", ".join(str(i + 2) for i in blank[:5]) + (", ..." if blank.size > 5 else "")
-            raise BadInput(
-                f"DATA: column {source!r} of {name} has {_plural(blank.size, 'blank cell')} "
-                f"(lines {lines}) and the tree was fitted without blanks in it: fill them or "
-                "drop those rows"
+        absent = np.array(column.isna(), dtype=bool)
+        own = [s for s in specs if s["source"] == source]
+        fitted_with_blanks = any(s["kind"] == "missing" or s.get("missing") for s in own)
+        if absent.any() and not fitted_with_blanks:
+            rows = np.flatnonzero(absent)
+            lines = ", ".join(str(i + 2) for i in rows[:5]) + (", ..." if rows.size > 5 else "")
+            warnings.warn(
+                f"column {source!r} of {name} has {_plural(rows.size, 'blank cell')} (lines "
+                f"{lines}) but had none when the tree was fitted: a blank fails every test on "
+                "it (x <= t, x = v, x = 1)",
+                UserWarning,
+                stacklevel=1,
             )
-        levels = [s["value"] for s in specs if s["source"] == source and s["kind"] == "category"]
+        levels = [s["value"] for s in own if s["kind"] == "category"]
         codes = pd.Index(levels).get_indexer(column.to_numpy()) if levels else None
-        if codes is not None and (codes < 0).all():
+        if codes is not None and (codes[~absent] < 0).all():
             warnings.warn(
                 f"no value of column {source!r} in {name} is one of the categories the tree "
                 f"was fitted on ({_shown(levels, 5)})",
                 UserWarning,
                 stacklevel=1,
             )
-        for j in (j for j in used if specs[j]["source"] == source):
-            kind, value = specs[j]["kind"], specs[j]["value"]
+        level = 0
+        for j, spec in enumerate(specs):
+            if spec["source"] != source:
+                continue
+            kind, value = spec["kind"], spec["value"]
+            if kind == "category":
+                level += 1  # the levels are in the order of their features
+            if j not in used:
+                continue
             if kind == "threshold":
-                X[:, j] = _numbers(column, source, name) <= float(value)
+                bits = _numbers(column, source, name) <= float(value)
             elif kind == "category" and codes is not None:
-                X[:, j] = codes == levels.index(value)
+                bits = codes == level - 1
             elif kind == "binary":
-                X[:, j] = _numbers(column, source, name) == 1
+                bits = _numbers(column, source, name) == 1
+            elif kind == "missing":
+                bits = absent
             else:
                 raise BadInput(f"MODEL: feature {j} is of kind {kind!r}, unknown to this odtkit")
+            X[:, j] = bits | (absent & bool(spec.get("missing")))
     return X
 
 
