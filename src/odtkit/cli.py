@@ -952,12 +952,9 @@ def _thresholds(text: str) -> str | int:
     return number
 
 
-def _add_column_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_column_arguments(parser: argparse.ArgumentParser, *, stay: str) -> None:
     parser.add_argument(
-        "--columns",
-        metavar="A,B,...",
-        help="use only these columns of a CSV file (the label and --protected/--legit "
-        "columns stay)",
+        "--columns", metavar="A,B,...", help=f"use only these columns of a CSV file{stay}"
     )
     parser.add_argument("--drop", metavar="A,B", help="leave these columns of a CSV file out")
 
@@ -992,7 +989,7 @@ def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None
         metavar="N",
         help="deprecated spelling of --thresholds N",
     )
-    _add_column_arguments(parser)
+    _add_column_arguments(parser, stay=" (the label and --protected/--legit columns stay)")
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
@@ -1048,13 +1045,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     )
     pred.add_argument("model", metavar="MODEL", help="tree JSON written by 'odtkit fit --out'")
     pred.add_argument("data", metavar="DATA", help="CSV file with a header row")
-    pred.add_argument("--out", metavar="FILE", help="write the CSV here (default: stdout)")
+    pred.add_argument("--out", metavar="FILE", help="write the CSV to FILE instead of stdout")
     pred.add_argument(
         "--keep-input",
         action="store_true",
         help="copy the input columns (after --columns/--drop) before the prediction column",
     )
-    _add_column_arguments(pred)
+    _add_column_arguments(pred, stay="")
     commands["predict"] = _predict
 
     cmp = sub.add_parser(
