@@ -20,6 +20,7 @@ import pytest
 
 from odtkit import datasets, metrics
 from odtkit.cli import main
+from odtkit.methods import GUESS_ROUNDS
 from odtkit.tree import Tree
 
 
@@ -60,7 +61,7 @@ def test_version_and_help_show_defaults(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
     assert exc.value.code == 0 and "odtkit 0." in capsys.readouterr().out
-    for command, default in (("fit", "(default: 4)"), ("compare", "(default: 10.0)")):
+    for command, default in (("fit", "(default: 3)"), ("compare", "(default: 10.0)")):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         assert default in capsys.readouterr().out
@@ -80,7 +81,9 @@ def test_fit_on_a_users_csv_prints_a_certified_tree_and_writes_it(user_csv, tmp_
     assert saved["classes"] == ["no", "yes"] and saved["status"] == "optimal"
     assert saved["objective"] == pytest.approx(saved["lower_bound"])
     # the saved tree is the answer: re-measured on the binarized data it scores the objective
-    data = datasets.load_file(user_csv, label="outcome", binarize=True)
+    data = datasets.load_file(
+        user_csv, label="outcome", binarize=True, guess_thresholds=GUESS_ROUNDS
+    )
     assert list(data.feature_names) == saved["feature_names"]
     assert metrics.objective(tree, data, lam=0.01) == pytest.approx(saved["objective"])
 
@@ -96,6 +99,8 @@ def test_fit_json_and_exit_code_three_at_a_limit(user_csv, capsys):
             "0.0005",
             "--time-limit",
             "0.3",
+            "--thresholds",
+            "all",  # every midpoint: a problem the limit stops
             "--json",
         ]
     )
@@ -117,7 +122,7 @@ def test_fit_with_a_mip_method(capsys):
         (["compare", "--backends", "gurobi"], "unknown backend"),
         (["compare", "--time-limit", "-3"], "time_limit must be > 0"),
         (["compare", "--dataset", "nosuch"], "pass a CSV path"),
-        (["fit", "nosuch.csv"], "no such file"),
+        (["fit", "nosuch.csv"], "DATA 'nosuch.csv': no such file"),
         (["fit", "monk1", "--method", "nope"], "method must be one of"),
         (["fit", "monk1", "--method", "rbinoct", "--max-depth", "none"], "max_depth"),
         (["prune", "nofile.pkl", "nofile.csv", "--lam", "0.1"], "no such file"),
@@ -208,6 +213,8 @@ def test_ctrl_c_prints_the_best_tree_so_far_and_exits_130(user_csv):
         "none",
         "--time-limit",
         "120",
+        "--thresholds",
+        "all",  # every midpoint: a search still running when Ctrl-C comes
     ]
     child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(6.0)  # start-up and binarization take ~2-4 s; either way the answer is 130

@@ -1,9 +1,14 @@
-"""Command line: ``odtkit datasets``, ``odtkit fit``, ``odtkit compare`` and ``odtkit prune``.
+"""Command line: ``odtkit datasets``, ``fit``, ``predict``, ``compare`` and ``prune``.
 
-Exit codes: 0 the answer is certified optimal; 2 bad input (a wrong argument or file; the
-message names it); 3 a time or node limit stopped the work (the best answer so far is
-printed, with its bound); 1 no answer; 130 interrupted by Ctrl-C (the best answer so far is
-printed first).
+Exit codes: 0 the answer is certified optimal (``predict``: predictions written); 2 bad input
+(a wrong argument or file; one line names it, never a traceback); 3 a time or node limit
+stopped the work (the best answer so far is printed, with its bound); 1 no answer; 130
+interrupted by Ctrl-C (the best answer so far is printed first).
+
+A CSV is binarized the way the estimators binarize it (``--thresholds guess``: the thresholds
+of a boosted reference model, see :class:`odtkit.datasets.Binarizer`), and ``fit --out`` writes
+everything ``predict`` needs to binarize new rows the same way as JSON (never a pickle).
+Warnings print as one line ``odtkit: warning: ...`` on stderr, each once.
 """
 
 from __future__ import annotations
@@ -14,7 +19,10 @@ import math
 import os
 import pickle
 import sys
+import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,16 +77,217 @@ def _columns(text: str | None) -> list[str]:
     return [c.strip() for c in (text or "").split(",") if c.strip()]
 
 
-def _load(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+def _shown(names: Sequence[Any], limit: int = 10) -> str:
+    names = [str(n) for n in names]
+    return ", ".join(names[:limit]) + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+@dataclass
+class _Data:
+    """A loaded problem: the dataset, the fairness constraint and how its features read."""
+
+    dataset: Any
+    fairness: Any
+    #: what the printers name features by: the fitted Binarizer (``age <= 40.5``) or names
+    features: Any
+    label: str | None = None
+    #: JSON summary of how a CSV was binarized (None for a bundled dataset)
+    binarization: dict[str, Any] | None = None
+    #: one dict per binary feature (source, kind, value): what ``predict`` re-evaluates
+    specs: list[dict[str, Any]] | None = None
+
+
+def _is_file_argument(text: str) -> bool:
+    path = Path(text)
+    return path.suffix.lower() in (".csv", ".tsv", ".txt") or path.is_file()
+
+
+def _read_data(
+    text: str, what: str, *, min_rows: int = 2, min_columns: int = 2
+) -> tuple[pd.DataFrame, str]:
+    """The table of a file argument and its file name; refuses what is not a table.
+
+    ``what`` is the argument as the usage names it (``DATA``, ``--dataset``).
+    """
+    from odtkit.datasets._bundled import _read_table
+
+    path = Path(text)
+    if not path.is_file():
+        reason = "is a directory, not a file" if path.is_dir() else "no such file"
+        raise BadInput(f"{what} {text!r}: {reason}")
+    try:
+        frame = _read_table(path, None)
+    except ValueError as exc:
+        raise BadInput(f"{what}: {exc}") from None
+    except OSError as exc:
+        raise BadInput(f"{what} {text!r}: {exc.strerror or exc}") from None
+    frame.columns = [str(c) for c in frame.columns]
+    # prose parses as a header of words over a row or two of mostly blank cells
+    filled = int(frame.notna().any(axis=0).sum())
+    if filled < min_columns:
+        need = "a feature column and a label column" if min_columns > 1 else "a column"
+        reason = f"{filled} column(s) with values, need {need}; is it separated by , ; or tabs?"
+    elif frame.shape[0] < min_rows:
+        reason = f"{frame.shape[0]} row(s) under the header, need at least {min_rows}"
+    else:
+        return frame, path.name
+    raise BadInput(
+        f"{what}: {path.name} is not a table ({reason}); expected a header row, then one row "
+        "per example, e.g. 'age,income,colour,y'"
+    )
+
+
+def _select_columns(
+    frame: pd.DataFrame, args: argparse.Namespace, *, keep: Sequence[str], name: str
+) -> pd.DataFrame:
+    """``--columns`` / ``--drop`` applied to the feature columns (``keep`` always stays)."""
+    chosen, dropped = _columns(args.columns), _columns(args.drop)
+    if chosen and dropped:
+        raise BadInput("give --columns or --drop, not both")
+    for option, names in (("--columns", chosen), ("--drop", dropped)):
+        unknown = [c for c in names if c not in frame.columns]
+        if unknown:
+            raise BadInput(
+                f"{option} names {_shown(unknown)}, not a column of {name} "
+                f"(columns: {_shown(frame.columns)})"
+            )
+    if dropped:
+        needed = [c for c in dropped if c in keep]
+        if needed:
+            raise BadInput(
+                f"--drop {needed[0]!r}: that is the label or a --protected/--legit column"
+            )
+        return frame.drop(columns=dropped)
+    if chosen:
+        wanted = set(chosen) | set(keep)
+        return frame[[c for c in frame.columns if c in wanted]]
+    return frame
+
+
+def _threshold_choice(args: argparse.Namespace) -> str | int:
+    """``--thresholds`` (default ``guess``), or the deprecated ``--max-thresholds N``."""
+    choice, old = getattr(args, "thresholds", None), getattr(args, "max_thresholds", None)
+    if old is None:
+        return "guess" if choice is None else choice
+    if choice is not None:
+        raise BadInput("--max-thresholds is the old spelling of --thresholds N: give only one")
+    if old < 1:
+        raise BadInput(f"--max-thresholds must be >= 1, got {old}")
+    warnings.warn(
+        f"--max-thresholds is deprecated; use --thresholds {old} (the same thresholds)",
+        FutureWarning,
+        stacklevel=1,
+    )
+    return old
+
+
+def _binarizer_options(choice: str | int) -> dict[str, int]:
+    from odtkit.methods import GUESS_ROUNDS
+
+    if choice == "guess":
+        return {"guess_thresholds": GUESS_ROUNDS}
+    if choice == "all":
+        return {}
+    return {"max_thresholds": int(choice)}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _binarization(binarizer: Any, choice: str | int) -> dict[str, Any]:
+    """How a table was binarized: per column its kind and features, and one sentence."""
+    from odtkit.methods import GUESS_ROUNDS
+
+    specs = binarizer.get_feature_specs()
+    counts = Counter(spec.source for spec in specs)
+    # columns with blank cells at fit (a Binarizer that encodes missing values says which)
+    blanks = [str(c) for c in getattr(binarizer, "missing_columns_", [])]
+    columns = []
+    for name in (str(c) for c in binarizer.feature_names_in_):
+        entry: dict[str, Any] = {
+            "name": name,
+            "n_features": counts.get(name, 0),
+            "blank_cells": name in blanks,
+        }
+        if name in binarizer.categories_:
+            entry.update(kind="category", categories=list(binarizer.categories_[name]))
+        elif name in binarizer.binary_columns_:
+            entry.update(kind="binary")
+        else:
+            thresholds = binarizer.thresholds_.get(name, [])
+            entry.update(kind="threshold", thresholds=[float(t) for t in thresholds])
+        columns.append(entry)
+    how = {
+        "guess": f"--thresholds guess ({GUESS_ROUNDS} boosting rounds)",
+        "all": "--thresholds all (every midpoint)",
+    }.get(str(choice), f"--thresholds {choice} (at most {choice} per column)")
+    parts = []
+    for kind, word in (("threshold", "numeric"), ("category", "categorical"), ("binary", "0/1")):
+        group = [c for c in columns if c["kind"] == kind]
+        if not group:
+            continue
+        used = [f"{c['name']} {c['n_features']}" for c in group if c["n_features"]]
+        unused = len(group) - len(used)
+        detail = ", ".join(used)
+        if unused:
+            why = "constant or never split on by the guess" if choice == "guess" else "constant"
+            detail += ("; " if used else "") + f"{unused} gave none: {why}"
+        n_out = sum(c["n_features"] for c in group)
+        parts.append(
+            f"{_plural(len(group), word + ' column')} into {_plural(n_out, 'feature')} ({detail})"
+        )
+    if blanks:
+        parts.append(f"blank cells in {_shown(blanks)} (features say where a blank goes)")
+    summary = f"binarized with {how}: " + "; ".join(parts) if parts else "no feature columns"
+    return {
+        "thresholds": choice,
+        "n_columns": len(columns),
+        "n_features": len(specs),
+        "columns": columns,
+        "summary": summary,
+    }
+
+
+def _spec_dicts(specs: Sequence[Any]) -> list[dict[str, Any]]:
+    # "missing": where a blank cell goes (None: the column had no blanks when fitted)
+    return [
+        {
+            "source": s.source,
+            "kind": s.kind,
+            "value": s.value,
+            "missing": getattr(s, "missing", None),
+        }
+        for s in specs
+    ]
+
+
+def _check_labels(frame: pd.DataFrame, label: str, what: str, name: str) -> None:
+    """Refuse blank label cells and a label with a single class."""
+    from odtkit.datasets._bundled import _check_labels as blank_cells
+
+    try:
+        blank_cells(frame, label, lines=True)
+    except ValueError as exc:
+        raise BadInput(f"{what}: {name}: {exc}") from None
+    classes = pd.unique(frame[label].to_numpy())
+    if len(classes) < 2:
+        raise BadInput(
+            f"{what}: every row of {name} has class {classes[0]!r} in label column {label!r}; "
+            "a tree needs two classes or more (is --label right?)"
+        )
+
+
+def _load(args: argparse.Namespace, what: str) -> _Data:
     """The dataset (a name or a CSV path), the fairness constraint of the arguments and how to
     name its features when printing (the fitted Binarizer of a CSV: ``age <= 40.5``).
 
     A protected column is taken out of the split features unless ``--split-on-protected``; in a
-    CSV it keeps its raw values (any number of groups), the other columns are binarized if
-    they are not 0/1.
+    CSV it keeps its raw values (any number of groups). Every other column of a CSV goes
+    through the Binarizer (0/1 columns pass through as one feature; blank cells are the
+    Binarizer's to handle), as ``--thresholds`` says.
     """
-    from odtkit.datasets import Dataset, binarize_frame
-    from odtkit.datasets._bundled import _non_binary_columns, _read_table
+    from odtkit.datasets import binarize_frame
     from odtkit.fairness import Fairness, split_protected
 
     notion = getattr(args, "fairness", None)  # fit has no fairness arguments
@@ -88,21 +297,29 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         raise BadInput("--protected/--legit need --fairness NOTION")
     if notion is not None and not protected:
         raise BadInput("--fairness needs --protected COLUMN[,COLUMN...]")
-    path = Path(args.dataset)
+    choice = _threshold_choice(args)
     values: Any = None
-    binarizer: Any = None
     legit: Any = None
-    if path.suffix.lower() in (".csv", ".tsv", ".txt") or path.is_file():
-        if not path.is_file():
-            raise BadInput(f"--dataset {args.dataset!r}: no such file")
-        frame = _read_table(path, None)
+    label: str | None = None
+    binarization: dict[str, Any] | None = None
+    if _is_file_argument(args.dataset):
+        frame, name = _read_data(args.dataset, what)
         label = args.label or str(frame.columns[-1])
-        for column in [label, *protected, *_columns(legit_column)]:
-            if column not in frame.columns:
-                raise BadInput(
-                    f"column {column!r} is not in {path.name} "
-                    f"(columns: {list(frame.columns)[:10]}...)"
-                )
+        for option, names in (
+            ("--label", [label]),
+            ("--protected", protected),
+            ("--legit", _columns(legit_column)),
+        ):
+            for column in names:
+                if column not in frame.columns:
+                    raise BadInput(
+                        f"{option} {column!r} is not a column of {name} "
+                        f"(columns: {_shown(frame.columns)})"
+                    )
+        frame = _select_columns(
+            frame, args, keep=[label, *protected, *_columns(legit_column)], name=name
+        )
+        _check_labels(frame, label, what, name)
         if protected:
             values = frame[protected].to_numpy()
             values = values[:, 0] if len(protected) == 1 else values
@@ -110,38 +327,55 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any]:
                 frame = frame.drop(columns=protected)
         if legit_column:
             legit = frame[legit_column].to_numpy()
-        if _non_binary_columns(frame.drop(columns=[label])):
+        if frame.shape[1] < 2:
+            raise BadInput(f"{what}: {name} has no feature column left besides the label")
+        try:
             dataset, binarizer = binarize_frame(
-                frame, label, name=path.stem, max_thresholds=args.max_thresholds
+                frame, label, name=Path(args.dataset).stem, **_binarizer_options(choice)
             )
-        else:
-            dataset = Dataset.from_frame(frame, label, name=path.stem)
+        except (ValueError, TypeError) as exc:
+            raise BadInput(f"{what}: {name}: {exc}") from None
+        features: Any = binarizer
+        binarization = _binarization(binarizer, choice)
+        specs = _spec_dicts(binarizer.get_feature_specs())
     else:
-        dataset = _named_dataset(args.dataset)
+        if _columns(args.columns) or _columns(args.drop):
+            raise BadInput(
+                f"--columns/--drop select columns of a CSV file; {args.dataset!r} is a bundled "
+                "dataset"
+            )
+        dataset = _named_dataset(args.dataset, what)
         if protected:
             if args.split_on_protected:
                 values = tuple(protected) if len(protected) > 1 else protected[0]
             else:
-                dataset, values = split_protected(
-                    dataset, protected if len(protected) > 1 else protected[0]
+                dataset, values = _checked(
+                    lambda: split_protected(
+                        dataset, protected if len(protected) > 1 else protected[0]
+                    )
                 )
         if legit_column:
             legit = legit_column
+        features = dataset.feature_names
+        specs = [{"source": str(n), "kind": "binary", "value": None} for n in features]
     if notion is None:
-        return dataset, None, binarizer or dataset.feature_names
+        return _Data(dataset, None, features, label, binarization, specs)
     # the labels of a CSV may be numbers: match the class whose text is --positive-class
     positive = next((c for c in dataset.classes if str(c) == args.positive_class), None)
-    fairness = Fairness(
-        notion,
-        protected=values,
-        delta=args.delta,
-        positive_class=args.positive_class if positive is None else positive,
-        legit=legit,
+    if positive is None:
+        raise BadInput(
+            f"--positive-class {args.positive_class!r} is not a class of the label "
+            f"(classes: {_shown(dataset.classes)}); name the favourable one"
+        )
+    fairness = _checked(
+        lambda: Fairness(
+            notion, protected=values, delta=args.delta, positive_class=positive, legit=legit
+        )
     )
-    return dataset, fairness, binarizer or dataset.feature_names
+    return _Data(dataset, fairness, features, label, binarization, specs)
 
 
-def _named_dataset(name: str) -> Any:
+def _named_dataset(name: str, what: str) -> Any:
     """A bundled dataset (or a benchmark set of :func:`odtkit.datasets.load_shared`) by name."""
     from odtkit import datasets
     from odtkit._validation import check_dataset
@@ -151,10 +385,34 @@ def _named_dataset(name: str) -> Any:
         return check_dataset(resolve(name))
     except (ValueError, FileNotFoundError):
         raise BadInput(
-            f"{name!r} is neither a file nor a bundled dataset; bundled: "
+            f"{what} {name!r} is neither a file nor a bundled dataset; bundled: "
             f"{', '.join(datasets.names())} (or pass a CSV path: a header row, one column per "
             "feature and a label column, e.g. 'age,income,colour,y')"
         ) from None
+
+
+def _check_out(text: str | None, option: str = "--out") -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
+    if text is None:
+        return
+    path = Path(text)
+    folder = path.parent
+    if path.is_dir():
+        raise BadInput(f"{option} {text!r} is a directory; give a file name")
+    if not folder.is_dir():
+        raise BadInput(f"{option} {text!r}: directory {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise BadInput(f"{option} {text!r}: not writable")
+
+
+def _write(text: str, content: str | bytes, option: str = "--out") -> None:
+    try:
+        if isinstance(content, bytes):
+            Path(text).write_bytes(content)
+        else:
+            Path(text).write_text(content, encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{option} {text!r}: {exc.strerror or exc}") from None
 
 
 def _depth(text: str) -> int | None:
@@ -189,13 +447,17 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _tree_payload(result: Any, dataset: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """What ``fit --json`` prints and ``--out`` writes: the answer and how to read the tree."""
+def _tree_payload(result: Any, data: _Data, args: argparse.Namespace) -> dict[str, Any]:
+    """What ``fit --json`` prints and ``--out`` writes: the answer, how to read the tree, and
+    everything ``odtkit predict`` needs to binarize new rows the same way (``features``: per
+    binary feature its source column, kind and threshold or category)."""
     from odtkit import metrics
 
+    dataset = data.dataset
     tree = result.model
     payload: dict[str, Any] = {
         "data": dataset.name,
+        "label": data.label,
         "method": args.method,
         "lam": args.lam,
         "max_depth": args.max_depth,
@@ -205,6 +467,7 @@ def _tree_payload(result: Any, dataset: Any, args: argparse.Namespace) -> dict[s
         "gap": result.gap,
         "time": result.time,
         "message": result.message,
+        "binarization": data.binarization,
     }
     if tree is not None:
         payload.update(
@@ -212,10 +475,18 @@ def _tree_payload(result: Any, dataset: Any, args: argparse.Namespace) -> dict[s
             depth=tree.depth,
             train_accuracy=metrics.accuracy(tree, dataset),
             feature_names=list(dataset.feature_names),
+            features=data.specs,
             classes=dataset.classes.tolist(),
             tree=tree.to_dict(),
         )
     return payload
+
+
+def _check_backend(name: str, option: str) -> None:
+    from odtkit.solvers import registered_backends
+
+    if name not in registered_backends():
+        raise BadInput(f"{option} {name!r}: choose from {', '.join(registered_backends())}")
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -224,7 +495,12 @@ def _fit(args: argparse.Namespace) -> int:
 
     method = _checked(lambda: get_method(args.method))
     _check_common(args, depth_required=not method.is_search)
-    dataset, _, features = _checked(lambda: _load(args))
+    _check_backend(args.backend, "--backend")
+    _check_out(args.out)
+    data = _load(args, "DATA")
+    dataset = data.dataset
+    if data.binarization is not None and not args.json:
+        print(data.binarization["summary"], file=sys.stderr)
     if method.is_search:
         result = method.search(
             dataset,
@@ -242,9 +518,9 @@ def _fit(args: argparse.Namespace) -> int:
             max_depth=args.max_depth,
             time_limit=args.time_limit,
         )
-    payload = _tree_payload(result, dataset, args)
+    payload = _tree_payload(result, data, args)
     if args.out is not None and result.model is not None:
-        Path(args.out).write_text(json.dumps(payload, indent=1, default=_json_default))
+        _write(args.out, json.dumps(payload, indent=1, default=_json_default))
     if args.json:
         _print_json(payload)
         return _exit_code(result.status)
@@ -268,8 +544,173 @@ def _fit(args: argparse.Namespace) -> int:
     )
     if result.status != "optimal" and result.message:
         print(f"note: {result.message}")
-    print(result.model.to_text(features, dataset.classes))
+    print(result.model.to_text(data.features, dataset.classes))
     return _exit_code(result.status)
+
+
+# -- predict ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _SavedTree:
+    tree: Any
+    specs: list[dict[str, Any]]
+    classes: list[Any]
+    label: str | None
+
+
+def _read_model(text: str) -> _SavedTree:
+    """The tree file ``fit --out`` wrote, checked (JSON only: loading it runs no code)."""
+    from odtkit.datasets._bundled import _binary_kind
+    from odtkit.tree import Tree
+
+    path = Path(text)
+    if not path.is_file():
+        raise BadInput(f"MODEL {text!r}: no such file")
+    name = path.name
+    written_by = "expected a tree file written by 'odtkit fit --out'"
+    raw = path.read_bytes()
+    kind = _binary_kind(raw[:4096])
+    if kind is not None:
+        raise BadInput(f"MODEL: {name} is not JSON ({kind}); {written_by}")
+    try:
+        payload = json.loads(raw.decode("utf-8-sig"))
+    except ValueError as exc:
+        raise BadInput(f"MODEL: {name} is not JSON ({exc}); {written_by}") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("tree"), dict):
+        raise BadInput(f"MODEL: {name} holds no tree; {written_by}")
+    if "features" not in payload:
+        raise BadInput(
+            f"MODEL: {name} was written by an older odtkit without the binarization; fit it "
+            "again with 'odtkit fit --out'"
+        )
+    specs, classes = payload["features"], payload.get("classes")
+    good_specs = isinstance(specs, list) and all(
+        isinstance(s, dict) and isinstance(s.get("source"), str) and "kind" in s for s in specs
+    )
+    if not good_specs or not isinstance(classes, list) or not classes:
+        raise BadInput(f"MODEL: {name} has malformed 'features' or 'classes'; {written_by}")
+    try:
+        tree = Tree.from_dict(payload["tree"])
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"MODEL: {name} has a malformed tree ({exc})") from None
+    used = tree.features_used()
+    labels = {label for _, label in tree.leaves()}
+    if (used and max(used) >= len(specs)) or max(labels) >= len(classes):
+        raise BadInput(f"MODEL: {name}: the tree indexes features or classes it does not list")
+    label = payload.get("label")
+    return _SavedTree(tree, specs, classes, label if isinstance(label, str) else None)
+
+
+def _numbers(column: pd.Series, source: str, name: str) -> Any:
+    try:
+        return column.to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        raise BadInput(
+            f"DATA: column {source!r} of {name} must be numeric (the tree compares it with a "
+            f"threshold), got values such as {column.iloc[:3].tolist()}"
+        ) from None
+
+
+def _feature_bits(frame: pd.DataFrame, saved: _SavedTree, name: str) -> Any:
+    """The binary features the tree tests, computed from the raw columns as the fitted
+    Binarizer computes them: ``x <= t``, the category's position among the fitted levels,
+    ``x == 1``, ``x is missing``. On a blank cell a feature is its spec's ``missing`` (True
+    for ``x <= t or missing``; False, or absent for a column fitted without blanks).
+    Features the tree does not test stay False."""
+    import numpy as np
+
+    specs = saved.specs
+    used = saved.tree.features_used()
+    X = np.zeros((len(frame), max(len(specs), 1)), dtype=bool)
+    for source in dict.fromkeys(specs[j]["source"] for j in sorted(used)):
+        column = frame[source]
+        absent = np.array(column.isna(), dtype=bool)
+        own = [s for s in specs if s["source"] == source]
+        fitted_with_blanks = any(s["kind"] == "missing" or s.get("missing") for s in own)
+        if absent.any() and not fitted_with_blanks:
+            rows = np.flatnonzero(absent)
+            lines = ", ".join(str(i + 2) for i in rows[:5]) + (", ..." if rows.size > 5 else "")
+            warnings.warn(
+                f"column {source!r} of {name} has {_plural(rows.size, 'blank cell')} (lines "
+                f"{lines}) but had none when the tree was fitted: a blank fails every test on "
+                "it (x <= t, x = v, x = 1)",
+                UserWarning,
+                stacklevel=1,
+            )
+        levels = [s["value"] for s in own if s["kind"] == "category"]
+        codes = pd.Index(levels).get_indexer(column.to_numpy()) if levels else None
+        if codes is not None and (codes[~absent] < 0).all():
+            warnings.warn(
+                f"no value of column {source!r} in {name} is one of the categories the tree "
+                f"was fitted on ({_shown(levels, 5)})",
+                UserWarning,
+                stacklevel=1,
+            )
+        level = 0
+        for j, spec in enumerate(specs):
+            if spec["source"] != source:
+                continue
+            kind, value = spec["kind"], spec["value"]
+            if kind == "category":
+                level += 1  # the levels are in the order of their features
+            if j not in used:
+                continue
+            if kind == "threshold":
+                bits = _numbers(column, source, name) <= float(value)
+            elif kind == "category" and codes is not None:
+                bits = codes == level - 1
+            elif kind == "binary":
+                bits = _numbers(column, source, name) == 1
+            elif kind == "missing":
+                bits = absent
+            else:
+                raise BadInput(f"MODEL: feature {j} is of kind {kind!r}, unknown to this odtkit")
+            X[:, j] = bits | (absent & bool(spec.get("missing")))
+    return X
+
+
+def _predict(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    saved = _read_model(args.model)
+    _check_out(args.out)
+    raw, name = _read_data(args.data, "DATA", min_rows=1, min_columns=1)
+    frame = _select_columns(raw, args, keep=[], name=name)
+    used = saved.tree.features_used()
+    needed = list(dict.fromkeys(saved.specs[j]["source"] for j in sorted(used)))
+    for column in needed:
+        if column not in frame.columns:
+            how = " (left out by --columns/--drop)" if column in raw.columns else ""
+            raise BadInput(
+                f"DATA: {name} has no column {column!r}{how}, which the tree tests "
+                f"(it tests {_shown(needed)})"
+            )
+    X = _feature_bits(frame, saved, name)
+    predictions = np.asarray(saved.classes, dtype=object)[saved.tree.predict(X)]
+    out = frame.copy() if args.keep_input else pd.DataFrame(index=frame.index)
+    if "prediction" in out.columns:
+        raise BadInput(f"DATA: {name} already has a column 'prediction'; --drop it or rename it")
+    out["prediction"] = predictions
+    text = out.to_csv(index=False)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        _write(args.out, text)
+    label = saved.label
+    if label is not None and label in raw.columns:
+        truth = raw[label].to_numpy(dtype=object)
+        known = ~pd.isna(raw[label]).to_numpy()
+        if known.any():
+            right = int((truth[known] == predictions[known]).sum())
+            print(
+                f"accuracy {right / known.sum():.4f} on the {_plural(int(known.sum()), 'row')} "
+                f"with a {label!r} value ({right} right)",
+                file=sys.stderr,
+            )
+    if args.out is not None:
+        print(f"{_plural(len(out), 'prediction')} written to {args.out}", file=sys.stderr)
+    return EXIT_OPTIMAL
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -286,7 +727,10 @@ def _compare(args: argparse.Namespace) -> int:
     if unknown:
         raise BadInput(f"unknown backend(s) {unknown}; choose from {registered_backends()}")
     _check_common(args, depth_required=True)
-    dataset, fairness, features = _checked(lambda: _load(args))
+    data = _load(args, "--dataset")
+    dataset, fairness, features = data.dataset, data.fairness, data.features
+    if data.binarization is not None and not args.json:
+        print(data.binarization["summary"], file=sys.stderr)
     table = compare(
         dataset,
         lam=args.lam,
@@ -316,6 +760,7 @@ def _compare(args: argparse.Namespace) -> int:
                 "best_tree": None if best is None else best.to_dict(),
                 "feature_names": list(attrs["feature_names"]),
                 "classes": list(attrs["class_names"]),
+                "binarization": data.binarization,
             }
         )
         return code
@@ -389,8 +834,30 @@ def _costs(text: str | None, columns: list[str]) -> Any:
     return costs
 
 
+def _read_forest(forest: Path, data: Path) -> Any:
+    """The pickled ensemble of FOREST; a text file or a broken pickle is one line, not a
+    traceback (and two swapped arguments are named as such)."""
+    from odtkit.datasets._bundled import _binary_kind
+
+    with forest.open("rb") as handle:
+        head = handle.read(4096)
+    usage = "usage: odtkit prune FOREST DATA, the pickle first"
+    if _binary_kind(head) is None:  # text
+        with data.open("rb") as handle:
+            swapped = _binary_kind(handle.read(4096)) is not None
+        hint = "FOREST and DATA look swapped" if swapped else "expected a pickled forest"
+        raise BadInput(f"FOREST: {forest.name} is a text file, not a pickle ({hint}; {usage})")
+    with forest.open("rb") as handle:
+        try:
+            # a pickle runs code when loaded: only load files you trust (the --help says so)
+            return pickle.load(handle)
+        except Exception as exc:  # any unpickling failure is a bad file, never our bug
+            raise BadInput(
+                f"FOREST: {forest.name} cannot be unpickled ({type(exc).__name__}: {exc})"
+            ) from None
+
+
 def _prune(args: argparse.Namespace) -> int:
-    from odtkit.datasets._bundled import _read_table
     from odtkit.pruning import prune
 
     forest_path, data_path = Path(args.forest), Path(args.data)
@@ -399,13 +866,13 @@ def _prune(args: argparse.Namespace) -> int:
             raise BadInput(f"{what} {str(path)!r}: no such file")
     if (args.lam is None) == (args.budget is None):
         raise BadInput("give exactly one of --lam and --budget")
-    with forest_path.open("rb") as handle:
-        # a pickle runs code when loaded: only load files you trust (the --help says so)
-        ensemble = _checked(lambda: pickle.load(handle))
-    frame = _checked(lambda: _read_table(data_path, None))
+    _check_out(args.out)
+    ensemble = _read_forest(forest_path, data_path)
+    frame, name = _read_data(args.data, "DATA")
     label = args.label or str(frame.columns[-1])
     if label not in frame.columns:
-        raise BadInput(f"--label {label!r} is not a column of {data_path.name}")
+        raise BadInput(f"--label {label!r} is not a column of {name}")
+    _check_labels(frame, label, "DATA", name)
     X, y = frame.drop(columns=[label]), frame[label].to_numpy()
     costs = _costs(args.costs, [str(c) for c in X.columns])
     result = _checked(
@@ -432,8 +899,7 @@ def _prune(args: argparse.Namespace) -> int:
         payload.update(pruned.summary())
         payload.update(n_trees=pruned.n_trees, train_accuracy=1.0 - pruned.error(X, y))
         if args.out is not None:
-            with Path(args.out).open("wb") as handle:
-                pickle.dump(pruned, handle)
+            _write(args.out, pickle.dumps(pruned))
     if args.json:
         _print_json(payload)
         return _exit_code(result.status)
@@ -457,6 +923,13 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawTextHel
     """Defaults shown, and line breaks kept (one line per method in ``--methods``)."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line (naming the argument), exit 2."""
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 MEMORY_HELP = (
     "memory budget of the native searches in MB (default: 75%% of what the process can still "
     "get: available memory, ulimit -v, a container's limit; $ODTKIT_MEMORY_LIMIT_MB "
@@ -464,7 +937,31 @@ MEMORY_HELP = (
 )
 
 
+def _thresholds(text: str) -> str | int:
+    word = text.strip().lower()
+    if word in ("guess", "all"):
+        return word
+    try:
+        number = int(word)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected 'guess', 'all' or a positive integer, got {text!r}"
+        )
+    return number
+
+
+def _add_column_arguments(parser: argparse.ArgumentParser, *, stay: str) -> None:
+    parser.add_argument(
+        "--columns", metavar="A,B,...", help=f"use only these columns of a CSV file{stay}"
+    )
+    parser.add_argument("--drop", metavar="A,B", help="leave these columns of a CSV file out")
+
+
 def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None) -> None:
+    from odtkit.methods import GUESS_ROUNDS
+
     parser.add_argument("--label", help="label column of a CSV file (default: the last column)")
     parser.add_argument(
         "--max-depth",
@@ -474,19 +971,33 @@ def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None
     )
     parser.add_argument("--lam", type=float, default=0.01, help="penalty per leaf, >= 0")
     parser.add_argument(
+        "--thresholds",
+        type=_thresholds,
+        default=argparse.SUPPRESS,  # absent: guess, unless the deprecated --max-thresholds
+        metavar="guess|all|N",
+        help="thresholds of the numeric CSV columns (default: guess, as the estimators):\n"
+        f"  guess  those a boosted reference model ({GUESS_ROUNDS} depth-1 rounds) splits on;\n"
+        "         the tree is optimal over the guessed thresholds\n"
+        "  all    every midpoint between distinct values (exact, but can be thousands)\n"
+        "  N      at most N per column, at quantiles of the distinct values\n"
+        "how the table was binarized is printed on stderr (in 'binarization' with --json)",
+    )
+    parser.add_argument(
         "--max-thresholds",
         type=int,
-        default=None,
-        help="at most this many thresholds per numeric CSV column (default: every midpoint); "
-        "the tree is then optimal over those thresholds",
+        default=argparse.SUPPRESS,
+        metavar="N",
+        help="deprecated spelling of --thresholds N",
     )
+    _add_column_arguments(parser, stay=" (the label and --protected/--legit columns stay)")
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     from odtkit import __version__
+    from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT
     from odtkit.methods import describe as describe_methods
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="odtkit",
         description="Provably optimal sparse decision trees: MIP and search, compared.",
         epilog="exit codes: 0 optimal, 1 no answer, 2 bad input, 3 a limit stopped the work "
@@ -509,14 +1020,39 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         help="CSV file with a header row (numeric and categorical columns are binarized), "
         "or a bundled dataset name",
     )
-    _add_problem_arguments(fit, depth=4)
+    _add_problem_arguments(fit, depth=DEFAULT_MAX_DEPTH)
     fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
     fit.add_argument("--backend", default="highs", help="MIP backend: highs, pyomo or pulp")
-    fit.add_argument("--time-limit", type=float, default=60.0, help="seconds")
+    fit.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds")
     fit.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
-    fit.add_argument("--out", help="write the tree, its certificate and names as JSON")
+    fit.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write the tree, its certificate and the binarization as JSON (what 'odtkit "
+        "predict' reads)",
+    )
     fit.add_argument("--json", action="store_true", help="print JSON instead of text")
     commands["fit"] = _fit
+
+    pred = sub.add_parser(
+        "predict",
+        help="apply a tree saved by 'fit --out' to the rows of a CSV file",
+        description="Binarize the rows of DATA exactly as the tree's training table was "
+        "(thresholds and categories are in MODEL) and write a CSV with a 'prediction' column. "
+        "DATA needs the columns the tree tests; others are ignored. If DATA has the label "
+        "column, the accuracy is printed on stderr.",
+        formatter_class=_HelpFormatter,
+    )
+    pred.add_argument("model", metavar="MODEL", help="tree JSON written by 'odtkit fit --out'")
+    pred.add_argument("data", metavar="DATA", help="CSV file with a header row")
+    pred.add_argument("--out", metavar="FILE", help="write the CSV to FILE instead of stdout")
+    pred.add_argument(
+        "--keep-input",
+        action="store_true",
+        help="copy the input columns (after --columns/--drop) before the prediction column",
+    )
+    _add_column_arguments(pred, stay="")
+    commands["predict"] = _predict
 
     cmp = sub.add_parser(
         "compare",
@@ -526,9 +1062,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     cmp.add_argument(
         "--dataset",
         default="monk1",
-        help="bundled dataset name, or a CSV file (header row; non-0/1 columns are binarized)",
+        help="bundled dataset name, or a CSV file (header row; columns are binarized)",
     )
-    _add_problem_arguments(cmp, depth=3)
+    _add_problem_arguments(cmp, depth=DEFAULT_MAX_DEPTH)
     cmp.add_argument(
         "--methods",
         default="dp,pathoct,flowoct,rbinoct",
@@ -584,11 +1120,31 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     return parser, commands
 
 
+def _one_line_warnings() -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints ``odtkit: warning: <message>`` once per message,
+    without the file, line number and source echo a person cannot act on."""
+    seen: set[str] = set()
+
+    def show(message: Any, category: Any, filename: Any, lineno: Any, *_: Any, **__: Any) -> None:
+        text = " ".join(str(message).split())
+        if text not in seen:
+            seen.add(text)
+            print(f"odtkit: warning: {text}", file=sys.stderr)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser, commands = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():  # restores showwarning when the command is done
+        warnings.showwarning = _one_line_warnings()
+        return _run(commands[args.command], args)
+
+
+def _run(command: Command, args: argparse.Namespace) -> int:
     try:
-        return commands[args.command](args)
+        return command(args)
     except BadInput as exc:
         print(f"odtkit {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import importlib.resources
 import os
 import warnings
@@ -154,13 +155,79 @@ def _detect_separator(first_line: str) -> str:
     return ","
 
 
+def _binary_kind(head: bytes) -> str | None:
+    """What a file that starts with ``head`` probably is, if it is not UTF-8 text; else None."""
+    if head.startswith(b"\x80"):  # pickle protocol 2 and later (scikit-learn, joblib)
+        return "a pickle?"
+    if head.startswith(b"PK\x03\x04"):
+        return "a zip archive or an Excel workbook? save it as CSV"
+    if b"\x00" in head:
+        return "binary data"
+    try:
+        # a multi-byte character cut at the end of the sample is not an error
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 at byte {exc.start}: save it as UTF-8 text"
+    return None
+
+
 def _read_table(path: Path, sep: str | None) -> pd.DataFrame:
+    """The delimited text table at ``path``.
+
+    Raises ValueError naming the file when it is not a text table (a pickle, a workbook,
+    another encoding) or when pandas cannot parse it, instead of a codec or tokenizer error.
+    """
+    with path.open("rb") as raw:
+        head = raw.read(4096)
+    kind = _binary_kind(head)
+    if kind is not None:
+        raise ValueError(f"{path.name} is not a text table ({kind})")
     # utf-8-sig drops a byte-order mark, which would otherwise glue itself to the first name.
     with path.open("r", encoding="utf-8-sig", newline="") as handle:
         first = handle.readline()
     if sep is None:
         sep = _detect_separator(first)
-    return pd.read_csv(path, sep=sep, encoding="utf-8-sig")
+    try:
+        return pd.read_csv(path, sep=sep, encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path.name} is not a text table (not UTF-8 at byte {exc.start}: save it as UTF-8)"
+        ) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "nothing to read"
+        raise ValueError(f"{path.name} is not a table ({reason})") from None
+
+
+def _blank_labels(labels: pd.Series) -> np.ndarray:
+    """Positions of the blank cells of a label column (missing, or only spaces)."""
+    blank = np.array(labels.isna(), dtype=bool)
+    if labels.dtype == object or pd.api.types.is_string_dtype(labels.dtype):
+        text = labels.astype(str).str.strip().to_numpy()
+        blank |= text == ""
+    return np.flatnonzero(blank)
+
+
+def _check_labels(frame: pd.DataFrame, label: str, *, lines: bool = False) -> None:
+    """Refuse blank label cells, naming the first few rows.
+
+    ``lines=True``: ``frame`` was read from a file with a header, so row ``i`` is line ``i+2``
+    of the file; otherwise the rows are named by their index.
+    """
+    blank = _blank_labels(frame[label])
+    if blank.size == 0:
+        return
+    if lines:
+        where = ("line " if blank.size == 1 else "lines ") + ", ".join(
+            str(i + 2) for i in blank[:5]
+        )
+    else:
+        where = "index " + ", ".join(str(v) for v in frame.index[blank[:5]])
+    more = ", ..." if blank.size > 5 else ""
+    cells = "cell" if blank.size == 1 else "cells"
+    raise ValueError(
+        f"label column {label!r} has {blank.size} blank {cells} ({where}{more}): "
+        "drop them or fill them"
+    )
 
 
 def _non_binary_columns(features: pd.DataFrame) -> list[str]:
@@ -184,6 +251,7 @@ def load_file(
     name: str | None = None,
     binarize: bool = False,
     max_thresholds: int | None = None,
+    guess_thresholds: int | None = None,
 ) -> Dataset:
     """Load a CSV file as a :class:`Dataset`.
 
@@ -201,8 +269,9 @@ def load_file(
     binarize : bool, default=False
         If some feature column is not 0/1 (or has missing cells), binarize the features with
         :class:`Binarizer` instead of raising; it encodes missing cells (see its docstring).
-    max_thresholds : int, optional
-        Passed to :class:`Binarizer` when binarizing.
+    max_thresholds, guess_thresholds : int, optional
+        Passed to :class:`Binarizer` when binarizing (``guess_thresholds`` fits its reference
+        model on the labels).
 
     Returns
     -------
@@ -213,7 +282,8 @@ def load_file(
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        If ``label`` is not a column, or features are not binary and ``binarize`` is False.
+        If the file is not a text table, ``label`` is not a column or has blank cells, or
+        features are not binary and ``binarize`` is False.
     """
     file = Path(path)
     if not file.is_file():
@@ -231,6 +301,7 @@ def load_file(
     elif label not in columns:
         raise ValueError(f"label {label!r} is not a column of {str(path)!r}; columns are {columns}")
     dataset_name = file.stem if name is None else name
+    _check_labels(frame, label, lines=True)
 
     features = frame.drop(columns=[label])
     bad = _non_binary_columns(features)
@@ -245,7 +316,13 @@ def load_file(
             f"{str(path)!r} has non-binary feature columns {shown}{gaps}; "
             "pass binarize=True to binarize them with odtkit.datasets.Binarizer"
         )
-    dataset, _ = binarize_frame(frame, label, max_thresholds=max_thresholds, name=dataset_name)
+    dataset, _ = binarize_frame(
+        frame,
+        label,
+        max_thresholds=max_thresholds,
+        guess_thresholds=guess_thresholds,
+        name=dataset_name,
+    )
     return dataset
 
 
@@ -256,6 +333,7 @@ def binarize_frame(
     max_thresholds: int | None = None,
     categorical: list[str] | None = None,
     name: str = "data",
+    guess_thresholds: int | None = None,
 ) -> tuple[Dataset, Binarizer]:
     """Binarize every column of ``frame`` except ``label`` and wrap the result.
 
@@ -265,8 +343,8 @@ def binarize_frame(
         Raw features plus the label column.
     label : str
         Name of the label column.
-    max_thresholds, categorical
-        See :class:`Binarizer`.
+    max_thresholds, categorical, guess_thresholds
+        See :class:`Binarizer`; ``guess_thresholds`` fits its reference model on the labels.
     name : str
         Dataset name.
 
@@ -274,6 +352,11 @@ def binarize_frame(
     -------
     (Dataset, Binarizer)
         The binarized dataset and the fitted binarizer (to transform test data the same way).
+
+    Raises
+    ------
+    ValueError
+        If ``label`` is not a column or has blank cells, or the Binarizer refuses a column.
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
@@ -281,11 +364,14 @@ def binarize_frame(
         raise ValueError(
             f"label {label!r} is not a column of frame; columns are {list(frame.columns)}"
         )
+    _check_labels(frame, label)
     # scikit-learn (behind Binarizer) costs seconds to import: only pay it when binarizing
     from odtkit.datasets._binarizer import Binarizer
 
-    binarizer = Binarizer(max_thresholds=max_thresholds, categorical=categorical)
-    X = binarizer.fit_transform(frame.drop(columns=[label]))
+    binarizer = Binarizer(
+        max_thresholds=max_thresholds, categorical=categorical, guess_thresholds=guess_thresholds
+    )
+    X = binarizer.fit_transform(frame.drop(columns=[label]), frame[label].to_numpy())
     dataset = Dataset.from_arrays(
         X, frame[label], feature_names=list(binarizer.get_feature_names_out()), name=name
     )
