@@ -117,14 +117,14 @@ def test_fit_with_a_mip_method(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["compare", "--max-depth", "0"], "max_depth must be >= 1"),
-        (["compare", "--lam", "-1"], "lam must be"),
+        (["compare", "--max-depth", "0"], "--max-depth must be >= 1"),
+        (["compare", "--lam", "-1"], "--lam must be"),
         (["compare", "--backends", "gurobi"], "unknown backend"),
-        (["compare", "--time-limit", "-3"], "time_limit must be > 0"),
+        (["compare", "--time-limit", "-3"], "--time-limit must be > 0"),
         (["compare", "--dataset", "nosuch"], "pass a CSV path"),
         (["fit", "nosuch.csv"], "DATA 'nosuch.csv': no such file"),
-        (["fit", "monk1", "--method", "nope"], "method must be one of"),
-        (["fit", "monk1", "--method", "rbinoct", "--max-depth", "none"], "max_depth"),
+        (["fit", "monk1", "--method", "nope"], "--method must be one of"),
+        (["fit", "monk1", "--method", "rbinoct", "--max-depth", "none"], "--max-depth"),
         (["prune", "nofile.pkl", "nofile.csv", "--lam", "0.1"], "no such file"),
     ],
 )

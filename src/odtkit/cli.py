@@ -51,17 +51,20 @@ def _exit_code(status: str) -> int:
     return EXIT_NO_ANSWER
 
 
-def _checked(what: Callable[[], Any]) -> Any:
+def _checked(what: Callable[[], Any], *, flag: str | None = None) -> Any:
     """``what()``, its ValueError/TypeError/FileNotFoundError turned into :class:`BadInput`.
 
     Only argument checks and input loading run through here: an error deeper in a solve is a
-    bug and keeps its traceback.
+    bug and keeps its traceback. ``flag`` (``"--max-depth"``) replaces the Python name of the
+    argument (``max_depth``) in the message, so it names what the user typed.
     """
     try:
         return what()
     except (ValueError, TypeError, FileNotFoundError, KeyError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        raise BadInput(str(message)) from None
+        message = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+        if flag is not None:
+            message = message.replace(flag.lstrip("-").replace("-", "_"), flag, 1)
+        raise BadInput(message) from None
 
 
 def _datasets(args: argparse.Namespace) -> int:
@@ -427,10 +430,16 @@ def _depth(text: str) -> int | None:
 def _check_common(args: argparse.Namespace, *, depth_required: bool) -> None:
     from odtkit._validation import check_depth, check_lambda, check_positive_number
 
-    _checked(lambda: check_lambda(args.lam))
-    _checked(lambda: check_depth(args.max_depth, allow_none=not depth_required, minimum=1))
-    _checked(lambda: check_positive_number(args.time_limit, "time_limit"))
-    _checked(lambda: check_positive_number(args.memory_limit_mb, "memory_limit_mb"))
+    _checked(lambda: check_lambda(args.lam), flag="--lam")
+    _checked(
+        lambda: check_depth(args.max_depth, allow_none=not depth_required, minimum=1),
+        flag="--max-depth",
+    )
+    _checked(lambda: check_positive_number(args.time_limit, "time_limit"), flag="--time-limit")
+    _checked(
+        lambda: check_positive_number(args.memory_limit_mb, "memory_limit_mb"),
+        flag="--memory-limit-mb",
+    )
 
 
 def _print_json(payload: dict[str, Any]) -> None:
@@ -493,7 +502,7 @@ def _fit(args: argparse.Namespace) -> int:
     from odtkit import solve_formulation
     from odtkit.methods import get_method
 
-    method = _checked(lambda: get_method(args.method))
+    method = _checked(lambda: get_method(args.method), flag="--method")
     _check_common(args, depth_required=not method.is_search)
     _check_backend(args.backend, "--backend")
     _check_out(args.out)
