@@ -98,8 +98,32 @@ def _accuracies(tree: Any, task: _Task) -> dict[str, float]:
     return {"train_accuracy": metrics.accuracy(tree, task.train), "test_accuracy": test}
 
 
+#: Key of a row dict carrying the odtkit warnings its task raised, as ``(category, text)``
+#: pairs; :func:`sweep` takes it out before the row reaches ``on_rows`` or the table.
+_WARNINGS = "_warnings"
+
+
 def run_task(task: _Task) -> list[dict[str, Any]]:
-    """Rows of one task; an exception becomes an ``error`` row (never raises)."""
+    """Rows of one task; an exception becomes an ``error`` row (never raises).
+
+    odtkit's warnings (e.g. a λ that makes the single leaf optimal) are not shown here, in a
+    worker whose stderr is not the user's: each row's ``message`` ends with them, and the rows
+    carry them (``_WARNINGS``) for :func:`sweep` to report once with the task's coordinates.
+    """
+    from odtkit._warnings import collecting
+
+    with collecting() as caught:
+        rows = _task_rows(task)
+    if caught:
+        unique = list(dict.fromkeys(caught))
+        said = "; ".join(f"{category.__name__}: {text}" for category, text in unique)
+        for row in rows:
+            row["message"] = f"{row['message']}; {said}" if row.get("message") else said
+            row[_WARNINGS] = unique
+    return rows
+
+
+def _task_rows(task: _Task) -> list[dict[str, Any]]:
     start = time.perf_counter()
     try:
         if task.lam is None:
@@ -464,9 +488,15 @@ def sweep(
     bar = _progress_bar(len(tasks), progress)
     rows: list[dict[str, Any]] = []
     finished: set[int] = set()
+    # odtkit warning (category, text) -> the tasks that raised it, in the order they finished
+    raised: dict[tuple[type[Warning], str], list[_Task]] = {}
     try:
         for task, task_rows in stream:
             finished.add(task.index)
+            for row in task_rows:
+                for key in row.pop(_WARNINGS, ()):
+                    if not raised.setdefault(key, []) or raised[key][-1] is not task:
+                        raised[key].append(task)
             rows.extend(task_rows)
             if on_rows is not None:
                 on_rows(task_rows)
@@ -487,10 +517,51 @@ def sweep(
     finally:
         if bar is not None:
             bar.close()
+    _report_warnings(raised)
     frame = pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
     frame["depth"] = frame["depth"].astype("Int64")
     frame["leaves"] = frame["leaves"].astype(int)
     return frame.sort_values(_SORT, kind="stable", na_position="first").reset_index(drop=True)
+
+
+def _where(task: _Task) -> str:
+    lam = "path" if task.lam is None else f"{task.lam:g}"
+    return (
+        f"dataset {task.dataset!r}, fold {task.fold}, depth {task.depth}, lam={lam}, "
+        f"method {task.method}"
+    )
+
+
+#: Distinct warnings of one category a sweep shows in full; the rest are counted in one line
+#: (each row's ``message`` still has its own).
+_SHOWN_PER_CATEGORY = 3
+
+
+def _report_warnings(raised: Mapping[tuple[type[Warning], str], list[_Task]]) -> None:
+    """Each distinct warning of the sweep's tasks once, at the user's ``sweep(...)`` line,
+    naming the first task that raised it and how many others did; past
+    ``_SHOWN_PER_CATEGORY`` of one category, one line counts the rest."""
+    from odtkit._warnings import warn
+
+    by_category: dict[type[Warning], list[tuple[str, list[_Task]]]] = {}
+    # in grid order, whatever order the tasks finished in
+    for (category, text), tasks in sorted(raised.items(), key=lambda kv: kv[1][0].index):
+        by_category.setdefault(category, []).append((text, tasks))
+    for category, items in by_category.items():
+        for text, tasks in items[:_SHOWN_PER_CATEGORY]:
+            more = len(tasks) - 1
+            also = f" (and {more} more task{'s' if more > 1 else ''})" if more else ""
+            warn(f"sweep task {_where(tasks[0])}{also}: {text}", category)
+        rest = items[_SHOWN_PER_CATEGORY:]
+        if rest:
+            n_tasks = len({t.index for _, tasks in rest for t in tasks})
+            warn(
+                f"sweep: {len(rest)} more {category.__name__} text"
+                f"{'s' if len(rest) > 1 else ''} from {n_tasks} task"
+                f"{'s' if n_tasks > 1 else ''}, first {_where(rest[0][1][0])}: see the table's "
+                "message column",
+                category,
+            )
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:
