@@ -12,6 +12,11 @@ row with status ``"error"`` or ``"time_limit"`` and a ``message``: a sweep is ne
 task; Ctrl-C returns the finished rows and the rest as ``"interrupted"`` rows. The table is
 sorted by the grid, so a local and a Dask run of the same sweep give the same table (up to the
 ``time`` column).
+
+The local pool and a Dask ``LocalCluster`` start their workers with ``"spawn"``, which imports
+the calling script again: a script calls ``sweep`` under ``if __name__ == "__main__":`` (a
+worker that finds ``sweep`` called while it imports the script exits at once, and the parent
+raises one RuntimeError saying so).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -341,6 +347,41 @@ def _run_serial(tasks: list[_Task], timeout: float) -> Iterator[tuple[_Task, lis
         yield task, run_task(task)
 
 
+#: Exit code of a worker process that found ``sweep`` called again while it imported the
+#: user's script (:func:`_refuse_in_a_bootstrapping_worker`); the parent reads it.
+_UNGUARDED_EXIT = 86
+
+_UNGUARDED_MESSAGE = (
+    "odtkit.sweep with n_jobs > 1 starts worker processes with 'spawn', which import your "
+    'script again: call it under `if __name__ == "__main__":` (see the example in '
+    "help(odtkit.sweep))"
+)
+
+
+def _bootstrapping() -> bool:
+    """Whether this process is a spawned child still importing its parent's main module (the
+    flag multiprocessing's own check of the same situation reads)."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+def _refuse_in_a_bootstrapping_worker() -> None:
+    """A ``sweep`` reached while a worker imports the user's unguarded script: end the worker
+    at once, quietly, with an exit code that tells the parent why (the parent raises one clear
+    error; without this every worker printed multiprocessing's traceback and the parent a row
+    of errors)."""
+    if _bootstrapping():
+        raise SystemExit(_UNGUARDED_EXIT)
+
+
+def _unguarded(workers: Sequence[Any]) -> bool:
+    """Whether a worker of a broken pool ended because the script calls sweep unguarded."""
+    for process in workers:
+        process.join(timeout=1.0)
+        if process.exitcode == _UNGUARDED_EXIT:
+            return True
+    return False
+
+
 def _run_pool(
     tasks: list[_Task], timeout: float, n_jobs: int
 ) -> Iterator[tuple[_Task, list[dict]]]:
@@ -349,6 +390,7 @@ def _run_pool(
     processes = min(n_jobs, len(tasks))
     executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
     futures = {executor.submit(run_task, t): t for t in tasks}
+    workers = list(getattr(executor, "_processes", {}).values())
     # tasks queue behind each other, so the fair deadline is the grid's: rounds x task_timeout
     budget = timeout * math.ceil(len(tasks) / processes)
     finished: set[Future] = set()
@@ -356,6 +398,10 @@ def _run_pool(
         for future in as_completed(futures, timeout=None if math.isinf(budget) else budget):
             finished.add(future)
             task = futures[future]
+            if isinstance(future.exception(), BrokenProcessPool):
+                if _unguarded(workers):
+                    raise RuntimeError(_UNGUARDED_MESSAGE)
+                workers = []  # another cause: the remaining broken futures need no check
             yield task, _result_rows(future, task)
     except FuturesTimeout:
         for future, task in futures.items():
@@ -468,7 +514,44 @@ def sweep(
         bound, status, train_accuracy, test_accuracy, leaves, time, message``, sorted by
         dataset, fold, depth, method and lam. ``time`` is the task's wall clock (for a path:
         the whole path's, repeated on its rows).
+
+    Raises
+    ------
+    RuntimeError
+        When the worker processes could not start because the calling script runs ``sweep``
+        at its top level, unguarded (see the notes).
+
+    Notes
+    -----
+    With ``n_jobs`` > 1 (the default on a machine with several cores) the tasks run in worker
+    processes started with ``"spawn"``: each imports the calling script again, as
+    ``__mp_main__``. A script that calls ``sweep`` at its top level would start the sweep
+    again in every worker; put the call under ``if __name__ == "__main__":`` (a notebook or
+    ``n_jobs=1`` needs nothing). A Dask ``LocalCluster`` starts its workers the same way, so
+    create the ``Client`` under the same guard (unguarded, Dask fails with "Nanny failed to
+    start").
+
+    Examples
+    --------
+    A script, run as ``python my_sweep.py``::
+
+        import odtkit
+
+        if __name__ == "__main__":
+            table = odtkit.sweep("monk1", lams=[0.01, 0.05], depths=[2, 3], folds=5)
+            print(table.groupby(["depth", "lam"])["test_accuracy"].mean())
+
+    The same on a local Dask cluster::
+
+        from dask.distributed import Client
+
+        import odtkit
+
+        if __name__ == "__main__":
+            with Client(n_workers=2) as client:
+                table = odtkit.sweep("monk1", lams=[0.01, 0.05], client=client)
     """
+    _refuse_in_a_bootstrapping_worker()
     time_limit = check_positive_number(time_limit, "time_limit")
     lam_min = check_lambda(lam_min, "lam_min")
     task_timeout = check_positive_number(task_timeout, "task_timeout")
@@ -545,8 +628,10 @@ def _report_warnings(raised: Mapping[tuple[type[Warning], str], list[_Task]]) ->
 
     by_category: dict[type[Warning], list[tuple[str, list[_Task]]]] = {}
     # in grid order, whatever order the tasks finished in
-    for (category, text), tasks in sorted(raised.items(), key=lambda kv: kv[1][0].index):
-        by_category.setdefault(category, []).append((text, tasks))
+    for (category, text), tasks in raised.items():
+        by_category.setdefault(category, []).append((text, sorted(tasks, key=lambda t: t.index)))
+    for items in by_category.values():
+        items.sort(key=lambda item: item[1][0].index)
     for category, items in by_category.items():
         for text, tasks in items[:_SHOWN_PER_CATEGORY]:
             more = len(tasks) - 1
