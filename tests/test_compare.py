@@ -93,6 +93,58 @@ def test_time_limited_runs_report_a_gap_not_an_error():
             assert row.gap >= -TOL
 
 
+def _build_runs_out(monkeypatch, formulation_class):
+    """Every build of ``formulation_class`` uses up its time limit, whatever the machine."""
+    from odtkit._limits import OutOfTime
+
+    def build(self, data, **problem):
+        raise OutOfTime
+
+    monkeypatch.setattr(formulation_class, "build", build)
+
+
+def test_a_build_that_uses_up_the_limit_is_a_time_limit_row_holding_the_start(monkeypatch):
+    """Issue 22: a MIP whose build ran out of time raised KeyError 'warm_start' in compare."""
+    from odtkit.formulations import FlowOCT
+
+    ds = random_dataset(22, n_samples=40, n_features=5)
+    _build_runs_out(monkeypatch, FlowOCT)
+    table = compare(ds, lam=0.01, max_depth=2, methods=("dp", "flowoct"), time_limit=30)
+    dp, flow = table.itertuples()
+    assert dp.status == "optimal"
+    assert flow.status == "time_limit"
+    start = table.attrs["trees"][0]
+    assert table.attrs["trees"][1] is start
+    assert flow.objective == pytest.approx(metrics.objective(start, ds, lam=0.01), abs=1e-12)
+    assert flow.bound == -math.inf and flow.gap == math.inf
+    assert flow.warm_start is True and flow.agrees is True
+    assert "during the build" in flow.message and "warm start" in flow.message
+
+
+def test_a_cold_build_that_uses_up_the_limit_is_a_row_without_a_tree(monkeypatch):
+    from odtkit.formulations import RBinOCT
+
+    ds = random_dataset(23, n_samples=40, n_features=5)
+    _build_runs_out(monkeypatch, RBinOCT)
+    table = compare(ds, lam=0.01, max_depth=2, methods=("rbinoct",), warm_start=False)
+    (row,) = table.itertuples()
+    assert row.status == "time_limit" and math.isnan(row.objective) and row.bound == -math.inf
+    assert row.warm_start is False and table.attrs["trees"] == [None]
+
+
+def test_solve_formulation_stopped_in_the_build_carries_every_stats_key():
+    """A limit far too small for any build: the stopped result reads like a solved one."""
+    from odtkit.formulations import FlowOCT
+    from odtkit.pipeline import solve_formulation
+
+    ds = random_dataset(24, n_samples=40, n_features=5)
+    res = solve_formulation(FlowOCT(), ds, time_limit=1e-9, lam=0.01, max_depth=2)
+    assert res.status == "time_limit" and res.model is None
+    for key in ("build_time", "solve_time", "warm_start", "solver", "model_ir"):
+        assert key in res.stats, key
+    assert res.stats["warm_start"] is False and res.stats["stopped_before_solve"]
+
+
 def test_bad_arguments():
     ds = example_dataset_trees()
     with pytest.raises(ValueError, match="methods"):

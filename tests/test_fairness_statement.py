@@ -65,10 +65,83 @@ def test_csp_strata_and_eodds_needs_all_four_sets():
     assert groups.n_pairs == 2
     groups = Fairness("eodds", protected=EXAMPLE_TREES_PROTECTED).groups(data)
     assert groups.n_pairs == 2
-    # group a=2 has no positive row: its eodds pairs are dropped entirely
+    # group a=2 has no positive row: its TPR comparisons are undefined and left out, its FPR
+    # comparisons are kept (issue 22: dropping both let a certified tree give it any FPR)
     a3 = np.array([0, 1, 2, 1, 0, 2])
     a3_groups = Fairness("eodds", protected=a3).groups(data)
-    assert all("2" not in p.name.split("|")[0] for p in a3_groups.pairs)
+    with_2 = [p.name for p in a3_groups.pairs if "2" in p.name.split("|")[0]]
+    assert with_2 == ["protected: 0 vs 2 | y!=+", "protected: 1 vs 2 | y!=+"]
+    assert a3_groups.undefined == ("protected: 0 vs 2 | y=+", "protected: 1 vs 2 | y=+")
+
+
+def _three_groups_one_without_positives():
+    """Issue 22's case: groups 0 and 1 have positives and negatives, group 2 only negatives;
+    the stump on x0 is right on groups 0 and 1 and gives group 2 a false positive rate of 0.5."""
+    a = np.array([0] * 4 + [1] * 4 + [2] * 4)
+    x0 = [1, 1, 0, 0] * 3
+    x1 = [1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1]
+    y = [1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0]
+    data = Dataset.from_arrays(np.c_[x0, x1], y, feature_names=["x0", "x1"], name="issue22")
+    return data, Fairness("eodds", protected=a, delta=0.0, positive_class=1), a
+
+
+def _false_positive_rates(tree, data, a):
+    predicted = tree.predict(data.X) == 1
+    return [float(predicted[(a == g) & (data.y == 0)].mean()) for g in range(3)]
+
+
+def test_eodds_keeps_the_defined_fpr_comparison_of_a_group_without_positives():
+    """Before: the pairs with group 2 were dropped whole, every solver certified the stump
+    (FPR 0 / 0 / 0.5 at δ = 0) and fairness_gap said 0."""
+    from odtkit import search_tree
+    from odtkit.formulations import FlowOCT, PathOCT
+    from odtkit.pipeline import solve_formulation
+
+    data, fairness, a = _three_groups_one_without_positives()
+    stump = Tree.split(0, Tree.leaf(0), Tree.leaf(1))
+    assert _false_positive_rates(stump, data, a) == [0.0, 0.0, 0.5]
+    assert metrics.fairness_gap(stump, data, fairness) == pytest.approx(0.5)
+    assert not metrics.is_fair(stump, data, fairness)
+
+    lam = 0.01
+    oracle_tree, oracle_value = brute_force_fair_tree(data, fairness, lam=lam, max_depth=2)
+    dp = search_tree(data, lam=lam, max_depth=2, fairness=fairness)
+    assert dp.status == "optimal"
+    assert dp.objective == pytest.approx(oracle_value, abs=1e-9)
+    answers = [oracle_tree, dp.model]
+    for formulation in (FlowOCT(), PathOCT()):
+        mip = solve_formulation(
+            formulation, data, backend="highs", lam=lam, max_depth=2, fairness=fairness
+        )
+        assert mip.status == "optimal", mip.message
+        assert mip.objective == pytest.approx(oracle_value, abs=1e-6)
+        answers.append(mip.model)
+    for tree in answers:
+        assert metrics.fairness_gap(tree, data, fairness) <= 1e-9
+        rates = _false_positive_rates(tree, data, a)
+        assert max(rates) - min(rates) <= 1e-9, rates
+
+
+@pytest.mark.parametrize("notion", ["sp", "pe", "eopp", "eodds"])
+def test_every_defined_comparison_is_kept_and_only_those(notion):
+    """Group 2 has no positive row, group 3 no negative one: a comparison is left out exactly
+    when one of its sides is empty, for every notion."""
+    a = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    y = np.array([1, 0, 1, 0, 0, 0, 1, 1])
+    data = Dataset.from_arrays(np.eye(8, 3, dtype=bool), y)
+    groups = Fairness(notion, protected=a, positive_class=1).groups(data)
+    by_notion = {"sp": [""], "pe": [" | y!=+"], "eopp": [" | y=+"]}
+    suffixes = by_notion.get(notion, [" | y!=+", " | y=+"])
+    rows = {" | y!=+": y == 0, " | y=+": y == 1, "": np.ones(8, dtype=bool)}
+    expected, left_out = [], []
+    for i in range(4):
+        for j in range(i + 1, 4):
+            for suffix in suffixes:
+                name = f"protected: {i} vs {j}{suffix}"
+                defined = (rows[suffix] & (a == i)).any() and (rows[suffix] & (a == j)).any()
+                (expected if defined else left_out).append(name)
+    assert [p.name for p in groups.pairs] == expected
+    assert list(groups.undefined) == left_out
 
 
 def test_weighted_rates():

@@ -204,6 +204,62 @@ def test_brute_force_tu_sanity():
     assert is_totally_unimodular(np.array([[1, 1, 0], [0, 1, 1]]))[0] is True
 
 
+def _no_large_dense(monkeypatch, limit=10**6):
+    """Fail at once (instead of allocating gigabytes) if a sparse matrix above ``limit``
+    entries is made dense."""
+    import scipy.sparse as sp
+
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix):
+        original = cls.toarray
+
+        def toarray(self, *args, _original=original, **kwargs):
+            assert self.shape[0] * self.shape[1] <= limit, f"densified {self.shape}"
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "toarray", toarray)
+
+
+def test_auto_tu_check_decides_from_the_sparse_shape(monkeypatch):
+    """Issue 22: "auto" densified the whole matrix before deciding it was too large (10.6 GiB
+    on IP3 of a 10-tree forest). A large, very sparse matrix must cost memory by its nonzeros."""
+    import tracemalloc
+
+    import scipy.sparse as sp
+
+    m, n = 4000, 3000  # dense float64: 96 MB
+    rng = np.random.default_rng(0)
+    rows, cols = np.arange(n) % m, rng.permutation(n)
+    A = sp.csr_matrix((np.ones(n), (rows, cols)), shape=(m, n))
+    _no_large_dense(monkeypatch)
+    tracemalloc.start()
+    try:
+        assert is_totally_unimodular(A) is None
+        assert is_totally_unimodular(A, force=True) is None
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000, peak
+    # empty rows and columns are still dropped before deciding: this one is a 2 x 2 block
+    small = sp.csr_matrix(([1.0, 1.0, -1.0], ([5, 9, 9], [7, 7, 8])), shape=(m, n))
+    assert is_totally_unimodular(small) == (True, "subdeterminants")
+    assert is_totally_unimodular(sp.csr_matrix((m, n))) == (True, "subdeterminants")
+    bad = sp.csr_matrix(([2.0], ([0], [0])), shape=(m, n))
+    assert is_totally_unimodular(bad) == (False, "subdeterminants")
+
+
+def test_certificate_of_a_forest_on_breast_cancer_stays_sparse(monkeypatch):
+    """The issue's case end to end: IP3 of a 10-tree, depth-4 forest (~43k x 33k)."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+    model = IP3().build(extract(forest, X, y), lam=0.001)
+    assert model.A.shape[0] * model.A.shape[1] > 10**9
+    _no_large_dense(monkeypatch)
+    cert = certify_network_matrix(model)  # tu_check="auto"
+    assert cert.ok and cert.totally_unimodular is None and cert.tu_method == "skipped"
+
+
 def test_budget_row_breaks_integrality_8_6():
     d = _example()
     expected = {0.0: (0.5, True), 3.0: (0.125, False), 4.0: (0.0, True)}

@@ -139,6 +139,61 @@ def test_matches_the_oracle(instance) -> None:
     compare_with_oracle(*instance)
 
 
+def defined_rate_gaps(tree, data: Dataset, fairness: Fairness) -> list[float]:
+    """Rate differences recomputed from scratch (not from ``Fairness.groups``): for every pair
+    of protected values and every label set of the notion in which both groups have rows."""
+    a = np.asarray(fairness.protected)
+    positive = data.y == list(data.classes).index(fairness.positive_class)
+    predicted = tree.predict(data.X) == list(data.classes).index(fairness.positive_class)
+    sets = {"pe": [~positive], "eopp": [positive], "eodds": [~positive, positive]}
+    w = data.weights
+    gaps = []
+    values = np.unique(a)
+    for i, va in enumerate(values):
+        for vb in values[i + 1 :]:
+            for rows in sets[fairness.notion]:
+                first, second = rows & (a == va), rows & (a == vb)
+                if w[first].sum() > 0 and w[second].sum() > 0:
+                    rate = [np.average(predicted[s], weights=w[s]) for s in (first, second)]
+                    gaps.append(abs(rate[0] - rate[1]))
+    return gaps
+
+
+@st.composite
+def one_sided_group_instances(draw):
+    """Three protected groups, one of which holds only positive or only negative rows."""
+    seed = draw(st.integers(0, 10_000))
+    base = random_dataset(
+        seed,
+        n_samples=draw(st.integers(6, 12)),
+        n_features=draw(st.integers(1, 4)),
+        weighted=draw(st.booleans()),
+    )
+    a = np.random.default_rng(seed).integers(0, 3, size=base.n_samples)
+    a[:3] = np.arange(3)
+    y = base.y.copy()
+    y[a == 2] = draw(st.sampled_from((0, 1)))  # group 2: one label only
+    assume((y == 1).any() and (y == 0).any())
+    data = Dataset.from_arrays(base.X, y, sample_weight=base.sample_weight)
+    notion = draw(st.sampled_from(("pe", "eopp", "eodds")))
+    fairness = Fairness(notion, protected=a, delta=draw(st.sampled_from(DELTAS)))
+    try:
+        fairness.groups(data)
+    except ValueError:
+        assume(False)
+    return data, fairness, draw(st.sampled_from((0.0, 0.02, 0.07))), draw(st.integers(1, 3))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(one_sided_group_instances())
+def test_groups_without_positives_or_negatives_match_the_oracle(instance) -> None:
+    """Issue 22: eodds dropped the defined half of a pair whose group lacked positives."""
+    data, fairness, lam, depth = instance
+    compare_with_oracle(data, fairness, lam, depth)
+    tree = search_tree(data, lam=lam, max_depth=depth, fairness=fairness).model
+    assert max(defined_rate_gaps(tree, data, fairness), default=0.0) <= fairness.delta + 1e-9
+
+
 @pytest.mark.parametrize("seed", range(24))
 def test_matches_the_oracle_on_unit_weights_and_one_pair(seed: int) -> None:
     # the fast path: unit weights (integer disparity sums), one binary pair, the shortcut off so

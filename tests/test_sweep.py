@@ -195,3 +195,62 @@ def test_a_sweep_leaves_odtkit_compare_callable():
         "assert callable(odtkit.compare), type(odtkit.compare)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def _run_script(tmp_path, body: str):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "my_sweep.py"
+    script.write_text(body)
+    env = dict(os.environ)
+    src = str(Path(odtkit.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    return subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+SWEEP_CALL = (
+    "odtkit.sweep('monk1', lams=[0.05, 0.9], depths=[1, 2], folds=None, n_jobs=2, progress=False)"
+)
+
+
+def test_a_script_calling_sweep_unguarded_gets_one_clear_error(tmp_path):
+    """Issue 22: a plain script calling sweep at its top level made every spawned worker print
+    multiprocessing's bootstrapping traceback and the sweep return error rows."""
+    done = _run_script(tmp_path, f"import odtkit\n\ntable = {SWEEP_CALL}\nprint('finished')\n")
+    assert done.returncode != 0
+    assert "finished" not in done.stdout
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: odtkit.sweep with n_jobs > 1 starts worker processes")
+    assert 'if __name__ == "__main__":' in last
+    assert done.stderr.count("Traceback") == 1, done.stderr
+    assert done.stderr.count("starts worker processes") == 1, done.stderr
+    assert "bootstrapping" not in done.stderr
+
+
+def test_the_guarded_script_runs_and_names_its_warnings(tmp_path):
+    """The guard of the error message works; the workers' TrivialAnswerWarnings (lam=0.9) come
+    back once each, at the script's sweep line, naming the task."""
+    body = (
+        "import odtkit\n\n"
+        "if __name__ == '__main__':\n"
+        f"    table = {SWEEP_CALL}\n"
+        "    print(table['status'].tolist())\n"
+    )
+    done = _run_script(tmp_path, body)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(["optimal"] * 4)
+    warned = [line for line in done.stderr.splitlines() if "TrivialAnswerWarning" in line]
+    # depths 1 and 2 at lam=0.9 raise the same text: one warning, counting the second task
+    (line,) = warned
+    assert line.startswith(f"{tmp_path / 'my_sweep.py'}:4: TrivialAnswerWarning: ")
+    assert "sweep task dataset 'monk1', fold 0, depth 1, lam=0.9, method dp (and 1 more" in line

@@ -78,3 +78,89 @@ def test_the_informative_range_brackets_the_last_breakpoint(data: Dataset):
         lam = best_stump * (1 - 1e-6)
         _, value = brute_force_tree(data, lam=lam, max_depth=1)
         assert value < 1 - data.class_counts().max() / data.total_weight + lam - 1e-12
+
+
+# --- issue 22: warnings a person can read ------------------------------------------------------
+
+
+def _xor_data() -> Dataset:
+    """No single split helps (best stump 0), a depth-2 tree is perfect."""
+    rng = np.random.default_rng(1)
+    X = rng.random((200, 3)) < 0.5
+    return Dataset.from_arrays(X, (X[:, 0] ^ X[:, 1]).astype(int))
+
+
+def test_the_range_does_not_contradict_itself_when_no_stump_helps():
+    """Before: "informative values lie below lam=0.49 ... one split wins below lam=0"."""
+    data = _xor_data()
+    best_stump, ceiling = informative_lam_range(data)
+    assert best_stump == 0.0 and ceiling > 0.0
+    with pytest.warns(TrivialAnswerWarning) as record:
+        search_tree(data, lam=ceiling + 0.01, max_depth=3)
+    (text,) = [str(w.message) for w in record]
+    assert f"below lam={ceiling:.4g}" in text
+    assert "below lam=0" not in text.replace(f"lam={ceiling:.4g}", "")
+    assert "no model with one split beats the leaf" in text
+
+
+def _call_sites(record) -> set[str]:
+    return {w.filename for w in record if issubclass(w.category, TrivialAnswerWarning)}
+
+
+def test_every_warning_points_at_the_users_line():
+    """Before: a fixed stacklevel named odtkit's own files (methods.py, compare.py ...) as soon
+    as the search was reached by another path than a direct call."""
+    import odtkit
+    from odtkit.estimators import OptimalTreeClassifier
+
+    data = load("monk1")
+    _, ceiling = informative_lam_range(data)
+    lam = ceiling + 0.05
+    calls = {
+        "search_tree": lambda: search_tree(data, lam=lam, max_depth=2),
+        "search_rule_list": lambda: search_rule_list(data, lam=lam),
+        "compare": lambda: odtkit.compare(data, lam=lam, max_depth=2, methods=("dp",)),
+        "estimator": lambda: OptimalTreeClassifier(lam=lam, max_depth=2).fit(
+            data.X, data.classes[data.y]
+        ),
+    }
+    for name, call in calls.items():
+        with pytest.warns(TrivialAnswerWarning) as record:
+            call()
+        assert _call_sites(record) == {__file__}, name
+
+
+def test_a_sweep_names_the_task_of_each_warning_once():
+    """Warnings raised inside sweep tasks come back once each, with dataset, fold, depth and λ,
+    at the sweep's call site; the rows' message column keeps them too."""
+    import odtkit
+
+    data = load("monk1")
+    _, ceiling = informative_lam_range(data)
+    lam = round(ceiling + 0.05, 3)
+    with pytest.warns(TrivialAnswerWarning) as record:
+        table = odtkit.sweep(
+            {"m1": data},
+            lams=[0.01, lam],
+            depths=[2],
+            folds=None,
+            methods=["dp", "bnb"],
+            n_jobs=1,
+            progress=False,
+        )
+    texts = [str(w.message) for w in record if issubclass(w.category, TrivialAnswerWarning)]
+    # dp and bnb raise the same text: one warning, naming the first and counting the other
+    assert texts == [
+        f"sweep task dataset 'm1', fold 0, depth 2, lam={lam:g}, method dp (and 1 more task): "
+        + search_warning(data, lam)
+    ]
+    assert _call_sites(record) == {__file__}
+    trivial = table[table["lam"] == lam]
+    assert len(trivial) == 2 and trivial["message"].str.contains("TrivialAnswerWarning").all()
+    assert not table[table["lam"] == 0.01]["message"].str.contains("Warning").any()
+
+
+def search_warning(data: Dataset, lam: float) -> str:
+    with pytest.warns(TrivialAnswerWarning) as record:
+        search_tree(data, lam=lam, max_depth=2)
+    return str(record[0].message)

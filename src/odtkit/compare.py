@@ -259,6 +259,8 @@ def compare(
                 skip(method.name, backend, Status.INTERRUPTED)
                 continue
             interrupted = ctrl_c.interrupted or result.status == Status.INTERRUPTED
+            if warm_start and start_tree is not None and result.model is None:
+                result = _keep_start(result, start_tree, dataset, lam)
             rows.append(_row(method.name, result, warm_start=result.stats["warm_start"]))
             trees.append(result.model)
             properties.append(formulation.properties)
@@ -323,6 +325,21 @@ def compare(
         fairness=fairness,
     )
     return table
+
+
+def _keep_start(result: Result, start: Tree, dataset: Dataset, lam: float) -> Result:
+    """A MIP stopped before its solver ran (the build used up the time limit) still holds its
+    warm start: the row reports that tree, verified, with the status the run ended in and no
+    bound of its own (``-inf``, valid), as a solver stopped at once would have."""
+    why = result.stats.get("stopped_before_solve")
+    if not why or result.status != Status.TIME_LIMIT:
+        return result
+    return result.replace(
+        model=start,
+        objective=metrics.objective(start, dataset, lam=lam),
+        stats={**result.stats, "warm_start": True},
+        message=f"{why}: nothing was solved, the row reports its warm start",
+    )
 
 
 def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups | None:

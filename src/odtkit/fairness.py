@@ -134,12 +134,16 @@ class FairnessGroups:
     pairs : tuple of GroupPair
     coefficients : ndarray, shape (n_samples, n_pairs)
         ``disparity = coefficients.T @ positive_prediction`` (module docstring).
+    undefined : tuple of str
+        Names of the comparisons left out because one side has no row (no rate to compare),
+        e.g. ``"a: 0 vs 2 | y=+"`` when group 2 has no positive row.
     """
 
     fairness: Fairness
     positive_code: int
     pairs: tuple[GroupPair, ...]
     coefficients: np.ndarray = field(repr=False)
+    undefined: tuple[str, ...] = ()
 
     @property
     def delta(self) -> float:
@@ -213,8 +217,13 @@ class Fairness:
         The legitimate factor of ``csp`` (required there, refused elsewhere).
 
     Every unordered pair of distinct values of each protected column is constrained (not
-    intersections of columns), and only when both groups are non-empty; for ``eodds`` a pair is
-    constrained only if all four of its sets are non-empty (docs/formulations-trees.md §5.2).
+    intersections of columns), one comparison of rates at a time, and each comparison only when
+    both of its row sets are non-empty: a group without a row in it has no rate. So ``csp``
+    compares two groups within each value of ``legit`` that both have rows, and ``eodds``, two
+    comparisons per pair, keeps the defined one when the other is not: the false positive rates
+    when one group has no positive row, the true positive rates when one has no negative row
+    (docs/formulations-trees.md §5.2). :attr:`FairnessGroups.undefined` lists what was left
+    out.
     """
 
     notion: str
@@ -311,6 +320,7 @@ class Fairness:
 
         w = dataset.weights
         pairs: list[GroupPair] = []
+        undefined: list[str] = []
         for col_name, column in self._columns(self.protected, dataset, "protected"):
             values = pd.unique(column)
             if len(values) < 2:
@@ -326,17 +336,20 @@ class Fairness:
                 for vb in values[a_idx + 1 :]:
                     in_a, in_b = column == va, column == vb
                     for stratum_name, stratum in strata:
-                        candidate = [
-                            GroupPair(
+                        for suffix, sel in selections:
+                            pair = GroupPair(
                                 f"{col_name}: {va} vs {vb}{stratum_name}{suffix}",
                                 in_a & stratum & sel,
                                 in_b & stratum & sel,
                             )
-                            for suffix, sel in selections
-                        ]
-                        # a side without weight has no rate; eodds needs all four sets
-                        if all(w[p.first].sum() > 0 and w[p.second].sum() > 0 for p in candidate):
-                            pairs.extend(candidate)
+                            # a side without weight has no rate, so that comparison is
+                            # undefined; every defined one is kept (for eodds the FPR half
+                            # when a group has no positive row, the TPR half when it has no
+                            # negative one)
+                            if w[pair.first].sum() > 0 and w[pair.second].sum() > 0:
+                                pairs.append(pair)
+                            else:
+                                undefined.append(pair.name)
         if not pairs:
             raise ValueError(
                 f"protected: no pair of groups has rows on both sides for notion "
@@ -348,7 +361,7 @@ class Fairness:
             coef[pair.first, j] = w[pair.first] / w[pair.first].sum()
             coef[pair.second, j] = -w[pair.second] / w[pair.second].sum()
         coef.setflags(write=False)
-        return FairnessGroups(self, positive_code, tuple(pairs), coef)
+        return FairnessGroups(self, positive_code, tuple(pairs), coef, tuple(undefined))
 
 
 def split_protected(dataset: Any, columns: str | Sequence[str]) -> tuple[Any, np.ndarray]:

@@ -61,7 +61,8 @@ def solve_formulation(
     time_limit : float, optional
         Seconds for the whole call: the build, the backend's translation, the solve and the
         decode share them. A build that alone exhausts the limit gives status ``time_limit``
-        without a model (``stats["stopped_before_solve"]`` says so), never an exception; one
+        without a model (``stats["stopped_before_solve"]`` says so; ``stats`` still holds every
+        key listed below, ``model_ir`` None), never an exception; one
         that leaves too little for the translation keeps the start, if one was given.
     solve_options : mapping, optional
         Further keywords of :func:`odtkit.solvers.solve` (``threads=``, ``heuristics=`` ...).
@@ -118,17 +119,30 @@ def solve_formulation(
 def _not_solved(
     formulation: Formulation, backend: str, status: Status, deadline: Deadline, phase: str
 ) -> Result:
-    """The answer of a call stopped (time limit, Ctrl-C) before a model existed to solve."""
+    """The answer of a call stopped (time limit, Ctrl-C) before a model existed to solve.
+
+    Its ``stats`` carry every key a solved result's do (``build_time``, ``solve_time``,
+    ``warm_start``, ``solver``, ``model_ir``), so that no caller needs a special case to read
+    them, plus ``stopped_before_solve`` saying why.
+    """
     why = "the time limit ran out" if status == Status.TIME_LIMIT else "interrupted (Ctrl-C)"
+    elapsed = deadline.elapsed()
     return Result(
         model=None,
         objective=math.nan,
         lower_bound=-math.inf,
         status=status,
-        time=deadline.elapsed(),
+        time=elapsed,
         method=formulation.name,
         backend=backend,
-        stats={"stopped_before_solve": f"{why} during {phase}"},
+        stats={
+            "build_time": elapsed,
+            "solve_time": 0.0,
+            "warm_start": False,
+            "solver": None,
+            "model_ir": None,
+            "stopped_before_solve": f"{why} during {phase}",
+        },
         message=f"{why} during {phase}: nothing was solved",
     )
 

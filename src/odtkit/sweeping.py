@@ -12,6 +12,11 @@ row with status ``"error"`` or ``"time_limit"`` and a ``message``: a sweep is ne
 task; Ctrl-C returns the finished rows and the rest as ``"interrupted"`` rows. The table is
 sorted by the grid, so a local and a Dask run of the same sweep give the same table (up to the
 ``time`` column).
+
+The local pool and a Dask ``LocalCluster`` start their workers with ``"spawn"``, which imports
+the calling script again: a script calls ``sweep`` under ``if __name__ == "__main__":`` (a
+worker that finds ``sweep`` called while it imports the script exits at once, and the parent
+raises one RuntimeError saying so).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,8 +104,32 @@ def _accuracies(tree: Any, task: _Task) -> dict[str, float]:
     return {"train_accuracy": metrics.accuracy(tree, task.train), "test_accuracy": test}
 
 
+#: Key of a row dict carrying the odtkit warnings its task raised, as ``(category, text)``
+#: pairs; :func:`sweep` takes it out before the row reaches ``on_rows`` or the table.
+_WARNINGS = "_warnings"
+
+
 def run_task(task: _Task) -> list[dict[str, Any]]:
-    """Rows of one task; an exception becomes an ``error`` row (never raises)."""
+    """Rows of one task; an exception becomes an ``error`` row (never raises).
+
+    odtkit's warnings (e.g. a λ that makes the single leaf optimal) are not shown here, in a
+    worker whose stderr is not the user's: each row's ``message`` ends with them, and the rows
+    carry them (``_WARNINGS``) for :func:`sweep` to report once with the task's coordinates.
+    """
+    from odtkit._warnings import collecting
+
+    with collecting() as caught:
+        rows = _task_rows(task)
+    if caught:
+        unique = list(dict.fromkeys(caught))
+        said = "; ".join(f"{category.__name__}: {text}" for category, text in unique)
+        for row in rows:
+            row["message"] = f"{row['message']}; {said}" if row.get("message") else said
+            row[_WARNINGS] = unique
+    return rows
+
+
+def _task_rows(task: _Task) -> list[dict[str, Any]]:
     start = time.perf_counter()
     try:
         if task.lam is None:
@@ -317,6 +347,41 @@ def _run_serial(tasks: list[_Task], timeout: float) -> Iterator[tuple[_Task, lis
         yield task, run_task(task)
 
 
+#: Exit code of a worker process that found ``sweep`` called again while it imported the
+#: user's script (:func:`_refuse_in_a_bootstrapping_worker`); the parent reads it.
+_UNGUARDED_EXIT = 86
+
+_UNGUARDED_MESSAGE = (
+    "odtkit.sweep with n_jobs > 1 starts worker processes with 'spawn', which import your "
+    'script again: call it under `if __name__ == "__main__":` (see the example in '
+    "help(odtkit.sweep))"
+)
+
+
+def _bootstrapping() -> bool:
+    """Whether this process is a spawned child still importing its parent's main module (the
+    flag multiprocessing's own check of the same situation reads)."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+def _refuse_in_a_bootstrapping_worker() -> None:
+    """A ``sweep`` reached while a worker imports the user's unguarded script: end the worker
+    at once, quietly, with an exit code that tells the parent why (the parent raises one clear
+    error; without this every worker printed multiprocessing's traceback and the parent a row
+    of errors)."""
+    if _bootstrapping():
+        raise SystemExit(_UNGUARDED_EXIT)
+
+
+def _unguarded(workers: Sequence[Any]) -> bool:
+    """Whether a worker of a broken pool ended because the script calls sweep unguarded."""
+    for process in workers:
+        process.join(timeout=1.0)
+        if process.exitcode == _UNGUARDED_EXIT:
+            return True
+    return False
+
+
 def _run_pool(
     tasks: list[_Task], timeout: float, n_jobs: int
 ) -> Iterator[tuple[_Task, list[dict]]]:
@@ -325,6 +390,7 @@ def _run_pool(
     processes = min(n_jobs, len(tasks))
     executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
     futures = {executor.submit(run_task, t): t for t in tasks}
+    workers = list(getattr(executor, "_processes", {}).values())
     # tasks queue behind each other, so the fair deadline is the grid's: rounds x task_timeout
     budget = timeout * math.ceil(len(tasks) / processes)
     finished: set[Future] = set()
@@ -332,6 +398,10 @@ def _run_pool(
         for future in as_completed(futures, timeout=None if math.isinf(budget) else budget):
             finished.add(future)
             task = futures[future]
+            if isinstance(future.exception(), BrokenProcessPool):
+                if _unguarded(workers):
+                    raise RuntimeError(_UNGUARDED_MESSAGE)
+                workers = []  # another cause: the remaining broken futures need no check
             yield task, _result_rows(future, task)
     except FuturesTimeout:
         for future, task in futures.items():
@@ -444,7 +514,44 @@ def sweep(
         bound, status, train_accuracy, test_accuracy, leaves, time, message``, sorted by
         dataset, fold, depth, method and lam. ``time`` is the task's wall clock (for a path:
         the whole path's, repeated on its rows).
+
+    Raises
+    ------
+    RuntimeError
+        When the worker processes could not start because the calling script runs ``sweep``
+        at its top level, unguarded (see the notes).
+
+    Notes
+    -----
+    With ``n_jobs`` > 1 (the default on a machine with several cores) the tasks run in worker
+    processes started with ``"spawn"``: each imports the calling script again, as
+    ``__mp_main__``. A script that calls ``sweep`` at its top level would start the sweep
+    again in every worker; put the call under ``if __name__ == "__main__":`` (a notebook or
+    ``n_jobs=1`` needs nothing). A Dask ``LocalCluster`` starts its workers the same way, so
+    create the ``Client`` under the same guard (unguarded, Dask fails with "Nanny failed to
+    start").
+
+    Examples
+    --------
+    A script, run as ``python my_sweep.py``::
+
+        import odtkit
+
+        if __name__ == "__main__":
+            table = odtkit.sweep("monk1", lams=[0.01, 0.05], depths=[2, 3], folds=5)
+            print(table.groupby(["depth", "lam"])["test_accuracy"].mean())
+
+    The same on a local Dask cluster::
+
+        from dask.distributed import Client
+
+        import odtkit
+
+        if __name__ == "__main__":
+            with Client(n_workers=2) as client:
+                table = odtkit.sweep("monk1", lams=[0.01, 0.05], client=client)
     """
+    _refuse_in_a_bootstrapping_worker()
     time_limit = check_positive_number(time_limit, "time_limit")
     lam_min = check_lambda(lam_min, "lam_min")
     task_timeout = check_positive_number(task_timeout, "task_timeout")
@@ -464,9 +571,15 @@ def sweep(
     bar = _progress_bar(len(tasks), progress)
     rows: list[dict[str, Any]] = []
     finished: set[int] = set()
+    # odtkit warning (category, text) -> the tasks that raised it, in the order they finished
+    raised: dict[tuple[type[Warning], str], list[_Task]] = {}
     try:
         for task, task_rows in stream:
             finished.add(task.index)
+            for row in task_rows:
+                for key in row.pop(_WARNINGS, ()):
+                    if not raised.setdefault(key, []) or raised[key][-1] is not task:
+                        raised[key].append(task)
             rows.extend(task_rows)
             if on_rows is not None:
                 on_rows(task_rows)
@@ -487,10 +600,53 @@ def sweep(
     finally:
         if bar is not None:
             bar.close()
+    _report_warnings(raised)
     frame = pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
     frame["depth"] = frame["depth"].astype("Int64")
     frame["leaves"] = frame["leaves"].astype(int)
     return frame.sort_values(_SORT, kind="stable", na_position="first").reset_index(drop=True)
+
+
+def _where(task: _Task) -> str:
+    lam = "path" if task.lam is None else f"{task.lam:g}"
+    return (
+        f"dataset {task.dataset!r}, fold {task.fold}, depth {task.depth}, lam={lam}, "
+        f"method {task.method}"
+    )
+
+
+#: Distinct warnings of one category a sweep shows in full; the rest are counted in one line
+#: (each row's ``message`` still has its own).
+_SHOWN_PER_CATEGORY = 3
+
+
+def _report_warnings(raised: Mapping[tuple[type[Warning], str], list[_Task]]) -> None:
+    """Each distinct warning of the sweep's tasks once, at the user's ``sweep(...)`` line,
+    naming the first task that raised it and how many others did; past
+    ``_SHOWN_PER_CATEGORY`` of one category, one line counts the rest."""
+    from odtkit._warnings import warn
+
+    by_category: dict[type[Warning], list[tuple[str, list[_Task]]]] = {}
+    # in grid order, whatever order the tasks finished in
+    for (category, text), tasks in raised.items():
+        by_category.setdefault(category, []).append((text, sorted(tasks, key=lambda t: t.index)))
+    for items in by_category.values():
+        items.sort(key=lambda item: item[1][0].index)
+    for category, items in by_category.items():
+        for text, tasks in items[:_SHOWN_PER_CATEGORY]:
+            more = len(tasks) - 1
+            also = f" (and {more} more task{'s' if more > 1 else ''})" if more else ""
+            warn(f"sweep task {_where(tasks[0])}{also}: {text}", category)
+        rest = items[_SHOWN_PER_CATEGORY:]
+        if rest:
+            n_tasks = len({t.index for _, tasks in rest for t in tasks})
+            warn(
+                f"sweep: {len(rest)} more {category.__name__} text"
+                f"{'s' if len(rest) > 1 else ''} from {n_tasks} task"
+                f"{'s' if n_tasks > 1 else ''}, first {_where(rest[0][1][0])}: see the table's "
+                "message column",
+                category,
+            )
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:

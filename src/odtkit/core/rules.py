@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import time
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
@@ -22,6 +21,7 @@ import pandas as pd
 from odtkit import metrics
 from odtkit._progress import Progress
 from odtkit._validation import as_binary_matrix, check_dataset, check_lambda, check_switches
+from odtkit._warnings import warn as _warn
 from odtkit.core import _native
 from odtkit.core._problem import (
     POLICIES,
@@ -481,5 +481,5 @@ def search_rule_list(
     if status == "optimal" and model.n_rules == 0:
         message = trivial_answer_message(dataset, lam, what="rule list with rules")
         if message is not None:
-            warnings.warn(message, TrivialAnswerWarning, stacklevel=2)
+            _warn(message, TrivialAnswerWarning)
     return result

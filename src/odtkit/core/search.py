@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-import warnings
 from collections.abc import Callable, Mapping
 from numbers import Real
 from typing import Any
@@ -33,6 +32,7 @@ import pandas as pd
 from odtkit import metrics
 from odtkit._progress import Progress
 from odtkit._validation import check_dataset, check_depth, check_lambda, check_switches
+from odtkit._warnings import warn as _warn
 from odtkit.core import _native
 from odtkit.core._problem import (
     POLICIES,
@@ -411,11 +411,18 @@ def trivial_answer_message(
             f"no feature tells apart rows of different classes better than the single leaf, so "
             f"it is optimal for every lam: no {what} reduces the training error"
         )
+    # best_stump == 0 when no single split reduces the error (xor-like data): then only a
+    # deeper model can win, and "a stump wins below lam=0" would contradict the range above
+    one_split = (
+        f"the best model with one split (a stump, a one-literal rule) wins below "
+        f"lam={best_stump:.4g}"
+        if best_stump > 0
+        else "no model with one split beats the leaf at any lam, so only a deeper one can"
+    )
     return (
         f"lam={lam:g} makes the single leaf (a constant prediction) optimal. Informative values "
         f"lie below lam={ceiling:.4g}: no {what} can win at or above it (the leaf's error less "
-        f"the equivalent-points minority), and the best model with one split (a stump, a "
-        f"one-literal rule) wins below lam={best_stump:.4g}"
+        f"the equivalent-points minority); {one_split}"
     )
 
 
@@ -431,17 +438,15 @@ def _warn_if_trivial(
         return
     several_classes = np.count_nonzero(dataset.class_counts() > 0) > 1
     if max_depth == 0 and several_classes:
-        warnings.warn(
-            "max_depth=0 admits only the single leaf (a constant prediction)",
-            TrivialAnswerWarning,
-            stacklevel=3,
+        _warn(
+            "max_depth=0 admits only the single leaf (a constant prediction)", TrivialAnswerWarning
         )
         return
     if fair and several_classes:
         return
     message = trivial_answer_message(dataset, lam)
     if message is not None:
-        warnings.warn(message, TrivialAnswerWarning, stacklevel=3)
+        _warn(message, TrivialAnswerWarning)
 
 
 def _verified_result(

@@ -279,6 +279,19 @@ def _ghouila_houri_ok(A: np.ndarray, chunk: int = 1 << 18) -> bool:
     return bool(covered.all())
 
 
+def _small_enough(m: int, n: int, max_subdet: int, max_gh_rows: int) -> str | None:
+    """Which brute force fits an ``m x n`` matrix (``None``: neither), from the shape alone.
+
+    ``C(m+n, m) >= 2^min(m, n)``, so a matrix with more than ``log2(max_subdet)`` rows and
+    columns never has few enough subdeterminants; the binomial is only computed below that (a
+    big integer of a large shape would itself be slow)."""
+    if min(m, n) <= max_subdet.bit_length() and comb(m + n, m) <= max_subdet:
+        return "subdeterminants"
+    if min(m, n) <= max_gh_rows:
+        return "ghouila-houri"
+    return None
+
+
 def is_totally_unimodular(
     A: Any, force: bool = False, max_subdet: int = 300_000, max_gh_rows: int = 15
 ) -> tuple[bool, str] | None:
@@ -288,19 +301,28 @@ def is_totally_unimodular(
     otherwise the Ghouila-Houri characterisation (every subset of rows — of columns, if fewer —
     has a +-1 signing whose sums are all in {-1, 0, 1}; 3^m signings) for ``m <= max_gh_rows``.
     Zero rows and columns are dropped first (they do not affect TU). ``force`` raises the limits.
+
+    The decision is taken on the sparse matrix (its shape without zero rows and columns and its
+    stored values); only a matrix small enough to brute-force is ever made dense, so a large
+    model (IP3 of a forest: tens of thousands of rows and columns) costs memory in proportion
+    to its nonzeros and returns None.
     """
-    M = np.asarray(sp.csr_matrix(A).toarray(), dtype=np.float64)
-    M = M[np.any(M != 0, axis=1)][:, np.any(M != 0, axis=0)]
-    if M.size == 0:
+    S = sp.csr_matrix(A, dtype=np.float64, copy=True)  # a Model's matrix is read-only
+    S.eliminate_zeros()
+    S = S[np.diff(S.indptr) > 0]
+    S = S[:, np.flatnonzero(np.bincount(S.indices, minlength=S.shape[1]))]
+    if S.nnz == 0:
         return True, "subdeterminants"
-    if np.any(~np.isin(M, (-1.0, 0.0, 1.0))):
+    if np.any(~np.isin(S.data, (-1.0, 1.0))):
         return False, "subdeterminants"
-    m, n = M.shape
+    m, n = S.shape
     if force:
         max_subdet *= 10
         max_gh_rows += 2
-    if comb(m + n, m) <= max_subdet:
-        return _subdeterminants_ok(M), "subdeterminants"
-    if min(m, n) <= max_gh_rows:
-        return _ghouila_houri_ok(M if m <= n else M.T), "ghouila-houri"
-    return None
+    how = _small_enough(m, n, max_subdet, max_gh_rows)
+    if how is None:
+        return None
+    M = S.toarray()
+    if how == "subdeterminants":
+        return _subdeterminants_ok(M), how
+    return _ghouila_houri_ok(M if m <= n else M.T), how

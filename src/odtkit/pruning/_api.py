@@ -9,7 +9,6 @@ model) and whose ``objective`` is that pruning's value for the stated problem by
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ import pandas as pd
 
 from odtkit._limits import Deadline, OutOfTime, charged
 from odtkit._validation import check_lambda, check_positive_number
+from odtkit._warnings import warn as _warn
 from odtkit.formulations.pruning import IP1, IP3, LP1, check_budget, check_problem
 from odtkit.pipeline import verify_solution
 from odtkit.pruning._budget import check_budget_method
@@ -318,13 +318,12 @@ def _warn_if_roots_only(pruned: PrunedEnsemble | None, lam: float) -> None:
     if full.n_leaves == full.n_trees or full.cost_term <= 0:
         return
     scale = (pruned.error_term - full.error_term) / full.cost_term
-    warnings.warn(
+    _warn(
         f"lam={lam:g} prunes every tree to its root (a constant prediction): one unit of "
         f"average feature cost per example (the unpruned ensemble's is {full.cost_term:.3g}) is "
         f"worth lam={lam:g} of average per-tree error rate. Informative values of lam lie below "
         f"about {scale:.3g}; cost_error_path(...) gives every breakpoint exactly.",
         UserWarning,
-        stacklevel=3,
     )
 
 

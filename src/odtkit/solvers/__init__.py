@@ -12,8 +12,8 @@ bound rule.
 """
 
 import importlib
-import warnings
 
+from odtkit._warnings import warn as _warn
 from odtkit.solvers._registry import (
     CAPABILITIES,
     Backend,
@@ -34,13 +34,9 @@ for _module in ("odtkit.solvers.pyomo", "odtkit.solvers.pulp"):
         importlib.import_module(_module)
     except ModuleNotFoundError as _exc:
         if _exc.name not in (_module, "pyomo", "pulp"):
-            warnings.warn(
-                f"could not load solver backend {_module}: {_exc!r}", RuntimeWarning, stacklevel=2
-            )
+            _warn(f"could not load solver backend {_module}: {_exc!r}", RuntimeWarning)
     except Exception as _exc:  # pragma: no cover - depends on other modules' state
-        warnings.warn(
-            f"could not load solver backend {_module}: {_exc!r}", RuntimeWarning, stacklevel=2
-        )
+        _warn(f"could not load solver backend {_module}: {_exc!r}", RuntimeWarning)
 
 __all__ = [
     "Backend",

@@ -26,7 +26,6 @@ already passes the relaxed model, so a backend sees ``options.relax`` only for r
 
 from __future__ import annotations
 
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ import numpy as np
 
 from odtkit._limits import Deadline, OutOfTime, charged
 from odtkit._validation import check_count, check_nonnegative_number, check_positive_number
+from odtkit._warnings import warn as _warn
 from odtkit.model import Model
 from odtkit.solvers._solution import Solution
 
@@ -307,7 +307,7 @@ def solve(
                 )
                 if start_check == "raise":
                     raise ValueError(msg)
-                warnings.warn(msg, RuntimeWarning, stacklevel=2)
+                _warn(msg, RuntimeWarning)
     opts = SolveOptions(
         time_limit=time_limit,
         start=start_vec,
