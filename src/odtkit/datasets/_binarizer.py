@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral
 from typing import Any
 
@@ -11,6 +10,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
+from odtkit._warnings import warn
 from odtkit.render import FeatureSpec, format_threshold
 
 __all__ = ["Binarizer", "format_threshold"]
@@ -229,11 +229,9 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 thresholds[name] = cuts
                 spec.append((name, "threshold", cuts, missing))
         if dropped:
-            warnings.warn(
+            warn(
                 f"Binarizer: column(s) {dropped} have no present value (all missing) and yield "
-                "no feature",
-                UserWarning,
-                stacklevel=2,
+                "no feature"
             )
         if guessed:
             self._guess(frame, guessed, y, sample_weight, rounds, k, spec, thresholds)

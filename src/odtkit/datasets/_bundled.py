@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import importlib.resources
 import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from odtkit._warnings import warn
 from odtkit.datasets._dataset import Dataset
 
 if TYPE_CHECKING:
@@ -396,10 +396,7 @@ def _shared_root() -> Path | None:
         root = Path(env).expanduser()
         if root.is_dir():
             return root
-        warnings.warn(
-            f"{SHARED_DATA_ENV}={env!r} is not a directory; searching for shared/data instead",
-            stacklevel=3,
-        )
+        warn(f"{SHARED_DATA_ENV}={env!r} is not a directory; searching for shared/data instead")
     for start in _search_starts():
         for folder in (start, *start.parents):
             candidate = folder / "shared" / "data"
