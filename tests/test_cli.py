@@ -156,6 +156,10 @@ def test_compare_on_a_csv_with_json(user_csv, capsys):
     assert all(
         row["objective"] == pytest.approx(payload["certified_optimum"]) for row in payload["rows"]
     )
+    import odtkit
+
+    # the command must leave the package's compare a function (test_bad_input calls it)
+    assert callable(odtkit.compare), type(odtkit.compare)
 
 
 def test_prune_a_pickled_forest(tmp_path, capsys):

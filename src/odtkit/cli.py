@@ -723,7 +723,9 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from odtkit.compare import compare
+    # through the package's lazy attribute: importing the submodule by name would bind
+    # ``odtkit.compare`` to the module, and every later ``odtkit.compare(...)`` would fail
+    from odtkit import compare
     from odtkit.methods import METHODS
     from odtkit.solvers import registered_backends
 
