@@ -391,12 +391,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         data = self._fit_dataset(X, y, sample_weight)
         self.result_ = self._solve(method, data, lam, depth)
         self._keep_tree(data)
-        self._record_result()
-        return self
-
-    def _record_result(self) -> None:
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
+        return self
 
     def _keep_tree(self, data: Dataset, tree: Any = None) -> None:
         """``tree_`` (``tree``, else the fitted result's), its leaf class distributions, the
@@ -889,7 +886,8 @@ class FairTreeClassifier(OptimalTreeClassifier):
         )
         self.result_ = self._solve(method, data, lam, depth, fairness=self.fairness_)
         self._keep_tree(data)
-        self._record_result()
+        r = self.result_
+        _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
         self.fairness_gap_ = metrics.fairness_gap(self.tree_, data, self.fairness_)
         return self
 
