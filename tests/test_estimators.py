@@ -104,7 +104,7 @@ def test_mip_methods_reach_the_oracle_and_keep_the_certificate(method):
 def test_mip_method_needs_a_depth():
     data = random_dataset(5, n_samples=25, n_features=3)
     with pytest.raises(ValueError, match="max_depth"):
-        OptimalTreeClassifier(method="flowoct").fit(data.X, data.y)
+        OptimalTreeClassifier(method="flowoct", max_depth=None).fit(data.X, data.y)
 
 
 def test_cv_estimator_picks_lam_by_cross_validation_over_the_path():

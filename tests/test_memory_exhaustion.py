@@ -204,7 +204,7 @@ def test_every_estimator_and_the_cli_take_a_memory_budget(capsys):
 
     X, y = _noisy_xor(3000, 20)
     for estimator in (
-        OptimalTreeClassifier(lam=0.0005, memory_limit_mb=2),
+        OptimalTreeClassifier(lam=0.0005, max_depth=None, memory_limit_mb=2),
         OptimalRuleListClassifier(lam=0.0005, memory_limit_mb=2),
     ):
         estimator.fit(X, y)

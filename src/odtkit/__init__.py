@@ -10,6 +10,7 @@ from odtkit.core import regularization_path, search_rule_list, search_tree
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
 from odtkit.greedy import greedy_tree
+from odtkit.render import export_text
 from odtkit.results import Result, Status
 from odtkit.rulelist import RuleList
 from odtkit.tree import Tree
@@ -20,6 +21,7 @@ __all__ = [
     "Dataset",
     "FairTreeClassifier",
     "Fairness",
+    "LimitReachedWarning",
     "OptimalRuleListClassifier",
     "OptimalTreeClassifier",
     "OptimalTreeClassifierCV",
@@ -29,8 +31,10 @@ __all__ = [
     "Tree",
     "compare",
     "datasets",
+    "export_text",
     "greedy_tree",
     "metrics",
+    "plot_tree",
     "pruning",
     "regularization_path",
     "search_rule_list",
@@ -51,6 +55,8 @@ _LAZY = {
     "OptimalTreeClassifierCV": ("odtkit.estimators", "OptimalTreeClassifierCV"),
     "OptimalRuleListClassifier": ("odtkit.estimators", "OptimalRuleListClassifier"),
     "FairTreeClassifier": ("odtkit.estimators", "FairTreeClassifier"),
+    "LimitReachedWarning": ("odtkit.estimators", "LimitReachedWarning"),
+    "plot_tree": ("odtkit.plot", "plot_tree"),
 }
 
 

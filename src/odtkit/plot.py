@@ -75,66 +75,114 @@ def plot_traces(results: Mapping[str, Any], ax: Any = None, log_time: bool = Tru
 
 
 def _text_width(text: str, fontsize: float) -> float:
-    """Width of ``text`` in points at ``fontsize`` (no renderer needed)."""
+    """Width of ``text`` (its widest line) in points at ``fontsize`` (no renderer needed)."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
-    width, _, _ = TextToPath().get_text_width_height_descent(
-        text, FontProperties(size=fontsize), ismath=False
-    )
-    return float(width)
+    widths = [
+        TextToPath().get_text_width_height_descent(line, FontProperties(size=fontsize), False)[0]
+        for line in text.split("\n")
+    ]
+    return float(max(widths))
 
 
 def plot_tree(
-    tree: Tree,
+    model: Any,
     feature_names: Any = None,
     class_names: Any = None,
     ax: Any = None,
     fontsize: float = 9.0,
+    *,
+    data: Any = None,
+    show_counts: bool = True,
 ) -> Any:
     """Draw a tree top-down: each split shows its test, the branch that passes it goes right.
 
+    ``plot_tree(clf)`` draws a fitted :class:`~odtkit.OptimalTreeClassifier` (or its CV or fair
+    variant) with its own feature descriptions, classes and, under each leaf's class, the
+    leaf's weighted training class counts (``no: 3, yes: 10``).
+
     Every node owns a horizontal slot at least as wide as its label; a node's children share its
     slot side by side, so labels on one level never overlap, on trees of any size. Without
-    ``ax`` the figure is sized to the layout (1 unit = 1 point); in a given ``ax`` the font is
-    scaled down when the layout would not fit (below ~3 pt glyph widths stop scaling evenly,
-    so give a big tree a figure of its own).
+    ``ax`` the figure is sized to the layout (1 unit = 1 point: it grows with the leaves and the
+    depth, the text stays ``fontsize``); in a given ``ax`` the font is scaled down when the
+    layout would not fit (below ~3 pt glyph widths stop scaling evenly, so give a big tree a
+    figure of its own).
 
     Parameters
     ----------
-    tree : Tree
+    model : fitted estimator, Result or Tree
+        A Result's tree is drawn; a bare tree takes its names from the next arguments (and
+        ``data``).
     feature_names : sequence of str or FeatureSpec, fitted Binarizer, or None
         As in :func:`odtkit.render.tree_to_text`: splits read ``age <= 40.5``, ``color = red``
         or ``x3 = 1``, with edges ``no`` (left, feature 0) and ``yes`` (right, feature 1).
+        Overrides an estimator's own.
     class_names : sequence, optional
+        Overrides an estimator's ``classes_``.
     ax : matplotlib Axes, optional
     fontsize : float
         Font size of the node labels in points.
+    data : Dataset, optional
+        For a bare tree or Result: training data whose class counts are shown at the leaves.
+    show_counts : bool, default=True
+        Show the class counts under each leaf when they are known.
 
     Returns
     -------
     matplotlib Axes
     """
-    from odtkit.render import as_feature_specs
+    from odtkit.render import _class_text, _count_text, _model_parts, as_feature_specs
 
+    tree, feature_names, class_names, counts = _model_parts(model, feature_names, class_names, data)
+    if not isinstance(tree, Tree):
+        raise TypeError(
+            f"plot_tree draws trees, got a {type(tree).__name__} (odtkit.export_text prints it)"
+        )
+    counts = counts if show_counts else None
     plt = _pyplot()
     specs = as_feature_specs(feature_names, max(tree.features_used(), default=-1) + 1)
     pad, gap = 0.3 * fontsize, 0.8 * fontsize  # box padding (matplotlib's default), spacing
     edge_size = 0.85 * fontsize
     edge_width = max(_text_width(t, edge_size) for t in ("no", "yes")) + 2 * 0.2 * edge_size
+    edge_height = 1.2 * edge_size + 2 * 0.2 * edge_size
     # a child slot holds both edge labels of its parent's half: no edge label can overlap
     min_slot = 2 * (edge_width + gap)
-    level = 4.2 * fontsize
+    labels: dict[int, str] = {}  # slot key (root 1, children 2k and 2k + 1) -> text
+    leaf_keys: list[int] = []
 
-    def label(node: Tree) -> str:
+    def collect(node: Tree, key: int) -> None:
         if node.is_leaf:
-            return str(class_names[node.label]) if class_names is not None else str(node.label)
-        return specs[node.feature].condition(1)
+            text = str(class_names[node.label]) if class_names is not None else str(node.label)
+            if counts is not None:  # leaves are met in pre-order, the order of the counts
+                entries = [
+                    f"{_class_text(class_names, k)}: {_count_text(c)}"
+                    for k, c in enumerate(counts[len(leaf_keys)])
+                ]
+                # two classes share a line; more get a line each, so a leaf stays narrow
+                text += "\n" + ("\n".join(entries) if len(entries) > 2 else ", ".join(entries))
+            labels[key] = text
+            leaf_keys.append(key)
+        else:
+            labels[key] = specs[node.feature].condition(1)
+            collect(node.left, 2 * key)
+            collect(node.right, 2 * key + 1)
+
+    collect(tree, 1)
+
+    def half_height(key: int) -> float:
+        """Half the height of a node's box (matplotlib's line spacing is 1.2 font sizes)."""
+        return (1.2 * fontsize * (labels[key].count("\n") + 1) + 2 * pad) / 2
+
+    split_half = (1.2 * fontsize + 2 * pad) / 2
+    leaf_half = max(half_height(key) for key in leaf_keys)
+    # parent box, edge label and child box stacked with a gap between each
+    level = max(4.2 * fontsize, split_half + leaf_half + edge_height + gap)
 
     widths: dict[int, float] = {}
 
     def measure(node: Tree, key: int) -> float:
-        own = max(_text_width(label(node), fontsize) + 2 * pad + gap, min_slot)
+        own = max(_text_width(labels[key], fontsize) + 2 * pad + gap, min_slot)
         if not node.is_leaf:
             own = max(own, measure(node.left, 2 * key) + measure(node.right, 2 * key + 1))
         widths[key] = own
@@ -155,8 +203,10 @@ def plot_tree(
     place(tree, 1, 0.0, 0)
     height = tree.depth * level
     margin = 1.5 * fontsize
+    top = max(margin, (leaf_half if tree.is_leaf else split_half) + 0.6 * fontsize)
+    bottom = max(margin, leaf_half + 0.6 * fontsize)
     if ax is None:
-        fig = plt.figure(figsize=((total + 2 * margin) / 72, (height + 2 * margin) / 72))
+        fig = plt.figure(figsize=((total + 2 * margin) / 72, (height + top + bottom) / 72))
         ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
         scale = 1.0
     else:
@@ -165,10 +215,10 @@ def plot_tree(
         scale = min(
             1.0,
             box.width * points / (total + 2 * margin),
-            box.height * points / (height + 2 * margin),
+            box.height * points / (height + top + bottom),
         )
     ax.set_xlim(-margin, total + margin)
-    ax.set_ylim(-height - margin, margin)
+    ax.set_ylim(-height - bottom, top)
 
     def draw(node: Tree, key: int) -> None:
         x, y = positions[key]
@@ -176,9 +226,10 @@ def plot_tree(
         ax.text(
             x,
             y,
-            label(node),
+            labels[key],
             ha="center",
             va="center",
+            multialignment="center",
             fontsize=fontsize * scale,
             bbox={"boxstyle": "round", "facecolor": "#e8f0e8" if leaf else "#dde6f4"},
             gid="odtkit-node",
@@ -191,9 +242,12 @@ def plot_tree(
         ):
             cx, cy = positions[child_key]
             ax.plot([x, cx], [y, cy], color="0.5", zorder=0)
+            # the edge label sits halfway between the two boxes, on the edge
+            ey = ((y - split_half) + (cy + half_height(child_key))) / 2
+            ex = x + (cx - x) * (y - ey) / (y - cy)
             ax.text(
-                (x + cx) / 2,
-                (y + cy) / 2,
+                ex,
+                ey,
                 edge,
                 ha="center",
                 va="center",

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FeatureSpec",
     "as_feature_specs",
+    "export_text",
     "format_threshold",
     "rule_list_to_text",
     "tree_to_text",
@@ -162,8 +163,13 @@ def _class_text(class_names: Any, k: int) -> str:
     return str(class_names[k]) if class_names is not None else str(k)
 
 
-def tree_to_text(tree: Tree, feature_names: Any = None, class_names: Any = None) -> str:
+def tree_to_text(
+    tree: Tree, feature_names: Any = None, class_names: Any = None, leaf_counts: Any = None
+) -> str:
     """``export_text``-style listing: one line per branch, ``x = 0`` branch first.
+
+    ``leaf_counts`` (n_leaves, n_classes), leaves in pre-order, appends each leaf's class
+    counts: ``class: yes [no: 3, yes: 10]``.
 
     Example::
 
@@ -176,12 +182,15 @@ def tree_to_text(tree: Tree, feature_names: Any = None, class_names: Any = None)
         |   |   |--- class: yes
     """
     specs = as_feature_specs(feature_names, max(tree.features_used(), default=-1) + 1)
+    counts = _check_counts(leaf_counts, tree.n_leaves, "leaf_counts")
     lines: list[str] = []
+    leaf = iter(range(tree.n_leaves))
 
     def walk(node: Tree, depth: int) -> None:
         indent = "|   " * depth
         if node.is_leaf:
-            lines.append(f"{indent}|--- class: {_class_text(class_names, node.label)}")
+            suffix = "" if counts is None else f" {_counts_text(counts[next(leaf)], class_names)}"
+            lines.append(f"{indent}|--- class: {_class_text(class_names, node.label)}{suffix}")
             return
         for bit, child in ((0, node.left), (1, node.right)):
             lines.append(f"{indent}|--- {specs[node.feature].condition(bit)}")
@@ -192,15 +201,141 @@ def tree_to_text(tree: Tree, feature_names: Any = None, class_names: Any = None)
 
 
 def rule_list_to_text(
-    rule_list: RuleList, feature_names: Any = None, class_names: Any = None
+    rule_list: RuleList, feature_names: Any = None, class_names: Any = None, rule_counts: Any = None
 ) -> str:
-    """``if <conditions> then <class>`` / ``else if ...`` / ``else <class>`` listing."""
+    """``if <conditions> then <class>`` / ``else if ...`` / ``else <class>`` listing.
+
+    ``rule_counts`` (n_rules + 1, n_classes), the default rule last, appends the class counts
+    of the rows each rule classifies.
+    """
     specs = as_feature_specs(feature_names, max(rule_list.features_used(), default=-1) + 1)
+    counts = _check_counts(rule_counts, rule_list.n_rules + 1, "rule_counts")
+
+    def suffix(i: int) -> str:
+        return "" if counts is None else f" {_counts_text(counts[i], class_names)}"
+
     lines = []
     for i, (antecedent, label) in enumerate(rule_list.rules):
         condition = " and ".join(specs[f].condition(v) for f, v in antecedent)
         keyword = "if" if i == 0 else "else if"
-        lines.append(f"{keyword} {condition} then class: {_class_text(class_names, label)}")
+        lines.append(
+            f"{keyword} {condition} then class: {_class_text(class_names, label)}{suffix(i)}"
+        )
     prefix = "else " if rule_list.rules else ""
-    lines.append(f"{prefix}class: {_class_text(class_names, rule_list.default_label)}")
+    lines.append(
+        f"{prefix}class: {_class_text(class_names, rule_list.default_label)}"
+        f"{suffix(rule_list.n_rules)}"
+    )
     return "\n".join(lines)
+
+
+# -- class counts and export_text -------------------------------------------------------------
+
+
+def _check_counts(counts: Any, n_parts: int, what: str) -> np.ndarray | None:
+    if counts is None:
+        return None
+    arr = np.asarray(counts, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] != n_parts:
+        raise ValueError(f"{what} must have shape ({n_parts}, n_classes), got {arr.shape}")
+    return arr
+
+
+def _count_text(value: float) -> str:
+    """A (weighted) count: ``13`` for whole numbers, else at most two decimals."""
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def _counts_text(counts: Any, class_names: Any = None) -> str:
+    """``[no: 3, yes: 10]``: one leaf's (or rule's) training class counts, classes in order."""
+    return (
+        "["
+        + ", ".join(
+            f"{_class_text(class_names, k)}: {_count_text(c)}" for k, c in enumerate(counts)
+        )
+        + "]"
+    )
+
+
+def _model_parts(
+    model: Any, feature_names: Any = None, class_names: Any = None, data: Any = None
+) -> tuple[Any, Any, Any, np.ndarray | None]:
+    """What a renderer needs from a fitted estimator, a Result, a Tree or a RuleList.
+
+    Returns ``(model, feature descriptions, class names, counts)``: an estimator gives its own
+    (its training counts per leaf or rule stored at fit time); otherwise the arguments, with
+    ``data`` (a :class:`~odtkit.datasets.Dataset` the model's features index) supplying the
+    counts and, when not given, the feature and class names. Explicit arguments win.
+    """
+    if hasattr(model, "_render_parts"):  # a fitted odtkit estimator
+        own, features, classes, counts = model._render_parts()
+        return (
+            own,
+            features if feature_names is None else feature_names,
+            classes if class_names is None else class_names,
+            counts,
+        )
+    if hasattr(model, "get_params") and hasattr(model, "fit"):
+        raise TypeError(
+            f"{type(model).__name__} is not an odtkit tree or rule-list estimator "
+            "(for scikit-learn's trees use sklearn.tree.export_text / plot_tree)"
+        )
+    if hasattr(model, "model") and hasattr(model, "status"):  # a Result
+        model = model.model
+    if model is None:
+        raise ValueError("model holds no tree or rule list (the solver returned none)")
+    if not (hasattr(model, "apply") and hasattr(model, "features_used")):
+        raise TypeError(
+            "model must be a fitted odtkit estimator, a Result, a Tree or a RuleList, "
+            f"got {type(model).__name__}"
+        )
+    counts = None
+    if data is not None:
+        n_parts = model.n_leaves if hasattr(model, "n_leaves") else model.n_rules + 1
+        counts = np.zeros((n_parts, int(data.n_classes)))
+        np.add.at(counts, (model.apply(data.X), data.y), data.weights)
+        feature_names = data.feature_names if feature_names is None else feature_names
+        class_names = data.classes if class_names is None else class_names
+    return model, feature_names, class_names, counts
+
+
+def export_text(
+    model: Any,
+    feature_names: Any = None,
+    class_names: Any = None,
+    *,
+    data: Any = None,
+    show_counts: bool = True,
+) -> str:
+    """A tree or rule list as text, tests on the raw columns and class counts at the leaves.
+
+    Parameters
+    ----------
+    model : fitted estimator, Result, Tree or RuleList
+        :class:`~odtkit.OptimalTreeClassifier` (and its CV and fair variants) or
+        :class:`~odtkit.OptimalRuleListClassifier`: their feature descriptions, classes and
+        weighted training counts are used; a Result's model; or a bare model.
+    feature_names : sequence of str or FeatureSpec, fitted Binarizer, or None
+        As in :func:`tree_to_text` (overrides an estimator's own).
+    class_names : sequence, optional
+        The class values the labels index (overrides an estimator's ``classes_``).
+    data : Dataset, optional
+        For a bare model or Result: the training data, whose weighted class counts per leaf
+        (or rule) are shown, and whose names are used unless given.
+    show_counts : bool, default=True
+        Append ``[class: count, ...]`` to each leaf (rule) when counts are known.
+
+    Example::
+
+        |--- mean concave points > 0.0489
+        |   |--- class: 0 [0: 186, 1: 12]
+        |--- mean concave points <= 0.0489
+        |   |--- class: 1 [0: 26, 1: 345]
+    """
+    model, features, classes, counts = _model_parts(model, feature_names, class_names, data)
+    counts = counts if show_counts else None
+    if hasattr(model, "rules"):
+        return rule_list_to_text(model, features, classes, rule_counts=counts)
+    return tree_to_text(model, features, classes, leaf_counts=counts)
