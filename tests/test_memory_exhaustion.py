@@ -226,4 +226,4 @@ def test_every_estimator_and_the_cli_take_a_memory_budget(capsys):
     )
     assert code == 3 and "status memory_limit" in capsys.readouterr().out
     assert main(["fit", "monk1", "--memory-limit-mb", "-5"]) == 2
-    assert "memory_limit_mb" in capsys.readouterr().err
+    assert "--memory-limit-mb" in capsys.readouterr().err
