@@ -7,8 +7,14 @@ Writes ``benchmarks/results/limits.{json,md}``. Each case runs in a fresh child 
   callback when it has one, from a wrapper around the solver a loop calls, or right before a
   native search, which polls every ~5 ms), the parent waits ``delay`` seconds, sends SIGINT and
   times the line ``DONE`` the child prints right after the call returned. The contract: 1 s.
-* ``limit``: the call with ``time_limit=LIMIT`` (the model build included); the overshoot is
-  its wall clock minus the limit. The contract: ``0.1 * limit + 1 s``.
+* ``limit``: the call with ``time_limit=LIMIT`` (the model build included; a few cases have a
+  limit of their own, :data:`LIMITS`); the overshoot is its wall clock minus the limit. The
+  contract: ``0.1 * limit + 1 s``.
+
+The tests (``tests/test_time_limits.py``, ``test_interrupts.py``, ``test_limits.py``) check
+what these calls return -- status ``time_limit`` / ``interrupted``, the incumbent, a valid
+bound -- but not these seconds, which on a loaded machine are the machine's (issue 22: 9 s for
+a 2 s limit at load 15 on 2 cores): they are measured here, with the load beside them.
 
 The load average is printed with every row: on the 2 shared cores the numbers are only as
 idle as the machine was.
@@ -30,8 +36,22 @@ from typing import Any
 
 import _harness as harness
 
-#: Seconds of every ``limit`` run.
+#: Seconds of every ``limit`` run ...
 LIMIT = 2.0
+#: ... but these cases', each the limit a test of the same call uses.
+LIMITS = {
+    "bnb cache": 3.0,
+    "corels mining": 0.5,
+    "build flowoct highs": 0.05,
+    "build flowoct pulp": 0.05,
+    "build flowoct pyomo": 0.05,
+    "translate rbinoct pulp": 0.3,
+    "translate rbinoct pyomo": 0.3,
+}
+
+
+def limit_of(case: str) -> float:
+    return LIMITS.get(case, LIMIT)
 
 
 # ----------------------------------------------------------------------------- the cases
@@ -95,13 +115,19 @@ def _corels(ready: Callable, limit: float | None) -> Callable:
     return lambda: search_rule_list(data, lam=0.0005, time_limit=limit).status
 
 
-def _mip(formulation: str, backend: str, ready: Callable, limit: float | None) -> Callable:
-    from odtkit import datasets, formulations
+def _mip(
+    formulation: str, backend: str, ready: Callable, limit: float | None, fair: bool = False
+) -> Callable:
+    from odtkit import Fairness, datasets, formulations
     from odtkit.greedy import greedy_tree
     from odtkit.pipeline import solve_formulation
 
     data = datasets.load("tic-tac-toe")
     start = greedy_tree(data, lam=0.001, max_depth=3)
+    problem: dict[str, Any] = {}
+    if fair:
+        problem["fairness"] = Fairness("sp", protected=data.X[:, 0], delta=0.01)
+        start = None  # the greedy tree need not be fair
     options: dict[str, Any] = {"log_callback": _on_branching(ready)}
     layer = backend
     if backend == "pulp-cbc":
@@ -117,8 +143,84 @@ def _mip(formulation: str, backend: str, ready: Callable, limit: float | None) -
             max_depth=3,
             time_limit=120 if limit is None else limit,
             solve_options=options,
+            **problem,
         ).status
     )
+
+
+def _big(n: int = 20_000, p: int = 20) -> Any:
+    import numpy as np
+
+    from odtkit.datasets import Dataset
+
+    rng = np.random.default_rng(0)
+    X = rng.random((n, p)) < 0.5
+    y = (X[:, 0] ^ X[:, 1] ^ (rng.random(n) < 0.1)).astype(int)
+    return Dataset.from_arrays(X, y, name="big")
+
+
+def _build(backend: str, ready: Callable, limit: float | None) -> Callable:
+    """FlowOCT on 20,000 rows: the build alone takes longer than the limit."""
+    from odtkit.formulations import FlowOCT
+    from odtkit.pipeline import solve_formulation
+
+    data = _big()
+    return lambda: (
+        solve_formulation(
+            FlowOCT(), data, backend=backend, time_limit=limit, lam=0.001, max_depth=2
+        ).status
+    )
+
+
+def _translate(backend: str, ready: Callable, limit: float | None) -> Callable:
+    """A built RBinOCT (20,000 rows) handed over: PuLP's / Pyomo's translation exhausts it."""
+    from odtkit.formulations import RBinOCT
+    from odtkit.greedy import greedy_tree
+    from odtkit.pipeline import solve_formulation
+
+    data = _big()
+    model = RBinOCT().build(data, lam=0.001, max_depth=2)
+
+    class Prebuilt(RBinOCT):
+        def build(self, data: Any, **problem: Any) -> Any:
+            return model
+
+    start = greedy_tree(data, lam=0.001, max_depth=2)
+    return lambda: (
+        solve_formulation(
+            Prebuilt(),
+            data,
+            backend=backend,
+            start=start,
+            time_limit=limit,
+            lam=0.001,
+            max_depth=2,
+        ).status
+    )
+
+
+def _bnb_cache(ready: Callable, limit: float | None) -> Callable:
+    """300 x 20 random, lam 1e-4: ~0.8 GB of bnb caches to free after the limit."""
+    import numpy as np
+
+    from odtkit.core import search_tree
+    from odtkit.datasets import Dataset
+
+    rng = np.random.default_rng(0)
+    data = Dataset.from_arrays(rng.random((300, 20)) < 0.5, (rng.random(300) < 0.5).astype(int))
+    return lambda: search_tree(data, lam=0.0001, method="bnb", time_limit=limit).status
+
+
+def _corels_mining(ready: Callable, limit: float | None) -> Callable:
+    """200 x 300 random: mining every pair of literals alone takes seconds."""
+    import numpy as np
+
+    from odtkit.core import search_rule_list
+    from odtkit.datasets import Dataset
+
+    rng = np.random.default_rng(0)
+    data = Dataset.from_arrays(rng.random((200, 300)) < 0.5, rng.random(200) < 0.5)
+    return lambda: search_rule_list(data, lam=0.005, time_limit=limit).status
 
 
 def _compare(ready: Callable, limit: float | None) -> Callable:
@@ -208,6 +310,16 @@ CASES: dict[str, tuple[Callable[..., Callable], float, bool, bool]] = {
         for f in ("RBinOCT", "FlowOCT")
         for b in ("highs", "pyomo", "pulp", "pulp-cbc")
     },
+    **{
+        f"{f.lower()} highs": (lambda r, t, f=f: _mip(f, "highs", r, t), 0.2, False, True)
+        for f in ("BinOCT", "PathOCT")
+    },
+    "fair flowoct highs": (
+        lambda r, t: _mip("FlowOCT", "highs", r, t, fair=True),
+        0.2,
+        False,
+        True,
+    ),
     "compare": (_compare, 0.2, False, False),
     "sweep serial": (lambda r, t: _sweep(1, r, t), 0.0, False, False),
     "sweep pool": (lambda r, t: _sweep(2, r, t), 0.0, False, False),
@@ -216,6 +328,22 @@ CASES: dict[str, tuple[Callable[..., Callable], float, bool, bool]] = {
     "prune mip": (lambda r, t: _prune("mip", r, t), 3.0, True, True),
     "prune colgen": (lambda r, t: _prune("colgen", r, t), 0.0, False, True),
     "cost_error_path": (_cost_error_path, 0.0, False, True),
+    **{
+        f"build flowoct {b}": (lambda r, t, b=b: _build(b, r, t), 0.0, True, True)
+        for b in ("highs", "pulp", "pyomo")
+    },
+    **{
+        f"translate rbinoct {b}": (lambda r, t, b=b: _translate(b, r, t), 0.0, True, True)
+        for b in ("pulp", "pyomo")
+    },
+    "bnb cache": (_bnb_cache, 0.0, True, True),
+    "corels mining": (_corels_mining, 0.0, True, True),
+}
+#: Cases measured under their time limit only (what Ctrl-C does there another case shows).
+LIMIT_ONLY = {case for case in CASES if case.startswith(("build ", "translate "))} | {
+    "bnb cache",
+    "corels mining",
+    "fair flowoct highs",  # Ctrl-C waits out FlowOCT's root LP (see NOTES): minutes
 }
 
 
@@ -230,7 +358,7 @@ def child(case: str, mode: str) -> None:
             print("READY", file=out, flush=True)
 
     prepare, _, before, _ = CASES[case]
-    call = prepare(ready, LIMIT if mode == "limit" else None)
+    call = prepare(ready, limit_of(case) if mode == "limit" else None)
     if before:
         ready()
     t0 = time.perf_counter()
@@ -276,7 +404,8 @@ def measure(case: str, mode: str, timeout: float = 300.0) -> dict[str, Any]:
                 _, status, wall = line.split()
                 row["status"], row["wall_s"] = status, float(wall)
                 if mode == "limit":
-                    row["overshoot_s"] = float(wall) - LIMIT
+                    row["limit_s"] = limit_of(case)
+                    row["overshoot_s"] = float(wall) - limit_of(case)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -289,11 +418,13 @@ def render(payload: dict[str, Any]) -> str:
     lines = [
         "# Ctrl-C reaction and time-limit overshoot",
         "",
-        f"{payload['when']}; {payload['machine']}. Time limit {LIMIT:g} s. Every run in a fresh "
-        "child process; `reaction` is SIGINT -> the call returned (contract 1 s), `overshoot` "
-        f"is wall clock - {LIMIT:g} s with the model build included (contract "
-        f"{0.1 * LIMIT + 1:.1f} s). `load` is the 1-minute load average at the start of the "
-        "run (2 cores): numbers under load > 2 are labelled by it.",
+        f"{payload['when']}; {payload['machine']}. Time limit {LIMIT:g} s unless the `limit` "
+        "column says otherwise. Every run in a fresh child process; `reaction` is SIGINT -> the "
+        "call returned (contract 1 s), `overshoot` is wall clock - the limit with the model "
+        f"build included (contract 0.1 x limit + 1 s: {0.1 * LIMIT + 1:.1f} s at "
+        f"{LIMIT:g} s). `load` is the 1-minute load average at the start of the run (2 cores): "
+        "numbers under load > 2 are labelled by it. The tests assert the statuses and answers, "
+        "not these seconds.",
         "",
     ]
     table = []
@@ -306,6 +437,7 @@ def render(payload: dict[str, Any]) -> str:
                 harness.fmt(s.get("reaction_s")),
                 harness.fmt(s.get("load"), 2),
                 t.get("status", "n/a"),
+                harness.fmt(t.get("limit_s")),
                 harness.fmt(t.get("overshoot_s")),
                 harness.fmt(t.get("load"), 2),
             ]
@@ -317,6 +449,7 @@ def render(payload: dict[str, Any]) -> str:
             "reaction s",
             "load",
             "status at limit",
+            "limit s",
             "overshoot s",
             "load",
         ],
@@ -352,6 +485,8 @@ def main() -> int:
     for case in args.cases:
         for mode in ("sigint", "limit"):
             if mode == "limit" and not CASES[case][3]:
+                continue
+            if mode == "sigint" and case in LIMIT_ONLY:
                 continue
             rows.append(measure(case, mode))
             print(rows[-1], flush=True)

@@ -148,12 +148,20 @@ def test_should_stop_interrupts_with_incumbent():
 def test_ctrl_c_interrupts_and_restores_the_handler():
     model, *_ = knapsack_cover(n=70, m=50, seed=4)
     before = signal.getsignal(signal.SIGINT)
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    timer = threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT))
+
+    def start_timer(line: str) -> None:
+        # the first log line comes from the run: a timer started before the call raced its
+        # set-up (on a loaded machine the signal landed before the handler, as KeyboardInterrupt)
+        if timer.ident is None:
+            timer.start()
+
     try:
-        res = solve(model, start=np.ones(model.n_vars), time_limit=30)
+        res = solve(model, start=np.ones(model.n_vars), time_limit=30, log_callback=start_timer)
     finally:
         timer.cancel()
+        if timer.ident is not None:
+            timer.join()
     assert signal.getsignal(signal.SIGINT) is before
     if res.status == "optimal":  # solved before the signal arrived: nothing to check
         pytest.skip("instance solved before the interrupt")

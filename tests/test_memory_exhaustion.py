@@ -100,7 +100,9 @@ SEARCHES = {
 
 def _run_child(search: str, memory_limit_mb: float | None) -> dict:
     data, kwargs, _ = SEARCHES[search]
-    kwargs = {**kwargs, "time_limit": 60}
+    # no time limit: on a loaded machine (issue 22: load 12-15 on 2 cores) one would stop the
+    # search before the memory it is there to exhaust
+    kwargs = dict(kwargs)
     if memory_limit_mb is not None:
         kwargs["memory_limit_mb"] = memory_limit_mb
     spec = {
@@ -115,7 +117,7 @@ def _run_child(search: str, memory_limit_mb: float | None) -> dict:
         input=json.dumps(spec),
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=900,
         env=env,
     )
     assert child.returncode == 0, child.stderr[-3000:]

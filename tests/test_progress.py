@@ -39,7 +39,11 @@ def test_nothing_before_the_delay_then_a_redrawn_line_erased_at_the_end():
     stream = io.StringIO()
     bar = Progress("run", True, stream=stream, delay=0.0, interval=0.01)
     bar.update(1.0, 0.5)
-    time.sleep(0.1)
+    # wait for two redraws (a loaded machine may not schedule the drawing thread for a while);
+    # the minute is a safety net, not a measurement
+    give_up = time.monotonic() + 60.0
+    while stream.getvalue().count("run: ") < 2 and time.monotonic() < give_up:
+        time.sleep(0.01)
     bar.close()
     text = stream.getvalue()
     assert "run: " in text and "incumbent 1, bound 0.5, gap 50.0%" in text

@@ -194,7 +194,6 @@ def test_tic_tac_toe_time_limit_bound_is_valid(strategy: str) -> None:
     lam = 0.001
     r = search(strategy, d, lam, time_limit=0.5)
     assert r.status in ("time_limit", "optimal")
-    assert r.time < 0.5 + 2.0  # generous: limits are honoured, not timed
     assert metrics.objective(r.tree, d, lam=lam) == pytest.approx(r.objective, abs=1e-9)
     assert 0.0 < r.lower_bound <= r.objective
     check_trace(r)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 
 import numpy as np
 import pytest
+from conftest import sigint_inside
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -360,13 +360,9 @@ def test_time_limit_inside_the_front_search() -> None:
 def test_ctrl_c_gives_interrupted_with_a_fair_tree() -> None:
     data, fairness = slow_instance()
     before = signal.getsignal(signal.SIGINT)
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
+    # the signal goes out once the fair DP runs (a timer raced its set-up)
+    with sigint_inside(_native, "search_fair_dp"):
         result = search_tree(data, lam=0.0, max_depth=4, fairness=fairness, time_limit=20)
-    finally:
-        timer.cancel()
-        timer.join()
     assert signal.getsignal(signal.SIGINT) is before
     if result.status == "optimal":
         pytest.skip("solved before the interrupt")

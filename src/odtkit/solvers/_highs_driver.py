@@ -205,7 +205,12 @@ def silence_banner() -> None:
 
 
 def new_highs() -> Any:
-    """A fresh ``highspy.Highs`` object, without the banner."""
+    """A fresh ``highspy.Highs`` object, without the banner.
+
+    Public as ``odtkit.solvers.highs.new_highs``: code that talks to highspy itself (reading
+    back an LP/MPS file the library wrote, say) gets no copyright banner on stdout either.
+    Its options are HiGHS's defaults (set ``output_flag`` False for a silent run).
+    """
     import highspy
 
     silence_banner()

@@ -27,6 +27,8 @@ Translate, run, read: :func:`pass_model` hands the arrays over, and everything e
   (``addCols`` + warm-started re-solve, same dual convention), for column generation. It lives
   beside the stateless backend because the :func:`odtkit.solvers.solve` contract is one call
   per model; the registry's capability set has no ``"incremental"`` entry (yet).
+* :func:`new_highs`: a ``highspy.Highs`` object for your own use (e.g. reading back a file from
+  ``Model.to_mps``) without the copyright banner HiGHS prints when a process creates its first.
 """
 
 from __future__ import annotations
@@ -38,7 +40,12 @@ import numpy as np
 
 from odtkit.model import Model
 from odtkit.solvers import _highs_driver as driver
-from odtkit.solvers._highs_driver import NO_HEURISTICS, infeasible_or_unbounded, read_solution
+from odtkit.solvers._highs_driver import (
+    NO_HEURISTICS,
+    infeasible_or_unbounded,
+    new_highs,
+    read_solution,
+)
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
 
@@ -47,6 +54,7 @@ __all__ = [
     "HighsBackend",
     "IncrementalLP",
     "infeasible_or_unbounded",
+    "new_highs",
     "pass_model",
     "read_solution",
 ]
