@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import sigint_inside
 
 from odtkit import Dataset, Status, compare, metrics
 from odtkit.cli import main
@@ -274,18 +275,14 @@ def test_cli_help_lists_the_methods_and_depth_is_max_depth(capsys):
 
 
 def test_ctrl_c_stops_the_run_and_the_rest_of_the_table():
-    # issue 13: `odtkit compare` interrupted RBinOCT and then ran FlowOCT for its full limit
-    import os
-    import signal
-    import threading
-    import time
-
+    # issue 13: `odtkit compare` interrupted RBinOCT and then ran FlowOCT for its full limit.
+    # The signal goes out once the first MIP is inside solve() (a timer started before the
+    # call raced compare's set-up on a loaded machine); what is asserted is the table, not
+    # seconds.
+    import odtkit.solvers
     from odtkit import datasets
 
-    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    started = time.perf_counter()
-    timer.start()
-    try:
+    with sigint_inside(odtkit.solvers, "solve", after=0.5) as sent:
         table = compare(
             datasets.load("monk1"),
             lam=0.01,
@@ -294,10 +291,8 @@ def test_ctrl_c_stops_the_run_and_the_rest_of_the_table():
             backends=("highs", "pyomo"),
             time_limit=60,
         )
-    finally:
-        timer.cancel()
-    elapsed = time.perf_counter() - started
-    assert elapsed < 20, elapsed  # not 4 x 60 s
+    if not sent.is_set():
+        pytest.skip("RBinOCT finished within 0.5 s: nothing left to interrupt")
     status = {(r.method, r.backend): r.status for r in table.itertuples()}
     assert status[("dp", "native")] == "optimal"
     assert status[("rbinoct", "highs")] == "interrupted"
