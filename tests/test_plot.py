@@ -148,3 +148,22 @@ def test_plot_cost_error_path_draws_train_and_test_through_every_vertex():
     np.testing.assert_allclose(test.get_xdata(), path.cost_term)  # test data = training data
     assert "test" in test.get_label()
     assert len(plot_cost_error_path(path).get_lines()) == 1  # no test data: train only
+
+
+def test_plot_traces_legend_names_only_what_is_drawn():
+    # issue 22: CBC's trace has one row, which a step line does not draw, yet it was named twice
+    from types import SimpleNamespace
+
+    one_point = pd.DataFrame({"time": [0.4], "incumbent": [0.3], "bound": [0.3]})
+    no_bound = pd.DataFrame({"time": [0.1, 0.2], "incumbent": [0.5, 0.3], "bound": [-np.inf] * 2})
+    ax = plot_traces(
+        {"cbc": SimpleNamespace(trace=one_point), "greedy": SimpleNamespace(trace=no_bound)}
+    )
+    drawn = {
+        line.get_label()
+        for line in ax.get_lines()
+        if len(line.get_xdata()) > 1 or line.get_marker() not in ("None", None, "")
+    }
+    legend = {text.get_text() for text in ax.get_legend().get_texts()}
+    assert legend == drawn == {"cbc incumbent", "cbc bound", "greedy incumbent"}
+    plt.close(ax.figure)

@@ -56,16 +56,21 @@ def plot_traces(results: Mapping[str, Any], ax: Any = None, log_time: bool = Tru
         t = np.maximum(trace["time"].to_numpy(dtype=float), 1e-6)
         incumbent = trace["incumbent"].to_numpy(dtype=float)
         bound = trace["bound"].to_numpy(dtype=float)
-        ax.step(t, incumbent, where="post", color=color, label=f"{label} incumbent")
-        finite = np.isfinite(bound)
-        ax.step(
-            t[finite],
-            bound[finite],
-            where="post",
-            color=color,
-            linestyle="--",
-            label=f"{label} bound",
-        )
+        for values, style, what in ((incumbent, "-", "incumbent"), (bound, "--", "bound")):
+            finite = np.isfinite(values)
+            if not finite.any():
+                continue  # nothing to draw, so nothing to name in the legend
+            # a single point (CBC reports one) is no line: mark it, or the legend names nothing
+            marker = "o" if finite.sum() == 1 else None
+            ax.step(
+                t[finite],
+                values[finite],
+                where="post",
+                color=color,
+                linestyle=style,
+                marker=marker,
+                label=f"{label} {what}",
+            )
     if log_time:
         ax.set_xscale("log")
     ax.set_xlabel("time [s]")
