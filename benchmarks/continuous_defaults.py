@@ -2,7 +2,8 @@
 
 Writes benchmarks/results/continuous_defaults.json and continuous_defaults.md. Per dataset and
 lam, in a fresh child process (its peak RSS is its own): one fit on all rows with the defaults
-(threshold guessing with 40 depth-1 boosting rounds, unlimited depth), then 5-fold
+(threshold guessing with 40 depth-1 boosting rounds; unlimited depth, as the results were
+measured before the default became depth 3, issue 22), then 5-fold
 cross-validated accuracy against scikit-learn's CART (``DecisionTreeClassifier``) given the same
 number of leaves (``max_leaf_nodes``) on each fold. ``guess_thresholds=None`` (every midpoint)
 is the "before": it is run with a 20 s limit per fit on breast cancer and wine only, since with
@@ -59,13 +60,17 @@ def run(name: str, lam: float, guess: int | None, time_limit: float | None) -> d
     from odtkit import OptimalTreeClassifier
 
     X, y = _load(name)
-    est = OptimalTreeClassifier(lam=lam, guess_thresholds=guess, time_limit=time_limit)
+    est = OptimalTreeClassifier(
+        lam=lam, max_depth=None, guess_thresholds=guess, time_limit=time_limit
+    )
     start = time.perf_counter()
     est.fit(X, y)
     fit_s = time.perf_counter() - start
     ours, cart = [], []
     for train, test in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
-        fold = OptimalTreeClassifier(lam=lam, guess_thresholds=guess, time_limit=time_limit)
+        fold = OptimalTreeClassifier(
+            lam=lam, max_depth=None, guess_thresholds=guess, time_limit=time_limit
+        )
         fold.fit(X[train], y[train])
         ours.append(fold.score(X[test], y[test]))
         leaves = max(fold.tree_.n_leaves, 2)
