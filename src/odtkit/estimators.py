@@ -174,22 +174,6 @@ def _preorder(tree: Tree) -> tuple[list[Tree], np.ndarray, np.ndarray]:
     return nodes, ids[:, 0], ids[:, 1]
 
 
-def _node_rows(tree: Tree, X: np.ndarray) -> list[np.ndarray]:
-    """For every node (pre-order), the indices of the rows of binary ``X`` that reach it."""
-    out: list[np.ndarray] = []
-
-    def route(node: Tree, rows: np.ndarray) -> None:
-        out.append(rows)
-        if node.is_leaf:
-            return
-        goes_right = X[rows, node.feature]
-        route(node.left, rows[~goes_right])
-        route(node.right, rows[goes_right])
-
-    route(tree, np.arange(X.shape[0]))
-    return out
-
-
 def _weighted_impurity(counts: np.ndarray, criterion: str) -> np.ndarray:
     """``total weight x impurity`` per row of class weights: Gini, or the minority weight."""
     total = counts.sum(axis=1)
@@ -407,7 +391,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         self.leaf_distribution_ = _class_distribution(
             self.tree_.apply(data.X), self.tree_.n_leaves, labels, data
         )
-        rows = _node_rows(self.tree_, data.X)
+        rows = self.tree_.node_rows(data.X)
         counts = np.zeros((len(rows), data.n_classes))
         for node, idx in enumerate(rows):
             counts[node] = np.bincount(data.y[idx], data.weights[idx], minlength=data.n_classes)
@@ -437,7 +421,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         Xb = np.ascontiguousarray(self._transform(X), dtype=bool)
         nodes, _, _ = _preorder(self.tree_)
         out = np.empty(Xb.shape[0], dtype=np.int64)
-        for node, idx in enumerate(_node_rows(self.tree_, Xb)):
+        for node, idx in enumerate(self.tree_.node_rows(Xb)):
             if nodes[node].is_leaf:
                 out[idx] = node
         return out
@@ -452,7 +436,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
 
         check_is_fitted(self, "tree_")
         Xb = np.ascontiguousarray(self._transform(X), dtype=bool)
-        rows = _node_rows(self.tree_, Xb)
+        rows = self.tree_.node_rows(Xb)
         row_ids = np.concatenate(rows)
         node_ids = np.repeat(np.arange(len(rows)), [idx.size for idx in rows])
         ones = np.ones(row_ids.size, dtype=np.int64)

@@ -109,16 +109,15 @@ class Tree:
         return {self.feature} | self.left.features_used() | self.right.features_used()
 
     # prediction ---------------------------------------------------------------------------
-    def apply(self, X: np.ndarray) -> np.ndarray:
-        """Index (pre-order among the leaves) of the leaf each row reaches."""
+    def node_rows(self, X: np.ndarray) -> list[np.ndarray]:
+        """For every node in pre-order (root, left subtree, right subtree), the indices of the
+        rows of ``X`` that reach it."""
         X = _as_feature_matrix(X, self)
-        out = np.empty(X.shape[0], dtype=np.int64)
-        counter = [0]
+        out: list[np.ndarray] = []
 
         def route(node: Tree, rows: np.ndarray) -> None:
+            out.append(rows)
             if node.is_leaf:
-                out[rows] = counter[0]
-                counter[0] += 1
                 return
             goes_right = X[rows, node.feature]
             route(node.left, rows[~goes_right])
@@ -126,6 +125,20 @@ class Tree:
 
         route(self, np.arange(X.shape[0]))
         return out
+
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """Index (pre-order among the leaves) of the leaf each row reaches."""
+        X = _as_feature_matrix(X, self)
+        out = np.empty(X.shape[0], dtype=np.int64)
+        nodes = zip(self.node_rows(X), self._preorder(), strict=True)
+        for leaf, rows in enumerate(rows for rows, node in nodes if node.is_leaf):
+            out[rows] = leaf
+        return out
+
+    def _preorder(self) -> list[Tree]:
+        if self.is_leaf:
+            return [self]
+        return [self, *self.left._preorder(), *self.right._preorder()]
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predicted class codes (int64) for the rows of binary matrix ``X``."""
