@@ -249,6 +249,11 @@ def test_should_stop_gives_interrupted_with_a_valid_bound(backend, solver, extra
         calls, stop = _stop_after_first_call(stop_at)
         res = run(m, backend, solver, extra, should_stop=stop, **kw)
         assert len(calls) >= stop_at, (backend, solver, kw)
+        if solver == "cbc" and res.status == "optimal":
+            # on a loaded machine the child may finish before the parent's first poll, and
+            # then its proven optimum is the right answer (nothing was left to interrupt)
+            assert res.bound == pytest.approx(best) and res.objective == pytest.approx(best)
+            continue
         assert res.status == "interrupted", (backend, solver, kw, res)
         assert res.bound <= best + 1e-9, (backend, solver, kw, res)
         if res.has_solution:
