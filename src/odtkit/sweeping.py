@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import time
 import traceback
 import uuid
@@ -368,18 +369,27 @@ def _refuse_in_a_bootstrapping_worker() -> None:
     """A ``sweep`` reached while a worker imports the user's unguarded script: end the worker
     at once, quietly, with an exit code that tells the parent why (the parent raises one clear
     error; without this every worker printed multiprocessing's traceback and the parent a row
-    of errors)."""
+    of errors). ``os._exit``, not ``SystemExit``: an interpreter shutting down closes its pipes
+    to the pool (which the parent reads as a broken pool) well before the process ends, so
+    under load the parent saw no exit code yet and took the script for guarded."""
     if _bootstrapping():
-        raise SystemExit(_UNGUARDED_EXIT)
+        os._exit(_UNGUARDED_EXIT)
 
 
-def _unguarded(workers: Sequence[Any]) -> bool:
-    """Whether a worker of a broken pool ended because the script calls sweep unguarded."""
-    for process in workers:
-        process.join(timeout=1.0)
-        if process.exitcode == _UNGUARDED_EXIT:
+def _unguarded(workers: Sequence[Any], patience: float = 10.0) -> bool:
+    """Whether a worker of a broken pool ended because the script calls sweep unguarded.
+
+    The pool terminates its other workers once it is broken, so each ends soon; ``patience``
+    seconds in all bound the wait for their exit codes.
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        alive = [p for p in workers if p.exitcode is None]  # before the check: no exit missed
+        if any(p.exitcode == _UNGUARDED_EXIT for p in workers):
             return True
-    return False
+        if not alive or time.monotonic() > deadline:
+            return False
+        alive[0].join(timeout=0.05)
 
 
 def _run_pool(
