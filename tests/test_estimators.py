@@ -143,3 +143,26 @@ def test_cv_estimator_picks_lam_by_cross_validation_over_the_path():
     assert clone(clf).get_params() == clf.get_params()
     with pytest.raises(ValueError, match="cv"):
         OptimalTreeClassifierCV(cv=1).fit(data.X, y)
+
+
+def test_a_mip_whose_build_uses_up_the_limit_keeps_the_search_start(monkeypatch):
+    """Issue 22: a limit returns the best tree so far. A MIP method whose build ran out of time
+    raised "returned no tree"; the estimator now keeps the search core's warm start and its
+    bound, and says so."""
+    from odtkit._limits import OutOfTime
+    from odtkit.core import search_tree
+    from odtkit.formulations import FlowOCT
+
+    def build(self, data, **problem):
+        raise OutOfTime
+
+    monkeypatch.setattr(FlowOCT, "build", build)
+    data = random_dataset(7, n_samples=40, n_features=5)
+    est = OptimalTreeClassifier(method="flowoct", lam=0.01, max_depth=2, binarize=False)
+    est.fit(data.X, data.y)
+    reference = search_tree(data, lam=0.01, max_depth=2)
+    assert est.status_ == "optimal" and est.certified_
+    assert est.objective_ == pytest.approx(reference.objective)
+    assert est.lower_bound_ <= est.objective_ + 1e-12
+    assert "warm start" in est.result_.message and "flowoct" in est.result_.message
+    assert est.score(data.X, data.y) > 0.5

@@ -543,6 +543,14 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
             max_depth=depth,
             **fair_kw,
         )
+        why = result.stats.get("stopped_before_solve")
+        if not result.has_model and why and warm is not None and warm.has_model:
+            # a limit returns the best tree so far: the search core's start, with its own
+            # bound (valid for the same problem), rather than no estimator at all
+            return warm.replace(
+                message=f"{method.name} on {self.backend}: {why}, so nothing was solved; the "
+                f"tree and bound are the search core's warm start ({warm.status.value})"
+            )
         if not result.has_model:
             raise RuntimeError(
                 f"{method.name} on {self.backend} returned no tree (status "
