@@ -20,7 +20,6 @@ a fitted estimator.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -36,6 +35,7 @@ from odtkit._validation import (
     check_lambda,
     check_sample_weight,
 )
+from odtkit._warnings import warn
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.formulations import EXACT
 from odtkit.methods import (
@@ -149,7 +149,7 @@ def _record_outcome(
     message = " ".join(part for part in (head, extra) if part) + advice
     if not head:
         message = f"{name}: {message}"
-    warnings.warn(message, LimitReachedWarning, stacklevel=3)
+    warn(message, LimitReachedWarning)
 
 
 def _preorder(tree: Tree) -> tuple[list[Tree], np.ndarray, np.ndarray]:
