@@ -921,6 +921,7 @@ def _costs(text: str | None, columns: list[str]) -> Any:
 def _prune(args: argparse.Namespace) -> int:
     from odtkit._files import dump_forest, load_forest
     from odtkit.pruning import prune
+    from odtkit.pruning._extract import _estimators
 
     forest_path, data_path = Path(args.forest), Path(args.data)
     for path, what in ((forest_path, "FOREST"), (data_path, "DATA")):
@@ -939,6 +940,10 @@ def _prune(args: argparse.Namespace) -> int:
     _check_labels(frame, label, "DATA", name)
     X, y = frame.drop(columns=[label]), frame[label].to_numpy()
     costs = _costs(args.costs, [str(c) for c in X.columns])
+    try:  # what was loaded safely may still be no forest (a skops file of another model)
+        _estimators(ensemble)
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"FOREST: {forest_path.name}: {exc}") from None
     result = _checked(
         lambda: prune(
             ensemble,
@@ -966,7 +971,8 @@ def _prune(args: argparse.Namespace) -> int:
         if pruned is not None:
             # the pruned scikit-learn ensemble, in FOREST's format: loadable by scikit-learn
             # users without odtkit, and by 'odtkit prune' again
-            content = _checked(lambda: dump_forest(pruned.to_sklearn(ensemble), fmt))
+            whole = None if isinstance(ensemble, (list, tuple)) else ensemble  # a list of trees
+            content = _checked(lambda: dump_forest(pruned.to_sklearn(whole), fmt))
             payload["out"] = _save(args, content)
         else:
             payload["out"] = _not_written(args, f"no pruning (status {result.status})")
@@ -1023,8 +1029,8 @@ def _thresholds(text: str) -> str | int:
 
 
 NO_HEADER_HELP = (
-    "the CSV file has no header row: its columns are named 0, 1, ... by position (--label 4, "
-    "--drop 0,2). Without it, a first row made only of numbers is refused: it is data"
+    "the CSV file has no header row: its columns are named 0, 1, ... by position (--label 4). "
+    "Without it, a first row made only of numbers is refused: it is data"
 )
 FORCE_HELP = "replace an existing --out file (otherwise refused)"
 
@@ -1227,10 +1233,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     prn.add_argument(
         "--out",
         metavar="FILE",
-        help=_out_help(
-            "the pruned scikit-learn forest (to_sklearn), in FOREST's format: skops, or a "
-            "pickle when FOREST was one read with --trust-pickle"
-        ),
+        help=_out_help("the pruned scikit-learn forest (to_sklearn)")
+        + "; in FOREST's format: skops, or a pickle when FOREST was a pickle read with "
+        "--trust-pickle",
     )
     prn.add_argument("--force", action="store_true", help=FORCE_HELP)
     prn.add_argument("--json", action="store_true", help="print JSON instead of text")
