@@ -247,3 +247,35 @@ def test_prune_writes_the_format_it_read(folder, capsys):
     argv = ["prune", "forest.pkl", "data.csv", "--lam", "0.01", "--trust-pickle"]
     assert _run([*argv, "--out", "pruned.pkl"], capsys)[0] == 0
     assert type(pickle.loads((folder / "pruned.pkl").read_bytes())) is type(forest)
+
+
+def test_a_file_appearing_during_the_run_is_not_replaced_without_force(folder, capsys, monkeypatch):
+    real = odtkit.cli._load
+
+    def meanwhile(*args, **kwargs):
+        (folder / "out").write_bytes(OLD)  # another program writes the name after the check
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(odtkit.cli, "_load", meanwhile)
+    code, _, err = _run([*COMMANDS["fit"], "--out", "out", "--json"], capsys)
+    assert code == 2 and "appeared during the run; not replaced" in err
+    assert (folder / "out").read_bytes() == OLD and not _leftovers(folder)
+
+
+def test_without_skops_a_skops_forest_is_one_line_saying_how_to_install(
+    folder, capsys, monkeypatch
+):
+    monkeypatch.setattr(odtkit._files, "_skops", lambda: None)
+    code, _, err = _run(COMMANDS["prune"], capsys)
+    assert code == 2 and "reading it needs skops: pip install 'odtkit[skops]'" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_without_hard_links_a_new_file_is_still_written(folder, capsys, monkeypatch):
+    def no_links(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(odtkit._files.os, "link", no_links)
+    code, _, err = _run([*COMMANDS["fit"], "--out", "new.json"], capsys)
+    assert code == 0 and json.loads((folder / "new.json").read_text())["tree"]
+    assert not _leftovers(folder)

@@ -125,11 +125,14 @@ def _new_file_mode(path: Path) -> int:
     return 0o666 & ~umask
 
 
-def write_atomic(path: Path, content: str | bytes) -> None:
-    """Replace ``path`` by ``content`` in one step (temporary file + ``os.replace``).
+def write_atomic(path: Path, content: str | bytes, *, replace: bool = True) -> None:
+    """Write ``content`` to ``path`` in one step (a temporary file beside it, renamed).
 
-    On any exception, Ctrl-C included, the temporary file is removed, ``path`` is as it was
-    and the exception propagates (an OSError as ValueError naming ``--out``).
+    ``replace=False`` never replaces a file: the temporary file is hard-linked to ``path``,
+    which fails if a file of that name appeared since :func:`check_out` (a file system
+    without hard links falls back to a check and ``os.replace``). On any exception, Ctrl-C
+    included, the temporary file is removed, ``path`` is as it was and the exception
+    propagates (an OSError as ValueError naming ``--out``).
     """
     data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
     folder = path.parent
@@ -141,18 +144,39 @@ def write_atomic(path: Path, content: str | bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(temporary, path)
+        if replace:
+            os.replace(temporary, path)
+        else:
+            _link(temporary, path)
     except BaseException as exc:
         try:
             os.unlink(temporary)
         except FileNotFoundError:
             pass
+        if isinstance(exc, FileExistsError):
+            raise ValueError(
+                f"--out {str(path)!r}: a file of that name appeared during the run; not "
+                "replaced (pass --force to replace it)"
+            ) from None
         if isinstance(exc, OSError):
             raise ValueError(
                 f"--out {str(path)!r}: {exc.strerror or exc}; not written (an older file there "
                 "is unchanged)"
             ) from None
         raise
+
+
+def _link(temporary: str, path: Path) -> None:
+    try:
+        os.link(temporary, path)  # atomic, and never over an existing name
+    except FileExistsError:
+        raise
+    except OSError:
+        if os.path.lexists(path):
+            raise FileExistsError(path) from None
+        os.replace(temporary, path)
+    else:
+        os.unlink(temporary)
 
 
 # -- tables ----------------------------------------------------------------------------------

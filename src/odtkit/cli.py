@@ -429,7 +429,7 @@ def _save(args: argparse.Namespace, content: str | bytes, *, say: bool = True) -
 
     try:
         # an OSError (disk full) is one line saying the file was not written
-        _checked(lambda: write_atomic(Path(args.out), content))
+        _checked(lambda: write_atomic(Path(args.out), content, replace=args.force))
     except KeyboardInterrupt:
         _not_written(args, "interrupted while writing")
         raise
