@@ -162,31 +162,58 @@ def test_compare_on_a_csv_with_json(user_csv, capsys):
     assert callable(odtkit.compare), type(odtkit.compare)
 
 
-def test_prune_a_pickled_forest(tmp_path, capsys):
+def _reachable_leaves(forest) -> int:
+    """Leaves reachable from the roots of a (pruned) scikit-learn forest's trees."""
+    total = 0
+    for estimator in forest.estimators_:
+        left, right = estimator.tree_.children_left, estimator.tree_.children_right
+        stack = [0]
+        while stack:
+            node = stack.pop()
+            if left[node] < 0:
+                total += 1
+            else:
+                stack += [left[node], right[node]]
+    return total
+
+
+@pytest.mark.parametrize("fmt", ["skops", "pickle"])
+def test_prune_a_forest(tmp_path, capsys, fmt):
+    # a skops file by default; a pickle only with --trust-pickle (it runs code when loaded).
+    # --out writes the pruned scikit-learn forest in the format FOREST was read in
     from sklearn.ensemble import RandomForestClassifier
 
+    sio = pytest.importorskip("skops.io")
     rng = np.random.default_rng(1)
     X = pd.DataFrame(rng.normal(size=(120, 4)), columns=["a", "b", "c", "d"])
     y = (X.a + X.b > 0).astype(int)
     forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
-    (tmp_path / "forest.pkl").write_bytes(pickle.dumps(forest))
+    forest_file = tmp_path / f"forest.{fmt}"
+    forest_file.write_bytes(sio.dumps(forest) if fmt == "skops" else pickle.dumps(forest))
     X.assign(label=y).to_csv(tmp_path / "train.csv", index=False)
     argv = [
         "prune",
-        str(tmp_path / "forest.pkl"),
+        str(forest_file),
         str(tmp_path / "train.csv"),
         "--lam",
         "0.01",
         "--costs",
         "a=3,b=0.5",
         "--out",
-        str(tmp_path / "pruned.pkl"),
+        str(tmp_path / "pruned.out"),
+        *(["--trust-pickle"] if fmt == "pickle" else []),
     ]
     assert main([*argv, "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    pruned = pickle.loads((tmp_path / "pruned.pkl").read_bytes())
-    assert payload["n_trees"] == 5 and payload["n_leaves"] == pruned.n_leaves
-    assert payload["objective"] == pytest.approx(pruned.objective)
+    raw = (tmp_path / "pruned.out").read_bytes()
+    if fmt == "skops":
+        pruned = sio.loads(raw, trusted=sio.get_untrusted_types(data=raw))
+    else:
+        pruned = pickle.loads(raw)
+    assert type(pruned) is RandomForestClassifier
+    assert payload["out"] == {"file": argv[8], "written": True, "reason": None}
+    assert payload["n_trees"] == 5 and payload["n_leaves"] == _reachable_leaves(pruned)
+    assert payload["train_accuracy"] == pytest.approx(pruned.score(X, y))
     assert main(["prune", argv[1], argv[2]]) == 2  # neither --lam nor --budget
     assert "exactly one of --lam and --budget" in capsys.readouterr().err
 

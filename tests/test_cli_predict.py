@@ -102,6 +102,7 @@ def test_predict_writes_a_file_and_keeps_input_columns(fitted, capsys):
     assert main([*argv, "--keep-input", "--drop", untested[0]]) == 0
     written = pd.read_csv(out)
     assert list(written.columns) == [*(c for c in train if c != untested[0]), "prediction"]
+    argv.append("--force")  # the file exists now
     assert main([*argv, "--keep-input", "--columns", ",".join(sorted(tested))]) == 0
     assert list(pd.read_csv(out).columns) == [*(c for c in train if c in tested), "prediction"]
     assert "200 predictions written" in capsys.readouterr().err

@@ -9,6 +9,11 @@ A CSV is binarized the way the estimators binarize it (``--thresholds guess``: t
 of a boosted reference model, see :class:`odtkit.datasets.Binarizer`), and ``fit --out`` writes
 everything ``predict`` needs to binarize new rows the same way as JSON (never a pickle).
 Warnings print as one line ``odtkit: warning: ...`` on stderr, each once.
+
+Files (:mod:`odtkit._files`): ``--out`` is checked before any work (never an input file, an
+existing file only with ``--force``) and written atomically; stderr (and ``out`` in the
+``--json`` payload) says whether it was written. ``prune`` reads a forest saved by skops,
+trusting only the types of a tree ensemble, and a pickle only with ``--trust-pickle``.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import argparse
 import json
 import math
 import os
-import pickle
 import sys
 import warnings
 from collections import Counter
@@ -28,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from odtkit._files import SKOPS_INSTALL
 from odtkit.fairness import NOTIONS
 
 __all__ = ["BadInput", "build_parser", "main"]
@@ -106,12 +111,16 @@ def _is_file_argument(text: str) -> bool:
 
 
 def _read_data(
-    text: str, what: str, *, min_rows: int = 2, min_columns: int = 2
+    text: str, what: str, *, min_rows: int = 2, min_columns: int = 2, header: bool = True
 ) -> tuple[pd.DataFrame, str]:
     """The table of a file argument and its file name; refuses what is not a table.
 
-    ``what`` is the argument as the usage names it (``DATA``, ``--dataset``).
+    ``what`` is the argument as the usage names it (``DATA``, ``--dataset``). ``header=False``
+    (``--no-header``): the first row is data and the columns are named ``0, 1, ...``; with a
+    header, a first row made only of numbers is refused (it is data: pandas would silently
+    take it for the column names and lose it).
     """
+    from odtkit._files import numeric_header, read_headerless
     from odtkit.datasets._bundled import _read_table
 
     path = Path(text)
@@ -119,12 +128,18 @@ def _read_data(
         reason = "is a directory, not a file" if path.is_dir() else "no such file"
         raise BadInput(f"{what} {text!r}: {reason}")
     try:
-        frame = _read_table(path, None)
+        frame = _read_table(path, None) if header else read_headerless(path)
     except ValueError as exc:
         raise BadInput(f"{what}: {exc}") from None
     except OSError as exc:
         raise BadInput(f"{what} {text!r}: {exc.strerror or exc}") from None
     frame.columns = [str(c) for c in frame.columns]
+    if header and numeric_header(frame.columns):
+        raise BadInput(
+            f"{what}: the first row of {path.name} is only numbers ({_shown(frame.columns, 5)}), "
+            "so it is data, not a header row; if the file has no header, pass --no-header "
+            "(columns are then named 0, 1, ... by position: --label 4)"
+        )
     # prose parses as a header of words over a row or two of mostly blank cells
     filled = int(frame.notna().any(axis=0).sum())
     if filled < min_columns:
@@ -306,7 +321,7 @@ def _load(args: argparse.Namespace, what: str) -> _Data:
     label: str | None = None
     binarization: dict[str, Any] | None = None
     if _is_file_argument(args.dataset):
-        frame, name = _read_data(args.dataset, what)
+        frame, name = _read_data(args.dataset, what, header=not args.no_header)
         label = args.label or str(frame.columns[-1])
         for option, names in (
             ("--label", [label]),
@@ -342,9 +357,9 @@ def _load(args: argparse.Namespace, what: str) -> _Data:
         binarization = _binarization(binarizer, choice)
         specs = _spec_dicts(binarizer.get_feature_specs())
     else:
-        if _columns(args.columns) or _columns(args.drop):
+        if _columns(args.columns) or _columns(args.drop) or args.no_header:
             raise BadInput(
-                f"--columns/--drop select columns of a CSV file; {args.dataset!r} is a bundled "
+                f"--columns/--drop/--no-header are for a CSV file; {args.dataset!r} is a bundled "
                 "dataset"
             )
         dataset = _named_dataset(args.dataset, what)
@@ -394,28 +409,42 @@ def _named_dataset(name: str, what: str) -> Any:
         ) from None
 
 
-def _check_out(text: str | None, option: str = "--out") -> None:
-    """Refuse an output path that cannot be written, before any work is done."""
-    if text is None:
-        return
-    path = Path(text)
-    folder = path.parent
-    if path.is_dir():
-        raise BadInput(f"{option} {text!r} is a directory; give a file name")
-    if not folder.is_dir():
-        raise BadInput(f"{option} {text!r}: directory {str(folder)!r} does not exist")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise BadInput(f"{option} {text!r}: not writable")
+def _check_out(args: argparse.Namespace, **inputs: str | None) -> None:
+    """Refuse, before any work is done, an ``--out`` that would lose data or cannot be
+    written: an existing file without ``--force``, an input file (``inputs``: ``DATA=path``),
+    a directory, a missing or unwritable directory (see :func:`odtkit._files.check_out`)."""
+    from odtkit._files import check_out
+
+    if args.out is not None:
+        _checked(lambda: check_out(args.out, inputs=inputs, force=args.force))
 
 
-def _write(text: str, content: str | bytes, option: str = "--out") -> None:
+def _save(args: argparse.Namespace, content: str | bytes, *, say: bool = True) -> dict[str, Any]:
+    """Write ``content`` to ``--out`` atomically; what was done, for stderr and ``--json``.
+
+    Interrupted (Ctrl-C) or failing, the older file at ``--out`` stays as it was and no
+    partial file is left; stderr says the file was not written.
+    """
+    from odtkit._files import write_atomic
+
     try:
-        if isinstance(content, bytes):
-            Path(text).write_bytes(content)
-        else:
-            Path(text).write_text(content, encoding="utf-8")
-    except OSError as exc:
-        raise BadInput(f"{option} {text!r}: {exc.strerror or exc}") from None
+        # an OSError (disk full) is one line saying the file was not written
+        _checked(lambda: write_atomic(Path(args.out), content, replace=args.force))
+    except KeyboardInterrupt:
+        _not_written(args, "interrupted while writing")
+        raise
+    if say:
+        print(f"odtkit {args.command}: wrote {args.out}", file=sys.stderr)
+    return {"file": args.out, "written": True, "reason": None}
+
+
+def _not_written(args: argparse.Namespace, reason: str) -> dict[str, Any]:
+    """Say on stderr that ``--out`` was NOT written and why (an older file there, if any,
+    is not this run's answer)."""
+    if os.path.lexists(args.out):
+        reason += f"; the file already at {args.out} is from an earlier run, not this one's answer"
+    print(f"odtkit {args.command}: --out {args.out} NOT written: {reason}", file=sys.stderr)
+    return {"file": args.out, "written": False, "reason": reason}
 
 
 def _depth(text: str) -> int | None:
@@ -431,8 +460,11 @@ def _check_common(args: argparse.Namespace, *, depth_required: bool) -> None:
     from odtkit._validation import check_depth, check_lambda, check_positive_number
 
     _checked(lambda: check_lambda(args.lam), flag="--lam")
+    # only the lower end here: a depth above the number of binary features is clamped once
+    # the data is loaded (_clamp_depth), so no huge integer reaches the native code
+    depth = args.max_depth if args.max_depth is None else min(args.max_depth, 1)
     _checked(
-        lambda: check_depth(args.max_depth, allow_none=not depth_required, minimum=1),
+        lambda: check_depth(depth, allow_none=not depth_required, minimum=1),
         flag="--max-depth",
     )
     _checked(lambda: check_positive_number(args.time_limit, "time_limit"), flag="--time-limit")
@@ -440,6 +472,25 @@ def _check_common(args: argparse.Namespace, *, depth_required: bool) -> None:
         lambda: check_positive_number(args.memory_limit_mb, "memory_limit_mb"),
         flag="--memory-limit-mb",
     )
+
+
+def _clamp_depth(args: argparse.Namespace, dataset: Any) -> None:
+    """``--max-depth`` above the number of binary features, clamped to it (at least 1).
+
+    A path tests a feature at most once (a second test of it on the path leaves one branch
+    empty), so no deeper tree is better: the clamped problem has the same optimum. A huge
+    depth (``99999999999999999999``) never reaches the native code or a MIP this way.
+    """
+    largest = max(int(dataset.n_features), 1)
+    if args.max_depth is not None and args.max_depth > largest:
+        warnings.warn(
+            f"--max-depth {args.max_depth} is more than the {dataset.n_features} binary "
+            "feature(s) of the data, the largest meaningful depth (a path tests a feature at "
+            f"most once): solving with --max-depth {largest}, the same optimum",
+            UserWarning,
+            stacklevel=1,
+        )
+        args.max_depth = largest
 
 
 def _print_json(payload: dict[str, Any]) -> None:
@@ -505,9 +556,10 @@ def _fit(args: argparse.Namespace) -> int:
     method = _checked(lambda: get_method(args.method), flag="--method")
     _check_common(args, depth_required=not method.is_search)
     _check_backend(args.backend, "--backend")
-    _check_out(args.out)
+    _check_out(args, DATA=args.dataset if _is_file_argument(args.dataset) else None)
     data = _load(args, "DATA")
     dataset = data.dataset
+    _clamp_depth(args, dataset)
     if data.binarization is not None and not args.json:
         print(data.binarization["summary"], file=sys.stderr)
     if method.is_search:
@@ -528,8 +580,12 @@ def _fit(args: argparse.Namespace) -> int:
             time_limit=args.time_limit,
         )
     payload = _tree_payload(result, data, args)
-    if args.out is not None and result.model is not None:
-        _write(args.out, json.dumps(payload, indent=1, default=_json_default))
+    if args.out is not None:
+        if result.model is not None:
+            saved = _save(args, json.dumps(payload, indent=1, default=_json_default))
+        else:
+            saved = _not_written(args, f"no tree (status {result.status})")
+        payload["out"] = saved  # after writing: the file holds the answer, not this record
     if args.json:
         _print_json(payload)
         return _exit_code(result.status)
@@ -683,8 +739,8 @@ def _predict(args: argparse.Namespace) -> int:
     import numpy as np
 
     saved = _read_model(args.model)
-    _check_out(args.out)
-    raw, name = _read_data(args.data, "DATA", min_rows=1, min_columns=1)
+    _check_out(args, MODEL=args.model, DATA=args.data)
+    raw, name = _read_data(args.data, "DATA", min_rows=1, min_columns=1, header=not args.no_header)
     frame = _select_columns(raw, args, keep=[], name=name)
     used = saved.tree.features_used()
     needed = list(dict.fromkeys(saved.specs[j]["source"] for j in sorted(used)))
@@ -705,7 +761,7 @@ def _predict(args: argparse.Namespace) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        _write(args.out, text)
+        _save(args, text, say=False)  # said below, with the number of rows
     label = saved.label
     if label is not None and label in raw.columns:
         truth = raw[label].to_numpy(dtype=object)
@@ -729,8 +785,17 @@ def _compare(args: argparse.Namespace) -> int:
     from odtkit.methods import METHODS
     from odtkit.solvers import registered_backends
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    methods = [m.strip() for m in args.methods.split(",")]
+    backends = [b.strip() for b in args.backends.split(",")]
+    for option, names, known in (
+        ("--methods", methods, tuple(METHODS)),
+        ("--backends", backends, registered_backends()),
+    ):
+        if not all(names):
+            raise BadInput(
+                f"{option} {getattr(args, option[2:])!r} has an empty name; give names "
+                f"separated by commas, e.g. {option} {','.join(known[:2])}"
+            )
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise BadInput(f"unknown method(s) {unknown}; choose from {tuple(METHODS)}")
@@ -740,6 +805,14 @@ def _compare(args: argparse.Namespace) -> int:
     _check_common(args, depth_required=True)
     data = _load(args, "--dataset")
     dataset, fairness, features = data.dataset, data.fairness, data.features
+    mips = [m for m in methods if not METHODS[m].is_search]
+    if dataset.n_features == 0 and mips:
+        raise BadInput(
+            f"--dataset: {dataset.name} has 0 binary features (every feature column is "
+            f"constant), so the only tree is one leaf; the MIP methods ({', '.join(mips)}) "
+            "need a feature to split on: use --methods dp"
+        )
+    _clamp_depth(args, dataset)
     if data.binarization is not None and not args.json:
         print(data.binarization["summary"], file=sys.stderr)
     table = compare(
@@ -845,31 +918,10 @@ def _costs(text: str | None, columns: list[str]) -> Any:
     return costs
 
 
-def _read_forest(forest: Path, data: Path) -> Any:
-    """The pickled ensemble of FOREST; a text file or a broken pickle is one line, not a
-    traceback (and two swapped arguments are named as such)."""
-    from odtkit.datasets._bundled import _binary_kind
-
-    with forest.open("rb") as handle:
-        head = handle.read(4096)
-    usage = "usage: odtkit prune FOREST DATA, the pickle first"
-    if _binary_kind(head) is None:  # text
-        with data.open("rb") as handle:
-            swapped = _binary_kind(handle.read(4096)) is not None
-        hint = "FOREST and DATA look swapped" if swapped else "expected a pickled forest"
-        raise BadInput(f"FOREST: {forest.name} is a text file, not a pickle ({hint}; {usage})")
-    with forest.open("rb") as handle:
-        try:
-            # a pickle runs code when loaded: only load files you trust (the --help says so)
-            return pickle.load(handle)
-        except Exception as exc:  # any unpickling failure is a bad file, never our bug
-            raise BadInput(
-                f"FOREST: {forest.name} cannot be unpickled ({type(exc).__name__}: {exc})"
-            ) from None
-
-
 def _prune(args: argparse.Namespace) -> int:
+    from odtkit._files import dump_forest, load_forest
     from odtkit.pruning import prune
+    from odtkit.pruning._extract import _estimators
 
     forest_path, data_path = Path(args.forest), Path(args.data)
     for path, what in ((forest_path, "FOREST"), (data_path, "DATA")):
@@ -877,15 +929,21 @@ def _prune(args: argparse.Namespace) -> int:
             raise BadInput(f"{what} {str(path)!r}: no such file")
     if (args.lam is None) == (args.budget is None):
         raise BadInput("give exactly one of --lam and --budget")
-    _check_out(args.out)
-    ensemble = _read_forest(forest_path, data_path)
-    frame, name = _read_data(args.data, "DATA")
+    _check_out(args, FOREST=args.forest, DATA=args.data)
+    ensemble, fmt = _checked(
+        lambda: load_forest(forest_path, trust_pickle=args.trust_pickle, data=data_path)
+    )
+    frame, name = _read_data(args.data, "DATA", header=not args.no_header)
     label = args.label or str(frame.columns[-1])
     if label not in frame.columns:
         raise BadInput(f"--label {label!r} is not a column of {name}")
     _check_labels(frame, label, "DATA", name)
     X, y = frame.drop(columns=[label]), frame[label].to_numpy()
     costs = _costs(args.costs, [str(c) for c in X.columns])
+    try:  # what was loaded safely may still be no forest (a skops file of another model)
+        _estimators(ensemble)
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"FOREST: {forest_path.name}: {exc}") from None
     result = _checked(
         lambda: prune(
             ensemble,
@@ -909,8 +967,15 @@ def _prune(args: argparse.Namespace) -> int:
     if pruned is not None:
         payload.update(pruned.summary())
         payload.update(n_trees=pruned.n_trees, train_accuracy=1.0 - pruned.error(X, y))
-        if args.out is not None:
-            _write(args.out, pickle.dumps(pruned))
+    if args.out is not None:
+        if pruned is not None:
+            # the pruned scikit-learn ensemble, in FOREST's format: loadable by scikit-learn
+            # users without odtkit, and by 'odtkit prune' again
+            whole = None if isinstance(ensemble, (list, tuple)) else ensemble  # a list of trees
+            content = _checked(lambda: dump_forest(pruned.to_sklearn(whole), fmt))
+            payload["out"] = _save(args, content)
+        else:
+            payload["out"] = _not_written(args, f"no pruning (status {result.status})")
     if args.json:
         _print_json(payload)
         return _exit_code(result.status)
@@ -925,7 +990,7 @@ def _prune(args: argparse.Namespace) -> int:
         f"{pruned.n_trees} trees: {pruned.n_leaves_unpruned} leaves -> {pruned.n_leaves}; "
         f"error term {pruned.error_term:.6g}, cost term {pruned.cost_term:.6g} (average feature "
         f"cost per example), train accuracy {payload['train_accuracy']:.4f}"
-        + ("" if args.out is None else f"; pruned ensemble pickled to {args.out}")
+        + ("" if args.out is None else f"; pruned forest ({fmt}) written to {args.out}")
     )
     return _exit_code(result.status)
 
@@ -963,22 +1028,43 @@ def _thresholds(text: str) -> str | int:
     return number
 
 
+NO_HEADER_HELP = (
+    "the CSV file has no header row: its columns are named 0, 1, ... by position (--label 4). "
+    "Without it, a first row made only of numbers is refused: it is data"
+)
+FORCE_HELP = "replace an existing --out file (otherwise refused)"
+
+
+def _out_help(what: str) -> str:
+    return (
+        f"write {what} to FILE: atomically (a temporary file renamed over FILE, so Ctrl-C or a "
+        "full disk leaves no partial file and an older FILE intact; a link at FILE is "
+        "replaced, not followed); never an input file; an existing FILE only with --force"
+    )
+
+
 def _add_column_arguments(parser: argparse.ArgumentParser, *, stay: str) -> None:
     parser.add_argument(
         "--columns", metavar="A,B,...", help=f"use only these columns of a CSV file{stay}"
     )
     parser.add_argument("--drop", metavar="A,B", help="leave these columns of a CSV file out")
+    parser.add_argument("--no-header", action="store_true", help=NO_HEADER_HELP)
 
 
 def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None) -> None:
     from odtkit.methods import GUESS_ROUNDS
 
-    parser.add_argument("--label", help="label column of a CSV file (default: the last column)")
+    parser.add_argument(
+        "--label",
+        help="label column of a CSV file (default: the last column; with --no-header, its "
+        "0-based position)",
+    )
     parser.add_argument(
         "--max-depth",
         type=_depth,
         default=depth,
-        help="maximum depth >= 1 ('none': unlimited, search methods only)",
+        help="maximum depth >= 1 ('none': unlimited, search methods only); a depth above the "
+        "number of binary features is clamped to it (the same optimum)",
     )
     parser.add_argument("--lam", type=float, default=0.01, help="penalty per leaf, >= 0")
     parser.add_argument(
@@ -1028,8 +1114,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     fit.add_argument(
         "dataset",
         metavar="DATA",
-        help="CSV file with a header row (numeric and categorical columns are binarized), "
-        "or a bundled dataset name",
+        help="CSV file with a header row, or none and --no-header (numeric and categorical "
+        "columns are binarized), or a bundled dataset name",
     )
     _add_problem_arguments(fit, depth=DEFAULT_MAX_DEPTH)
     fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
@@ -1039,9 +1125,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     fit.add_argument(
         "--out",
         metavar="FILE",
-        help="write the tree, its certificate and the binarization as JSON (what 'odtkit "
-        "predict' reads)",
+        help=_out_help(
+            "the tree, its certificate and the binarization as JSON (what 'odtkit predict' reads)"
+        )
+        + "; a run that ends without a tree writes nothing and says so",
     )
+    fit.add_argument("--force", action="store_true", help=FORCE_HELP)
     fit.add_argument("--json", action="store_true", help="print JSON instead of text")
     commands["fit"] = _fit
 
@@ -1055,8 +1144,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         formatter_class=_HelpFormatter,
     )
     pred.add_argument("model", metavar="MODEL", help="tree JSON written by 'odtkit fit --out'")
-    pred.add_argument("data", metavar="DATA", help="CSV file with a header row")
-    pred.add_argument("--out", metavar="FILE", help="write the CSV to FILE instead of stdout")
+    pred.add_argument("data", metavar="DATA", help="CSV file with a header row (or --no-header)")
+    pred.add_argument("--out", metavar="FILE", help=_out_help("the CSV") + " (default: stdout)")
+    pred.add_argument("--force", action="store_true", help=FORCE_HELP)
     pred.add_argument(
         "--keep-input",
         action="store_true",
@@ -1109,23 +1199,45 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
 
     prn = sub.add_parser(
         "prune",
-        help="optimally prune a pickled scikit-learn forest for error + feature cost",
+        help="optimally prune a scikit-learn forest (a skops file) for error + feature cost",
+        description="Prune a fitted scikit-learn forest for training error + feature cost. "
+        "FOREST is a skops file (skops.io.dump(forest, 'forest.skops'); "
+        f"{SKOPS_INSTALL}), loaded with only the types a tree ensemble is made of: loading it "
+        "runs no code. A pickle runs any code it names when loaded, so it is read only with "
+        "--trust-pickle, for files you made yourself.",
         formatter_class=_HelpFormatter,
     )
     prn.add_argument(
         "forest",
         metavar="FOREST",
-        help="pickle of a fitted RandomForest/ExtraTrees/Bagging classifier (a pickle runs code "
-        "when loaded: only load files you trust)",
+        help="a fitted RandomForest/ExtraTrees/Bagging classifier saved by skops.io.dump (or a "
+        "pickle, with --trust-pickle)",
     )
     prn.add_argument("data", metavar="DATA", help="CSV of the training rows the forest saw")
-    prn.add_argument("--label", help="label column (default: the last column)")
+    prn.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="FOREST may be a pickle: loading it RUNS ANY CODE IT NAMES; only for a file you "
+        "made yourself",
+    )
+    prn.add_argument(
+        "--label",
+        help="label column (default: the last column; with --no-header, its 0-based position)",
+    )
+    prn.add_argument("--no-header", action="store_true", help=NO_HEADER_HELP)
     prn.add_argument("--lam", type=float, help="weight of the average feature cost")
     prn.add_argument("--budget", type=float, help="instead of --lam: largest average cost")
     prn.add_argument("--costs", help="feature costs NAME=COST,... (others cost 1)")
     prn.add_argument("--time-limit", type=float, help="seconds per solver call")
     prn.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
-    prn.add_argument("--out", help="pickle the pruned ensemble here")
+    prn.add_argument(
+        "--out",
+        metavar="FILE",
+        help=_out_help("the pruned scikit-learn forest (to_sklearn)")
+        + "; in FOREST's format: skops, or a pickle when FOREST was a pickle read with "
+        "--trust-pickle",
+    )
+    prn.add_argument("--force", action="store_true", help=FORCE_HELP)
     prn.add_argument("--json", action="store_true", help="print JSON instead of text")
     commands["prune"] = _prune
     return parser, commands
