@@ -238,12 +238,23 @@ def prune(
     backend : str
         Solver backend for the models (``odtkit.solvers``).
     time_limit : float, optional
-        Seconds per solver call. A cut stopped by it (or by Ctrl-C) returns the pruning its
-        flow so far defines, with a valid bound and status ``time_limit``/``interrupted``.
+        Seconds for the whole call, from its start: extraction, network or model build and
+        solve share one deadline (checked before each tree and between the vectorized steps;
+        HiGHS's MIP presolve may overrun it by what it takes). At the limit the best pruning
+        so far comes back with status ``time_limit``: a cut stopped by it (or by Ctrl-C)
+        returns the pruning its flow so far defines, with a valid bound; a call stopped before
+        any solver answered returns every tree cut to its root (always feasible, cost 0), with
+        the unpruned trees' training errors as lower bound. ``message`` says which.
     memory_limit_mb : float, optional
-        Memory budget of the native min cut (``method="cut"``); None: the searches' default
-        (75 % of what the process can still get). At the budget the pruning so far is kept
-        with status ``memory_limit``. The LP/MIP backends have no memory limit.
+        Memory budget of the whole call; None: the searches' default (75 % of what the process
+        can still get, or ``$ODTKIT_MEMORY_LIMIT_MB``). The extraction projects the call's
+        peak (the feature-use entries, the pair index and the network or the program) from
+        the trees routed so far and stops before the budget, with status ``memory_limit`` and
+        a trivially feasible pruning (every tree cut to its root, or the unpruned ensemble
+        when the data was extracted and it is better); the max-flow gets what is left. A
+        solver's own search memory beyond its copy of the program is not counted.
+        Ctrl-C anywhere in the call returns status ``interrupted`` the same way, never a
+        ``KeyboardInterrupt``.
     formulation : {"compact", "full"}
         ``"full"``: IP3 exactly as printed (one ``w^{(t)}_{k,i}`` and feature row per tree,
         feature, example). ``"compact"`` (default): the equivalent ``IP3(aggregate=True,
