@@ -18,6 +18,8 @@ import tracemalloc
 import numpy as np
 import pytest
 from conftest import sigint_inside
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
@@ -146,6 +148,26 @@ def test_time_runs_out_with_a_budget(monkeypatch, method):
     assert res.lower_bound <= brute_force_prune(extract(rf, X, y), lam=0.0, budget=0.5)[0]
 
 
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    T=st.integers(1, 3),
+    stop=st.integers(1, 3),
+    lam=st.sampled_from([0.0, 1e-3, 0.02, 0.3]),
+    method=st.sampled_from(["cut", "lp"]),
+)
+def test_property_stopped_bounds_are_valid(monkeypatch, seed, T, stop, lam, method):
+    rf, X, y = _small(seed, n=40, T=T)
+    optimum = _optimum(rf, X, y, lam=lam)
+    with monkeypatch.context() as patch:
+        _expire_after(patch, _extract, "_tree_data", calls=min(stop, T))
+        res = prune(rf, X, y, lam=lam, method=method, time_limit=1000)
+    _check(res, Status.TIME_LIMIT, rf, X, y, lam=lam, optimum=optimum)
+    assert res.objective >= optimum - 1e-12
+
+
 def test_time_runs_out_during_the_network_build(monkeypatch):
     rf, X, y = _small(1)
     _expire_after(monkeypatch, _cut, "duplicate_examples")
@@ -267,6 +289,16 @@ def test_ctrl_c_during_extraction(monkeypatch, call):
     assert sent.is_set()
     _check(res, Status.INTERRUPTED, rf, X, y, optimum=_optimum(rf, X, y))
     assert "Ctrl-C during the extraction" in res.message
+
+
+def test_ctrl_c_during_the_input_checks(monkeypatch):
+    rf, X, y = _small(9)
+    _slow_on_call(monkeypatch, _extract, "as_numeric_matrix")
+    with sigint_inside(THIS, "_pause", after=0.05) as sent:
+        res = prune(rf, X, y, lam=LAM)
+    assert sent.is_set()
+    _check(res, Status.INTERRUPTED, rf, X, y, optimum=_optimum(rf, X, y))
+    assert "Ctrl-C during the input checks" in res.message
 
 
 def test_ctrl_c_during_the_network_build(monkeypatch):
