@@ -21,10 +21,17 @@ from odtkit.formulations.pruning import IP1, IP3, LP1, check_budget, check_probl
 from odtkit.pipeline import verify_solution
 from odtkit.pruning._budget import check_budget_method
 from odtkit.pruning._ensemble import PrunedEnsemble, individual_objective, tree_dp, unpruned
-from odtkit.pruning._extract import EnsembleData, extract
+from odtkit.pruning._extract import EnsembleData, checked_inputs, extract, extract_checked
+from odtkit.pruning._guard import (
+    CUT_BYTES_PER_ENTRY,
+    MODEL_BYTES_PER_ENTRY,
+    Guard,
+    Stopped,
+    root_only_data,
+)
 from odtkit.pruning._path import CostErrorPath, exact_path
 from odtkit.pruning._solve import INTEGRALITY_TOL, max_fractionality, solve_mip, solver_options
-from odtkit.results import Result, Status
+from odtkit.results import Result, Status, make_trace
 
 __all__ = [
     "prune",
@@ -42,6 +49,11 @@ BUDGET_METHODS = ("cut", "lp")
 
 def _data(ensemble: Any, X: Any, y: Any, costs: Any) -> EnsembleData:
     if isinstance(ensemble, EnsembleData):
+        if not ensemble.complete:
+            raise ValueError(
+                "ensemble is the stand-in EnsembleData of a stopped prune (statistics at the "
+                "roots only); extract the ensemble again with extract(ensemble, X, y)"
+            )
         if costs is not None:
             raise ValueError("costs are fixed at extraction; pass them to extract(), not here")
         return ensemble
@@ -226,12 +238,23 @@ def prune(
     backend : str
         Solver backend for the models (``odtkit.solvers``).
     time_limit : float, optional
-        Seconds per solver call. A cut stopped by it (or by Ctrl-C) returns the pruning its
-        flow so far defines, with a valid bound and status ``time_limit``/``interrupted``.
+        Seconds for the whole call, from its start: extraction, network or model build and
+        solve share one deadline (checked before each tree and between the vectorized steps;
+        HiGHS's MIP presolve may overrun it by what it takes). At the limit the best pruning
+        so far comes back with status ``time_limit``: a cut stopped by it (or by Ctrl-C)
+        returns the pruning its flow so far defines, with a valid bound; a call stopped before
+        any solver answered returns every tree cut to its root (always feasible, cost 0), with
+        the unpruned trees' training errors as lower bound. ``message`` says which.
     memory_limit_mb : float, optional
-        Memory budget of the native min cut (``method="cut"``); None: the searches' default
-        (75 % of what the process can still get). At the budget the pruning so far is kept
-        with status ``memory_limit``. The LP/MIP backends have no memory limit.
+        Memory budget of the whole call; None: the searches' default (75 % of what the process
+        can still get, or ``$ODTKIT_MEMORY_LIMIT_MB``). The extraction projects the call's
+        peak (the feature-use entries, the pair index and the network or the program) from
+        the trees routed so far and stops before the budget, with status ``memory_limit`` and
+        a trivially feasible pruning (every tree cut to its root, or the unpruned ensemble
+        when the data was extracted and it is better); the max-flow gets what is left. A
+        solver's own search memory beyond its copy of the program is not counted.
+        Ctrl-C anywhere in the call returns status ``interrupted`` the same way, never a
+        ``KeyboardInterrupt``.
     formulation : {"compact", "full"}
         ``"full"``: IP3 exactly as printed (one ``w^{(t)}_{k,i}`` and feature row per tree,
         feature, example). ``"compact"`` (default): the equivalent ``IP3(aggregate=True,
@@ -265,42 +288,216 @@ def prune(
             "and choose budget_method"
         )
     aggregate = formulation == "compact"
-    deadline = Deadline(time_limit)  # the extraction is charged too
-    t0 = deadline.start
-    data = _data(ensemble, X, y, costs)
-    t_extract = time.perf_counter() - t0
-    time_limit = deadline.limit_left()
+    guard = Guard(time_limit, memory_limit_mb)
+    uses_cut = method == "cut"  # a budget's "cut" is the path: cut networks too
+    guard.per_entry += CUT_BYTES_PER_ENTRY if uses_cut else MODEL_BYTES_PER_ENTRY
+    t0 = guard.deadline.start
+    state: dict[str, Any] = {}
+    try:
+        with charged(guard.deadline):
+            data = _guarded_data(ensemble, X, y, costs, guard, state)
+            state["extract_time"] = time.perf_counter() - t0
+            guard.check_time("the extraction")
+            guard.phase = "the solve" if method == "cut" else "the model build and solve"
+            result = _dispatch(data, lam, budget, method, budget_method, backend, aggregate, guard)
+    except (Stopped, OutOfTime, KeyboardInterrupt, MemoryError) as exc:
+        result = _stopped(exc, ensemble, X, y, costs, state, guard, lam, budget, method, backend)
+    else:
+        if result.model is None and result.status in _LIMITS:
+            result = _trivial(
+                data,
+                lam,
+                budget,
+                result.status,
+                result.message or f"status {result.status}",
+                _error_bound(data),
+                method,
+                backend,
+                guard,
+                solver_result=result,
+            )
+        elif budget is None and lam > 0:
+            _warn_if_roots_only(result.model, lam)
+    return result.replace(
+        time=time.perf_counter() - t0,
+        stats={**result.stats, "extract_time": state.get("extract_time", np.nan)},
+    )
+
+
+#: statuses of a call stopped early, which must still come with a pruning
+_LIMITS = (Status.TIME_LIMIT, Status.MEMORY_LIMIT, Status.INTERRUPTED, Status.NODE_LIMIT)
+
+
+def _guarded_data(
+    ensemble: Any, X: Any, y: Any, costs: Any, guard: Guard, state: dict[str, Any]
+) -> EnsembleData:
+    """The extraction under ``guard`` (or a given EnsembleData, charged for the method)."""
+    if isinstance(ensemble, EnsembleData):
+        data = _data(ensemble, X, y, costs)
+        state["data"] = data
+        N, T = data.n_samples, data.n_trees
+        guard.fixed = 13.0 * N * data.n_features + 32.0 * N * T
+        guard.need(guard.peak(data.n_entries), f"the pruning of {T} trees on {N} examples")
+        return data
+    if X is None or y is None:
+        raise TypeError("prune needs the training data X and y the pruning is measured on")
+    state["inputs"] = checked_inputs(ensemble, X, y, costs)
+    guard.phase = "the extraction"
+    data = extract_checked(state["inputs"], guard)
+    state["data"] = data
+    return data
+
+
+def _dispatch(
+    data: EnsembleData,
+    lam: float | None,
+    budget: float | None,
+    method: str,
+    budget_method: str,
+    backend: str,
+    aggregate: bool,
+    guard: Guard,
+) -> Result:
+    """The solve of :func:`prune` once the data is there, within ``guard``'s limits."""
     if budget is not None:
         from odtkit.pruning._budget import budget_prune
 
-        result = budget_prune(
+        return budget_prune(
             data,
             budget=budget,
             budget_method=budget_method,
             backend=backend,
-            time_limit=time_limit,
+            time_limit=guard.deadline.limit_left(),
             aggregate=aggregate,
             search="path" if method == "cut" else "lp",
         )
-    elif method == "cut":
-        from odtkit.pruning._cut import cut_prune
+    if method == "cut":
+        from odtkit.pruning._cut import closure_network, cut_prune
 
-        result = cut_prune(data, lam=lam, time_limit=time_limit, memory_limit_mb=memory_limit_mb)
-    elif method == "colgen":
-        result = _colgen(data, lam, backend, deadline)
-    else:
-        result = solve_ip3(
+        guard.phase = "the network build"
+        t_build = time.perf_counter()
+        network = closure_network(data)
+        t_build = time.perf_counter() - t_build
+        guard.check_time("the network build")
+        guard.phase = "the max-flow"
+        result = cut_prune(
             data,
             lam=lam,
-            method=method,
-            backend=backend,
-            time_limit=time_limit,
-            aggregate=aggregate,
+            time_limit=guard.deadline.limit_left(),
+            memory_limit_mb=guard.left_mb(data.n_entries),
+            network=network,
         )
-    if budget is None and lam > 0:
-        _warn_if_roots_only(result.model, lam)
-    return result.replace(
-        time=time.perf_counter() - t0, stats={**result.stats, "extract_time": t_extract}
+        return result.replace(stats={**result.stats, "build_time": t_build})
+    if method == "colgen":
+        return _colgen(data, lam, backend, guard.deadline)
+    return solve_ip3(
+        data,
+        lam=lam,
+        method=method,
+        backend=backend,
+        time_limit=guard.deadline.limit_left(),
+        aggregate=aggregate,
+    )
+
+
+def _error_bound(data: EnsembleData) -> int:
+    """Training errors of the unpruned trees: no pruning has fewer (a split never adds an
+    error under majority labels), so ``/ (N T)`` bounds every objective from below."""
+    return int(sum(int(t.error[t.is_leaf].sum()) for t in data.trees))
+
+
+def _stopped(
+    exc: BaseException,
+    ensemble: Any,
+    X: Any,
+    y: Any,
+    costs: Any,
+    state: dict[str, Any],
+    guard: Guard,
+    lam: float | None,
+    budget: float | None,
+    method: str,
+    backend: str,
+) -> Result:
+    """The answer of a call a limit or Ctrl-C stopped before its solver returned."""
+    if isinstance(exc, Stopped):
+        status, message = exc.status, exc.message
+    elif isinstance(exc, OutOfTime):
+        status, message = Status.TIME_LIMIT, f"the time limit ran out during {guard.phase}"
+    elif isinstance(exc, KeyboardInterrupt):
+        status, message = Status.INTERRUPTED, f"Ctrl-C during {guard.phase}"
+    else:
+        status = Status.MEMORY_LIMIT
+        message = f"an allocation failed during {guard.phase} (out of memory)"
+    data = state.get("data")
+    if data is not None:
+        return _trivial(
+            data, lam, budget, status, message, _error_bound(data), method, backend, guard
+        )
+    inputs = state.get("inputs")
+    if inputs is None:  # stopped while validating: validate again (bad input still raises)
+        inputs = checked_inputs(ensemble, X, y, costs)
+    stand_in = root_only_data(
+        inputs["ests"],
+        inputs["fmaps"],
+        inputs["classes"],
+        inputs["n_features"],
+        inputs["codes"],
+        inputs["costs"],
+    )
+    # the trees extracted before the stop bound their own errors; the others by 0
+    errors = int(sum(inputs.get("leaf_errors", ())))
+    return _trivial(stand_in, lam, budget, status, message, errors, method, backend, guard)
+
+
+def _trivial(
+    data: EnsembleData,
+    lam: float | None,
+    budget: float | None,
+    status: Status,
+    message: str,
+    errors: int,
+    method: str,
+    backend: str,
+    guard: Guard,
+    solver_result: Result | None = None,
+) -> Result:
+    """A stopped call's answer: the better trivially feasible pruning -- every tree cut to its
+    root (cost 0: within every budget), or, after a memory stop with the data extracted, the
+    unpruned ensemble when it is better and within the budget -- with the lower bound
+    ``errors / (N T)`` (or the solver's, if higher)."""
+    weight = 0.0 if lam is None else lam
+    roots = [np.arange(t.n_nodes) == 0 for t in data.trees]
+    candidates = [("every tree cut to its root", PrunedEnsemble(data, roots, weight))]
+    if status == Status.MEMORY_LIMIT and data.complete:
+        whole = PrunedEnsemble(data, unpruned(data), weight)
+        if budget is None or whole.cost_term <= budget + 1e-12:
+            candidates.append(("the unpruned ensemble", whole))
+    what, pruned = min(candidates, key=lambda c: c[1].objective)
+    objective = pruned.objective
+    bound = errors / (data.n_samples * data.n_trees)
+    if solver_result is not None and np.isfinite(solver_result.lower_bound):
+        bound = max(bound, float(solver_result.lower_bound))
+    bound = min(bound, objective)
+    elapsed = guard.deadline.elapsed()
+    stats = dict(solver_result.stats) if solver_result is not None else {}
+    stats["fallback"] = what
+    return Result(
+        model=pruned,
+        objective=objective,
+        lower_bound=bound,
+        status=status,
+        time=elapsed,
+        method=method if solver_result is None else solver_result.method,
+        backend=("native" if method == "cut" else backend),
+        trace=make_trace([(elapsed, objective, bound)]),
+        stats=stats,
+        solution=None if solver_result is None else solver_result.solution,
+        message=(
+            f"{message}; returned {what}, a trivially feasible pruning (objective "
+            f"{objective:.6g}); lower bound {bound:.6g} from the training errors of the trees "
+            "extracted (unpruned)"
+        ),
     )
 
 

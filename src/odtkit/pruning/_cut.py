@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from odtkit._limits import check_deadline
 from odtkit.pruning._ensemble import PrunedEnsemble, objective_terms
 from odtkit.pruning._extract import EnsembleData
 from odtkit.results import Result, Status, make_trace
@@ -52,6 +53,15 @@ __all__ = [
 #: objectives and bounds closer than this (normalized) are equal (as the searches' tolerance)
 CUT_TOLERANCE = 1e-9
 _TOTAL = float(2**61)
+_KEPT = (
+    ": returned the pruning its flow so far defines (the splits reachable from the source in "
+    "the residual network), with the flow as lower bound"
+)
+_STOPPED = {
+    Status.TIME_LIMIT: "the time limit stopped the max-flow" + _KEPT,
+    Status.INTERRUPTED: "Ctrl-C stopped the max-flow" + _KEPT,
+    Status.MEMORY_LIMIT: "the memory budget (memory_limit_mb) stopped the max-flow" + _KEPT,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,6 +183,7 @@ def closure_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork
     right = np.concatenate([np.where(t.right >= 0, t.right + off, -1) for t, off in pairs])
     parent = np.concatenate([np.where(t.parent >= 0, t.parent + off, -1) for t, off in pairs])
     error = np.concatenate([t.error for t in data.trees]).astype(np.int64)
+    check_deadline()  # between the vectorized steps (prune's one deadline)
     internal = left >= 0
     split_node = np.flatnonzero(internal)
     split_id = np.cumsum(internal, dtype=np.int64) - 1
@@ -189,6 +200,7 @@ def closure_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork
     # example represents its class of identical paths, with the class size as a multiplier)
     if merge and data.n_trees:
         _, weight = duplicate_examples(data)
+        check_deadline()
     else:
         weight = np.ones(data.n_samples, dtype=np.int64)
     pair_weight = weight[data.pair_example]
@@ -201,6 +213,7 @@ def closure_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork
         use_node = np.concatenate([t.use_node + off for t, off in pairs])[entry_paid]
         tails.append(split_id[use_node])
         del use_node
+        check_deadline()
         heads.append(pair_id[data.entry_pair[entry_paid]])
     return ClosureNetwork(
         data=data,
@@ -278,7 +291,7 @@ def cut_prune(
     objective = float(terms["objective"])
     bound = min(float(out["lower_bound"]), objective)
     status = Status(out["status"])
-    message = ""
+    message = _STOPPED.get(status, "")
     if abs(objective - out["objective"]) > CUT_TOLERANCE:
         status = Status.ERROR
         message = (

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from odtkit._limits import check_deadline
+
 __all__ = ["TreeData", "EnsembleData", "extract", "check_ensemble", "route"]
 
 
@@ -106,6 +108,9 @@ class EnsembleData:
     costs: np.ndarray  # float64 (K,)
     n_features: int
     estimators: list[Any] | None = None  # the fitted sklearn trees (for export)
+    #: False for the stand-in a stopped ``prune`` returns with its root-only pruning
+    #: (statistics at the roots only, no entries): see ``odtkit.pruning._guard.root_only_data``
+    complete: bool = True
     node_offset: np.ndarray = field(init=False)  # global z id of tree t's node h = offset[t] + h
     entry_offset: np.ndarray = field(init=False)  # global w^(t) id = entry_offset[t] + j
     pair_key: np.ndarray = field(init=False)  # sorted unique k * N + i over all entries
@@ -125,6 +130,7 @@ class EnsembleData:
         # dense marking instead of np.unique: keys < K * N, so this is linear
         present = np.zeros(self.n_features * n, dtype=bool)
         present[keys] = True
+        check_deadline()  # between the vectorized steps of a large ensemble (prune's limit)
         rank = np.cumsum(present, dtype=np.int64) - 1
         object.__setattr__(self, "pair_key", np.flatnonzero(present).astype(np.int64))
         object.__setattr__(self, "entry_pair", rank[keys])
@@ -135,6 +141,7 @@ class EnsembleData:
             if t.n_entries:
                 brk = np.flatnonzero((np.diff(t.use_node) != 0) | (np.diff(t.use_feature) != 0)) + 1
                 starts.append(np.concatenate(([0], brk)) + off)
+        check_deadline()
         gstart = np.concatenate(starts) if starts else np.zeros(0, np.int64)
         flag = np.zeros(self.n_entries, dtype=np.int64)
         flag[gstart] = 1
@@ -493,6 +500,67 @@ def _tree_data(
     )
 
 
+def checked_inputs(ensemble: Any, X: Any, y: Any, costs: Any = None) -> dict[str, Any]:
+    """Every input of :func:`extract` validated: the trees, their feature maps, ``classes``,
+    ``n_features``, ``X32`` (float32, as the trees compare), ``codes`` (class codes of y) and
+    ``costs``."""
+    ests, fmaps, classes, nf = _estimators(ensemble)
+    X32 = as_numeric_matrix(X, nf)
+    return {
+        "ests": ests,
+        "fmaps": fmaps,
+        "classes": classes,
+        "n_features": nf,
+        "X32": X32,
+        "codes": encode_y(y, classes, X32.shape[0]),
+        "costs": check_costs(costs, nf),
+    }
+
+
+def extract_checked(inputs: dict[str, Any], guard: Any = None) -> EnsembleData:
+    """:func:`extract` from :func:`checked_inputs`, tree by tree under a pruning ``guard``
+    (``odtkit.pruning._guard.Guard``): before each tree it checks the time, after each it
+    projects the call's peak memory from the entries so far and stops before the budget.
+    ``inputs["leaf_errors"]`` collects each finished tree's unpruned training errors (what a
+    stopped call's lower bound is made of)."""
+    ests, fmaps, X32, codes = inputs["ests"], inputs["fmaps"], inputs["X32"], inputs["codes"]
+    n_classes, N, T = len(inputs["classes"]), X32.shape[0], len(ests)
+    inputs["leaf_errors"] = []
+    if guard is not None:
+        depth = np.array([max(int(e.tree_.max_depth), 0) for e in ests], dtype=np.float64)
+        guard.start_extraction(N, inputs["n_features"], T, int(depth.max(initial=0)))
+        # the most entries a tree can have: one per example and level (distinct features)
+        upper = N * np.minimum(depth, inputs["n_features"])
+        upper_left = float(upper.sum())
+        done_entries = done_upper = 0.0
+    trees = []
+    for j, (est, fmap) in enumerate(zip(ests, fmaps, strict=True)):
+        if guard is not None:
+            guard.check_time(f"the extraction (tree {j + 1} of {T})")
+        tree = _tree_data(est, fmap, X32, codes, n_classes)
+        trees.append(tree)
+        inputs["leaf_errors"].append(int(tree.error[tree.is_leaf].sum()))
+        if guard is not None:
+            done_entries += tree.n_entries
+            done_upper += upper[j]
+            upper_left -= upper[j]
+            fill = done_entries / done_upper if done_upper else 1.0
+            guard.need(
+                guard.peak(done_entries + fill * upper_left),
+                f"the pruning of {T} trees on {N} examples (projected from {j + 1} trees)",
+            )
+    if guard is not None:
+        guard.check_time("the extraction (the pair index)")
+    return EnsembleData(
+        trees=trees,
+        y=codes,
+        classes=inputs["classes"],
+        costs=inputs["costs"],
+        n_features=inputs["n_features"],
+        estimators=list(ests),
+    )
+
+
 def extract(ensemble: Any, X: Any, y: Any, costs: Any = None) -> EnsembleData:
     """Extract all trees of ``ensemble`` on training data ``(X, y)``.
 
@@ -512,11 +580,4 @@ def extract(ensemble: Any, X: Any, y: Any, costs: Any = None) -> EnsembleData:
     -------
     EnsembleData
     """
-    ests, fmaps, classes, nf = _estimators(ensemble)
-    X32 = as_numeric_matrix(X, nf)
-    codes = encode_y(y, classes, X32.shape[0])
-    c = check_costs(costs, nf)
-    trees = [_tree_data(e, f, X32, codes, len(classes)) for e, f in zip(ests, fmaps, strict=True)]
-    return EnsembleData(
-        trees=trees, y=codes, classes=classes, costs=c, n_features=nf, estimators=list(ests)
-    )
+    return extract_checked(checked_inputs(ensemble, X, y, costs))

@@ -1,0 +1,182 @@
+"""One time limit, one memory budget and Ctrl-C for a whole :func:`~odtkit.pruning.prune` call.
+
+The pruning's big structures all grow with the number of feature-use entries ``m`` (one per
+example, tree and feature on the example's path): the extracted ``(u, k, i)`` lists, the
+``(feature, example)`` pair index, the cut network's arcs and a program's link rows. ``m`` is
+known exactly after each tree is routed, so :class:`Guard` projects the call's peak from the
+trees routed so far (their ratio of entries to the ``N x depth`` worst case, applied to the
+trees still to come) and stops *before* building what would not fit. The measured peak of
+``prune`` was about 75 bytes per entry for the cut (issue 28: 24 M entries, 1.8 GB), which is
+what :data:`CUT_BYTES_PER_ENTRY` charges.
+
+A stop is a :class:`Stopped` (time, memory) or a ``KeyboardInterrupt`` (Ctrl-C in Python code);
+``prune`` turns either into a Result with the limit's status and the best pruning it has, at
+worst the trivially feasible one: every tree cut to its root (cost 0, so within every budget),
+whose objective is the training error of the majority class and needs no extraction at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from odtkit._limits import Deadline
+from odtkit.results import Status
+
+__all__ = [
+    "CUT_BYTES_PER_ENTRY",
+    "DATA_BYTES_PER_ENTRY",
+    "MODEL_BYTES_PER_ENTRY",
+    "Guard",
+    "Stopped",
+    "root_only_data",
+]
+
+#: bytes the extracted data keeps per entry: ``use_example/feature/node`` (int64) in the trees,
+#: ``entry_pair`` and ``entry_group`` in EnsembleData, plus the sort and key temporaries
+DATA_BYTES_PER_ENTRY = 56
+#: the cut on top of the data: arcs (tails, heads), their temporaries and the native graph
+CUT_BYTES_PER_ENTRY = 40
+#: an LP/MIP on top of the data: the IR's CSR rows, the modelling copy and the solver's copy
+MODEL_BYTES_PER_ENTRY = 200
+
+
+class Stopped(BaseException):  # noqa: N818 - control flow, like OutOfTime
+    """A limit ended a phase of the call: ``status`` and a ``message`` naming the phase."""
+
+    def __init__(self, status: Status, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _mb(nbytes: float) -> float:
+    return nbytes / 2.0**20
+
+
+class Guard:
+    """The deadline and the memory budget of one pruning call.
+
+    Parameters
+    ----------
+    time_limit : float or None
+        Seconds for the whole call (None: no limit).
+    memory_limit_mb : float or None
+        The budget; None: the searches' default (``default_memory_limit_mb``).
+    """
+
+    def __init__(self, time_limit: float | None, memory_limit_mb: float | None) -> None:
+        from odtkit.core._problem import default_memory_limit_mb
+
+        self.deadline = Deadline(time_limit)
+        self.given = memory_limit_mb is not None
+        self.memory_limit_mb = memory_limit_mb if self.given else default_memory_limit_mb()
+        self.per_entry = DATA_BYTES_PER_ENTRY  # raised by the method before extraction
+        self.fixed = 0.0  # bytes independent of m (dense N x K marks, N x T leaf matrix)
+        self.projected = 0.0  # the call's projected peak so far
+        self.phase = "the input checks"  # named in the message of a stop
+
+    # ------------------------------------------------------------------ time
+    def check_time(self, phase: str) -> None:
+        if self.deadline.expired():
+            raise Stopped(Status.TIME_LIMIT, f"the time limit ran out during {phase}")
+
+    # ------------------------------------------------------------------ memory
+    @property
+    def name(self) -> str:
+        if self.given:
+            return f"memory_limit_mb={self.memory_limit_mb:g}"
+        return (
+            f"the default memory budget of {self.memory_limit_mb:.0f} MB (set memory_limit_mb "
+            "to change it)"
+        )
+
+    def need(self, nbytes: float, what: str) -> None:
+        """Stop (status ``memory_limit``) if ``nbytes`` in all would exceed the budget."""
+        self.projected = max(self.projected, float(nbytes))
+        if self.memory_limit_mb is not None and _mb(nbytes) > self.memory_limit_mb:
+            raise Stopped(
+                Status.MEMORY_LIMIT,
+                f"{what} would need about {_mb(nbytes):.0f} MB, over {self.name}",
+            )
+
+    def peak(self, n_entries: float) -> float:
+        """Projected peak bytes of the call for ``n_entries`` entries."""
+        return self.fixed + n_entries * self.per_entry
+
+    def left_mb(self, n_entries: float) -> float | None:
+        """What the budget leaves for a native phase once the data of ``n_entries`` is held."""
+        if self.memory_limit_mb is None:
+            return None
+        held = _mb(self.fixed + n_entries * DATA_BYTES_PER_ENTRY)
+        return max(self.memory_limit_mb - held, 1.0)
+
+    def start_extraction(
+        self, n_samples: int, n_features: int, n_trees: int, max_depth: int
+    ) -> None:
+        """Charge what does not grow with the entries -- ``X`` as float32, the dense
+        ``(feature, example)`` marks and their int64 rank (``13 K N`` bytes), one tree's
+        routing (its ``N x (depth + 1)`` paths, ``32`` bytes a cell) and the ``N x T`` leaf
+        matrix of the merge (uint64, with its temporaries) -- and refuse at once if even the
+        smallest entry list (one per example and tree) would not fit."""
+        N, K, T = n_samples, n_features, n_trees
+        self.fixed = 13.0 * N * K + 32.0 * N * (max_depth + 2) + 32.0 * N * T
+        self.need(self.peak(N * T), f"the pruning of {T} trees on {N} examples")
+
+
+def root_only_data(
+    ests: list[Any],
+    fmaps: list[np.ndarray | None],
+    classes: np.ndarray,
+    n_features: int,
+    codes: np.ndarray,
+    costs: np.ndarray,
+) -> Any:
+    """An :class:`EnsembleData` that holds only what the root-only pruning needs.
+
+    Each tree has its real structure (so the pruned copies, ``n_leaves_unpruned`` and routing
+    are right) but training statistics at the root only (every node predicts the root's
+    majority class) and no feature-use entries: exact for the pruning that cuts every tree to
+    its root (error at the root, no feature acquired), meaningless for any other, so it is
+    marked ``complete=False`` and ``prune`` refuses it as input.
+    """
+    from odtkit.pruning._extract import EnsembleData, TreeData, _structure
+
+    n_classes = len(classes)
+    root_counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
+    label = int(np.argmax(root_counts))
+    root_dist = root_counts / max(root_counts.sum(), 1.0)
+    root_error = int(round(root_counts.sum() - root_counts[label]))
+    empty = np.zeros(0, dtype=np.int64)
+    trees = []
+    for est, fmap in zip(ests, fmaps, strict=True):
+        s = _structure(est, fmap)
+        n = s["left"].shape[0]
+        counts = np.zeros((n, n_classes))
+        counts[0] = root_counts
+        error = np.zeros(n, dtype=np.int64)
+        error[0] = root_error
+        trees.append(
+            TreeData(
+                **s,
+                counts=counts,
+                dist=np.broadcast_to(root_dist, (n, n_classes)),
+                pred=np.full(n, label, dtype=np.int64),
+                error=error,
+                use_example=empty,
+                use_feature=empty,
+                use_node=empty,
+                # never read: the merge of duplicate examples needs complete data
+                leaf_of=np.broadcast_to(np.int64(0), codes.shape),
+            )
+        )
+    return EnsembleData(
+        trees=trees,
+        y=codes,
+        classes=classes,
+        costs=costs,
+        n_features=n_features,
+        estimators=list(ests),
+        complete=False,
+    )
