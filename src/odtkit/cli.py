@@ -1228,7 +1228,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     prn.add_argument("--lam", type=float, help="weight of the average feature cost")
     prn.add_argument("--budget", type=float, help="instead of --lam: largest average cost")
     prn.add_argument("--costs", help="feature costs NAME=COST,... (others cost 1)")
-    prn.add_argument("--time-limit", type=float, help="seconds per solver call")
+    prn.add_argument(
+        "--time-limit", type=float, help="seconds for the whole prune, extraction included"
+    )
     prn.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
     prn.add_argument(
         "--out",
