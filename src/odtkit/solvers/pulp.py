@@ -31,7 +31,11 @@ Solvers (``solver=`` option of :func:`odtkit.solvers.solve`)
     ``mip_start``, ``dual_bound``, ``duals`` (from CBC's solution file) and ``interrupt``:
     Ctrl-C, ``should_stop`` or the deadline forward one SIGINT, CBC stops at its next node
     ("User ctrl-c") and writes its incumbent; in preprocessing or the root LP it reads no
-    signal and is killed after :data:`CBC_GRACE` seconds (the answer is then the start).
+    signal and is killed after :data:`CBC_GRACE` seconds (the answer is then the start), or
+    after :data:`CBC_INCUMBENT_GRACE` seconds once its log has shown an incumbent (a second
+    Ctrl-C kills at once). CBC's log is read as it is written (a pseudo-terminal on POSIX:
+    ``log_callback`` gets each line live). The process dies with ours (Linux) and its files
+    live in one private directory (:mod:`odtkit.solvers._cmd`).
 ``"highs_cmd"``
     ``HiGHS_CMD`` (the ``highs`` executable must be on PATH or given as ``path=``): MIP start via
     ``warmStart``; status, dual bound and nodes parsed from the HiGHS log. Capabilities:
