@@ -32,7 +32,7 @@ needs_cbc_posix = pytest.mark.skipif(
 )
 
 #: Solve a multi-dimensional knapsack that CBC does not finish within its time limit; print
-#: ``CBC <pid> <folder>`` once CBC runs.
+#: ``CBC <pid> <folder>`` once CBC runs. ``prelude``: the program's own set-up.
 CBC_CHILD = """
 import os, subprocess, sys
 sys.path.insert(0, {tests!r})
@@ -46,6 +46,7 @@ def _popen(args, *rest, **kwargs):
         print("CBC", child.pid, os.path.dirname(args[1]), flush=True)
     return child
 subprocess.Popen = _popen
+{prelude}
 solve(hard_knapsack(400, 40), backend="pulp", solver="cbc", time_limit=600)
 print("RETURNED", flush=True)
 """
@@ -73,9 +74,13 @@ def _polled(predicate, tries: int = 500) -> bool:
     return False
 
 
+#: the program's own SIGTERM handler ends it by SystemExit: the solve's clean-up runs on the way
+OWN_HANDLER = "import signal; signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))"
+
+
 @needs_cbc_posix
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
-@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL", "own-handler"])
 def test_cbc_dies_with_its_python_process_and_leaves_no_files(how, tmp_path, monkeypatch):
     if how == "SIGKILL" and not sys.platform.startswith("linux"):
         pytest.skip("PR_SET_PDEATHSIG is Linux only")
@@ -83,7 +88,11 @@ def test_cbc_dies_with_its_python_process_and_leaves_no_files(how, tmp_path, mon
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
     child = subprocess.Popen(
-        [sys.executable, "-c", CBC_CHILD.format(tests=TESTS)],
+        [
+            sys.executable,
+            "-c",
+            CBC_CHILD.format(tests=TESTS, prelude=OWN_HANDLER if how == "own-handler" else ""),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -97,10 +106,11 @@ def test_cbc_dies_with_its_python_process_and_leaves_no_files(how, tmp_path, mon
         cbc_pid = int(pid)
         assert Path(folder).parent == tmp and Path(folder).is_dir()
         assert _polled(lambda: _running(cbc_pid, folder))
-        child.send_signal(getattr(signal, how))
-        assert child.wait(timeout=120) == -getattr(signal, how)
+        sig = signal.SIGKILL if how == "SIGKILL" else signal.SIGTERM
+        child.send_signal(sig)
+        assert child.wait(timeout=120) == (3 if how == "own-handler" else -sig)
         assert _polled(lambda: not _running(cbc_pid, folder)), "CBC outlived its Python process"
-        if how == "SIGTERM":
+        if how != "SIGKILL":
             assert not Path(folder).exists(), os.listdir(folder)
         else:
             # nobody could clean up: the next solve sweeps the dead process's directory

@@ -14,11 +14,11 @@ files. Three measures, each a best effort where the platform lacks the means:
   when the thread that started it ends, whatever ended it. Elsewhere (macOS, Windows) there is
   no such call: a SIGTERM still ends the child through :func:`cleanup_on_sigterm`, a SIGKILL
   leaves it running until its own time limit.
-* :func:`cleanup_on_sigterm` -- during a solve in the main thread, a SIGTERM handler kills the
-  children and removes the directories, then hands the signal on: to the previous Python
-  handler if there was one, else it restores the default action and re-sends the signal, so
-  the process still ends by SIGTERM (exit status -15). It installs nothing where SIGTERM is
-  ignored or handled outside Python.
+* :func:`cleanup_on_sigterm` -- during a solve in the main thread of a program that left
+  SIGTERM at its default action, a SIGTERM handler kills the children and removes the
+  directories, then restores the default action and re-sends the signal, so the process still
+  ends by SIGTERM (exit status -15). A program with its own SIGTERM handler keeps it: if it
+  raises (``SystemExit``), the solve's ``finally`` blocks do the same clean-up.
 
 :class:`LiveOutput` reads the child's output as it is written (a pseudo-terminal on POSIX, so
 that the solver's C stdio flushes each line instead of a 4 KB block at its exit), for a live
@@ -192,17 +192,17 @@ def cleanup_on_sigterm() -> Iterator[None]:
         yield
         return
     previous = signal.getsignal(signal.SIGTERM)
-    if previous is None or previous == signal.SIG_IGN:  # handled in C, or ignored: not ours
+    if previous != signal.SIG_DFL:
+        # ignored, handled in C, or the program's own handler: it decides; if that handler
+        # raises (SystemExit, say), the solve's ``finally`` blocks kill the child and remove
+        # the directory
         yield
         return
 
     def on_sigterm(signum: int, frame: Any) -> None:
         _cleanup_all()
-        if callable(previous):
-            previous(signum, frame)
-            return
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGTERM)  # end as the default action would have
 
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
@@ -235,8 +235,13 @@ class LiveOutput:
             import pty
             import tty
 
-            self._master, self._slave = pty.openpty()
-            tty.setraw(self._slave)  # no "\r\n" translation, no echo
+            try:
+                self._master, self._slave = pty.openpty()
+                tty.setraw(self._slave)  # no "\r\n" translation, no echo
+            except OSError:  # no pseudo-terminals here (a locked-down container): the file
+                self.close()
+                self._file = open(log_path, "w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+                self._master = self._slave = None
         self.live = self._master is not None
         #: the child side is closed (the child has ended, or closed its output)
         self.eof = not self.live
