@@ -10,6 +10,7 @@ after a limit is measured by ``benchmarks/limits.py`` (case ``bnb_cache``, ``cor
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -55,6 +56,17 @@ _CHILD = textwrap.dedent(
 )
 
 
+#: Under AddressSanitizer (``.ci/sanitize`` preloads libasan, and the children inherit it) the
+#: process's resident set also holds ASan's shadow memory and its quarantine of freed blocks: the
+#: growth measures the sanitizer, not odtkit, so there the tests check the searches' own count
+#: (``peak_memory_mb``), the status and the bound; the larger limits of the same searches add
+#: only minutes there (22-25 s each at load 3) and are left to the plain run.
+UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
+_SAME_PATH_LARGER_LIMIT = pytest.mark.skipif(
+    UNDER_ASAN, reason="the same search as the smaller limit, 5x the time under ASan"
+)
+
+
 def run_child(n: int, p: int, seed: int = 0, rule_list: bool = False, **kwargs: object) -> dict:
     """Search random data (n x p, balanced labels) in a fresh process: its growth, time, answer."""
     args = json.dumps({"n": n, "p": p, "seed": seed, "rule_list": rule_list, "kwargs": kwargs})
@@ -73,17 +85,19 @@ def run_child(n: int, p: int, seed: int = 0, rule_list: bool = False, **kwargs: 
     ("kwargs", "limit"),
     [
         ({"method": "dp", "strategy": "queue", "lam": 0.0005}, 120),
-        ({"method": "dp", "strategy": "queue", "lam": 0.0005}, 250),
+        pytest.param(
+            {"method": "dp", "strategy": "queue", "lam": 0.0005}, 250, marks=_SAME_PATH_LARGER_LIMIT
+        ),
         ({"method": "bnb", "lam": 0.0001}, 50),
-        ({"method": "bnb", "lam": 0.0001}, 200),
-        ({"method": "bnb", "lam": 0.001}, 300),
+        pytest.param({"method": "bnb", "lam": 0.0001}, 200, marks=_SAME_PATH_LARGER_LIMIT),
+        pytest.param({"method": "bnb", "lam": 0.001}, 300, marks=_SAME_PATH_LARGER_LIMIT),
     ],
 )
 def test_memory_limit_bounds_the_process_growth(kwargs: dict, limit: float) -> None:
     out = run_child(5000, 24, memory_limit_mb=limit, **kwargs)
     assert out["status"] == "memory_limit"
     # what the process really grew by (plus the result objects), and the search's own count
-    assert out["growth_mb"] <= 1.05 * limit + 8, out
+    assert UNDER_ASAN or out["growth_mb"] <= 1.05 * limit + 8, out
     assert out["peak_memory_mb"] <= limit
     assert 0 <= out["lower_bound"] <= out["objective"]
 
@@ -92,10 +106,14 @@ def test_an_up_front_allocation_over_the_memory_limit_is_refused() -> None:
     """The depth-two solver's count matrices (3 M^2 K doubles: 48 MB for 1000 features) were
     allocated whatever the limit (a 20 MB limit grew the process by 44 MB); now the dp does
     without them (exact all the same) when they would take over half the limit."""
-    out = run_child(300, 1000, method="dp", lam=0.01, max_depth=3, memory_limit_mb=20, time_limit=1)
-    assert out["status"] in ("memory_limit", "time_limit")
+    # a node limit ends the run, not a time limit: under the sanitizer's slowdown at high load a
+    # 1 s limit could pass before the dp reached its depth-two set-up
+    out = run_child(
+        300, 1000, method="dp", lam=0.01, max_depth=3, memory_limit_mb=20, node_limit=2000
+    )
+    assert out["status"] in ("memory_limit", "node_limit")
     assert out["stats"]["depth2_over_memory"] == 1
-    assert out["growth_mb"] <= 1.05 * 20 + 8, out
+    assert UNDER_ASAN or out["growth_mb"] <= 1.05 * 20 + 8, out
     assert out["peak_memory_mb"] <= 20
     assert 0 <= out["lower_bound"] <= out["objective"]
 
@@ -128,7 +146,7 @@ def test_rule_list_mining_honours_the_memory_limit() -> None:
     out = run_child(300, 600, rule_list=True, lam=0.005, memory_limit_mb=60)
     assert out["status"] == "memory_limit"
     assert out["stats"]["mining_complete"] == 0
-    assert out["growth_mb"] <= 1.25 * 60 + 10, out
+    assert UNDER_ASAN or out["growth_mb"] <= 1.25 * 60 + 10, out
     assert 0 <= out["lower_bound"] <= out["objective"]
 
 

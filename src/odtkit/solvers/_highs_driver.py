@@ -228,6 +228,54 @@ def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
 _scheduler = threading.local()
 _UNSET = object()
 
+# --- fork --------------------------------------------------------------------------------------
+# HiGHS's task scheduler keeps worker threads, and a forked child inherits the scheduler's state
+# without its threads: the child's next run waits for workers that do not exist (a ``fork``
+# multiprocessing pool after one solve in the parent deadlocked until its 300 s timeout). The
+# child learns of the fork from os.register_at_fork and drops the inherited scheduler before its
+# first run (non-blocking: a blocking reset would wait for those same workers); HiGHS then builds
+# a new one. A highspy without a reset refuses the run instead of hanging.
+
+#: HiGHS ran in this process (so its scheduler has worker threads)
+_used = False
+#: this process was forked after HiGHS ran in its parent, and has not renewed the scheduler
+_forked_after_use = False
+
+FORK_MESSAGE = (
+    "HiGHS ran in the parent of this forked process, and its worker threads do not survive "
+    "fork(): a run here would deadlock, and this highspy cannot reset its task scheduler. Start "
+    "worker processes with the 'spawn' or 'forkserver' start method "
+    "(multiprocessing.get_context('spawn'), ProcessPoolExecutor(mp_context=...))"
+)
+
+
+def _after_fork_in_child() -> None:
+    global _forked_after_use
+    _forked_after_use = _forked_after_use or _used
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _renew_after_fork() -> None:
+    """Drop the scheduler a forked child inherited (see above); RuntimeError if impossible."""
+    global _forked_after_use
+    import highspy
+
+    reset = getattr(highspy.Highs, "resetThreadScheduler", None) or getattr(
+        highspy.Highs, "resetGlobalScheduler", None
+    )
+    if reset is None:  # pragma: no cover - highspy before 1.6
+        raise RuntimeError(FORK_MESSAGE)
+    try:
+        reset(False)  # non-blocking: never wait for the parent's workers
+    except Exception as exc:  # pragma: no cover - depends on the HiGHS build
+        raise RuntimeError(FORK_MESSAGE) from exc
+    with contextlib.suppress(AttributeError):
+        del _scheduler.threads
+    _forked_after_use = False
+
 
 def ready_scheduler(threads: int | None) -> None:
     """Make the next HiGHS run in this thread accept the thread count ``threads``.
@@ -236,9 +284,15 @@ def ready_scheduler(threads: int | None) -> None:
     run with another explicit ``threads`` fails before it starts (status ``error``, "the
     scheduler has already been initialized"). When the requested count differs from the last one
     requested here, this thread's scheduler is shut down and the next run builds a new one.
+    In a process forked after HiGHS ran in its parent, the inherited scheduler is dropped first
+    (its worker threads did not survive the fork); RuntimeError if this highspy cannot.
     """
     import highspy
 
+    global _used
+    if _forked_after_use:
+        _renew_after_fork()
+    _used = True
     last = getattr(_scheduler, "threads", _UNSET)
     if last is _UNSET and threads is None:
         _scheduler.threads = None  # any scheduler already running serves a default run

@@ -27,6 +27,15 @@ Translate, run, read: :func:`pass_model` hands the arrays over, and everything e
   (``addCols`` + warm-started re-solve, same dual convention), for column generation. It lives
   beside the stateless backend because the :func:`odtkit.solvers.solve` contract is one call
   per model; the registry's capability set has no ``"incremental"`` entry (yet).
+* Fork: HiGHS is not fork-safe. Its task scheduler keeps worker threads that a forked child
+  does not inherit, so a child forked after a HiGHS run in its parent (a ``"fork"``
+  multiprocessing pool) deadlocked in its first run. The driver notices the fork
+  (``os.register_at_fork``) and drops the inherited scheduler before the child's first run
+  (``resetThreadScheduler(False)``: non-blocking, it never waits for the missing workers);
+  where highspy cannot, the run raises a RuntimeError naming the cause and the fix: start
+  worker processes with ``"spawn"`` or ``"forkserver"``. Those are safe in any case and the
+  better choice (``odtkit.sweep`` uses ``"spawn"``; Python 3.14 makes ``"forkserver"`` the
+  default on Linux).
 * :func:`new_highs`: a ``highspy.Highs`` object for your own use (e.g. reading back a file from
   ``Model.to_mps``) without the copyright banner HiGHS prints when a process creates its first.
 """

@@ -31,7 +31,11 @@ Solvers (``solver=`` option of :func:`odtkit.solvers.solve`)
     ``mip_start``, ``dual_bound``, ``duals`` (from CBC's solution file) and ``interrupt``:
     Ctrl-C, ``should_stop`` or the deadline forward one SIGINT, CBC stops at its next node
     ("User ctrl-c") and writes its incumbent; in preprocessing or the root LP it reads no
-    signal and is killed after :data:`CBC_GRACE` seconds (the answer is then the start).
+    signal and is killed after :data:`CBC_GRACE` seconds (the answer is then the start), or
+    after :data:`CBC_INCUMBENT_GRACE` seconds once its log has shown an incumbent (a second
+    Ctrl-C kills at once). CBC's log is read as it is written (a pseudo-terminal on POSIX:
+    ``log_callback`` gets each line live). The process dies with ours (Linux) and its files
+    live in one private directory (:mod:`odtkit.solvers._cmd`).
 ``"highs_cmd"``
     ``HiGHS_CMD`` (the ``highs`` executable must be on PATH or given as ``path=``): MIP start via
     ``warmStart``; status, dual bound and nodes parsed from the HiGHS log. Capabilities:
@@ -65,7 +69,8 @@ import math
 import os
 import re
 import shutil
-import tempfile
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -75,6 +80,7 @@ import numpy as np
 from odtkit._limits import alarm_at, check_deadline, sigint_flag
 from odtkit.model import Model
 from odtkit.results import Status
+from odtkit.solvers import _cmd
 from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
@@ -337,13 +343,42 @@ def parse_highs_log(text: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------
 
 
-#: Seconds CBC gets after our SIGINT to write its solution before it is killed. CBC stops at
-#: its next node within milliseconds, but in preprocessing and in the root LP (Clp) it reads no
-#: signal at all: FlowOCT at depth 3 on tic-tac-toe spent 40 s there, ignoring SIGINT.
+#: Seconds CBC gets after our SIGINT to write its solution before it is killed, while its log
+#: shows no incumbent. CBC stops at its next node within milliseconds, but in preprocessing and
+#: in the root LP (Clp) it reads no signal at all: FlowOCT at depth 3 on tic-tac-toe spent 40 s
+#: there, ignoring SIGINT; without an incumbent, waiting would gain nothing.
 CBC_GRACE = 0.5
+#: The same once CBC's log shows an incumbent: it writes it at its next check of the signal
+#: (after a cut pass or a heuristic: seconds on big models), and a kill would lose it. A second
+#: Ctrl-C kills at once.
+CBC_INCUMBENT_GRACE = 10.0
 #: CBC's own ``-sec`` is late by the same phases: past the deadline by this much we stop it.
 CBC_DEADLINE_SLACK = 0.1
 _POLL = 0.02
+#: A log line of CBC's that announces an incumbent (heuristic, node, MIP start)
+_CBC_INCUMBENT = re.compile(
+    r"(?:Integer solution of|MIPStart provided solution with cost|solution of cost)\s+" + _NUM,
+    re.IGNORECASE,
+)
+
+
+class _CbcWatch:
+    """What CBC's live log told us so far: its best incumbent value (None: none yet)."""
+
+    def __init__(self, options: SolveOptions) -> None:
+        self.options = options
+        self.incumbent: float | None = None
+
+    def on_line(self, line: str) -> None:
+        m = _CBC_INCUMBENT.search(line)
+        if m is not None:
+            value = float(m.group(1))
+            if self.incumbent is None or value < self.incumbent:
+                self.incumbent = value
+        if self.options.verbose:
+            sys.stdout.write(line)
+        if self.options.log_callback is not None:
+            self.options.log_callback(line)
 
 
 def _run_cbc(
@@ -352,20 +387,26 @@ def _run_cbc(
     options: SolveOptions,
     extra: dict[str, Any],
     path: str | None,
-) -> tuple[str, float, Status | None]:
-    """Run CBC as a child process we can stop; return ``(log, seconds, why we stopped it)``.
+) -> tuple[str, float, Status | None, dict[str, Any]]:
+    """Run CBC as a child process we can stop; return ``(log, seconds, why we stopped it,
+    facts)``.
 
     PuLP's ``COIN_CMD`` writes the files and reads the solution (its helpers are used here),
     but it waits for CBC unconditionally: Ctrl-C in that wait raised KeyboardInterrupt and lost
-    the run. Here the child runs in its own session (a terminal's Ctrl-C reaches only us), and
-    we poll: on Ctrl-C (a temporary SIGINT handler), ``should_stop`` or the deadline we forward
-    one SIGINT, CBC prints "Stopped on ctrl-c" and writes its incumbent; if it is in a phase
-    that ignores signals, it is killed after :data:`CBC_GRACE` seconds and the answer is the
-    start (if any) with the bound its log printed so far. ``why`` is ``interrupted`` /
-    ``time_limit`` when we stopped it, else None.
+    the run. Here the child runs in its own session (a terminal's Ctrl-C reaches only us), dies
+    with us (:mod:`odtkit.solvers._cmd`: ``PR_SET_PDEATHSIG`` on Linux, a SIGTERM handler that
+    kills it and removes its files), its files live in one private directory, and we poll while
+    reading its log live (a pseudo-terminal on POSIX; ``log_callback`` gets each line as CBC
+    prints it): on Ctrl-C (a temporary SIGINT handler), ``should_stop`` or the deadline we
+    forward one SIGINT, CBC prints "Stopped on ctrl-c" and writes its incumbent. If it is in a
+    phase that reads no signal, it is killed after :data:`CBC_GRACE` seconds, or
+    :data:`CBC_INCUMBENT_GRACE` once its log shows an incumbent (a second Ctrl-C kills at
+    once); the answer is then the start (if any) with the bound its log printed so far.
+    ``why`` is ``interrupted`` / ``time_limit`` when we stopped it, else None. ``facts``:
+    ``cbc_log_incumbent`` (the best incumbent value the log announced, without the constant)
+    and ``cbc_killed`` (1 if it had to be killed).
     """
     import signal
-    import subprocess
 
     import pulp
 
@@ -383,9 +424,12 @@ def _run_cbc(
         options=cbc_options,
     )
     problem = built.problem
-    folder = tempfile.mkdtemp(prefix="odtkit_cbc_")
-    mps, mst, sol, log_path = (os.path.join(folder, f) for f in ("m.mps", "m.mst", "m.sol", "log"))
-    try:
+    watch = _CbcWatch(options)
+    killed = False
+    with _cmd.private_dir() as folder, _cmd.cleanup_on_sigterm():
+        mps, mst, sol, log_path = (
+            os.path.join(folder, f) for f in ("m.mps", "m.mst", "m.sol", "log")
+        )
         t0 = time.perf_counter()
         with alarm_at(options.deadline), _paused_gc():
             vs, var_names, con_names, _ = problem.writeMPS(mps, rename=1)
@@ -407,44 +451,58 @@ def _run_cbc(
         ]
         stop_at = math.inf if left is None else time.perf_counter() + left + CBC_DEADLINE_SLACK
         why: Status | None = None
-        with open(log_path, "w") as log_file, sigint_flag() as ctrl_c:
-            child = subprocess.Popen(
-                args,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-            signalled = math.inf
-            while child.poll() is None:
-                now = time.perf_counter()
-                if why is None:
-                    asked = options.should_stop is not None and options.should_stop()
-                    if ctrl_c.is_set() or asked:
-                        why = Status.INTERRUPTED
-                    elif now >= stop_at:
-                        why = Status.TIME_LIMIT
-                    if why is not None:
-                        child.send_signal(signal.SIGINT)
-                        signalled = now
-                elif now - signalled > CBC_GRACE:
-                    child.kill()
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    child.wait(timeout=_POLL)
+        output = _cmd.LiveOutput(log_path, watch.on_line)
+        child = None
+        try:
+            with sigint_flag() as ctrl_c:
+                child = _cmd.popen(args, stdout=output.stdout, stderr=subprocess.STDOUT)
+                output.started()
+                signalled = math.inf
+                while child.poll() is None:
+                    now = time.perf_counter()
+                    if why is None:
+                        asked = options.should_stop is not None and options.should_stop()
+                        if ctrl_c.is_set() or asked:
+                            why = Status.INTERRUPTED
+                        elif now >= stop_at:
+                            why = Status.TIME_LIMIT
+                        if why is not None:
+                            ctrl_c.clear()  # from here on, a Ctrl-C means "now"
+                            child.send_signal(signal.SIGINT)
+                            signalled = now
+                    else:
+                        grace = CBC_GRACE if watch.incumbent is None else CBC_INCUMBENT_GRACE
+                        if ctrl_c.is_set() or now - signalled > grace:
+                            killed = True
+                            _cmd.kill(child)
+                            break
+                    if not output.eof:
+                        output.pump(_POLL)
+                    else:
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            child.wait(timeout=_POLL)
+            log = output.finish()
+        finally:
+            output.close()
+            if child is not None:
+                _cmd.kill(child)  # reaped already unless an exception left it running
         seconds = time.perf_counter() - t0
-        with open(log_path, errors="replace") as fh:
-            log = fh.read()
         if os.path.exists(sol) and os.path.getsize(sol) > 0:
-            status, values, _, prices, slacks, sol_status = helper.readsol_MPS(
-                sol, problem, vs, var_names, con_names
-            )
-            problem.assignVarsVals(values)
-            problem.assignConsPi(prices)
-            problem.assignConsSlack(slacks, activity=True)
-            problem.assignStatus(status, sol_status)
-        return log, seconds, why
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+            try:
+                status, values, _, prices, slacks, sol_status = helper.readsol_MPS(
+                    sol, problem, vs, var_names, con_names
+                )
+            except (ValueError, IndexError, KeyError):  # half-written by a killed CBC
+                pass
+            else:
+                problem.assignVarsVals(values)
+                problem.assignConsPi(prices)
+                problem.assignConsSlack(slacks, activity=True)
+                problem.assignStatus(status, sol_status)
+    facts = {"cbc_killed": int(killed)}
+    if watch.incumbent is not None:
+        facts["cbc_log_incumbent"] = watch.incumbent
+    return log, seconds, why, facts
 
 
 def _run_highs_cmd(
@@ -462,9 +520,10 @@ def _run_highs_cmd(
         highs_options.append(f"random_seed={options.seed}")
     if options.node_limit is not None:
         highs_options.append(f"mip_max_nodes={options.node_limit}")
-    fd, log_path = tempfile.mkstemp(prefix="odtkit_pulp_", suffix=".log")
-    os.close(fd)
-    try:
+    # PuLP's MPS, solution and log files go to a private directory too (removed on exit and
+    # on SIGTERM, swept after a SIGKILL); the HiGHS executable itself is PuLP's child
+    with _cmd.private_dir() as folder, _cmd.cleanup_on_sigterm():
+        log_path = os.path.join(folder, "highs.log")
         s = pulp.HiGHS_CMD(
             path=path,
             msg=False,
@@ -476,14 +535,13 @@ def _run_highs_cmd(
             warmStart=options.start is not None,
             options=highs_options,
         )
+        s.tmpDir = folder
         t1 = time.perf_counter()
         with _paused_gc():  # PuLP writes the MPS file here
             built.problem.solve(s)
         seconds = time.perf_counter() - t1
         with open(log_path, errors="replace") as fh:
             return fh.read(), seconds
-    finally:
-        os.unlink(log_path)
 
 
 def _cbc_path(path: str | None) -> str | None:
@@ -643,12 +701,13 @@ class PulpBackend(Backend):
         if solver == "cbc":
             if options.lp_method is not None:  # pragma: no cover - refused above
                 raise ValueError("backend 'pulp' with solver 'cbc' has no lp_method")
-            log, t_solve, stopped = _run_cbc(built, model, options, extra, path)
+            log, t_solve, stopped, facts = _run_cbc(built, model, options, extra, path)
             name = "pulp/CBC"
         else:
             log, t_solve = _run_highs_cmd(built, options, extra, path)
             name = "pulp/HiGHS_CMD"
-        driver.emit_log(log, options)
+            facts = {}
+            driver.emit_log(log, options)
         parsed = parse_cbc_log(log) if solver == "cbc" else parse_highs_log(log)
         t2 = time.perf_counter()
         used_idx = np.flatnonzero(built.used)
@@ -706,6 +765,11 @@ class PulpBackend(Backend):
             stats={
                 "pulp_status": pulp.LpStatus.get(built.problem.status),
                 "note": "file writing is included in solve for command-line solvers",
+                # the log's incumbent (with the constant): lost when CBC had to be killed
+                **{
+                    k: v + float(model.offset) if k == "cbc_log_incumbent" else v
+                    for k, v in facts.items()
+                },
             },
         )
         return out.solution(

@@ -35,7 +35,10 @@ any other name
     ``mip_gap`` / ``node_limit`` are mapped for cbc, glpk, gurobi and cplex only: asking for one
     that has no mapping raises ValueError (the default ``mip_gap=0`` is passed where a mapping
     exists, otherwise the solver's own default gap applies). Capabilities: ``duals``, and
-    ``mip_start`` when the plugin is warm-start capable.
+    ``mip_start`` when the plugin is warm-start capable. Pyomo writes the solver's files into a
+    private directory of :mod:`odtkit.solvers._cmd` (removed on return and on SIGTERM, swept by
+    the next solve after a SIGKILL); Pyomo starts the solver process itself, so unlike PuLP's
+    ``"cbc"`` it is not killed with its Python process (``backend="pulp", solver="cbc"`` is).
 
 :meth:`PyomoBackend.capabilities_for` answers per solver (ValueError for one that is unknown or
 not installed); the registry checks every option against it once, so nothing is silently dropped.
@@ -74,6 +77,7 @@ import numpy as np
 from odtkit._limits import alarm_at, check_deadline, sigint_flag, sigint_watch
 from odtkit.model import Model
 from odtkit.results import Status
+from odtkit.solvers import _cmd
 from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
@@ -632,9 +636,18 @@ class PyomoBackend(Backend):
 
         t1 = time.perf_counter()
         from pyomo.common.gc_manager import PauseGC
+        from pyomo.common.tempfiles import TempfileManager
 
-        with capture_output() as captured, PauseGC():  # PauseGC: see to_pyomo
-            res = opt.solve(built.model, **kwargs)
+        # the solver's files (model, solution, log) in one private directory: removed on
+        # return and on SIGTERM, swept by the next solve after a SIGKILL (odtkit.solvers._cmd)
+        with _cmd.private_dir() as folder, _cmd.cleanup_on_sigterm():
+            previous_dir = TempfileManager.tempdir
+            TempfileManager.tempdir = folder
+            try:
+                with capture_output() as captured, PauseGC():  # PauseGC: see to_pyomo
+                    res = opt.solve(built.model, **kwargs)
+            finally:
+                TempfileManager.tempdir = previous_dir
         t_solve = time.perf_counter() - t1
         log = captured.getvalue() if hasattr(captured, "getvalue") else ""
         driver.emit_log(log, options)
