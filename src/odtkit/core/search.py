@@ -323,9 +323,10 @@ def _search_fair(
 
 def _charged(config: Any, start: float) -> Any:
     """``config`` with the time limit less what the call spent before the search (validation,
-    the distinct features, the Problem: seconds on 20,000 x 3,000), at least 1 ms."""
+    the distinct features, the Problem: seconds on 20,000 x 3,000); a positive one (0 is
+    "no limit" natively) once it has passed."""
     if config.time_limit > 0:
-        config.time_limit = max(config.time_limit - (time.perf_counter() - start), 1e-3)
+        config.time_limit = max(config.time_limit - (time.perf_counter() - start), 1e-9)
     return config
 
 

@@ -176,10 +176,7 @@ class DPSolver {
         use_depth2_(c.bound_on("depth2") && depth2_fits(p, c)),
         initial_(p, c),
         memo_(p.n_words()),
-        depth2_(use_depth2_ ? depth2_or_null(p) : nullptr),
-        tmp_cw_(static_cast<std::size_t>(K_)) {
-    use_depth2_ = depth2_ != nullptr;
-  }
+        tmp_cw_(static_cast<std::size_t>(K_)) {}
 
   // Entry point for the root (s = all points).
   // relaxed: solve the depth-relaxed problem instead (see `frontier`); needs depth >= 0.
@@ -353,6 +350,12 @@ class DPSolver {
     if (lb >= ub - tau_) return {lb, false};
     if (budget_.tick(bytes())) return {lb, false};
 
+    if (depth == 2 && use_depth2_ && !relaxed_ && !depth2_) {
+      // built at its first use, after the Budget's first check: its tables take a second
+      // on 20,000 x 3,000 (a search already out of time never builds them)
+      depth2_ = depth2_or_null(P_);
+      use_depth2_ = depth2_ != nullptr;
+    }
     if (depth == 2 && use_depth2_ && !relaxed_) {
       ++depth2_calls_;
       // the solver polls the budget itself (one call is seconds on thousands of features)
@@ -584,7 +587,7 @@ struct Incumbent {
   double value;
 };
 Incumbent first_incumbent(const Problem& problem, const SearchConfig& config, int depth,
-                          const Budget& budget, SearchOutput& out) {
+                          Budget& budget, SearchOutput& out) {
   const int K = problem.n_classes();
   const double Lambda = config.lam * problem.total_weight();
   std::vector<double> cw(K);
@@ -596,7 +599,7 @@ Incumbent first_incumbent(const Problem& problem, const SearchConfig& config, in
   }
   double v = kInf;
   const double t0 = budget.elapsed();
-  std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v);
+  std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v, &budget);
   out.stats["greedy_seconds"] = budget.elapsed() - t0;
   if (v < best.value - count_tolerance(problem.total_weight())) best = {std::move(greedy), v};
   return best;
