@@ -324,9 +324,12 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     backend : str, default="highs"
         MIP backend (``"highs"``, ``"pyomo"``, ``"pulp"``); ignored by the search methods.
     time_limit : float or None, default=60.0
-        Seconds (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`); on expiry the best tree so far is
-        kept, ``status_`` says why and a :class:`LimitReachedWarning` states the gap. None: no
-        limit.
+        Seconds for the whole fit, binarization (threshold guessing) included
+        (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`); on expiry the best tree so far is kept,
+        ``status_`` says why and a :class:`LimitReachedWarning` states the gap. If it runs out
+        while binarizing, the columns not yet examined yield no feature
+        (``binarizer_.truncated_``) and the fit still returns its best tree, flagged
+        ``time_limit``. None: no limit.
     memory_limit_mb : float or None, default=None
         Memory budget of the native searches (the search itself, and the MIP's warm start).
         None: 75 % of what the process can still get when the search starts (the machine's
@@ -630,9 +633,11 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
     lam_min : float, default=0.0
         Smallest λ considered.
     time_limit : float or None, default=60.0
-        Seconds per path (each fold's and the full one; :data:`odtkit.methods.DEFAULT_TIME_LIMIT`).
-        A path stopped early is the best known trees: ``certified_`` says whether the refit
-        tree is proven optimal, and a :class:`LimitReachedWarning` says which paths stopped.
+        Seconds for the whole fit (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`): binarization and
+        the paths (the full data's, then each fold's) share it, each path still to run getting
+        an equal share of what is left. A path stopped early is the best known trees:
+        ``certified_`` says whether the refit tree is proven optimal, and a
+        :class:`LimitReachedWarning` says which paths stopped.
     memory_limit_mb : float or None, default=None
         Memory budget of each path's searches, as in :class:`OptimalTreeClassifier`.
     random_state : int or None, default=0
@@ -972,7 +977,8 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         Antecedents must capture at least this fraction of samples (and leave as many out);
         None uses the search's default (derived from ``lam``, as CORELS does).
     time_limit : float or None, default=60.0
-        Seconds, mining and search together (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`). On
+        Seconds, binarization, mining and search together
+        (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`). On
         continuous tables the rule-list search rarely finishes its proof (breast cancer,
         ``lam=0.01``: after 60 s a 3-rule list of objective 0.049 against a bound of 0.042,
         still unproven after 25 minutes); at the limit the best list so far is kept,
