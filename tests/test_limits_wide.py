@@ -315,3 +315,20 @@ def test_estimator_returns_best_model_on_wide_or_many_class_data(
     data = Dataset.from_arrays(Xb, y, feature_names=list(est.feature_names_))
     assert metrics.objective(est.tree_, data, lam=est.lam) == pytest.approx(est.result_.objective)
     assert est.result_.lower_bound <= est.result_.objective + 1e-12
+
+
+def test_cv_estimator_charges_binarization(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CV estimator's one deadline: binarization cut by it flags the fit."""
+    from odtkit.estimators import OptimalTreeClassifierCV
+
+    X, y = _continuous(n=80, p=200)
+    clock = _JumpingClock(after=1)
+    monkeypatch.setattr(limits, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
+    est = OptimalTreeClassifierCV(max_depth=2, time_limit=30, cv=2, guess_thresholds=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert est.binarizer_.truncated_
+    assert est.status_ == "time_limit"
+    assert not est.certified_
+    assert est.predict(X).shape == y.shape
