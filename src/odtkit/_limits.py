@@ -40,6 +40,7 @@ __all__ = [
     "alarm_at",
     "LoopStop",
     "OutOfTime",
+    "active_deadline",
     "charged",
     "check_deadline",
     "sigint_flag",
@@ -114,6 +115,13 @@ def charged(deadline: Deadline) -> Iterator[Deadline]:
         yield deadline
     finally:
         _active.reset(token)
+
+
+def active_deadline() -> Deadline | None:
+    """The deadline :func:`charged` made active (None outside such a block): for preprocessing
+    that bounds its own work by the time left (the Binarizer's threshold guessing) instead of
+    being cut by :func:`check_deadline`."""
+    return _active.get()
 
 
 def check_deadline() -> None:

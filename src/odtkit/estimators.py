@@ -27,12 +27,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from odtkit import metrics
-from odtkit._limits import stop_on_interrupt
+from odtkit._limits import Deadline, charged, stop_on_interrupt
 from odtkit._validation import (
     as_binary_matrix,
     check_dataset,
     check_depth,
     check_lambda,
+    check_positive_number,
     check_sample_weight,
 )
 from odtkit._warnings import warn
@@ -214,8 +215,18 @@ class _BinaryInputMixin:
         finite = "allow-nan" if allow_nan else True
         return validate_data(self, X, dtype=None, reset=reset, ensure_all_finite=finite)
 
-    def _fit_dataset(self, X: Any, y: Any, sample_weight: Any) -> Dataset:
-        """Validate, binarize as configured, wrap in a Dataset; remember classes and names."""
+    def _start_clock(self) -> Deadline:
+        """The fit's one clock: ``time_limit`` covers binarization (threshold guessing) and the
+        search alike, so the search gets what preprocessing left (``limit_left``)."""
+        return Deadline(check_positive_number(self.time_limit, "time_limit"))
+
+    def _fit_dataset(
+        self, X: Any, y: Any, sample_weight: Any, deadline: Deadline | None = None
+    ) -> Dataset:
+        """Validate, binarize as configured, wrap in a Dataset; remember classes and names.
+
+        Binarization runs charged to ``deadline``: out of time, the Binarizer keeps what it
+        has (``binarizer_.truncated_``) and :meth:`_flag_truncated` says so in the result."""
         from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import check_consistent_length, column_or_1d
 
@@ -230,7 +241,8 @@ class _BinaryInputMixin:
         check_consistent_length(X, y)
         check_classification_targets(y)
         weights = check_sample_weight(sample_weight, len(y), positive_sum=True)
-        Xb, names = self._fit_features(X, y, weights)
+        with charged(deadline or Deadline(None)):
+            Xb, names = self._fit_features(X, y, weights)
         data = check_dataset(
             Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=weights), "data"
         )
@@ -262,6 +274,19 @@ class _BinaryInputMixin:
         kept = weights > 0
         rows = X.iloc[kept] if hasattr(X, "iloc") else X[kept]
         return binarizer.fit(rows, y[kept], sample_weight=weights[kept])
+
+    def _flag_truncated(self, result: Any) -> Any:
+        """``result``, with status ``time_limit`` and a message if the time limit cut
+        binarization short (its optimum is then over fewer features than configured)."""
+        if self.binarizer_ is None or not getattr(self.binarizer_, "truncated_", False):
+            return result
+        why = (
+            "the time limit ran out during binarization (threshold guessing): the model is "
+            "the best over the features built in time, not over all the configured ones"
+        )
+        message = f"{result.message}; {why}" if result.message else why
+        status = Status.TIME_LIMIT if result.status == Status.OPTIMAL else result.status
+        return result.replace(status=status, message=message)
 
     def _feature_specs(self) -> Any:
         """What each binary feature tests: the Binarizer's descriptions, else plain names."""
@@ -299,9 +324,12 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     backend : str, default="highs"
         MIP backend (``"highs"``, ``"pyomo"``, ``"pulp"``); ignored by the search methods.
     time_limit : float or None, default=60.0
-        Seconds (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`); on expiry the best tree so far is
-        kept, ``status_`` says why and a :class:`LimitReachedWarning` states the gap. None: no
-        limit.
+        Seconds for the whole fit, binarization (threshold guessing) included
+        (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`); on expiry the best tree so far is kept,
+        ``status_`` says why and a :class:`LimitReachedWarning` states the gap. If it runs out
+        while binarizing, the columns not yet examined yield no feature
+        (``binarizer_.truncated_``) and the fit still returns its best tree, flagged
+        ``time_limit``. None: no limit.
     memory_limit_mb : float or None, default=None
         Memory budget of the native searches (the search itself, and the MIP's warm start).
         None: 75 % of what the process can still get when the search starts (the machine's
@@ -376,8 +404,11 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth)
         method = _exact_method(self.method)
-        data = self._fit_dataset(X, y, sample_weight)
-        self.result_ = self._solve(method, data, lam, depth)
+        deadline = self._start_clock()
+        data = self._fit_dataset(X, y, sample_weight, deadline)
+        self.result_ = self._flag_truncated(
+            self._solve(method, data, lam, depth, deadline=deadline)
+        )
         self._keep_tree(data)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
@@ -503,15 +534,23 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         return self.tree_, self._feature_specs(), self.classes_, self.node_counts_[left < 0]
 
     def _solve(
-        self, method: Any, data: Dataset, lam: float, depth: int | None, fairness: Any = None
+        self,
+        method: Any,
+        data: Dataset,
+        lam: float,
+        depth: int | None,
+        fairness: Any = None,
+        deadline: Deadline | None = None,
     ) -> Any:
         fair_kw = {} if fairness is None else {"fairness": fairness}
+        # what binarization left of the fit's time limit
+        time_limit = self.time_limit if deadline is None else deadline.limit_left()
         if method.is_search:
             return method.search(
                 data,
                 lam=lam,
                 max_depth=depth,
-                time_limit=self.time_limit,
+                time_limit=time_limit,
                 memory_limit_mb=self.memory_limit_mb,
                 **fair_kw,
             )
@@ -523,7 +562,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         warm = None
         if "mip_start" in backend_capabilities(self.backend):
             # the search core's tree is the warm start; a short budget keeps it cheap
-            budget = None if self.time_limit is None else max(0.1, 0.2 * self.time_limit)
+            budget = None if time_limit is None else max(0.1, 0.2 * time_limit)
             warm = METHODS["dp"].search(
                 data,
                 lam=lam,
@@ -538,7 +577,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
             backend=self.backend,
             start=None if warm is None else warm.model,
             start_is_optimal=warm is not None and warm.status == Status.OPTIMAL,
-            time_limit=self.time_limit,
+            time_limit=time_limit if deadline is None else deadline.limit_left(),
             lam=lam,
             max_depth=depth,
             **fair_kw,
@@ -594,9 +633,11 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
     lam_min : float, default=0.0
         Smallest λ considered.
     time_limit : float or None, default=60.0
-        Seconds per path (each fold's and the full one; :data:`odtkit.methods.DEFAULT_TIME_LIMIT`).
-        A path stopped early is the best known trees: ``certified_`` says whether the refit
-        tree is proven optimal, and a :class:`LimitReachedWarning` says which paths stopped.
+        Seconds for the whole fit (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`): binarization and
+        the paths (the full data's, then each fold's) share it, each path still to run getting
+        an equal share of what is left. A path stopped early is the best known trees:
+        ``certified_`` says whether the refit tree is proven optimal, and a
+        :class:`LimitReachedWarning` says which paths stopped.
     memory_limit_mb : float or None, default=None
         Memory budget of each path's searches, as in :class:`OptimalTreeClassifier`.
     random_state : int or None, default=0
@@ -666,15 +707,28 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
 
         depth = check_depth(self.max_depth)
         lam_min = check_lambda(self.lam_min, "lam_min")
-        data = self._fit_dataset(X, y, sample_weight)
+        deadline = self._start_clock()
+        data = self._fit_dataset(X, y, sample_weight, deadline)
         X_checked = self._check_X(X, reset=False, allow_nan=self.binarizer_ is not None)
+        if isinstance(self.cv, int) and not isinstance(self.cv, bool):
+            if self.cv < 2:
+                raise ValueError(f"cv must be >= 2, got {self.cv}")
+            splitter: Any = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+        else:
+            splitter = check_cv(self.cv, data.y, classifier=True)
+        # time_limit covers the whole fit: each path still to run gets an equal share of what
+        # is left (the full data's, then one per fold)
+        paths_left = [1 + splitter.get_n_splits(data.X, data.y)]
 
         def path_of(rows: Dataset) -> Any:  # the full data's path and each fold's, alike
+            left = deadline.limit_left()
+            share = None if left is None else max(left / max(paths_left[0], 1), 1e-3)
+            paths_left[0] -= 1
             return regularization_path(
                 rows,
                 max_depth=depth,
                 lam_min=lam_min,
-                time_limit=self.time_limit,
+                time_limit=share,
                 memory_limit_mb=self.memory_limit_mb,
             )
 
@@ -684,19 +738,14 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         lam_hi = np.array([s.lam_hi for s in segments])
         last = max(1.5 * lam_lo[-1], lam_lo[-1] + 1e-3)
         candidates = np.where(np.isfinite(lam_hi), (lam_lo + lam_hi) / 2, last)
-        if isinstance(self.cv, int) and not isinstance(self.cv, bool):
-            if self.cv < 2:
-                raise ValueError(f"cv must be >= 2, got {self.cv}")
-            splitter: Any = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
-        else:
-            splitter = check_cv(self.cv, data.y, classifier=True)
         scores, train_scores, fold_status = [], [], []
         # Ctrl-C ends the folds (the path it interrupted is still scored): the choice is made
         # on the folds scored so far, and interrupted_ says so
         with stop_on_interrupt() as ctrl_c:
             ctrl_c.check(path.status)
             for train_idx, test_idx in splitter.split(data.X, data.y):
-                train, test = self._fold_data(X_checked, data, train_idx, test_idx)
+                with charged(deadline):
+                    train, test = self._fold_data(X_checked, data, train_idx, test_idx)
                 fold_path = path_of(train)
                 trees = [fold_path.tree_at(lam) for lam in candidates]
                 scores.append([metrics.accuracy(t, test) for t in trees])
@@ -741,14 +790,21 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
                 f"({', '.join(sorted({s.value for s in stopped}))}): λ was chosen on the best "
                 "known fold trees, not proven optimal ones."
             )
+        status = path.status
+        if self.binarizer_ is not None and self.binarizer_.truncated_:
+            status = Status.TIME_LIMIT if status == Status.OPTIMAL else status
+            extra = (
+                f"{extra} The time limit ran out during binarization (threshold guessing): "
+                "the tree is the best over the features built in time."
+            ).strip()
         _record_outcome(
             self,
-            path.status,
+            status,
             objective,
             objective - chosen.lower_bound_gap,
             "tree",
             extra=extra,
-            certified=chosen.certified,
+            certified=chosen.certified and status == path.status,
         )
         return self
 
@@ -868,7 +924,8 @@ class FairTreeClassifier(OptimalTreeClassifier):
         depth = check_depth(self.max_depth, allow_none=False)
         fair_methods = tuple(n for n, m in METHODS.items() if m.fair and EXACT in m.properties)
         method = get_method(self.method, fair_methods)
-        data = self._fit_dataset(X, y, sample_weight)
+        deadline = self._start_clock()
+        data = self._fit_dataset(X, y, sample_weight, deadline)
         if sensitive is None:
             raise ValueError("sensitive is required: the protected attribute, one value per row")
         if isinstance(sensitive, str):
@@ -880,7 +937,9 @@ class FairTreeClassifier(OptimalTreeClassifier):
             positive_class=self.positive_class,
             legit=legit,
         )
-        self.result_ = self._solve(method, data, lam, depth, fairness=self.fairness_)
+        self.result_ = self._flag_truncated(
+            self._solve(method, data, lam, depth, fairness=self.fairness_, deadline=deadline)
+        )
         self._keep_tree(data)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
@@ -918,7 +977,8 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         Antecedents must capture at least this fraction of samples (and leave as many out);
         None uses the search's default (derived from ``lam``, as CORELS does).
     time_limit : float or None, default=60.0
-        Seconds, mining and search together (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`). On
+        Seconds, binarization, mining and search together
+        (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`). On
         continuous tables the rule-list search rarely finishes its proof (breast cancer,
         ``lam=0.01``: after 60 s a 3-rule list of objective 0.049 against a bound of 0.042,
         still unproven after 25 minutes); at the limit the best list so far is kept,
@@ -973,7 +1033,8 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         from odtkit.core import search_rule_list
 
         lam = check_lambda(self.lam)
-        data = self._fit_dataset(X, y, sample_weight)
+        deadline = self._start_clock()
+        data = self._fit_dataset(X, y, sample_weight, deadline)
         if data.n_classes > 2:
             raise ValueError(
                 f"Only binary classification is supported: y has {data.n_classes} classes "
@@ -985,9 +1046,10 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
             lam=lam,
             max_cardinality=self.max_cardinality,
             min_support=self.min_support,
-            time_limit=self.time_limit,
+            time_limit=deadline.limit_left(),
             memory_limit_mb=self.memory_limit_mb,
         )
+        self.result_ = self._flag_truncated(self.result_)
         self.rule_list_ = self.result_.model
         labels = np.array(
             [label for _, label in self.rule_list_.rules] + [self.rule_list_.default_label]

@@ -166,12 +166,19 @@ def default_memory_limit_mb() -> float | None:
 
 
 def leaf_answer(
-    y: Any, weights: Any, n_classes: int, lam: float, *, leaf_cost: float | None = None
+    y: Any,
+    weights: Any,
+    n_classes: int,
+    lam: float,
+    *,
+    leaf_cost: float | None = None,
+    status: str = "memory_limit",
 ) -> dict[str, Any]:
-    """A native search's answer dict for the majority leaf, status ``memory_limit``.
+    """A native search's answer dict for the majority leaf, status ``memory_limit`` (or
+    ``status``: ``"interrupted"`` for a Ctrl-C during the preparation).
 
     What a search returns when even its preprocessing could not get memory (a MemoryError
-    from the native code): the single leaf is a model of every problem, and
+    from the native code), or was interrupted: the single leaf is a model of every problem, and
     ``min(lam, its objective)`` a valid lower bound (any other tree or list pays ``lam`` at
     least once), so the caller still gets an answer with a certificate. ``leaf_cost``: what
     the leaf itself pays, ``lam`` for a tree (the default), 0 for a rule list's default rule.
@@ -188,13 +195,13 @@ def leaf_answer(
         "tree": [-(label + 1)],
         "objective": objective,
         "lower_bound": min(lam, objective),
-        "status": "memory_limit",
+        "status": status,
         "n_explored": 0,
         "peak_memory_mb": 0.0,
         "trace_time": [0.0],
         "trace_incumbent": [objective],
         "trace_bound": [min(lam, objective)],
-        "stats": {"out_of_memory": 1.0},
+        "stats": {"out_of_memory": float(status == "memory_limit")},
     }
 
 

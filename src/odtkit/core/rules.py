@@ -299,6 +299,34 @@ def _decode_rule_list(code: Sequence[int]) -> tuple[list[int], list[int], int]:
     return prefix, labels, -int(code[n_rules]) - 1
 
 
+def _mine_charged(
+    dataset: Dataset, config: Any, max_cardinality: int, support: float, start: float
+) -> tuple[list[Antecedent], np.ndarray, str | None, dict[str, Any]]:
+    """:func:`_mine` under the call's limits, which the search then gets what is left of
+    (``config`` is updated): the antecedents, their truth table, why mining stopped (None:
+    complete) and the mining stats."""
+    memory_bytes = config.memory_limit_mb * 2.0**20 if config.memory_limit_mb > 0 else None
+    literal_sets, truth, mining_stopped = _mine(
+        dataset.X,
+        max_cardinality,
+        support,
+        dataset.sample_weight,
+        deadline=start + config.time_limit if config.time_limit > 0 else None,
+        memory_bytes=memory_bytes,
+    )
+    mining = {
+        "mining_ms": round(1000 * (time.perf_counter() - start)),
+        "mining_complete": int(mining_stopped is None),
+    }
+    # the search gets what the mining left of the limits (its decoded antecedents stay)
+    if config.time_limit > 0:
+        config.time_limit = max(start + config.time_limit - time.perf_counter(), 1e-9)
+    if memory_bytes is not None:
+        left = memory_bytes - len(literal_sets) * _MINING_OBJECT_BYTES
+        config.memory_limit_mb = max(left / 2.0**20, 1e-9)
+    return literal_sets, truth, mining_stopped, mining
+
+
 def search_rule_list(
     dataset: Dataset,
     *,
@@ -389,41 +417,41 @@ def search_rule_list(
     names: Sequence[str] | None = None
     mining_stopped: str | None = None
     mining: dict[str, Any] = {}
-    if antecedents is None:
-        memory_bytes = config.memory_limit_mb * 2.0**20 if config.memory_limit_mb > 0 else None
-        literal_sets, truth, mining_stopped = _mine(
-            dataset.X,
-            max_cardinality,
-            support,
-            dataset.sample_weight,
-            deadline=start + config.time_limit if config.time_limit > 0 else None,
-            memory_bytes=memory_bytes,
-        )
-        is_matrix = False
-        mining = {
-            "mining_ms": round(1000 * (time.perf_counter() - start)),
-            "mining_complete": int(mining_stopped is None),
-        }
-        # the search gets what the mining left of the limits (its decoded antecedents stay)
-        if config.time_limit > 0:
-            config.time_limit = max(start + config.time_limit - time.perf_counter(), 1e-9)
-        if memory_bytes is not None:
-            left = memory_bytes - len(literal_sets) * _MINING_OBJECT_BYTES
-            config.memory_limit_mb = max(left / 2.0**20, 1e-9)
-    else:
-        literal_sets, truth, is_matrix = _check_antecedents(antecedents, dataset)
-        if is_matrix and isinstance(antecedents, tuple):
-            names = [str(s) for s in antecedents[1]]
-            if len(names) != truth.shape[1]:
-                raise ValueError("antecedent names must have one entry per matrix column")
-    # the antecedents are the features of the Problem: its points are CORELS's equivalence
-    # classes, and the rule list comes back as the one-sided tree it is
+    # what a stop before the search leaves: no antecedent, the empty list
+    literal_sets: list[Any] = []
+    truth = np.zeros((dataset.n_samples, 0), dtype=bool)
+    is_matrix = False
     try:
+        if antecedents is None:
+            literal_sets, truth, mining_stopped, mining = _mine_charged(
+                dataset, config, max_cardinality, support, start
+            )
+            is_matrix = False
+        else:
+            literal_sets, truth, is_matrix = _check_antecedents(antecedents, dataset)
+            if is_matrix and isinstance(antecedents, tuple):
+                names = [str(s) for s in antecedents[1]]
+                if len(names) != truth.shape[1]:
+                    raise ValueError("antecedent names must have one entry per matrix column")
+        # the antecedents are the features of the Problem: its points are CORELS's equivalence
+        # classes, and the rule list comes back as the one-sided tree it is
         problem = problem_from_arrays(truth, dataset.y, dataset.weights, 2)
-        with Progress("rule list search", progress) as bar:
-            raw = _native.search_corels(problem, config, bar.update if bar.active else None)
     except MemoryError:  # the empty list (default rule only), as search_tree's single leaf
+        problem = None
         raw = leaf_answer(dataset.y, dataset.weights, 2, lam, leaf_cost=0.0)
+    except KeyboardInterrupt:
+        # Ctrl-C while mining or building the Problem (the search itself reports it as a
+        # status): the empty list, with the bound that holds for every rule list
+        problem, is_matrix, names = None, False, None
+        literal_sets, truth = [], np.zeros((dataset.n_samples, 0), dtype=bool)
+        mining_stopped, mining = "interrupted", {"mining_complete": 0}
+        raw = leaf_answer(dataset.y, dataset.weights, 2, lam, leaf_cost=0.0, status="interrupted")
+    if problem is not None:
+        try:
+            with Progress("rule list search", progress) as bar:
+                raw = _native.search_corels(problem, config, bar.update if bar.active else None)
+        except MemoryError:
+            raw = leaf_answer(dataset.y, dataset.weights, 2, lam, leaf_cost=0.0)
     prefix, labels, default_label = _decode_rule_list(raw["tree"])
     model = RuleList(
         [(literal_sets[r], label) for r, label in zip(prefix, labels, strict=True)],

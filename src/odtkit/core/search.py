@@ -249,7 +249,9 @@ def search_tree(
         native = _native.search_bnb
     with Progress(f"search ({method}, {strategy})", progress) as bar:
         report = bar.update if bar.active else None
-        raw = _native_answer(dataset, lam, lambda problem: native(problem, config, report))
+        raw = _native_answer(
+            dataset, lam, lambda problem: native(problem, _charged(config, start), report)
+        )
     result = _verified_result(
         raw, dataset, lam=lam, max_depth=max_depth, method=method, start=start
     )
@@ -298,7 +300,12 @@ def _search_fair(
             dataset,
             lam,
             lambda problem: _native.search_fair_dp(
-                problem, coefficients, groups.delta, groups.positive_code, config, report
+                problem,
+                coefficients,
+                groups.delta,
+                groups.positive_code,
+                _charged(config, start),
+                report,
             ),
         )
     result = _verified_result(raw, dataset, lam=lam, max_depth=max_depth, method="dp", start=start)
@@ -314,6 +321,15 @@ def _search_fair(
     )
 
 
+def _charged(config: Any, start: float) -> Any:
+    """``config`` with the time limit less what the call spent before the search (validation,
+    the distinct features, the Problem: seconds on 20,000 x 3,000); a positive one (0 is
+    "no limit" natively) once it has passed."""
+    if config.time_limit > 0:
+        config.time_limit = max(config.time_limit - (time.perf_counter() - start), 1e-9)
+    return config
+
+
 def _native_answer(
     dataset: Dataset, lam: float, run: Callable[[Any], dict[str, Any]]
 ) -> dict[str, Any]:
@@ -322,10 +338,18 @@ def _native_answer(
 
     The searches turn a failed allocation into status ``memory_limit`` with their incumbent; a
     MemoryError here is the preprocessing (or the answer's conversion) failing before there is
-    one: the certified majority leaf then (a constant prediction, fair under any notion).
+    one: the certified majority leaf then (a constant prediction, fair under any notion). The
+    searches report a Ctrl-C as status ``interrupted``; one during the preprocessing (seconds
+    on 20,000 x 3,000: the distinct features, the Problem's bitsets) is the same status with
+    that leaf and its bound, never a ``KeyboardInterrupt``.
     """
     try:
-        problem, kept = build_search_problem(dataset)
+        try:
+            problem, kept = build_search_problem(dataset)
+        except KeyboardInterrupt:
+            return leaf_answer(
+                dataset.y, dataset.weights, int(dataset.n_classes), lam, status="interrupted"
+            )
         raw = run(problem)
         raw["tree"] = restore_features(raw["tree"], kept)
         raw["stats"]["features_merged"] = dataset.n_features - kept.size

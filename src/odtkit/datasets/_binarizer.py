@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from numbers import Integral
 from typing import Any
 
@@ -10,6 +11,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
+from odtkit._limits import Deadline, active_deadline
 from odtkit._warnings import warn
 from odtkit.render import FeatureSpec, format_threshold
 
@@ -20,8 +22,21 @@ __all__ = ["Binarizer", "format_threshold"]
 _Column = tuple[str, str, np.ndarray | list, bool]
 
 
+#: Columns of ``fit``'s loop between two reads of the active deadline's clock.
+_DEADLINE_STRIDE = 64
+#: Share of the time left when threshold guessing starts that its reference model may take
+#: (the search gets the rest).
+_GUESS_SHARE = 0.5
+
+
 def _midpoints(values: np.ndarray) -> np.ndarray:
-    """Thresholds between adjacent sorted distinct ``values`` that separate every pair.
+    """Thresholds between adjacent sorted distinct ``values`` that separate every pair
+    (:func:`_midpoints_between` of each value and the next)."""
+    return _midpoints_between(values[:-1], values[1:])
+
+
+def _midpoints_between(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Thresholds between the pairs ``lo[i] < hi[i]`` (adjacent distinct values).
 
     Each threshold is the midpoint written with the fewest significant digits that stay within
     rounding noise of it (a billionth of the gap) and strictly between the pair: 17.5 | 17.6
@@ -30,7 +45,6 @@ def _midpoints(values: np.ndarray) -> np.ndarray:
     For neighbouring floats (nothing representable in between) the lower value itself is
     used, so ``x <= t`` still splits them exactly.
     """
-    lo, hi = values[:-1], values[1:]
     with np.errstate(over="ignore", invalid="ignore"):
         mid = (lo + hi) / 2.0
         overflow = ~np.isfinite(mid)
@@ -66,6 +80,71 @@ def _quantile_indices(n_distinct: int, k: int) -> np.ndarray:
     """
     cuts = np.floor(np.arange(1, k + 1) * n_distinct / (k + 1) + 0.5).astype(np.int64)
     return np.clip(cuts, 1, n_distinct - 1) - 1
+
+
+def _splits_of(model: Any) -> dict[int, list[float]]:
+    """The (column, threshold) of every depth-1 tree of a fitted boosting model."""
+    splits: dict[int, list[float]] = {}
+    for tree in np.asarray(model.estimators_).ravel():
+        feature, threshold = int(tree.tree_.feature[0]), float(tree.tree_.threshold[0])
+        if feature >= 0:
+            splits.setdefault(feature, []).append(threshold)
+    return splits
+
+
+def _reference_splits(
+    X: np.ndarray,
+    y: np.ndarray,
+    sample_weight: object,
+    rounds: int,
+    deadline: Deadline | None,
+) -> tuple[dict[int, list[float]], bool]:
+    """Splits of the ``rounds``-round depth-1 boosted reference model of threshold guessing,
+    and whether ``deadline`` cut it short.
+
+    Under a deadline the model may take ``_GUESS_SHARE`` of the time left: a one-tree pilot
+    measures what a tree costs; one round fits a tree per class (2,000 rows of 1,000 classes:
+    3 s a round, 2 min for 40), so when a round would not fit, the classes beyond the most
+    frequent ones that fit are merged into one, and boosting stops after the round that
+    reaches the budget (scikit-learn's ``monitor``). Without a deadline: the full model.
+    """
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    def model(n: int) -> GradientBoostingClassifier:
+        return GradientBoostingClassifier(n_estimators=n, max_depth=1, random_state=0)
+
+    if deadline is None or not deadline.limited:
+        return _splits_of(model(rounds).fit(X, y, sample_weight=sample_weight)), False
+    start = time.perf_counter()
+    stop_at = start + _GUESS_SHARE * (deadline.remaining() or 0.0)
+    classes, counts = np.unique(y, return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    # the pilot: the most frequent class against the rest, one tree
+    pilot = model(1).fit(X, y == classes[order[0]], sample_weight=sample_weight)
+    per_tree = time.perf_counter() - start
+    room = stop_at - time.perf_counter()
+    trees_per_round = 1 if classes.size == 2 else classes.size
+    if room <= 0 or per_tree * min(trees_per_round, 2) > room:
+        return _splits_of(pilot), True  # the pilot's splits are all there is time for
+    truncated = False
+    labels = y
+    if per_tree * trees_per_round > room:
+        # the most frequent classes that one round can separate; the others are one class
+        keep = max(2, int(room / per_tree)) - 1
+        merged = np.isin(y, classes[order[keep:]])
+        labels = np.where(merged, -1, np.searchsorted(classes, y)).astype(np.int64)
+        truncated = True
+    stopped = []
+
+    def out_of_time(i: int, *_: Any) -> bool:
+        if time.perf_counter() >= stop_at and i + 1 < rounds:
+            stopped.append(i)
+            return True
+        return False
+
+    # its first round repeats the pilot's split (the same residuals up to sign and shift)
+    reference = model(rounds).fit(X, labels, sample_weight=sample_weight, monitor=out_of_time)
+    return _splits_of(reference), truncated or bool(stopped)
 
 
 class Binarizer(TransformerMixin, BaseEstimator):
@@ -139,6 +218,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
         that got the missing-value features.
     dropped_columns_ : list of str
         Columns with no present value at ``fit``: they yield no feature.
+    truncated_ : bool
+        True when a time limit cut ``fit`` short: only inside an estimator's ``fit`` (whose
+        ``time_limit`` covers binarization and search), where the columns left when it ran out
+        yield no feature and the reference model of ``guess_thresholds`` may have fewer rounds
+        (or, with many classes, separate the most frequent classes only). A plain
+        ``Binarizer().fit`` has no time limit and is never cut.
 
     Notes
     -----
@@ -190,6 +275,9 @@ class Binarizer(TransformerMixin, BaseEstimator):
             dupes = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"X has duplicate column names {dupes}")
         forced = self._check_categorical(names)
+        # an estimator's fit charges binarization to its time limit (odtkit._limits.charged)
+        deadline = active_deadline()
+        truncated = False
 
         spec: list[_Column] = []
         guessed: list[tuple[int, int, np.ndarray]] = []  # (spec index, column, distinct values)
@@ -197,22 +285,42 @@ class Binarizer(TransformerMixin, BaseEstimator):
         categories: dict[str, list] = {}
         binary: list[str] = []
         dropped: list[str] = []
+        # a table of numbers only (no categorical column) is read as one float block: a
+        # column at a time through pandas costs ~0.3 ms, 3 s on 10,000 columns
+        block = _numeric_block(frame, names) if not forced else None
         for position, name in enumerate(names):
-            column = frame.iloc[:, position]
-            absent = column.isna().to_numpy()
+            if truncated or (
+                deadline is not None
+                and position % _DEADLINE_STRIDE == 0
+                and position > 0
+                and deadline.expired()
+            ):
+                # out of time: the columns not examined yield no feature
+                truncated = True
+                thresholds[name] = np.empty(0)
+                spec.append((name, "constant", np.empty(0), False))
+                continue
+            if block is not None:
+                column = None
+                values = block[:, position]
+                absent = np.isnan(values)
+            else:
+                column = frame.iloc[:, position]
+                absent = column.isna().to_numpy()
             if absent.all():
                 dropped.append(name)
                 spec.append((name, "dropped", np.empty(0), False))
                 continue
             missing = bool(absent.any())
-            if name in forced or _is_categorical_dtype(column):
+            if column is not None and (name in forced or _is_categorical_dtype(column)):
                 levels = _categories(column, name)
                 # the missing cell is one more level: two levels are a split
                 kind = "onehot" if len(levels) + missing > 1 else "constant"
                 categories[name] = levels
                 spec.append((name, kind, levels, missing))
                 continue
-            values = _numeric(column, name)
+            if column is not None:
+                values = _numeric(column, name)
             distinct = np.unique(values[~absent])
             if distinct.size <= 1:
                 thresholds[name] = np.empty(0)
@@ -220,12 +328,18 @@ class Binarizer(TransformerMixin, BaseEstimator):
             elif distinct.size == 2 and distinct[0] == 0 and distinct[1] == 1:
                 binary.append(name)
                 spec.append((name, "binary", np.empty(0), missing))
+            elif rounds is not None:
+                # the reference model picks the cuts (_guess): no midpoints for all of them
+                guessed.append((len(spec), position, distinct))
+                cuts = np.empty(0)
+                thresholds[name] = cuts
+                spec.append((name, "threshold", cuts, missing))
             else:
-                cuts = _midpoints(distinct)
-                if rounds is not None:
-                    guessed.append((len(spec), position, distinct))
-                elif k is not None and cuts.size > k:
-                    cuts = cuts[_quantile_indices(distinct.size, k)]
+                if k is not None and distinct.size - 1 > k:
+                    at = _quantile_indices(distinct.size, k)
+                    cuts = _midpoints_between(distinct[at], distinct[at + 1])
+                else:
+                    cuts = _midpoints(distinct)
                 thresholds[name] = cuts
                 spec.append((name, "threshold", cuts, missing))
         if dropped:
@@ -233,8 +347,11 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 f"Binarizer: column(s) {dropped} have no present value (all missing) and yield "
                 "no feature"
             )
-        if guessed:
-            self._guess(frame, guessed, y, sample_weight, rounds, k, spec, thresholds)
+        if guessed and not truncated:
+            truncated = self._guess(
+                frame, guessed, y, sample_weight, rounds, k, spec, thresholds, deadline, block
+            )
+        self.truncated_ = truncated
 
         self.n_features_in_ = len(names)
         if from_frame:
@@ -262,14 +379,18 @@ class Binarizer(TransformerMixin, BaseEstimator):
         k: int | None,
         spec: list[_Column],
         thresholds: dict[str, np.ndarray],
-    ) -> None:
-        """Keep, per numeric column, the thresholds a depth-1 boosted reference model uses."""
-        from sklearn.ensemble import GradientBoostingClassifier
-
+        deadline: Deadline | None = None,
+        block: np.ndarray | None = None,
+    ) -> bool:
+        """Keep, per numeric column, the thresholds a depth-1 boosted reference model uses;
+        True when ``deadline`` cut the reference model short (:func:`_reference_splits`)."""
         columns = [position for _, position, _ in guessed]
-        numeric = np.column_stack(
-            [_numeric(frame.iloc[:, j], str(frame.columns[j])) for j in columns]
-        )
+        if block is not None:
+            numeric = block[:, columns]
+        else:
+            numeric = np.column_stack(
+                [_numeric(frame.iloc[:, j], str(frame.columns[j])) for j in columns]
+            )
         absent = np.isnan(numeric)
         if absent.any():
             # GradientBoostingClassifier refuses NaN; the reference model only proposes
@@ -282,29 +403,26 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 f"y has {labels.shape[0]} labels for {numeric.shape[0]} rows of X "
                 "(guess_thresholds)"
             )
+        truncated = False
         if np.unique(labels).size < 2:  # nothing to learn: no thresholds
             splits: dict[int, list[float]] = {}
         else:
-            reference = GradientBoostingClassifier(
-                n_estimators=rounds, max_depth=1, random_state=0
-            ).fit(numeric, labels, sample_weight=sample_weight)
-            splits = {}
-            for tree in np.asarray(reference.estimators_).ravel():
-                feature, threshold = int(tree.tree_.feature[0]), float(tree.tree_.threshold[0])
-                if feature >= 0:
-                    splits.setdefault(feature, []).append(threshold)
+            splits, truncated = _reference_splits(numeric, labels, sample_weight, rounds, deadline)
         for local, (index, _, distinct) in enumerate(guessed):
             name, missing = spec[index][0], spec[index][3]
-            midpoints = _midpoints(distinct)
+            if local not in splits:
+                # never split on: no feature (already so in spec and thresholds)
+                continue
             # the reference model compares in float32: snap each of its thresholds to our
             # midpoint between the two distinct values it separates
             at = np.searchsorted(distinct, np.asarray(splits.get(local, []), float), side="right")
-            keep = np.unique(np.clip(at - 1, 0, midpoints.size - 1))
-            cuts = midpoints[keep]
+            keep = np.unique(np.clip(at - 1, 0, distinct.size - 2))
+            cuts = _midpoints_between(distinct[keep], distinct[keep + 1])
             if k is not None and cuts.size > k:
                 cuts = cuts[_quantile_indices(cuts.size + 1, k)]
             thresholds[name] = cuts
             spec[index] = (name, "threshold", cuts, missing)
+        return truncated
 
     def _check_guess_thresholds(self, y: object) -> int | None:
         g = self.guess_thresholds
@@ -353,7 +471,10 @@ class Binarizer(TransformerMixin, BaseEstimator):
         blocks = []
         # the order of the blocks is _output_specs's
         for position, (name, kind, params, missing) in enumerate(self._spec):
-            if kind == "dropped":
+            if kind == "dropped" or (
+                not missing and (kind == "constant" or (kind == "threshold" and not len(params)))
+            ):
+                # yields nothing (on 10,000 guessed columns most do: skip reading them)
                 continue
             column = frame.iloc[:, position]
             absent = column.isna().to_numpy()[:, None]
@@ -437,6 +558,26 @@ def _as_frame(X: object, name: str) -> tuple[pd.DataFrame, bool]:
     frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
     # An object array may hold plain numbers; let pandas find the real column types.
     return frame.infer_objects(), False
+
+
+def _numeric_block(frame: pd.DataFrame, names: list[str]) -> np.ndarray | None:
+    """All of ``frame`` as one float array (missing cells NaN) when every column is numeric
+    (bool included, as :func:`_numeric` reads it), else None; an infinite value is refused
+    naming its column, as :func:`_numeric` does."""
+    if not all(
+        pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)
+        for dtype in frame.dtypes
+    ):
+        return None
+    try:
+        block = frame.to_numpy(dtype=float, na_value=np.nan)
+    except (TypeError, ValueError):
+        return None  # let the column-by-column path name the column
+    infinite = np.isinf(block).any(axis=0)
+    if infinite.any():
+        name = names[int(np.flatnonzero(infinite)[0])]
+        raise ValueError(f"column {name!r} has infinite values; Binarizer needs finite numbers")
+    return block
 
 
 def _is_categorical_dtype(column: pd.Series) -> bool:

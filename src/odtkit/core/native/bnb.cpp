@@ -769,7 +769,7 @@ SearchOutput BnbSearch::run() {
     {
       const double t0 = budget_.elapsed();
       double v = 0.0;
-      std::vector<int> greedy = greedy_tree(P_, cfg_.lam, cfg_.max_depth, &v);
+      std::vector<int> greedy = greedy_tree(P_, cfg_.lam, cfg_.max_depth, &v, &budget_);
       out_.stats["greedy_seconds"] = budget_.elapsed() - t0;
       offer(std::move(greedy), v);
     }

@@ -12,15 +12,14 @@ Depth2Solver::Depth2Solver(const Problem& problem)
       K_(problem.n_classes()),
       W_(problem.n_words()),
       tau_(count_tolerance(problem.total_weight())),
-      ones_(problem.n_points()),
       slots_(problem.integral() ? 3 : 1),
       diff_(problem.n_words()),
       total_(K_, 0.0),
       scratch_(4 * static_cast<std::size_t>(K_), 0.0) {
-  for (auto& slot : slots_) {
-    slot.support.assign(W_, 0);
-    slot.F.assign(static_cast<std::size_t>(M_) * M_ * K_, 0.0);
-  }
+  // the first slot now (a failure here switches the solver off), the others when a second
+  // support comes (a root of depth two needs one: 576 MB at 6,000 features and two classes)
+  for (auto& slot : slots_) slot.support.assign(W_, 0);
+  slots_[0].F.assign(static_cast<std::size_t>(M_) * M_ * K_, 0.0);
   single_class_.assign(problem.n_points(), -1);
   const auto& pcw = problem.point_class_weight();
   for (std::size_t u = 0; u < problem.n_points(); ++u) {
@@ -29,19 +28,33 @@ Depth2Solver::Depth2Solver(const Problem& problem)
       if (pcw[u * static_cast<std::size_t>(K_) + k] != 0.0) ++nonzero, last = k;
     if (nonzero == 1) single_class_[u] = last;
   }
-  for (int j = 0; j < M_; ++j) {
-    const Bitset& f = problem.feature(static_cast<std::size_t>(j));
-    for (std::size_t u = 0; u < problem.n_points(); ++u)
-      if (f.get(u)) ones_[u].push_back(j);
-  }
+  // count, then fill in feature order (each point's list comes out sorted); a word of 64
+  // points at a time, so that the writes stay within those points' lists (feature by feature
+  // over all points, each write was a TLB miss: 0.5 s on 20,000 x 3,000)
+  const std::size_t U = problem.n_points();
+  std::vector<const std::uint64_t*> features(static_cast<std::size_t>(M_));
+  for (int j = 0; j < M_; ++j)
+    features[static_cast<std::size_t>(j)] = problem.feature_words(static_cast<std::size_t>(j));
+  ones_start_.assign(U + 1, 0);
+  for (std::size_t w = 0; w < W_; ++w)
+    for (int j = 0; j < M_; ++j)
+      for (std::uint64_t b = features[static_cast<std::size_t>(j)][w]; b; b &= b - 1)
+        ++ones_start_[(w << 6) + static_cast<std::size_t>(__builtin_ctzll(b)) + 1];
+  for (std::size_t u = 0; u < U; ++u) ones_start_[u + 1] += ones_start_[u];
+  ones_.resize(ones_start_[U]);
+  std::vector<std::size_t> at(ones_start_.begin(), ones_start_.end() - 1);
+  for (std::size_t w = 0; w < W_; ++w)
+    for (int j = 0; j < M_; ++j)
+      for (std::uint64_t b = features[static_cast<std::size_t>(j)][w]; b; b &= b - 1)
+        ones_[at[(w << 6) + static_cast<std::size_t>(__builtin_ctzll(b))]++] = j;
 }
 
 std::size_t Depth2Solver::upfront_bytes(const Problem& problem) {
   const std::size_t M = problem.n_features(), K = static_cast<std::size_t>(problem.n_classes());
   const std::size_t slots = problem.integral() ? 3 : 1;
-  // ones_: at most M ints per point, plus the vector itself
+  // ones_: at most M ints per point, plus its start
   return slots * (M * M * K * sizeof(double) + problem.n_words() * 8) +
-         problem.n_points() * (sizeof(std::vector<int>) + M * sizeof(int) + sizeof(int)) +
+         problem.n_points() * (sizeof(std::size_t) + M * sizeof(int) + sizeof(int)) +
          problem.n_words() * 8;
 }
 
@@ -49,7 +62,7 @@ std::size_t Depth2Solver::bytes() const {
   std::size_t total = 0;
   for (const auto& slot : slots_)
     total += slot.F.capacity() * sizeof(double) + slot.support.capacity() * 8;
-  for (const auto& v : ones_) total += v.capacity() * sizeof(int) + sizeof(v);
+  total += ones_.capacity() * sizeof(int) + ones_start_.capacity() * sizeof(std::size_t);
   return total;
 }
 
@@ -95,7 +108,15 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
   return best;
 }
 
-void Depth2Solver::accumulate(const std::uint64_t* bits, double* F, double sign) {
+bool Depth2Solver::poll(std::size_t work) {
+  if (!budget_) return false;
+  since_poll_ += work;
+  if (since_poll_ < kPollStride) return false;
+  since_poll_ = 0;
+  return budget_->check_clock();
+}
+
+bool Depth2Solver::accumulate(const std::uint64_t* bits, double* F, double sign) {
   const auto& pcw = problem_.point_class_weight();
   const std::size_t M = static_cast<std::size_t>(M_), K = static_cast<std::size_t>(K_);
   for (std::size_t w = 0; w < W_; ++w) {
@@ -105,7 +126,9 @@ void Depth2Solver::accumulate(const std::uint64_t* bits, double* F, double sign)
       b &= b - 1;
       ++points_visited_;
       const double* c = &pcw[u * K];
-      const auto& on = ones_[u];
+      const OnesView on = ones(u);
+      // a point costs on^2 / 2 updates: thousands of features make one pass take seconds
+      if (poll(on.size() * on.size() / 2 + 1)) return false;
       if (single_class_[u] >= 0) {
         // the common case (no conflicting duplicates): one class cell per pair
         const std::size_t k = static_cast<std::size_t>(single_class_[u]);
@@ -125,9 +148,10 @@ void Depth2Solver::accumulate(const std::uint64_t* bits, double* F, double sign)
       }
     }
   }
+  return true;
 }
 
-void Depth2Solver::load_counts(const std::uint64_t* s) {
+bool Depth2Solver::load_counts(const std::uint64_t* s) {
   ++calls_;
   const PopcountMode mode = problem_.popcount_mode();
   const std::size_t fresh = kernels::count(mode, s, W_);
@@ -141,27 +165,53 @@ void Depth2Solver::load_counts(const std::uint64_t* s) {
       best = &slot;
     }
   }
+  bool complete;
   if (best) {
     for (std::size_t w = 0; w < W_; ++w) diff_[w] = s[w] & ~best->support[w];
-    accumulate(diff_.data(), best->F.data(), 1.0);
-    for (std::size_t w = 0; w < W_; ++w) diff_[w] = best->support[w] & ~s[w];
-    accumulate(diff_.data(), best->F.data(), -1.0);
+    complete = accumulate(diff_.data(), best->F.data(), 1.0);
+    for (std::size_t w = 0; w < W_ && complete; ++w) diff_[w] = best->support[w] & ~s[w];
+    complete = complete && accumulate(diff_.data(), best->F.data(), -1.0);
   } else {
-    best = &slots_[0];  // least recently used slot
-    for (auto& slot : slots_)
-      if (slot.last_use < best->last_use) best = &slot;
+    auto least_recent = [this] {
+      Slot* lru = &slots_[0];
+      for (auto& slot : slots_)
+        if (slot.last_use < lru->last_use) lru = &slot;
+      return lru;
+    };
+    const std::size_t cells = static_cast<std::size_t>(M_) * M_ * K_;
+    best = least_recent();
+    while (best->F.size() != cells) {
+      try {
+        best->F.resize(cells);
+      } catch (const std::bad_alloc&) {
+        // a cache slot is an accelerator: do with the ones there are (slot 0 always is)
+        slots_.erase(slots_.begin() + (best - slots_.data()));
+        best = least_recent();
+      }
+    }
     std::fill(best->F.begin(), best->F.end(), 0.0);
-    accumulate(s, best->F.data(), 1.0);
+    complete = accumulate(s, best->F.data(), 1.0);
+  }
+  if (!complete) {
+    best->last_use = -1;  // its counts are of no support: refilled from zero when next used
+    F_ = nullptr;
+    return false;
   }
   std::copy(s, s + W_, best->support.begin());
   best->last_use = calls_;
   F_ = best->F.data();
+  return true;
 }
 
 Depth2Solver::Result Depth2Solver::solve(const std::uint64_t* s, const double* cw,
-                                         double Lambda) {
-  load_counts(s);
+                                         double Lambda, Budget* budget) {
+  budget_ = budget;
   Result best{leaf(cw, Lambda), -1, -1, -1};
+  if (!load_counts(s)) {
+    best.exact = false;
+    budget_ = nullptr;
+    return best;
+  }
   double* c1 = scratch_.data();
   double* c0 = scratch_.data() + K_;
   for (int i = 0; i < M_; ++i) {
@@ -174,12 +224,18 @@ Depth2Solver::Result Depth2Solver::solve(const std::uint64_t* s, const double* c
     }
     if (w1 <= 0.0 || w0 <= 0.0) continue;  // an empty side never beats the leaf
     if (2 * Lambda >= best.value - tau_) break;  // any split has >= 2 leaves
+    // each root costs two depth-one scans of M K cells
+    if (poll(2 * static_cast<std::size_t>(M_) * static_cast<std::size_t>(K_))) {
+      best.exact = false;
+      break;
+    }
     int f0 = -1, f1 = -1;
     const double v0 = best_depth1(i, 0, c0, Lambda, &f0);
     if (v0 + Lambda >= best.value - tau_) continue;
     const double v1 = best_depth1(i, 1, c1, Lambda, &f1);
     if (v0 + v1 < best.value - tau_) best = Result{v0 + v1, i, f0, f1};
   }
+  budget_ = nullptr;
   return best;
 }
 

@@ -176,15 +176,13 @@ class DPSolver {
         use_depth2_(c.bound_on("depth2") && depth2_fits(p, c)),
         initial_(p, c),
         memo_(p.n_words()),
-        depth2_(use_depth2_ ? depth2_or_null(p) : nullptr),
-        tmp_cw_(static_cast<std::size_t>(K_)) {
-    use_depth2_ = depth2_ != nullptr;
-  }
+        tmp_cw_(static_cast<std::size_t>(K_)) {}
 
   // Entry point for the root (s = all points).
   // relaxed: solve the depth-relaxed problem instead (see `frontier`); needs depth >= 0.
   Answer solve_root(int depth, double ub, int* best_feature, bool relaxed = false) {
     root_best_feature_ = -1;  // each call reports its own best complete root split
+    root_depth2_partial_ = Depth2Solver::Result{kInf};
     relaxed_ = relaxed && depth >= 0;
     const std::uint64_t* s = P_.all_points().data();
     std::vector<double> cw(K_);
@@ -201,6 +199,7 @@ class DPSolver {
     const double eq = use_eq_ ? P_.minority(s) : 0.0;
     const Answer a = solve(s, depth, ub, 0, cw.data(), eq);
     root_best_feature_ = -1;  // level 0 here is not the root
+    root_depth2_partial_ = Depth2Solver::Result{kInf};
     return a;
   }
 
@@ -231,9 +230,19 @@ class DPSolver {
   }
   // Best complete root split found so far (valid also after a stop), or false if none.
   bool extract_root_split(int depth, std::vector<int>& out) {
-    if (root_best_feature_ < 0) return false;
     const std::uint64_t* s = P_.all_points().data();
     std::vector<std::uint64_t> s0(W_), s1(W_);
+    if (root_best_feature_ < 0 && root_depth2_partial_.root >= 0) {
+      // a depth-two root solve stopped part-way: the best depth-two tree it had seen
+      const Depth2Solver::Result& r = root_depth2_partial_;
+      words::and_not_into(s0.data(), s, P_.feature_words(r.root), W_);
+      words::and_into(s1.data(), s, P_.feature_words(r.root), W_);
+      out.push_back(r.root);
+      emit_depth1(s0.data(), r.left, out);
+      emit_depth1(s1.data(), r.right, out);
+      return true;
+    }
+    if (root_best_feature_ < 0) return false;
     words::and_not_into(s0.data(), s, P_.feature_words(root_best_feature_), W_);
     words::and_into(s1.data(), s, P_.feature_words(root_best_feature_), W_);
     out.push_back(root_best_feature_);
@@ -341,9 +350,21 @@ class DPSolver {
     if (lb >= ub - tau_) return {lb, false};
     if (budget_.tick(bytes())) return {lb, false};
 
+    if (depth == 2 && use_depth2_ && !relaxed_ && !depth2_) {
+      // built at its first use, after the Budget's first check: its tables take a second
+      // on 20,000 x 3,000 (a search already out of time never builds them)
+      depth2_ = depth2_or_null(P_);
+      use_depth2_ = depth2_ != nullptr;
+    }
     if (depth == 2 && use_depth2_ && !relaxed_) {
       ++depth2_calls_;
-      const Depth2Solver::Result r = depth2_->solve(s, cw, Lambda_);
+      // the solver polls the budget itself (one call is seconds on thousands of features)
+      const Depth2Solver::Result r = depth2_->solve(s, cw, Lambda_, &budget_);
+      if (!r.exact) {
+        // stopped part-way: r is the best tree it saw (kept for the root), lb stays the bound
+        if (lvl == 0 && r.root >= 0) root_depth2_partial_ = r;
+        return {lb, false};
+      }
       // its pass adds ~M^2/4 pair counts per point where a node costs ~M K W words: charge
       // (an eighth of) that ratio, so that the anytime driver's slices are about equal in time
       // (measured on tic-tac-toe and planted 3000 x 40 / 5000 x 24 sets)
@@ -512,6 +533,8 @@ class DPSolver {
   std::vector<double> tmp_cw_;
   long long depth2_calls_ = 0, similar_prunes_ = 0;
   int root_best_feature_ = -1;
+  // a stopped depth-two solve at the root: the best tree it saw (root < 0: none)
+  Depth2Solver::Result root_depth2_partial_{kInf};
 };
 
 // Lookahead completion of an incumbent (anytime driver): every leaf of `in` (pre-order from
@@ -564,7 +587,7 @@ struct Incumbent {
   double value;
 };
 Incumbent first_incumbent(const Problem& problem, const SearchConfig& config, int depth,
-                          const Budget& budget, SearchOutput& out) {
+                          Budget& budget, SearchOutput& out) {
   const int K = problem.n_classes();
   const double Lambda = config.lam * problem.total_weight();
   std::vector<double> cw(K);
@@ -576,7 +599,7 @@ Incumbent first_incumbent(const Problem& problem, const SearchConfig& config, in
   }
   double v = kInf;
   const double t0 = budget.elapsed();
-  std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v);
+  std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v, &budget);
   out.stats["greedy_seconds"] = budget.elapsed() - t0;
   if (v < best.value - count_tolerance(problem.total_weight())) best = {std::move(greedy), v};
   return best;

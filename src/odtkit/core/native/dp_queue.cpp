@@ -377,7 +377,7 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   std::vector<int> warm = config.initial_tree;
   if (warm.empty()) {
     double v = 0.0;
-    warm = greedy_tree(problem, config.lam, depth, &v);
+    warm = greedy_tree(problem, config.lam, depth, &v, &budget);
   }
   std::size_t pos = 0;
   // out of memory while seeding, the graph still realises the root's ub (dp.extract)

@@ -904,7 +904,12 @@ class FairSolver {
     if (it != opt_cache_.end()) return it->second;
     double value;
     if (k == 2 && pass1_depth2_) {
-      value = depth2_->solve(s, st + 1, Lambda_).value;
+      const Depth2Solver::Result r = depth2_->solve(s, st + 1, Lambda_, &budget_);
+      // stopped part-way (time, Ctrl-C): the cheap bound below, not cached
+      if (!r.exact)
+        return std::min(std::min(neg_mis(st), pos_mis(st)) + Lambda_,
+                        P_.minority(s) + 2 * Lambda_);
+      value = r.value;
     } else if (k == 2) {
       // dense rows: a pair table is cheaper than the depth-two solver's pair counts
       if (!bound_level_) bound_level_ = new_level();  // callers' scratch stays untouched
@@ -1512,8 +1517,13 @@ class FairSolver {
       double b;
       if (D - 1 == 2 && pass1_depth2_) {
         // the unconstrained depth-2 optima of both sides (incremental pair counts)
-        b = depth2_->solve(s0.data(), L0.st0.data() + 1, Lambda_).value +
-            depth2_->solve(s1.data(), L0.st1.data() + 1, Lambda_).value;
+        const Depth2Solver::Result r0 = depth2_->solve(s0.data(), L0.st0.data() + 1, Lambda_,
+                                                       &budget_);
+        if (!r0.exact) return false;  // the budget stopped it (time, Ctrl-C)
+        const Depth2Solver::Result r1 = depth2_->solve(s1.data(), L0.st1.data() + 1, Lambda_,
+                                                       &budget_);
+        if (!r1.exact) return false;
+        b = r0.value + r1.value;
       } else if (D - 1 == 2) {
         // the same from their pair tables, which are kept for pass 2 while they fit in the
         // cache (else rebuilt there)

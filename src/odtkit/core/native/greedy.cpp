@@ -32,8 +32,9 @@ double numpy_sum(const double* a, std::size_t n) {
 
 class Greedy {
  public:
-  Greedy(const Problem& p, double lam)
-      : P_(p), K_(p.n_classes()), M_(static_cast<int>(p.n_features())), W_(p.n_words()),
+  Greedy(const Problem& p, double lam, Budget* budget)
+      : budget_(budget),
+        P_(p), K_(p.n_classes()), M_(static_cast<int>(p.n_features())), W_(p.n_words()),
         Lambda_(lam * p.total_weight()), tau_(count_tolerance(p.total_weight())),
         squares_(static_cast<std::size_t>(K_)) {}
 
@@ -49,7 +50,8 @@ class Greedy {
     // mis - eq <= Lambda (docs/formulations-search-and-pruning.md §2.5), so growing it would
     // only be pruned back below. Without this an unlimited-depth greedy grows to purity
     // (~0.16 s on coupon-carryout at lam = 0.1).
-    if (depth == 0 || mis <= 0.0 || mis - P_.minority(s) <= Lambda_ + tau_) {
+    if (depth == 0 || mis <= 0.0 || mis - P_.minority(s) <= Lambda_ + tau_ ||
+        (budget_ && budget_->check_clock())) {
       out.push_back(-(label + 1));
       return leaf;
     }
@@ -93,6 +95,7 @@ class Greedy {
     return 1.0 - numpy_sum(squares_.data(), squares_.size());
   }
 
+  Budget* budget_;
   const Problem& P_;
   int K_, M_;
   std::size_t W_;
@@ -102,9 +105,10 @@ class Greedy {
 
 }  // namespace
 
-std::vector<int> greedy_tree(const Problem& problem, double lam, int max_depth, double* value) {
+std::vector<int> greedy_tree(const Problem& problem, double lam, int max_depth, double* value,
+                             Budget* budget) {
   std::vector<int> out;
-  Greedy g(problem, lam);
+  Greedy g(problem, lam, budget);
   const double v = g.grow(problem.all_points().data(), max_depth, out);
   if (value) *value = v;
   return out;

@@ -10,6 +10,19 @@ namespace odtkit {
 namespace {
 // Integer weights up to 2^40 keep every plane sum (<= 2^40 * U) exactly representable in a double.
 constexpr double kMaxPlaneValue = 1099511627776.0;
+
+// In place: bit j of a[i] becomes bit i of a[j] (a 64 x 64 bit matrix transposed by swapping
+// ever smaller blocks; Warren, Hacker's Delight §7-3).
+void transpose64(std::uint64_t a[64]) {
+  std::uint64_t m = 0x00000000FFFFFFFFULL;
+  for (int j = 32; j; j >>= 1, m ^= m << j) {
+    for (int k = 0; k < 64; k = ((k | j) + 1) & ~j) {
+      const std::uint64_t t = ((a[k] >> j) ^ a[k | j]) & m;
+      a[k | j] ^= t;
+      a[k] ^= t << j;
+    }
+  }
+}
 }  // namespace
 
 PointSum::PointSum(const std::vector<double>& values, std::size_t n_points, PopcountMode mode)
@@ -85,8 +98,9 @@ Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
   for (std::size_t i = 0; i < n_samples; ++i) {
     const bool* row = X + i * n_features;
     std::uint64_t* dst = &packed[i * row_words];
+    // branch-free: on random data the branch mispredicted every other cell
     for (std::size_t j = 0; j < n_features; ++j)
-      if (row[j]) dst[j >> 6] |= std::uint64_t{1} << (j & 63);
+      dst[j >> 6] |= static_cast<std::uint64_t>(row[j]) << (j & 63);
   }
   std::size_t table_size = 16;
   while (table_size < 2 * n_samples + 2) table_size <<= 1;
@@ -126,13 +140,20 @@ Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
   if (!(total_weight_ > 0.0) || !std::isfinite(total_weight_))
     throw std::invalid_argument("sample weights must have a positive, finite sum");
 
-  // row by row: X is row-major, and CORELS passes hundreds of antecedent columns
+  // the packed rows of 64 points at a time, transposed 64 x 64 bits: one word of 64 features'
+  // bitsets each (bit by bit from X, each row wrote to every feature's bitset: 1.2 s on
+  // 20,000 x 3,000 before any search could check its time limit)
   features_.assign(n_features, Bitset(n_points_));
-  for (std::size_t u = 0; u < n_points_; ++u) {
-    const bool* row = X + first_row[u] * n_features;
-    const std::uint64_t bit = std::uint64_t{1} << (u & 63);
-    for (std::size_t j = 0; j < n_features; ++j)
-      if (row[j]) features_[j].data()[u >> 6] |= bit;
+  std::uint64_t block[64];
+  for (std::size_t u0 = 0; u0 < n_points_; u0 += 64) {
+    const std::size_t rows = std::min<std::size_t>(64, n_points_ - u0);
+    for (std::size_t r = 0; r < row_words; ++r) {
+      for (std::size_t t = 0; t < 64; ++t)
+        block[t] = t < rows ? packed[first_row[u0 + t] * row_words + r] : 0;
+      transpose64(block);
+      const std::size_t last = std::min<std::size_t>(64, n_features - std::min(n_features, r * 64));
+      for (std::size_t b = 0; b < last; ++b) features_[r * 64 + b].data()[u0 >> 6] = block[b];
+    }
   }
   all_ = Bitset(n_points_, true);
 
