@@ -11,6 +11,10 @@ Inside a sweep task, :func:`collecting` gathers odtkit's warnings instead of sho
 worker process's stderr is not the user's), so that :func:`odtkit.sweep` can report each one
 once, naming the dataset, fold, depth and λ it came from. The collector is a context variable,
 so concurrent tasks on the threads of one Dask worker each keep their own.
+
+:func:`silencing` drops one category of odtkit warning in a block, collected or not: a caller
+that knows a warning's reason does not hold (an estimator whose binarization was cut short)
+says so in its result instead.
 """
 
 from __future__ import annotations
@@ -22,11 +26,14 @@ import sys
 import warnings
 from collections.abc import Iterator
 
-__all__ = ["collecting", "user_stacklevel", "warn"]
+__all__ = ["collecting", "silencing", "user_stacklevel", "warn"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _collector: contextvars.ContextVar[list[tuple[type[Warning], str]] | None] = contextvars.ContextVar(
     "odtkit_warning_collector", default=None
+)
+_silenced: contextvars.ContextVar[tuple[type[Warning], ...]] = contextvars.ContextVar(
+    "odtkit_silenced_warnings", default=()
 )
 
 
@@ -47,6 +54,8 @@ def user_stacklevel(skip: int = 1) -> int:
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """Issue ``message`` at the user's call site (or hand it to the active collector)."""
+    if issubclass(category, _silenced.get()):
+        return
     collected = _collector.get()
     if collected is not None:
         collected.append((category, str(message)))
@@ -63,3 +72,13 @@ def collecting() -> Iterator[list[tuple[type[Warning], str]]]:
         yield collected
     finally:
         _collector.reset(token)
+
+
+@contextlib.contextmanager
+def silencing(category: type[Warning]) -> Iterator[None]:
+    """Drop the odtkit warnings of ``category`` that :func:`warn` issues in this block."""
+    token = _silenced.set((*_silenced.get(), category))
+    try:
+        yield
+    finally:
+        _silenced.reset(token)

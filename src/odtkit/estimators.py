@@ -19,7 +19,9 @@ a fitted estimator.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -36,7 +38,7 @@ from odtkit._validation import (
     check_positive_number,
     check_sample_weight,
 )
-from odtkit._warnings import warn
+from odtkit._warnings import silencing, warn
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.formulations import EXACT
 from odtkit.methods import (
@@ -275,6 +277,18 @@ class _BinaryInputMixin:
         rows = X.iloc[kept] if hasattr(X, "iloc") else X[kept]
         return binarizer.fit(rows, y[kept], sample_weight=weights[kept])
 
+    @contextlib.contextmanager
+    def _no_trivial_warning_if_truncated(self) -> Iterator[None]:
+        """Silence TrivialAnswerWarning when binarization was cut short: its reason (no feature
+        beats the leaf) is about the features built in time, not the data, and would mislead."""
+        from odtkit.core import TrivialAnswerWarning
+
+        if self.binarizer_ is not None and getattr(self.binarizer_, "truncated_", False):
+            with silencing(TrivialAnswerWarning):
+                yield
+        else:
+            yield
+
     def _flag_truncated(self, result: Any) -> Any:
         """``result``, with status ``time_limit`` and a message if the time limit cut
         binarization short (its optimum is then over fewer features than configured)."""
@@ -406,9 +420,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         method = _exact_method(self.method)
         deadline = self._start_clock()
         data = self._fit_dataset(X, y, sample_weight, deadline)
-        self.result_ = self._flag_truncated(
-            self._solve(method, data, lam, depth, deadline=deadline)
-        )
+        with self._no_trivial_warning_if_truncated():
+            result = self._solve(method, data, lam, depth, deadline=deadline)
+        self.result_ = self._flag_truncated(result)
         self._keep_tree(data)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
@@ -937,9 +951,11 @@ class FairTreeClassifier(OptimalTreeClassifier):
             positive_class=self.positive_class,
             legit=legit,
         )
-        self.result_ = self._flag_truncated(
-            self._solve(method, data, lam, depth, fairness=self.fairness_, deadline=deadline)
-        )
+        with self._no_trivial_warning_if_truncated():
+            result = self._solve(
+                method, data, lam, depth, fairness=self.fairness_, deadline=deadline
+            )
+        self.result_ = self._flag_truncated(result)
         self._keep_tree(data)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
@@ -1041,15 +1057,16 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
                 f"and {type(self).__name__} predicts one of two labels (use "
                 "OptimalTreeClassifier for multi-class data)"
             )
-        self.result_ = search_rule_list(
-            data,
-            lam=lam,
-            max_cardinality=self.max_cardinality,
-            min_support=self.min_support,
-            time_limit=deadline.limit_left(),
-            memory_limit_mb=self.memory_limit_mb,
-        )
-        self.result_ = self._flag_truncated(self.result_)
+        with self._no_trivial_warning_if_truncated():
+            result = search_rule_list(
+                data,
+                lam=lam,
+                max_cardinality=self.max_cardinality,
+                min_support=self.min_support,
+                time_limit=deadline.limit_left(),
+                memory_limit_mb=self.memory_limit_mb,
+            )
+        self.result_ = self._flag_truncated(result)
         self.rule_list_ = self.result_.model
         labels = np.array(
             [label for _, label in self.rule_list_.rules] + [self.rule_list_.default_label]
