@@ -253,9 +253,12 @@ def test_build_validates_the_problem(form):
 
 @pytest.mark.parametrize("form", [RBinOCT(), BinOCT(), FlowOCT()], ids=repr)
 def test_a_depth_no_solver_can_index_is_refused_naming_the_limit(form):
-    ds = example_dataset_trees()
+    ds = random_dataset(0, n_samples=20, n_features=120)
     with pytest.raises(ValueError, match=r"max_depth=100 .* must be at most \d+"):
         form.build(ds, max_depth=100, lam=0.01)
+    # on p features a deeper tree is never better: the depth is clamped to p (issue 28)
+    few = example_dataset_trees()
+    assert form.build(few, max_depth=100, lam=0.01).meta["max_depth"] == few.n_features
 
 
 def test_a_warm_start_whose_answer_fails_verification_is_solved_again_cold(monkeypatch):

@@ -7,7 +7,7 @@ what was expected, so a user sees *which* input is wrong rather than a failure d
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
 from typing import Any
 
@@ -68,6 +68,8 @@ def encode_labels(y: object, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     if arr.dtype.kind == "f":
         if np.isnan(arr).any():
             raise ValueError(f"{name} contains NaN labels")
+        if np.isinf(arr).any():
+            raise ValueError(f"{name} contains inf: labels must be finite class labels")
         if not np.all(arr == np.round(arr)):
             raise TypeError(
                 f"{name} must hold class labels, got non-integer floats (regression targets?)"
@@ -89,11 +91,22 @@ def check_lambda(lam: object, name: str = "lam") -> float:
 
 
 def check_depth(
-    depth: object, name: str = "max_depth", allow_none: bool = True, minimum: int = 0
+    depth: object,
+    name: str = "max_depth",
+    allow_none: bool = True,
+    minimum: int = 0,
+    n_features: int | None = None,
 ) -> int | None:
     """Return a depth limit (number of splits on the longest path), or None for unlimited.
 
     ``minimum`` is the smallest accepted value (1 for the MIPs, which need a branch node).
+    With ``n_features`` (the p binary features of the data) a depth above p is clamped to
+    ``max(p, minimum)``: no optimal tree is deeper than p. A path that tests a binary feature
+    twice sends every row reaching the second test the same way, so that node can be replaced
+    by its non-empty child: the same predictions (so the same errors and disparity) with one
+    leaf fewer. Hence ``OPT(D) = OPT(min(D, p))`` for every ``lam >= 0``, and a depth such as
+    ``2**63`` (which no native integer holds, and for which the fair DP would allocate per
+    level) is the same problem as depth p.
     """
     if depth is None:
         if allow_none:
@@ -103,7 +116,35 @@ def check_depth(
         raise TypeError(f"{name} must be a non-negative integer, got {type(depth).__name__}")
     if depth < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {depth}")
+    if n_features is not None:
+        return int(min(depth, max(int(n_features), minimum)))
     return int(depth)
+
+
+def check_names(value: object, name: str) -> tuple[str, ...]:
+    """Return a non-empty tuple of distinct names, in the order given, or raise naming ``name``.
+
+    ``value`` is one name, a comma-separated string of names (``"dp,flowoct"``) or a sequence
+    of names: a single string is never taken apart into its characters. Empty names (``","``,
+    ``"dp,"``) and non-strings are refused; repeated names are kept once. Whether each name is
+    known is the caller's check.
+    """
+    if isinstance(value, str):
+        items: list[object] = [part.strip() for part in value.split(",")]
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        items = list(value)
+    else:
+        raise TypeError(
+            f"{name} must be a name, a comma-separated string or a sequence of names, "
+            f"got {type(value).__name__}"
+        )
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"{name} must hold names (str), got {item!r}")
+    names = tuple(dict.fromkeys(str(item) for item in items))
+    if not names or any(not n.strip() for n in names):
+        raise ValueError(f"{name} must be one or more non-empty names, got {value!r}")
+    return names
 
 
 def check_positive_number(value: object, name: str, allow_none: bool = True) -> float | None:
@@ -255,6 +296,35 @@ def check_sample_weight(
         raise ValueError(f"{name} must have shape ({n},), got {weights.shape}")
     if not np.all(np.isfinite(weights)) or (weights < 0).any():
         raise ValueError(f"{name} must be finite and >= 0")
+    if weights.size and not np.isfinite(weights.sum()):
+        raise ValueError(
+            f"{name} sums to inf (largest weight {weights.max():.3g}): every objective divides "
+            "by the total weight; divide the weights by a common factor (the answer is the same)"
+        )
     if positive_sum and not weights.sum() > 0:
         raise ValueError(f"{name} must have a positive sum, got all weights zero")
     return weights
+
+
+def scale_weights(weights: np.ndarray) -> np.ndarray:
+    """``weights`` times the power of two that brings the largest into ``[0.5, 1)``.
+
+    Every objective divides the misclassified weight by the total weight, so scaled weights
+    state the same problem, and multiplying by a power of two is exact in floating point (for
+    every weight whose scaled value is not below the smallest normal number, i.e. every weight
+    within a factor 2**-1021 of the largest; smaller ones weigh less than the solvers' tie
+    tolerance of 1e-9 of the total anyway). The solvers' tolerances scale with the total
+    weight: on subnormal weights (1e-320) they underflowed to 0 and the dp's objective lost
+    digits (0.20665349 for a tree that scores 0.20666667); at scale ~1 both are exact.
+    """
+    return np.ldexp(weights, -weight_exponent(weights))
+
+
+def weight_exponent(weights: np.ndarray) -> int:
+    """The ``e`` of :func:`scale_weights`: ``np.ldexp(weights, -e)`` has its largest in
+    ``[0.5, 1)`` (0 for no positive weight). A count ``c`` in the user's units is
+    ``np.ldexp(c, -e)`` in the scaled ones (the factor itself may not fit in a float)."""
+    top = float(weights.max()) if weights.size else 0.0
+    if not top > 0 or not math.isfinite(top):
+        return 0
+    return math.frexp(top)[1]

@@ -17,12 +17,18 @@ import pandas as pd
 
 from odtkit import metrics
 from odtkit._limits import stop_on_interrupt
-from odtkit._validation import check_dataset, check_depth, check_lambda, check_positive_number
+from odtkit._validation import (
+    check_dataset,
+    check_depth,
+    check_lambda,
+    check_names,
+    check_positive_number,
+)
 from odtkit.datasets import Dataset
 from odtkit.datasets._bundled import resolve
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.formulations import EXACT, VALID_BOUND
-from odtkit.methods import METHODS, check_fair, get_method
+from odtkit.methods import check_fair, get_method
 from odtkit.pipeline import solve_formulation
 from odtkit.results import Result, Status
 from odtkit.tree import Tree
@@ -90,8 +96,8 @@ def compare(
     *,
     lam: float,
     max_depth: int,
-    methods: Sequence[str] = ("dp", "rbinoct", "flowoct"),
-    backends: Sequence[str] = ("highs",),
+    methods: str | Sequence[str] = ("dp", "rbinoct", "flowoct"),
+    backends: str | Sequence[str] = ("highs",),
     time_limit: float | None = 60.0,
     warm_start: bool = True,
     fairness: Fairness | None = None,
@@ -109,11 +115,15 @@ def compare(
     max_depth : int
         Maximum depth D >= 1 (every method solves ``min R(T)`` over trees of depth <= D, except
         ``"rbinoct_original"``, which may be worse, and ``"binoct"``, which minimises errors).
-    methods : sequence of str
-        Names of :data:`odtkit.methods.METHODS`: search methods (``"dp"``, ``"bnb"``) run once,
+        A depth above the number of features p is the same problem as depth p and is clamped
+        to it (``odtkit._validation.check_depth``).
+    methods : str or sequence of str
+        Names of :data:`odtkit.methods.METHODS` (one name, ``"dp,flowoct"`` or a sequence;
+        repeated names run once): search methods (``"dp"``, ``"bnb"``) run once,
         MIP methods once per backend.
-    backends : sequence of str
-        Solver backends for the MIPs (``"highs"``, ``"pyomo"``, ``"pulp"``).
+    backends : str or sequence of str
+        Solver backends for the MIPs (``"highs"``, ``"pyomo"``, ``"pulp"``), given like
+        ``methods``.
     time_limit : float, optional
         Seconds per run (search and each MIP solve).
     warm_start : bool
@@ -157,17 +167,17 @@ def compare(
 
     dataset = _dataset(dataset)
     lam = check_lambda(lam)
-    max_depth = check_depth(max_depth, "max_depth", allow_none=False, minimum=1)
+    max_depth = check_depth(
+        max_depth, "max_depth", allow_none=False, minimum=1, n_features=dataset.n_features
+    )
     time_limit = check_positive_number(time_limit, "time_limit")
-    methods = tuple(methods)
-    if not methods:
-        raise ValueError(f"methods must be a non-empty subset of {tuple(METHODS)}, got ()")
+    methods = check_names(methods, "methods")
     chosen = [get_method(m, what="methods entry") for m in methods]
     groups = _fairness_groups(fairness, dataset)
     for method in chosen:
         check_fair(method, fairness)
     fair_kw: dict[str, Any] = {} if fairness is None else {"fairness": fairness}
-    backends = tuple(backends)
+    backends = check_names(backends, "backends")
     for b in backends:
         backend_capabilities(b)  # raises ValueError naming the registered backends
 

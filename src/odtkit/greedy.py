@@ -45,6 +45,6 @@ def greedy_tree(dataset: Dataset, *, lam: float, max_depth: int | None = None) -
     """
     dataset = check_dataset(dataset)
     lam = check_lambda(lam)
-    max_depth = check_depth(max_depth)
+    max_depth = check_depth(max_depth, n_features=dataset.n_features)
     problem = problem_from_arrays(dataset.X, dataset.y, dataset.weights, int(dataset.n_classes))
     return decode_tree(_native.greedy_tree(problem, lam, -1 if max_depth is None else max_depth))

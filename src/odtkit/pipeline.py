@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from odtkit._limits import Deadline, OutOfTime, charged
+from odtkit._validation import check_positive_number
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, Formulation
 from odtkit.model import Model
 from odtkit.results import Result, Status, empty_trace
@@ -79,6 +80,15 @@ def solve_formulation(
     """
     from odtkit.solvers import backend_capabilities
 
+    # checked before the build, which may take long: a bad limit, backend or solver is refused
+    # at once, naming the argument
+    time_limit = check_positive_number(time_limit, "time_limit")
+    if solve_options is not None and not isinstance(solve_options, Mapping):
+        raise TypeError(f"solve_options must be a mapping, got {type(solve_options).__name__}")
+    options = dict(solve_options or {})
+    # the solver chosen in solve_options decides (pyomo's "highs" takes no start)
+    which = {k: options[k] for k in ("solver", "path", "executable") if k in options}
+    capabilities = backend_capabilities(backend, **which)
     deadline = Deadline(time_limit)
     t0 = deadline.start
     try:
@@ -89,10 +99,6 @@ def solve_formulation(
     except KeyboardInterrupt:
         return _not_solved(formulation, backend, Status.INTERRUPTED, deadline, "the build")
     build_time = time.perf_counter() - t0
-    options = dict(solve_options or {})
-    # the solver chosen in solve_options decides (pyomo's "highs" takes no start)
-    which = {k: options[k] for k in ("solver", "path", "executable") if k in options}
-    capabilities = backend_capabilities(backend, **which)
     start_vector = None
     if start is not None and "mip_start" in capabilities:
         start_vector = (

@@ -56,7 +56,7 @@ def brute_force_tree(dataset: Dataset, *, lam: float, max_depth: int) -> tuple[T
     (tree, objective) : the optimal tree and its objective (normalized by n).
     """
     lam = check_lambda(lam)
-    max_depth = check_depth(max_depth, allow_none=False)
+    max_depth = check_depth(max_depth, allow_none=False, n_features=dataset.n_features)
     weights = _class_weights(dataset)
     X = dataset.X
     n = dataset.total_weight
@@ -140,7 +140,7 @@ def brute_force_fair_tree(
     fair, so a tree always exists.
     """
     lam = check_lambda(lam)
-    max_depth = check_depth(max_depth, allow_none=False)
+    max_depth = check_depth(max_depth, allow_none=False, n_features=dataset.n_features)
     groups = fairness.groups(dataset)
     n, K = dataset.n_samples, dataset.n_classes
     X, y, w = dataset.X, dataset.y, dataset.weights

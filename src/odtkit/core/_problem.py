@@ -17,7 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from odtkit._validation import check_dataset, check_node_limit, check_positive_number
+from odtkit._validation import (
+    check_dataset,
+    check_node_limit,
+    check_positive_number,
+    scale_weights,
+)
 from odtkit.core import _native
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import distinct_features
@@ -69,6 +74,10 @@ def problem_from_arrays(
         raise ValueError("dataset.y holds class codes outside 0..n_classes-1")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("dataset sample weights must be finite and >= 0")
+    # the native searches report normalized values only (objective and bounds divided by the
+    # total weight), so an exact power-of-two scale changes no answer and keeps their
+    # tolerances, which grow with the total weight, away from underflow and overflow
+    w = scale_weights(w)
     return _native.Problem(X, y, w, n_classes, popcount=popcount)
 
 

@@ -44,6 +44,7 @@ from odtkit._validation import (
     check_depth,
     check_lambda,
     check_positive_number,
+    weight_exponent,
 )
 from odtkit.core import _native
 from odtkit.core._problem import build_problem, decode_tree, search_config
@@ -327,7 +328,12 @@ class _PathSearch:
         self.deadline = math.inf if time_limit is None else start + time_limit
         self.memory_limit_mb = memory_limit_mb
         self.problem = build_problem(dataset)
-        self.N = dataset.total_weight
+        # the path's lines are in count units of the scaled weights (as the native search's,
+        # see scale_weights): on weights of 1e-300 the tolerance below was 1e-9 absolute, far
+        # above every count, and the whole path came out as the single leaf
+        self.shift = weight_exponent(dataset.weights)
+        weights = np.ldexp(dataset.weights, -self.shift)
+        self.N = float(weights.sum())
         self.tol = 1e-9 * max(1.0, self.N)  # the native count_tolerance
         # the prunings are scored on the distinct rows with their class weights (compas-binary:
         # 6907 rows, a few hundred distinct), which makes them cheap next to a solve
@@ -335,7 +341,7 @@ class _PathSearch:
         first, inverse = unique_rows(X)
         self.X = X[first]
         self.class_weights = np.zeros((len(first), dataset.n_classes))
-        np.add.at(self.class_weights, (inverse, dataset.y), dataset.weights)
+        np.add.at(self.class_weights, (inverse, dataset.y), weights)
         self.best: dict[int, _Line] = {}  # the fewest-mistake known tree per leaf count
         self.seen: set[Tree] = set()
         self.log: list[dict[str, Any]] = []
@@ -446,7 +452,7 @@ def regularization_path(
     """
     start = time.perf_counter()
     dataset = check_dataset(dataset)
-    max_depth = check_depth(max_depth)
+    max_depth = check_depth(max_depth, n_features=dataset.n_features)
     lam_min = check_lambda(lam_min, "lam_min")
     time_limit = check_positive_number(time_limit, "time_limit")
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
@@ -558,10 +564,11 @@ def _finish(
         # every reported number is re-evaluated by metrics, the one truth
         tree = _as_tree(line.tree)
         truth = metrics.misclassified(tree, search.data)
-        if abs(truth - line.mistakes) > tol:
+        scaled_truth = float(np.ldexp(truth, -search.shift))
+        if abs(scaled_truth - line.mistakes) > tol:
             raise RuntimeError(
                 f"the path scored a tree at {line.mistakes!r} mistakes but odtkit.metrics counts "
-                f"{truth!r}: this is a bug"
+                f"{scaled_truth!r} (in the path's weight units): this is a bug"
             )
         segments.append(
             PathSegment(
@@ -570,7 +577,7 @@ def _finish(
                 tree=tree,
                 n_leaves=line.leaves,
                 misclassified=truth,
-                loss=truth / N,
+                loss=scaled_truth / N,
                 certified=is_certified,
                 lower_bound_gap=worst,
             )

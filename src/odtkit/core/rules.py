@@ -242,7 +242,9 @@ def _universal_lower_bound(dataset: Dataset, lam: float) -> float:
     problem = build_problem(dataset)
     total = problem.total_weight
     eq = problem.point_minority_total / total
-    empty = 1.0 - np.bincount(dataset.y, weights=dataset.weights, minlength=2).max() / total
+    empty = 1.0 - np.bincount(dataset.y, weights=dataset.weights, minlength=2).max() / (
+        dataset.total_weight  # the problem's weights are scaled (problem_from_arrays)
+    )
     return float(min(empty, eq + lam))
 
 

@@ -199,7 +199,7 @@ def search_tree(
     start = time.perf_counter()
     dataset = check_dataset(dataset)
     lam = check_lambda(lam)
-    max_depth = check_depth(max_depth)
+    max_depth = check_depth(max_depth, n_features=dataset.n_features)
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if not isinstance(policy, str) or policy not in POLICIES:

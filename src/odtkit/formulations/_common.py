@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from odtkit import metrics
-from odtkit._validation import check_dataset, check_depth, check_lambda
+from odtkit._validation import check_dataset, check_depth, check_lambda, scale_weights
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import unique_rows
 from odtkit.fairness import FAIRNESS_TOLERANCE, Fairness, FairnessGroups
@@ -137,6 +137,7 @@ def row_data(dataset: Dataset, aggregate: bool = True) -> RowData:
         keep = w > 0
         X, y, weight = X[keep], y[keep], w[keep]
         source = np.where(keep, np.cumsum(keep) - 1, -1)
+    weight = scale_weights(weight)  # exact; subnormal weights made _weight_scale inf
     scale = _weight_scale(weight)
     return RowData(
         X=np.ascontiguousarray(X),
@@ -416,7 +417,9 @@ class TreeFormulation(Formulation):
             :meth:`violation` re-measures decoded trees with.
         """
         dataset = check_dataset(dataset)
-        max_depth = check_depth(max_depth, "max_depth", allow_none=False, minimum=1)
+        max_depth = check_depth(
+            max_depth, "max_depth", allow_none=False, minimum=1, n_features=dataset.n_features
+        )
         lam = check_lambda(lam)
         fairness = check_fairness(fairness)
         groups = None if fairness is None else fairness.groups(dataset)

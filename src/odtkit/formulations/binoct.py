@@ -311,7 +311,11 @@ class _BinOCTBase(TreeFormulation):
                 constant = (~here.any(axis=0)) | here.all(axis=0)
                 usable = features[constant[features]]
                 feat[u] = int(usable[0]) if usable.size else int(features[0])
-            step = np.where(null[at], 0, X[np.arange(m), np.maximum(feat[at], 0)])
+            # rows at a null split go left; X is read only where a feature is tested (with no
+            # features at all, every node is a null split and X has no column to read)
+            split = np.flatnonzero(~null[at])
+            step = np.zeros(m, dtype=np.int64)
+            step[split] = X[split, feat[at[split]]]
             at = 2 * at + step
         leaf_of_row = at - n_leaf
 

@@ -90,6 +90,9 @@ class ConstraintBlock:
         return f"ConstraintBlock({self.name!r}, rows={self.start}..{self.stop - 1})"
 
 
+_READ_ONLY_MAPPINGS = ("vars", "constraints", "meta")
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
@@ -136,9 +139,20 @@ class Model:
             _frozen(getattr(self, name))
         for arr in (self.A.data, self.A.indices, self.A.indptr):
             arr.setflags(write=False)
-        object.__setattr__(self, "vars", MappingProxyType(dict(self.vars)))
-        object.__setattr__(self, "constraints", MappingProxyType(dict(self.constraints)))
-        object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
+        for name in _READ_ONLY_MAPPINGS:
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+
+    # pickle and copy.deepcopy: a mappingproxy cannot be pickled, so the state holds plain dicts
+    # and the read-only views (and read-only arrays, which unpickle writeable) are made again
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for name in _READ_ONLY_MAPPINGS:
+            state[name] = dict(state[name])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__post_init__()
 
     # sizes ------------------------------------------------------------------------------------
     @property

@@ -7,10 +7,11 @@ Subclass :class:`Backend`, set ``name``, ``capabilities`` (a frozenset drawn fro
 ``solve(model, options) -> Solution``, then call ``register_backend(name, cls)`` at import time.
 A backend that drives several solvers (``solve(..., solver=...)``) overrides
 :meth:`Backend.capabilities_for` to answer per solver name (and to refuse an unknown or
-unavailable one). :func:`solve` validates every option and checks it once, against
-``capabilities_for(solver, **options)``, refusing (ValueError naming backend, solver and
-capability) any option that needs a capability the backend lacks with that solver, so a backend
-only ever receives options it declared it supports:
+unavailable one); a backend of one solver refuses any other name through the default
+:meth:`Backend.capabilities_for` (its :meth:`Backend.solver_names`). :func:`solve` validates
+every option and checks it once, against ``capabilities_for(solver, **options)``, refusing
+(ValueError naming backend, solver and capability) any option that needs a capability the
+backend lacks with that solver, so a backend only ever receives options it declared it supports:
 
 * ``options.start`` (full column vector, already validated) needs ``"mip_start"``;
 * ``options.lp_method`` needs ``"lp_method"``;
@@ -91,13 +92,25 @@ class Backend(ABC):
     capabilities: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
+    def solver_names(cls) -> tuple[str, ...]:
+        """The solver names ``solve(..., solver=)`` accepts with this backend (case-insensitive).
+
+        The default is the one solver ``default_solver``; a backend driving several overrides
+        this (and :meth:`capabilities_for`).
+        """
+        return (cls.default_solver,) if cls.default_solver else ()
+
+    @classmethod
     def capabilities_for(cls, solver: str | None = None, **extra: Any) -> frozenset[str]:
         """Capabilities with ``solver`` (``None``: the default solver).
 
         ``extra`` holds the solver options of the call (e.g. an executable's path). The default
-        is the class-level ``capabilities`` whatever the solver; a backend with several solvers
-        answers per name and raises ValueError for an unknown or unavailable one.
+        is the class-level ``capabilities``, for a solver of :meth:`solver_names` (any other
+        raises ValueError naming it: a backend never solves with another program than the one
+        asked for); a backend with several solvers answers per name and raises ValueError for
+        an unknown or unavailable one.
         """
+        check_solver_name(cls, solver)
         return cls.capabilities
 
     @classmethod
@@ -112,6 +125,23 @@ class Backend(ABC):
     @abstractmethod
     def solve(self, model: Model, options: SolveOptions) -> Solution:
         """Solve ``model`` with validated ``options``; limits are statuses, never exceptions."""
+
+
+def check_solver_name(cls: type[Backend], solver: object) -> None:
+    """Refuse a ``solver`` that backend ``cls`` does not have, naming its solvers."""
+    if solver is None:
+        return
+    if not isinstance(solver, str):
+        raise TypeError(
+            f"backend {cls.name!r}: solver must be a str or None, got {type(solver).__name__}"
+        )
+    names = cls.solver_names()
+    if solver.lower() not in {n.lower() for n in names}:
+        raise ValueError(
+            f"backend {cls.name!r} has no solver {solver!r}: solver must be one of "
+            f"{list(names)} (or None for {cls.default_solver!r}); other solvers run through "
+            f"another backend (registered: {registered_backends()})"
+        )
 
 
 _BACKENDS: dict[str, type[Backend]] = {}
@@ -239,8 +269,9 @@ def solve(
     solver : str, optional
         Backend-specific solver name (e.g. pyomo ``"appsi_highs"``, pulp ``"CBC"``). The options
         above are checked against that solver's capabilities
-        (:func:`backend_capabilities` ``(backend, solver)``); an unknown solver, or one not
-        installed, raises ValueError.
+        (:func:`backend_capabilities` ``(backend, solver)``); a solver the backend does not
+        have (``backend="highs", solver="cbc"``: CBC runs through ``backend="pulp"``), or one
+        not installed, raises ValueError listing the backend's solvers.
     heuristics : bool
         ``False`` switches the solver's primal heuristics off (capability ``"heuristics_off"``).
         Use it when the start is already optimal (the search core certified it), so only the
