@@ -306,8 +306,16 @@ def check_sample_weight(
     return weights
 
 
+#: Largest weights within these powers of two are used as given; others are scaled
+_SAFE_WEIGHT_EXPONENTS = (-64, 64)
+
+
 def scale_weights(weights: np.ndarray) -> np.ndarray:
-    """``weights`` times the power of two that brings the largest into ``[0.5, 1)``.
+    """``weights`` times the power of two that brings the largest into ``[0.5, 1)``, when the
+    largest lies outside ``[2**-64, 2**64]``; ``weights`` unchanged otherwise.
+
+    Weights of an ordinary scale are left alone: integer weights (unit weights above all) keep
+    the native searches' exact integer sums, and answers do not move by a rounding.
 
     Every objective divides the misclassified weight by the total weight, so scaled weights
     state the same problem, and multiplying by a power of two is exact in floating point (for
@@ -322,9 +330,12 @@ def scale_weights(weights: np.ndarray) -> np.ndarray:
 
 def weight_exponent(weights: np.ndarray) -> int:
     """The ``e`` of :func:`scale_weights`: ``np.ldexp(weights, -e)`` has its largest in
-    ``[0.5, 1)`` (0 for no positive weight). A count ``c`` in the user's units is
-    ``np.ldexp(c, -e)`` in the scaled ones (the factor itself may not fit in a float)."""
+    ``[0.5, 1)``, or ``e = 0`` when the largest is already within ``[2**-64, 2**64]`` (or no
+    weight is positive). A count ``c`` in the user's units is ``np.ldexp(c, -e)`` in the
+    scaled ones (the factor itself may not fit in a float)."""
     top = float(weights.max()) if weights.size else 0.0
     if not top > 0 or not math.isfinite(top):
         return 0
-    return math.frexp(top)[1]
+    exponent = math.frexp(top)[1]
+    low, high = _SAFE_WEIGHT_EXPONENTS
+    return 0 if low < exponent <= high else exponent
