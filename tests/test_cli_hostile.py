@@ -222,6 +222,14 @@ def test_no_header_keeps_every_row_and_names_columns_by_position(files, capsys):
     )
 
 
+def test_blank_labels_of_a_headerless_file_are_named_by_their_line(files, capsys):
+    frame = pd.read_csv(files / "data.csv").astype({"y": "float"})
+    frame.loc[[0, 3], "y"] = np.nan  # lines 1 and 4: no header row above them
+    frame.to_csv(files / "blank_headerless.csv", index=False, header=False)
+    assert main(["fit", "blank_headerless.csv", "--no-header"]) == 2
+    assert "2 blank cells (lines 1, 4)" in capsys.readouterr().err
+
+
 def test_a_header_of_positions_is_a_header(files, capsys):
     # what pandas writes for an unnamed array: 0,1,2 names the columns, it is no data row
     frame = pd.read_csv(files / "data.csv")

@@ -280,12 +280,14 @@ def _spec_dicts(specs: Sequence[Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _check_labels(frame: pd.DataFrame, label: str, what: str, name: str) -> None:
-    """Refuse blank label cells and a label with a single class."""
+def _check_labels(
+    frame: pd.DataFrame, label: str, what: str, name: str, *, header: bool = True
+) -> None:
+    """Refuse blank label cells (named by their line in the file) and a single class."""
     from odtkit.datasets._bundled import _check_labels as blank_cells
 
     try:
-        blank_cells(frame, label, lines=True)
+        blank_cells(frame, label, first_line=2 if header else 1)
     except ValueError as exc:
         raise BadInput(f"{what}: {name}: {exc}") from None
     classes = pd.unique(frame[label].to_numpy())
@@ -337,7 +339,7 @@ def _load(args: argparse.Namespace, what: str) -> _Data:
         frame = _select_columns(
             frame, args, keep=[label, *protected, *_columns(legit_column)], name=name
         )
-        _check_labels(frame, label, what, name)
+        _check_labels(frame, label, what, name, header=not args.no_header)
         if protected:
             values = frame[protected].to_numpy()
             values = values[:, 0] if len(protected) == 1 else values
@@ -937,7 +939,7 @@ def _prune(args: argparse.Namespace) -> int:
     label = args.label or str(frame.columns[-1])
     if label not in frame.columns:
         raise BadInput(f"--label {label!r} is not a column of {name}")
-    _check_labels(frame, label, "DATA", name)
+    _check_labels(frame, label, "DATA", name, header=not args.no_header)
     X, y = frame.drop(columns=[label]), frame[label].to_numpy()
     costs = _costs(args.costs, [str(c) for c in X.columns])
     try:  # what was loaded safely may still be no forest (a skops file of another model)

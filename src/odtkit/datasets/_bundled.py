@@ -207,18 +207,19 @@ def _blank_labels(labels: pd.Series) -> np.ndarray:
     return np.flatnonzero(blank)
 
 
-def _check_labels(frame: pd.DataFrame, label: str, *, lines: bool = False) -> None:
+def _check_labels(frame: pd.DataFrame, label: str, *, first_line: int | None = None) -> None:
     """Refuse blank label cells, naming the first few rows.
 
-    ``lines=True``: ``frame`` was read from a file with a header, so row ``i`` is line ``i+2``
-    of the file; otherwise the rows are named by their index.
+    ``first_line``: ``frame`` was read from a file whose row 0 is that line (2 below a header
+    row, 1 without one), so row ``i`` is named as line ``i + first_line``; None names the rows
+    by their index.
     """
     blank = _blank_labels(frame[label])
     if blank.size == 0:
         return
-    if lines:
+    if first_line is not None:
         where = ("line " if blank.size == 1 else "lines ") + ", ".join(
-            str(i + 2) for i in blank[:5]
+            str(i + first_line) for i in blank[:5]
         )
     else:
         where = "index " + ", ".join(str(v) for v in frame.index[blank[:5]])
@@ -301,7 +302,7 @@ def load_file(
     elif label not in columns:
         raise ValueError(f"label {label!r} is not a column of {str(path)!r}; columns are {columns}")
     dataset_name = file.stem if name is None else name
-    _check_labels(frame, label, lines=True)
+    _check_labels(frame, label, first_line=2)
 
     features = frame.drop(columns=[label])
     bad = _non_binary_columns(features)
