@@ -259,6 +259,9 @@ def test_a_depth_no_solver_can_index_is_refused_naming_the_limit(form):
     # on p features a deeper tree is never better: the depth is clamped to p (issue 28)
     few = example_dataset_trees()
     assert form.build(few, max_depth=100, lam=0.01).meta["max_depth"] == few.n_features
+    # a clamped depth still too deep is refused under the depth the caller gave
+    with pytest.raises(ValueError, match=r"max_depth=1000 \(clamped to 120, the feature count\)"):
+        form.build(ds, max_depth=1000, lam=0.01)
 
 
 def test_a_warm_start_whose_answer_fails_verification_is_solved_again_cold(monkeypatch):

@@ -362,16 +362,20 @@ def check_fair_start(tree: Tree, X: np.ndarray, fair: FairRows) -> None:
 MAX_MODEL_ENTRIES = 2**31 - 1
 
 
-def check_complete_tree_size(max_depth: int, n_rows: int) -> None:
+def check_complete_tree_size(max_depth: int, n_rows: int, requested: object = None) -> None:
     """Refuse a depth whose complete tree cannot be a model: every tree formulation has a
-    variable per (row, node) of the complete tree of depth ``max_depth`` (2^(D+1) - 1 nodes)."""
+    variable per (row, node) of the complete tree of depth ``max_depth`` (2^(D+1) - 1 nodes).
+    ``requested``: the depth the caller gave, when :func:`check_depth` clamped it to
+    ``max_depth`` (the message names both)."""
     entries = (2 ** (max_depth + 1) - 1) * max(n_rows, 1)
     if entries > MAX_MODEL_ENTRIES:
+        given = max_depth if requested is None or requested == max_depth else requested
+        clamped = "" if given == max_depth else f" (clamped to {max_depth}, the feature count)"
         deepest = max(
             d for d in range(1, 64) if (2 ** (d + 1) - 1) * max(n_rows, 1) <= MAX_MODEL_ENTRIES
         )
         raise ValueError(
-            f"max_depth={max_depth} needs a complete tree of 2^{max_depth + 1} - 1 nodes, one "
+            f"max_depth={given}{clamped} needs a complete tree of 2^{max_depth + 1} - 1 nodes, one "
             f"variable per node and distinct row ({entries:.3g} in all), more than a solver can "
             f"index (2^31 - 1); with {n_rows} distinct rows max_depth must be at most {deepest} "
             "(search_tree has no such limit)"
@@ -417,6 +421,7 @@ class TreeFormulation(Formulation):
             :meth:`violation` re-measures decoded trees with.
         """
         dataset = check_dataset(dataset)
+        requested = max_depth
         max_depth = check_depth(
             max_depth, "max_depth", allow_none=False, minimum=1, n_features=dataset.n_features
         )
@@ -424,7 +429,7 @@ class TreeFormulation(Formulation):
         fairness = check_fairness(fairness)
         groups = None if fairness is None else fairness.groups(dataset)
         rows = row_data(dataset, self.aggregate)
-        check_complete_tree_size(max_depth, rows.n_rows)
+        check_complete_tree_size(max_depth, rows.n_rows, requested)
         builder = ModelBuilder(self.name)
         builder.meta.update(
             formulation=self.name,
