@@ -1,4 +1,4 @@
-"""The command line's files: safe output paths, atomic writes, headerless tables and forests
+"""The command line's files: safe output paths, atomic writes, headers made of numbers and forests
 loaded without running code.
 
 Every function raises :class:`ValueError` with a one-line message naming the argument as the
@@ -28,15 +28,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 __all__ = [
     "FOREST_TYPES",
     "check_out",
     "dump_forest",
     "load_forest",
     "numeric_header",
-    "read_headerless",
     "write_atomic",
 ]
 
@@ -201,29 +198,6 @@ def numeric_header(columns: Any) -> bool:
     blank = [n.startswith("Unnamed: ") for n in names]
     numbers = [_is_number(n) for n in names]
     return any(numbers) and all(a or b for a, b in zip(numbers, blank, strict=True))
-
-
-def read_headerless(path: Path) -> pd.DataFrame:
-    """The table at ``path`` without a header row: columns named ``0, 1, ...`` by position."""
-    from odtkit.datasets._bundled import _binary_kind, _detect_separator
-
-    with path.open("rb") as raw:
-        kind = _binary_kind(raw.read(4096))
-    if kind is not None:
-        raise ValueError(f"{path.name} is not a text table ({kind})")
-    with path.open("r", encoding="utf-8-sig", newline="") as handle:
-        sep = _detect_separator(handle.readline())
-    try:
-        frame = pd.read_csv(path, sep=sep, header=None, encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"{path.name} is not a text table (not UTF-8 at byte {exc.start}: save it as UTF-8)"
-        ) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "nothing to read"
-        raise ValueError(f"{path.name} is not a table ({reason})") from None
-    frame.columns = [str(i) for i in range(frame.shape[1])]
-    return frame
 
 
 # -- forests ---------------------------------------------------------------------------------

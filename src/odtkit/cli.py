@@ -120,7 +120,7 @@ def _read_data(
     header, a first row made only of numbers is refused (it is data: pandas would silently
     take it for the column names and lose it).
     """
-    from odtkit._files import numeric_header, read_headerless
+    from odtkit._files import numeric_header
     from odtkit.datasets._bundled import _read_table
 
     path = Path(text)
@@ -128,7 +128,7 @@ def _read_data(
         reason = "is a directory, not a file" if path.is_dir() else "no such file"
         raise BadInput(f"{what} {text!r}: {reason}")
     try:
-        frame = _read_table(path, None) if header else read_headerless(path)
+        frame = _read_table(path, None, header=header)
     except ValueError as exc:
         raise BadInput(f"{what}: {exc}") from None
     except OSError as exc:

@@ -171,8 +171,9 @@ def _binary_kind(head: bytes) -> str | None:
     return None
 
 
-def _read_table(path: Path, sep: str | None) -> pd.DataFrame:
-    """The delimited text table at ``path``.
+def _read_table(path: Path, sep: str | None, *, header: bool = True) -> pd.DataFrame:
+    """The delimited text table at ``path``; ``header=False``: the first line is data and the
+    columns are named ``0, 1, ...`` by position.
 
     Raises ValueError naming the file when it is not a text table (a pickle, a workbook,
     another encoding) or when pandas cannot parse it, instead of a codec or tokenizer error.
@@ -188,7 +189,7 @@ def _read_table(path: Path, sep: str | None) -> pd.DataFrame:
     if sep is None:
         sep = _detect_separator(first)
     try:
-        return pd.read_csv(path, sep=sep, encoding="utf-8-sig")
+        frame = pd.read_csv(path, sep=sep, encoding="utf-8-sig", header=0 if header else None)
     except UnicodeDecodeError as exc:
         raise ValueError(
             f"{path.name} is not a text table (not UTF-8 at byte {exc.start}: save it as UTF-8)"
@@ -196,6 +197,9 @@ def _read_table(path: Path, sep: str | None) -> pd.DataFrame:
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "nothing to read"
         raise ValueError(f"{path.name} is not a table ({reason})") from None
+    if not header:
+        frame.columns = [str(i) for i in range(frame.shape[1])]
+    return frame
 
 
 def _blank_labels(labels: pd.Series) -> np.ndarray:
