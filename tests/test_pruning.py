@@ -186,7 +186,9 @@ def test_property_lp_equals_mip_slow(seed, T, depth, lam):
     d = extract(ens, X, y, costs)
     lp = prune(d, lam=lam, method="lp")
     assert lp.stats["max_fractionality"] <= 1e-7
-    assert lp.objective == pytest.approx(prune(d, lam=lam, method="mip").objective, abs=1e-9)
+    # the MIP proves its optimum to HiGHS's tolerances (1e-7): at lam ~ 1e-9 it may keep a
+    # pruning whose extra cost is worth 1.3e-9 (seed 754); the LP's vertex and the cut are exact
+    assert lp.objective == pytest.approx(prune(d, lam=lam, method="mip").objective, abs=1e-7)
     assert prune(d, lam=lam).objective == pytest.approx(lp.objective, abs=1e-9)
 
 
