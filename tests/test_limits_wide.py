@@ -226,6 +226,29 @@ def test_binarization_sees_the_fit_deadline(
     assert est.predict(X).shape == y.shape
 
 
+def test_ctrl_c_during_binarization_returns_the_best_model_flagged_interrupted() -> None:
+    X, y = _continuous(n=2000, p=60)
+    est = OptimalTreeClassifier(max_depth=2, time_limit=60, guess_thresholds=40)
+    with sigint_inside(binarizer_module, "_reference_splits", after=0.05) as sent:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X, y)  # no KeyboardInterrupt: the fit returns its best model
+    assert sent.is_set()
+    if est.binarizer_.truncated_:  # the usual case
+        assert est.result_.status == "interrupted"
+        assert "Ctrl-C stopped binarization" in est.result_.message
+    else:  # the signal came after the reference model's last check: every feature was built,
+        # the search got no time, yet may have proved its tree (depth 2 on an easy table)
+        assert est.result_.status in ("interrupted", "optimal")
+        assert "Ctrl-C during binarization" in est.result_.message
+    Xb = est.binarizer_.transform(X)
+    data = Dataset.from_arrays(Xb, y, feature_names=list(est.feature_names_))
+    model = est.result_.model
+    assert metrics.objective(model, data, lam=est.lam) == pytest.approx(est.result_.objective)
+    assert est.result_.lower_bound <= est.result_.objective + 1e-12
+    assert est.predict(X).shape == y.shape
+
+
 def test_binarizer_without_deadline_is_never_truncated() -> None:
     X, y = _continuous(p=50)
     b = Binarizer(guess_thresholds=40).fit(X, y)

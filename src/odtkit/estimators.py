@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,7 +30,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from odtkit import metrics
-from odtkit._limits import Deadline, charged, stop_on_interrupt
+from odtkit._limits import Deadline, charged, sigint_handler, stop_on_interrupt
 from odtkit._validation import (
     as_binary_matrix,
     check_dataset,
@@ -243,7 +244,16 @@ class _BinaryInputMixin:
         check_consistent_length(X, y)
         check_classification_targets(y)
         weights = check_sample_weight(sample_weight, len(y), positive_sum=True)
-        with charged(deadline or Deadline(None)):
+        deadline = deadline or Deadline(None)
+        self._interrupted = False
+
+        def stop_binarizing(*_: Any) -> None:
+            # a Ctrl-C ends binarization as the time limit would (the Binarizer keeps what it
+            # has); the search that follows then stops at once, and the fit says "interrupted"
+            self._interrupted = True
+            deadline.at = time.perf_counter()
+
+        with charged(deadline), sigint_handler(stop_binarizing):
             Xb, names = self._fit_features(X, y, weights)
         data = check_dataset(
             Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=weights), "data"
@@ -283,24 +293,48 @@ class _BinaryInputMixin:
         beats the leaf) is about the features built in time, not the data, and would mislead."""
         from odtkit.core import TrivialAnswerWarning
 
-        if self.binarizer_ is not None and getattr(self.binarizer_, "truncated_", False):
+        if self._truncated():
             with silencing(TrivialAnswerWarning):
                 yield
         else:
             yield
 
     def _flag_truncated(self, result: Any) -> Any:
-        """``result``, with status ``time_limit`` and a message if the time limit cut
-        binarization short (its optimum is then over fewer features than configured)."""
-        if self.binarizer_ is None or not getattr(self.binarizer_, "truncated_", False):
+        """``result``, with status ``time_limit`` (``interrupted`` after a Ctrl-C) and a message
+        if binarization was cut short (its optimum is then over fewer features than
+        configured), or if a Ctrl-C during binarization left the search no time."""
+        why = self._binarization_cut()
+        if why is None:
             return result
-        why = (
-            "the time limit ran out during binarization (threshold guessing): the model is "
-            "the best over the features built in time, not over all the configured ones"
+        return result.replace(
+            status=self._binarization_stop(result.status),
+            message="; ".join(filter(None, [result.message, why])),
         )
-        message = f"{result.message}; {why}" if result.message else why
-        status = Status.TIME_LIMIT if result.status == Status.OPTIMAL else result.status
-        return result.replace(status=status, message=message)
+
+    def _truncated(self) -> bool:
+        return self.binarizer_ is not None and bool(getattr(self.binarizer_, "truncated_", False))
+
+    def _binarization_stop(self, status: Status) -> Status:
+        """The status of a fit whose search ended with ``status`` after a cut binarization (or
+        one that a Ctrl-C reached)."""
+        if status == Status.OPTIMAL and not self._truncated():
+            return status  # every configured feature was built, and the search proved it
+        if getattr(self, "_interrupted", False):
+            return Status.INTERRUPTED
+        return Status.TIME_LIMIT if status == Status.OPTIMAL else status
+
+    def _binarization_cut(self) -> str | None:
+        """What stopped binarization, for the result's message; None if nothing did."""
+        interrupted = getattr(self, "_interrupted", False)
+        if self._truncated():
+            what = "Ctrl-C stopped" if interrupted else "the time limit cut"
+            return (
+                f"{what} binarization (threshold guessing): the model is the best over the "
+                "features built in time, not over all the configured ones"
+            )
+        if interrupted:
+            return "Ctrl-C during binarization: the search that followed stopped at once"
+        return None
 
     def _feature_specs(self) -> Any:
         """What each binary feature tests: the Binarizer's descriptions, else plain names."""
@@ -805,12 +839,10 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
                 "known fold trees, not proven optimal ones."
             )
         status = path.status
-        if self.binarizer_ is not None and self.binarizer_.truncated_:
-            status = Status.TIME_LIMIT if status == Status.OPTIMAL else status
-            extra = (
-                f"{extra} The time limit ran out during binarization (threshold guessing): "
-                "the tree is the best over the features built in time."
-            ).strip()
+        cut = self._binarization_cut()
+        if cut is not None:
+            status = self._binarization_stop(status)
+            extra = f"{extra} {cut[0].upper()}{cut[1:]}.".strip()
         _record_outcome(
             self,
             status,
