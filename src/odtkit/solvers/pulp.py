@@ -349,9 +349,11 @@ def parse_highs_log(text: str) -> dict[str, Any]:
 #: there, ignoring SIGINT; without an incumbent, waiting would gain nothing.
 CBC_GRACE = 0.5
 #: The same once CBC's log shows an incumbent: it writes it at its next check of the signal
-#: (after a cut pass or a heuristic: seconds on big models), and a kill would lose it. A second
-#: Ctrl-C kills at once.
-CBC_INCUMBENT_GRACE = 10.0
+#: (after a cut pass or a heuristic), and a kill would lose it. A second Ctrl-C kills at once.
+#: Short, because a Ctrl-C should return within about a second: 10 s here made the Ctrl-C
+#: benchmark wait 10 s in RBinOCT's root cuts (benchmarks/results/limits.md) and gained nothing,
+#: as CBC read no signal in that time.
+CBC_INCUMBENT_GRACE = 3.0
 #: CBC's own ``-sec`` is late by the same phases: past the deadline by this much we stop it.
 CBC_DEADLINE_SLACK = 0.1
 _POLL = 0.02
