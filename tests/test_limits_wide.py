@@ -278,6 +278,9 @@ class _Left:
     def remaining(self) -> float:
         return self.seconds
 
+    def expired(self) -> bool:
+        return False  # only the guessing budget (a share of what is left) runs out here
+
 
 REFERENCE_CASES = [
     # (classes, seconds left, truncated): one fake second per tree read; with 20 classes and
@@ -304,6 +307,23 @@ def test_reference_model_is_bounded_by_time_left(
     assert cut == truncated
     assert splits  # always some thresholds: at least the pilot's
     assert all(0 <= f < X.shape[1] for f in splits)
+
+
+class _EndedEarly(limits.Deadline):
+    """A deadline a Ctrl-C has ended (estimators end it so) while its budget looked ample."""
+
+    def remaining(self) -> float:
+        return 1e6
+
+    def expired(self) -> bool:
+        return True
+
+
+def test_reference_model_stops_at_the_deadline_not_only_at_its_budget() -> None:
+    X, y = _continuous(p=30)
+    splits, cut = binarizer_module._reference_splits(X, y, None, 40, _EndedEarly(1e6))
+    assert cut  # boosting stopped after its first round instead of running all 40
+    assert splits
 
 
 def test_reference_model_uncut_matches_plain_binarizer() -> None:

@@ -27,6 +27,8 @@ _DEADLINE_STRIDE = 64
 #: Share of the time left when threshold guessing starts that its reference model may take
 #: (the search gets the rest).
 _GUESS_SHARE = 0.5
+#: Largest share of the guessing time one boosting round may take (more classes are merged).
+_ROUND_SHARE = 0.125
 
 
 def _midpoints(values: np.ndarray) -> np.ndarray:
@@ -104,9 +106,11 @@ def _reference_splits(
 
     Under a deadline the model may take ``_GUESS_SHARE`` of the time left: a one-tree pilot
     measures what a tree costs; one round fits a tree per class (2,000 rows of 1,000 classes:
-    3 s a round, 2 min for 40), so when a round would not fit, the classes beyond the most
-    frequent ones that fit are merged into one, and boosting stops after the round that
-    reaches the budget (scikit-learn's ``monitor``). Without a deadline: the full model.
+    3 s a round, 2 min for 40), so when a round would take more than ``_ROUND_SHARE`` of the
+    budget, the classes beyond the most frequent ones that fit are merged into one, and
+    boosting stops after the round that reaches the budget or the deadline (scikit-learn's
+    ``monitor``; a Ctrl-C in an estimator's fit ends the deadline). Without a deadline: the
+    full model.
     """
     from sklearn.ensemble import GradientBoostingClassifier
 
@@ -128,16 +132,20 @@ def _reference_splits(
         return _splits_of(pilot), True  # the pilot's splits are all there is time for
     truncated = False
     labels = y
-    if per_tree * trees_per_round > room:
-        # the most frequent classes that one round can separate; the others are one class
-        keep = max(2, int(room / per_tree)) - 1
+    round_room = room * _ROUND_SHARE
+    if per_tree * trees_per_round > round_room:
+        # the most frequent classes that one round can separate in its share of the time; the
+        # others are one class. Rounds that short let the monitor below see the deadline (and
+        # a Ctrl-C, which ends it) often: one round of 1,000 classes held a Ctrl-C for 29 s.
+        keep = max(2, int(round_room / per_tree)) - 1
         merged = np.isin(y, classes[order[keep:]])
         labels = np.where(merged, -1, np.searchsorted(classes, y)).astype(np.int64)
         truncated = True
     stopped = []
 
     def out_of_time(i: int, *_: Any) -> bool:
-        if time.perf_counter() >= stop_at and i + 1 < rounds:
+        # the deadline itself too: a Ctrl-C during fit ends it early (estimators)
+        if (time.perf_counter() >= stop_at or deadline.expired()) and i + 1 < rounds:
             stopped.append(i)
             return True
         return False
