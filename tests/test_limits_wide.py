@@ -196,6 +196,16 @@ TRUNCATED_FIT_CASES = [
 ]
 
 
+def _assert_rescored(est: Any, X: np.ndarray, y: np.ndarray) -> None:
+    """The fitted model is the one over the features built in time: re-scored, bound below."""
+    Xb = est.binarizer_.transform(X)
+    data = Dataset.from_arrays(Xb, y, feature_names=list(est.feature_names_))
+    model = est.result_.model
+    assert metrics.objective(model, data, lam=est.lam) == pytest.approx(est.result_.objective)
+    assert est.result_.lower_bound <= est.result_.objective + 1e-12
+    assert est.predict(X).shape == y.shape
+
+
 @pytest.mark.parametrize(("kind", "guess"), TRUNCATED_FIT_CASES)
 def test_binarization_sees_the_fit_deadline(
     monkeypatch: pytest.MonkeyPatch, kind: str, guess: int | None
@@ -217,13 +227,7 @@ def test_binarization_sees_the_fit_deadline(
     assert est.status_ == "time_limit"
     assert est.result_.status == "time_limit"
     assert "binarization" in est.result_.message
-    # the model is the one over the features built in time, re-scored
-    Xb = est.binarizer_.transform(X)
-    data = Dataset.from_arrays(Xb, y, feature_names=list(est.feature_names_))
-    model = est.result_.model
-    assert metrics.objective(model, data, lam=est.lam) == pytest.approx(est.result_.objective)
-    assert est.result_.lower_bound <= est.result_.objective + 1e-12
-    assert est.predict(X).shape == y.shape
+    _assert_rescored(est, X, y)
 
 
 def test_ctrl_c_during_binarization_returns_the_best_model_flagged_interrupted() -> None:
@@ -241,12 +245,7 @@ def test_ctrl_c_during_binarization_returns_the_best_model_flagged_interrupted()
         # the search got no time, yet may have proved its tree (depth 2 on an easy table)
         assert est.result_.status in ("interrupted", "optimal")
         assert "Ctrl-C during binarization" in est.result_.message
-    Xb = est.binarizer_.transform(X)
-    data = Dataset.from_arrays(Xb, y, feature_names=list(est.feature_names_))
-    model = est.result_.model
-    assert metrics.objective(model, data, lam=est.lam) == pytest.approx(est.result_.objective)
-    assert est.result_.lower_bound <= est.result_.objective + 1e-12
-    assert est.predict(X).shape == y.shape
+    _assert_rescored(est, X, y)
 
 
 def test_binarizer_without_deadline_is_never_truncated() -> None:
