@@ -10,6 +10,7 @@ runs end to end on a fake ``_native.search_numeric`` that returns a chosen answe
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -554,3 +555,111 @@ def test_search_numeric_is_exported() -> None:
 
     assert odtkit.search_numeric is odtkit.core.search_numeric is numeric_module.search_numeric
     assert "search_numeric" in odtkit.__all__ and "search_numeric" in odtkit.core.__all__
+
+
+def test_a_ctrl_c_in_the_guessed_dp_returns_its_tree_without_the_exact_search(
+    monkeypatch,
+) -> None:
+    frame, y = _numeric_table(2)
+    fake = _fake(monkeypatch, _FakeNative())
+    real_guess = numeric_module._guess_start
+
+    def interrupted_guess(*args, **kwargs):
+        result, splits, code = real_guess(*args, **kwargs)
+        return result.replace(status="interrupted"), splits, code
+
+    monkeypatch.setattr(numeric_module, "_guess_start", interrupted_guess)
+    result = search_numeric(frame, y, lam=0.01, max_depth=2, start="guess")
+    assert not fake.calls
+    assert result.status == "interrupted" and result.lower_bound == 0.01
+    assert result.objective == pytest.approx(result.stats["start_objective"], abs=1e-12)
+
+
+# -- the optimum: the every-midpoint dp's ---------------------------------------------------------
+
+
+def _random_table(seed: int, n: int, n_classes: int) -> tuple[pd.DataFrame, np.ndarray, Any]:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "a": rng.integers(0, 6, size=n).astype(float),  # ties
+            "b": np.round(rng.normal(size=n), 1),
+            "c": rng.integers(0, 2, size=n).astype(float),  # 0/1
+            "d": rng.choice(["u", "v", "w"], size=n),
+            "e": np.full(n, 3.0),  # constant
+        }
+    )
+    for name in ("a", "b", "c", "d"):
+        if rng.random() < 0.5:
+            frame.loc[rng.random(n) < 0.15, name] = None
+    y = rng.integers(0, n_classes, size=n)
+    weights = rng.integers(1, 4, size=n).astype(float) if rng.random() < 0.5 else None
+    return frame, y, weights
+
+
+def _exhaustive_native(values, y, weights, n_classes, config, report, initial_splits):
+    """A brute force over every native split (depth <= 2) in the native answer's format."""
+    every = []
+    for c in range(values.shape[1]):
+        x = values[:, c]
+        nan = np.isnan(x)
+        distinct = np.unique(x[~nan])
+        for k in range(distinct.size - 1):
+            every.extend((c, k, m) for m in ((0, 1) if nan.any() else (0,)))
+        if nan.any():
+            every.append((c, distinct.size - 1, 0))
+    sides = [_raw_route(values, [split], [0, -1, -2])[0] == 0 for split in every]
+    total = weights.sum()
+
+    def best(rows: np.ndarray, depth: int) -> tuple[float, list[int]]:
+        counts = np.bincount(y[rows], weights=weights[rows], minlength=n_classes)
+        label = int(np.argmax(counts))
+        cost, code = (counts.sum() - counts[label]) / total + config.lam, [-(label + 1)]
+        for j, le in enumerate(sides if depth > 0 else []):
+            if not (rows & le).any() or not (rows & ~le).any():
+                continue
+            left, left_code = best(rows & le, depth - 1)
+            right, right_code = best(rows & ~le, depth - 1)
+            if left + right < cost - 1e-12:
+                cost, code = left + right, [j, *left_code, *right_code]
+        return cost, code
+
+    assert config.max_depth <= 2
+    objective, code = best(np.ones(values.shape[0], dtype=bool), config.max_depth)
+    return {
+        **_answer(every, code),
+        "objective": objective,
+        "lower_bound": objective,
+        "status": "optimal",
+        "n_explored": 0,
+        "peak_memory_mb": 0.0,
+        "trace_time": [0.0],
+        "trace_incumbent": [objective],
+        "trace_bound": [objective],
+        "stats": {},
+    }
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_exact_optimum_is_the_every_midpoint_dp_optimum(seed: int, monkeypatch) -> None:
+    """The native search's optimum (or, until it is built, a brute force over the native
+    splits decoded by this module) equals the dp's over an every-midpoint binarization."""
+    settings = [(1, 0.0), (2, 0.0), (2, 0.02)]
+    if hasattr(_native, "search_numeric"):
+        settings.append((3, 0.01))
+    else:
+        monkeypatch.setattr(_native, "search_numeric", _exhaustive_native, raising=False)
+    frame, y, weights = _random_table(seed, 24 + 3 * seed, 2 + seed % 2)
+    full = Binarizer().fit(frame)
+    data = Dataset.from_arrays(full.transform(frame), y, sample_weight=weights)
+    for depth, lam in settings:
+        dp = search_tree(data, lam=lam, max_depth=depth)
+        exact = search_numeric(frame, y, lam=lam, max_depth=depth, sample_weight=weights)
+        assert exact.status == "optimal", (seed, depth, lam)
+        assert exact.objective == pytest.approx(dp.objective, abs=1e-9), (seed, depth, lam)
+        # the raw rows' predictions score what the search says
+        predicted = exact.model.predict(exact.binarizer.transform(frame))
+        w = np.ones(len(y)) if weights is None else weights
+        loss = w[predicted != data.y].sum() / w.sum()
+        assert loss + lam * exact.model.n_leaves == pytest.approx(exact.objective, abs=1e-12)
+        assert exact.model.depth <= depth

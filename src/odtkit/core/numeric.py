@@ -451,7 +451,7 @@ def search_numeric(
         columns, splits = prepared
         if guess and guess[0].status == "interrupted":
             # a Ctrl-C during the guessed-threshold dp: its tree, no exact search
-            return _start_answer(guess[0], splits, config.initial_tree, lam)
+            return {**_start_answer(guess[0], splits, config.initial_tree, lam), "cols": columns}
         with Progress("exact search (all thresholds)", progress) as bar:
             raw = _native.search_numeric(
                 columns.values,
@@ -462,11 +462,10 @@ def search_numeric(
                 bar.update if bar.active else None,
                 splits,
             )
-        raw["columns"] = columns
-        return raw
+        return {**raw, "cols": columns}
 
     raw = _guarded_answer(prepare, run, codes, unit, int(classes.size), lam)
-    columns = raw.pop("columns", None)
+    columns = raw.pop("cols", None)
     if columns is None:  # the leaf of a Ctrl-C or MemoryError before the search: no split
         columns = NativeColumns(np.zeros((n, 0)), [], [], np.zeros(0, dtype=bool))
     tree, restricted = decode_answer(raw, binarizer, columns)
