@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtkit import compare, export_text, metrics
 from odtkit.cli import main
@@ -143,6 +144,26 @@ def test_threshold_choices_and_their_certificates():
     small_X, small_y = X.iloc[:14], y[:14]
     deep = OptimalTreeClassifier(lam=0.05, max_depth=None, thresholds="all").fit(small_X, small_y)
     assert deep.certificate_ == "all thresholds" and deep.binarizer_.guess_thresholds is None
+
+
+def test_rows_of_weight_zero_are_left_out_even_a_class_of_their_own():
+    X, y = _table(9, 40)
+    y = y.astype(object)
+    weights = np.ones(len(y))
+    weights[:5] = 0.0
+    y[:2] = "maybe"  # a class seen only on rows of weight 0
+    clf = OptimalTreeClassifier(lam=LAM, max_depth=2, thresholds="all")
+    clf.fit(X, y, sample_weight=weights)
+    assert list(clf.classes_) == ["maybe", "no", "yes"]
+    kept = OptimalTreeClassifier(lam=LAM, max_depth=2, thresholds="all").fit(X[5:], y[5:])
+    assert clf.objective_ == pytest.approx(kept.objective_)
+    assert np.array_equal(clf.predict(X), kept.predict(X))
+
+
+# scikit-learn's own checks, on the exact search (sample-weight equivalence included)
+@parametrize_with_checks([OptimalTreeClassifier(max_depth=2, thresholds="all")])
+def test_sklearn_checks_with_every_threshold(estimator, check):
+    check(estimator)
 
 
 @pytest.mark.parametrize(

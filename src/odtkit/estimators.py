@@ -428,6 +428,13 @@ def _exact_method(name: Any) -> Method:
     return get_method(name, exact)
 
 
+def _relabelled(tree: Tree, codes: np.ndarray) -> Tree:
+    """``tree`` with leaf label ``k`` replaced by ``codes[k]``."""
+    if tree.is_leaf:
+        return Tree.leaf(int(codes[tree.label]))
+    return Tree.split(tree.feature, _relabelled(tree.left, codes), _relabelled(tree.right, codes))
+
+
 class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     """A certifiably optimal sparse decision tree: ``misclassified/n + lam * leaves`` minimal.
 
@@ -589,15 +596,25 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         through that binarizer (for the per-leaf counts) and the Result."""
         self._interrupted = False
         self._exact_search = True
+        # thresholds come from the rows that count, as _fitted_binarizer's: a row of weight 0
+        # is a row left out (scikit-learn's sample-weight equivalence)
+        kept = None if weights is None or weights.all() else weights > 0
+        rows = X if kept is None else (X.iloc[kept] if hasattr(X, "iloc") else X[kept])
         with charged(deadline):
             result = METHODS["exact"].search_raw(
-                X,
-                y,
+                rows,
+                y if kept is None else y[kept],
                 lam=lam,
                 max_depth=depth,
-                sample_weight=weights,
+                sample_weight=weights if kept is None else weights[kept],
                 time_limit=deadline.limit_left(),
                 memory_limit_mb=self.memory_limit_mb,
+            )
+        if kept is not None:
+            # leaves predict codes into the kept rows' classes: renumber into all of y's
+            seen = np.unique(y[kept])
+            result = result.replace(
+                model=_relabelled(result.model, np.searchsorted(np.unique(y), seen))
             )
         self.binarizer_ = result.binarizer
         names = [str(n) for n in self.binarizer_.get_feature_names_out()]
