@@ -242,6 +242,11 @@ def test_compare_with_every_midpoint_starts_the_mip_from_the_exact_tree():
     table = compare(X, y=y, lam=0.05, max_depth=1, methods=["exact", "rbinoct"], thresholds="all")
     assert table.attrs["warm_start_source"] == "exact"
     assert table["warm_start"].tolist() == [False, True]
+    # every midpoint is every threshold: one problem, one certificate, the same optimum
+    assert table["certificate"].tolist() == ["all thresholds", "all thresholds"]
+    assert table["agrees"].iloc[0] == True  # noqa: E712 (an object column: True, False, None)
+    if table["status"].iloc[1] == "optimal":  # a MIP on a loaded machine may stop at its limit
+        assert table["agrees"].iloc[1] == True  # noqa: E712
 
 
 def test_compare_refuses_what_it_cannot_run():
@@ -333,3 +338,18 @@ def test_cli_compare_with_thresholds_all_and_the_race(numeric_csv, capsys):
 
     assert main(["compare", "--dataset", "monk1", "--methods", "exact"]) == 2
     assert "CSV" in capsys.readouterr().err
+
+
+def test_cli_exact_search_takes_a_huge_depth_and_fairness_keeps_the_fair_dp(numeric_csv, capsys):
+    path, _ = numeric_csv
+    huge = "99999999999999999999"  # clamped (n - 1 splits at most matter), never sent native
+    argv = ["fit", str(path), "--thresholds", "all", "--max-depth", huge, "--lam", "0.05"]
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["certificate"] == "all thresholds"
+    fair = ["--fairness", "sp", "--protected", "c", "--positive-class", "yes", "--delta", "0.5"]
+    argv = ["compare", "--dataset", str(path), "--max-depth", "1", "--thresholds", "all"]
+    assert main([*argv, "--methods", "dp", "--json", *fair]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert [r["method"] for r in payload["rows"]] == ["dp"]  # every midpoint, fair
+    assert main([*argv, "--methods", "exact", *fair]) == 2
+    assert "fairness" in capsys.readouterr().err

@@ -919,8 +919,10 @@ def _compare(args: argparse.Namespace) -> int:
     if unknown:
         raise BadInput(f"unknown backend(s) {unknown}; choose from {registered_backends()}")
     _check_common(args, depth_required=True)
-    if getattr(args, "thresholds", None) == "all" and _is_file_argument(args.dataset):
-        # every threshold: the exact search replaces dp (the MIPs get every midpoint)
+    every = getattr(args, "thresholds", None) == "all" and args.fairness is None
+    if every and _is_file_argument(args.dataset):
+        # every threshold: the exact search replaces dp (the MIPs get every midpoint; with
+        # --fairness the fair dp keeps every midpoint: the exact search takes no constraint)
         methods = list(dict.fromkeys("exact" if m == "dp" else m for m in methods))
     raw = any(METHODS[m].raw for m in methods)
     data = _load(args, "--dataset", exact=raw)

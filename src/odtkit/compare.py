@@ -13,6 +13,7 @@ threshold (``"exact"``) against the methods on a binarization of the same rows; 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -191,7 +192,9 @@ def compare(
         says. The binarized trees are trees over thresholds of the same rows, scored with the
         same λ, so every objective in the table is directly comparable; an ``"exact"`` row
         that is certified is therefore <= every binarized row's objective (its bound is checked
-        against every tree in the table; a violation makes its ``agrees`` False).
+        against every tree in the table; a violation makes its ``agrees`` False). The
+        ``"exact"`` row's ``time`` includes its start (the guessed-threshold dp); the
+        binarized rows' exclude the shared binarization (``attrs["binarize_time"]``).
     thresholds : {"guess", "all"}, int or None, default=None
         The binarization of a raw table for the non-exact methods: ``"guess"`` (the default,
         the estimators' guessed thresholds), ``"all"`` (every midpoint: the optimum over all
@@ -212,11 +215,13 @@ def compare(
         whole call). ``agrees`` is True when the verified objective equals the best certified
         optimum within 1e-6 (None if nothing was certified) and the row's certificate is
         consistent. ``certificate`` says over what a row's bound and an ``optimal`` status
-        hold: ``"all thresholds"`` (``"exact"``) or ``"binarization"`` (the binary features the
-        other methods were given); ``agrees`` compares a row with the certified optimum of its
-        own certificate. A method that fails to build its model (e.g. ``"rbinoct_original"`` when
-        every feature is constant) gives a row with status ``error`` and the reason in
-        ``message``, as does a solver whose certificate fails verification. ``df.attrs`` holds
+        hold: ``"all thresholds"`` (``"exact"``, and every method on a raw table binarized with
+        ``thresholds="all"``: every midpoint is the same problem) or ``"binarization"`` (the
+        binary features the other methods were given); ``agrees`` compares a row with the
+        certified optimum of its own certificate. A method that fails to build its model
+        (e.g. ``"rbinoct_original"`` when every feature is constant) gives a row with status
+        ``error`` and the reason in ``message``, as does a solver whose certificate fails
+        verification. ``df.attrs`` holds
         ``trees`` (by row), ``best_tree``, ``best_row``, ``warm_start_source``, the problem,
         ``certified_optima`` (per certificate; ``certified_optimum`` is the best row's) and,
         for a raw table, ``binarizer`` (the binarization) and ``row_binarizers`` (by row, the
@@ -230,6 +235,7 @@ def compare(
     chosen = [get_method(m, what="methods entry") for m in methods]
     raw_X: Any = None
     binarizer: Binarizer | None = None
+    binarize_time = 0.0
     if y is not None:
         if isinstance(dataset, (Dataset, str)):
             raise ValueError(
@@ -237,7 +243,9 @@ def compare(
                 f"those labels, not a {type(dataset).__name__}"
             )
         raw_X = dataset
+        began = time.perf_counter()
         dataset, binarizer, thresholds = _raw_table(raw_X, y, thresholds)
+        binarize_time = time.perf_counter() - began
     else:
         if thresholds is not None:
             raise ValueError("thresholds binarizes a raw table: pass it with y (the labels)")
@@ -261,6 +269,11 @@ def compare(
     for b in backends:
         backend_capabilities(b)  # raises ValueError naming the registered backends
 
+    def certificate_of(method: Any) -> str:
+        # every midpoint of a raw table is every threshold: the same problem as "exact"
+        every = raw_X is not None and thresholds == "all"
+        return "all thresholds" if every else method.certificate
+
     rows: list[dict[str, Any]] = []
     trees: list[Tree | None] = []
     properties: list[frozenset[str]] = []
@@ -281,7 +294,7 @@ def compare(
             else "interrupted (Ctrl-C) outside the solver: no answer kept"
         )
         rows.append(_empty_row(name, backend, status, message))
-        rows[-1]["certificate"] = METHODS[name].certificate
+        rows[-1]["certificate"] = certificate_of(METHODS[name])
         trees.append(None)
         properties.append(frozenset())
         readers.append(binarizer)
@@ -317,7 +330,7 @@ def compare(
             skip(method.name, "native", Status.INTERRUPTED)
             continue
         interrupted = ctrl_c.interrupted or result.status == Status.INTERRUPTED
-        rows.append({**_row(method.name, result), "certificate": method.certificate})
+        rows.append({**_row(method.name, result), "certificate": certificate_of(method)})
         trees.append(result.model)
         properties.append(method.properties)
         readers.append(getattr(result, "binarizer", None) if method.raw else binarizer)
@@ -367,7 +380,7 @@ def compare(
                     )
             except ValueError as exc:  # e.g. original BinOCT on all-constant features
                 rows.append(_empty_row(method.name, backend, Status.ERROR, str(exc)))
-                rows[-1]["certificate"] = method.certificate
+                rows[-1]["certificate"] = certificate_of(method)
                 trees.append(None)
                 properties.append(frozenset())
                 readers.append(binarizer)
@@ -380,7 +393,7 @@ def compare(
             if warm_start and start_tree is not None and result.model is None:
                 result = _keep_start(result, start_tree, dataset, lam)
             row = _row(method.name, result, warm_start=result.stats["warm_start"])
-            rows.append({**row, "certificate": method.certificate})
+            rows.append({**row, "certificate": certificate_of(method)})
             trees.append(result.model)
             properties.append(formulation.properties)
             readers.append(binarizer)
@@ -462,6 +475,7 @@ def compare(
         binarizer=binarizer,
         row_binarizers=readers,
         thresholds=thresholds if raw_X is not None else None,
+        binarize_time=binarize_time,
         warm_start_source=source,
         feature_names=list(dataset.feature_names),
         class_names=list(dataset.classes),

@@ -1220,8 +1220,9 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
     ----------
     rule_list_ : RuleList
     result_ : odtkit.results.Result of the fit.
-    status_, objective_, lower_bound_, certified_
-        As in :class:`OptimalTreeClassifier`.
+    status_, objective_, lower_bound_, certified_, certificate_
+        As in :class:`OptimalTreeClassifier` (the list is optimal over the rules mined from
+        the binarization; ``thresholds`` is not a parameter here).
     classes_, binarizer_, feature_names_, n_features_in_, feature_names_in_
         As in :class:`OptimalTreeClassifier`.
     rule_distribution_ : ndarray (n_rules + 1, n_classes)

@@ -168,6 +168,11 @@ class Method:
 
         if not self.raw:
             raise ValueError(f"{self.name!r} runs on a binarized Dataset: use search()")
+        n_rows = len(X) if hasattr(X, "__len__") else 0
+        if isinstance(max_depth, int) and not isinstance(max_depth, bool) and n_rows > 1:
+            # a split that leaves a side empty never helps, so no optimal tree needs more
+            # than n - 1 splits on a path: the same optimum, and no huge integer goes native
+            max_depth = min(max_depth, n_rows - 1)
         return search_numeric(
             X,
             y,
