@@ -605,7 +605,7 @@ def _wants_exact(args: argparse.Namespace, method: Any) -> bool:
     """The exact search over every threshold runs: ``--method exact``, or ``dp`` with
     ``--thresholds all`` on a CSV at a limited depth (unlimited, every midpoint is binarized
     and dp searches it: the same optimum, as before the exact search existed)."""
-    if method.raw:
+    if getattr(method, "raw", False):
         if args.max_depth is None:
             raise BadInput(
                 f"--max-depth none: method {method.name} is depth-limited; give --max-depth N"
