@@ -160,6 +160,26 @@ def test_rows_of_weight_zero_are_left_out_even_a_class_of_their_own():
     assert np.array_equal(clf.predict(X), kept.predict(X))
 
 
+def test_a_limit_in_the_exact_search_is_a_status_a_warning_and_no_certificate(monkeypatch):
+    import odtkit.core
+    from odtkit import LimitReachedWarning
+
+    real = odtkit.core.search_numeric
+
+    def stopped(*args, **kwargs):  # the search as a time limit leaves it: best tree, low bound
+        result = real(*args, **kwargs)
+        return result.replace(status="time_limit", lower_bound=result.objective / 2)
+
+    monkeypatch.setattr(odtkit.core, "search_numeric", stopped)
+    X, y = _table(10, 40)
+    clf = OptimalTreeClassifier(lam=LAM, max_depth=2, thresholds="all")
+    with pytest.warns(LimitReachedWarning, match="time limit"):
+        clf.fit(X, y)
+    assert clf.status_ == "time_limit" and not clf.certified_ and clf.certificate_ is None
+    assert clf.lower_bound_ < clf.objective_
+    assert _objective_of_predictions(clf, X, y) == pytest.approx(clf.objective_)
+
+
 # scikit-learn's own checks, on the exact search (sample-weight equivalence included)
 @parametrize_with_checks([OptimalTreeClassifier(max_depth=2, thresholds="all")])
 def test_sklearn_checks_with_every_threshold(estimator, check):
