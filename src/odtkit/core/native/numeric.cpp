@@ -8,7 +8,7 @@
 //
 // Depth >= 2: the splits of one column with one side for its missing values form a *family*
 // whose thresholds t_0 < t_1 < ... are searched by branch and bound over intervals
-// (docs/formulations-search-and-pruning.md §3.11). With L(t), R(t) the optimal costs of the two
+// (docs/formulations-search-and-pruning.md §3.10). With L(t), R(t) the optimal costs of the two
 // children at the remaining depth,
 //   * L is non-decreasing and R non-increasing in t (an optimal tree of a superset, applied to
 //     a subset, costs no more there: same leaves, fewer rows), and
@@ -46,7 +46,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Children of at most this depth are solved exactly, not only under the parent's budget: a
 // budget-pruned child gives a bound just high enough for its own threshold, an exact one a bound
-// that prunes its neighbours too (§3.11), and its memo entry is final. Measured on breast cancer
+// that prunes its neighbours too (§3.10), and its memo entry is final. Measured on breast cancer
 // (569 x 30, lam 0): depth 3 in 4.8 s instead of 9.9 s; depth 4 7.1 s with 2, 8.6 s with 3.
 constexpr int kExactChildren = 2;
 
@@ -159,7 +159,7 @@ struct Family {
   int seed = 0;             // index of its best stump threshold, tried first
   double seed_cost = kInf;  // that stump's cost (queue tie-break)
   double absent_weight = 0.0, present_weight = 0.0;  // the node's rows missing / present in it
-  // Bounds at the two virtual ends (docs §3.11): R before the first threshold (le side: the
+  // Bounds at the two virtual ends (docs §3.10): R before the first threshold (le side: the
   // missing rows or nothing) and L after the last one (gt side: the missing rows or nothing).
   double right_at_start = 0.0, left_at_end = 0.0;
   std::vector<double> lbL, lbR;

@@ -2,7 +2,7 @@
 // minimise misclassified weight / total weight + lam * leaves over trees of depth <= max_depth
 // whose splits are (column, threshold between two consecutive distinct present values, side of
 // the missing values), without binarizing. See numeric.cpp for the algorithm and
-// docs/formulations-search-and-pruning.md §3.11 for the bounds.
+// docs/formulations-search-and-pruning.md §3.10 for the bounds.
 #pragma once
 
 #include <cstddef>
