@@ -663,3 +663,9 @@ def test_the_exact_optimum_is_the_every_midpoint_dp_optimum(seed: int, monkeypat
         loss = w[predicted != data.y].sum() / w.sum()
         assert loss + lam * exact.model.n_leaves == pytest.approx(exact.objective, abs=1e-12)
         assert exact.model.depth <= depth
+    # from the guessed-threshold tree: the same optimum
+    guessed = search_numeric(frame, y, lam=0.0, max_depth=2, sample_weight=weights, start="guess")
+    dp = search_tree(data, lam=0.0, max_depth=2)
+    assert guessed.status == "optimal"
+    assert guessed.objective == pytest.approx(dp.objective, abs=1e-9)
+    assert guessed.objective <= guessed.stats["start_objective"] + 1e-12
