@@ -699,3 +699,22 @@ def test_zero_weight_rows_are_left_out_and_the_depth_clamped() -> None:
         assert result.binarizer.thresholds_["a"].tolist() == [1.75, 2.75]
         predicted = result.model.predict(result.binarizer.transform(frame))
         np.testing.assert_array_equal(predicted[weights > 0], np.asarray(y)[weights > 0])
+
+
+def test_a_ctrl_c_in_the_native_search_returns_its_incumbent_and_a_valid_bound() -> None:
+    import signal
+
+    from conftest import sigint_inside
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(2000, 10, random_state=0)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with sigint_inside(_native, "search_numeric", after=0.2):
+            result = search_numeric(X, y, lam=0.0, max_depth=4, time_limit=60)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result.status in ("interrupted", "optimal")
+    predicted = result.model.predict(result.binarizer.transform(X))
+    assert result.objective == pytest.approx(np.mean(predicted != y), abs=1e-12)
+    assert 0.0 <= result.lower_bound <= result.objective
