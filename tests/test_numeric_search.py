@@ -256,16 +256,9 @@ def test_exact_search_matches_the_oracle(seed, n_classes, weights, lam, depth, m
     _check_exact(data, y, w, lam, depth, oracle_X=X)
 
 
-@needs_search
-@settings(max_examples=25, deadline=None, derandomize=True)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    missing=st.booleans(),
-    lam=st.sampled_from(LAMS),
-    depth=st.integers(1, 3),
-)
-def test_exact_search_categorical_column_matches_the_oracle(seed, missing, lam, depth):
-    """A string column (one indicator per level, plus "is missing") next to a numeric one."""
+def _categorical_case(seed: int, missing: bool) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """A numeric column with NaN next to a string column (with None cells if ``missing``),
+    string labels; and the oracle's matrix (the string column as indicators)."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 11))
     colour = pd.Series(rng.choice(["red", "green", "blue"], size=n), dtype=object)
@@ -273,9 +266,59 @@ def test_exact_search_categorical_column_matches_the_oracle(seed, missing, lam, 
         colour[rng.random(n) < 0.3] = None
     size = np.round(rng.normal(size=n), 1)
     size[rng.random(n) < 0.2] = nan
-    y = rng.integers(0, 2, size=n)
+    y = rng.choice(["no", "yes"], size=n)
     frame = pd.DataFrame({"size": size, "colour": colour})
-    oracle_X = np.column_stack([size, _one_hot(colour)])
+    return frame, y, np.column_stack([size, _one_hot(colour)])
+
+
+CATEGORICAL = settings(max_examples=25, deadline=None, derandomize=True)
+CATEGORICAL_ARGS = {
+    "seed": st.integers(0, 2**32 - 1),
+    "missing": st.booleans(),
+    "lam": st.sampled_from(LAMS),
+    "depth": st.integers(1, 3),
+}
+
+
+@CATEGORICAL
+@given(**CATEGORICAL_ARGS)
+def test_oracle_on_indicators_matches_the_midpoint_dp_on_categories(seed, missing, lam, depth):
+    """The oracle's view of a categorical column (indicators) is the Binarizer's one-hot."""
+    frame, y, oracle_X = _categorical_case(seed, missing)
+    _, optimum = brute_force_threshold_tree(oracle_X, y, lam=lam, max_depth=depth)
+    assert optimum == pytest.approx(_midpoint_dp(frame, y, None, lam, depth), abs=TOL)
+
+
+@needs_search
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(10, 40),
+    n_classes=st.sampled_from([2, 3]),
+    weights=st.sampled_from([None, "int", "float"]),
+    lam=st.sampled_from(LAMS[:3]),
+    depth=st.integers(2, 3),
+)
+def test_exact_search_matches_the_oracle_on_longer_tables(
+    seed, n_rows, n_classes, weights, lam, depth
+):
+    """Up to 40 rows and 4 columns, one of them with many distinct values (the sweeps of the
+    depth-two solver and the threshold intervals of the deeper search see long runs)."""
+    X, y, w = random_numeric_table(
+        seed, n_rows=n_rows, n_columns=1 + seed % 4, n_classes=n_classes, weights=weights
+    )
+    rng = np.random.default_rng(seed)
+    X[:, 0] = np.round(rng.normal(size=n_rows), 1)
+    X[rng.random(n_rows) < 0.1 * (seed % 3), 0] = nan
+    _check_exact(X, y, w, lam, depth)
+
+
+@needs_search
+@CATEGORICAL
+@given(**CATEGORICAL_ARGS)
+def test_exact_search_categorical_column_matches_the_oracle(seed, missing, lam, depth):
+    """A string column (one indicator per level, plus "is missing") next to a numeric one."""
+    frame, y, oracle_X = _categorical_case(seed, missing)
     _check_exact(frame, y, None, lam, depth, oracle_X=oracle_X)
 
 
