@@ -221,6 +221,9 @@ def _check_exact(X, y, w, lam, depth, *, categorical=None, oracle_X=None, **kwar
     assert result.objective == pytest.approx(optimum, abs=TOL), context
     assert result.lower_bound == pytest.approx(optimum, abs=TOL), context
     assert _rescored(result, X, y, w, lam) == pytest.approx(optimum, abs=TOL), context
+    # every bound the search reported was valid over all thresholds, every incumbent a tree
+    assert not (result.trace["bound"] > optimum + TOL).any(), {**context, "trace": result.trace}
+    assert not (result.trace["incumbent"] < optimum - TOL).any(), {**context, "trace": result.trace}
     assert result.method == "exact"
     assert result.stats["certificate"] == "all thresholds"
     dp = _midpoint_dp(X, y, w, lam, depth, categorical=categorical)
@@ -376,6 +379,7 @@ def test_exact_search_stopped_early_keeps_a_valid_answer(limit):
     assert _rescored(result, X, y, w, lam) == pytest.approx(result.objective, abs=TOL)
     assert result.lower_bound <= optimum + TOL, context
     assert optimum <= result.objective + TOL, context
+    assert not (result.trace["bound"] > optimum + TOL).any(), {**context, "trace": result.trace}
     if result.status == "optimal":
         assert result.objective == pytest.approx(optimum, abs=TOL)
 
