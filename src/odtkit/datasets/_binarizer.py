@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import time
+from collections.abc import Mapping
 from numbers import Integral
 from typing import Any
 
@@ -537,6 +539,44 @@ class Binarizer(TransformerMixin, BaseEstimator):
         """
         self._check_fitted()
         return list(self._feature_specs)
+
+    def _restricted(self, thresholds: Mapping[str, Any]) -> Binarizer:
+        """A copy of this fitted Binarizer whose numeric columns keep only ``thresholds[name]``
+        (none for a numeric column not named); categorical, 0/1, constant and dropped columns
+        are kept as they are.
+
+        The exact search over every threshold (:func:`odtkit.core.search_numeric`) analyses the
+        columns with every midpoint and returns a tree over the few it uses: the restricted
+        copy's ``transform`` yields just the columns that tree indexes (each kept threshold
+        with its missing-value variants), not one per distinct value. Each kept threshold must
+        be one of the fitted ones (ValueError otherwise), so a row is encoded exactly as the
+        full Binarizer encodes it.
+        """
+        self._check_fitted()
+        spec: list[_Column] = []
+        kept: dict[str, np.ndarray] = {}
+        for name, kind, params, missing in self._spec:
+            if kind == "threshold":
+                wanted = np.unique(np.asarray(thresholds.get(name, ()), dtype=float))
+                unknown = wanted[~np.isin(wanted, params)]
+                if unknown.size:
+                    raise ValueError(
+                        f"thresholds of column {name!r} must be among the fitted ones, got "
+                        f"{unknown[:3].tolist()}"
+                    )
+                kept[name] = wanted
+                spec.append((name, kind, wanted, missing))
+            else:
+                spec.append((name, kind, params, missing))
+        unknown_names = sorted(set(thresholds) - set(kept))
+        if unknown_names:
+            raise ValueError(f"thresholds names columns that are not numeric: {unknown_names}")
+        out = copy.copy(self)
+        out._spec = spec
+        out.thresholds_ = {**self.thresholds_, **kept}
+        out._feature_specs = _output_specs(spec)
+        out._feature_names_out = np.asarray([f.name for f in out._feature_specs], dtype=object)
+        return out
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
