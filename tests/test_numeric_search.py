@@ -395,3 +395,20 @@ def test_exact_search_upper_bound_equal_to_the_optimum():
         assert result.status == "optimal"
         assert result.objective == pytest.approx(optimum, abs=TOL)
         assert _rescored(result, X, y, w, lam) == pytest.approx(optimum, abs=TOL)
+
+
+@needs_search
+@pytest.mark.parametrize(
+    "X",
+    [
+        np.full((4, 1), 0.7),  # constant: no native column at all
+        np.array([[nan, 2.0], [nan, 2.0], [nan, 2.0], [nan, 2.0]]),  # all missing + constant
+        np.array([[2.0], [nan], [2.0], [2.0]]),  # constant with a NaN: only present | missing
+    ],
+)
+def test_exact_search_on_columns_with_at_most_the_missing_split(X):
+    """Found by the property test: a table whose columns give the native search no split
+    (values of shape (n, 0)) crashed the interpreter in a first native build."""
+    y = np.array([1, 0, 1, 1])
+    for lam, depth in ((0.0, 2), (0.1, 1)):
+        _check_exact(X, y, None, lam, depth)
