@@ -412,3 +412,16 @@ def test_exact_search_on_columns_with_at_most_the_missing_split(X):
     y = np.array([1, 0, 1, 1])
     for lam, depth in ((0.0, 2), (0.1, 1)):
         _check_exact(X, y, None, lam, depth)
+
+
+@needs_search
+def test_exact_search_zero_weights_are_rows_that_do_not_count():
+    """``sample_weight`` may hold zeros (as for search_tree): those rows change no objective,
+    so the optimum is the oracle's (which keeps them) and the every-midpoint dp's."""
+    X = np.array([[1.0], [2.0], [3.0]])
+    _check_exact(X, [0, 1, 1], [1.0, 0.0, 1.0], 0.0, 1)
+    for seed in range(10):
+        X, y, w = random_numeric_table(seed, weights="int")
+        w[np.random.default_rng(seed).random(len(w)) < 0.3] = 0.0
+        w[0] = max(w[0], 1.0)
+        _check_exact(X, y, w, 0.01 * (seed % 3), 1 + seed % 3)
