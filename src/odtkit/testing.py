@@ -464,7 +464,8 @@ def brute_force_threshold_tree(
     columns are the caller's business: pass their one-hot 0/1 indicators (a missing cell 0 in
     each, plus a 0/1 "is missing" column when there are missing cells).
 
-    The recursion works on the raw values and on row subsets, memoised on (rows, depth),
+    The recursion (docs/formulations-search-and-pruning.md §6.7) works on the raw values and on
+    row subsets, memoised on (rows, depth),
     ``OPT(S, d) = min(leaf(S), min_split OPT(S_le, d-1) + OPT(S_gt, d-1))``, with no bound, no
     binarization and nothing shared with odtkit's searches. At a node the thresholds are taken
     between consecutive distinct present values *of the node's rows*: on ``S`` every threshold
