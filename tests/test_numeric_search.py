@@ -48,7 +48,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 TOL = 1e-9
 LAMS = (0.0, 0.01, 0.05, 0.1, 0.3)
 PROPERTY = settings(
-    max_examples=60,
+    max_examples=200,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
@@ -274,7 +274,7 @@ def _categorical_case(seed: int, missing: bool) -> tuple[pd.DataFrame, np.ndarra
     return frame, y, np.column_stack([size, _one_hot(colour)])
 
 
-CATEGORICAL = settings(max_examples=25, deadline=None, derandomize=True)
+CATEGORICAL = settings(max_examples=60, deadline=None, derandomize=True)
 CATEGORICAL_ARGS = {
     "seed": st.integers(0, 2**32 - 1),
     "missing": st.booleans(),
@@ -293,7 +293,7 @@ def test_oracle_on_indicators_matches_the_midpoint_dp_on_categories(seed, missin
 
 
 @needs_search
-@settings(max_examples=30, deadline=None, derandomize=True)
+@settings(max_examples=80, deadline=None, derandomize=True)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n_rows=st.integers(10, 40),
