@@ -17,17 +17,19 @@ two searches minimise the same objective over the same trees.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import odtkit.core
 from odtkit import Dataset, metrics
-from odtkit.core import search_tree
+from odtkit.core import search_numeric, search_tree
 from odtkit.datasets import Binarizer
 from odtkit.testing import (
     brute_force_threshold_tree,
@@ -35,11 +37,6 @@ from odtkit.testing import (
     random_numeric_table,
     threshold_tree_leaves,
     threshold_tree_predict,
-)
-
-search_numeric = getattr(odtkit.core, "search_numeric", None)
-needs_search = pytest.mark.skipif(
-    search_numeric is None, reason="odtkit.core.search_numeric is not there yet"
 )
 
 # an all-missing column, a depth that admits only a leaf: warnings the answer does not depend on
@@ -105,6 +102,15 @@ def _rescored(result: object, X: object, y: object, w: object, lam: float) -> fl
     """A search_numeric Result's tree re-scored on the raw rows through its own binarizer."""
     data = Dataset.from_arrays(result.binarizer.transform(X), y, sample_weight=w)
     return metrics.objective(result.model, data, lam=lam)
+
+
+def _has_a_split(X: np.ndarray) -> bool:
+    """Some column has two distinct present values, or present and missing cells."""
+    absent = np.isnan(X)
+    return any(
+        np.unique(X[~absent[:, c], c]).size > 1 or 0 < absent[:, c].sum() < len(X)
+        for c in range(X.shape[1])
+    )
 
 
 def _one_hot(column: pd.Series) -> np.ndarray:
@@ -231,7 +237,6 @@ def _check_exact(X, y, w, lam, depth, *, categorical=None, oracle_X=None, **kwar
     return result
 
 
-@needs_search
 def test_exact_search_hand_checked_table():
     for (lam, depth), expected in HAND_OPTIMA.items():
         result = _check_exact(HAND_X, HAND_Y, None, lam, depth)
@@ -241,7 +246,6 @@ def test_exact_search_hand_checked_table():
     assert result.model.predict(result.binarizer.transform(HAND_X)).tolist() == [0, 0, 0, 1, 1, 0]
 
 
-@needs_search
 @PROPERTY
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -255,6 +259,9 @@ def test_exact_search_hand_checked_table():
 def test_exact_search_matches_the_oracle(seed, n_classes, weights, lam, depth, missing, frame):
     """Ties, duplicate rows, constant and 0/1 columns, NaN cells, weights, 2 and 3 classes."""
     X, y, w = _table(seed, n_classes, weights, missing)
+    # a table with no split at all is test_exact_search_on_columns_without_a_split's (in a
+    # child process: it crashed the interpreter once)
+    assume(_has_a_split(X))
     data = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])]) if frame else X
     _check_exact(data, y, w, lam, depth, oracle_X=X)
 
@@ -292,7 +299,6 @@ def test_oracle_on_indicators_matches_the_midpoint_dp_on_categories(seed, missin
     assert optimum == pytest.approx(_midpoint_dp(frame, y, None, lam, depth), abs=TOL)
 
 
-@needs_search
 @settings(max_examples=80, deadline=None, derandomize=True)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -316,7 +322,6 @@ def test_exact_search_matches_the_oracle_on_longer_tables(
     _check_exact(X, y, w, lam, depth)
 
 
-@needs_search
 @CATEGORICAL
 @given(**CATEGORICAL_ARGS)
 def test_exact_search_categorical_column_matches_the_oracle(seed, missing, lam, depth):
@@ -325,7 +330,6 @@ def test_exact_search_categorical_column_matches_the_oracle(seed, missing, lam, 
     _check_exact(frame, y, None, lam, depth, oracle_X=oracle_X)
 
 
-@needs_search
 def test_exact_search_numeric_column_declared_categorical():
     X = np.array([[1.0, 0.0], [2.0, 1.0], [3.0, 0.0], [1.0, 1.0], [nan, 0.0], [3.0, 1.0]])
     y = np.array([0, 1, 1, 0, 1, 0])
@@ -335,7 +339,6 @@ def test_exact_search_numeric_column_declared_categorical():
         _check_exact(frame, y, None, lam, depth, categorical=["k"], oracle_X=oracle_X)
 
 
-@needs_search
 def test_exact_search_guess_start_gives_the_same_optimum():
     for seed in range(12):
         X, y, w = random_numeric_table(
@@ -345,7 +348,6 @@ def test_exact_search_guess_start_gives_the_same_optimum():
             _check_exact(X, y, w, lam, depth, start="guess")
 
 
-@needs_search
 def test_search_tree_on_a_raw_table_runs_the_exact_search():
     frame = pd.DataFrame(HAND_X, columns=["a", "b"])
     for method in ("dp", "exact"):
@@ -363,7 +365,6 @@ def _hard_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, y, w
 
 
-@needs_search
 @pytest.mark.parametrize("limit", [{"node_limit": 1}, {"time_limit": 1e-6}])
 def test_exact_search_stopped_early_keeps_a_valid_answer(limit):
     X, y, w = _hard_table()
@@ -384,7 +385,6 @@ def test_exact_search_stopped_early_keeps_a_valid_answer(limit):
         assert result.objective == pytest.approx(optimum, abs=TOL)
 
 
-@needs_search
 def test_exact_search_upper_bound_equal_to_the_optimum():
     X, y, w = _hard_table()
     for lam, depth in ((0.0, 2), (0.01, 3)):
@@ -397,24 +397,47 @@ def test_exact_search_upper_bound_equal_to_the_optimum():
         assert _rescored(result, X, y, w, lam) == pytest.approx(optimum, abs=TOL)
 
 
-@needs_search
-@pytest.mark.parametrize(
-    "X",
-    [
-        np.full((4, 1), 0.7),  # constant: no native column at all
-        np.array([[nan, 2.0], [nan, 2.0], [nan, 2.0], [nan, 2.0]]),  # all missing + constant
-        np.array([[2.0], [nan], [2.0], [2.0]]),  # constant with a NaN: only present | missing
-    ],
-)
-def test_exact_search_on_columns_with_at_most_the_missing_split(X):
+#: Tables whose columns give the exact search at most the present | missing split.
+NO_THRESHOLD_TABLES = {
+    "constant": [[0.7], [0.7], [0.7], [0.7]],  # no native column at all
+    "all missing and constant": [[nan, 2.0]] * 4,  # no native column either
+    "constant with a NaN": [[2.0], [nan], [2.0], [2.0]],  # only present | missing
+}
+NO_THRESHOLD_Y = [1, 0, 1, 1]
+_NO_THRESHOLD_CHILD = """
+import sys, warnings
+import numpy as np
+from odtkit.core import search_numeric
+warnings.simplefilter("ignore")
+nan = np.nan
+for lam, depth in ((0.0, 2), (0.1, 1)):
+    result = search_numeric(np.array({table}), {y}, lam=lam, max_depth=depth)
+    print(lam, depth, result.status, repr(result.objective), repr(result.lower_bound))
+"""
+
+
+@pytest.mark.parametrize("name", sorted(NO_THRESHOLD_TABLES))
+def test_exact_search_on_columns_without_a_split(name):
     """Found by the property test: a table whose columns give the native search no split
-    (values of shape (n, 0)) crashed the interpreter in a first native build."""
-    y = np.array([1, 0, 1, 1])
-    for lam, depth in ((0.0, 2), (0.1, 1)):
-        _check_exact(X, y, None, lam, depth)
+    (values of shape (n, 0)) crashed the interpreter (SIGSEGV) in the first native build. In a
+    child process, so that a crash fails this test instead of ending the session."""
+    table = NO_THRESHOLD_TABLES[name]
+    code = _NO_THRESHOLD_CHILD.format(table=table, y=NO_THRESHOLD_Y)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    child = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert child.returncode == 0, f"search_numeric died ({child.returncode}): {child.stderr[-800:]}"
+    answers = child.stdout.splitlines()
+    assert len(answers) == 2, child.stdout
+    for (lam, depth), line in zip(((0.0, 2), (0.1, 1)), answers, strict=True):
+        _, optimum = brute_force_threshold_tree(table, NO_THRESHOLD_Y, lam=lam, max_depth=depth)
+        _, _, status, objective, bound = line.split()
+        assert status == "optimal", line
+        assert float(objective) == pytest.approx(optimum, abs=TOL), line
+        assert float(bound) == pytest.approx(optimum, abs=TOL), line
 
 
-@needs_search
 def test_exact_search_zero_weights_are_rows_that_do_not_count():
     """``sample_weight`` may hold zeros (as for search_tree): those rows change no objective,
     so the optimum is the oracle's (which keeps them) and the every-midpoint dp's."""
