@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from odtkit import Dataset, metrics
+from odtkit import Dataset, greedy_tree, metrics
 from odtkit.core import search_numeric, search_tree
 from odtkit.datasets import Binarizer
 from odtkit.testing import (
@@ -448,3 +448,23 @@ def test_exact_search_zero_weights_are_rows_that_do_not_count():
         w[np.random.default_rng(seed).random(len(w)) < 0.3] = 0.0
         w[0] = max(w[0], 1.0)
         _check_exact(X, y, w, 0.01 * (seed % 3), 1 + seed % 3)
+
+
+def test_exact_search_stopped_at_once_is_never_worse_than_its_start():
+    """NUMERIC-API §1: a stopped search returns its best tree, never worse than the start (the
+    guessed-threshold dp tree) or, with ``start="greedy"``, than a greedy tree. search_tree's
+    searches start from ``greedy_tree`` (tests/test_search_api.py holds them to it after one
+    node); the same bar here, on the every-midpoint binarization."""
+    for seed in range(20):
+        X, y, w = random_numeric_table(seed, n_rows=24, n_classes=2 + seed % 2, weights="int")
+        X[:, 0] = np.round(np.random.default_rng(seed).normal(size=24), 1)
+        lam, depth = 0.01, 1 + seed % 3
+        data = Dataset.from_arrays(Binarizer().fit_transform(X), y, sample_weight=w)
+        greedy = metrics.objective(greedy_tree(data, lam=lam, max_depth=depth), data, lam=lam)
+        result = search_numeric(X, y, lam=lam, max_depth=depth, sample_weight=w, node_limit=1)
+        assert result.objective <= greedy + 1e-12, (seed, depth, result.objective, greedy)
+        guessed = search_numeric(
+            X, y, lam=lam, max_depth=depth, sample_weight=w, node_limit=1, start="guess"
+        )
+        start = guessed.stats["start_objective"]
+        assert guessed.objective <= start + 1e-12, (seed, depth, guessed.objective, start)
