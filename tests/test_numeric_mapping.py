@@ -19,7 +19,7 @@ import pytest
 from odtkit import search_numeric, search_tree
 from odtkit.core import _native
 from odtkit.core import numeric as numeric_module
-from odtkit.core.numeric import decode_answer, encode_start, native_columns
+from odtkit.core.numeric import STARTS, decode_answer, encode_start, native_columns
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.tree import Tree
 
@@ -663,3 +663,58 @@ def test_the_exact_optimum_is_the_every_midpoint_dp_optimum(seed: int, monkeypat
         loss = w[predicted != data.y].sum() / w.sum()
         assert loss + lam * exact.model.n_leaves == pytest.approx(exact.objective, abs=1e-12)
         assert exact.model.depth <= depth
+    # from the guessed-threshold tree: the same optimum
+    guessed = search_numeric(frame, y, lam=0.0, max_depth=2, sample_weight=weights, start="guess")
+    dp = search_tree(data, lam=0.0, max_depth=2)
+    assert guessed.status == "optimal"
+    assert guessed.objective == pytest.approx(dp.objective, abs=1e-9)
+    assert guessed.objective <= guessed.stats["start_objective"] + 1e-12
+
+
+def test_a_table_no_split_can_cut_gets_the_certified_leaf_without_the_native_search(
+    monkeypatch,
+) -> None:
+    fake = _fake(monkeypatch, _FakeNative())
+    for X, y in (
+        (pd.DataFrame({"c": [1.0] * 5, "d": ["u"] * 5}), list("aabba")),
+        (pd.DataFrame({"a": [3.0]}), ["z"]),
+    ):
+        result = search_numeric(X, y, lam=0.01, max_depth=2)
+        assert result.status == "optimal" and result.model.is_leaf
+        assert result.objective == result.lower_bound == pytest.approx(0.4 * (len(y) > 1) + 0.01)
+        assert result.binarizer.transform(X).shape == (len(y), 0)
+    assert not fake.calls  # the native search needs a column to split
+
+
+def test_zero_weight_rows_are_left_out_and_the_depth_clamped() -> None:
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0, 2.5, np.nan], "k": ["u", "v", "u", "u", "v"]})
+    y = [0, 1, 0, 1, 1]
+    weights = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
+    for start in STARTS:
+        result = search_numeric(
+            frame, y, lam=0.0, max_depth=2**40, sample_weight=weights, start=start
+        )
+        assert result.status == "optimal" and result.objective == 0.0
+        # thresholds come from the rows that count: 2.0 and the missing cell are left out
+        assert result.binarizer.thresholds_["a"].tolist() == [1.75, 2.75]
+        predicted = result.model.predict(result.binarizer.transform(frame))
+        np.testing.assert_array_equal(predicted[weights > 0], np.asarray(y)[weights > 0])
+
+
+def test_a_ctrl_c_in_the_native_search_returns_its_incumbent_and_a_valid_bound() -> None:
+    import signal
+
+    from conftest import sigint_inside
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(2000, 10, random_state=0)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with sigint_inside(_native, "search_numeric", after=0.2):
+            result = search_numeric(X, y, lam=0.0, max_depth=4, time_limit=60)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result.status in ("interrupted", "optimal")
+    predicted = result.model.predict(result.binarizer.transform(X))
+    assert result.objective == pytest.approx(np.mean(predicted != y), abs=1e-12)
+    assert 0.0 <= result.lower_bound <= result.objective

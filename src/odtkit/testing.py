@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from odtkit._validation import check_depth, check_lambda
+from odtkit._validation import check_depth, check_lambda, check_sample_weight, encode_labels
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree, majority_label
 
@@ -24,6 +24,7 @@ __all__ = [
     "LAMBDAS",
     "brute_force_fair_tree",
     "brute_force_rule_list",
+    "brute_force_threshold_tree",
     "brute_force_tree",
     "dataset_strategy",
     "enumerate_trees",
@@ -31,6 +32,9 @@ __all__ = [
     "example_dataset_trees",
     "planted_tree_dataset",
     "random_dataset",
+    "random_numeric_table",
+    "threshold_tree_leaves",
+    "threshold_tree_predict",
 ]
 
 
@@ -431,3 +435,218 @@ def brute_force_rule_list(
     _, _, prefix, labels, default = best
     model = RuleList([(literal_sets[r], q) for r, q in zip(prefix, labels, strict=True)], default)
     return model, best[0] / n_total
+
+
+# --------------------------------------------------------------------------------------------
+# Threshold-tree oracle on raw numeric tables (issue 23; the split space of the exact search)
+# --------------------------------------------------------------------------------------------
+
+#: A tree of :func:`brute_force_threshold_tree`: a leaf is its class code (``int``); a split is
+#: ``(column, threshold, missing_left, le_subtree, gt_subtree)``.
+ThresholdTree = Any
+
+
+def brute_force_threshold_tree(
+    X: object,
+    y: object,
+    *,
+    lam: float,
+    max_depth: int,
+    sample_weight: object = None,
+) -> tuple[ThresholdTree, float]:
+    """Exact optimum of ``misclassified weight / total weight + lam * leaves`` over every tree of
+    depth <= ``max_depth`` whose splits are thresholds on the raw values of ``X``.
+
+    The split space is that of the exact numeric search (issue 23): on a column ``c``, a row
+    goes to the *le* side iff ``x <= t`` for a threshold ``t`` between two consecutive distinct
+    present values, its missing (NaN) rows going to the le side or to the gt side (both are
+    tried when the column has a NaN cell), plus the split "present | missing". Categorical
+    columns are the caller's business: pass their one-hot 0/1 indicators (a missing cell 0 in
+    each, plus a 0/1 "is missing" column when there are missing cells).
+
+    The recursion (docs/formulations-search-and-pruning.md §6.7) works on the raw values and on
+    row subsets, memoised on (rows, depth),
+    ``OPT(S, d) = min(leaf(S), min_split OPT(S_le, d-1) + OPT(S_gt, d-1))``, with no bound, no
+    binarization and nothing shared with odtkit's searches. At a node the thresholds are taken
+    between consecutive distinct present values *of the node's rows*: on ``S`` every threshold
+    between consecutive values of the whole column either separates the present rows of ``S``
+    exactly as one of these does, or sends all of them one way, which leaves the split
+    "present | missing" (also tried, up to the order of the children, which does not change the
+    objective) or a split with an empty side. **Splits with an empty side are skipped**: such a
+    split costs one leaf more (the empty leaf: no error, ``lam``) on top of ``OPT(S, d-1)``,
+    and ``OPT(S, d-1) >= OPT(S, d)``, so it can never beat the best tree without it; the
+    searches may keep them, the optimum is the same. Values are compared in weight units
+    (``mis + lam * W * leaves``, tolerance ``1e-9 W``); ties keep the tree with fewer leaves,
+    then the first found (leaf first, then columns in order, thresholds ascending, missing gt
+    before missing le, then "present | missing"). A leaf predicts its heaviest class, ties to
+    the smallest code.
+
+    Cost: tables of <= 10 rows x 3 columns at depth <= 3 take well under a second.
+
+    Parameters
+    ----------
+    X : array-like of float, shape (n_samples, n_columns)
+        Raw numeric values; NaN marks a missing cell. Infinite values are refused.
+    y : array-like of class labels, shape (n_samples,)
+        Encoded as odtkit encodes labels (sorted distinct values -> codes ``0..K-1``).
+    lam : float
+        Penalty per leaf, ``>= 0``.
+    max_depth : int
+        Largest number of splits on a root-to-leaf path.
+    sample_weight : array-like of float, optional
+        Non-negative row weights with a positive sum (default: all 1).
+
+    Returns
+    -------
+    (tree, objective) : an optimal tree and its objective. ``tree`` is a class code (a leaf)
+        or ``(column, threshold, missing_left, le, gt)``: with a float ``threshold`` the rows
+        with ``x <= threshold`` go to ``le`` (``threshold`` is the largest value of the node's
+        rows on that side, so the test is exact), the missing rows to ``le`` iff
+        ``missing_left``; with ``threshold is None`` the present rows go to ``le`` and the
+        missing ones to ``gt`` (``missing_left`` False). :func:`threshold_tree_predict`
+        applies it to rows.
+    """
+    lam = check_lambda(lam)
+    max_depth = check_depth(max_depth, allow_none=False)
+    values = np.asarray(X, dtype=float)
+    if values.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional, got shape {values.shape}")
+    if np.isinf(values).any():
+        raise ValueError("X contains inf: thresholds need finite values (NaN marks missing)")
+    codes, classes = encode_labels(y, "y")
+    n = values.shape[0]
+    if codes.shape != (n,) or n == 0:
+        raise ValueError(f"y must have shape ({n},) with n > 0, got {codes.shape}")
+    weights = check_sample_weight(sample_weight, n, positive_sum=True)
+    w = [1.0] * n if weights is None else [float(v) for v in weights]
+    label_of = [int(c) for c in codes]
+    n_classes = len(classes)
+    total = float(sum(w))
+    penalty = lam * total
+    tol = 1e-9 * total
+    # plain Python lists: the subsets hold a handful of rows, where numpy's per-call cost rules
+    columns = [[float(v) for v in values[:, c]] for c in range(values.shape[1])]
+
+    def splits(rows: tuple[int, ...]) -> Iterator[tuple[int, Any, bool, tuple, tuple]]:
+        for c, column in enumerate(columns):
+            present = [i for i in rows if column[i] == column[i]]  # NaN != NaN
+            missing = tuple(i for i in rows if column[i] != column[i])
+            distinct = sorted({column[i] for i in present})
+            for t in distinct[:-1]:
+                le = tuple(i for i in present if column[i] <= t)
+                gt = tuple(i for i in present if column[i] > t)
+                yield c, t, False, le, tuple(sorted(gt + missing))
+                if missing:
+                    yield c, t, True, tuple(sorted(le + missing)), gt
+            if present and missing:
+                yield c, None, False, tuple(present), missing
+
+    @cache
+    def opt(rows: tuple[int, ...], depth: int) -> tuple[float, int, ThresholdTree]:
+        counts = [0.0] * n_classes
+        for i in rows:
+            counts[label_of[i]] += w[i]
+        label = max(range(n_classes), key=lambda k: (counts[k], -k))
+        best = (sum(counts) - counts[label] + penalty, 1, label)
+        if depth == 0:
+            return best
+        for c, t, missing_left, le, gt in splits(rows):
+            lv, lleaves, ltree = opt(le, depth - 1)
+            rv, rleaves, rtree = opt(gt, depth - 1)
+            value, leaves = lv + rv, lleaves + rleaves
+            if value < best[0] - tol or (abs(value - best[0]) <= tol and leaves < best[1]):
+                best = (value, leaves, (c, t, missing_left, ltree, rtree))
+        return best
+
+    value, _, tree = opt(tuple(range(n)), max_depth)
+    return tree, value / total
+
+
+def threshold_tree_predict(tree: ThresholdTree, X: object) -> np.ndarray:
+    """Class codes a tree of :func:`brute_force_threshold_tree` predicts for the rows of ``X``."""
+    values = np.asarray(X, dtype=float)
+    out = np.empty(values.shape[0], dtype=np.int64)
+
+    def route(node: ThresholdTree, rows: np.ndarray) -> None:
+        if not isinstance(node, tuple):
+            out[rows] = node
+            return
+        column, threshold, missing_left, le, gt = node
+        x = values[rows, column]
+        absent = np.isnan(x)
+        go_le = ~absent if threshold is None else (x <= threshold) | (absent & missing_left)
+        route(le, rows[go_le])
+        route(gt, rows[~go_le])
+
+    route(tree, np.arange(values.shape[0]))
+    return out
+
+
+def threshold_tree_leaves(tree: ThresholdTree) -> int:
+    """Number of leaves of a tree of :func:`brute_force_threshold_tree`."""
+    if not isinstance(tree, tuple):
+        return 1
+    return threshold_tree_leaves(tree[3]) + threshold_tree_leaves(tree[4])
+
+
+def random_numeric_table(
+    seed: int,
+    n_rows: int | None = None,
+    n_columns: int | None = None,
+    n_classes: int = 2,
+    *,
+    missing: float = 0.15,
+    weights: str | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """A small raw numeric table for the threshold oracle's property tests, from ``seed``.
+
+    Each column is drawn as one of: few small integers (many ties), a handful of fractional
+    values, 0/1, or a constant; about half the columns then get missing cells (each cell NaN
+    with probability ``missing``, so a column may end up all missing). Some rows are copies of
+    others (duplicates, with the same or a different label). Labels are uniform or a noisy
+    threshold rule on a random column. ``weights`` is None, ``"int"`` (1..3) or ``"float"``
+    (uniform in [0.1, 2.5)).
+
+    Returns
+    -------
+    (X, y, sample_weight) : float matrix (NaN = missing), int labels ``0..n_classes-1``
+        (not all need occur), weights or None.
+    """
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 11)) if n_rows is None else n_rows
+    m = int(rng.integers(1, 4)) if n_columns is None else n_columns
+    X = np.empty((n, m))
+    for c in range(m):
+        kind = rng.integers(4)
+        if kind == 0:
+            X[:, c] = rng.integers(0, 4, size=n)
+        elif kind == 1:
+            pool = np.round(rng.normal(size=int(rng.integers(2, 6))), 2)
+            X[:, c] = rng.choice(pool, size=n)
+        elif kind == 2:
+            X[:, c] = rng.integers(0, 2, size=n)
+        else:
+            X[:, c] = np.round(rng.normal(), 1)
+        if rng.random() < 0.5:
+            X[rng.random(n) < missing, c] = np.nan
+    if n > 2 and rng.random() < 0.4:
+        copies = rng.integers(1, n // 2 + 1)
+        src, dst = rng.choice(n, size=2 * copies, replace=False).reshape(2, -1)
+        X[dst] = X[src]
+    if rng.random() < 0.5:
+        y = rng.integers(0, n_classes, size=n)
+    else:
+        # a threshold rule on one column (its missing cells read as its smallest value)
+        column = X[:, int(rng.integers(m))]
+        filled = np.where(np.isnan(column), np.nanmin(column, initial=np.inf), column)
+        y = (filled > np.median(filled)).astype(np.int64) % n_classes
+        flip = rng.random(n) < 0.2
+        y[flip] = rng.integers(0, n_classes, size=int(flip.sum()))
+    w = None
+    if weights == "int":
+        w = rng.integers(1, 4, size=n).astype(float)
+    elif weights == "float":
+        w = rng.uniform(0.1, 2.5, size=n)
+    elif weights is not None:
+        raise ValueError(f"weights must be None, 'int' or 'float', got {weights!r}")
+    return X, y.astype(np.int64), w

@@ -39,7 +39,7 @@ from odtkit._validation import (
     scale_weights,
 )
 from odtkit.core import _native
-from odtkit.core._problem import decode_tree, encode_tree, search_config
+from odtkit.core._problem import decode_tree, encode_tree, leaf_answer, search_config
 from odtkit.core.search import _charged, _check_upper_bound, _guarded_answer, _verified_result
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.datasets._binarizer import _as_frame, _numeric, _numeric_block
@@ -93,6 +93,13 @@ class NativeColumns:
     sources: list[_Source]
     distinct: list[np.ndarray]
     has_nan: np.ndarray
+
+    @property
+    def n_splits(self) -> int:
+        """How many distinct native splits the columns admit (the every-midpoint features)."""
+        sizes = np.array([d.size for d in self.distinct], dtype=np.int64)
+        nan = self.has_nan.astype(np.int64)
+        return int(np.sum(np.maximum(sizes - 1, 0) * (1 + nan) + nan))
 
     def index(self) -> dict[_Source, int]:
         """Native column number of each source."""
@@ -406,15 +413,6 @@ def search_numeric(
     if not isinstance(start, str) or start not in STARTS:
         raise ValueError(f"start must be one of {STARTS}, got {start!r}")
     time_limit = check_positive_number(time_limit, "time_limit")
-    config = search_config(
-        lam,
-        time_limit=time_limit,
-        node_limit=node_limit,
-        memory_limit_mb=memory_limit_mb,
-        bounds={},
-        max_depth=max_depth,
-        upper_bound=_check_upper_bound(upper_bound),
-    )
     frame, _ = _as_frame(X, "X")
     n = frame.shape[0]
     if n == 0:
@@ -423,19 +421,38 @@ def search_numeric(
     if codes.shape[0] != n:
         raise ValueError(f"X has {n} rows but y has {codes.shape[0]} labels")
     weights = check_sample_weight(sample_weight, n, positive_sum=True)
-    unit = np.ones(n) if weights is None else weights
-    binarizer = Binarizer(categorical=categorical).fit(X)
+    # a row of weight 0 is a row left out (as the estimators' Binarizer does): the native
+    # search takes positive weights only, and no threshold need separate such a row
+    rows, row_codes, row_weights = X, codes, weights
+    if weights is not None and not weights.all():
+        kept = weights > 0
+        rows = X.iloc[kept] if hasattr(X, "iloc") else np.asarray(X)[kept]
+        row_codes, row_weights = codes[kept], weights[kept]
+    unit = np.ones(row_codes.size) if row_weights is None else row_weights
+    config = search_config(
+        lam,
+        time_limit=time_limit,
+        node_limit=node_limit,
+        memory_limit_mb=memory_limit_mb,
+        bounds={},
+        # a useful split leaves rows on both sides, so no optimal tree is deeper than n - 1
+        max_depth=min(max_depth, row_codes.size - 1),
+        upper_bound=_check_upper_bound(upper_bound),
+    )
+    binarizer = Binarizer(categorical=categorical).fit(rows)
     guess: list[Result] = []
 
     def prepare() -> tuple[NativeColumns, list[tuple[int, int, int]]]:
-        columns = native_columns(binarizer, X)
+        columns = native_columns(binarizer, rows)
+        # a path that tests a split twice sends every row the same way the second time
+        config.max_depth = min(config.max_depth, columns.n_splits)
         splits: list[tuple[int, int, int]] = []
         if start == "guess":
             result, splits, code = _guess_start(
-                X,
-                codes,
+                rows,
+                row_codes,
                 int(classes.size),
-                weights,
+                row_weights,
                 columns,
                 categorical=categorical,
                 lam=lam,
@@ -452,10 +469,14 @@ def search_numeric(
         if guess and guess[0].status == "interrupted":
             # a Ctrl-C during the guessed-threshold dp: its tree, no exact search
             return {**_start_answer(guess[0], splits, config.initial_tree, lam), "cols": columns}
+        if not columns.sources:
+            # no column can split a row from another: the majority leaf is optimal
+            answer = leaf_answer(row_codes, unit, int(classes.size), lam, status="optimal")
+            return {**answer, "stats": {}, "cols": columns}
         with Progress("exact search (all thresholds)", progress) as bar:
             raw = _native.search_numeric(
                 columns.values,
-                np.ascontiguousarray(codes, dtype=np.int32),
+                np.ascontiguousarray(row_codes, dtype=np.int32),
                 np.ascontiguousarray(scale_weights(unit), dtype=np.float64),
                 int(classes.size),
                 _charged(config, began),
@@ -464,10 +485,10 @@ def search_numeric(
             )
         return {**raw, "cols": columns}
 
-    raw = _guarded_answer(prepare, run, codes, unit, int(classes.size), lam)
+    raw = _guarded_answer(prepare, run, row_codes, unit, int(classes.size), lam)
     columns = raw.pop("cols", None)
     if columns is None:  # the leaf of a Ctrl-C or MemoryError before the search: no split
-        columns = NativeColumns(np.zeros((n, 0)), [], [], np.zeros(0, dtype=bool))
+        columns = NativeColumns(np.zeros((row_codes.size, 0)), [], [], np.zeros(0, dtype=bool))
     tree, restricted = decode_answer(raw, binarizer, columns)
     data = Dataset(
         restricted.transform(X),

@@ -375,8 +375,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.binary_columns_ = binary
         self.missing_columns_ = [name for name, kind, _, missing in spec if missing]
         self.dropped_columns_ = dropped
-        self._feature_specs = _output_specs(spec)
-        self._feature_names_out = np.asarray([f.name for f in self._feature_specs], dtype=object)
+        self._outputs: tuple[list[FeatureSpec], np.ndarray] | None = None  # _output_features
         return self
 
     def _guess(
@@ -529,7 +528,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
             Accepted for scikit-learn compatibility; names come from the fitted columns.
         """
         self._check_fitted()
-        return self._feature_names_out.copy()
+        return self._output_features()[1].copy()
 
     def get_feature_specs(self) -> list[FeatureSpec]:
         """What each output feature tests on the raw data (source column, kind, parameter).
@@ -538,7 +537,16 @@ class Binarizer(TransformerMixin, BaseEstimator):
         these to print ``age <= 40.5`` / ``age > 40.5`` and ``color = red`` / ``color != red``.
         """
         self._check_fitted()
-        return list(self._feature_specs)
+        return list(self._output_features()[0])
+
+    def _output_features(self) -> tuple[list[FeatureSpec], np.ndarray]:
+        """The output features' specs and names, built on first use: an every-midpoint fit has
+        one per distinct value (15,310 on breast_cancer, ~40 ms to describe) that the exact
+        search over every threshold never reads (it describes its restricted copy)."""
+        if getattr(self, "_outputs", None) is None:
+            specs = _output_specs(self._spec)
+            self._outputs = (specs, np.asarray([f.name for f in specs], dtype=object))
+        return self._outputs
 
     def _restricted(self, thresholds: Mapping[str, Any]) -> Binarizer:
         """A copy of this fitted Binarizer whose numeric columns keep only ``thresholds[name]``
@@ -574,8 +582,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         out = copy.copy(self)
         out._spec = spec
         out.thresholds_ = {**self.thresholds_, **kept}
-        out._feature_specs = _output_specs(spec)
-        out._feature_names_out = np.asarray([f.name for f in out._feature_specs], dtype=object)
+        out._outputs = None
         return out
 
     def __sklearn_tags__(self) -> Any:
