@@ -356,6 +356,9 @@ def test_cli_compare_with_thresholds_all_and_the_race(numeric_csv, capsys):
     assert payload["binarization"]["thresholds"] == "guess"
     assert not math.isnan(payload["certified_optima"]["binarization"])
 
+    assert main([*argv[:-1], "--methods", "exact,dp"]) == 0  # the table, read in one line
+    assert "certified optima: over all thresholds" in capsys.readouterr().out
+
     assert main(["compare", "--dataset", "monk1", "--methods", "exact"]) == 2
     assert "CSV" in capsys.readouterr().err
 

@@ -1053,6 +1053,13 @@ def _reading(table: pd.DataFrame) -> str:
         else:
             parts.append(f"{name}: {row.status}")
     same = all(agrees is True for agrees in table["agrees"])  # None: nothing certified
+    optima = table.attrs.get("certified_optima", {})
+    if len(optima) > 1:
+        # two problems in one table: the exact search's (every threshold) and the binarization's
+        known = {k: v for k, v in optima.items() if not math.isnan(v)}
+        said = ", ".join(f"over {_OVER[k]} {v:.6g}" for k, v in known.items())
+        tail = f"; certified optima: {said}" if said else ""
+        return "reading: " + "; ".join(parts) + tail + "."
     return (
         "reading: " + "; ".join(parts) + ("; every tree has the certified value." if same else ".")
     )
