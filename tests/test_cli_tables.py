@@ -112,7 +112,12 @@ def test_thresholds_option(table, capsys, option, binarizer):
     code, out, _ = _run(["fit", path, "--max-depth", "1", "--json", *option], capsys)
     assert code == 0
     binarizer.fit(frame.drop(columns="y"), frame["y"])
-    assert json.loads(out)["feature_names"] == list(binarizer.get_feature_names_out())
+    names = json.loads(out)["feature_names"]
+    if option[1] == "all":  # the exact search: only the every-midpoint features its tree tests
+        assert set(names) <= set(binarizer.get_feature_names_out())
+        assert json.loads(out)["binarization"]["exact_search"]
+    else:
+        assert names == list(binarizer.get_feature_names_out())
 
 
 def test_max_thresholds_still_works_with_a_deprecation_line(table, capsys):

@@ -241,6 +241,7 @@ def test_both_search_methods_and_the_method_vocabulary():
     assert set(METHODS) == {
         "dp",
         "bnb",
+        "exact",
         "rbinoct",
         "rbinoct_original",
         "flowoct",

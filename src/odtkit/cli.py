@@ -8,6 +8,10 @@ interrupted by Ctrl-C (the best answer so far is printed first).
 A CSV is binarized the way the estimators binarize it (``--thresholds guess``: the thresholds
 of a boosted reference model, see :class:`odtkit.datasets.Binarizer`), and ``fit --out`` writes
 everything ``predict`` needs to binarize new rows the same way as JSON (never a pickle).
+``--thresholds all`` on a CSV runs the exact search over every threshold of the raw columns
+(method ``exact``, :func:`odtkit.core.search_numeric`) in place of ``dp``; the tree's
+binarization is then the thresholds it uses. The output says over what each answer is
+certified (``certificate``: all thresholds, guessed thresholds, or the binarization).
 Warnings print as one line ``odtkit: warning: ...`` on stderr, each once.
 
 Files (:mod:`odtkit._files`): ``--out`` is checked before any work (never an input file, an
@@ -103,6 +107,10 @@ class _Data:
     binarization: dict[str, Any] | None = None
     #: one dict per binary feature (source, kind, value): what ``predict`` re-evaluates
     specs: list[dict[str, Any]] | None = None
+    #: the CSV's raw feature columns and labels, kept for the exact search (``--thresholds
+    #: all``), which reads them instead of a binarization (None otherwise)
+    frame: pd.DataFrame | None = None
+    labels: Any = None
 
 
 def _is_file_argument(text: str) -> bool:
@@ -213,8 +221,11 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _binarization(binarizer: Any, choice: str | int) -> dict[str, Any]:
-    """How a table was binarized: per column its kind and features, and one sentence."""
+def _binarization(binarizer: Any, choice: str | int, exact: bool = False) -> dict[str, Any]:
+    """How a table was binarized: per column its kind and features, and one sentence.
+
+    ``exact``: ``binarizer`` is the exact search's, holding only the thresholds its tree uses.
+    """
     from odtkit.methods import GUESS_ROUNDS
 
     specs = binarizer.get_feature_specs()
@@ -240,6 +251,8 @@ def _binarization(binarizer: Any, choice: str | int) -> dict[str, Any]:
         "guess": f"--thresholds guess ({GUESS_ROUNDS} boosting rounds)",
         "all": "--thresholds all (every midpoint)",
     }.get(str(choice), f"--thresholds {choice} (at most {choice} per column)")
+    if exact:
+        how = "--thresholds all (the exact search over every threshold; the tree's thresholds)"
     parts = []
     for kind, word in (("threshold", "numeric"), ("category", "categorical"), ("binary", "0/1")):
         group = [c for c in columns if c["kind"] == kind]
@@ -250,6 +263,7 @@ def _binarization(binarizer: Any, choice: str | int) -> dict[str, Any]:
         detail = ", ".join(used)
         if unused:
             why = "constant or never split on by the guess" if choice == "guess" else "constant"
+            why = "not split on by the tree" if exact else why
             detail += ("; " if used else "") + f"{unused} gave none: {why}"
         n_out = sum(c["n_features"] for c in group)
         parts.append(
@@ -260,6 +274,7 @@ def _binarization(binarizer: Any, choice: str | int) -> dict[str, Any]:
     summary = f"binarized with {how}: " + "; ".join(parts) if parts else "no feature columns"
     return {
         "thresholds": choice,
+        "exact_search": exact,
         "n_columns": len(columns),
         "n_features": len(specs),
         "columns": columns,
@@ -298,7 +313,7 @@ def _check_labels(
         )
 
 
-def _load(args: argparse.Namespace, what: str) -> _Data:
+def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
     """The dataset (a name or a CSV path), the fairness constraint of the arguments and how to
     name its features when printing (the fitted Binarizer of a CSV: ``age <= 40.5``).
 
@@ -306,6 +321,9 @@ def _load(args: argparse.Namespace, what: str) -> _Data:
     CSV it keeps its raw values (any number of groups). Every other column of a CSV goes
     through the Binarizer (0/1 columns pass through as one feature; blank cells are the
     Binarizer's to handle), as ``--thresholds`` says.
+
+    ``exact`` (the exact search over every threshold will run): a CSV is not binarized here,
+    its feature columns and labels are returned raw (``frame``, ``labels``) with no dataset.
     """
     from odtkit.datasets import binarize_frame
     from odtkit.fairness import Fairness, split_protected
@@ -349,6 +367,20 @@ def _load(args: argparse.Namespace, what: str) -> _Data:
             legit = frame[legit_column].to_numpy()
         if frame.shape[1] < 2:
             raise BadInput(f"{what}: {name} has no feature column left besides the label")
+        if exact:
+            if notion is not None:
+                raise BadInput(
+                    "--fairness: the exact search over every threshold (method exact, "
+                    "--thresholds all) takes no fairness constraint; use --thresholds guess"
+                )
+            return _Data(
+                None,
+                None,
+                None,
+                label,
+                frame=frame.drop(columns=[label]),
+                labels=frame[label].to_numpy(),
+            )
         try:
             dataset, binarizer = binarize_frame(
                 frame, label, name=Path(args.dataset).stem, **_binarizer_options(choice)
@@ -378,6 +410,11 @@ def _load(args: argparse.Namespace, what: str) -> _Data:
             legit = legit_column
         features = dataset.feature_names
         specs = [{"source": str(n), "kind": "binary", "value": None} for n in features]
+    if exact:
+        raise BadInput(
+            f"{what} {args.dataset!r} is a bundled dataset, already binary: the exact search "
+            "over every threshold (method exact) reads a CSV file's numeric columns"
+        )
     if notion is None:
         return _Data(dataset, None, features, label, binarization, specs)
     # the labels of a CSV may be numbers: match the class whose text is --positive-class
@@ -520,10 +557,11 @@ def _tree_payload(result: Any, data: _Data, args: argparse.Namespace) -> dict[st
     payload: dict[str, Any] = {
         "data": dataset.name,
         "label": data.label,
-        "method": args.method,
+        "method": result.method if result.method == "exact" else args.method,
         "lam": args.lam,
         "max_depth": args.max_depth,
         "status": result.status,
+        "certificate": _certificate(result, data),
         "objective": result.objective,
         "lower_bound": result.lower_bound,
         "gap": result.gap,
@@ -544,6 +582,74 @@ def _tree_payload(result: Any, data: _Data, args: argparse.Namespace) -> dict[st
     return payload
 
 
+def _certificate(result: Any, data: _Data) -> str | None:
+    """Over what ``result``'s tree is proven optimal (None: it is not): ``all thresholds``
+    (the exact search, or every midpoint), ``guessed thresholds`` or ``binarization`` (at most
+    N thresholds per column, or a bundled dataset's own binary features)."""
+    if result.status != "optimal":
+        return None
+    if result.method == "exact":
+        return "all thresholds"
+    choice = None if data.binarization is None else data.binarization["thresholds"]
+    return {"all": "all thresholds", "guess": "guessed thresholds"}.get(str(choice), "binarization")
+
+
+_OVER = {
+    "all thresholds": "all thresholds",
+    "guessed thresholds": "the guessed thresholds",
+    "binarization": "the binarization",
+}
+
+
+def _wants_exact(args: argparse.Namespace, method: Any) -> bool:
+    """The exact search over every threshold runs: ``--method exact``, or ``dp`` with
+    ``--thresholds all`` on a CSV at a limited depth (unlimited, every midpoint is binarized
+    and dp searches it: the same optimum, as before the exact search existed)."""
+    if getattr(method, "raw", False):
+        if args.max_depth is None:
+            raise BadInput(
+                f"--max-depth none: method {method.name} is depth-limited; give --max-depth N"
+            )
+        return True
+    return (
+        method.name == "dp"
+        and getattr(args, "thresholds", None) == "all"
+        and args.max_depth is not None
+        and _is_file_argument(args.dataset)
+    )
+
+
+def _exact_fit(args: argparse.Namespace, data: _Data) -> Any:
+    """The exact search on the CSV's raw columns; fills ``data`` with the binarization its
+    tree reads (the Result's Binarizer: the thresholds the tree uses), so the printed tree,
+    ``--json`` and ``--out`` (what ``predict`` re-evaluates) are as for a binarized fit."""
+    from odtkit.datasets import Dataset
+    from odtkit.methods import METHODS
+
+    result = _checked(
+        lambda: METHODS["exact"].search_raw(
+            data.frame,
+            data.labels,
+            lam=args.lam,
+            max_depth=args.max_depth,
+            time_limit=args.time_limit,
+            memory_limit_mb=args.memory_limit_mb,
+        )
+    )
+    binarizer = result.binarizer
+    names = [str(n) for n in binarizer.get_feature_names_out()]
+    data.dataset = Dataset.from_arrays(
+        binarizer.transform(data.frame),
+        data.labels,
+        feature_names=names,
+        name=Path(args.dataset).stem,
+    )
+    data.features = binarizer
+    data.binarization = _binarization(binarizer, "all", exact=True)
+    data.specs = _spec_dicts(binarizer.get_feature_specs())
+    return result
+
+
 def _check_backend(name: str, option: str) -> None:
     from odtkit.solvers import registered_backends
 
@@ -559,12 +665,18 @@ def _fit(args: argparse.Namespace) -> int:
     _check_common(args, depth_required=not method.is_search)
     _check_backend(args.backend, "--backend")
     _check_out(args, DATA=args.dataset if _is_file_argument(args.dataset) else None)
-    data = _load(args, "DATA")
+    exact = _wants_exact(args, method)
+    data = _load(args, "DATA", exact=exact)
+    if exact:  # the binarization is the tree's own, known once it is found
+        result = _exact_fit(args, data)
+    else:
+        _clamp_depth(args, data.dataset)
     dataset = data.dataset
-    _clamp_depth(args, dataset)
     if data.binarization is not None and not args.json:
         print(data.binarization["summary"], file=sys.stderr)
-    if method.is_search:
+    if exact:
+        pass
+    elif method.is_search:
         result = method.search(
             dataset,
             lam=args.lam,
@@ -594,11 +706,13 @@ def _fit(args: argparse.Namespace) -> int:
     depth = "unlimited" if args.max_depth is None else f"<= {args.max_depth}"
     print(
         f"data {dataset.name}: {dataset.n_samples} rows, {dataset.n_features} binary features, "
-        f"classes {dataset.classes.tolist()}; method {method.name}, lambda {args.lam}, "
+        f"classes {dataset.classes.tolist()}; method {payload['method']}, lambda {args.lam}, "
         f"depth {depth}"
     )
+    certificate = payload["certificate"]
+    over = "" if certificate is None else f" over {_OVER[certificate]}"
     print(
-        f"status {result.status}, objective {result.objective:.6g}, lower bound "
+        f"status {result.status}{over}, objective {result.objective:.6g}, lower bound "
         f"{result.lower_bound:.6g} (gap {result.gap:.3g}), time {result.time:.2f} s"
     )
     if result.model is None:
@@ -805,35 +919,59 @@ def _compare(args: argparse.Namespace) -> int:
     if unknown:
         raise BadInput(f"unknown backend(s) {unknown}; choose from {registered_backends()}")
     _check_common(args, depth_required=True)
-    data = _load(args, "--dataset")
-    dataset, fairness, features = data.dataset, data.fairness, data.features
-    mips = [m for m in methods if not METHODS[m].is_search]
-    if dataset.n_features == 0 and mips:
-        raise BadInput(
-            f"--dataset: {dataset.name} has 0 binary features (every feature column is "
-            f"constant), so the only tree is one leaf; the MIP methods ({', '.join(mips)}) "
-            "need a feature to split on: use --methods dp"
-        )
-    _clamp_depth(args, dataset)
-    if data.binarization is not None and not args.json:
-        print(data.binarization["summary"], file=sys.stderr)
-    table = compare(
-        dataset,
-        lam=args.lam,
-        max_depth=args.max_depth,
-        methods=methods,
-        backends=backends,
-        time_limit=args.time_limit,
-        warm_start=not args.no_warm_start,
-        fairness=fairness,
-        memory_limit_mb=args.memory_limit_mb,
-    )
+    every = getattr(args, "thresholds", None) == "all" and args.fairness is None
+    if every and _is_file_argument(args.dataset):
+        # every threshold: the exact search replaces dp (the MIPs get every midpoint; with
+        # --fairness the fair dp keeps every midpoint: the exact search takes no constraint)
+        methods = list(dict.fromkeys("exact" if m == "dp" else m for m in methods))
+    raw = any(METHODS[m].raw for m in methods)
+    data = _load(args, "--dataset", exact=raw)
+    options: dict[str, Any] = {
+        "lam": args.lam,
+        "max_depth": args.max_depth,
+        "methods": methods,
+        "backends": backends,
+        "time_limit": args.time_limit,
+        "warm_start": not args.no_warm_start,
+        "memory_limit_mb": args.memory_limit_mb,
+    }
+    if raw:
+        # the exact search reads the raw columns; compare binarizes them for the others
+        choice = _threshold_choice(args)
+        try:
+            table = compare(data.frame, y=data.labels, thresholds=choice, **options)
+        except (ValueError, TypeError) as exc:
+            raise BadInput(f"--dataset: {Path(args.dataset).name}: {exc}") from None
+        table.attrs["dataset"] = Path(args.dataset).stem
+        data.binarization = _binarization(table.attrs["binarizer"], choice)
+        if not args.json:
+            print(data.binarization["summary"], file=sys.stderr)
+    else:
+        dataset = data.dataset
+        mips = [m for m in methods if not METHODS[m].is_search]
+        if dataset.n_features == 0 and mips:
+            raise BadInput(
+                f"--dataset: {dataset.name} has 0 binary features (every feature column is "
+                f"constant), so the only tree is one leaf; the MIP methods ({', '.join(mips)}) "
+                "need a feature to split on: use --methods dp"
+            )
+        _clamp_depth(args, dataset)
+        if data.binarization is not None and not args.json:
+            print(data.binarization["summary"], file=sys.stderr)
+        table = compare(dataset, fairness=data.fairness, **options)
+    fairness = data.fairness
     attrs = table.attrs
+    features = data.features
+    if raw and attrs["best_row"] is not None:
+        # the exact search's tree reads through its own Binarizer (the thresholds it uses)
+        features = attrs["row_binarizers"][attrs["best_row"]]
     certified = not math.isnan(attrs["certified_optimum"])
     if "interrupted" in set(table["status"]):
         code = EXIT_INTERRUPTED
     else:
         code = EXIT_OPTIMAL if certified else EXIT_LIMIT
+    best_row = attrs["best_row"]
+    best_certificate = None if best_row is None else table["certificate"].iloc[best_row]
     if args.json:
         best = attrs["best_tree"]
         _print_json(
@@ -842,9 +980,14 @@ def _compare(args: argparse.Namespace) -> int:
                 "lam": attrs["lam"],
                 "max_depth": attrs["depth"],
                 "certified_optimum": attrs["certified_optimum"] if certified else None,
+                # per certificate ("all thresholds", "binarization"): its certified optimum
+                "certified_optima": {
+                    k: (None if math.isnan(v) else v) for k, v in attrs["certified_optima"].items()
+                },
+                "certificate": best_certificate if certified else None,
                 "rows": table.to_dict(orient="records"),
                 "best_tree": None if best is None else best.to_dict(),
-                "feature_names": list(attrs["feature_names"]),
+                "feature_names": _feature_names(features, attrs),
                 "classes": list(attrs["class_names"]),
                 "binarization": data.binarization,
             }
@@ -874,10 +1017,21 @@ def _compare(args: argparse.Namespace) -> int:
         print(
             f"best tree: {row['method']} ({row['backend']}), objective {row['objective']:.6f}, "
             f"{best.n_leaves} leaves, "
-            + (f"certified optimum {optimum:.6f}" if certified else "not certified")
+            + (
+                f"certified optimum {optimum:.6f} over {_OVER[best_certificate]}"
+                if certified
+                else "not certified"
+            )
         )
         print(best.to_text(features, attrs["class_names"]))
     return code
+
+
+def _feature_names(features: Any, attrs: dict[str, Any]) -> list[str]:
+    """The names of the features the best tree indexes (its Binarizer's, or the dataset's)."""
+    if hasattr(features, "get_feature_names_out"):
+        return [str(n) for n in features.get_feature_names_out()]
+    return list(attrs["feature_names"])
 
 
 def _seconds(t: float) -> str:
@@ -899,6 +1053,13 @@ def _reading(table: pd.DataFrame) -> str:
         else:
             parts.append(f"{name}: {row.status}")
     same = all(agrees is True for agrees in table["agrees"])  # None: nothing certified
+    optima = table.attrs.get("certified_optima", {})
+    if len(optima) > 1:
+        # two problems in one table: the exact search's (every threshold) and the binarization's
+        known = {k: v for k, v in optima.items() if not math.isnan(v)}
+        said = ", ".join(f"over {_OVER[k]} {v:.6g}" for k, v in known.items())
+        tail = f"; certified optima: {said}" if said else ""
+        return "reading: " + "; ".join(parts) + tail + "."
     return (
         "reading: " + "; ".join(parts) + ("; every tree has the certified value." if same else ".")
     )
@@ -1077,7 +1238,9 @@ def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None
         help="thresholds of the numeric CSV columns (default: guess, as the estimators):\n"
         f"  guess  those a boosted reference model ({GUESS_ROUNDS} depth-1 rounds) splits on;\n"
         "         the tree is optimal over the guessed thresholds\n"
-        "  all    every midpoint between distinct values (exact, but can be thousands)\n"
+        "  all    every threshold: on a CSV, the exact search over the sorted columns (method\n"
+        "         exact) replaces dp, certified over all thresholds; MIPs, bnb and an unlimited\n"
+        "         --max-depth get every midpoint binarized (exact too, but can be thousands)\n"
         "  N      at most N per column, at quantiles of the distinct values\n"
         "how the table was binarized is printed on stderr (in 'binarization' with --json)",
     )

@@ -132,6 +132,9 @@ def _record_outcome(
     estimator.certified_ = (
         estimator.status_ == Status.OPTIMAL if certified is None else bool(certified)
     )
+    # over what the model is optimal: None when it is not proven optimal at all
+    kind = getattr(estimator, "_certificate_kind", None)
+    estimator.certificate_ = kind() if estimator.certified_ and kind is not None else None
     stopped = estimator.status_.stopped_early and not estimator.certified_
     if not (stopped or extra):
         return
@@ -193,6 +196,8 @@ class _BinaryInputMixin:
     binarize: bool | str
     max_thresholds: int | None
     guess_thresholds: int | None
+    #: "guess", "all", an int or None; estimators without the parameter behave as None
+    thresholds: str | int | None
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
@@ -230,11 +235,17 @@ class _BinaryInputMixin:
 
         Binarization runs charged to ``deadline``: out of time, the Binarizer keeps what it
         has (``binarizer_.truncated_``) and :meth:`_flag_truncated` says so in the result."""
+        X, y, weights = self._checked_input(X, y, sample_weight)
+        return self._binarized_dataset(X, y, weights, deadline)
+
+    def _checked_input(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+        """``(X, y, weights)`` checked as scikit-learn does (and ``binarize``, ``thresholds``)."""
         from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import check_consistent_length, column_or_1d
 
         if self.binarize not in (True, False, "auto"):
             raise ValueError(f"binarize must be True, False or 'auto', got {self.binarize!r}")
+        self._threshold_options()  # a bad thresholds value is refused before any work
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
@@ -244,6 +255,17 @@ class _BinaryInputMixin:
         check_consistent_length(X, y)
         check_classification_targets(y)
         weights = check_sample_weight(sample_weight, len(y), positive_sum=True)
+        return X, y, weights
+
+    def _binarizes(self, X: Any) -> bool:
+        """``X`` goes through a Binarizer (else its 0/1 columns are the features)."""
+        if self.binarize == "auto":
+            return not _is_binary(X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X))
+        return self.binarize is True
+
+    def _binarized_dataset(
+        self, X: Any, y: np.ndarray, weights: np.ndarray | None, deadline: Deadline | None
+    ) -> Dataset:
         deadline = deadline or Deadline(None)
         self._interrupted = False
 
@@ -266,7 +288,8 @@ class _BinaryInputMixin:
         self, X: Any, y: np.ndarray, weights: np.ndarray | None
     ) -> tuple[np.ndarray, list[str]]:
         raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
-        if self.binarize is True or (self.binarize == "auto" and not _is_binary(raw)):
+        self._exact_search = False  # the features are a binarization (or the 0/1 input)
+        if self._binarizes(X):
             self.binarizer_ = self._fitted_binarizer(X, y, weights)
             return self.binarizer_.transform(X), list(self.binarizer_.get_feature_names_out())
         self.binarizer_ = None
@@ -277,15 +300,65 @@ class _BinaryInputMixin:
 
     def _fitted_binarizer(self, X: Any, y: np.ndarray, weights: np.ndarray | None) -> Binarizer:
         """A new Binarizer as configured, fitted on the rows of ``X`` (and ``y``, to guess)."""
-        binarizer = Binarizer(
-            max_thresholds=self.max_thresholds, guess_thresholds=self.guess_thresholds
-        )
+        binarizer = Binarizer(**self._threshold_options())
         # thresholds come from the rows that count: a row of weight 0 is a row left out
         if weights is None or weights.all():
             return binarizer.fit(X, y, sample_weight=weights)
         kept = weights > 0
         rows = X.iloc[kept] if hasattr(X, "iloc") else X[kept]
         return binarizer.fit(rows, y[kept], sample_weight=weights[kept])
+
+    def _threshold_options(self) -> dict[str, int | None]:
+        """The Binarizer's ``max_thresholds`` / ``guess_thresholds`` that ``thresholds`` means.
+
+        ``thresholds`` decides alone when it is set: ``max_thresholds`` and ``guess_thresholds``
+        must then be left at their defaults (a ValueError otherwise, rather than one silently
+        overriding the other). ``"all"`` here is every midpoint; the tree estimator runs the
+        exact numeric search instead where it can (:class:`OptimalTreeClassifier`).
+        """
+        choice = getattr(self, "thresholds", None)
+        if choice is None:
+            return {
+                "max_thresholds": self.max_thresholds,
+                "guess_thresholds": self.guess_thresholds,
+            }
+        number = isinstance(choice, (int, np.integer)) and not isinstance(choice, (bool, np.bool_))
+        if not (choice in ("guess", "all") if isinstance(choice, str) else number and choice >= 1):
+            raise ValueError(
+                f"thresholds must be 'guess', 'all', a positive integer or None, got {choice!r}"
+            )
+        if self.max_thresholds is not None or self.guess_thresholds != GUESS_ROUNDS:
+            raise ValueError(
+                f"thresholds={choice!r} decides the thresholds alone: leave max_thresholds "
+                f"(None) and guess_thresholds ({GUESS_ROUNDS}) at their defaults, or set "
+                f"thresholds=None to use them (got max_thresholds={self.max_thresholds!r}, "
+                f"guess_thresholds={self.guess_thresholds!r})"
+            )
+        if choice == "guess":
+            return {"max_thresholds": None, "guess_thresholds": GUESS_ROUNDS}
+        if choice == "all":
+            return {"max_thresholds": None, "guess_thresholds": None}
+        return {"max_thresholds": int(choice), "guess_thresholds": None}
+
+    def _refuse_all_thresholds(self, why: str) -> None:
+        """ValueError for an estimator that cannot run the exact search over every threshold."""
+        if getattr(self, "thresholds", None) == "all":
+            raise ValueError(
+                f"{type(self).__name__} does not take thresholds='all': {why}. The optimum over "
+                "every threshold is also reached with thresholds=None, guess_thresholds=None "
+                "(every midpoint binarized; slow on continuous tables)"
+            )
+
+    def _certificate_kind(self) -> str:
+        """Over what a certified model is optimal: ``"all thresholds"`` (the exact numeric
+        search, every midpoint binarized, or 0/1 input used as it is), ``"guessed thresholds"``
+        (threshold guessing) or ``"binarization"`` (at most ``max_thresholds`` per column)."""
+        binarizer = getattr(self, "binarizer_", None)
+        if getattr(self, "_exact_search", False) or binarizer is None:
+            return "all thresholds"
+        if binarizer.guess_thresholds is not None:
+            return "guessed thresholds"
+        return "all thresholds" if binarizer.max_thresholds is None else "binarization"
 
     @contextlib.contextmanager
     def _no_trivial_warning_if_truncated(self) -> Iterator[None]:
@@ -350,8 +423,16 @@ class _BinaryInputMixin:
 
 def _exact_method(name: Any) -> Method:
     """The method called ``name`` if its optimum is the estimator's objective's (EXACT)."""
-    exact = tuple(n for n, m in METHODS.items() if EXACT in m.properties)
+    # "exact" (the raw-table search) is thresholds="all", not a method of a binarized table
+    exact = tuple(n for n, m in METHODS.items() if EXACT in m.properties and not m.raw)
     return get_method(name, exact)
+
+
+def _relabelled(tree: Tree, codes: np.ndarray) -> Tree:
+    """``tree`` with leaf label ``k`` replaced by ``codes[k]``."""
+    if tree.is_leaf:
+        return Tree.leaf(int(codes[tree.label]))
+    return Tree.split(tree.feature, _relabelled(tree.left, codes), _relabelled(tree.right, codes))
 
 
 class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
@@ -396,6 +477,23 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         0.2 s, and test accuracy is 0.949 against 0.935 for scikit-learn's CART with the same
         number of leaves (``benchmarks/continuous_defaults.py``). ``None``: every midpoint (the
         optimum over all thresholds; on continuous tables that can take hours and gigabytes).
+    thresholds : {"guess", "all"}, int or None, default=None
+        Which thresholds of the numeric columns the tree may use, in one parameter:
+
+        * ``"guess"``: the guessed ones (``guess_thresholds=40``, today's default);
+        * ``"all"``: every threshold, by the exact native search over the sorted columns
+          (:func:`odtkit.core.search_numeric`, started from the guessed-threshold tree, both
+          charged to ``time_limit``): the tree is certified optimal over *all* thresholds
+          (``certificate_ == "all thresholds"``), and a limit still leaves it no worse than the
+          guessed one. Method ``"dp"`` only (a MIP needs a binarized table: ValueError). With
+          ``max_depth=None`` (the exact search is depth-limited) every midpoint is binarized
+          and searched by dp instead: the same optimum, much slower. 0/1 input is searched as
+          it is (every threshold of a 0/1 column is its one split);
+        * an int N: at most N thresholds per column, at quantiles (``max_thresholds=N``);
+        * ``None``: ``max_thresholds`` and ``guess_thresholds`` decide (as before).
+
+        When set, ``max_thresholds`` and ``guess_thresholds`` must keep their defaults
+        (ValueError naming both otherwise: neither silently overrides the other).
 
     Attributes
     ----------
@@ -408,6 +506,11 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         The fitted tree's objective on the training data and a valid lower bound on the optimum.
     certified_ : bool
         The tree is proven optimal (``status_ == "optimal"``).
+    certificate_ : {"all thresholds", "guessed thresholds", "binarization"} or None
+        Over what the tree is proven optimal: every threshold of the numeric columns (the
+        exact search of ``thresholds="all"``, every midpoint, or 0/1 input used as it is), the
+        guessed thresholds, or the at most ``max_thresholds`` per column; None when
+        ``certified_`` is False.
     classes_ : ndarray
     binarizer_ : Binarizer or None
     feature_names_ : list of str
@@ -436,6 +539,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         max_thresholds: int | None = None,
         guess_thresholds: int | None = GUESS_ROUNDS,
         memory_limit_mb: float | None = None,
+        thresholds: str | int | None = None,
     ) -> None:
         self.lam = lam
         self.max_depth = max_depth
@@ -446,21 +550,81 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         self.binarize = binarize
         self.max_thresholds = max_thresholds
         self.guess_thresholds = guess_thresholds
+        self.thresholds = thresholds
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifier:
         """Fit the optimal tree on ``X`` (binary, or raw when ``binarize`` allows) and ``y``."""
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth)
         method = _exact_method(self.method)
+        self._threshold_options()
+        if self.thresholds == "all" and method.name != "dp":
+            raise ValueError(
+                f"thresholds='all' runs the exact search over every threshold, method 'dp' "
+                f"only; method={self.method!r} needs a binarized table (thresholds='guess' "
+                "or an int)"
+            )
         deadline = self._start_clock()
-        data = self._fit_dataset(X, y, sample_weight, deadline)
-        with self._no_trivial_warning_if_truncated():
-            result = self._solve(method, data, lam, depth, deadline=deadline)
-        self.result_ = self._flag_truncated(result)
+        X, y, weights = self._checked_input(X, y, sample_weight)
+        if self.thresholds == "all" and depth is not None and self._binarizes(X):
+            data, result = self._search_every_threshold(X, y, weights, lam, depth, deadline)
+        else:
+            data = self._binarized_dataset(X, y, weights, deadline)
+            with self._no_trivial_warning_if_truncated():
+                result = self._solve(method, data, lam, depth, deadline=deadline)
+            result = self._flag_truncated(result)
+        self.result_ = result
         self._keep_tree(data)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
         return self
+
+    def _search_every_threshold(
+        self,
+        X: Any,
+        y: np.ndarray,
+        weights: np.ndarray | None,
+        lam: float,
+        depth: int,
+        deadline: Deadline,
+    ) -> tuple[Dataset, Any]:
+        """The exact search over every threshold of the raw columns (thresholds="all").
+
+        Its threshold guessing (the start) and the search share the fit's one ``deadline``;
+        ``binarizer_`` is the Result's (only the thresholds the tree uses), so prediction,
+        export and plotting read raw rows as for a binarized fit. Returns the training rows
+        through that binarizer (for the per-leaf counts) and the Result."""
+        self._interrupted = False
+        self._exact_search = True
+        # thresholds come from the rows that count, as _fitted_binarizer's: a row of weight 0
+        # is a row left out (scikit-learn's sample-weight equivalence)
+        kept = None if weights is None or weights.all() else weights > 0
+        rows = X if kept is None else (X.iloc[kept] if hasattr(X, "iloc") else X[kept])
+        with charged(deadline):
+            result = METHODS["exact"].search_raw(
+                rows,
+                y if kept is None else y[kept],
+                lam=lam,
+                max_depth=depth,
+                sample_weight=weights if kept is None else weights[kept],
+                time_limit=deadline.limit_left(),
+                memory_limit_mb=self.memory_limit_mb,
+            )
+        if kept is not None:
+            # leaves predict codes into the kept rows' classes: renumber into all of y's
+            seen = np.unique(y[kept])
+            result = result.replace(
+                model=_relabelled(result.model, np.searchsorted(np.unique(y), seen))
+            )
+        self.binarizer_ = result.binarizer
+        names = [str(n) for n in self.binarizer_.get_feature_names_out()]
+        Xb = self.binarizer_.transform(X)
+        data = check_dataset(
+            Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=weights), "data"
+        )
+        self.classes_ = data.classes
+        self.feature_names_ = names
+        return data, result
 
     def _keep_tree(self, data: Dataset, tree: Any = None) -> None:
         """``tree_`` (``tree``, else the fitted result's), its leaf class distributions, the
@@ -695,6 +859,10 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         rows (threshold guessing reads labels: no held-out label may shape the features a fold
         is scored on), and its path runs on those features; the refit's Binarizer
         (``binarizer_``) is fitted on all rows.
+    thresholds : {"guess"}, int or None, default=None
+        As in :class:`OptimalTreeClassifier`, except ``"all"`` (ValueError): the exact search
+        over every threshold has no regularization path; ``guess_thresholds=None`` binarizes
+        every midpoint, whose path is optimal over all thresholds (slow on continuous tables).
 
     Attributes
     ----------
@@ -717,6 +885,8 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
     objective_, lower_bound_, certified_
         The refit tree's objective at ``best_lam_``, a valid lower bound there, and whether
         that tree is proven optimal (its segment is certified).
+    certificate_
+        As in :class:`OptimalTreeClassifier`.
     fold_status_ : list of odtkit.Status
         Each scored fold's path status.
     tree_, classes_, binarizer_, feature_names_, leaf_distribution_, node_counts_
@@ -736,6 +906,7 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         max_thresholds: int | None = None,
         guess_thresholds: int | None = GUESS_ROUNDS,
         memory_limit_mb: float | None = None,
+        thresholds: str | int | None = None,
     ) -> None:
         self.max_depth = max_depth
         self.cv = cv
@@ -746,6 +917,7 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         self.binarize = binarize
         self.max_thresholds = max_thresholds
         self.guess_thresholds = guess_thresholds
+        self.thresholds = thresholds
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifierCV:
         """Compute the paths, score every candidate on the folds, keep the best tree."""
@@ -755,6 +927,8 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
 
         depth = check_depth(self.max_depth)
         lam_min = check_lambda(self.lam_min, "lam_min")
+        self._threshold_options()
+        self._refuse_all_thresholds("the exact numeric search has no regularization path")
         deadline = self._start_clock()
         data = self._fit_dataset(X, y, sample_weight, deadline)
         X_checked = self._check_X(X, reset=False, allow_nan=self.binarizer_ is not None)
@@ -902,6 +1076,10 @@ class FairTreeClassifier(OptimalTreeClassifier):
         The native fair dynamic program, or a fair MIP warm-started from it.
     backend, time_limit, binarize, max_thresholds, guess_thresholds, memory_limit_mb
         As in :class:`OptimalTreeClassifier`.
+    thresholds : {"guess"}, int or None, default=None
+        As in :class:`OptimalTreeClassifier`, except ``"all"`` (ValueError): the exact search
+        over every threshold takes no fairness constraint; ``guess_thresholds=None`` binarizes
+        every midpoint, optimal over all thresholds (slow on continuous tables).
 
     Attributes
     ----------
@@ -911,7 +1089,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
         The fitted tree's disparity on the training data (re-measured, <= delta).
     tree_, result_, classes_, binarizer_, feature_names_, leaf_distribution_, node_counts_
         As in :class:`OptimalTreeClassifier`.
-    status_, objective_, lower_bound_, certified_, feature_importances_
+    status_, objective_, lower_bound_, certified_, certificate_, feature_importances_
         As in :class:`OptimalTreeClassifier`.
     """
 
@@ -929,6 +1107,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
         max_thresholds: int | None = None,
         guess_thresholds: int | None = GUESS_ROUNDS,
         memory_limit_mb: float | None = None,
+        thresholds: str | int | None = None,
     ) -> None:
         super().__init__(
             lam=lam,
@@ -940,6 +1119,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
             max_thresholds=max_thresholds,
             guess_thresholds=guess_thresholds,
             memory_limit_mb=memory_limit_mb,
+            thresholds=thresholds,
         )
         self.notion = notion
         self.delta = delta
@@ -970,6 +1150,8 @@ class FairTreeClassifier(OptimalTreeClassifier):
         depth = check_depth(self.max_depth, allow_none=False)
         fair_methods = tuple(n for n, m in METHODS.items() if m.fair and EXACT in m.properties)
         method = get_method(self.method, fair_methods)
+        self._threshold_options()
+        self._refuse_all_thresholds("the exact numeric search takes no fairness constraint")
         deadline = self._start_clock()
         data = self._fit_dataset(X, y, sample_weight, deadline)
         if sensitive is None:
@@ -1038,8 +1220,9 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
     ----------
     rule_list_ : RuleList
     result_ : odtkit.results.Result of the fit.
-    status_, objective_, lower_bound_, certified_
-        As in :class:`OptimalTreeClassifier`.
+    status_, objective_, lower_bound_, certified_, certificate_
+        As in :class:`OptimalTreeClassifier` (the list is optimal over the rules mined from
+        the binarization; ``thresholds`` is not a parameter here).
     classes_, binarizer_, feature_names_, n_features_in_, feature_names_in_
         As in :class:`OptimalTreeClassifier`.
     rule_distribution_ : ndarray (n_rules + 1, n_classes)

@@ -3,7 +3,12 @@
 
 * search methods (the native core, :func:`odtkit.core.search_tree`): ``"dp"``, ``"bnb"``;
 * MIP methods (a formulation solved by a backend through :func:`odtkit.solve_formulation`):
-  ``"rbinoct"``, ``"rbinoct_original"``, ``"flowoct"``, ``"pathoct"``, ``"binoct"``.
+  ``"rbinoct"``, ``"rbinoct_original"``, ``"flowoct"``, ``"pathoct"``, ``"binoct"``;
+* the raw-table method ``"exact"`` (:func:`odtkit.core.search_numeric`): the native search
+  over every threshold of the numeric columns themselves, certified over *all thresholds*
+  where the others are certified over the binarization they are given
+  (:attr:`Method.certificate`). It needs the raw table, not a binarized Dataset:
+  :meth:`Method.search_raw`, ``compare(X, y=...)``, ``OptimalTreeClassifier(thresholds="all")``.
 
 "solver" is not a method: it names a backend's solver program (``solve(..., solver="cbc")``).
 What a method's answer means (exact, valid bound) is read from :attr:`Method.properties`, i.e.
@@ -31,11 +36,13 @@ from odtkit.results import Result
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
+    "DATASET_METHODS",
     "DEFAULT_TIME_LIMIT",
     "GUESS_ROUNDS",
     "METHODS",
     "MIP_METHODS",
     "Method",
+    "RAW_METHODS",
     "SEARCH_METHODS",
     "check_fair",
     "describe",
@@ -67,12 +74,23 @@ class Method:
     fair : bool
         Solves the fairness-constrained problem too (``fairness=`` of :func:`odtkit.compare`,
         :func:`odtkit.search_tree` and the formulation's ``build``).
+    raw : bool
+        Runs on the raw table (numeric / categorical columns, missing cells) and searches every
+        threshold itself (:meth:`search_raw`), instead of on a binarized Dataset.
     """
 
     name: str
     description: str
     factory: Callable[[], Formulation] | None = None
     fair: bool = False
+    raw: bool = False
+
+    @property
+    def certificate(self) -> str:
+        """What an optimal answer is optimal over: ``"all thresholds"`` (a raw-table method) or
+        ``"binarization"`` (the binary features it was given), the ``certificate`` column of
+        :func:`odtkit.compare`."""
+        return "all thresholds" if self.raw else "binarization"
 
     @property
     def is_search(self) -> bool:
@@ -111,6 +129,12 @@ class Method:
 
         if not self.is_search:
             raise ValueError(f"{self.name!r} is a MIP method, not a search")
+        if self.raw:
+            raise ValueError(
+                f"method {self.name!r} runs on the raw table (its numeric columns' every "
+                "threshold), not on a binarized Dataset: use compare(X, y=...), "
+                "OptimalTreeClassifier(thresholds='all') or odtkit.core.search_numeric"
+            )
         check_fair(self, fairness)
         extra = {} if fairness is None else {"fairness": fairness}
         return search_tree(
@@ -121,6 +145,43 @@ class Method:
             time_limit=time_limit,
             memory_limit_mb=memory_limit_mb,
             **extra,
+        )
+
+    def search_raw(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        lam: float,
+        max_depth: int,
+        sample_weight: Any = None,
+        time_limit: float | None = None,
+        memory_limit_mb: float | None = None,
+    ) -> Result:
+        """Run this raw-table method on the columns ``X`` and labels ``y``.
+
+        The exact search starts from the guessed-threshold dp tree (``start="guess"``, charged
+        to ``time_limit``), so a limit never leaves it worse than the estimators' default; the
+        Result's ``binarizer`` reads new rows for its ``model``.
+        """
+        from odtkit.core import search_numeric
+
+        if not self.raw:
+            raise ValueError(f"{self.name!r} runs on a binarized Dataset: use search()")
+        n_rows = len(X) if hasattr(X, "__len__") else 0
+        if isinstance(max_depth, int) and not isinstance(max_depth, bool) and n_rows > 1:
+            # a split that leaves a side empty never helps, so no optimal tree needs more
+            # than n - 1 splits on a path: the same optimum, and no huge integer goes native
+            max_depth = min(max_depth, n_rows - 1)
+        return search_numeric(
+            X,
+            y,
+            lam=lam,
+            max_depth=max_depth,
+            sample_weight=sample_weight,
+            time_limit=time_limit,
+            memory_limit_mb=memory_limit_mb,
+            start="guess",
         )
 
 
@@ -139,6 +200,12 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
         for m in (
             Method("dp", "native dynamic programming with bounds (GOSDT/STreeD-style)", fair=True),
             Method("bnb", "native OSDT branch-and-bound"),
+            Method(
+                "exact",
+                "native search over every threshold of the raw numeric columns: optimum over "
+                "all thresholds (a CSV or compare(X, y=...); depth-limited)",
+                raw=True,
+            ),
             Method(
                 "rbinoct",
                 "regularized BinOCT MIP with null splits: optimum = OPT(D, lam)",
@@ -171,8 +238,13 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
         )
     }
 )
-SEARCH_METHODS: tuple[str, ...] = tuple(n for n, m in METHODS.items() if m.is_search)
+#: The searches over a binarized Dataset (the native core's ``search_tree``).
+SEARCH_METHODS: tuple[str, ...] = tuple(n for n, m in METHODS.items() if m.is_search and not m.raw)
+#: The searches over the raw table (every threshold of its numeric columns).
+RAW_METHODS: tuple[str, ...] = tuple(n for n, m in METHODS.items() if m.raw)
 MIP_METHODS: tuple[str, ...] = tuple(n for n, m in METHODS.items() if not m.is_search)
+#: The methods that take a binarized Dataset (every one but the raw-table ones).
+DATASET_METHODS: tuple[str, ...] = SEARCH_METHODS + MIP_METHODS
 
 
 def get_method(name: Any, choices: tuple[str, ...] | None = None, what: str = "method") -> Method:

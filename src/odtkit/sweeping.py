@@ -268,7 +268,7 @@ def _grid(
     backend: str,
     seed: int,
 ) -> list[_Task]:
-    from odtkit.methods import get_method
+    from odtkit.methods import DATASET_METHODS, get_method
 
     path = isinstance(lams, str)
     if path and lams != "path":
@@ -277,7 +277,10 @@ def _grid(
         [None] if path else [check_lambda(v, "lams") for v in _as_list(lams, "lams")]
     )
     depth_values = [check_depth(d, "depths") for d in _as_list(depths, "depths")]
-    method_names = [get_method(m).name for m in _as_list(methods, "methods")]
+    # a sweep binarizes each dataset once: the raw-table method ("exact") is compare's
+    method_names = [
+        get_method(m, DATASET_METHODS, "methods entry").name for m in _as_list(methods, "methods")
+    ]
     if path and method_names != ["dp"]:
         raise ValueError(
             f"lams='path' runs the dp's regularization path: methods must be ['dp'], "
