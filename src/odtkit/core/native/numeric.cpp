@@ -556,7 +556,26 @@ class Solver {
   // missing rows on either side too. On continuous columns it skips most thresholds.
   void best_stumps(const Node& node, const double* const total[2], const std::size_t size[2],
                    double cost[2], NumericSplit split[2]) {
-    const std::size_t K = static_cast<std::size_t>(K_);
+    // the class count fixed at compile time for 2 and 3 classes: the loops over classes unroll
+    // and the counts stay in registers (breast cancer depth 3: 4.4 s -> 3.9 s)
+    if (K_ == 2)
+      best_stumps_of<2>(node, total, size, cost, split);
+    else if (K_ == 3)
+      best_stumps_of<3>(node, total, size, cost, split);
+    else
+      best_stumps_of<0>(node, total, size, cost, split);
+  }
+  template <int kClasses>
+  double misclassified_of(const double* c) const {
+    const int K = kClasses > 0 ? kClasses : K_;
+    double sum = 0.0, top = 0.0;
+    for (int k = 0; k < K; ++k) sum += c[k], top = std::max(top, c[k]);
+    return sum - top;
+  }
+  template <int kClasses>
+  void best_stumps_of(const Node& node, const double* const total[2], const std::size_t size[2],
+                      double cost[2], NumericSplit split[2]) {
+    const std::size_t K = kClasses > 0 ? kClasses : static_cast<std::size_t>(K_);
     std::vector<double>& buffer = stump_buffer_;
     buffer.assign(8 * K, 0.0);
     double* le[2] = {&buffer[0], &buffer[K]};
@@ -565,7 +584,7 @@ class Solver {
     double* gt = &buffer[6 * K];
     double* with = &buffer[7 * K];
     for (int h = 0; h < 2; ++h) {
-      cost[h] = misclassified(total[h]) + Lambda_;
+      cost[h] = misclassified_of<kClasses>(total[h]) + Lambda_;
       split[h] = NumericSplit{-1, 0, 0};
     }
     for (std::size_t c = 0; c < D_.m; ++c) {
@@ -581,12 +600,12 @@ class Solver {
       }
       auto consider = [&](int h, int k, const double* left) {
         for (std::size_t j = 0; j < K; ++j) gt[j] = total[h][j] - left[j];
-        const double one = misclassified(left) + misclassified(gt) + 2 * Lambda_;
+        const double one = misclassified_of<kClasses>(left) + misclassified_of<kClasses>(gt) + 2 * Lambda_;
         if (one < cost[h] - tau_) cost[h] = one, split[h] = NumericSplit{col, k, 0};
         if (n_absent[h] > 0) {
           for (std::size_t j = 0; j < K; ++j)
             with[j] = left[j] + absent[h][j], gt[j] = total[h][j] - with[j];
-          const double two = misclassified(with) + misclassified(gt) + 2 * Lambda_;
+          const double two = misclassified_of<kClasses>(with) + misclassified_of<kClasses>(gt) + 2 * Lambda_;
           if (two < cost[h] - tau_) cost[h] = two, split[h] = NumericSplit{col, k, 1};
         }
       };
@@ -603,7 +622,8 @@ class Solver {
         const int label = cell.label;
         if (p[h] > 0 && rk != previous[h]) {
           release(h);
-          std::copy(le[h], le[h] + K, held[h]);
+          // a loop, not std::copy: its memmove call per threshold took 20 % of the time
+          for (std::size_t j = 0; j < K; ++j) held[h][j] = le[h][j];
           held_k[h] = previous[h] + (rk - 1 - previous[h]) / 2;
           before_class[h] = group_class[h];
           group_class[h] = -2;
@@ -617,7 +637,7 @@ class Solver {
         release(h);
         if (n_absent[h] > 0 && static_cast<std::size_t>(n_absent[h]) < size[h]) {
           for (std::size_t j = 0; j < K; ++j) gt[j] = total[h][j] - absent[h][j];
-          const double one = misclassified(gt) + misclassified(absent[h]) + 2 * Lambda_;
+          const double one = misclassified_of<kClasses>(gt) + misclassified_of<kClasses>(absent[h]) + 2 * Lambda_;
           if (one < cost[h] - tau_) cost[h] = one, split[h] = NumericSplit{col, D_.distinct[c] - 1, 0};
         }
       }
