@@ -188,7 +188,10 @@ def ours_child(
     X = pd.DataFrame(data["X"], columns=[str(c) for c in data["columns"]])
     y = data["y"]
     try:
-        from odtkit.core import search_numeric
+        from odtkit.core import _native, search_numeric
+
+        if not hasattr(_native, "search_numeric"):  # the Python face without its native search
+            search_numeric = None
     except ImportError:
         search_numeric = None
     import odtkit.datasets  # noqa: F401  (loaded before the baseline, as the search needs it)
