@@ -8,6 +8,7 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "bindings.hpp"
@@ -25,6 +27,7 @@
 #include "dp_queue.hpp"
 #include "fair_dp.hpp"
 #include "greedy.hpp"
+#include "numeric.hpp"
 #include "popcount.hpp"
 #include "problem.hpp"
 #include "search_types.hpp"
@@ -146,6 +149,61 @@ nb::dict run_fair_search(const Problem& problem, CoefMatrix coefficients, double
                      });
 }
 
+using ValueMatrix = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using LabelVector = nb::ndarray<const int, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using WeightVector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// The exact search over every threshold (numeric.hpp): the table is checked and copied before
+// the GIL is released; the answer adds the split table its tree indexes.
+nb::dict run_numeric_search(ValueMatrix values, LabelVector labels, WeightVector weights,
+                            int n_classes, const SearchConfig& config, nb::object progress,
+                            std::vector<std::tuple<int, int, int>> initial_splits) {
+  const std::size_t n = values.shape(0), m = values.shape(1);
+  if (labels.shape(0) != n || weights.shape(0) != n)
+    throw std::invalid_argument("values, labels and weights must have the same number of rows");
+  if (n == 0) throw std::invalid_argument("values has no row");
+  if (n_classes < 1) throw std::invalid_argument("n_classes must be >= 1");
+  std::vector<double> table(values.data(), values.data() + n * m);
+  for (double v : table)
+    if (std::isinf(v)) throw std::invalid_argument("values must not be infinite");
+  std::vector<int> y(labels.data(), labels.data() + n);
+  for (int k : y)
+    if (k < 0 || k >= n_classes) throw std::invalid_argument("a label is out of range");
+  std::vector<double> w(weights.data(), weights.data() + n);
+  double total = 0.0;
+  for (double v : w) {
+    if (!(v > 0.0) || !std::isfinite(v))
+      throw std::invalid_argument("weights must be finite and > 0");
+    total += v;
+  }
+  if (!std::isfinite(config.lam * total))
+    throw std::invalid_argument("lam is too large for these sample weights");
+  std::vector<NumericSplit> start;
+  for (auto [c, k, le] : initial_splits) start.push_back(NumericSplit{c, k, le});
+  NumericTable t;
+  t.values = table.data();
+  t.labels = y.data();
+  t.weights = w.data();
+  t.n_rows = n;
+  t.n_columns = m;
+  t.n_classes = n_classes;
+  std::vector<NumericSplit> splits;
+  nb::dict d = run_guarded(config, std::move(progress),
+                           [&](const SearchConfig& c, std::function<bool()> stop) {
+                             return search_numeric(t, c, start, splits, std::move(stop));
+                           });
+  std::vector<int> column, rank, missing_le;
+  for (const NumericSplit& s : splits) {
+    column.push_back(s.column);
+    rank.push_back(s.rank);
+    missing_le.push_back(s.missing_le);
+  }
+  d["split_column"] = nb::cast(column);
+  d["split_rank"] = nb::cast(rank);
+  d["split_missing_le"] = nb::cast(missing_le);
+  return d;
+}
+
 void init_config(SearchConfig* self, double lam, int max_depth, double time_limit,
                  long long node_limit, double memory_limit_mb, double upper_bound,
                  const std::string& policy, const std::string& symmetry,
@@ -263,6 +321,13 @@ void bind_searches(nb::module_& m) {
         nb::arg("progress") = nb::none(),
         "Fairness-constrained DP over Pareto fronts (search_tree(fairness=...)): coefficients "
         "float64 C-contiguous (n_samples, n_pairs), |coefficients.T @ positive| <= delta.");
+  m.def("search_numeric", &run_numeric_search, nb::arg("values").noconvert(),
+        nb::arg("labels").noconvert(), nb::arg("weights").noconvert(), nb::arg("n_classes"),
+        nb::arg("config"), nb::arg("progress") = nb::none(),
+        nb::arg("initial_splits") = std::vector<std::tuple<int, int, int>>(),
+        "Exact search over every threshold of numeric columns (odtkit.core.search_numeric): "
+        "values float64 C-contiguous (n, m) with NaN for missing, labels int32, weights "
+        "float64; the tree's split codes index split_column / split_rank / split_missing_le.");
   m.def("search_bnb", &run_search<search_bnb>, nb::arg("problem"), nb::arg("config"),
         nb::arg("progress") = nb::none(),
         "OSDT leaf-set branch and bound (search_tree(method='bnb')).");

@@ -1,0 +1,887 @@
+// Exact search over every threshold of numeric columns (issue 23).
+//
+// A sub-problem is a set of rows with a remaining depth. It keeps, per column, its rows sorted
+// by that column's value (present rows by rank, then the missing ones), so that every threshold
+// of a column is one position in a sweep: a depth-1 tree (stump) over all columns and
+// thresholds costs O(columns x rows x classes), and splitting a sub-problem keeps the order
+// (a stable partition), as in ConTree (Brita, van der Linden & Demirovic, AAAI 2025).
+//
+// Depth >= 2: the splits of one column with one side for its missing values form a *family*
+// whose thresholds t_0 < t_1 < ... are searched by branch and bound over intervals
+// (docs/formulations-search-and-pruning.md §3.11). With L(t), R(t) the optimal costs of the two
+// children at the remaining depth,
+//   * L is non-decreasing and R non-increasing in t (an optimal tree of a superset, applied to
+//     a subset, costs no more there: same leaves, fewer rows), and
+//   * L(t') - L(t) <= W(t, t'] for t < t' (the optimal tree of the smaller set misclassifies at
+//     worst the rows added), likewise for R,
+// so evaluated thresholds a < b bound every t between them:
+//   L(t) >= max(L(a), L(b) - W(t, b]),   R(t) >= max(R(b), R(a) - W(a, t]).
+// Intervals whose bound reaches the incumbent are dropped (or narrowed from their ends); the
+// others wait in one best-first queue over all families of the sub-problem, whose top is a
+// lower bound of the sub-problem at every moment (the anytime bound at the root). The first
+// threshold tried in a family is its best stump split, then interval midpoints.
+// Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion);
+// deeper, the children are sub-problems solved recursively under the incumbent's budget and
+// memoized on (row set, depth). Lower bounds of a sub-problem: one leaf, or a split with the
+// equivalent-points bound (rows equal in every column but of different classes) plus 2 Lambda.
+#include "numeric.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "search_common.hpp"
+
+namespace odtkit {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Children of at most this depth are solved exactly, not only under the parent's budget: a
+// budget-pruned child gives a bound just high enough for its own threshold, an exact one a bound
+// that prunes its neighbours too (§3.11), and its memo entry is final. Measured on breast cancer
+// (569 x 30, lam 0): depth 3 in 4.8 s instead of 9.9 s; depth 4 7.1 s with 2, 8.6 s with 3.
+constexpr int kExactChildren = 2;
+
+// One entry of a tree in pre-order: a split (column >= 0, rank, value = missing_le) is followed
+// by its le subtree, then its gt subtree; a leaf has column -1 and its class in value.
+struct Item {
+  int column, rank, value;
+};
+using Code = std::vector<Item>;
+
+Code leaf_code(int label) { return Code{Item{-1, 0, label}}; }
+
+Code split_code(const NumericSplit& s, const Code& le, const Code& gt) {
+  Code code;
+  code.reserve(1 + le.size() + gt.size());
+  code.push_back(Item{s.column, s.rank, s.missing_le});
+  code.insert(code.end(), le.begin(), le.end());
+  code.insert(code.end(), gt.begin(), gt.end());
+  return code;
+}
+
+// The table in the form the search reads: ranks per column (column-major), -1 for missing.
+struct Data {
+  std::size_t n = 0, m = 0;
+  int K = 1;
+  std::vector<int> rank;       // rank[c * n + r]
+  std::vector<int> distinct;   // D per column
+  std::vector<char> missing;   // column has a missing cell
+  std::vector<std::vector<int>> sorted;  // per column: present rows by rank, then missing rows
+  std::vector<int> y;
+  std::vector<double> w;
+  std::vector<int> group;      // rows equal in every column share a group
+  int n_groups = 0;
+  double total = 0.0;
+
+  explicit Data(const NumericTable& t) : n(t.n_rows), m(t.n_columns), K(t.n_classes) {
+    y.assign(t.labels, t.labels + n);
+    w.assign(t.weights, t.weights + n);
+    for (double v : w) total += v;
+    rank.assign(n * m, -1);
+    distinct.assign(m, 0);
+    missing.assign(m, 0);
+    sorted.resize(m);
+    std::vector<int> rows;
+    for (std::size_t c = 0; c < m; ++c) {
+      rows.clear();
+      std::vector<int> absent;
+      for (std::size_t r = 0; r < n; ++r) {
+        if (std::isnan(t.values[r * m + c]))
+          absent.push_back(static_cast<int>(r));
+        else
+          rows.push_back(static_cast<int>(r));
+      }
+      std::stable_sort(rows.begin(), rows.end(), [&](int a, int b) {
+        return t.values[a * m + c] < t.values[b * m + c];
+      });
+      int d = -1;
+      double previous = 0.0;
+      for (int r : rows) {
+        const double v = t.values[r * m + c];
+        if (d < 0 || v != previous) ++d, previous = v;
+        rank[c * n + r] = d;
+      }
+      distinct[c] = d + 1;
+      missing[c] = absent.empty() ? 0 : 1;
+      rows.insert(rows.end(), absent.begin(), absent.end());
+      sorted[c] = rows;
+    }
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    auto less = [&](int a, int b) {
+      for (std::size_t c = 0; c < m; ++c) {
+        const int x = rank[c * n + a], z = rank[c * n + b];
+        if (x != z) return x < z;
+      }
+      return false;
+    };
+    std::sort(order.begin(), order.end(), less);
+    group.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i > 0 && less(order[i - 1], order[i])) ++n_groups;
+      group[order[i]] = n_groups;
+    }
+    n_groups = n > 0 ? n_groups + 1 : 0;
+  }
+  int rank_of(std::size_t c, int r) const { return rank[c * n + r]; }
+};
+
+// A sub-problem: s rows; block c of `order` (s entries) holds them sorted by column c, the
+// `present[c]` present ones first.
+struct Node {
+  std::size_t s = 0;
+  std::vector<int> order;
+  std::vector<int> present;
+};
+
+// The thresholds of one column inside a sub-problem: position p (present rows on the le side),
+// the rank reported for it and the weight of those p rows.
+struct Boundaries {
+  std::vector<int> p, k;
+  std::vector<double> weight;
+};
+
+// A family: one column with one side for its missing values (or the missing-vs-present split).
+struct Family {
+  int column = 0;
+  int missing_le = 0;
+  bool missing_split = false;
+  const Boundaries* at = nullptr;
+  int seed = 0;             // index of its best stump threshold, tried first
+  double seed_cost = kInf;  // that stump's cost (queue tie-break)
+  double absent_weight = 0.0, present_weight = 0.0;  // the node's rows missing / present in it
+  // Bounds at the two virtual ends (docs §3.11): R before the first threshold (le side: the
+  // missing rows or nothing) and L after the last one (gt side: the missing rows or nothing).
+  double right_at_start = 0.0, left_at_end = 0.0;
+  std::vector<double> lbL, lbR;
+  int size() const { return missing_split ? 1 : static_cast<int>(at->p.size()); }
+};
+
+// Thresholds lo..hi of a family, none evaluated; a < lo and b > hi are the nearest evaluated
+// ones (-1 and the family's size: none), whose values bound the interval.
+struct Interval {
+  double bound, priority;
+  int family, lo, hi, a, b;
+  bool operator>(const Interval& o) const {
+    return bound != o.bound ? bound > o.bound : priority > o.priority;
+  }
+};
+
+struct Answer {
+  double lb = 0.0, cost = kInf;
+  Code tree;
+};
+
+struct MemoEntry {
+  double lb = 0.0, cost = kInf;
+  Code tree;
+};
+
+struct KeyHash {
+  std::size_t operator()(const std::vector<std::uint64_t>& key) const {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (std::uint64_t v : key) {
+      h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h *= 0xbf58476d1ce4e5b9ULL;
+    }
+    return static_cast<std::size_t>(h ^ (h >> 31));
+  }
+};
+
+class Solver {
+ public:
+  Solver(const Data& data, const SearchConfig& config, Budget& budget, SearchOutput& out)
+      : D_(data), K_(data.K), Lambda_(config.lam * data.total),
+        tau_(count_tolerance(data.total)), budget_(budget), out_(out),
+        side_(data.n, 0), group_weight_(static_cast<std::size_t>(data.n_groups) * data.K, 0.0),
+        use_similarity_(config.bound_on("similarity")) {}
+
+  Node root() const {
+    Node node;
+    node.s = D_.n;
+    node.order.reserve(D_.n * D_.m);
+    node.present.resize(D_.m);
+    for (std::size_t c = 0; c < D_.m; ++c) {
+      node.order.insert(node.order.end(), D_.sorted[c].begin(), D_.sorted[c].end());
+      int present = 0;
+      for (int r : D_.sorted[c]) present += D_.rank_of(c, r) >= 0;
+      node.present[c] = present;
+    }
+    return node;
+  }
+
+  // The best tree of depth <= depth on `node` if one costs < ub: {its cost, the tree} with
+  // lb = cost when the search completed. Otherwise lb >= min(ub, optimum) is a valid bound
+  // and `tree` (cost `cost`) the best found. `root`: record incumbents and the bound.
+  Answer solve(const Node& node, int depth, double ub, bool at_root = false) {
+    std::vector<double> counts(K_, 0.0);
+    for (std::size_t i = 0; i < node.s; ++i) counts[D_.y[node.order[i]]] += D_.w[node.order[i]];
+    const int label = majority(counts.data());
+    const double leaf = misclassified(counts.data()) + Lambda_;
+    Answer answer{leaf, leaf, leaf_code(label)};
+    if (depth == 0 || node.s <= 1) return answer;
+    const double eq = equivalent_points(node);
+    double lb = std::min(leaf, eq + 2 * Lambda_);
+    if (leaf <= lb + tau_) return answer;  // provably a leaf
+    if (budget_.tick(memo_bytes_)) {
+      answer.lb = lb;
+      return answer;
+    }
+    std::vector<std::uint64_t> key;
+    if (depth >= 2) {
+      key = memo_key(node, depth);
+      auto it = memo_.find(key);
+      if (it != memo_.end()) {
+        const MemoEntry& e = it->second;
+        if (e.cost <= e.lb + tau_ || e.lb >= ub) return Answer{e.lb, e.cost, e.tree};
+        lb = std::max(lb, e.lb);
+        if (e.cost < answer.cost) answer.cost = e.cost, answer.tree = e.tree;
+      }
+    }
+    if (lb >= ub) {
+      answer.lb = lb;
+      return answer;
+    }
+    // stumps: the best one is an incumbent, and each family's best threshold its first try
+    std::vector<Boundaries> columns(D_.m);
+    std::vector<Family> families;
+    for (std::size_t c = 0; c < D_.m; ++c)
+      sweep_families(node, static_cast<int>(c), counts.data(), columns[c], families);
+    double stumps = leaf;  // the optimum at depth 1
+    for (const Family& f : families) {
+      stumps = std::min(stumps, f.seed_cost);
+      if (f.seed_cost < answer.cost - tau_) {
+        answer.cost = f.seed_cost;
+        answer.tree = stump_code(node, f, f.seed);
+      }
+    }
+    // a lower bound on the optimum at depth - 1, which bounds each child from below once the
+    // weight it lacks of the node's rows is subtracted
+    double shallower = depth == 2 ? stumps : lb;
+    if (depth >= 3) {  // the optimum one level shallower, when a deepening pass solved it
+      key.back() = static_cast<std::uint64_t>(depth - 1);
+      auto it = memo_.find(key);
+      if (it != memo_.end()) shallower = std::max(shallower, it->second.lb);
+      key.back() = static_cast<std::uint64_t>(depth);
+    }
+    for (Family& f : families) {
+      const bool le = f.missing_le != 0;
+      f.right_at_start = le ? shallower - f.absent_weight : shallower;
+      f.left_at_end = le ? shallower : shallower - f.absent_weight;
+    }
+    if (depth == 1 || families.empty()) {
+      answer.lb = answer.cost;  // every stump was seen
+      return answer;
+    }
+    if (at_root) record(answer.cost, std::min(lb, answer.cost));
+
+    std::priority_queue<Interval, std::vector<Interval>, std::greater<Interval>> queue;
+    for (std::size_t f = 0; f < families.size(); ++f) {
+      Family& fam = families[f];
+      fam.lbL.assign(fam.size(), kInf);
+      fam.lbR.assign(fam.size(), kInf);
+      queue.push(Interval{eq + 2 * Lambda_, fam.seed_cost, static_cast<int>(f), 0,
+                          fam.size() - 1, -1, fam.size()});
+    }
+    std::vector<char> started(families.size(), 0);
+    double threshold = std::min(answer.cost, ub);
+    bool stopped = false;
+    double open_bound = kInf;  // the bound of the interval being worked on when stopped
+    while (!queue.empty()) {
+      Interval top = queue.top();
+      if (top.bound >= threshold) break;
+      queue.pop();
+      Family& fam = families[top.family];
+      if (!narrow(fam, top, threshold)) continue;
+      if (at_root) record(answer.cost, std::max(lb, std::min(answer.cost, top.bound)));
+      int mid = (top.lo + top.hi) / 2;
+      if (!started[top.family]) {
+        started[top.family] = 1;
+        mid = std::clamp(fam.seed, top.lo, top.hi);
+      }
+      if (budget_.tick(memo_bytes_)) {
+        stopped = true;
+        open_bound = top.bound;
+        break;
+      }
+      const double lowL = left_low(fam, mid, top.a, top.b);
+      const double lowR = right_low(fam, mid, top.a, top.b);
+      if (!evaluate(node, fam, mid, depth, threshold, lowL, lowR, answer)) {
+        stopped = true;
+        open_bound = top.bound;
+        break;
+      }
+      if (at_root && answer.cost < threshold) record(answer.cost, std::min(lb, answer.cost));
+      threshold = std::min(answer.cost, ub);
+      for (Interval part : {Interval{0.0, top.priority, top.family, top.lo, mid - 1, top.a, mid},
+                            Interval{0.0, top.priority, top.family, mid + 1, top.hi, mid, top.b}}) {
+        if (part.lo > part.hi) continue;
+        part.bound = interval_bound(fam, part);
+        if (part.bound < threshold) queue.push(part);
+      }
+    }
+    if (stopped) {
+      answer.lb = std::max(lb, std::min(answer.cost, open_bound));
+    } else if (answer.cost < ub) {
+      answer.lb = answer.cost;
+    } else {
+      answer.lb = std::max(lb, ub);
+    }
+    if (depth >= 2) store(std::move(key), answer);
+    return answer;
+  }
+
+  double Lambda() const { return Lambda_; }
+
+ private:
+  int majority(const double* c) const {
+    int best = 0;
+    for (int k = 1; k < K_; ++k)
+      if (c[k] > c[best]) best = k;
+    return best;
+  }
+  double misclassified(const double* c) const {
+    double sum = 0.0, top = 0.0;
+    for (int k = 0; k < K_; ++k) sum += c[k], top = std::max(top, c[k]);
+    return sum - top;
+  }
+
+  double equivalent_points(const Node& node) {
+    double eq = 0.0;
+    touched_.clear();
+    for (std::size_t i = 0; i < node.s; ++i) {
+      const int r = node.order[i];
+      const std::size_t g = static_cast<std::size_t>(D_.group[r]);
+      double* gw = &group_weight_[g * K_];
+      bool fresh = true;
+      for (int k = 0; k < K_; ++k) fresh = fresh && gw[k] == 0.0;
+      if (fresh) touched_.push_back(static_cast<int>(g));
+      gw[D_.y[r]] += D_.w[r];
+    }
+    for (int g : touched_) {
+      double* gw = &group_weight_[static_cast<std::size_t>(g) * K_];
+      eq += misclassified(gw);
+      std::fill(gw, gw + K_, 0.0);
+    }
+    return eq;
+  }
+
+  // Sweep column c of `node`: calls at(p, k, weight_le, le_counts) at every threshold
+  // (p present rows on the le side, k the rank reported for it), returns the missing rows'
+  // class weights in `absent` (and their number in the return value).
+  template <class At>
+  int sweep(const Node& node, int c, double* absent, At&& at) const {
+    const int* block = &node.order[static_cast<std::size_t>(c) * node.s];
+    const int present = node.present[c];
+    std::fill(absent, absent + K_, 0.0);
+    int n_absent = 0;
+    for (std::size_t i = present; i < node.s; ++i) {
+      const int r = block[i];
+      absent[D_.y[r]] += D_.w[r];
+      ++n_absent;
+    }
+    std::vector<double>& le = scratch_;
+    le.assign(K_, 0.0);
+    double weight = 0.0;
+    int p = 0, previous = -1;
+    for (int i = 0; i < present; ++i) {
+      const int r = block[i];
+      const int rk = D_.rank_of(c, r);
+      if (p > 0 && rk != previous) at(p, previous + (rk - 1 - previous) / 2, weight, le.data());
+      le[D_.y[r]] += D_.w[r];
+      weight += D_.w[r];
+      ++p;
+      previous = rk;
+    }
+    return n_absent;
+  }
+
+  // The families of column c at `node` with their stump costs (boundaries into `bounds`).
+  void sweep_families(const Node& node, int c, const double* total, Boundaries& bounds,
+                      std::vector<Family>& families) const {
+    std::vector<double> absent(K_), gt(K_), with(K_);
+    Family plain, sided;
+    plain.column = sided.column = c;
+    sided.missing_le = 1;
+    plain.at = sided.at = &bounds;
+    const int n_absent = sweep(node, c, absent.data(), [&](int p, int k, double weight,
+                                                               const double* le) {
+      bounds.p.push_back(p);
+      bounds.k.push_back(k);
+      bounds.weight.push_back(weight);
+      const int index = static_cast<int>(bounds.p.size()) - 1;
+      for (int j = 0; j < K_; ++j) gt[j] = total[j] - le[j];
+      const double cost = misclassified(le) + misclassified(gt.data()) + 2 * Lambda_;
+      if (cost < plain.seed_cost) plain.seed_cost = cost, plain.seed = index;
+      if (D_.missing[c]) {
+        for (int j = 0; j < K_; ++j) with[j] = le[j] + absent[j], gt[j] = total[j] - with[j];
+        const double cost2 = misclassified(with.data()) + misclassified(gt.data()) + 2 * Lambda_;
+        if (cost2 < sided.seed_cost) sided.seed_cost = cost2, sided.seed = index;
+      }
+    });
+    double absent_weight = 0.0, all = 0.0;
+    for (int j = 0; j < K_; ++j) absent_weight += absent[j], all += total[j];
+    plain.absent_weight = sided.absent_weight = absent_weight;
+    plain.present_weight = sided.present_weight = all - absent_weight;
+    if (!bounds.p.empty()) {
+      families.push_back(plain);
+      if (n_absent > 0) families.push_back(sided);
+    }
+    const int present = node.present[c];
+    if (n_absent > 0 && present > 0) {
+      Family split;
+      split.column = c;
+      split.missing_split = true;
+      split.at = &bounds;
+      for (int j = 0; j < K_; ++j) gt[j] = total[j] - absent[j];
+      split.seed_cost = misclassified(gt.data()) + misclassified(absent.data()) + 2 * Lambda_;
+      families.push_back(split);
+    }
+  }
+
+  NumericSplit split_of(const Family& f, int t) const {
+    if (f.missing_split) return NumericSplit{f.column, D_.distinct[f.column] - 1, 0};
+    return NumericSplit{f.column, f.at->k[t], f.missing_le};
+  }
+
+  // Marks side_ of the node's rows for threshold t of f (1 = le, 2 = gt); class weights of
+  // each side into le / gt, returns the le side's number of rows.
+  std::size_t mark(const Node& node, const Family& f, int t, double* le, double* gt) {
+    const int c = f.column;
+    const int* block = &node.order[static_cast<std::size_t>(c) * node.s];
+    const int present = node.present[c];
+    const int p = f.missing_split ? present : f.at->p[t];
+    std::fill(le, le + K_, 0.0);
+    std::fill(gt, gt + K_, 0.0);
+    std::size_t n_le = 0;
+    for (std::size_t i = 0; i < node.s; ++i) {
+      const int r = block[i];
+      const bool to_le =
+          static_cast<int>(i) < p || (static_cast<int>(i) >= present && f.missing_le);
+      side_[r] = to_le ? 1 : 2;
+      (to_le ? le : gt)[D_.y[r]] += D_.w[r];
+      n_le += to_le;
+    }
+    return n_le;
+  }
+
+  Code stump_code(const Node& node, const Family& f, int t) {
+    std::vector<double> le(K_), gt(K_);
+    mark(node, f, t, le.data(), gt.data());
+    return split_code(split_of(f, t), leaf_code(majority(le.data())),
+                      leaf_code(majority(gt.data())));
+  }
+
+  // The best trees of depth <= 1 of the two sides of the node's marked rows (side_ 1: le,
+  // 2: gt; class weights `total[h]`, `size[h]` rows), in one pass over each column.
+  // A threshold between two groups of equal values that are both of one and the same class is
+  // not evaluated: along such a run the two leaves' misclassified weight is a concave function
+  // of the weight moved (each leaf's is sum - max, concave in its class weights), so its
+  // minimum over the run is at one of the run's ends, which are evaluated; this holds with the
+  // missing rows on either side too. On continuous columns it skips most thresholds.
+  void best_stumps(const Node& node, const double* const total[2], const std::size_t size[2],
+                   double cost[2], NumericSplit split[2]) {
+    const std::size_t K = static_cast<std::size_t>(K_);
+    std::vector<double>& buffer = stump_buffer_;
+    buffer.assign(8 * K, 0.0);
+    double* le[2] = {&buffer[0], &buffer[K]};
+    double* absent[2] = {&buffer[2 * K], &buffer[3 * K]};
+    double* held[2] = {&buffer[4 * K], &buffer[5 * K]};
+    double* gt = &buffer[6 * K];
+    double* with = &buffer[7 * K];
+    for (int h = 0; h < 2; ++h) {
+      cost[h] = misclassified(total[h]) + Lambda_;
+      split[h] = NumericSplit{-1, 0, 0};
+    }
+    for (std::size_t c = 0; c < D_.m; ++c) {
+      const int col = static_cast<int>(c);
+      const int* block = &node.order[c * node.s];
+      const int present = node.present[c];
+      const int* rank = &D_.rank[c * D_.n];
+      std::fill(buffer.begin(), buffer.begin() + 4 * K, 0.0);
+      int n_absent[2] = {0, 0};
+      for (std::size_t i = present; i < node.s; ++i) {
+        const int r = block[i];
+        const int h = side_[r] - 1;
+        absent[h][D_.y[r]] += D_.w[r];
+        ++n_absent[h];
+      }
+      auto consider = [&](int h, int k, const double* left) {
+        for (std::size_t j = 0; j < K; ++j) gt[j] = total[h][j] - left[j];
+        const double one = misclassified(left) + misclassified(gt) + 2 * Lambda_;
+        if (one < cost[h] - tau_) cost[h] = one, split[h] = NumericSplit{col, k, 0};
+        if (n_absent[h] > 0) {
+          for (std::size_t j = 0; j < K; ++j)
+            with[j] = left[j] + absent[h][j], gt[j] = total[h][j] - with[j];
+          const double two = misclassified(with) + misclassified(gt) + 2 * Lambda_;
+          if (two < cost[h] - tau_) cost[h] = two, split[h] = NumericSplit{col, k, 1};
+        }
+      };
+      int p[2] = {0, 0}, previous[2] = {-1, -1}, held_k[2] = {-1, -1};
+      int group_class[2] = {-2, -2}, before_class[2] = {-2, -2};
+      auto release = [&](int h) {
+        if (held_k[h] >= 0 && !(before_class[h] >= 0 && before_class[h] == group_class[h]))
+          consider(h, held_k[h], held[h]);
+      };
+      for (int i = 0; i < present; ++i) {
+        const int r = block[i];
+        const int h = side_[r] - 1;
+        const int rk = rank[r];
+        const int label = D_.y[r];
+        if (p[h] > 0 && rk != previous[h]) {
+          release(h);
+          std::copy(le[h], le[h] + K, held[h]);
+          held_k[h] = previous[h] + (rk - 1 - previous[h]) / 2;
+          before_class[h] = group_class[h];
+          group_class[h] = -2;
+        }
+        group_class[h] = group_class[h] == -2 || group_class[h] == label ? label : -1;
+        le[h][label] += D_.w[r];
+        ++p[h];
+        previous[h] = rk;
+      }
+      for (int h = 0; h < 2; ++h) {
+        release(h);
+        if (n_absent[h] > 0 && static_cast<std::size_t>(n_absent[h]) < size[h]) {
+          for (std::size_t j = 0; j < K; ++j) gt[j] = total[h][j] - absent[h][j];
+          const double one = misclassified(gt) + misclassified(absent[h]) + 2 * Lambda_;
+          if (one < cost[h] - tau_) cost[h] = one, split[h] = NumericSplit{col, D_.distinct[c] - 1, 0};
+        }
+      }
+    }
+  }
+
+  // The tree of `split` (or a leaf when split.column < 0) on the rows with side_ == which.
+  Code stump_tree(const Node& node, char which, const double* total, const NumericSplit& split) {
+    if (split.column < 0) return leaf_code(majority(total));
+    std::vector<double> le(K_, 0.0), right(K_, 0.0);
+    const int* block = &node.order[static_cast<std::size_t>(split.column) * node.s];
+    for (std::size_t i = 0; i < node.s; ++i) {
+      const int r = block[i];
+      if (side_[r] != which) continue;
+      const int rk = D_.rank_of(split.column, r);
+      const bool to_le = rk < 0 ? split.missing_le != 0 : rk <= split.rank;
+      (to_le ? le : right)[D_.y[r]] += D_.w[r];
+    }
+    return split_code(split, leaf_code(majority(le.data())), leaf_code(majority(right.data())));
+  }
+
+  // The child sub-problem of the rows with side_ == which.
+  Node child(const Node& node, char which, std::size_t size) const {
+    Node out;
+    out.s = size;
+    out.order.resize(size * D_.m);
+    out.present.assign(D_.m, 0);
+    for (std::size_t c = 0; c < D_.m; ++c) {
+      const int* block = &node.order[c * node.s];
+      int* target = &out.order[c * size];
+      std::size_t j = 0;
+      int present = 0;
+      for (std::size_t i = 0; i < node.s; ++i) {
+        const int r = block[i];
+        if (side_[r] != which) continue;
+        target[j++] = r;
+        present += static_cast<int>(i) < node.present[c];
+      }
+      out.present[c] = present;
+    }
+    return out;
+  }
+
+  // Lower bounds on L(t), R(t) for t between the evaluated thresholds a < t < b (a = -1 or
+  // b = size: none).
+  double left_low(const Family& f, int t, int a, int b) const {
+    double low = Lambda_;
+    if (a >= 0) low = std::max(low, f.lbL[a]);
+    if (use_similarity_ && !f.missing_split) {
+      if (b < f.size())
+        low = std::max(low, f.lbL[b] - (f.at->weight[b] - f.at->weight[t]));
+      else
+        low = std::max(low, f.left_at_end - (f.present_weight - f.at->weight[t]));
+    }
+    return low;
+  }
+  double right_low(const Family& f, int t, int a, int b) const {
+    double low = Lambda_;
+    if (b < f.size()) low = std::max(low, f.lbR[b]);
+    if (use_similarity_ && !f.missing_split) {
+      if (a >= 0)
+        low = std::max(low, f.lbR[a] - (f.at->weight[t] - f.at->weight[a]));
+      else
+        low = std::max(low, f.right_at_start - f.at->weight[t]);
+    }
+    return low;
+  }
+  // A bound for every t of the interval (the left term grows with t, the right one shrinks).
+  double interval_bound(const Family& f, const Interval& iv) const {
+    return left_low(f, iv.lo, iv.a, iv.b) + right_low(f, iv.hi, iv.a, iv.b);
+  }
+  // Drop the ends of `iv` whose own bound reaches `threshold`; false when nothing is left.
+  bool narrow(const Family& f, Interval& iv, double threshold) const {
+    const int a = iv.a, b = iv.b;
+    auto bound_at = [&](int t) { return left_low(f, t, a, b) + right_low(f, t, a, b); };
+    while (iv.lo <= iv.hi && bound_at(iv.lo) >= threshold) ++iv.lo;
+    while (iv.hi >= iv.lo && bound_at(iv.hi) >= threshold) --iv.hi;
+    // the narrowed interval keeps its neighbours a and b: its bounds stay valid
+    return iv.lo <= iv.hi;
+  }
+
+  // Threshold t of family f: both children at depth - 1, pruned by `threshold`; writes
+  // f.lbL[t], f.lbR[t] and improves `best`. False when the budget stopped the search.
+  bool evaluate(const Node& node, Family& f, int t, int depth, double threshold, double lowL,
+                double lowR, Answer& best) {
+    ++evaluated_;
+    std::vector<double> le(K_), gt(K_);
+    const std::size_t n_le = mark(node, f, t, le.data(), gt.data());
+    const NumericSplit split = split_of(f, t);
+    if (depth == 2) {
+      const double* totals[2] = {le.data(), gt.data()};
+      const std::size_t sizes[2] = {n_le, node.s - n_le};
+      double cost[2];
+      NumericSplit stumps[2];
+      best_stumps(node, totals, sizes, cost, stumps);
+      f.lbL[t] = cost[0];
+      f.lbR[t] = cost[1];
+      if (cost[0] + cost[1] < best.cost - tau_) {
+        best.cost = cost[0] + cost[1];
+        best.tree = split_code(split, stump_tree(node, 1, le.data(), stumps[0]),
+                               stump_tree(node, 2, gt.data(), stumps[1]));
+      }
+      return true;
+    }
+    // the right child's rows are needed after the left one's search changed side_
+    Node left_node = child(node, 1, n_le), right_node = child(node, 2, node.s - n_le);
+    Answer left = solve(left_node, depth - 1, depth - 1 <= kExactChildren ? kInf : threshold - lowR);
+    f.lbL[t] = std::max(lowL, left.lb);
+    f.lbR[t] = lowR;
+    if (budget_.stopped()) return false;
+    if (left.lb + lowR >= threshold) return true;
+    Answer right = solve(right_node, depth - 1, depth - 1 <= kExactChildren ? kInf : threshold - left.lb);
+    f.lbR[t] = std::max(lowR, right.lb);
+    if (budget_.stopped()) return false;
+    const double total = left.cost + right.cost;
+    if (left.cost <= left.lb + tau_ && right.cost <= right.lb + tau_ && total < best.cost - tau_) {
+      best.cost = total;
+      best.tree = split_code(split, left.tree, right.tree);
+    }
+    return true;
+  }
+
+  std::vector<std::uint64_t> memo_key(const Node& node, int depth) const {
+    std::vector<std::uint64_t> key((D_.n + 63) / 64 + 1, 0);
+    for (std::size_t i = 0; i < node.s; ++i) {
+      const int r = node.order[i];
+      key[r >> 6] |= 1ULL << (r & 63);
+    }
+    key.back() = static_cast<std::uint64_t>(depth);
+    return key;
+  }
+
+  void store(std::vector<std::uint64_t> key, const Answer& answer) {
+    auto [it, fresh] = memo_.try_emplace(std::move(key));
+    MemoEntry& e = it->second;
+    if (fresh) memo_bytes_ += it->first.size() * 8 + 96;
+    memo_bytes_ += (answer.tree.size() - e.tree.size()) * sizeof(Item);
+    e.lb = std::max(e.lb, answer.lb);
+    if (answer.cost <= e.cost) e.cost = answer.cost, e.tree = answer.tree;
+  }
+
+  void record(double incumbent, double bound) {
+    incumbent = std::min(incumbent, root_incumbent_);
+    bound = std::min(bound, incumbent);
+    if (out_.changed(incumbent / D_.total, bound / D_.total))
+      out_.record(budget_.elapsed(), incumbent / D_.total, bound / D_.total);
+  }
+
+  const Data& D_;
+  int K_;
+  double Lambda_, tau_;
+  Budget& budget_;
+  SearchOutput& out_;
+  std::vector<char> side_;
+  std::vector<double> group_weight_;
+  std::vector<int> touched_;
+  mutable std::vector<double> scratch_;
+  std::vector<double> stump_buffer_;
+  bool use_similarity_;
+  std::unordered_map<std::vector<std::uint64_t>, MemoEntry, KeyHash> memo_;
+  std::size_t memo_bytes_ = 0;
+  long long evaluated_ = 0;
+  double root_incumbent_ = kInf;
+
+ public:
+  std::size_t memo_size() const { return memo_.size(); }
+  // The driver's incumbent (count units): the root's trace rows report it when it is better.
+  void set_incumbent(double cost) { root_incumbent_ = cost; }
+  long long evaluated() const { return evaluated_; }
+};
+
+// One past the end of the subtree that starts at code[i]; throws on a truncated code.
+std::size_t subtree_end(const Code& code, std::size_t i) {
+  for (long need = 1; need > 0; ++i) {
+    if (i >= code.size()) throw std::invalid_argument("initial tree is truncated");
+    need += code[i].column >= 0 ? 1 : -1;
+  }
+  return i;
+}
+
+// Objective (count units) of a tree in the search's encoding over every row; throws
+// std::invalid_argument on a malformed code (the start comes from Python).
+double evaluate_code(const Data& data, const Code& code, double Lambda, int max_depth) {
+  if (code.empty() || subtree_end(code, 0) != code.size())
+    throw std::invalid_argument("initial tree is truncated or has trailing entries");
+  std::vector<std::size_t> gt_start(code.size(), 0);
+  int leaves = 0;
+  std::vector<std::pair<std::size_t, int>> todo{{0, 0}};  // (index, depth)
+  while (!todo.empty()) {
+    auto [i, d] = todo.back();
+    todo.pop_back();
+    const Item& s = code[i];
+    if (s.column < 0) {
+      ++leaves;
+      if (s.value < 0 || s.value >= data.K)
+        throw std::invalid_argument("initial tree has a label out of range");
+      continue;
+    }
+    if (max_depth >= 0 && d + 1 > max_depth)
+      throw std::invalid_argument("initial tree is deeper than max_depth");
+    if (static_cast<std::size_t>(s.column) >= data.m)
+      throw std::invalid_argument("initial tree splits on a column out of range");
+    const int D = data.distinct[s.column];
+    const int top = data.missing[s.column] ? D - 1 : D - 2;
+    if (s.rank < 0 || s.rank > top)
+      throw std::invalid_argument("initial tree has a threshold rank out of range");
+    gt_start[i] = subtree_end(code, i + 1);
+    todo.push_back({i + 1, d + 1});
+    todo.push_back({gt_start[i], d + 1});
+  }
+  double wrong = 0.0;
+  for (std::size_t r = 0; r < data.n; ++r) {
+    std::size_t i = 0;
+    while (code[i].column >= 0) {
+      const Item& s = code[i];
+      const int rk = data.rank_of(s.column, static_cast<int>(r));
+      const bool missing_split = data.missing[s.column] && s.rank == data.distinct[s.column] - 1;
+      const bool to_le = rk < 0 ? (!missing_split && s.value != 0) : rk <= s.rank;
+      i = to_le ? i + 1 : gt_start[i];
+    }
+    if (code[i].value != data.y[r]) wrong += data.w[r];
+  }
+  return wrong + Lambda * leaves;
+}
+
+}  // namespace
+
+SearchOutput search_numeric(const NumericTable& table, const SearchConfig& config,
+                            const std::vector<NumericSplit>& initial_splits,
+                            std::vector<NumericSplit>& splits_out,
+                            std::function<bool()> interrupted) {
+  if (config.max_depth < 0)
+    throw std::invalid_argument("the exact numeric search needs a max_depth >= 0");
+  const Data data(table);
+  Budget budget(config, std::move(interrupted));
+  SearchOutput out;
+  out.progress = config.progress;
+  Solver solver(data, config, budget, out);
+  const double Lambda = solver.Lambda();
+  const double tau = count_tolerance(data.total);
+
+  Code start;
+  double start_cost = kInf;
+  if (!config.initial_tree.empty()) {
+    for (int v : config.initial_tree) {
+      if (v >= 0) {
+        if (static_cast<std::size_t>(v) >= initial_splits.size())
+          throw std::invalid_argument("initial tree refers to a split it does not list");
+        const NumericSplit& s = initial_splits[v];
+        start.push_back(Item{s.column, s.rank, s.missing_le ? 1 : 0});
+      } else {
+        start.push_back(Item{-1, 0, -(v + 1)});
+      }
+    }
+    start_cost = evaluate_code(data, start, Lambda, config.max_depth);
+  }
+  const double user = std::isfinite(config.upper_bound)
+                          ? user_bound_threshold(config.upper_bound, data.total)
+                          : kInf;
+
+  // the incumbent: the start, else the majority leaf, improved by every completed depth
+  Code incumbent = start;
+  double incumbent_cost = start_cost;
+  {
+    std::vector<double> counts(data.K, 0.0);
+    for (std::size_t r = 0; r < data.n; ++r) counts[data.y[r]] += data.w[r];
+    const int label = static_cast<int>(std::max_element(counts.begin(), counts.end()) -
+                                       counts.begin());
+    const Code leaf = leaf_code(label);
+    const double leaf_cost = evaluate_code(data, leaf, Lambda, -1);
+    if (leaf_cost < incumbent_cost - tau) incumbent = leaf, incumbent_cost = leaf_cost;
+  }
+  auto offer = [&](const Answer& answer) {
+    if (!answer.tree.empty() && answer.cost < incumbent_cost - tau) {
+      incumbent = answer.tree;
+      incumbent_cost = answer.cost;
+      solver.set_incumbent(incumbent_cost);
+      out.record(budget.elapsed(), incumbent_cost / data.total, 0.0);
+    }
+  };
+  solver.set_incumbent(incumbent_cost);
+  out.record(budget.elapsed(), incumbent_cost / data.total, 0.0);
+  double lower = 0.0;
+  const int depth = config.max_depth;
+  catch_out_of_memory(budget, [&] {
+    Node root = solver.root();
+    // the depth-2 optimum first (milliseconds): an incumbent for the anytime answer and the
+    // root's pruning. Deeper passes of iterative deepening cost more than their incumbent and
+    // bounds save (breast cancer, depth 4: 13.3 s with a depth-3 pass, 7.1 s without).
+    for (int d = std::min(2, depth); d < std::min(depth, 3) && !budget.stopped(); ++d) {
+      const Answer answer = solver.solve(root, d, kInf);
+      if (!budget.stopped()) offer(answer);
+    }
+    if (budget.stopped()) return;
+    Answer answer = solver.solve(root, depth, std::min(incumbent_cost, user), true);
+    offer(answer);
+    lower = answer.lb;
+    if (!budget.stopped() && user < incumbent_cost - tau && answer.lb >= user) {
+      // no tree reaches the caller's bound, so it was not attained: search without it
+      out.stats["upper_bound_invalid"] = 1.0;
+      answer = solver.solve(root, depth, incumbent_cost, true);
+      offer(answer);
+      lower = answer.lb;
+    }
+  });
+  Answer best{std::min(lower, incumbent_cost), incumbent_cost, incumbent};
+  if (budget.status() == "optimal") best.lb = best.cost;
+  const double lower_final = best.lb;
+
+  splits_out.clear();
+  for (const Item& item : best.tree) {
+    if (item.column < 0) {
+      out.tree.push_back(-(item.value + 1));
+    } else {
+      out.tree.push_back(static_cast<int>(splits_out.size()));
+      splits_out.push_back(NumericSplit{item.column, item.rank, item.value});
+    }
+  }
+  out.objective = best.cost / data.total;
+  out.lower_bound = lower_final / data.total;
+  out.status = budget.status();
+  out.n_explored = budget.nodes();
+  out.peak_memory_mb = budget.peak_memory_mb();
+  out.stats["memo_entries"] = static_cast<double>(solver.memo_size());
+  out.stats["subproblems"] = static_cast<double>(budget.nodes());
+  out.stats["thresholds_evaluated"] = static_cast<double>(solver.evaluated());
+  out.record(budget.elapsed(), out.objective, out.lower_bound);
+  return out;
+}
+
+}  // namespace odtkit
