@@ -6,7 +6,7 @@ The public API is re-exported here; see the README for the quickstart.
 from typing import Any
 
 from odtkit import datasets, metrics
-from odtkit.core import regularization_path, search_rule_list, search_tree
+from odtkit.core import regularization_path, search_numeric, search_rule_list, search_tree
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
 from odtkit.greedy import greedy_tree
@@ -37,6 +37,7 @@ __all__ = [
     "plot_tree",
     "pruning",
     "regularization_path",
+    "search_numeric",
     "search_rule_list",
     "search_tree",
     "solve_formulation",

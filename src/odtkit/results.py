@@ -138,6 +138,12 @@ class Result:
         The backend's vector-level output when a mathematical program was solved.
     message : str
         Why the status is what it is, when that needs words (errors, numerics).
+    binarizer : Binarizer or None
+        The fitted :class:`~odtkit.datasets.Binarizer` whose ``transform`` gives the features
+        ``model`` indexes, when the solver read a raw table itself (the exact search over every
+        threshold, :func:`odtkit.core.search_numeric`: restricted to the thresholds the tree
+        uses), so ``model.predict(binarizer.transform(X))`` predicts raw rows; None when the
+        solver was given binary features.
     """
 
     model: Any
@@ -153,6 +159,7 @@ class Result:
     stats: dict[str, Any] = field(default_factory=dict)
     solution: Any = None
     message: str = ""
+    binarizer: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status.parse(self.status))

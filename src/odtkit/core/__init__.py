@@ -1,6 +1,7 @@
 """Python face of the native search core (``odtkit.core._native``)."""
 
 from odtkit.core._native import Bitset
+from odtkit.core.numeric import search_numeric
 from odtkit.core.path import RegularizationPath, regularization_path
 from odtkit.core.rules import search_rule_list
 from odtkit.core.search import TrivialAnswerWarning, informative_lam_range, search_tree
@@ -11,6 +12,7 @@ __all__ = [
     "TrivialAnswerWarning",
     "informative_lam_range",
     "regularization_path",
+    "search_numeric",
     "search_rule_list",
     "search_tree",
 ]

@@ -96,7 +96,7 @@ def _check_upper_bound(upper_bound: Any) -> float:
 
 
 def search_tree(
-    dataset: Dataset,
+    dataset: Dataset | Any,
     *,
     lam: float,
     max_depth: int | None = None,
@@ -110,13 +110,21 @@ def search_tree(
     strategy: str | None = None,
     fairness: Fairness | None = None,
     progress: bool | None = None,
+    y: Any = None,
+    sample_weight: Any = None,
+    categorical: list[str] | None = None,
+    start: str | None = None,
 ) -> Result:
     """Find a tree minimising ``misclassified/n + lam * leaves`` and certify its optimality.
 
     Parameters
     ----------
-    dataset : Dataset
-        Binary features, class codes (multi-class allowed) and optional sample weights.
+    dataset : Dataset, or DataFrame / 2-d array-like with ``y``
+        A :class:`Dataset`: binary features, class codes (multi-class allowed) and optional
+        sample weights; the certificate holds over its features. A raw table (numeric,
+        categorical, missing cells) with its labels in ``y``: the exact search over every
+        threshold, :func:`odtkit.core.search_numeric` (``method`` "dp" or "exact", an integer
+        ``max_depth``; ``bounds``, ``policy``, ``strategy`` and ``fairness`` do not apply).
     lam : float
         Penalty per leaf, ``>= 0``.
     max_depth : int, optional
@@ -178,6 +186,10 @@ def search_tree(
     progress : bool, optional
         A live line on stderr (elapsed, incumbent, bound, gap) once the search has run for
         2 s; None (default): shown when stderr is a terminal.
+    y, sample_weight, categorical, start : optional
+        Only with a raw table as ``dataset``: its labels, row weights, the numeric columns to
+        one-hot encode and the start of the exact search (see
+        :func:`odtkit.core.search_numeric`).
 
     Returns
     -------
@@ -196,6 +208,38 @@ def search_tree(
         If the native objective disagrees with :func:`odtkit.metrics.objective`, or a fair
         search returns a tree that :func:`odtkit.metrics.is_fair` rejects (a bug).
     """
+    raw_table = {"y": y, "sample_weight": sample_weight, "categorical": categorical, "start": start}
+    if not isinstance(dataset, Dataset) and y is not None:
+        return _search_raw(
+            dataset,
+            lam=lam,
+            max_depth=max_depth,
+            method=method,
+            time_limit=time_limit,
+            node_limit=node_limit,
+            memory_limit_mb=memory_limit_mb,
+            upper_bound=upper_bound,
+            progress=progress,
+            raw_table=raw_table,
+            refused={
+                "bounds": bounds is not None,
+                "policy": policy != "curiosity",
+                "strategy": strategy is not None,
+                "fairness": fairness is not None,
+            },
+        )
+    if not isinstance(dataset, Dataset) and isinstance(dataset, (pd.DataFrame, np.ndarray, list)):
+        raise TypeError(
+            f"dataset must be an odtkit Dataset, or a raw table with its labels: "
+            f"search_tree(X, y=y, lam=..., max_depth=...) (the exact search over every "
+            f"threshold); got a {type(dataset).__name__} without y"
+        )
+    given = [name for name, value in raw_table.items() if value is not None]
+    if given:
+        raise TypeError(
+            f"{', '.join(given)} apply only to a raw table (DataFrame or array) as the first "
+            "argument; a Dataset carries its own labels and weights"
+        )
     start = time.perf_counter()
     dataset = check_dataset(dataset)
     lam = check_lambda(lam)
@@ -257,6 +301,50 @@ def search_tree(
     )
     _warn_if_trivial(result, dataset, lam, max_depth)
     return result
+
+
+def _search_raw(
+    X: Any,
+    *,
+    lam: float,
+    max_depth: int | None,
+    method: Any,
+    time_limit: Any,
+    node_limit: Any,
+    memory_limit_mb: Any,
+    upper_bound: Any,
+    progress: bool | None,
+    raw_table: Mapping[str, Any],
+    refused: Mapping[str, bool],
+) -> Result:
+    """``search_tree(X, y=y, ...)`` on a raw table: :func:`odtkit.core.search_numeric`."""
+    from odtkit.core.numeric import search_numeric
+
+    if not isinstance(method, str) or method not in ("dp", "exact"):
+        raise ValueError(
+            f"method must be 'dp' or 'exact' for a raw table (the exact search over every "
+            f"threshold), got {method!r}; binarize it into a Dataset for other methods"
+        )
+    given = [name for name, value in refused.items() if value]
+    if given:
+        raise TypeError(
+            f"{', '.join(given)} do(es) not apply to the exact search over every threshold "
+            "(search_tree on a raw table); binarize it into a Dataset to use them"
+        )
+    return search_numeric(
+        X,
+        raw_table["y"],
+        lam=lam,
+        max_depth=max_depth,
+        sample_weight=raw_table["sample_weight"],
+        categorical=raw_table["categorical"],
+        time_limit=time_limit,
+        node_limit=node_limit,
+        memory_limit_mb=memory_limit_mb,
+        upper_bound=upper_bound,
+        start="greedy" if raw_table["start"] is None else raw_table["start"],
+        progress=progress,
+    )
 
 
 def _search_fair(
@@ -334,28 +422,52 @@ def _native_answer(
     dataset: Dataset, lam: float, run: Callable[[Any], dict[str, Any]]
 ) -> dict[str, Any]:
     """``run(problem)`` on the problem over the features some row tells apart, its tree mapped
-    back to the dataset's features.
-
-    The searches turn a failed allocation into status ``memory_limit`` with their incumbent; a
-    MemoryError here is the preprocessing (or the answer's conversion) failing before there is
-    one: the certified majority leaf then (a constant prediction, fair under any notion). The
-    searches report a Ctrl-C as status ``interrupted``; one during the preprocessing (seconds
-    on 20,000 x 3,000: the distinct features, the Problem's bitsets) is the same status with
-    that leaf and its bound, never a ``KeyboardInterrupt``.
+    back to the dataset's features (under :func:`_guarded_answer`).
     """
-    try:
-        try:
-            problem, kept = build_search_problem(dataset)
-        except KeyboardInterrupt:
-            return leaf_answer(
-                dataset.y, dataset.weights, int(dataset.n_classes), lam, status="interrupted"
-            )
+
+    def search(prepared: tuple[Any, np.ndarray]) -> dict[str, Any]:
+        problem, kept = prepared
         raw = run(problem)
         raw["tree"] = restore_features(raw["tree"], kept)
         raw["stats"]["features_merged"] = dataset.n_features - kept.size
         return raw
+
+    return _guarded_answer(
+        lambda: build_search_problem(dataset),
+        search,
+        dataset.y,
+        dataset.weights,
+        int(dataset.n_classes),
+        lam,
+    )
+
+
+def _guarded_answer(
+    prepare: Callable[[], Any],
+    run: Callable[[Any], dict[str, Any]],
+    y: np.ndarray,
+    weights: np.ndarray,
+    n_classes: int,
+    lam: float,
+) -> dict[str, Any]:
+    """``run(prepare())``: a native search on its prepared input, never an exception for a
+    Ctrl-C or a failed allocation.
+
+    The searches turn a failed allocation into status ``memory_limit`` with their incumbent; a
+    MemoryError here is the preprocessing (or the answer's conversion) failing before there is
+    one: the certified majority leaf of ``y`` and ``weights`` then (a constant prediction, fair
+    under any notion). The searches report a Ctrl-C as status ``interrupted``; one during the
+    preprocessing (seconds on 20,000 x 3,000: the distinct features, the Problem's bitsets) is
+    the same status with that leaf and its bound, never a ``KeyboardInterrupt``.
+    """
+    try:
+        try:
+            prepared = prepare()
+        except KeyboardInterrupt:
+            return leaf_answer(y, weights, n_classes, lam, status="interrupted")
+        return run(prepared)
     except MemoryError:
-        return leaf_answer(dataset.y, dataset.weights, int(dataset.n_classes), lam)
+        return leaf_answer(y, weights, n_classes, lam)
 
 
 def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups:
