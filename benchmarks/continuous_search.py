@@ -35,10 +35,11 @@ row, so an interrupted run leaves what it measured).
 
 Usage: ``PYTHONPATH=src python benchmarks/continuous_search.py [--quick] [--time-limit S]
 [--datasets A,B] [--depths 2,3] [--lams 0,0.005] [--reps N] [--tools contree,ours]
-[--start greedy|guess] [--contree-python PATH] [--out-dir DIR] [--report-only]``
+[--start greedy|guess] [--contree-python PATH] [--out-dir DIR] [--name STEM] [--report-only]``
 
 ``--quick``: a 20 s limit, depths 2 and 3, lams 0 and 0.02, one repetition (flags given
-explicitly win).
+explicitly win). ``continuous_search_synthetic42.{json,md}`` is the harder synthetic table,
+``--datasets synthetic:42 --depths 3,4 --lams 0 --reps 1 --name continuous_search_synthetic42``.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from typing import Any
 import _harness as harness
 import numpy as np
 
-NAME = "continuous_search"
+NAME = "continuous_search"  #: this module, and the default name of its results
 DATASETS = ("breast_cancer", "wine", "digits38", "synthetic", "anes96", "fair")
 DEPTHS = (2, 3, 4)
 LAMS = (0.0, 0.005, 0.02)
@@ -310,13 +311,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--start", default="greedy", choices=("greedy", "guess"))
     parser.add_argument("--contree-python", default=None, help="ConTree's interpreter")
     parser.add_argument("--report-only", action="store_true", help="rebuild the .md only")
+    parser.add_argument("--name", default=NAME, help=f"results file stem (default {NAME})")
     harness.add_out_dir(parser)
     args = parser.parse_args(argv)
     if args.report_only:
-        payload = harness.read_results(NAME, args.out_dir)
+        payload = harness.read_results(args.name, args.out_dir)
         if payload is None:
-            raise SystemExit(f"no {NAME}.json in {args.out_dir}")
-        harness.write_results(NAME, None, render(payload), out_dir=args.out_dir)
+            raise SystemExit(f"no {args.name}.json in {args.out_dir}")
+        harness.write_results(args.name, None, render(payload), out_dir=args.out_dir)
         return
     quick = QUICK if args.quick else {}
     if args.time_limit is None:
@@ -359,8 +361,10 @@ def main(argv: list[str] | None = None) -> None:
                         print(_progress(row), flush=True)
                         payload["finished"] = harness.timestamp()
                         payload["load_average_end"] = os.getloadavg()
-                        harness.write_results(NAME, payload, render(payload), out_dir=args.out_dir)
-    print(f"wrote {args.out_dir / NAME}.json and .md")
+                        harness.write_results(
+                            args.name, payload, render(payload), out_dir=args.out_dir
+                        )
+    print(f"wrote {args.out_dir / args.name}.json and .md")
 
 
 def _ints(text: str) -> list[int]:

@@ -125,6 +125,7 @@ def test_summary_separates_the_floor_the_rest_and_the_hard_cases(bench):
     assert math.isfinite(pairs[1]["ratio"])
 
 
-def test_report_renders_from_its_json(bench):
-    payload = json.loads((RESULTS / "continuous_search.json").read_text())
-    assert bench.render(payload) == (RESULTS / "continuous_search.md").read_text()
+@pytest.mark.parametrize("name", ["continuous_search", "continuous_search_synthetic42"])
+def test_report_renders_from_its_json(bench, name):
+    payload = json.loads((RESULTS / f"{name}.json").read_text())
+    assert bench.render(payload) == (RESULTS / f"{name}.md").read_text()
