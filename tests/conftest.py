@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shutil
 import signal
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -105,3 +108,18 @@ def sigint_inside(module: Any, name: str, after: float = 0.1) -> Iterator[thread
         thread.join()
         if main:
             signal.signal(signal.SIGINT, previous)
+
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@contextlib.contextmanager
+def benchmark_module(name: str) -> Iterator[Any]:
+    """The module ``benchmarks/<name>.py``, imported with benchmarks/ on sys.path meanwhile."""
+    import odtkit.datasets  # noqa: F401  (imported before any output is captured)
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.path.remove(str(BENCHMARKS))

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import benchmark_module
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 RESULTS = BENCHMARKS / "results"
@@ -15,15 +16,8 @@ RESULTS = BENCHMARKS / "results"
 
 @pytest.fixture(scope="module")
 def harness():
-    import odtkit.datasets  # noqa: F401  (imported before any output is captured)
-
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import _harness
-
-        yield _harness
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    with benchmark_module("_harness") as module:
+        yield module
 
 
 def test_geomean_leaves_out_what_has_no_logarithm(harness):

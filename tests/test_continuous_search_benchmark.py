@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import benchmark_module
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 RESULTS = BENCHMARKS / "results"
@@ -16,15 +17,8 @@ RESULTS = BENCHMARKS / "results"
 
 @pytest.fixture(scope="module")
 def bench():
-    import odtkit.datasets  # noqa: F401  (imported before any output is captured)
-
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import continuous_search
-
-        yield continuous_search
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    with benchmark_module("continuous_search") as module:
+        yield module
 
 
 def test_digits_are_pooled_by_summing_2x2_blocks(bench):
