@@ -170,6 +170,9 @@ struct Family {
   // Bounds at the two virtual ends (docs §3.10): R before the first threshold (le side: the
   // missing rows or nothing) and L after the last one (gt side: the missing rows or nothing).
   double right_at_start = 0.0, left_at_end = 0.0;
+  // lam > 0 only: per threshold, min(leaf, 2 Lambda) of each side, a bound on that side's
+  // optimum at any depth (a leaf, or at least two leaves); valid at its own threshold only
+  std::vector<double> capL, capR;
   std::vector<double> lbL, lbR;
   int size() const { return missing_split ? 1 : static_cast<int>(at->p.size()); }
 };
@@ -324,8 +327,8 @@ class Solver {
         open_bound = top.bound;
         break;
       }
-      const double lowL = left_low(fam, mid, top.a, top.b);
-      const double lowR = right_low(fam, mid, top.a, top.b);
+      const double lowL = std::max(left_low(fam, mid, top.a, top.b), cap(fam.capL, mid));
+      const double lowR = std::max(right_low(fam, mid, top.a, top.b), cap(fam.capR, mid));
       if (!evaluate(node, fam, mid, depth, threshold, lowL, lowR, answer)) {
         stopped = true;
         open_bound = top.bound;
@@ -483,10 +486,18 @@ class Solver {
       for (int j = 0; j < K_; ++j) gt[j] = total[j] - le[j];
       const double cost = misclassified(le) + misclassified(gt.data()) + 2 * Lambda_;
       if (cost < plain.seed_cost) plain.seed_cost = cost, plain.seed = index;
+      if (Lambda_ > 0.0) {
+        plain.capL.push_back(std::min(misclassified(le) + Lambda_, 2 * Lambda_));
+        plain.capR.push_back(std::min(misclassified(gt.data()) + Lambda_, 2 * Lambda_));
+      }
       if (D_.missing[c]) {
         for (int j = 0; j < K_; ++j) with[j] = le[j] + absent[j], gt[j] = total[j] - with[j];
         const double cost2 = misclassified(with.data()) + misclassified(gt.data()) + 2 * Lambda_;
         if (cost2 < sided.seed_cost) sided.seed_cost = cost2, sided.seed = index;
+        if (Lambda_ > 0.0) {
+          sided.capL.push_back(std::min(misclassified(with.data()) + Lambda_, 2 * Lambda_));
+          sided.capR.push_back(std::min(misclassified(gt.data()) + Lambda_, 2 * Lambda_));
+        }
       }
     });
     double absent_weight = 0.0, all = 0.0;
@@ -681,6 +692,9 @@ class Solver {
 
   // Lower bounds on L(t), R(t) for t between the evaluated thresholds a < t < b (a = -1 or
   // b = size: none).
+  static double cap(const std::vector<double>& caps, int t) {
+    return caps.empty() ? 0.0 : caps[t];
+  }
   double left_low(const Family& f, int t, int a, int b) const {
     double low = Lambda_;
     if (a >= 0) low = std::max(low, f.lbL[a]);
@@ -710,7 +724,10 @@ class Solver {
   // Drop the ends of `iv` whose own bound reaches `threshold`; false when nothing is left.
   bool narrow(const Family& f, Interval& iv, double threshold) const {
     const int a = iv.a, b = iv.b;
-    auto bound_at = [&](int t) { return left_low(f, t, a, b) + right_low(f, t, a, b); };
+    auto bound_at = [&](int t) {
+      return std::max(left_low(f, t, a, b), cap(f.capL, t)) +
+             std::max(right_low(f, t, a, b), cap(f.capR, t));
+    };
     while (iv.lo <= iv.hi && bound_at(iv.lo) >= threshold) ++iv.lo;
     while (iv.hi >= iv.lo && bound_at(iv.hi) >= threshold) --iv.hi;
     // the narrowed interval keeps its neighbours a and b: its bounds stay valid
