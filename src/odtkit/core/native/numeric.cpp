@@ -655,6 +655,51 @@ class Solver {
     }
   }
 
+  // Two classes: the cost of the best tree of depth <= 1 of both marked sides, from the
+  // extremes of the prefix difference d = c0 - c1 along each column (docs §3.10). A prefix
+  // (c0, c1) of a side with class weights (C0, C1) leaves min(c0, c1) + min(C0 - c0, C1 - c1) =
+  // min(C0, C1, C1 + d, C0 - d) misclassified, so the best threshold of a column costs
+  // min(C1 + min d, C0 - max d) + 2 Lambda (C0 and C1 are never below the leaf); with the
+  // missing rows on the le side every prefix gains their difference. Empty and full prefixes
+  // are the leaf or the missing-vs-present split, so they need no exclusion. One add and one
+  // comparison per row, against the general sweep's per-threshold class-weight arithmetic.
+  void stump_costs_of_two_classes(const Node& node, const double* const total[2],
+                                  double cost[2]) const {
+    for (int h = 0; h < 2; ++h) cost[h] = std::min(total[h][0], total[h][1]) + Lambda_;
+    for (std::size_t c = 0; c < D_.m; ++c) {
+      const Cell* block = &node.cells[c * node.s];
+      const int present = node.present[c];
+      double absent[2] = {0.0, 0.0};
+      bool any_absent[2] = {false, false};
+      for (std::size_t i = present; i < node.s; ++i) {
+        const int h = side_[block[i].row] - 1;
+        absent[h] += block[i].label == 0 ? block[i].weight : -block[i].weight;
+        any_absent[h] = true;
+      }
+      double d[2] = {0.0, 0.0}, low[2] = {0.0, 0.0}, high[2] = {0.0, 0.0};
+      int previous[2] = {-1, -1};
+      for (int i = 0; i < present; ++i) {
+        const Cell& cell = block[i];
+        const int h = side_[cell.row] - 1;
+        if (cell.rank != previous[h]) {  // a threshold of this side: its prefix ends here
+          low[h] = std::min(low[h], d[h]);
+          high[h] = std::max(high[h], d[h]);
+          previous[h] = cell.rank;
+        }
+        d[h] += cell.label == 0 ? cell.weight : -cell.weight;
+      }
+      for (int h = 0; h < 2; ++h) {
+        low[h] = std::min(low[h], d[h]);
+        high[h] = std::max(high[h], d[h]);
+        const double C0 = total[h][0], C1 = total[h][1];
+        double best = std::min(C1 + low[h], C0 - high[h]);
+        if (any_absent[h])
+          best = std::min(best, std::min(C1 + low[h] + absent[h], C0 - high[h] - absent[h]));
+        cost[h] = std::min(cost[h], best + 2 * Lambda_);
+      }
+    }
+  }
+
   // The tree of `split` (or a leaf when split.column < 0) on the rows with side_ == which.
   Code stump_tree(const Node& node, char which, const double* total, const NumericSplit& split) {
     if (split.column < 0) return leaf_code(majority(total));
@@ -747,7 +792,12 @@ class Solver {
       const std::size_t sizes[2] = {n_le, node.s - n_le};
       double cost[2];
       NumericSplit stumps[2];
-      best_stumps(node, totals, sizes, cost, stumps);
+      if (K_ == 2) {  // the costs alone, fast; the splits only for a new incumbent
+        stump_costs_of_two_classes(node, totals, cost);
+        if (cost[0] + cost[1] < best.cost - tau_) best_stumps(node, totals, sizes, cost, stumps);
+      } else {
+        best_stumps(node, totals, sizes, cost, stumps);
+      }
       f.lbL[t] = cost[0];
       f.lbR[t] = cost[1];
       if (cost[0] + cost[1] < best.cost - tau_) {
