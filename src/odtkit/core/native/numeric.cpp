@@ -807,6 +807,23 @@ class Solver {
       }
       return true;
     }
+    if (Lambda_ > 0.0) {
+      // lam > 0: each child costs at least min(its best tree of depth <= 1, 3 Lambda) (any
+      // other tree has three leaves or more), one stump pass against two recursive searches
+      const double* totals[2] = {le.data(), gt.data()};
+      const std::size_t sizes[2] = {n_le, node.s - n_le};
+      double cost[2];
+      NumericSplit unused[2];
+      if (K_ == 2)
+        stump_costs_of_two_classes(node, totals, cost);
+      else
+        best_stumps(node, totals, sizes, cost, unused);
+      lowL = std::max(lowL, std::min(cost[0], 3 * Lambda_));
+      lowR = std::max(lowR, std::min(cost[1], 3 * Lambda_));
+      f.lbL[t] = lowL;
+      f.lbR[t] = lowR;
+      if (lowL + lowR >= threshold) return true;
+    }
     // the right child's rows are needed after the left one's search changed side_
     Node left_node = child(node, 1, n_le), right_node = child(node, 2, node.s - n_le);
     Answer left = solve(left_node, depth - 1, depth - 1 <= kExactChildren ? kInf : threshold - lowR);
