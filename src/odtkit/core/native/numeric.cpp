@@ -408,17 +408,9 @@ class Solver {
   }
 
  private:
-  int majority(const double* c) const {
-    int best = 0;
-    for (int k = 1; k < K_; ++k)
-      if (c[k] > c[best]) best = k;
-    return best;
-  }
-  double misclassified(const double* c) const {
-    double sum = 0.0, top = 0.0;
-    for (int k = 0; k < K_; ++k) sum += c[k], top = std::max(top, c[k]);
-    return sum - top;
-  }
+  // the library's class-weight helpers (problem.hpp) at this table's class count
+  int majority(const double* c) const { return majority_class(c, K_); }
+  double misclassified(const double* c) const { return odtkit::misclassified(c, K_); }
 
   double equivalent_points(const Node& node) {
     double eq = 0.0;
@@ -578,10 +570,7 @@ class Solver {
   }
   template <int kClasses>
   double misclassified_of(const double* c) const {
-    const int K = kClasses > 0 ? kClasses : K_;
-    double sum = 0.0, top = 0.0;
-    for (int k = 0; k < K; ++k) sum += c[k], top = std::max(top, c[k]);
-    return sum - top;
+    return odtkit::misclassified(c, kClasses > 0 ? kClasses : K_);
   }
   template <int kClasses>
   void best_stumps_of(const Node& node, const double* const total[2], const std::size_t size[2],
