@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import math
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import benchmark_module
+from conftest import BENCHMARKS, benchmark_module
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 RESULTS = BENCHMARKS / "results"
 
 

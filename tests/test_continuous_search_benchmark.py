@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import benchmark_module
+from conftest import BENCHMARKS, benchmark_module
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 RESULTS = BENCHMARKS / "results"
 
 
