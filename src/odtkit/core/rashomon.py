@@ -83,25 +83,29 @@ class RashomonCore:
             raise IndexError(f"tree range [{start}, {stop}) is outside the set of {total} trees")
         return start, stop
 
-    def _listed(self, start: int, stop: int) -> tuple[list[list[int]], np.ndarray]:
+    def _listed(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """The codes of trees ``start .. stop - 1`` concatenated, and each one's length."""
         start, stop = self._check_range(start, stop)
-        codes: list[list[int]] = []
-        keys: list[int] = []
+        flats: list[np.ndarray] = []
+        lengths: list[np.ndarray] = []
         for first in range(start, stop, _BATCH):
             n = min(_BATCH, stop - first)
-            flat, lengths, batch_keys = self._native_set.trees(format(first, "x"), n)
-            offsets = np.concatenate(([0], np.cumsum(lengths)))
-            codes.extend(flat[offsets[i] : offsets[i + 1]] for i in range(n))
-            keys.extend(batch_keys)
-        return codes, np.asarray(keys, dtype=np.int64)
+            flat, batch_lengths, _ = self._native_set.trees(format(first, "x"), n)
+            flats.append(np.asarray(flat, dtype=np.int32))
+            lengths.append(np.asarray(batch_lengths, dtype=np.int64))
+        if not flats:
+            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64)
+        return np.concatenate(flats), np.concatenate(lengths)
 
     def codes(self, start: int, stop: int) -> np.ndarray:
         """Pre-order codes of trees ``start .. stop - 1``, one row each, padded with :data:`PAD`."""
-        codes, _ = self._listed(start, stop)
-        width = max((len(c) for c in codes), default=1)
-        out = np.full((len(codes), width), PAD, dtype=np.int32)
-        for row, code in enumerate(codes):
-            out[row, : len(code)] = code
+        flat, lengths = self._listed(start, stop)
+        width = int(lengths.max()) if lengths.size else 1
+        out = np.full((lengths.size, width), PAD, dtype=np.int32)
+        rows = np.repeat(np.arange(lengths.size), lengths)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        columns = np.arange(flat.size) - np.repeat(starts, lengths)
+        out[rows, columns] = flat
         return out
 
     def objectives(self, start: int, stop: int) -> np.ndarray:
@@ -120,8 +124,8 @@ class RashomonCore:
     def tree(self, index: int) -> Tree:
         """The ``index``-th tree in objective order."""
         index = int(index)
-        codes, _ = self._listed(index, index + 1)
-        return decode_tree(codes[0])
+        flat, _ = self._listed(index, index + 1)
+        return decode_tree(flat.tolist())
 
     def count_without(self, feature: int) -> int:
         """The number of trees in the set that never split on ``feature``."""

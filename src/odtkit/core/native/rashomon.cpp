@@ -301,6 +301,22 @@ void RashomonSet::build(int id, double budget) {
     if (a.leaves != b.leaves) return a.leaves < b.leaves;
     return a.misclassified < b.misclassified;
   });
+  // Values equal up to rounding (the same leaves summed in another order; e + Lambda k equal
+  // in exact arithmetic) are one objective: within such a group, fewer leaves come first.
+  for (std::size_t begin = 0; begin < order.size();) {
+    std::size_t end = begin + 1;
+    while (end < order.size() && found[order[end]].value - found[order[begin]].value <= slack_)
+      ++end;
+    if (end - begin > 1)
+      std::stable_sort(order.begin() + begin, order.begin() + end,
+                       [&](std::uint32_t x, std::uint32_t y) {
+                         const Key& a = found[x];
+                         const Key& b = found[y];
+                         if (a.leaves != b.leaves) return a.leaves < b.leaves;
+                         return a.misclassified < b.misclassified;
+                       });
+    begin = end;
+  }
   std::vector<std::uint32_t> position(found.size());
   std::vector<Key> keys(found.size());
   std::vector<Count> counts(found.size());
