@@ -1,4 +1,4 @@
-"""The Rashomon set: every tree within ``epsilon`` of the optimum (docs/rashomon.md).
+"""The Rashomon set: every tree within ``epsilon`` of the optimum (docs/rashomon.md §1).
 
 :func:`rashomon` validates the problem and asks the native core
 (:func:`odtkit.core.rashomon.build_rashomon`) for the set, kept compactly in the search's own
@@ -102,7 +102,7 @@ def rashomon(
     whose every split is admissible (both sides receive training weight ``> 1e-12 W``), with
     ``R(T) = misclassified(T)/W + lam * leaves(T)`` and ``bound = (1 + epsilon) * OPT``
     (``OPT + epsilon`` with ``absolute=True``), OPT certified by the native search over the
-    same space (docs/rashomon.md). The set is built from the search's memo and never
+    same space (docs/rashomon.md §1). The set is built from the search's memo and never
     materialised: :meth:`RashomonSet.count` is exact without enumerating.
 
     Parameters
@@ -254,6 +254,8 @@ def _stack_codes(parts: list[np.ndarray]) -> np.ndarray:
 
 class RashomonSet(Sequence[Tree]):
     """The Rashomon set of a problem, read from a compact core (see :func:`rashomon`).
+
+    Every summary is defined in docs/rashomon.md §3.
 
     A read-only sequence of :class:`~odtkit.tree.Tree` in objective order: by objective
     ascending, ties by fewer leaves, then a fixed canonical order. Index ``i`` addresses the
