@@ -420,6 +420,26 @@ def test_a_set_above_two_to_the_64():
     assert "1000000000000000000000000000000 trees" in huge.summary()
 
 
+def test_a_partial_set_is_flagged_and_scanned():
+    core = ListCore(_data(5, 12, 3, K=3), lam=0.02, max_depth=2, epsilon=0.5)
+    missing = core.trees.pop()  # a stopped build listed all but one genuine member
+    core.values = core.values[:-1]
+    core.complete, core.status = False, "time_limit"
+    partial = RashomonSet(core)
+    assert missing not in partial and core.trees[-1] in partial
+    assert partial.count() == len(core.trees) and not partial.complete
+    assert "PARTIAL" in partial.summary() and "time_limit" in repr(partial)
+
+
+def test_a_core_without_an_optimal_tree():
+    core = ListCore(_data(5, 12, 3, K=3), lam=0.02, max_depth=2, epsilon=0.5)
+    core.optimal_tree = None
+    rs = RashomonSet(core)
+    assert rs.disagreement()["optimal_share"].isna().all()
+    assert not rs.feature_usage()["in_optimal"].any()
+    assert rs.variable_importance()["optimal"].isna().all()
+
+
 def test_the_core_must_have_the_protocol():
     with pytest.raises(TypeError, match="count"):
         RashomonSet(object())
@@ -569,6 +589,18 @@ def test_counts_of_large_sets_match_the_oracle(leaves):
     usage = rs.feature_usage()
     for j, name in enumerate(data.feature_names):
         assert usage.loc[name, "trees"] == sum(j in t.features_used() for t, _ in oracle)
+
+
+@needs_native
+def test_a_stopped_build_lists_only_genuine_members():
+    data, _ = testing.planted_tree_dataset(3, 400, 14, 4, 0.2)
+    rs = rashomon(data, lam=0.002, max_depth=4, epsilon=0.05, time_limit=0.05)
+    # whether or not the limit hit on this machine, every listed tree is within the bound
+    assert rs.complete == (rs.status == "optimal")
+    if rs.count():
+        for tree in rs.sample(min(20, rs.count()), seed=0):
+            assert metrics.objective(tree, data, lam=0.002) <= rs.bound + 1e-9
+    assert sum(rs.objective_histogram()["count"]) == rs.count()
 
 
 @needs_native
