@@ -694,11 +694,15 @@ class RashomonSet(Sequence[Tree]):
         ax = _axes(ax)
         if kind == "objective":
             hist = self.objective_histogram()
-            per_value = hist.groupby("objective", sort=True)["count"].sum()
+            # keys whose objectives differ only by rounding (0.75/4 + 4/12 and 1.75/4 + 1/12)
+            # share a bar
+            objective = hist["objective"].astype(float).round(12)
+            per_value = hist["count"].groupby(objective, sort=True).sum()
             values = per_value.index.to_numpy(dtype=float)
             heights = np.array([float(c) for c in per_value.to_numpy()])
-            spread = self.bound - self.optimum
-            width = 0.8 * (np.diff(values).min() if values.size > 1 else (spread or 1e-3))
+            spread = max(self.bound - self.optimum, 1e-3)
+            gap = np.diff(values).min() if values.size > 1 else spread
+            width = 0.8 * max(gap, spread / 200)
             ax.bar(values, heights, width=width, color="tab:blue", label="trees")
             ax.axvline(self.optimum, color="tab:green", linestyle="--", label="OPT")
             ax.axvline(self.bound, color="tab:red", linestyle=":", label="bound")
