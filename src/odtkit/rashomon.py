@@ -204,15 +204,17 @@ def _subtree_ends(codes: np.ndarray) -> np.ndarray:
 def predict_codes(codes: np.ndarray, X: np.ndarray) -> np.ndarray:
     """Class codes (n_trees, n_rows) of the trees of a padded pre-order code matrix on ``X``.
 
-    All trees and rows descend together one level per step (at most depth + 1 steps), each
-    step a handful of whole-array operations: no Python loop over trees or rows.
+    All trees and the distinct rows descend together one level per step (at most depth + 1
+    steps), each step a handful of whole-array operations: no Python loop over trees or rows.
     """
     codes = np.asarray(codes, dtype=np.int64)
     n_trees, width = codes.shape
+    if n_trees == 0 or X.shape[0] == 0:
+        return np.empty((n_trees, X.shape[0]), dtype=np.int64)
+    # binary rows repeat (at most 2**p distinct): evaluate each distinct row once
+    X, inverse = np.unique(X, axis=0, return_inverse=True)
     n_rows = X.shape[0]
     out = np.empty((n_trees, n_rows), dtype=np.int64)
-    if n_trees == 0 or n_rows == 0:
-        return out
     end = _subtree_ends(codes)
     step = max(1, _BATCH_CELLS // n_rows)
     row_index = np.arange(n_rows)[None, :]
@@ -230,7 +232,7 @@ def predict_codes(codes: np.ndarray, X: np.ndarray) -> np.ndarray:
             child = np.where(goes_right, ends[tree_index, left], left)
             pos = np.where(split, child, pos)
         out[lo : lo + step] = -node - 1
-    return out
+    return out[:, inverse.ravel()]
 
 
 _LEAF_CACHE: dict[int, Tree] = {}
