@@ -775,6 +775,8 @@ def _rashomon(args: argparse.Namespace) -> int:
     count = rset.count()
     histogram = rset.objective_histogram()
     usage = rset.feature_usage()
+    if not isinstance(usage.index, pd.RangeIndex):  # indexed by feature name: keep the names
+        usage = usage.reset_index()
     top = list(rset[: min(args.top, count)]) if args.top else []
     classes = dataset.classes
     trees = [
@@ -841,8 +843,7 @@ def _rashomon(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         print("\nobjective histogram (trees per exact misclassified weight and leaves):")
         print(histogram.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-        print("\nfeature usage (share of the set's trees that split on each feature):")
-        print(usage.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(_usage_text(usage, count))
     if trees:
         print(f"\nthe {_plural(len(trees), 'best tree')} in objective order:")
         for entry in trees:
@@ -858,6 +859,25 @@ def _rashomon(args: argparse.Namespace) -> int:
         else f"\nbuild: INCOMPLETE ({status}); raise --time-limit or lower --epsilon"
     )
     return code
+
+
+def _usage_text(usage: pd.DataFrame, count: int) -> str:
+    """Per-feature usage, most used first, the features no good tree uses counted, not listed;
+    and the reading people ask first: which features every good tree splits on."""
+    head = "\nfeature usage (share of the set's trees that split on each feature):"
+    if "share" not in usage.columns or count == 0:
+        return f"{head}\n{usage.to_string(index=False)}"
+    used = usage[usage["share"] > 0].sort_values("share", ascending=False, kind="stable")
+    unused = len(usage) - len(used)
+    lines = [head, used.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
+    if unused:
+        lines.append(f"({_plural(unused, 'feature')} used by no tree of the set)")
+    name = "feature" if "feature" in usage.columns else usage.columns[0]
+    every = [str(f) for f in used.loc[used["share"] >= 1.0, name]]
+    lines.append(
+        "every tree of the set splits on: " + (", ".join(every) if every else "no one feature")
+    )
+    return "\n".join(lines)
 
 
 # -- predict ---------------------------------------------------------------------------------
