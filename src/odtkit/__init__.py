@@ -10,6 +10,10 @@ from odtkit.core import regularization_path, search_numeric, search_rule_list, s
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
 from odtkit.greedy import greedy_tree
+
+# eager (numpy and pandas only; the native glue loads inside rashomon()): a lazy binding would
+# be shadowed by the submodule once anything imported odtkit.rashomon first
+from odtkit.rashomon import RashomonSet, rashomon
 from odtkit.render import export_text
 from odtkit.results import Result, Status
 from odtkit.rulelist import RuleList
@@ -25,6 +29,7 @@ __all__ = [
     "OptimalRuleListClassifier",
     "OptimalTreeClassifier",
     "OptimalTreeClassifierCV",
+    "RashomonSet",
     "Result",
     "RuleList",
     "Status",
@@ -36,6 +41,7 @@ __all__ = [
     "metrics",
     "plot_tree",
     "pruning",
+    "rashomon",
     "regularization_path",
     "search_numeric",
     "search_rule_list",
