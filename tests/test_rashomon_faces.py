@@ -4,6 +4,7 @@ and ``odtkit rashomon DATA``, checked against a brute-force enumeration of the s
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import warnings
@@ -171,7 +172,7 @@ class _Stopped:
 
 
 def test_estimator_time_limit_is_its_own_and_a_partial_set_warns(monkeypatch):
-    import odtkit.rashomon as module
+    module = importlib.import_module("odtkit.rashomon")  # odtkit.rashomon is the function
 
     calls = []
 
@@ -293,7 +294,7 @@ def test_cli_usage_errors_and_help(capsys):
 
 
 def test_cli_partial_set_prints_it_and_exits_3(table, capsys, monkeypatch):
-    import odtkit.rashomon as module
+    module = importlib.import_module("odtkit.rashomon")  # odtkit.rashomon is the function
 
     real = module.rashomon
 
