@@ -904,7 +904,13 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
             raise TypeError(f"absolute must be True or False, got {absolute!r}")
         own = time_limit is None
         limit = check_positive_number(self.time_limit if own else time_limit, "time_limit")
-        data, lam, depth = self._rashomon_problem
+        problem = getattr(self, "_rashomon_problem", None)
+        if problem is None:  # unpickled from an odtkit that did not keep the fitted rows
+            raise ValueError(
+                f"{type(self).__name__}.rashomon needs the fitted training rows, which this "
+                "estimator (fitted by an older odtkit) did not keep: fit it again"
+            )
+        data, lam, depth = problem
         rset = rashomon(
             data,
             lam=lam,
