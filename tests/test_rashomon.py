@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import odtkit
@@ -420,6 +420,26 @@ def test_a_set_above_two_to_the_64():
     assert "1000000000000000000000000000000 trees" in huge.summary()
 
 
+def test_a_partial_set_is_flagged_and_scanned():
+    core = ListCore(_data(5, 12, 3, K=3), lam=0.02, max_depth=2, epsilon=0.5)
+    missing = core.trees.pop()  # a stopped build listed all but one genuine member
+    core.values = core.values[:-1]
+    core.complete, core.status = False, "time_limit"
+    partial = RashomonSet(core)
+    assert missing not in partial and core.trees[-1] in partial
+    assert partial.count() == len(core.trees) and not partial.complete
+    assert "PARTIAL" in partial.summary() and "time_limit" in repr(partial)
+
+
+def test_a_core_without_an_optimal_tree():
+    core = ListCore(_data(5, 12, 3, K=3), lam=0.02, max_depth=2, epsilon=0.5)
+    core.optimal_tree = None
+    rs = RashomonSet(core)
+    assert rs.disagreement()["optimal_share"].isna().all()
+    assert not rs.feature_usage()["in_optimal"].any()
+    assert rs.variable_importance()["optimal"].isna().all()
+
+
 def test_the_core_must_have_the_protocol():
     with pytest.raises(TypeError, match="count"):
         RashomonSet(object())
@@ -464,3 +484,140 @@ def test_public_names():
     assert odtkit.rashomon is rashomon and odtkit.RashomonSet is RashomonSet
     assert MAX_PREDICTION_CELLS >= 10**6
     assert sys.modules["odtkit.rashomon"].rashomon is rashomon
+
+
+# --------------------------------------------------------------------------------------------
+# the native set against the oracle
+# --------------------------------------------------------------------------------------------
+
+
+def _has_native() -> bool:
+    import importlib.util
+
+    from odtkit.core import _native
+
+    return importlib.util.find_spec("odtkit.core.rashomon") is not None and hasattr(
+        _native, "rashomon_build"
+    )
+
+
+needs_native = pytest.mark.skipif(not _has_native(), reason="the native Rashomon build")
+
+#: Rashomon sets larger than this are only counted (the oracle re-scores every tree).
+ORACLE_CAP = 3000
+
+
+@st.composite
+def rashomon_problems(draw: st.DrawFn) -> tuple[Dataset, dict]:
+    """Small random tables with ties and every weight kind, and a Rashomon problem on them."""
+    # sampled_from draws uniformly (integers() favours the small end: p = 1 half the time)
+    p = draw(st.sampled_from([1, 2, 3, 3, 4, 4, 4]))
+    n = draw(st.sampled_from([1, 2, 4, 6, 8, 10, 12, 12]))
+    K = draw(st.sampled_from([2, 2, 3]))
+    base = testing.random_dataset(draw(st.integers(0, 2**32 - 1)), n, p, n_classes=K)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["none", "none", "integer", "dyadic", "float", "zeros"]))
+    weights = {
+        "none": None,
+        "integer": rng.integers(1, 4, size=n).astype(float),
+        "dyadic": rng.choice([0.25, 0.5, 0.75, 1.5], size=n),
+        "float": rng.random(n) + 0.01,
+        "zeros": np.where(rng.random(n) < 0.3, 0.0, rng.integers(1, 3, size=n)).astype(float),
+    }[kind]
+    if weights is not None and not weights.sum() > 0:
+        weights[0] = 1.0
+    data = Dataset(base.X, base.y, base.classes, base.feature_names, "h", weights)
+    problem = {
+        "lam": draw(st.sampled_from([0.0, 0.01, 1 / 12, 1 / 6, 0.25])),
+        "max_depth": draw(st.sampled_from([1, 2, 2, 3, 3, 3] + ([None] if p <= 3 else []))),
+        "epsilon": draw(st.sampled_from([0.0, 0.0, 0.01, 0.05, 0.2, 0.5, 2.0, 10.0])),
+        "absolute": draw(st.booleans()),
+        "leaves": draw(st.sampled_from(["any", "majority"])),
+    }
+    return data, problem
+
+
+@needs_native
+@settings(max_examples=40, deadline=None)
+@given(rashomon_problems())
+def test_the_native_set_is_the_oracle_set(drawn):
+    data, problem = drawn
+    rs = rashomon(data, **problem)
+    assert rs.complete and rs.status == "optimal"
+    count = rs.count()
+    hist = rs.objective_histogram()
+    assert sum(hist["count"]) == count
+    event(f"p={data.n_features} depth={problem['max_depth']} listed={count <= ORACLE_CAP}")
+    if count > ORACLE_CAP:  # too many to list by brute force; the counts are checked below
+        return
+    oracle = testing.brute_force_rashomon_set(data, **problem)
+    expected = [tree for tree, _ in oracle]
+    assert rs.optimum == pytest.approx(oracle[0][1], abs=1e-9)
+    trees = list(rs)
+    assert count == len(trees) == len(expected)
+    assert set(trees) == set(expected)
+    assert len(set(trees)) == count  # no tree twice
+    # objective order, each tree within the bound, the core's objective its metrics value
+    objectives = rs.core.objectives(0, count)
+    rescored = np.array([metrics.objective(t, data, lam=rs.lam) for t in trees])
+    np.testing.assert_allclose(objectives, rescored, rtol=0, atol=1e-9)
+    assert (rescored <= rs.bound + 1e-9).all()
+    leaves = np.array([t.n_leaves for t in trees])
+    for i in range(count - 1):
+        assert objectives[i] <= objectives[i + 1] + 1e-12
+        if abs(objectives[i] - objectives[i + 1]) <= 1e-12:
+            assert leaves[i] <= leaves[i + 1]
+    # random access agrees with iteration
+    for i in {0, count // 2, count - 1}:
+        assert rs[i] == trees[i]
+    for j in range(data.n_features):
+        assert rs.core.count_without(j) == sum(j not in t.features_used() for t in expected)
+    drawn_trees = rs.sample(min(5, count), seed=0)
+    assert len(set(drawn_trees)) == len(drawn_trees) and set(drawn_trees) <= set(expected)
+    np.testing.assert_array_equal(rs.predictions(), [t.predict(data.X) for t in trees])
+
+
+@needs_native
+@pytest.mark.parametrize("leaves", ["any", "majority"])
+def test_counts_of_large_sets_match_the_oracle(leaves):
+    data = testing.random_dataset(11, 12, 4, n_classes=2)
+    rs = rashomon(data, lam=0.0, max_depth=2, epsilon=10.0, leaves=leaves)
+    oracle = testing.brute_force_rashomon_set(
+        data, lam=0.0, max_depth=2, epsilon=10.0, leaves=leaves
+    )
+    assert rs.count() == len(oracle) and set(rs) == {t for t, _ in oracle}
+    usage = rs.feature_usage()
+    for j, name in enumerate(data.feature_names):
+        assert usage.loc[name, "trees"] == sum(j in t.features_used() for t, _ in oracle)
+
+
+@needs_native
+def test_a_stopped_build_lists_only_genuine_members():
+    data, _ = testing.planted_tree_dataset(3, 400, 14, 4, 0.2)
+    rs = rashomon(data, lam=0.002, max_depth=4, epsilon=0.05, time_limit=0.05)
+    # whether or not the limit hit on this machine, every listed tree is within the bound
+    assert rs.complete == (rs.status == "optimal")
+    if rs.count():
+        for tree in rs.sample(min(20, rs.count()), seed=0):
+            assert metrics.objective(tree, data, lam=0.002) <= rs.bound + 1e-9
+    assert sum(rs.objective_histogram()["count"]) == rs.count()
+
+
+@needs_native
+def test_rashomon_end_to_end_on_a_real_table():
+    from sklearn.datasets import load_breast_cancer
+
+    from odtkit.datasets import Binarizer
+
+    frame = load_breast_cancer(as_frame=True).frame.iloc[:, [0, 1, 7, 20, 27, 30]]
+    X = Binarizer(max_thresholds=2).fit_transform(frame.iloc[:, :-1])
+    data = Dataset.from_arrays(X, frame["target"].to_numpy())
+    rs = rashomon(data, lam=0.005, max_depth=3, epsilon=0.1)
+    assert rs.complete and rs.count() > 100
+    sampled = rs.sample(20, seed=1)
+    assert all(metrics.objective(t, data, lam=0.005) <= rs.bound + 1e-9 for t in sampled)
+    assert all(t in rs for t in sampled)
+    table = rs.disagreement(trees=50, seed=0)
+    assert len(table) == data.n_samples
+    assert rs.feature_usage()["share"].between(0, 1).all()
+    assert str(rs.count()) in rs.summary()

@@ -266,7 +266,9 @@ def brute_force_rashomon_set(
             allowed = [np.flatnonzero(w >= w.max() - floor) for w in class_w]
         else:
             allowed = [np.arange(K)] * len(per_leaf)
-        labellings = np.array(list(itertools.product(*allowed)), dtype=np.int64)
+        # every labelling (itertools.product order), built as one array
+        grids = np.meshgrid(*allowed, indexing="ij")
+        labellings = np.stack(grids, axis=-1).reshape(-1, len(per_leaf)).astype(np.int64)
         cost = class_w.sum(axis=1, keepdims=True) - class_w  # (L, K): mistakes per label
         mistakes = cost[np.arange(len(per_leaf)), labellings].sum(axis=1)
         scored.append((structure, labellings, mistakes / total + lam * len(per_leaf)))
