@@ -329,3 +329,30 @@ def test_the_bundled_dataset_works_too(capsys):
     payload = json.loads(out)
     assert code == 0 and payload["count"] >= 1 and payload["complete"]
     assert payload["bound"] == pytest.approx(payload["optimum"])
+
+
+def test_cli_partial_set_with_no_tree_yet_says_so(table, capsys, monkeypatch):
+    module = importlib.import_module("odtkit.rashomon")
+
+    class Empty(_Stopped):
+        stats: dict = {}
+        lower_bound = 0.1  # the optimum (0.2) not certified either
+
+        def count(self):
+            return 0
+
+        def objective_histogram(self):
+            return pd.DataFrame(columns=["misclassified", "leaves", "objective", "count"])
+
+        def feature_usage(self):
+            return pd.DataFrame({"trees": [], "share": []}).rename_axis("feature")
+
+        def __getitem__(self, index):
+            return []
+
+    monkeypatch.setattr(module, "rashomon", lambda data, **kwargs: Empty(**kwargs))
+    _, path = table
+    code, out, _ = _run(capsys, path, "--label", "y", "--max-depth", "1", "--lam", "0.02")
+    assert code == 3
+    assert "0 trees within the bound found before the build stopped" in out
+    assert "no tree listed" in out and "not certified" in out

@@ -841,8 +841,9 @@ def _rashomon(args: argparse.Namespace) -> int:
             "every one a genuine member, but NOT the complete set"
         )
     with pd.option_context("display.width", 160, "display.max_rows", 200):
-        print("\nobjective histogram (trees per exact misclassified weight and leaves):")
-        print(histogram.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        if count:
+            print("\nobjective histogram (trees per exact misclassified weight and leaves):")
+            print(histogram.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
         print(_usage_text(usage, count))
     if trees:
         print(f"\nthe {_plural(len(trees), 'best tree')} in objective order:")
@@ -865,7 +866,9 @@ def _usage_text(usage: pd.DataFrame, count: int) -> str:
     """Per-feature usage, most used first, the features no good tree uses counted, not listed;
     and the reading people ask first: which features every good tree splits on."""
     head = "\nfeature usage (share of the set's trees that split on each feature):"
-    if "share" not in usage.columns or count == 0:
+    if count == 0:
+        return "\nno tree listed: no objective histogram or feature usage"
+    if "share" not in usage.columns:
         return f"{head}\n{usage.to_string(index=False)}"
     used = usage[usage["share"] > 0].sort_values("share", ascending=False, kind="stable")
     unused = len(usage) - len(used)
