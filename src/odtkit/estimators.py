@@ -14,7 +14,8 @@ The tree estimators follow :mod:`sklearn.tree`'s inspection API: ``get_depth()``
 ``get_n_leaves()``, ``apply(X)``, ``decision_path(X)`` and ``feature_importances_``; nodes are
 numbered in pre-order (root 0, then the whole ``x = 0`` subtree, then the ``x = 1`` subtree),
 the numbering of ``node_counts_``. :func:`odtkit.export_text` and :func:`odtkit.plot_tree` take
-a fitted estimator.
+a fitted estimator. ``OptimalTreeClassifier.rashomon(epsilon=)`` after a fit is every tree within
+``epsilon`` of the optimum on the fitted features (:func:`odtkit.rashomon`).
 """
 
 from __future__ import annotations
