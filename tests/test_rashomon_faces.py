@@ -356,3 +356,16 @@ def test_cli_partial_set_with_no_tree_yet_says_so(table, capsys, monkeypatch):
     assert code == 3
     assert "0 trees within the bound found before the build stopped" in out
     assert "no tree listed" in out and "not certified" in out
+
+
+@pytest.mark.parametrize("leaves", ["any", "majority"])
+def test_estimator_set_keeps_the_fitted_weights_and_the_leaf_rule(leaves):
+    from odtkit.testing import brute_force_rashomon_set
+
+    data = random_dataset(4, n_samples=18, n_features=3, weighted=True)
+    est = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2)
+    est.fit(data.X, data.y, sample_weight=data.weights)
+    rset = est.rashomon(epsilon=0.4, leaves=leaves)
+    truth = brute_force_rashomon_set(data, lam=0.02, max_depth=2, epsilon=0.4, leaves=leaves)
+    assert _as_set(rset) == _as_set(tree for tree, _ in truth)
+    assert rset.leaves == leaves
