@@ -14,7 +14,8 @@ The tree estimators follow :mod:`sklearn.tree`'s inspection API: ``get_depth()``
 ``get_n_leaves()``, ``apply(X)``, ``decision_path(X)`` and ``feature_importances_``; nodes are
 numbered in pre-order (root 0, then the whole ``x = 0`` subtree, then the ``x = 1`` subtree),
 the numbering of ``node_counts_``. :func:`odtkit.export_text` and :func:`odtkit.plot_tree` take
-a fitted estimator.
+a fitted estimator. ``OptimalTreeClassifier.rashomon(epsilon=)`` after a fit is every tree within
+``epsilon`` of the optimum on the fitted features (:func:`odtkit.rashomon`).
 """
 
 from __future__ import annotations
@@ -575,6 +576,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
             result = self._flag_truncated(result)
         self.result_ = result
         self._keep_tree(data)
+        # what rashomon() builds the set over: the fitted features, lam and depth as checked
+        self._rashomon_problem = (data, lam, depth)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
         return self
@@ -824,6 +827,116 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "tree_")
         return self.tree_.to_text(self._feature_specs(), self.classes_)
 
+    def rashomon(
+        self,
+        epsilon: float = 0.05,
+        *,
+        absolute: bool = False,
+        leaves: str = "any",
+        time_limit: float | None = None,
+    ) -> Any:
+        """Every tree as good as the fitted one, within ``epsilon``: the Rashomon set.
+
+        :func:`odtkit.rashomon` on the problem this estimator was fitted on: the fitted binary
+        features (``feature_names_``: the Binarizer's outputs for a raw table, or the 0/1
+        input columns), the training rows and weights, and ``lam`` and ``max_depth`` as they
+        were at ``fit``. The set is ``{T : R(T) <= (1 + epsilon) * OPT}`` (``OPT + epsilon``
+        with ``absolute=True``) over the trees of depth <= ``max_depth`` on those features,
+        OPT certified by the native search whatever ``method`` fitted the tree (a certified
+        ``tree_`` scores OPT). With threshold guessing (the default) the set is over
+        the guessed thresholds, exactly as the fitted tree is optimal over them; a Binarizer
+        cut short by the time limit (``binarizer_.truncated_``) leaves it over the features
+        built in time.
+
+        Parameters
+        ----------
+        epsilon : float, default=0.05
+            Slack over the optimum, ``>= 0``: relative (0.05 = 5 % above OPT), or absolute in
+            objective units with ``absolute=True``.
+        absolute : bool, default=False
+        leaves : {"any", "majority"}, default="any"
+            What a leaf may predict: any class, or only a class of maximal training weight.
+        time_limit : float or None, default=None
+            Seconds for building the set; None: the estimator's own ``time_limit`` (finite by
+            default), ``math.inf``: no limit. A limit (or Ctrl-C) returns a partial set of
+            genuine members with ``complete == False`` and emits a
+            :class:`LimitReachedWarning`.
+
+        Returns
+        -------
+        odtkit.RashomonSet
+            Its trees index the fitted binary features and predict class codes
+            (``classes_[code]`` is the label). They read binary rows, so for a raw table
+            predict through the fitted Binarizer::
+
+                rset = est.rashomon(epsilon=0.02)
+                labels = est.classes_[rset.predictions(est.binarizer_.transform(X))]
+
+            (``binarizer_`` is None when the estimator was fitted on 0/1 columns: pass those
+            rows as they are.) :func:`odtkit.export_text` prints a member with the
+            estimator's feature descriptions: ``export_text(rset[i], est.binarizer_ or
+            est.feature_names_, est.classes_)``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            After a fit with ``thresholds="all"`` by the exact search: its ``binarizer_``
+            holds only the thresholds the fitted tree uses, so a set over it would miss every
+            good tree on any other threshold (fit with ``thresholds="guess"`` or an int, or
+            build the set over every midpoint with :func:`odtkit.rashomon` on
+            ``Binarizer(guess_thresholds=None)``'s features: exact, but can be thousands).
+            Also for a bad ``epsilon``, ``leaves`` or ``time_limit``.
+        """
+        from odtkit.rashomon import rashomon
+
+        check_is_fitted(self, "tree_")
+        if getattr(self, "_exact_search", False):
+            raise ValueError(
+                f"{type(self).__name__}.rashomon: the estimator was fitted with "
+                "thresholds='all' by the exact search, whose binarizer_ holds only the "
+                "thresholds the fitted tree uses; a set over them would miss every good tree "
+                "that splits elsewhere. Fit with thresholds='guess' (or an int) for the set "
+                "over those thresholds, or call odtkit.rashomon on the features of "
+                "Binarizer(guess_thresholds=None) for the set over every threshold"
+            )
+        if not isinstance(absolute, (bool, np.bool_)):
+            raise TypeError(f"absolute must be True or False, got {absolute!r}")
+        own = time_limit is None
+        limit = check_positive_number(self.time_limit if own else time_limit, "time_limit")
+        problem = getattr(self, "_rashomon_problem", None)
+        if problem is None:  # unpickled from an odtkit that did not keep the fitted rows
+            raise ValueError(
+                f"{type(self).__name__}.rashomon needs the fitted training rows, which this "
+                "estimator (fitted by an older odtkit) did not keep: fit it again"
+            )
+        data, lam, depth = problem
+        rset = rashomon(
+            data,
+            lam=lam,
+            max_depth=depth,
+            epsilon=epsilon,
+            absolute=bool(absolute),
+            leaves=leaves,
+            time_limit=None if limit is None or math.isinf(limit) else limit,
+            memory_limit_mb=self.memory_limit_mb,
+        )
+        if not rset.complete:
+            # Status is a StrEnum: the set's status string looks its member up
+            stopped = _STOPPED_BY.get(str(rset.status), str(rset.status))
+            source = "the estimator's time_limit" if own else "time_limit"
+            if str(rset.status) == Status.TIME_LIMIT and limit is not None:
+                stopped += f" ({source}={limit:g} s)"
+            warn(
+                f"{type(self).__name__}.rashomon stopped at {stopped} before the set was "
+                f"complete: it holds {rset.count()} genuine members (objective <= "
+                f"{rset.bound:.6g}), not every one; complete is False. Raise time_limit "
+                "(math.inf: none), or lower epsilon or max_depth.",
+                LimitReachedWarning,
+            )
+        return rset
+
 
 class OptimalTreeClassifierCV(OptimalTreeClassifier):
     """An optimal tree whose λ is chosen by cross-validation over the exact regularization path.
@@ -1028,6 +1141,18 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         )
         return self
 
+    def rashomon(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported: ``best_lam_`` stands for a whole segment of the regularization path
+        chosen by held-out score, and the Rashomon set changes with λ inside it, so no one set
+        is "the set of the fitted model". NotImplementedError naming the way round:
+        ``OptimalTreeClassifier(lam=est.best_lam_, max_depth=...).fit(X, y).rashomon()``."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.rashomon is not supported: best_lam_ stands for a segment "
+            "of the regularization path chosen by cross-validation, and the Rashomon set "
+            "changes with lambda inside it; fit OptimalTreeClassifier(lam=best_lam_, "
+            "max_depth=...) and call its rashomon() for the set at that lambda"
+        )
+
     def _fold_data(
         self, X: Any, data: Dataset, train_idx: np.ndarray, test_idx: np.ndarray
     ) -> tuple[Dataset, Dataset]:
@@ -1175,6 +1300,17 @@ class FairTreeClassifier(OptimalTreeClassifier):
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
         self.fairness_gap_ = metrics.fairness_gap(self.tree_, data, self.fairness_)
         return self
+
+    def rashomon(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported: the Rashomon set is built without a fairness constraint, so its
+        trees need not be δ-fair; a set of the fitted problem would have to keep only the fair
+        ones (the native build has no fairness constraint). NotImplementedError."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.rashomon is not supported: the Rashomon set is built "
+            "without a fairness constraint, so its trees need not satisfy this estimator's "
+            "delta; OptimalTreeClassifier(...).rashomon() gives the unconstrained set (check "
+            "each tree with odtkit.metrics.fairness_gap)"
+        )
 
     def fairness_gap(self, X: Any, y: Any, sensitive: Any, legit: Any = None) -> float:
         """The fitted tree's disparity on other data (e.g. a test split), same notion and δ.
