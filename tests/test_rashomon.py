@@ -581,12 +581,6 @@ def _weighted_tie() -> Dataset:
 
 
 @needs_native
-@pytest.mark.xfail(
-    strict=True,
-    reason="the native order compares the float objectives: 3/8 + 4/12 sorts before 5/8 + "
-    "1/12 (1 ulp apart), so of two keys with equal R the one with more leaves may come first, "
-    "against the documented order (docs/rashomon.md §2)",
-)
 @pytest.mark.parametrize(
     ("data", "lam"),
     [
