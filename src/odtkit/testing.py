@@ -23,6 +23,7 @@ __all__ = [
     "EXAMPLE_TREES_PROTECTED",
     "LAMBDAS",
     "brute_force_fair_tree",
+    "brute_force_rashomon_histogram",
     "brute_force_rashomon_set",
     "brute_force_rule_list",
     "brute_force_threshold_tree",
@@ -189,6 +190,55 @@ def brute_force_fair_tree(
         if value < best[0] - tol or (abs(value - best[0]) <= tol and leaves < best[1]):
             best = (value, leaves, tree)
     return best[2], best[0] / dataset.total_weight
+
+
+def brute_force_rashomon_histogram(
+    dataset: Dataset, *, max_depth: int | None, leaves: str = "any"
+) -> dict[tuple[float, int], int]:
+    """How many trees of the Rashomon tree space have each (misclassified weight, leaves).
+
+    The space of :func:`brute_force_rashomon_set` (admissible splits: weight ``> 1e-12 * W`` on
+    both sides; ``leaves`` "any" or "majority"), counted by the plain recursion
+    ``H(s, d) = leaves(s) + sum_j H(s & ~x_j, d-1) (*) H(s & x_j, d-1)`` where ``(*)`` adds the
+    keys of every pair and multiplies their counts, memoised on (rows, depth), with no bound and
+    no pruning: every tree of the space is counted, whatever its objective. The set for any
+    ``lam`` and bound is then ``sum(count for (e, k), count in H.items() if e / W + lam * k <=
+    bound + 1e-9)``. Counts are Python ints. Exponential in the depth but not in the number of
+    trees: p <= 8, depth <= 4 and a few hundred rows run in seconds.
+    """
+    depth_limit = check_depth(max_depth, n_features=dataset.n_features)
+    depth = dataset.n_features if depth_limit is None else depth_limit
+    if leaves not in ("any", "majority"):
+        raise ValueError(f"leaves must be 'any' or 'majority', got {leaves!r}")
+    X, y, w, K = dataset.X, dataset.y, dataset.weights, dataset.n_classes
+    empty = 1e-12 * float(w.sum())
+
+    @cache
+    def histogram(rows_key: bytes, d: int) -> dict[tuple[float, int], int]:
+        rows = np.frombuffer(rows_key, dtype=bool)
+        class_weight = np.bincount(y[rows], weights=w[rows], minlength=K)
+        total = float(class_weight.sum())
+        out: dict[tuple[float, int], int] = {}
+        for k in range(K):
+            if leaves == "majority" and class_weight[k] < class_weight.max() - empty:
+                continue
+            key = (total - float(class_weight[k]), 1)
+            out[key] = out.get(key, 0) + 1
+        if d == 0:
+            return out
+        for f in range(dataset.n_features):
+            right, left = rows & X[:, f], rows & ~X[:, f]
+            if w[right].sum() <= empty or w[left].sum() <= empty:
+                continue
+            left_hist = histogram(left.tobytes(), d - 1)
+            right_hist = histogram(right.tobytes(), d - 1)
+            for (e1, k1), c1 in left_hist.items():
+                for (e2, k2), c2 in right_hist.items():
+                    key = (e1 + e2, k1 + k2)
+                    out[key] = out.get(key, 0) + c1 * c2
+        return out
+
+    return histogram(np.ones(dataset.n_samples, dtype=bool).tobytes(), depth)
 
 
 def brute_force_rashomon_set(
