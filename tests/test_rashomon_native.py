@@ -151,3 +151,19 @@ def test_count_arithmetic_is_exact_beyond_128_bits(a, b):
     assert difference == ("-" if a < b else format(a - b, "x"))
     assert (int(quotient, 16), int(remainder, 16)) == divmod(a, b)
     assert order == (a > b) - (a < b)
+
+
+def test_ctrl_c_during_the_build_returns_a_valid_partial_set():
+    from conftest import sigint_inside
+
+    from odtkit.core import rashomon as engine
+
+    data, _ = testing.planted_tree_dataset(5, 3_000, 40, 5, 0.15)
+    with sigint_inside(engine._native, "rashomon_build", after=0.05) as sent:
+        core = build_rashomon(data, lam=0.0005, max_depth=5, epsilon=0.5, time_limit=120)
+    assert sent.is_set()
+    if core.complete:  # the build ended before the signal was polled: nothing to check
+        return
+    assert core.status == "interrupted"
+    for index in range(min(core.count(), 50)):
+        assert metrics.objective(core.tree(index), data, lam=0.0005) <= core.bound + 1e-9

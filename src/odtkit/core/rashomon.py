@@ -199,7 +199,8 @@ def build_rashomon(
     config = search_config(
         lam,
         time_limit=remaining,
-        node_limit=None,
+        # after a Ctrl-C the user wants the answer now: list only what one step finds
+        node_limit=1 if optimum.status == "interrupted" else None,
         memory_limit_mb=memory_limit_mb,
         bounds={},
         max_depth=-1 if max_depth is None else max_depth,
