@@ -31,25 +31,18 @@ struct KeyHash {
 
 }  // namespace
 
-std::size_t RashomonSet::SupportHash::operator()(
-    const std::pair<const std::uint64_t*, int>& key) const {
-  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(key.second);
-  for (std::size_t i = 0; i < n_words; ++i) {
-    h ^= key.first[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(depth);
+  for (std::size_t i = 0; i < n_words_; ++i) {
+    h ^= support[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     h *= 0xbf58476d1ce4e5b9ULL;
   }
-  return static_cast<std::size_t>(h ^ (h >> 31));
-}
-
-bool RashomonSet::SupportEqual::operator()(const std::pair<const std::uint64_t*, int>& a,
-                                           const std::pair<const std::uint64_t*, int>& b) const {
-  return a.second == b.second && std::equal(a.first, a.first + n_words, b.first);
+  return h ^ (h >> 31);
 }
 
 RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
                          bool majority_only, std::function<bool()> interrupted)
-    : n_words_(problem.n_words()),
-      index_(64, SupportHash{problem.n_words()}, SupportEqual{problem.n_words()}) {
+    : n_words_(problem.n_words()), slot_hash_(64, 0), slot_id_(64, -1) {
   config.validate();
   if (!std::isfinite(bound) || bound < 0.0)
     throw std::invalid_argument("bound must be a finite number >= 0");
@@ -80,44 +73,91 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
 }
 
 int RashomonSet::find_node(const std::uint64_t* support, int depth) const {
-  auto it = index_.find({support, depth});
-  return it == index_.end() ? -1 : it->second;
+  const std::uint64_t h = hash(support, depth);
+  const std::size_t mask = slot_id_.size() - 1;
+  for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+    const int id = slot_id_[i];
+    if (id < 0) return -1;
+    if (slot_hash_[i] == h && nodes_[id].depth == depth &&
+        std::equal(support, support + n_words_, nodes_[id].support.data()))
+      return id;
+  }
 }
 
 int RashomonSet::node_id(const std::uint64_t* support, int depth) {
   const int found = find_node(support, depth);
   if (found >= 0) return found;
+  if (2 * (nodes_.size() + 1) > slot_id_.size()) {
+    // double the table; the stored hashes place every entry again without rehashing words
+    std::vector<std::uint64_t> hashes(slot_hash_.size() * 2, 0);
+    std::vector<int> ids(slot_id_.size() * 2, -1);
+    const std::size_t mask = ids.size() - 1;
+    for (std::size_t i = 0; i < slot_id_.size(); ++i) {
+      if (slot_id_[i] < 0) continue;
+      std::size_t j = slot_hash_[i] & mask;
+      while (ids[j] >= 0) j = (j + 1) & mask;
+      ids[j] = slot_id_[i];
+      hashes[j] = slot_hash_[i];
+    }
+    slot_hash_.swap(hashes);
+    slot_id_.swap(ids);
+  }
   Node& node = nodes_.emplace_back();
   node.support.assign(support, support + n_words_);
   node.depth = depth;
   const int id = static_cast<int>(nodes_.size() - 1);
-  // the key points into the node's own words, which never move (a deque keeps its elements)
-  index_.emplace(std::make_pair(node.support.data(), depth), id);
-  block_bytes_ += sizeof(Node) + n_words_ * 8 + 48;
+  const std::uint64_t h = hash(support, depth);
+  const std::size_t mask = slot_id_.size() - 1;
+  std::size_t i = h & mask;
+  while (slot_id_[i] >= 0) i = (i + 1) & mask;
+  slot_id_[i] = id;
+  slot_hash_[i] = h;
+  block_bytes_ += sizeof(Node) + n_words_ * 8;
   return id;
 }
 
 std::size_t RashomonSet::bytes_in_use() const {
-  return block_bytes_ + index_.bucket_count() * sizeof(void*);
+  return block_bytes_ + slot_id_.size() * (sizeof(int) + sizeof(std::uint64_t));
 }
 
-void RashomonSet::prepare(int id, const double* class_weight) {
-  Node& node = nodes_[id];
-  if (node.prepared) return;
+RashomonSet::Peek RashomonSet::peek(const std::uint64_t* support, int depth,
+                                    const double* class_weight) const {
+  const int id = find_node(support, depth);
+  if (id >= 0 && nodes_[id].prepared) {
+    const Node& node = nodes_[id];
+    return {id, node.lower, node.exact};
+  }
   double total = 0.0, top = 0.0;
   for (int k = 0; k < n_classes_; ++k) {
     total += class_weight[k];
     top = std::max(top, class_weight[k]);
   }
-  node.upper = total - top + penalty_;  // the best leaf
+  const double leaf = total - top + penalty_;  // the best leaf
   // any other tree has two leaves, each point misclassified at least by its equivalent-points
   // minority
-  node.lower = node.depth == 0
-                   ? node.upper
-                   : std::min(node.upper, problem_->minority(node.support.data()) + 2 * penalty_);
-  node.exact = node.lower >= node.upper - slack_;
-  if (node.exact) node.lower = node.upper;
-  node.prepared = true;
+  if (depth == 0) return {id, leaf, true};
+  const double two_leaves = problem_->minority(support) + 2 * penalty_;
+  if (two_leaves >= leaf - slack_) return {id, leaf, true};
+  return {id, two_leaves, false};
+}
+
+int RashomonSet::materialize(const std::uint64_t* support, int depth,
+                             const double* class_weight) {
+  const int id = node_id(support, depth);
+  Node& node = nodes_[id];
+  if (!node.prepared) {
+    const Peek first = peek(support, depth, class_weight);
+    double total = 0.0, top = 0.0;
+    for (int k = 0; k < n_classes_; ++k) {
+      total += class_weight[k];
+      top = std::max(top, class_weight[k]);
+    }
+    node.upper = total - top + penalty_;
+    node.lower = first.exact ? node.upper : first.lower;
+    node.exact = first.exact;
+    node.prepared = true;
+  }
+  return id;
 }
 
 // Bounded optimum (the dp's recursion with bounds, docs/formulations-search-and-pruning.md
@@ -151,30 +191,37 @@ void RashomonSet::solve_optimum(int id, double cap) {
       right[w] = support[w] & feature[w];
       left[w] = support[w] & ~feature[w];
     }
-    const int left_id = node_id(left.data(), node.depth - 1);
-    const int right_id = node_id(right.data(), node.depth - 1);
-    prepare(left_id, left_weight.data());
-    prepare(right_id, right_weight.data());
+    const Peek left_peek = peek(left.data(), node.depth - 1, left_weight.data());
+    const Peek right_peek = peek(right.data(), node.depth - 1, right_weight.data());
     const double limit = std::min(upper, cap);
-    const double right_lower = nodes_[right_id].lower;
-    double split = nodes_[left_id].lower + right_lower;
+    double split = left_peek.lower + right_peek.lower;
     if (split >= upper - slack_) continue;  // cannot improve on the incumbent
     if (split > limit) {
       split_lower = std::min(split_lower, split);
       continue;
     }
-    solve_optimum(left_id, limit - right_lower);
-    if (!nodes_[left_id].exact) {
-      split_lower = std::min(split_lower, nodes_[left_id].lower + right_lower);
-      continue;
+    // a child is a memo entry only once it must be searched (most splits stop above)
+    double left_best = left_peek.lower;
+    if (!left_peek.exact) {
+      const int left_id = materialize(left.data(), node.depth - 1, left_weight.data());
+      solve_optimum(left_id, limit - right_peek.lower);
+      if (!nodes_[left_id].exact) {
+        split_lower = std::min(split_lower, nodes_[left_id].lower + right_peek.lower);
+        continue;
+      }
+      left_best = nodes_[left_id].upper;
     }
-    const double left_best = nodes_[left_id].upper;
-    solve_optimum(right_id, limit - left_best);
-    if (!nodes_[right_id].exact) {
-      split_lower = std::min(split_lower, left_best + nodes_[right_id].lower);
-      continue;
+    double right_best = right_peek.lower;
+    if (!right_peek.exact) {
+      const int right_id = materialize(right.data(), node.depth - 1, right_weight.data());
+      solve_optimum(right_id, limit - left_best);
+      if (!nodes_[right_id].exact) {
+        split_lower = std::min(split_lower, left_best + nodes_[right_id].lower);
+        continue;
+      }
+      right_best = nodes_[right_id].upper;
     }
-    split = left_best + nodes_[right_id].upper;
+    split = left_best + right_best;
     if (split < upper - slack_) upper = split;
   }
   // every split not solved has a lower bound above min(upper, cap) at the time it was skipped
@@ -238,7 +285,6 @@ void RashomonSet::build(int id, double budget) {
     std::vector<std::uint64_t> left(n_words_), right(n_words_);
     const std::size_t p = problem_->n_features();
     for (std::size_t j = 0; j < p; ++j) {
-      if (limits.check_clock()) break;
       const std::uint64_t* feature = problem_->feature_words(j);
       const double right_total = problem_->split_class_weights(
           support, feature, weight.data(), right_weight.data(), left_weight.data());
@@ -247,11 +293,11 @@ void RashomonSet::build(int id, double budget) {
         right[w] = support[w] & feature[w];
         left[w] = support[w] & ~feature[w];
       }
-      const int left_id = node_id(left.data(), depth - 1);
-      const int right_id = node_id(right.data(), depth - 1);
-      prepare(left_id, left_weight.data());
-      prepare(right_id, right_weight.data());
-      if (nodes_[left_id].lower + nodes_[right_id].lower > budget) continue;
+      const Peek left_peek = peek(left.data(), depth - 1, left_weight.data());
+      const Peek right_peek = peek(right.data(), depth - 1, right_weight.data());
+      if (left_peek.lower + right_peek.lower > budget) continue;
+      const int left_id = materialize(left.data(), depth - 1, left_weight.data());
+      const int right_id = materialize(right.data(), depth - 1, right_weight.data());
       solve_optimum(left_id, budget - nodes_[right_id].lower);
       if (limits.stopped()) break;
       if (!nodes_[left_id].exact) continue;

@@ -27,7 +27,6 @@
 #include <functional>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "count.hpp"
@@ -98,7 +97,7 @@ class RashomonSet {
   struct Node {
     std::vector<std::uint64_t> support;
     int depth = 0;
-    // the optimum: lower <= OPT <= upper, equal when `exact` (set up by prepare)
+    // the optimum: lower <= OPT <= upper, equal when `exact` (set up by materialize)
     bool prepared = false, exact = false;
     double lower = 0.0, upper = 0.0;
     double budget = -1.0;  // the histogram holds every tree of value <= budget (< 0: unbuilt)
@@ -109,19 +108,19 @@ class RashomonSet {
     std::vector<Block> blocks;
     std::vector<Split> splits;
   };
-  struct SupportHash {
-    std::size_t n_words;
-    std::size_t operator()(const std::pair<const std::uint64_t*, int>& key) const;
-  };
-  struct SupportEqual {
-    std::size_t n_words;
-    bool operator()(const std::pair<const std::uint64_t*, int>& a,
-                    const std::pair<const std::uint64_t*, int>& b) const;
-  };
-
+  std::uint64_t hash(const std::uint64_t* support, int depth) const;
   int node_id(const std::uint64_t* support, int depth);
   int find_node(const std::uint64_t* support, int depth) const;
-  void prepare(int id, const double* class_weight);
+  // A sub-problem's lower bound (exact: it is its optimum) from the memo, or from its best
+  // leaf and the two-leaf equivalent-points bound when it has no entry yet (id -1).
+  struct Peek {
+    int id;
+    double lower;
+    bool exact;
+  };
+  Peek peek(const std::uint64_t* support, int depth, const double* class_weight) const;
+  // the memo entry of a sub-problem, its bounds set up
+  int materialize(const std::uint64_t* support, int depth, const double* class_weight);
   void solve_optimum(int id, double cap);
   void ensure(int id, double budget);
   void build(int id, double budget);
@@ -140,7 +139,9 @@ class RashomonSet {
   double slack_ = 0.0;
   bool majority_only_ = false;
   std::deque<Node> nodes_;
-  std::unordered_map<std::pair<const std::uint64_t*, int>, int, SupportHash, SupportEqual> index_;
+  // open addressing over (hash, node id); -1 marks a free slot; at most half full
+  std::vector<std::uint64_t> slot_hash_;
+  std::vector<int> slot_id_;
   std::size_t block_bytes_ = 0;
   int root_ = -1;
   bool complete_ = true;
