@@ -125,7 +125,7 @@ PLANTED = {"seed": 0, "n_samples": 1000, "n_features": 12, "depth": 3, "noise": 
 #: ours materialises (reads every tree's codes) up to this many trees
 MATERIALISE_CAP = 2_000_000
 #: peer trees extracted and compared (and ours, as codes) up to this many trees
-COMPARE_CAP = 300_000
+COMPARE_CAP = 100_000
 #: a run longer than this is not repeated
 REPEAT_BELOW = 5.0
 #: address-space limit of a peer child (TreeFARMS reached 10 GB on hard GOSDT settings)
@@ -519,7 +519,7 @@ def ours_child(
     reps: int,
     cap: int,
     compare_cap: int,
-    peer_files: dict[str, str],
+    peer_files: dict[str, list[Any]],
 ) -> dict[str, Any]:
     """Child side in odtkit's interpreter: measure, then compare with every peer's trees."""
     from odtkit import metrics
@@ -554,8 +554,9 @@ def ours_child(
                 ours_count=row["count"],
                 ours_codes=ours_codes,
                 peer_codes=np.load(path),
+                peer_count=count,
             )
-            for peer, path in peer_files.items()
+            for peer, (path, count) in peer_files.items()
         }
     return row
 
@@ -630,6 +631,7 @@ def classify(
     ours_count: int,
     ours_codes: np.ndarray | None,
     peer_codes: np.ndarray,
+    peer_count: int | None = None,
     examples: int = 3,
     detail_cap: int = 20_000,
 ) -> dict[str, Any]:
@@ -642,7 +644,10 @@ def classify(
     re-scored: ``ours_above_bound`` is our bug; ``missing_traits`` counts the traits of
     :func:`leaf_traits` over at most ``detail_cap`` of them). Without it (our set too large to
     list), every peer tree is re-scored instead and ``missing_from_peer`` is
-    ``ours_count - peer_valid`` (negative would be our bug: ``missing_from_ours``).
+    ``ours_count - peer_valid`` (negative would be our bug: ``missing_from_ours``). When the
+    peer's set has more trees (``peer_count``) than ``peer_codes`` holds (its extraction was
+    capped), ``partial`` is set and ``missing_from_peer`` is None: only the trees held are
+    placed.
     """
     from odtkit import metrics
     from odtkit.core._problem import decode_tree
@@ -656,6 +661,7 @@ def classify(
         "ours": ours_count,
         "bound_count_units": bound * n,
         "as_sets": ours_codes is not None,
+        "partial": peer_count is not None and peer_count > len(peer_keys),
     }
 
     def score(key: tuple[int, ...]) -> tuple[Any, float]:
@@ -734,6 +740,8 @@ def classify(
     else:
         out["peer_valid"] = valid
         out["missing_from_ours"] = max(0, valid - ours_count)
+    if out["partial"]:
+        out["missing_from_peer"] = None
     out["our_bug"] = bool(out["missing_from_ours"] or out.get("ours_above_bound"))
     return out
 
@@ -796,7 +804,7 @@ def run_ours(
     npz: Path,
     setting: dict[str, Any],
     leaves: str,
-    peer_files: dict[str, str],
+    peer_files: dict[str, list[Any]],
     args: argparse.Namespace,
 ) -> dict[str, Any]:
     try:
@@ -938,7 +946,7 @@ def run_setting(
 ) -> dict[str, Any]:
     row: dict[str, Any] = dict(s)
     row["load_at_start"] = wait_for_quiet(args.max_wait)
-    files: dict[str, dict[str, str]] = {"any": {}, "majority": {}}
+    files: dict[str, dict[str, list[Any]]] = {"any": {}, "majority": {}}
     for peer in (p for p in PEERS if p in tools):
         if harder_than_failed(s, failed[peer]):
             row[peer] = {"available": True, "status": "skipped (an easier setting failed)"}
@@ -948,7 +956,7 @@ def run_setting(
         if r.get("status") in ("timeout", "memory", "time_limit"):
             failed[peer].append(s)
         if "codes_file" in r:
-            files[PEERS[peer][1]][peer] = r["codes_file"]
+            files[PEERS[peer][1]][peer] = [r["codes_file"], r["count"]]
     if "ours" in tools:
         for leaves in ("any", "majority"):
             key = f"ours_{leaves}"
@@ -1031,6 +1039,8 @@ def _diff(ours: dict[str, Any] | None, peer: str) -> str:
         bits.append(f"{c['missing_from_peer']} missing")
     if c.get("peer_duplicates"):
         bits.append(f"{c['peer_duplicates']} duplicates")
+    if c.get("partial"):
+        bits.append(f"only its first {c['peer_trees']:,} trees compared")
     return ", ".join(bits) or "same set"
 
 

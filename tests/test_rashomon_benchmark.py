@@ -159,6 +159,20 @@ def test_the_difference_is_placed_by_rescoring(bench, tiny):
     assert not c2["as_sets"] and c2["peer_valid"] == 19 and c2["missing_from_peer"] == 3
     assert c2["peer_above_bound"] == 1 and c2["peer_outside_space"] == 2 and not c2["our_bug"]
 
+    # a capped extraction (the peer holds more trees than were read): no "missing" count
+    c3 = bench.classify(
+        tiny,
+        lam=lam,
+        max_depth=depth,
+        leaves="any",
+        bound=core.bound,
+        ours_count=core.count(),
+        ours_codes=ours,
+        peer_codes=bench.pad_codes(peer),
+        peer_count=len(peer) + 10,
+    )
+    assert c3["partial"] and c3["missing_from_peer"] is None and c3["peer_above_bound"] == 1
+
 
 def test_a_valid_tree_missing_from_ours_is_our_bug(bench, tiny):
     lam, eps, depth = 0.2, 0.5, 2
