@@ -756,11 +756,31 @@ def peer_python(peer: str) -> str | None:
 def run_peer(
     peer: str, npz: Path, setting: dict[str, Any], args: argparse.Namespace, folder: Path
 ) -> dict[str, Any]:
-    """One peer fit in its own interpreter; its trees saved next to ``npz``."""
+    """One peer fit in its own interpreter; its trees saved next to ``npz`` (or, with
+    ``--peer-cache DIR``, kept in DIR and reused by a later run with the same settings)."""
     python = peer_python(peer)
     if python is None:
         return {"available": False, "reason": f"not installed (set {PEERS[peer][0]})"}
-    out = folder / f"{peer}-{npz.stem}-{_key(setting)}.npy"
+    stem = f"{peer}-{npz.stem}-{_key(setting)}-t{args.time_limit:g}-r{args.reps}"
+    if args.peer_cache is not None:
+        cached = args.peer_cache / f"{stem}.json"
+        if cached.exists():
+            return {**json.loads(cached.read_text()), "cached": True}
+        row = _run_peer(peer, python, npz, setting, args, args.peer_cache / f"{stem}.npy")
+        if row.get("status") != "failed":
+            cached.write_text(json.dumps(row))
+        return row
+    return _run_peer(peer, python, npz, setting, args, folder / f"{stem}.npy")
+
+
+def _run_peer(
+    peer: str,
+    python: str,
+    npz: Path,
+    setting: dict[str, Any],
+    args: argparse.Namespace,
+    out: Path,
+) -> dict[str, Any]:
     cmd = [
         python,
         str(Path(harness.__file__).resolve()),
@@ -870,10 +890,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--peer-memory-mb", type=float, default=PEER_MEMORY_MB)
     parser.add_argument("--max-wait", type=float, default=5.0, help="wait for load (s)")
     parser.add_argument("--budget-minutes", type=float, default=None, help="stop starting rows")
+    parser.add_argument(
+        "--peer-cache",
+        type=Path,
+        default=None,
+        help="keep the peers' rows and trees here and reuse them (peers measured once)",
+    )
     parser.add_argument("--report-only", action="store_true", help="rebuild the .md only")
     parser.add_argument("--name", default=NAME)
     harness.add_out_dir(parser)
     args = parser.parse_args(argv)
+    if args.peer_cache is not None:
+        args.peer_cache.mkdir(parents=True, exist_ok=True)
     if args.report_only:
         payload = harness.read_results(args.name, args.out_dir)
         if payload is None:
@@ -899,6 +927,7 @@ def main(argv: list[str] | None = None) -> None:
         "reps": args.reps,
         "caps": {"materialise": args.materialise_cap, "compare": args.compare_cap},
         "peers": {p: peer_python(p) for p in PEERS if p in tools},
+        "peer_cache": str(args.peer_cache) if args.peer_cache else None,
         "datasets": {},
         "rows": [],
         "skipped": [],
@@ -969,7 +998,7 @@ def run_setting(
             row[key] = r
             if r.get("status") in ("timeout", "time_limit", "memory_limit"):
                 failed[key].append(s)
-    for f in folder.glob(f"*-{npz.stem}-{_key(s)}.npy"):
+    for f in folder.glob(f"*-{npz.stem}-{_key(s)}-*.npy"):
         f.unlink()
     return row
 
@@ -1150,6 +1179,13 @@ def render(payload: dict[str, Any]) -> str:
         table,
     )
     lines += ["", *summary_lines(payload)]
+    cached = sum(1 for r in rows for p in PEERS if (r.get(p) or {}).get("cached"))
+    if cached:
+        lines += [
+            "",
+            f"{cached} peer rows come from an earlier pass with the same settings "
+            "(`--peer-cache`): the peers were measured once, ours in this pass.",
+        ]
     if payload.get("skipped"):
         lines += ["", "Not run: " + "; ".join(payload["skipped"]) + "."]
     return "\n".join(lines) + "\n"
