@@ -339,12 +339,15 @@ def treefarms_child(
     n = min(count, cap)
     raw = [model.model_set.get_tree_at_idx_raw(i) for i in range(n)]
     codes = [treefarms_code(t) for t in raw]
-    # decode check: errors and leaves of our reading equal TreeFARMS' own metric values
+    # decode check: the objective of our reading equals TreeFARMS' own (float32) value. Not
+    # its (loss, leaves): a stored group shares one objective but may mix them (planted d4
+    # lam 0.01: a tree of 76 errors and 7 leaves listed with "79, 6", both 97/300)
     bad = 0
     for i in _sample_indices(n, 200):
-        objective, loss, leaves = model.model_set.get_tree_metric_at_idx_raw(i)
+        objective = float(model.model_set.get_tree_metric_at_idx_raw(i)[0])
         errors = int(np.count_nonzero(predict_code(codes[i], X) != y))
-        bad += errors != int(round(loss)) or sum(v < 0 for v in codes[i]) != int(leaves)
+        mine = errors / len(y) + lam * sum(v < 0 for v in codes[i])
+        bad += abs(mine - objective) > 1e-6 * max(1.0, abs(objective))
     np.save(out, pad_codes(codes))
     harness.emit(
         {
