@@ -31,6 +31,11 @@ TreeFARMS 0.2.4 (BSD 3-Clause, from the GOSDT authors; ``TREEFARMS(config).fit(X
   a pair. With ``rashomon_ignore_trivial_extensions=False`` (used here) it returned 71 trees:
   exactly the ``leaves="majority"`` set (71 = 71, the 3 trees of the any-class set it lacks
   have a minority leaf). On ``tiny`` the 5 majority-set trees it lacks all have a tied leaf.
+* Its stated objectives are per stored group: ``get_tree_metric_at_idx_raw(i)`` gives the
+  group's (objective, loss, leaves), and a group may mix trees of equal objective but other
+  (loss, leaves) (planted d4 lam 0.01 eps 0.05: 296 of 399 trees). So trees are re-scored here.
+* It can break its bound by far: planted d4 lam 2/169 eps 0.01 (n = 300): 281,407 trees whose
+  own objectives run from 95.75/300 to 109.30/300, where 1.01 x 95.75 = 96.71.
 * ``regularization`` below 1/n is used as given (no silent raise as in gosdt's wrapper): monk2
   d<=1 lam 0.005: the root leaf's metric is 0.38370 = 64/169 + 0.005.
 * Splits with an empty side: never seen (column 2 of ``tiny`` is never split on).
