@@ -6,4 +6,5 @@ NB_MODULE(_native, m) {
   odtkit::bind_problem(m);
   odtkit::bind_searches(m);
   odtkit::bind_maxflow(m);
+  odtkit::bind_rashomon(m);
 }

@@ -1,0 +1,448 @@
+#include "rashomon.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace odtkit {
+
+namespace {
+
+// A block found while building a node, before its key has its final position.
+struct Pending {
+  std::uint32_t key;  // position in the node's keys in order of discovery
+  int option;
+  std::uint32_t left, right;
+};
+
+struct KeyHash {
+  std::size_t operator()(const std::pair<double, int>& key) const {
+    std::uint64_t bits;
+    std::memcpy(&bits, &key.first, sizeof bits);
+    bits ^= static_cast<std::uint64_t>(key.second) * 0x9e3779b97f4a7c15ULL;
+    bits *= 0xbf58476d1ce4e5b9ULL;
+    return static_cast<std::size_t>(bits ^ (bits >> 29));
+  }
+};
+
+}  // namespace
+
+std::size_t RashomonSet::SupportHash::operator()(
+    const std::pair<const std::uint64_t*, int>& key) const {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(key.second);
+  for (std::size_t i = 0; i < n_words; ++i) {
+    h ^= key.first[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ULL;
+  }
+  return static_cast<std::size_t>(h ^ (h >> 31));
+}
+
+bool RashomonSet::SupportEqual::operator()(const std::pair<const std::uint64_t*, int>& a,
+                                           const std::pair<const std::uint64_t*, int>& b) const {
+  return a.second == b.second && std::equal(a.first, a.first + n_words, b.first);
+}
+
+RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
+                         bool majority_only, std::function<bool()> interrupted)
+    : n_words_(problem.n_words()),
+      index_(64, SupportHash{problem.n_words()}, SupportEqual{problem.n_words()}) {
+  config.validate();
+  if (!std::isfinite(bound) || bound < 0.0)
+    throw std::invalid_argument("bound must be a finite number >= 0");
+  problem_ = &problem;
+  n_classes_ = problem.n_classes();
+  total_weight_ = problem.total_weight();
+  penalty_ = config.lam * total_weight_;
+  tolerance_ = count_tolerance(total_weight_);
+  zero_weight_ = zero_weight(total_weight_);
+  slack_ = 1e-3 * tolerance_;
+  majority_only_ = majority_only;
+  const int n_features = static_cast<int>(problem.n_features());
+  // a feature never repeats usefully on a path (its second use leaves a side empty), so
+  // "unlimited" is the number of features
+  const int depth = config.max_depth < 0 ? n_features : std::min(config.max_depth, n_features);
+  Budget budget(config, std::move(interrupted));
+  budget_ = &budget;
+  catch_out_of_memory(budget, [&] {
+    root_ = node_id(problem.all_points().data(), depth);
+    ensure(root_, bound * total_weight_ + tolerance_);
+  });
+  complete_ = !budget.stopped();
+  status_ = budget.status();
+  seconds_ = budget.elapsed();
+  peak_memory_mb_ = budget.peak_memory_mb();
+  budget_ = nullptr;
+  problem_ = nullptr;
+}
+
+int RashomonSet::find_node(const std::uint64_t* support, int depth) const {
+  auto it = index_.find({support, depth});
+  return it == index_.end() ? -1 : it->second;
+}
+
+int RashomonSet::node_id(const std::uint64_t* support, int depth) {
+  const int found = find_node(support, depth);
+  if (found >= 0) return found;
+  Node& node = nodes_.emplace_back();
+  node.support.assign(support, support + n_words_);
+  node.depth = depth;
+  const int id = static_cast<int>(nodes_.size() - 1);
+  // the key points into the node's own words, which never move (a deque keeps its elements)
+  index_.emplace(std::make_pair(node.support.data(), depth), id);
+  block_bytes_ += sizeof(Node) + n_words_ * 8 + 48;
+  return id;
+}
+
+std::size_t RashomonSet::bytes_in_use() const {
+  return block_bytes_ + index_.bucket_count() * sizeof(void*);
+}
+
+void RashomonSet::prepare(int id, const double* class_weight) {
+  Node& node = nodes_[id];
+  if (node.prepared) return;
+  double total = 0.0, top = 0.0;
+  for (int k = 0; k < n_classes_; ++k) {
+    total += class_weight[k];
+    top = std::max(top, class_weight[k]);
+  }
+  node.upper = total - top + penalty_;  // the best leaf
+  // any other tree has two leaves, each point misclassified at least by its equivalent-points
+  // minority
+  node.lower = node.depth == 0
+                   ? node.upper
+                   : std::min(node.upper, problem_->minority(node.support.data()) + 2 * penalty_);
+  node.exact = node.lower >= node.upper - slack_;
+  if (node.exact) node.lower = node.upper;
+  node.prepared = true;
+}
+
+// Bounded optimum (the dp's recursion with bounds, docs/formulations-search-and-pruning.md
+// §3.8): afterwards the node is exact, or its lower bound exceeds `cap`. The Rashomon build
+// asks it for both children of a split before listing either, so each child is listed with the
+// budget its sibling's optimum leaves, not a loose bound's.
+void RashomonSet::solve_optimum(int id, double cap) {
+  {
+    const Node& node = nodes_[id];
+    if (node.exact || node.lower > cap) return;
+  }
+  Budget& limits = *budget_;
+  if (limits.tick(bytes_in_use(), (n_words_ * 8 + sizeof(Node)) * 4)) return;
+  Node& node = nodes_[id];
+  const std::uint64_t* support = node.support.data();
+  const int K = n_classes_;
+  std::vector<double> weight(K), right_weight(K), left_weight(K);
+  problem_->class_weights(support, weight.data());
+  double total = 0.0;
+  for (double w : weight) total += w;
+  std::vector<std::uint64_t> left(n_words_), right(n_words_);
+  double upper = node.upper;
+  double split_lower = std::numeric_limits<double>::infinity();
+  const std::size_t p = problem_->n_features();
+  for (std::size_t j = 0; j < p && !limits.stopped(); ++j) {
+    const std::uint64_t* feature = problem_->feature_words(j);
+    const double right_total = problem_->split_class_weights(
+        support, feature, weight.data(), right_weight.data(), left_weight.data());
+    if (right_total <= zero_weight_ || total - right_total <= zero_weight_) continue;
+    for (std::size_t w = 0; w < n_words_; ++w) {
+      right[w] = support[w] & feature[w];
+      left[w] = support[w] & ~feature[w];
+    }
+    const int left_id = node_id(left.data(), node.depth - 1);
+    const int right_id = node_id(right.data(), node.depth - 1);
+    prepare(left_id, left_weight.data());
+    prepare(right_id, right_weight.data());
+    const double limit = std::min(upper, cap);
+    const double right_lower = nodes_[right_id].lower;
+    double split = nodes_[left_id].lower + right_lower;
+    if (split >= upper - slack_) continue;  // cannot improve on the incumbent
+    if (split > limit) {
+      split_lower = std::min(split_lower, split);
+      continue;
+    }
+    solve_optimum(left_id, limit - right_lower);
+    if (!nodes_[left_id].exact) {
+      split_lower = std::min(split_lower, nodes_[left_id].lower + right_lower);
+      continue;
+    }
+    const double left_best = nodes_[left_id].upper;
+    solve_optimum(right_id, limit - left_best);
+    if (!nodes_[right_id].exact) {
+      split_lower = std::min(split_lower, left_best + nodes_[right_id].lower);
+      continue;
+    }
+    split = left_best + nodes_[right_id].upper;
+    if (split < upper - slack_) upper = split;
+  }
+  // every split not solved has a lower bound above min(upper, cap) at the time it was skipped
+  node.upper = upper;
+  node.lower = std::max(node.lower, std::min(upper, split_lower));
+  // sums of the same leaves in another order differ in the last bits: equal within slack_
+  node.exact = node.lower >= node.upper - slack_;
+  if (node.exact) node.lower = node.upper;
+}
+
+void RashomonSet::ensure(int id, double budget) {
+  const Node& node = nodes_[id];
+  if (node.budget >= budget && node.complete) return;
+  build(id, budget);
+}
+
+void RashomonSet::build(int id, double budget) {
+  Node& node = nodes_[id];  // a reference into the deque stays valid while children are added
+  const std::uint64_t* support = node.support.data();
+  const int depth = node.depth;
+  Budget& limits = *budget_;
+  bool complete = !limits.tick(bytes_in_use(), (n_words_ * 8 + sizeof(Node)) * 4);
+
+  const int K = n_classes_;
+  std::vector<double> weight(K), right_weight(K), left_weight(K);
+  problem_->class_weights(support, weight.data());
+  double total = 0.0, top = 0.0;
+  for (int k = 0; k < K; ++k) {
+    total += weight[k];
+    top = std::max(top, weight[k]);
+  }
+  // Blocks are found in their order within a key (leaves by label, splits by feature, left
+  // key, right key), so placing them by key with a stable counting pass keeps that order and
+  // only the distinct keys need sorting.
+  std::vector<Key> found;
+  std::vector<Count> found_counts;
+  std::vector<Pending> pending;
+  std::unordered_map<std::pair<double, int>, std::uint32_t, KeyHash> key_position;
+  const auto add = [&](double wrong, int leaves, double value, int option, std::uint32_t left,
+                       std::uint32_t right, const Count& count) {
+    const auto [it, inserted] = key_position.try_emplace(
+        std::make_pair(wrong, leaves), static_cast<std::uint32_t>(found.size()));
+    if (inserted) {
+      found.push_back({wrong, leaves, value});
+      found_counts.emplace_back();
+    }
+    found_counts[it->second] += count;
+    pending.push_back({it->second, option, left, right});
+  };
+  const Count one(1);
+  for (int k = 0; k < K; ++k) {
+    const double wrong = total - weight[k];
+    if (majority_only_ && wrong > total - top + tolerance_) continue;
+    const double value = wrong + penalty_;
+    if (value <= budget) add(wrong, 1, value, -(k + 1), 0, 0, one);
+  }
+
+  std::vector<Split> splits;
+  const double slack = slack_;
+  if (complete && depth > 0) {
+    std::vector<std::uint64_t> left(n_words_), right(n_words_);
+    const std::size_t p = problem_->n_features();
+    for (std::size_t j = 0; j < p; ++j) {
+      if (limits.check_clock()) break;
+      const std::uint64_t* feature = problem_->feature_words(j);
+      const double right_total = problem_->split_class_weights(
+          support, feature, weight.data(), right_weight.data(), left_weight.data());
+      if (right_total <= zero_weight_ || total - right_total <= zero_weight_) continue;
+      for (std::size_t w = 0; w < n_words_; ++w) {
+        right[w] = support[w] & feature[w];
+        left[w] = support[w] & ~feature[w];
+      }
+      const int left_id = node_id(left.data(), depth - 1);
+      const int right_id = node_id(right.data(), depth - 1);
+      prepare(left_id, left_weight.data());
+      prepare(right_id, right_weight.data());
+      if (nodes_[left_id].lower + nodes_[right_id].lower > budget) continue;
+      solve_optimum(left_id, budget - nodes_[right_id].lower);
+      if (limits.stopped()) break;
+      if (!nodes_[left_id].exact) continue;
+      const double left_best = nodes_[left_id].upper;
+      solve_optimum(right_id, budget - left_best);
+      if (limits.stopped()) break;
+      if (!nodes_[right_id].exact) continue;
+      const double right_best_value = nodes_[right_id].upper;
+      if (left_best + right_best_value > budget + slack) continue;
+      // children keep a hair more than the parent needs (slack), so a key the parent lists
+      // always finds every pair of child keys adding up to it, whatever the rounding of sums
+      ensure(left_id, budget - right_best_value + slack);
+      ensure(right_id, budget - left_best + slack);
+      const Node& L = nodes_[left_id];
+      const Node& R = nodes_[right_id];
+      if (!L.keys.empty() && !R.keys.empty()) {
+        const int split = static_cast<int>(splits.size());
+        splits.push_back({static_cast<int>(j), left_id, right_id});
+        const double right_best = R.keys.front().value;
+        for (std::size_t a = 0; a < L.keys.size(); ++a) {
+          if (L.keys[a].value + right_best > budget + slack) break;
+          for (std::size_t c = 0; c < R.keys.size(); ++c) {
+            if (L.keys[a].value + R.keys[c].value > budget + slack) break;
+            const double wrong = L.keys[a].misclassified + R.keys[c].misclassified;
+            const int leaves = L.keys[a].leaves + R.keys[c].leaves;
+            // membership is decided on the key's own value, the same number for every pair
+            // that makes it, so a key is either whole or absent
+            const double value = wrong + penalty_ * leaves;
+            if (value > budget) continue;
+            add(wrong, leaves, value, split, static_cast<std::uint32_t>(a),
+                static_cast<std::uint32_t>(c), L.counts[a] * R.counts[c]);
+          }
+        }
+      }
+      if (limits.stopped()) break;
+    }
+    if (limits.stopped()) complete = false;
+  }
+
+  // set order: value, then fewer leaves, then misclassified
+  std::vector<std::uint32_t> order(found.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const Key& a = found[x];
+    const Key& b = found[y];
+    if (a.value != b.value) return a.value < b.value;
+    if (a.leaves != b.leaves) return a.leaves < b.leaves;
+    return a.misclassified < b.misclassified;
+  });
+  std::vector<std::uint32_t> position(found.size());
+  std::vector<Key> keys(found.size());
+  std::vector<Count> counts(found.size());
+  for (std::uint32_t r = 0; r < order.size(); ++r) {
+    position[order[r]] = r;
+    keys[r] = found[order[r]];
+    counts[r] = std::move(found_counts[order[r]]);
+  }
+  std::vector<std::uint32_t> first(keys.size() + 1, 0);
+  for (const Pending& b : pending) ++first[position[b.key] + 1];
+  for (std::size_t k = 0; k < keys.size(); ++k) first[k + 1] += first[k];
+  std::vector<std::uint32_t> next(first.begin(), first.end() - 1);
+  std::vector<Block> blocks(pending.size());
+  for (const Pending& b : pending) blocks[next[position[b.key]]++] = {b.option, b.left, b.right};
+
+  const std::size_t old_bytes = node.keys.capacity() * sizeof(Key) +
+                                node.counts.capacity() * sizeof(Count) +
+                                node.blocks.capacity() * sizeof(Block) +
+                                node.first.capacity() * 4 + node.splits.capacity() * sizeof(Split);
+  node.keys = std::move(keys);
+  node.counts = std::move(counts);
+  node.first = std::move(first);
+  node.blocks = std::move(blocks);
+  node.splits = std::move(splits);
+  node.budget = budget;
+  node.complete = complete;
+  block_bytes_ += node.keys.capacity() * sizeof(Key) + node.counts.capacity() * sizeof(Count) +
+                  node.blocks.capacity() * sizeof(Block) + node.first.capacity() * 4 +
+                  node.splits.capacity() * sizeof(Split);
+  block_bytes_ -= std::min(block_bytes_, old_bytes);
+  limits.note_memory(bytes_in_use());
+}
+
+const std::vector<RashomonSet::Key>& RashomonSet::keys() const {
+  static const std::vector<Key> none;
+  return root_ < 0 ? none : nodes_[root_].keys;
+}
+
+std::vector<Count> RashomonSet::key_counts() const {
+  return root_ < 0 ? std::vector<Count>() : nodes_[root_].counts;
+}
+
+Count RashomonSet::count() const {
+  Count total;
+  if (root_ >= 0)
+    for (const Count& c : nodes_[root_].counts) total += c;
+  return total;
+}
+
+std::size_t RashomonSet::key_of(const Count& index) const {
+  if (root_ < 0) throw std::out_of_range("index out of range: the set is empty");
+  Count rest = index;
+  const auto& counts = nodes_[root_].counts;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    if (rest < counts[k]) return k;
+    rest -= counts[k];
+  }
+  throw std::out_of_range("index out of range");
+}
+
+std::vector<int> RashomonSet::tree(const Count& index) const {
+  const std::size_t key = key_of(index);
+  Count rest = index;
+  const auto& counts = nodes_[root_].counts;
+  for (std::size_t k = 0; k < key; ++k) rest -= counts[k];
+  std::vector<int> out;
+  unrank(root_, key, rest, out);
+  return out;
+}
+
+void RashomonSet::unrank(int id, std::size_t key, Count index, std::vector<int>& out) const {
+  const Node& node = nodes_[id];
+  for (std::uint32_t b = node.first[key]; b < node.first[key + 1]; ++b) {
+    const Block& block = node.blocks[b];
+    if (block.option < 0) {
+      if (index.is_zero()) {
+        out.push_back(block.option);
+        return;
+      }
+      index -= Count(1);
+      continue;
+    }
+    const Split& split = node.splits[block.option];
+    const Count& right_count = nodes_[split.right].counts[block.right];
+    const Count size = nodes_[split.left].counts[block.left] * right_count;
+    if (index < size) {
+      out.push_back(split.feature);
+      Count left_index, right_index;
+      Count::divmod(index, right_count, left_index, right_index);
+      unrank(split.left, block.left, left_index, out);
+      unrank(split.right, block.right, right_index, out);
+      return;
+    }
+    index -= size;
+  }
+  throw std::logic_error("RashomonSet: index beyond its key's blocks");
+}
+
+const std::vector<Count>& RashomonSet::counts_without(int id, int feature,
+                                                      std::vector<std::vector<Count>>& memo,
+                                                      std::vector<char>& done) const {
+  if (done[id]) return memo[id];
+  const Node& node = nodes_[id];
+  std::vector<Count> out(node.keys.size());
+  for (std::size_t k = 0; k < node.keys.size(); ++k) {
+    for (std::uint32_t b = node.first[k]; b < node.first[k + 1]; ++b) {
+      const Block& block = node.blocks[b];
+      if (block.option < 0) {
+        out[k] += Count(1);
+        continue;
+      }
+      const Split& split = node.splits[block.option];
+      if (split.feature == feature) continue;
+      const Count& left = counts_without(split.left, feature, memo, done)[block.left];
+      const Count& right = counts_without(split.right, feature, memo, done)[block.right];
+      out[k] += left * right;
+    }
+  }
+  memo[id] = std::move(out);
+  done[id] = 1;
+  return memo[id];
+}
+
+Count RashomonSet::count_without(int feature) const {
+  Count total;
+  if (root_ < 0) return total;
+  std::vector<std::vector<Count>> memo(nodes_.size());
+  std::vector<char> done(nodes_.size(), 0);
+  for (const Count& c : counts_without(root_, feature, memo, done)) total += c;
+  return total;
+}
+
+std::vector<RashomonSet::NodeView> RashomonSet::debug_nodes() const {
+  std::vector<NodeView> out;
+  for (const Node& node : nodes_) {
+    NodeView view{node.support, node.depth, node.exact, node.lower, node.upper, node.budget, {}};
+    for (std::size_t k = 0; k < node.keys.size(); ++k)
+      view.keys.emplace_back(node.keys[k].misclassified, node.keys[k].leaves,
+                             node.counts[k].to_hex());
+    out.push_back(std::move(view));
+  }
+  return out;
+}
+
+}  // namespace odtkit

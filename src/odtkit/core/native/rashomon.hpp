@@ -1,0 +1,151 @@
+// The Rashomon set: every tree whose objective is at most a bound, counted and addressed
+// exactly, without listing it (odtkit.rashomon; docs/rashomon.md).
+//
+// A sub-problem is (support over points, remaining depth), memoized as in the dp. For a budget
+// b (count units: misclassified weight + Lambda * leaves) it keeps a histogram over the exact
+// keys (misclassified weight, leaves) of all its trees of value <= b, each key with the number
+// of trees having it, and the *blocks* that make that number up: a leaf label, or one split with
+// one key of its left child and one of its right child (count = product of the two). Children
+// are solved with the budget b minus a lower bound on (then the optimum of) their sibling, so
+// only sub-problems that can still be part of a good tree are ever built.
+//
+// A histogram built for budget b lists every tree of value <= b, so its first key is the
+// sub-problem's optimum when it is not empty, and when it is empty the optimum exceeds b. A
+// later request with a larger budget rebuilds the node; its keys are sorted by (value, leaves,
+// misclassified) and all keys of value <= b are unchanged by a larger budget, so they keep their
+// positions and the blocks of the parents that point at them stay valid.
+//
+// The trees of one key are ordered by their blocks (leaves by label, then splits by feature,
+// then the left key, then the right key, then left index major); index i of the whole set is
+// decoded by walking the blocks (unrank), which needs only the counts: nothing is listed until
+// asked for.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "count.hpp"
+#include "problem.hpp"
+#include "search_types.hpp"
+
+namespace odtkit {
+
+class RashomonSet {
+ public:
+  struct Key {
+    double misclassified = 0.0;  // count units (weight)
+    int leaves = 0;
+    double value = 0.0;          // misclassified + Lambda * leaves
+  };
+
+  // Builds the set {trees of depth <= config.max_depth (-1: unlimited) with value <= bound}
+  // where `bound` is normalized (objective units); the library tolerance (count_tolerance) is
+  // added. `majority_only`: leaves predict only a class of maximal weight of their rows.
+  // config.time_limit / memory_limit_mb / node_limit and `interrupted` stop the build early:
+  // then complete() is false and the set holds only trees that truly belong to it.
+  RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
+              bool majority_only, std::function<bool()> interrupted = {});
+
+  bool complete() const { return complete_; }
+  const std::string& status() const { return status_; }
+  double total_weight() const { return total_weight_; }
+  double penalty() const { return penalty_; }
+  std::size_t n_subproblems() const { return nodes_.size(); }
+  double seconds() const { return seconds_; }
+  double peak_memory_mb() const { return peak_memory_mb_; }
+
+  // the root histogram: keys in set order and the number of trees of each
+  const std::vector<Key>& keys() const;
+  std::vector<Count> key_counts() const;
+  Count count() const;
+  // the trees that never split on `feature`
+  Count count_without(int feature) const;
+  // pre-order encoding (search_types.hpp) of the index-th tree, 0 <= index < count()
+  std::vector<int> tree(const Count& index) const;
+  // the key of the index-th tree (its position in the root histogram)
+  std::size_t key_of(const Count& index) const;
+
+  // Debug view of every sub-problem (tests): support words, depth, exact, lower, upper,
+  // budget, and its keys as (misclassified, leaves, count in hex).
+  struct NodeView {
+    std::vector<std::uint64_t> support;
+    int depth;
+    bool exact;
+    double lower, upper, budget;
+    std::vector<std::tuple<double, int, std::string>> keys;
+  };
+  std::vector<NodeView> debug_nodes() const;
+
+ private:
+  // One leaf, or one split with one key on each side: count 1, or the product of the
+  // children's counts of those keys (not stored: recomputed when decoding).
+  struct Block {
+    int option;          // -(k+1): a leaf of class k; s >= 0: split number s of the node
+    std::uint32_t left;  // key positions in the children (splits only)
+    std::uint32_t right;
+  };
+  struct Split {
+    int feature;
+    int left;   // node ids
+    int right;
+  };
+  struct Node {
+    std::vector<std::uint64_t> support;
+    int depth = 0;
+    // the optimum: lower <= OPT <= upper, equal when `exact` (set up by prepare)
+    bool prepared = false, exact = false;
+    double lower = 0.0, upper = 0.0;
+    double budget = -1.0;  // the histogram holds every tree of value <= budget (< 0: unbuilt)
+    bool complete = true;
+    std::vector<Key> keys;
+    std::vector<Count> counts;           // trees per key
+    std::vector<std::uint32_t> first;    // blocks of key i: [first[i], first[i + 1])
+    std::vector<Block> blocks;
+    std::vector<Split> splits;
+  };
+  struct SupportHash {
+    std::size_t n_words;
+    std::size_t operator()(const std::pair<const std::uint64_t*, int>& key) const;
+  };
+  struct SupportEqual {
+    std::size_t n_words;
+    bool operator()(const std::pair<const std::uint64_t*, int>& a,
+                    const std::pair<const std::uint64_t*, int>& b) const;
+  };
+
+  int node_id(const std::uint64_t* support, int depth);
+  int find_node(const std::uint64_t* support, int depth) const;
+  void prepare(int id, const double* class_weight);
+  void solve_optimum(int id, double cap);
+  void ensure(int id, double budget);
+  void build(int id, double budget);
+  void unrank(int id, std::size_t key, Count index, std::vector<int>& out) const;
+  const std::vector<Count>& counts_without(int id, int feature,
+                                           std::vector<std::vector<Count>>& memo,
+                                           std::vector<char>& done) const;
+  std::size_t bytes_in_use() const;
+
+  const Problem* problem_ = nullptr;  // only while building
+  Budget* budget_ = nullptr;          // only while building
+  std::size_t n_words_ = 0;
+  int n_classes_ = 0;
+  double total_weight_ = 0.0, penalty_ = 0.0, tolerance_ = 0.0, zero_weight_ = 0.0;
+  // far below any real difference of two values, far above the rounding of their sums
+  double slack_ = 0.0;
+  bool majority_only_ = false;
+  std::deque<Node> nodes_;
+  std::unordered_map<std::pair<const std::uint64_t*, int>, int, SupportHash, SupportEqual> index_;
+  std::size_t block_bytes_ = 0;
+  int root_ = -1;
+  bool complete_ = true;
+  std::string status_ = "optimal";
+  double seconds_ = 0.0, peak_memory_mb_ = 0.0;
+};
+
+}  // namespace odtkit

@@ -1,0 +1,126 @@
+// Binding of the Rashomon set (rashomon.hpp). Counts and indices cross as hexadecimal text,
+// which Python turns into exact ints (odtkit.core.rashomon); the build runs with the GIL
+// released and stops on Ctrl-C like every search.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bindings.hpp"
+#include "rashomon.hpp"
+
+namespace nb = nanobind;
+
+namespace odtkit {
+
+namespace {
+
+std::unique_ptr<RashomonSet> build_rashomon(const Problem& problem, const SearchConfig& config,
+                                            double bound, bool majority_only,
+                                            nb::object progress) {
+  SearchConfig local = config;
+  local.validate();
+  if (!std::isfinite(local.lam * problem.total_weight()))
+    throw std::invalid_argument("lam is too large for these sample weights");
+  auto interrupt = python_interrupt_check({}, std::move(progress));
+  nb::gil_scoped_release release;
+  return std::make_unique<RashomonSet>(problem, local, bound, majority_only,
+                                       std::move(interrupt));
+}
+
+// (misclassified, leaves, value) of each key of the root, and its count in hex
+std::tuple<std::vector<double>, std::vector<int>, std::vector<double>, std::vector<std::string>>
+histogram(const RashomonSet& set) {
+  std::vector<double> wrong, value;
+  std::vector<int> leaves;
+  std::vector<std::string> counts;
+  for (const auto& key : set.keys()) {
+    wrong.push_back(key.misclassified);
+    leaves.push_back(key.leaves);
+    value.push_back(key.value);
+  }
+  for (const Count& c : set.key_counts()) counts.push_back(c.to_hex());
+  return {wrong, leaves, value, counts};
+}
+
+// Trees start .. start + n - 1 (hex start): their encodings concatenated, each one's length,
+// and each one's key position in the histogram.
+std::tuple<std::vector<int>, std::vector<int>, std::vector<int>> trees(
+    const RashomonSet& set, const std::string& start, std::size_t n) {
+  std::vector<int> codes, lengths, keys;
+  Count index = Count::from_hex(start);
+  const Count one(1);
+  nb::gil_scoped_release release;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::vector<int> code = set.tree(index);
+    codes.insert(codes.end(), code.begin(), code.end());
+    lengths.push_back(static_cast<int>(code.size()));
+    keys.push_back(static_cast<int>(set.key_of(index)));
+    index += one;
+  }
+  return {codes, lengths, keys};
+}
+
+}  // namespace
+
+void bind_rashomon(nb::module_& m) {
+  nb::class_<RashomonSet>(m, "RashomonSet",
+                          "The native Rashomon set (rashomon.hpp): counts in hex text, trees "
+                          "by index in set order. Built by rashomon_build.")
+      .def_prop_ro("complete", &RashomonSet::complete)
+      .def_prop_ro("status", &RashomonSet::status)
+      .def_prop_ro("n_subproblems", &RashomonSet::n_subproblems)
+      .def_prop_ro("seconds", &RashomonSet::seconds)
+      .def_prop_ro("peak_memory_mb", &RashomonSet::peak_memory_mb)
+      .def_prop_ro("total_weight", &RashomonSet::total_weight)
+      .def("count", [](const RashomonSet& s) { return s.count().to_hex(); })
+      .def("count_without",
+           [](const RashomonSet& s, int feature) { return s.count_without(feature).to_hex(); },
+           nb::arg("feature"))
+      .def("histogram", &histogram)
+      .def(
+          "tree", [](const RashomonSet& s, const std::string& index) {
+            return s.tree(Count::from_hex(index));
+          },
+          nb::arg("index"))
+      .def("trees", &trees, nb::arg("start"), nb::arg("n"))
+      .def("_debug_nodes", [](const RashomonSet& s) {
+        std::vector<std::tuple<std::vector<std::uint64_t>, int, bool, double, double, double,
+                               std::vector<std::tuple<double, int, std::string>>>>
+            out;
+        for (auto& v : s.debug_nodes())
+          out.emplace_back(v.support, v.depth, v.exact, v.lower, v.upper, v.budget, v.keys);
+        return out;
+      }, "Debug: every sub-problem (support words, depth, exact, lower, upper, budget, keys).");
+  m.def("rashomon_build", &build_rashomon, nb::arg("problem"), nb::arg("config"),
+        nb::arg("bound"), nb::arg("majority_only") = false, nb::arg("progress") = nb::none(),
+        "Build the Rashomon set {trees of depth <= config.max_depth: objective <= bound} "
+        "(normalized bound; the 1e-9 tolerance is added). Limits in config stop it early "
+        "(complete=False: a subset, every member genuine).");
+  m.def(
+      "_count_arithmetic",
+      [](const std::string& a, const std::string& b) {
+        const Count x = Count::from_hex(a), y = Count::from_hex(b);
+        Count q, r;
+        Count::divmod(x, y, q, r);
+        Count difference = x;
+        const bool ordered = !(x < y);
+        if (ordered) difference -= y;
+        return std::make_tuple((x + y).to_hex(), (x * y).to_hex(),
+                               ordered ? difference.to_hex() : std::string("-"), q.to_hex(),
+                               r.to_hex(), Count::compare(x, y));
+      },
+      nb::arg("a"), nb::arg("b"),
+      "Debug: (a+b, a*b, a-b or '-', a//b, a%b, cmp) of two hex counts (tests of count.hpp).");
+}
+
+}  // namespace odtkit

@@ -1,0 +1,246 @@
+"""The engine of :func:`odtkit.rashomon`: the exact Rashomon set, built natively.
+
+``build_rashomon`` certifies the optimum OPT with the native dp (the same tree space), then
+builds, in ``core/native/rashomon.cpp``, the memo of sub-problems that can still be part of a
+tree within the bound, each with the exact number of its trees per (misclassified weight,
+leaves) key. That is enough to count the set, address its i-th tree in objective order, and
+count the trees that avoid a feature, all without listing it (docs/rashomon.md).
+
+Counts and indices cross the binding as hexadecimal text and come back as Python ints, so
+they are exact at any size.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from odtkit._validation import check_dataset, check_depth, check_lambda, check_positive_number
+from odtkit.core import _native
+from odtkit.core._problem import build_problem, decode_tree, search_config
+from odtkit.datasets import Dataset
+from odtkit.tree import Tree
+
+__all__ = ["LEAF_RULES", "PAD", "RashomonCore", "build_rashomon"]
+
+#: The leaf labels a tree of the set may use: any class, or only a majority class of the leaf.
+LEAF_RULES = ("any", "majority")
+#: The padding of :meth:`RashomonCore.codes` rows.
+PAD = int(np.iinfo(np.int32).min)
+#: Trees decoded per native call when listing many.
+_BATCH = 4096
+
+
+@dataclasses.dataclass(eq=False)
+class RashomonCore:
+    """The native Rashomon set of one dataset and bound; see :func:`build_rashomon`."""
+
+    dataset: Dataset
+    lam: float
+    max_depth: int | None
+    epsilon: float
+    absolute: bool
+    leaves: str
+    optimum: float
+    optimal_tree: Tree | None
+    lower_bound: float
+    bound: float
+    complete: bool
+    status: str
+    stats: dict[str, Any]
+    _native_set: Any = dataclasses.field(repr=False)
+    _key_objective: np.ndarray = dataclasses.field(repr=False)
+    _key_ends: list[int] = dataclasses.field(repr=False)
+
+    def count(self) -> int:
+        """The exact number of trees in the set (a Python int of any size)."""
+        return self._key_ends[-1] if self._key_ends else 0
+
+    def histogram(self) -> pd.DataFrame:
+        """One row per exact (misclassified weight, leaves) key, in objective order."""
+        wrong, leaves, _, counts = self._native_set.histogram()
+        scale = self.dataset.total_weight / self._native_set.total_weight
+        return pd.DataFrame(
+            {
+                "misclassified": np.asarray(wrong, dtype=np.float64) * scale,
+                "leaves": np.asarray(leaves, dtype=np.int64),
+                "objective": self._key_objective,
+                "count": pd.Series([int(c, 16) for c in counts], dtype=object),
+            }
+        )
+
+    def _check_range(self, start: int, stop: int) -> tuple[int, int]:
+        total = self.count()
+        start, stop = int(start), int(stop)
+        if not 0 <= start <= stop <= total:
+            raise IndexError(f"tree range [{start}, {stop}) is outside the set of {total} trees")
+        return start, stop
+
+    def _listed(self, start: int, stop: int) -> tuple[list[list[int]], np.ndarray]:
+        start, stop = self._check_range(start, stop)
+        codes: list[list[int]] = []
+        keys: list[int] = []
+        for first in range(start, stop, _BATCH):
+            n = min(_BATCH, stop - first)
+            flat, lengths, batch_keys = self._native_set.trees(format(first, "x"), n)
+            offsets = np.concatenate(([0], np.cumsum(lengths)))
+            codes.extend(flat[offsets[i] : offsets[i + 1]] for i in range(n))
+            keys.extend(batch_keys)
+        return codes, np.asarray(keys, dtype=np.int64)
+
+    def codes(self, start: int, stop: int) -> np.ndarray:
+        """Pre-order codes of trees ``start .. stop - 1``, one row each, padded with :data:`PAD`."""
+        codes, _ = self._listed(start, stop)
+        width = max((len(c) for c in codes), default=1)
+        out = np.full((len(codes), width), PAD, dtype=np.int32)
+        for row, code in enumerate(codes):
+            out[row, : len(code)] = code
+        return out
+
+    def objectives(self, start: int, stop: int) -> np.ndarray:
+        """The objectives of trees ``start .. stop - 1`` (from their keys; no tree is listed)."""
+        start, stop = self._check_range(start, stop)
+        # the key of tree i is the first key whose cumulative count exceeds i
+        first = bisect.bisect_right(self._key_ends, start)
+        out = np.empty(stop - start, dtype=np.float64)
+        position, key = start, first
+        while position < stop:
+            end = min(stop, self._key_ends[key])
+            out[position - start : end - start] = self._key_objective[key]
+            position, key = end, key + 1
+        return out
+
+    def tree(self, index: int) -> Tree:
+        """The ``index``-th tree in objective order."""
+        index = int(index)
+        codes, _ = self._listed(index, index + 1)
+        return decode_tree(codes[0])
+
+    def count_without(self, feature: int) -> int:
+        """The number of trees in the set that never split on ``feature``."""
+        feature = int(feature)
+        if not 0 <= feature < self.dataset.n_features:
+            raise IndexError(f"feature must be in 0..{self.dataset.n_features - 1}, got {feature}")
+        return int(self._native_set.count_without(feature), 16)
+
+
+def _check_epsilon(epsilon: Any) -> float:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.number)):
+        raise TypeError(f"epsilon must be a non-negative number, got {type(epsilon).__name__}")
+    value = float(epsilon)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    return value
+
+
+def build_rashomon(
+    dataset: Dataset,
+    *,
+    lam: float,
+    max_depth: int | None,
+    epsilon: float,
+    absolute: bool = False,
+    leaves: str = "any",
+    time_limit: float | None = None,
+    memory_limit_mb: float | None = None,
+    progress: bool | None = None,
+) -> RashomonCore:
+    """Certify OPT with the dp, then build every tree with objective <= the bound.
+
+    The set is ``{T : R(T) <= bound + 1e-9}`` over trees of depth <= ``max_depth`` whose splits
+    all send weight to both sides, ``bound = (1 + epsilon) * OPT`` (``OPT + epsilon`` with
+    ``absolute``). ``time_limit`` and ``memory_limit_mb`` cover both steps; a limit or Ctrl-C
+    leaves ``complete`` False and a set whose every member is genuine. Without a certified
+    OPT the bound is taken from the best tree found, so it may be larger than the stated one.
+    """
+    from odtkit.core.search import TrivialAnswerWarning, search_tree
+
+    dataset = check_dataset(dataset)
+    lam = check_lambda(lam)
+    max_depth = check_depth(max_depth, n_features=dataset.n_features)
+    epsilon = _check_epsilon(epsilon)
+    if not isinstance(absolute, (bool, np.bool_)):
+        raise TypeError(f"absolute must be True or False, got {type(absolute).__name__}")
+    if leaves not in LEAF_RULES:
+        raise ValueError(f"leaves must be one of {LEAF_RULES}, got {leaves!r}")
+    time_limit = check_positive_number(time_limit, "time_limit")
+    memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
+
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        # the set says more about a trivial optimum than the warning does
+        warnings.simplefilter("ignore", TrivialAnswerWarning)
+        optimum = search_tree(
+            dataset,
+            lam=lam,
+            max_depth=max_depth,
+            method="dp",
+            time_limit=time_limit,
+            memory_limit_mb=memory_limit_mb,
+            progress=progress,
+        )
+    dp_seconds = time.perf_counter() - started
+    certified = optimum.status == "optimal"
+    opt = float(optimum.objective)
+    bound = opt + epsilon if absolute else opt * (1.0 + epsilon)
+
+    remaining = None if time_limit is None else max(time_limit - dp_seconds, 1e-3)
+    config = search_config(
+        lam,
+        time_limit=remaining,
+        node_limit=None,
+        memory_limit_mb=memory_limit_mb,
+        bounds={},
+        max_depth=-1 if max_depth is None else max_depth,
+    )
+    problem = build_problem(dataset)
+    native_set = _native.rashomon_build(problem, config, bound, leaves == "majority")
+    counts = [int(c, 16) for c in native_set.histogram()[3]]
+    wrong, n_leaves, _, _ = native_set.histogram()
+    key_objective = np.asarray(
+        wrong, dtype=np.float64
+    ) / native_set.total_weight + lam * np.asarray(n_leaves, dtype=np.float64)
+    ends: list[int] = []
+    running = 0
+    for c in counts:
+        running += c
+        ends.append(running)
+    complete = bool(native_set.complete) and certified
+    status = str(optimum.status) if not certified else str(native_set.status)
+    if complete and key_objective.size and abs(key_objective[0] - opt) > 1e-9:
+        raise RuntimeError(
+            f"internal error: the Rashomon set's best tree scores {key_objective[0]!r} but the "
+            f"dp certified {opt!r}; please report this"
+        )
+    return RashomonCore(
+        dataset=dataset,
+        lam=lam,
+        max_depth=max_depth,
+        epsilon=epsilon,
+        absolute=bool(absolute),
+        leaves=leaves,
+        optimum=opt,
+        optimal_tree=optimum.model,
+        lower_bound=float(optimum.lower_bound),
+        bound=bound,
+        complete=complete,
+        status=status,
+        stats={
+            "subproblems": int(native_set.n_subproblems),
+            "seconds": time.perf_counter() - started,
+            "dp_seconds": dp_seconds,
+            "build_seconds": float(native_set.seconds),
+            "peak_memory_mb": max(float(native_set.peak_memory_mb), optimum.peak_memory_mb),
+            "certified": certified,
+        },
+        _native_set=native_set,
+        _key_objective=key_objective,
+        _key_ends=ends,
+    )
