@@ -943,18 +943,23 @@ def main(argv: list[str] | None = None) -> None:
     failed: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        files: dict[str, Path] = {}
         for name in names:
             npz = write_npz(name, folder)
             if npz is None:
                 payload["skipped"].append(f"{name}: data not found")
                 continue
+            files[name] = npz
             with np.load(npz) as data:
                 payload["datasets"][name] = {
                     "n": int(data["X"].shape[0]),
                     "features": int(data["X"].shape[1]),
                     "classes": int(data["y"].max()) + 1,
                 }
-            for depth in depths:
+        # depth first, then the datasets: a time budget cut leaves every dataset measured at
+        # the shallower depths rather than the first datasets at every depth
+        for depth in depths:
+            for name, npz in files.items():
                 for lam in sorted(lams, reverse=True):
                     for eps in sorted(epsilons):
                         s = {"dataset": name, "depth": depth, "lam": lam, "eps": eps}
@@ -1199,6 +1204,10 @@ def render(payload: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _or_dash(v: Any) -> Any:
+    return "–" if v is None else v
+
+
 def _count(r: dict[str, Any] | None) -> str:
     if not _ok(r):
         return "–"
@@ -1352,7 +1361,7 @@ def bound_lines(payload: dict[str, Any]) -> list[str]:
                     harness.fmt(o["optimum_count_units"], 5),
                     harness.fmt(o["bound_count_units"], 5),
                     c.get("peer_above_bound", "–"),
-                    c.get("missing_from_peer", "–"),
+                    _or_dash(c.get("missing_from_peer")),
                 ]
             )
     if table:
