@@ -752,6 +752,7 @@ def classify(
         out["missing_from_ours"] = max(0, valid - ours_count)
     if out["partial"]:
         out["missing_from_peer"] = None
+        out["missing_traits"], out["missing_traits_of"] = {}, 0
     out["our_bug"] = bool(out["missing_from_ours"] or out.get("ours_above_bound"))
     return out
 
@@ -1263,6 +1264,8 @@ def summary_lines(payload: dict[str, Any]) -> list[str]:
         missing = [c for c in comps if c.get("missing_from_peer")]
         traits: dict[str, int] = {}
         for c in comps:
+            if c.get("partial"):  # ours-only there may just lie beyond the peer's extraction
+                continue
             for t, k in (c.get("missing_traits") or {}).items():
                 traits[t] = traits.get(t, 0) + k
         lines.append(
