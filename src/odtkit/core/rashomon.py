@@ -83,29 +83,19 @@ class RashomonCore:
             raise IndexError(f"tree range [{start}, {stop}) is outside the set of {total} trees")
         return start, stop
 
-    def _listed(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """The codes of trees ``start .. stop - 1`` concatenated, and each one's length."""
-        start, stop = self._check_range(start, stop)
-        flats: list[np.ndarray] = []
-        lengths: list[np.ndarray] = []
-        for first in range(start, stop, _BATCH):
-            n = min(_BATCH, stop - first)
-            flat, batch_lengths, _ = self._native_set.trees(format(first, "x"), n)
-            flats.append(np.asarray(flat, dtype=np.int32))
-            lengths.append(np.asarray(batch_lengths, dtype=np.int64))
-        if not flats:
-            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64)
-        return np.concatenate(flats), np.concatenate(lengths)
-
     def codes(self, start: int, stop: int) -> np.ndarray:
         """Pre-order codes of trees ``start .. stop - 1``, one row each, padded with :data:`PAD`."""
-        flat, lengths = self._listed(start, stop)
-        width = int(lengths.max()) if lengths.size else 1
-        out = np.full((lengths.size, width), PAD, dtype=np.int32)
-        rows = np.repeat(np.arange(lengths.size), lengths)
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        columns = np.arange(flat.size) - np.repeat(starts, lengths)
-        out[rows, columns] = flat
+        start, stop = self._check_range(start, stop)
+        batches = [
+            self._native_set.trees(format(first, "x"), min(_BATCH, stop - first), PAD)[0]
+            for first in range(start, stop, _BATCH)
+        ]
+        width = max((b.shape[1] for b in batches), default=1)
+        out = np.full((stop - start, width), PAD, dtype=np.int32)
+        row = 0
+        for batch in batches:
+            out[row : row + batch.shape[0], : batch.shape[1]] = batch
+            row += batch.shape[0]
         return out
 
     def objectives(self, start: int, stop: int) -> np.ndarray:
@@ -123,9 +113,8 @@ class RashomonCore:
 
     def tree(self, index: int) -> Tree:
         """The ``index``-th tree in objective order."""
-        index = int(index)
-        flat, _ = self._listed(index, index + 1)
-        return decode_tree(flat.tolist())
+        code = self.codes(int(index), int(index) + 1)[0]
+        return decode_tree(code[code != PAD].tolist())
 
     def count_without(self, feature: int) -> int:
         """The number of trees in the set that never split on ``feature``."""

@@ -377,21 +377,37 @@ void RashomonSet::build(int id, double budget) {
   std::vector<std::uint32_t> next(first.begin(), first.end() - 1);
   std::vector<Block> blocks(pending.size());
   for (const Pending& b : pending) blocks[next[position[b.key]]++] = {b.option, b.left, b.right};
+  // where each block's trees end within its key, so decoding finds a block by binary search
+  std::vector<Count> block_end(blocks.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    Count end;
+    for (std::uint32_t b = first[k]; b < first[k + 1]; ++b) {
+      const Block& block = blocks[b];
+      if (block.option < 0) {
+        end += one;
+      } else {
+        const Split& split = splits[block.option];
+        end += nodes_[split.left].counts[block.left] * nodes_[split.right].counts[block.right];
+      }
+      block_end[b] = end;
+    }
+  }
 
   const std::size_t old_bytes = node.keys.capacity() * sizeof(Key) +
                                 node.counts.capacity() * sizeof(Count) +
-                                node.blocks.capacity() * sizeof(Block) +
+                                node.blocks.capacity() * (sizeof(Block) + sizeof(Count)) +
                                 node.first.capacity() * 4 + node.splits.capacity() * sizeof(Split);
   node.keys = std::move(keys);
   node.counts = std::move(counts);
   node.first = std::move(first);
   node.blocks = std::move(blocks);
+  node.block_end = std::move(block_end);
   node.splits = std::move(splits);
   node.budget = budget;
   node.complete = complete;
   block_bytes_ += node.keys.capacity() * sizeof(Key) + node.counts.capacity() * sizeof(Count) +
-                  node.blocks.capacity() * sizeof(Block) + node.first.capacity() * 4 +
-                  node.splits.capacity() * sizeof(Split);
+                  node.blocks.capacity() * (sizeof(Block) + sizeof(Count)) +
+                  node.first.capacity() * 4 + node.splits.capacity() * sizeof(Split);
   block_bytes_ -= std::min(block_bytes_, old_bytes);
   limits.note_memory(bytes_in_use());
 }
@@ -435,30 +451,43 @@ std::vector<int> RashomonSet::tree(const Count& index) const {
 
 void RashomonSet::unrank(int id, std::size_t key, Count index, std::vector<int>& out) const {
   const Node& node = nodes_[id];
-  for (std::uint32_t b = node.first[key]; b < node.first[key + 1]; ++b) {
-    const Block& block = node.blocks[b];
-    if (block.option < 0) {
-      if (index.is_zero()) {
-        out.push_back(block.option);
-        return;
-      }
-      index -= Count(1);
-      continue;
-    }
-    const Split& split = node.splits[block.option];
-    const Count& right_count = nodes_[split.right].counts[block.right];
-    const Count size = nodes_[split.left].counts[block.left] * right_count;
-    if (index < size) {
-      out.push_back(split.feature);
-      Count left_index, right_index;
-      Count::divmod(index, right_count, left_index, right_index);
-      unrank(split.left, block.left, left_index, out);
-      unrank(split.right, block.right, right_index, out);
-      return;
-    }
-    index -= size;
+  const auto begin = node.block_end.begin() + node.first[key];
+  const auto end = node.block_end.begin() + node.first[key + 1];
+  const auto found = std::upper_bound(begin, end, index);
+  if (found == end) throw std::logic_error("RashomonSet: index beyond its key's blocks");
+  if (found != begin) index -= *(found - 1);
+  const Block& block = node.blocks[found - node.block_end.begin()];
+  if (block.option < 0) {
+    out.push_back(block.option);
+    return;
   }
-  throw std::logic_error("RashomonSet: index beyond its key's blocks");
+  const Split& split = node.splits[block.option];
+  out.push_back(split.feature);
+  Count left_index, right_index;
+  Count::divmod(index, nodes_[split.right].counts[block.right], left_index, right_index);
+  unrank(split.left, block.left, left_index, out);
+  unrank(split.right, block.right, right_index, out);
+}
+
+void RashomonSet::trees(const Count& start, std::size_t n, std::vector<int>& codes,
+                        std::vector<int>& lengths, std::vector<int>& keys) const {
+  if (n == 0) return;
+  std::size_t key = key_of(start);
+  const auto& counts = nodes_[root_].counts;
+  Count rest = start;
+  for (std::size_t k = 0; k < key; ++k) rest -= counts[k];
+  const Count one(1);
+  for (std::size_t i = 0; i < n; ++i) {
+    while (!(rest < counts[key])) {  // the key's trees are done: the next key's first
+      rest = Count();
+      if (++key >= counts.size()) throw std::out_of_range("index out of range");
+    }
+    const std::size_t before = codes.size();
+    unrank(root_, key, rest, codes);
+    lengths.push_back(static_cast<int>(codes.size() - before));
+    keys.push_back(static_cast<int>(key));
+    rest += one;
+  }
 }
 
 const std::vector<Count>& RashomonSet::counts_without(int id, int feature,

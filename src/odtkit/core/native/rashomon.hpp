@@ -69,6 +69,9 @@ class RashomonSet {
   std::vector<int> tree(const Count& index) const;
   // the key of the index-th tree (its position in the root histogram)
   std::size_t key_of(const Count& index) const;
+  // trees start .. start + n - 1: encodings appended to `codes`, each one's length and key
+  void trees(const Count& start, std::size_t n, std::vector<int>& codes,
+             std::vector<int>& lengths, std::vector<int>& keys) const;
 
   // Debug view of every sub-problem (tests): support words, depth, exact, lower, upper,
   // budget, and its keys as (misclassified, leaves, count in hex).
@@ -83,7 +86,7 @@ class RashomonSet {
 
  private:
   // One leaf, or one split with one key on each side: count 1, or the product of the
-  // children's counts of those keys (not stored: recomputed when decoding).
+  // children's counts of those keys.
   struct Block {
     int option;          // -(k+1): a leaf of class k; s >= 0: split number s of the node
     std::uint32_t left;  // key positions in the children (splits only)
@@ -106,6 +109,7 @@ class RashomonSet {
     std::vector<Count> counts;           // trees per key
     std::vector<std::uint32_t> first;    // blocks of key i: [first[i], first[i + 1])
     std::vector<Block> blocks;
+    std::vector<Count> block_end;  // the trees of key i up to and including each block
     std::vector<Split> splits;
   };
   std::uint64_t hash(const std::uint64_t* support, int depth) const;

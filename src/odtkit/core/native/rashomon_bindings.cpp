@@ -2,12 +2,14 @@
 // which Python turns into exact ints (odtkit.core.rashomon); the build runs with the GIL
 // released and stops on Ctrl-C like every search.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -52,22 +54,37 @@ histogram(const RashomonSet& set) {
   return {wrong, leaves, value, counts};
 }
 
-// Trees start .. start + n - 1 (hex start): their encodings concatenated, each one's length,
-// and each one's key position in the histogram.
-std::tuple<std::vector<int>, std::vector<int>, std::vector<int>> trees(
-    const RashomonSet& set, const std::string& start, std::size_t n) {
+template <class T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T>&& values) {
+  auto* heap = new std::vector<T>(std::move(values));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(heap->data(), {heap->size()}, owner);
+}
+
+// Trees start .. start + n - 1 (hex start): one row each of pre-order codes padded on the
+// right with `pad` (width: the longest of them), and each one's key position in the histogram.
+std::tuple<nb::ndarray<nb::numpy, int, nb::ndim<2>>, nb::ndarray<nb::numpy, int, nb::ndim<1>>>
+trees(const RashomonSet& set, const std::string& start, std::size_t n, int pad) {
   std::vector<int> codes, lengths, keys;
-  Count index = Count::from_hex(start);
-  const Count one(1);
-  nb::gil_scoped_release release;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::vector<int> code = set.tree(index);
-    codes.insert(codes.end(), code.begin(), code.end());
-    lengths.push_back(static_cast<int>(code.size()));
-    keys.push_back(static_cast<int>(set.key_of(index)));
-    index += one;
+  const Count first = Count::from_hex(start);
+  std::size_t width = 1;
+  int* matrix = nullptr;
+  {
+    nb::gil_scoped_release release;
+    set.trees(first, n, codes, lengths, keys);
+    for (int length : lengths) width = std::max(width, static_cast<std::size_t>(length));
+    matrix = new int[std::max<std::size_t>(n * width, 1)];
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      int* row = matrix + i * width;
+      std::copy(codes.begin() + at, codes.begin() + at + lengths[i], row);
+      std::fill(row + lengths[i], row + width, pad);
+      at += lengths[i];
+    }
   }
-  return {codes, lengths, keys};
+  nb::capsule owner(matrix, [](void* p) noexcept { delete[] static_cast<int*>(p); });
+  return {nb::ndarray<nb::numpy, int, nb::ndim<2>>(matrix, {n, width}, owner),
+          to_numpy(std::move(keys))};
 }
 
 }  // namespace
@@ -92,7 +109,7 @@ void bind_rashomon(nb::module_& m) {
             return s.tree(Count::from_hex(index));
           },
           nb::arg("index"))
-      .def("trees", &trees, nb::arg("start"), nb::arg("n"))
+      .def("trees", &trees, nb::arg("start"), nb::arg("n"), nb::arg("pad"))
       .def("_debug_nodes", [](const RashomonSet& s) {
         std::vector<std::tuple<std::vector<std::uint64_t>, int, bool, double, double, double,
                                std::vector<std::tuple<double, int, std::string>>>>
