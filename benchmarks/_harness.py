@@ -239,6 +239,16 @@ def emit(row: dict[str, Any]) -> None:
     print(json.dumps(row), flush=True)
 
 
+def dist_version(dist: str) -> str | None:
+    """The installed version of distribution ``dist`` (a peer in its own venv), or None."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def peak_rss_mb() -> float:
     """Child side: this process's peak resident set so far (ru_maxrss), in MB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

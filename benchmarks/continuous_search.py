@@ -162,19 +162,10 @@ def contree_child(npz: str, depth: int, limit: float, reps: int) -> dict[str, An
     out["times"] = [r["time"] for r in runs]
     import pycontree
 
-    out["version"] = getattr(pycontree, "__version__", None) or _dist_version("pycontree")
+    out["version"] = getattr(pycontree, "__version__", None) or harness.dist_version("pycontree")
     out["peak_rss_mb"] = harness.peak_rss_mb()
     out["rss_before_fit_mb"] = base_rss
     return out
-
-
-def _dist_version(dist: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 # --------------------------------------------------------------------------- child: odtkit

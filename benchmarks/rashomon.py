@@ -336,7 +336,7 @@ def treefarms_child(
         peak_rss_mb=harness.peak_rss_mb(),
         rss_before_fit_mb=base_rss,
         config=config,
-        version=_dist_version("treefarms"),
+        version=harness.dist_version("treefarms"),
         first_metric=metrics[0] if metrics else None,
     )
     harness.emit(row)
@@ -415,7 +415,7 @@ def praxis_child(
         status="done",
         peak_rss_mb=harness.peak_rss_mb(),
         rss_before_fit_mb=base_rss,
-        version=_dist_version("tree-praxis"),
+        version=harness.dist_version("tree-praxis"),
         gamma=int(round(lam * len(y))),  # llround(lam * n): its per-leaf cost in errors
         min_objective=int(model.get_min_objective()),
         reference=_said(said, "Best objective:"),
@@ -453,15 +453,6 @@ def _said(lines: list[str], prefix: str) -> int | None:
             with contextlib.suppress(ValueError, IndexError):
                 return int(tail[0])
     return None
-
-
-def _dist_version(dist: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 # --------------------------------------------------------------------------- child: odtkit

@@ -250,7 +250,7 @@ def brute_force_rashomon_set(
     absolute: bool = False,
     leaves: str = "any",
 ) -> list[tuple[Tree, float]]:
-    """Every tree of the Rashomon set, by explicit enumeration (docs/rashomon.md §1, §4).
+    """Every tree of the Rashomon set, by explicit enumeration (docs/rashomon.md §1, §5).
 
     The set is ``{T : R(T) <= bound + 1e-9}`` with ``bound = (1 + epsilon) * OPT`` (``OPT +
     epsilon`` with ``absolute``), over the trees of depth <= ``max_depth`` (``None``: unlimited)

@@ -120,6 +120,22 @@ std::size_t RashomonSet::bytes_in_use() const {
   return block_bytes_ + slot_id_.size() * (sizeof(int) + sizeof(std::uint64_t));
 }
 
+bool RashomonSet::split_on(const std::uint64_t* support, std::size_t feature,
+                           const double* weight, double total, double* left_weight,
+                           double* right_weight, std::uint64_t* left,
+                           std::uint64_t* right) const {
+  const std::uint64_t* mask = problem_->feature_words(feature);
+  const double right_total =
+      problem_->split_class_weights(support, mask, weight, right_weight, left_weight);
+  // the dp's rule: a side this light is empty, and a split with an empty side is no split
+  if (right_total <= zero_weight_ || total - right_total <= zero_weight_) return false;
+  for (std::size_t w = 0; w < n_words_; ++w) {
+    right[w] = support[w] & mask[w];
+    left[w] = support[w] & ~mask[w];
+  }
+  return true;
+}
+
 RashomonSet::Peek RashomonSet::peek(const std::uint64_t* support, int depth,
                                     const double* class_weight) const {
   const int id = find_node(support, depth);
@@ -183,14 +199,9 @@ void RashomonSet::solve_optimum(int id, double cap) {
   double split_lower = std::numeric_limits<double>::infinity();
   const std::size_t p = problem_->n_features();
   for (std::size_t j = 0; j < p && !limits.stopped(); ++j) {
-    const std::uint64_t* feature = problem_->feature_words(j);
-    const double right_total = problem_->split_class_weights(
-        support, feature, weight.data(), right_weight.data(), left_weight.data());
-    if (right_total <= zero_weight_ || total - right_total <= zero_weight_) continue;
-    for (std::size_t w = 0; w < n_words_; ++w) {
-      right[w] = support[w] & feature[w];
-      left[w] = support[w] & ~feature[w];
-    }
+    if (!split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
+                  left.data(), right.data()))
+      continue;
     const Peek left_peek = peek(left.data(), node.depth - 1, left_weight.data());
     const Peek right_peek = peek(right.data(), node.depth - 1, right_weight.data());
     const double limit = std::min(upper, cap);
@@ -285,14 +296,9 @@ void RashomonSet::build(int id, double budget) {
     std::vector<std::uint64_t> left(n_words_), right(n_words_);
     const std::size_t p = problem_->n_features();
     for (std::size_t j = 0; j < p; ++j) {
-      const std::uint64_t* feature = problem_->feature_words(j);
-      const double right_total = problem_->split_class_weights(
-          support, feature, weight.data(), right_weight.data(), left_weight.data());
-      if (right_total <= zero_weight_ || total - right_total <= zero_weight_) continue;
-      for (std::size_t w = 0; w < n_words_; ++w) {
-        right[w] = support[w] & feature[w];
-        left[w] = support[w] & ~feature[w];
-      }
+      if (!split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
+                    left.data(), right.data()))
+        continue;
       const Peek left_peek = peek(left.data(), depth - 1, left_weight.data());
       const Peek right_peek = peek(right.data(), depth - 1, right_weight.data());
       if (left_peek.lower + right_peek.lower > budget) continue;

@@ -123,6 +123,11 @@ class RashomonSet {
     bool exact;
   };
   Peek peek(const std::uint64_t* support, int depth, const double* class_weight) const;
+  // The sides of `support` split on `feature` and their class weights; false when one side is
+  // empty (the split is not admissible).
+  bool split_on(const std::uint64_t* support, std::size_t feature, const double* weight,
+                double total, double* left_weight, double* right_weight, std::uint64_t* left,
+                std::uint64_t* right) const;
   // the memo entry of a sub-problem, its bounds set up
   int materialize(const std::uint64_t* support, int depth, const double* class_weight);
   void solve_optimum(int id, double cap);
