@@ -31,6 +31,8 @@ from odtkit._validation import (
     check_nonnegative_number,
     check_positive_number,
 )
+from odtkit.core.rashomon import LEAF_RULES, build_rashomon
+from odtkit.core.search import OBJECTIVE_TOLERANCE
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree
 
@@ -49,14 +51,10 @@ PAD = int(np.iinfo(np.int32).min)
 #: ``trees=None`` is refused when (trees x rows) exceeds this: ask for a sample (``trees=k``).
 MAX_PREDICTION_CELLS = 2_000_000
 
-#: The library's objective tolerance (``odtkit.core.search.OBJECTIVE_TOLERANCE``).
-_TOLERANCE = 1e-9
 
 #: Trees decoded / evaluated per batch, and cells (trees x rows) per vectorized evaluation.
 _BATCH_TREES = 4096
 _BATCH_CELLS = 1 << 20
-
-_LEAVES = ("any", "majority")
 
 
 class RashomonCore(Protocol):
@@ -144,9 +142,6 @@ def rashomon(
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be a bool or None, got {type(progress).__name__}")
-    # imported here: the native glue is the heavy part, and the summaries work on any core
-    from odtkit.core.rashomon import build_rashomon
-
     core = build_rashomon(
         dataset,
         lam=lam,
@@ -164,7 +159,7 @@ def rashomon(
 def _check_leaves(leaves: object) -> str:
     if not isinstance(leaves, str):
         raise TypeError(f"leaves must be 'any' or 'majority', got {type(leaves).__name__}")
-    if leaves not in _LEAVES:
+    if leaves not in LEAF_RULES:
         raise ValueError(f"leaves must be 'any' or 'majority', got {leaves!r}")
     return leaves
 
@@ -377,7 +372,7 @@ class RashomonSet(Sequence[Tree]):
             return False
         from odtkit import metrics
 
-        if metrics.objective(tree, self.dataset, lam=self.lam) > self.bound + _TOLERANCE:
+        if metrics.objective(tree, self.dataset, lam=self.lam) > self.bound + OBJECTIVE_TOLERANCE:
             return False
         if self.complete:
             return True
@@ -769,7 +764,7 @@ class RashomonSet(Sequence[Tree]):
         at_opt = sum(
             int(c)
             for c, o in zip(hist["count"], hist["objective"], strict=True)
-            if o <= self.optimum + _TOLERANCE
+            if o <= self.optimum + OBJECTIVE_TOLERANCE
         )
         lines.append(
             f"{at_opt} of them are optimal; leaves range from {leaves.min()} to {leaves.max()}."

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import math
 import time
 import warnings
 from typing import Any
@@ -22,7 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtkit._validation import check_dataset, check_depth, check_lambda, check_positive_number
+from odtkit._validation import (
+    check_dataset,
+    check_depth,
+    check_lambda,
+    check_nonnegative_number,
+    check_positive_number,
+)
 from odtkit.core import _native
 from odtkit.core._problem import build_problem, decode_tree, search_config
 from odtkit.datasets import Dataset
@@ -124,15 +129,6 @@ class RashomonCore:
         return int(self._native_set.count_without(feature), 16)
 
 
-def _check_epsilon(epsilon: Any) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.number)):
-        raise TypeError(f"epsilon must be a non-negative number, got {type(epsilon).__name__}")
-    value = float(epsilon)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    return value
-
-
 def build_rashomon(
     dataset: Dataset,
     *,
@@ -158,7 +154,7 @@ def build_rashomon(
     dataset = check_dataset(dataset)
     lam = check_lambda(lam)
     max_depth = check_depth(max_depth, n_features=dataset.n_features)
-    epsilon = _check_epsilon(epsilon)
+    epsilon = check_nonnegative_number(epsilon, "epsilon")
     if not isinstance(absolute, (bool, np.bool_)):
         raise TypeError(f"absolute must be True or False, got {type(absolute).__name__}")
     if leaves not in LEAF_RULES:
@@ -196,8 +192,8 @@ def build_rashomon(
     )
     problem = build_problem(dataset)
     native_set = _native.rashomon_build(problem, config, bound, leaves == "majority")
-    counts = [int(c, 16) for c in native_set.histogram()[3]]
-    wrong, n_leaves, _, _ = native_set.histogram()
+    wrong, n_leaves, _, hex_counts = native_set.histogram()
+    counts = [int(c, 16) for c in hex_counts]
     key_objective = np.asarray(
         wrong, dtype=np.float64
     ) / native_set.total_weight + lam * np.asarray(n_leaves, dtype=np.float64)
