@@ -530,16 +530,4 @@ Count RashomonSet::count_without(int feature) const {
   return total;
 }
 
-std::vector<RashomonSet::NodeView> RashomonSet::debug_nodes() const {
-  std::vector<NodeView> out;
-  for (const Node& node : nodes_) {
-    NodeView view{node.support, node.depth, node.exact, node.lower, node.upper, node.budget, {}};
-    for (std::size_t k = 0; k < node.keys.size(); ++k)
-      view.keys.emplace_back(node.keys[k].misclassified, node.keys[k].leaves,
-                             node.counts[k].to_hex());
-    out.push_back(std::move(view));
-  }
-  return out;
-}
-
 }  // namespace odtkit

@@ -26,7 +26,6 @@
 #include <deque>
 #include <functional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "count.hpp"
@@ -73,16 +72,6 @@ class RashomonSet {
   void trees(const Count& start, std::size_t n, std::vector<int>& codes,
              std::vector<int>& lengths, std::vector<int>& keys) const;
 
-  // Debug view of every sub-problem (tests): support words, depth, exact, lower, upper,
-  // budget, and its keys as (misclassified, leaves, count in hex).
-  struct NodeView {
-    std::vector<std::uint64_t> support;
-    int depth;
-    bool exact;
-    double lower, upper, budget;
-    std::vector<std::tuple<double, int, std::string>> keys;
-  };
-  std::vector<NodeView> debug_nodes() const;
 
  private:
   // One leaf, or one split with one key on each side: count 1, or the product of the

@@ -109,15 +109,7 @@ void bind_rashomon(nb::module_& m) {
             return s.tree(Count::from_hex(index));
           },
           nb::arg("index"))
-      .def("trees", &trees, nb::arg("start"), nb::arg("n"), nb::arg("pad"))
-      .def("_debug_nodes", [](const RashomonSet& s) {
-        std::vector<std::tuple<std::vector<std::uint64_t>, int, bool, double, double, double,
-                               std::vector<std::tuple<double, int, std::string>>>>
-            out;
-        for (auto& v : s.debug_nodes())
-          out.emplace_back(v.support, v.depth, v.exact, v.lower, v.upper, v.budget, v.keys);
-        return out;
-      }, "Debug: every sub-problem (support words, depth, exact, lower, upper, budget, keys).");
+      .def("trees", &trees, nb::arg("start"), nb::arg("n"), nb::arg("pad"));
   m.def("rashomon_build", &build_rashomon, nb::arg("problem"), nb::arg("config"),
         nb::arg("bound"), nb::arg("majority_only") = false, nb::arg("progress") = nb::none(),
         "Build the Rashomon set {trees of depth <= config.max_depth: objective <= bound} "
