@@ -113,7 +113,7 @@ def test_closure_min_cut_equals_brute_force_and_scipy(n, m, seed):
     tails = rng.integers(0, n, size=m)
     heads = rng.integers(0, n, size=m)
     src, snk = src.astype(np.int64), snk.astype(np.int64)
-    out = _native.closure_min_cut(src, snk, tails.astype(np.int64), heads.astype(np.int64))
+    out = _native.closure_min_cut(src, snk, tails.astype(np.int32), heads.astype(np.int32))
     side = np.asarray(out["source_side"]).astype(bool)
     assert out["status"] == "optimal"
     assert out["flow"] == out["cut"] == _brute_closure(src, snk, tails, heads)
@@ -125,15 +125,15 @@ def test_closure_min_cut_equals_brute_force_and_scipy(n, m, seed):
 def test_closure_min_cut_rejects_bad_input():
     one = np.ones(2, dtype=np.int64)
     with pytest.raises(ValueError, match=">= 0"):
-        _native.closure_min_cut(-one, one, np.zeros(1, np.int64), np.ones(1, np.int64))
+        _native.closure_min_cut(-one, one, np.zeros(1, np.int32), np.ones(1, np.int32))
     with pytest.raises(ValueError, match="arc ends"):
-        _native.closure_min_cut(one, one, np.zeros(1, np.int64), np.full(1, 5, np.int64))
+        _native.closure_min_cut(one, one, np.zeros(1, np.int32), np.full(1, 5, np.int32))
     with pytest.raises(ValueError, match="one entry per node"):
-        _native.closure_min_cut(one, one[:1], np.zeros(0, np.int64), np.zeros(0, np.int64))
+        _native.closure_min_cut(one, one[:1], np.zeros(0, np.int32), np.zeros(0, np.int32))
     with pytest.raises(ValueError, match="2\\*\\*62"):
-        _native.closure_min_cut(one * 2**62, one, np.zeros(0, np.int64), np.zeros(0, np.int64))
+        _native.closure_min_cut(one * 2**62, one, np.zeros(0, np.int32), np.zeros(0, np.int32))
     with pytest.raises(TypeError):  # int32 is not converted silently
-        _native.closure_min_cut(one.astype(np.int32), one, np.zeros(0, np.int64), one[:0])
+        _native.closure_min_cut(one.astype(np.int32), one, np.zeros(0, np.int32), one[:0])
 
 
 # ---------------------------------------------------------------------- worked example (§8)

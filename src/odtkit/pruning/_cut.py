@@ -221,8 +221,8 @@ def closure_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork
         gain=gain.astype(np.int64),
         pair=pair,
         pair_cost=pair_cost_all[pair],
-        tails=np.concatenate(tails).astype(np.int64, copy=False),
-        heads=np.concatenate(heads).astype(np.int64, copy=False),
+        tails=np.concatenate(tails).astype(np.int32),
+        heads=np.concatenate(heads).astype(np.int32),
         base_errors=int(error[roots].sum()),
     )
 

@@ -206,14 +206,14 @@ def exact_path(
     cost[n_split:] = network.pair_cost
     src_all = np.zeros(V, dtype=np.int64)
     src_all[:n_split] = network.gain * np.int64(scale)
-    local = np.full(V, -1, dtype=np.int64)  # scratch: global node -> window index
+    local = np.full(V, -1, dtype=np.int32)  # scratch: global node -> window index
     n_cuts = 0
 
     def cut(nodes: np.ndarray, arcs: np.ndarray, lam: float) -> np.ndarray:
         """Minimal source side (bool over ``nodes``) of the window's network at ``lam``."""
         nonlocal n_cuts
         n_cuts += 1
-        local[nodes] = np.arange(nodes.shape[0])
+        local[nodes] = np.arange(nodes.shape[0], dtype=np.int32)
         src = src_all[nodes]
         limit = float(src.sum()) + 1.0
         snk = np.ceil(np.minimum(lam * T * cost[nodes] * scale, limit)).astype(np.int64)

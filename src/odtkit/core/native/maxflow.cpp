@@ -20,7 +20,7 @@ constexpr std::int64_t kMaxTotal = std::int64_t{1} << 62;
 class ClosureNetwork {
  public:
   ClosureNetwork(std::int64_t n, const std::int64_t* source_cap, const std::int64_t* sink_cap,
-                 std::int64_t m, const std::int64_t* tails, const std::int64_t* heads)
+                 std::int64_t m, const std::int32_t* tails, const std::int32_t* heads)
       : n_(n),
         src_(source_cap, source_cap + n),
         snk_(sink_cap, sink_cap + n),
@@ -216,7 +216,7 @@ class ClosureNetwork {
 
 ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* source_cap,
                                  const std::int64_t* sink_cap, std::int64_t n_arcs,
-                                 const std::int64_t* tails, const std::int64_t* heads,
+                                 const std::int32_t* tails, const std::int32_t* heads,
                                  Budget& budget) {
   if (n_nodes < 0 || n_arcs < 0) throw std::invalid_argument("sizes must be >= 0");
   if (n_nodes >= (std::int64_t{1} << 31) || n_arcs >= (std::int64_t{1} << 31))

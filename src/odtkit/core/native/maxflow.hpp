@@ -40,7 +40,7 @@ struct ClosureCutOutput {
 // whose sums could overflow int64. `budget` carries the time limit and the interrupt check.
 ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* source_cap,
                                  const std::int64_t* sink_cap, std::int64_t n_arcs,
-                                 const std::int64_t* tails, const std::int64_t* heads,
+                                 const std::int32_t* tails, const std::int32_t* heads,
                                  Budget& budget);
 
 }  // namespace odtkit

@@ -18,9 +18,10 @@ namespace odtkit {
 namespace {
 
 using Int64Array = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Int32Array = nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-nb::dict run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int64Array tails,
-                             Int64Array heads, double time_limit, double memory_limit_mb) {
+nb::dict run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int32Array tails,
+                             Int32Array heads, double time_limit, double memory_limit_mb) {
   if (source_cap.shape(0) != sink_cap.shape(0))
     throw std::invalid_argument("source_cap and sink_cap must have one entry per node");
   if (tails.shape(0) != heads.shape(0))
@@ -62,7 +63,7 @@ void bind_maxflow(nb::module_& m) {
         nb::arg("heads").noconvert(), nb::arg("time_limit") = 0.0,
         nb::arg("memory_limit_mb") = 0.0,
         "Minimum s-t cut of a closure network (maxflow.hpp): int64 C-contiguous source_cap, "
-        "sink_cap (n,), tails, heads (m,) of the infinite inner arcs. Returns a dict: "
+        "sink_cap (n,), int32 tails, heads (m,) of the infinite inner arcs. Returns a dict: "
         "source_side (uint8, the minimal source side), flow, cut (equal when status is "
         "'optimal'), status, phases, augmentations, peak_memory_mb, seconds.");
 }
