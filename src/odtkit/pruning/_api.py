@@ -372,11 +372,11 @@ def _dispatch(
             search="path" if method == "cut" else "lp",
         )
     if method == "cut":
-        from odtkit.pruning._cut import closure_network, cut_prune
+        from odtkit.pruning._cut import cut_prune, example_weights
 
         guard.phase = "the network build"
         t_build = time.perf_counter()
-        network = closure_network(data)
+        weight = example_weights(data)
         t_build = time.perf_counter() - t_build
         guard.check_time("the network build")
         guard.phase = "the max-flow"
@@ -385,7 +385,7 @@ def _dispatch(
             lam=lam,
             time_limit=guard.deadline.limit_left(),
             memory_limit_mb=guard.left_mb(data.n_entries),
-            network=network,
+            weight=weight,
         )
         return result.replace(stats={**result.stats, "build_time": t_build})
     if method == "colgen":

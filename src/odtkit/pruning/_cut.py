@@ -27,6 +27,40 @@ instance; if it is not, the status says ``feasible`` with both numbers.
 **Limits.** A time limit or Ctrl-C stops the max-flow: the flow found so far is still a valid
 bound and the nodes reachable from ``s`` in its residual network are a valid closure, so the
 result is the pruning they define, with status ``time_limit``/``interrupted``.
+
+**The network the max-flow sees** (issue 25). :func:`cut_prune` builds it natively from the
+compact entries (a node ``u`` has entries iff it is a *first-use* node, and they are then the
+examples of its subtree: one slice of the examples sorted by leaf), never from per-entry arrays,
+and shrinks it exactly before any flow. Below, "closure" is a source side, ``c(C)`` its integer
+cut capacity, and the answer is the *minimal* minimum closure (the intersection of all minimum
+closures; ties go to pruning). Three reductions, all on the integer network the flow solves:
+
+1. *Identical examples* (``merge``): examples that reach the same leaf in every tree follow the
+   same paths, so each of their pairs has the same predecessors; one node with the summed
+   capacity has the same cut values (:func:`duplicate_examples`).
+2. *Dead splits*: if every split in the subtree of ``h`` gains nothing (``G_h = 0``), then for any
+   minimum closure ``C`` the closure ``C`` minus ``h``'s subtree (and minus the pairs no longer
+   forced) is closed and costs no more, so it is minimum too: ``h`` is in no *minimal* minimum
+   closure. Dropping such splits (and their arcs) keeps the minimal minimum closure.
+3. *Forced splits*, depending on λ: let ``P`` be pairs every minimum closure contains (initially
+   none) and ``F`` splits every minimum closure contains (closed under "parent"). For a split
+   ``h`` whose parent is in ``F`` (or a root), let ``unpaid(h)`` be the sink capacity of its pairs
+   outside ``P`` and ``val(h) = gain(h) - unpaid(h) + sum over its children c of max(0,
+   val(c))``. If ``val(h) > 0``, every minimum closure ``C`` contains ``h``: otherwise ``C``
+   misses ``h`` and its whole subtree, and adding ``h`` with the descendants whose ``val`` is
+   positive (recursively; a closed set since ``h``'s parent is in ``C``) gains their capacities
+   and pays at most their ``unpaid`` (``P ⊆ C``), so it lowers ``c(C)`` by at least ``val(h) > 0``
+   -- a contradiction. So ``h`` joins ``F`` and its pairs join ``P``; repeated to a fixed point.
+   Then every minimum closure is ``F ∪ P`` plus a minimum closure of the network on the other
+   splits and pairs (arcs into ``P`` or out of ``F`` are satisfied), whose minimal one is the
+   minimal one of the whole: the answer is identical to the uncompressed cut's, and
+   ``c = sum of P's sink capacities + the reduced cut``. The flow bound shifts by that constant.
+
+At small λ most splits are forced (the 100-tree, depth-10, 100,000-row forest of
+``benchmarks/pruning.py`` keeps a few thousand of its 76 M arcs at λ = 1e-3); at large λ
+nothing is forced and the whole network remains. :func:`closure_network` and
+:func:`solve_network` keep the uncompressed numpy construction, which the path uses and the
+tests compare against.
 """
 
 from __future__ import annotations
@@ -38,7 +72,7 @@ from typing import Any
 import numpy as np
 
 from odtkit._limits import check_deadline
-from odtkit.pruning._ensemble import PrunedEnsemble, objective_terms
+from odtkit.pruning._ensemble import PrunedEnsemble, compact_arrays, objective_value
 from odtkit.pruning._extract import EnsembleData
 from odtkit.results import Result, Status, make_trace
 
@@ -47,6 +81,8 @@ __all__ = [
     "closure_network",
     "cut_prune",
     "duplicate_examples",
+    "kept_to_leaves",
+    "scale_for",
     "CUT_TOLERANCE",
 ]
 
@@ -100,8 +136,7 @@ class ClosureNetwork:
     @property
     def scale(self) -> float:
         """Power of two the integer capacities are multiplied by (see the module docstring)."""
-        total = max(float(self.gain.sum()), 1.0)
-        return float(2.0 ** np.floor(np.log2(_TOTAL / total)))
+        return scale_for(int(self.gain.sum()))
 
     def capacities(self, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """Scaled int64 (source_cap, sink_cap) for ``lam`` (sink arcs rounded up)."""
@@ -130,21 +165,31 @@ class ClosureNetwork:
 
     def leaves(self, side: np.ndarray) -> list[np.ndarray]:
         """Per-tree pruned-leaf masks of the closure ``side`` (kept splits)."""
-        data = self.data
-        kept = np.zeros(data.n_nodes, dtype=bool)
+        kept = np.zeros(self.data.n_nodes, dtype=bool)
         kept[self.split_node[side[: self.n_splits]]] = True
-        parent = np.concatenate(
-            [np.where(t.parent >= 0, t.parent + off, -1) for t, off in _trees(data)]
-        )
-        reached = parent < 0
-        reached[~reached] = kept[parent[~reached]]
-        z = reached & ~kept
-        off = data.node_offset
-        return [z[off[t] : off[t + 1]] for t in range(data.n_trees)]
+        return kept_to_leaves(self.data, kept)
 
 
 def _trees(data: EnsembleData) -> list[tuple[Any, int]]:
     return list(zip(data.trees, data.node_offset[:-1].tolist(), strict=True))
+
+
+def scale_for(total_gain: int) -> float:
+    """The power of two the integer capacities are multiplied by: as large as keeps the sum of
+    the scaled source capacities within 2**61."""
+    return float(2.0 ** np.floor(np.log2(_TOTAL / max(float(total_gain), 1.0))))
+
+
+def kept_to_leaves(data: EnsembleData, kept: np.ndarray) -> list[np.ndarray]:
+    """Per-tree pruned-leaf masks from the kept splits (bool per global node, a closure)."""
+    parent = np.concatenate(
+        [np.where(t.parent >= 0, t.parent + off, -1) for t, off in _trees(data)]
+    )
+    reached = parent < 0
+    reached[~reached] = kept[parent[~reached]]
+    z = reached & ~kept
+    off = data.node_offset
+    return [z[off[t] : off[t + 1]] for t in range(data.n_trees)]
 
 
 def duplicate_examples(data: EnsembleData) -> tuple[np.ndarray, np.ndarray]:
@@ -261,6 +306,68 @@ def solve_network(
     return out
 
 
+def example_weights(data: EnsembleData, merge: bool = True) -> np.ndarray:
+    """int64 (N,): how many examples each one stands for in the cut network (the class size at
+    a representative of :func:`duplicate_examples`, 0 elsewhere; all ones without ``merge``)."""
+    if merge and data.n_trees:
+        return duplicate_examples(data)[1].astype(np.int64)
+    return np.ones(data.n_samples, dtype=np.int64)
+
+
+def _native_cut(
+    data: EnsembleData,
+    lam: float,
+    weight: np.ndarray,
+    *,
+    reduce: bool,
+    time_limit: float | None,
+    memory_limit_mb: float | None,
+) -> dict[str, Any]:
+    """The native cut of the compact trees (``_native.ensemble_min_cut``), with ``kept`` (bool
+    per global node), ``objective`` (from the cut's real capacity) and ``lower_bound``."""
+    from odtkit.core import _native
+    from odtkit.core._problem import default_memory_limit_mb
+
+    if memory_limit_mb is None:
+        memory_limit_mb = default_memory_limit_mb()
+    trees = data.trees
+    compact = [compact_arrays(t) for t in trees]
+    i32 = np.int32
+    base_errors = int(sum(int(t.error[0]) for t in trees))
+    total_gain = base_errors - int(sum(int(t.error[t.left < 0].sum()) for t in trees))
+    scale = scale_for(total_gain)
+    out = _native.ensemble_min_cut(
+        [np.ascontiguousarray(t.left, dtype=i32) for t in trees],
+        [np.ascontiguousarray(t.right, dtype=i32) for t in trees],
+        [np.ascontiguousarray(np.maximum(t.feature, 0), dtype=i32) for t in trees],
+        [np.ascontiguousarray(t.end, dtype=i32) for t in trees],
+        [np.ascontiguousarray(t.error, dtype=np.int64) for t in trees],
+        [np.ascontiguousarray(c["first_use"], dtype=np.uint8) for c in compact],
+        [np.ascontiguousarray(c["by_leaf"], dtype=i32) for c in compact],
+        [np.ascontiguousarray(c["leaf_start"], dtype=np.int64) for c in compact],
+        np.ascontiguousarray(data.costs, dtype=np.float64),
+        np.ascontiguousarray(weight, dtype=np.int64),
+        float(lam),
+        scale,
+        reduce=reduce,
+        time_limit=float(time_limit or 0.0),
+        memory_limit_mb=float(memory_limit_mb or 0.0),
+    )
+    if out["total_gain"] != total_gain:
+        raise AssertionError("the native network's gains disagree with the trees' errors")
+    N, T = data.n_samples, data.n_trees
+    NT = N * T
+    const = base_errors - total_gain
+    out["kept"] = np.asarray(out["kept"]).astype(bool)
+    out["scale"] = scale
+    out["objective"] = (const + out["lost_gain"] + lam * T * out["paid_cost"]) / NT
+    # every rounded sink capacity is < 1 unit (+ float64 rounding) above the real one, and no
+    # cut pays more pairs than there are paid features times represented examples
+    n_pay = int(np.count_nonzero(data.costs > 0)) * int(np.count_nonzero(weight))
+    out["lower_bound"] = (const + (out["flow"] - n_pay * (1.0 + 1e-12)) / scale) / NT
+    return out
+
+
 def cut_prune(
     data: EnsembleData,
     *,
@@ -268,27 +375,65 @@ def cut_prune(
     time_limit: float | None = None,
     memory_limit_mb: float | None = None,
     network: ClosureNetwork | None = None,
+    weight: np.ndarray | None = None,
+    reduce: bool = True,
 ) -> Result:
     """IP3 for ``lam`` by one minimum cut, certified (see the module docstring).
+
+    Parameters
+    ----------
+    data : EnsembleData
+    lam : float
+    time_limit, memory_limit_mb : float, optional
+        Limits of the max-flow (and of the reduction before it).
+    network : ClosureNetwork, optional
+        Solve this uncompressed numpy network instead of the native one (the reference the
+        tests and benchmarks compare with).
+    weight : ndarray, optional
+        :func:`example_weights` when already computed (default: computed here, merged).
+    reduce : bool
+        Force and drop splits before the flow (exact; False: the whole native network).
 
     Returns
     -------
     Result
-        ``method="cut"``, ``backend="native"``; ``objective`` the pruning's IP3 objective by
-        :func:`objective_terms`, ``lower_bound`` from the flow value; ``stats``: ``flow``,
-        ``cut`` (equal when optimal, scaled integers), ``scale``, ``cut_objective`` (the
-        objective from the cut's real capacity), ``n_nodes``, ``n_arcs``, ``phases``,
-        ``augmentations``, ``build_time``, ``flow_time``. Status ``error`` if the recomputed
-        objective disagrees with the cut's.
+        ``method="cut"``, ``backend="native"``; ``objective`` the pruning's IP3 objective
+        re-scored from the trees (:func:`~odtkit.pruning._ensemble.objective_value`),
+        ``lower_bound`` from the flow value; ``stats``: ``flow``, ``cut`` (equal when optimal,
+        scaled integers), ``scale``, ``cut_objective`` (the objective from the cut's real
+        capacity), ``n_nodes``, ``n_arcs`` (the network the max-flow ran on), ``n_forced``,
+        ``n_dead``, ``n_paid``, ``iterations``, ``phases``, ``augmentations``,
+        ``reduce_time``, ``flow_time``. Status ``error`` if the re-scored objective disagrees
+        with the cut's.
     """
     t0 = time.perf_counter()
-    if network is None:
-        network = closure_network(data)
-    t_build = time.perf_counter() - t0
-    out = solve_network(network, lam, time_limit=time_limit, memory_limit_mb=memory_limit_mb)
-    leaves = network.leaves(out["side"])
-    terms = objective_terms(data, leaves, lam=lam)
-    objective = float(terms["objective"])
+    if network is not None:
+        out = solve_network(network, lam, time_limit=time_limit, memory_limit_mb=memory_limit_mb)
+        leaves = network.leaves(out["side"])
+        extra = {
+            "scale": network.scale,
+            "n_nodes": network.n_nodes,
+            "n_arcs": network.n_arcs,
+            "flow_time": out["seconds"],
+        }
+    else:
+        if weight is None:
+            weight = example_weights(data)
+        out = _native_cut(
+            data,
+            lam,
+            weight,
+            reduce=reduce,
+            time_limit=time_limit,
+            memory_limit_mb=memory_limit_mb,
+        )
+        leaves = kept_to_leaves(data, out["kept"])
+        extra = {
+            key: out[key]
+            for key in ("scale", "n_nodes", "n_arcs", "n_forced", "n_dead", "n_paid", "iterations")
+        }
+        extra.update(reduce_time=out["reduce_seconds"], flow_time=out["flow_seconds"])
+    objective = float(objective_value(data, leaves, lam=lam)["objective"])
     bound = min(float(out["lower_bound"]), objective)
     status = Status(out["status"])
     message = _STOPPED.get(status, "")
@@ -310,14 +455,10 @@ def cut_prune(
     stats = {
         "flow": out["flow"],
         "cut": out["cut"],
-        "scale": network.scale,
         "cut_objective": out["objective"],
-        "n_nodes": network.n_nodes,
-        "n_arcs": network.n_arcs,
         "phases": out["phases"],
         "augmentations": out["augmentations"],
-        "build_time": t_build,
-        "flow_time": out["seconds"],
+        **extra,
     }
     return Result(
         model=PrunedEnsemble(data, leaves, lam),

@@ -25,6 +25,9 @@ __all__ = [
     "covered_mask",
     "individual_objective",
     "objective_terms",
+    "objective_value",
+    "acquired_pairs",
+    "compact_arrays",
     "tree_terms",
     "is_valid_pruning",
     "enumerate_prunings",
@@ -104,6 +107,69 @@ def tree_terms(tree: TreeData, z: np.ndarray) -> tuple[int, np.ndarray]:
     ``u`` stays an internal node, i.e. is neither a pruned leaf nor cut off)."""
     covered = covered_mask(tree, z)
     return int(tree.error[z].sum()), ~(covered[tree.use_node] | z[tree.use_node])
+
+
+def compact_arrays(tree: TreeData) -> dict[str, np.ndarray]:
+    """The tree's entries in compact form (issue 25): ``by_leaf`` (examples sorted by leaf),
+    ``leaf_start`` (``S_u = by_leaf[leaf_start[u]:leaf_start[end[u]]]``) and ``first_use``
+    (internal nodes no ancestor of which tests their feature: the only nodes with entries, and
+    then exactly ``{(i, feature[u], u) : i in S_u}``)."""
+    by_leaf = getattr(tree, "by_leaf", None)
+    if by_leaf is not None:
+        return {
+            "by_leaf": tree.by_leaf,
+            "leaf_start": tree.leaf_start,
+            "first_use": tree.first_use,
+        }
+    n = tree.n_nodes
+    counts = np.bincount(tree.leaf_of, minlength=n)
+    first_use = np.zeros(n, dtype=bool)
+    seen: list[frozenset[int]] = [frozenset()] * n
+    for h in range(n):  # pre-order: parents first
+        above = seen[tree.parent[h]] if h else frozenset()
+        f = int(tree.feature[h])
+        first_use[h] = f >= 0 and f not in above
+        seen[h] = above | {f} if f >= 0 else above
+    return {
+        "by_leaf": np.argsort(tree.leaf_of, kind="stable").astype(np.int32),
+        "leaf_start": np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+        "first_use": first_use,
+    }
+
+
+def acquired_pairs(data: EnsembleData, z: list[np.ndarray]) -> np.ndarray:
+    """``(K, N)`` bool: example ``i`` acquires feature ``k`` under the pruning ``z`` (some tree
+    keeps, as an internal node, a node testing ``k`` on ``i``'s path), from the compact entries:
+    per tree, the slices of the kept first-use nodes, never the entry lists."""
+    N, K = data.n_samples, data.n_features
+    paid = np.zeros(K * N, dtype=bool)
+    for tree, zt in zip(data.trees, z, strict=True):
+        arrays = compact_arrays(tree)
+        covered = covered_mask(tree, zt)
+        active = np.flatnonzero(arrays["first_use"] & (tree.left >= 0) & ~covered & ~zt)
+        if active.size == 0:
+            continue
+        start = arrays["leaf_start"][active]
+        stop = arrays["leaf_start"][tree.end[active]]
+        length = stop - start
+        # positions start[a] .. stop[a]-1 of every active node a, in one vector
+        first = np.repeat(start - np.cumsum(length) + length, length)
+        pos = first + np.arange(int(length.sum()))
+        rows = np.repeat(tree.feature[active].astype(np.int64) * N, length)
+        paid[rows + arrays["by_leaf"][pos]] = True
+    return paid.reshape(K, N)
+
+
+def objective_value(data: EnsembleData, z: list[np.ndarray], *, lam: float) -> dict[str, float]:
+    """``error_term``, ``cost_term`` and ``objective`` of a pruning, as :func:`objective_terms`
+    computes them but from the compact entries (no per-entry arrays: what the cut and
+    :class:`PrunedEnsemble` use at any size)."""
+    N, T = data.n_samples, data.n_trees
+    err = sum(int(tree.error[zt].sum()) for tree, zt in zip(data.trees, z, strict=True))
+    # the acquired pairs in (feature, example) order, summed as objective_terms sums them
+    cost = float(data.costs[np.flatnonzero(acquired_pairs(data, z)) // N].sum()) / N
+    error_term = err / (N * T)
+    return {"error_term": error_term, "cost_term": cost, "objective": error_term + lam * cost}
 
 
 def objective_terms(
@@ -247,7 +313,7 @@ class PrunedEnsemble:
     # objective, so wrapping its decoded leaves costs nothing until someone asks
     @cached_property
     def _terms(self) -> tuple[float, float, float]:
-        terms = objective_terms(self.data, self.leaves, lam=self.lam)
+        terms = objective_value(self.data, self.leaves, lam=self.lam)
         return float(terms["error_term"]), float(terms["cost_term"]), float(terms["objective"])
 
     @property

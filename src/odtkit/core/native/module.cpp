@@ -6,5 +6,6 @@ NB_MODULE(_native, m) {
   odtkit::bind_problem(m);
   odtkit::bind_searches(m);
   odtkit::bind_maxflow(m);
+  odtkit::bind_ensemble_cut(m);
   odtkit::bind_rashomon(m);
 }

@@ -1,0 +1,400 @@
+#include "ensemble_cut.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "maxflow.hpp"
+
+namespace odtkit {
+namespace {
+
+constexpr std::int64_t kCapacityCeiling = std::int64_t{1} << 62;
+
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  return (b > kCapacityCeiling - a) ? kCapacityCeiling : a + b;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Everything one call derives from the trees, with global node ids g = offset[t] + h.
+class CutBuilder {
+ public:
+  CutBuilder(const CompactEnsemble& ens, double lam, double scale)
+      : ens_(ens), N_(ens.n_samples), K_(ens.n_features) {
+    const std::size_t T = ens.trees.size();
+    offset_.assign(T + 1, 0);
+    for (std::size_t t = 0; t < T; ++t) offset_[t + 1] = offset_[t] + ens.trees[t].n_nodes;
+    const std::int64_t n = offset_[T];
+    parent_.assign(static_cast<std::size_t>(n), -1);
+    gain_.assign(static_cast<std::size_t>(n), 0);
+    for (std::size_t t = 0; t < T; ++t) {
+      const CompactTree& tr = ens.trees[t];
+      for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+        if (tr.left[h] < 0) continue;
+        const std::int64_t g = offset_[t] + h;
+        parent_[offset_[t] + tr.left[h]] = static_cast<std::int32_t>(h);
+        parent_[offset_[t] + tr.right[h]] = static_cast<std::int32_t>(h);
+        const std::int64_t gain = tr.error[h] - tr.error[tr.left[h]] - tr.error[tr.right[h]];
+        if (gain < 0)
+          throw std::invalid_argument("a split increases training error: the trees' error "
+                                      "counts are inconsistent (tree " +
+                                      std::to_string(t) + ")");
+        gain_[g] = gain;
+        ++n_splits_;
+      }
+    }
+    // source capacities exactly as numpy: gain * int64(scale), and their float sum + 1 as the
+    // clip of the sink capacities
+    const double s = scale;
+    if (!(s >= 1.0) || s > 4.6e18) throw std::invalid_argument("scale must be in [1, 2**62]");
+    scale_ = static_cast<std::int64_t>(s);
+    std::int64_t total = 0;
+    for (std::int64_t g = 0; g < n; ++g) {
+      if (gain_[g] > kCapacityCeiling / scale_)
+        throw std::invalid_argument("scaled gains overflow: scale too large");
+      total_gain_ += gain_[g];
+      total = saturating_add(total, gain_[g] * scale_);
+    }
+    if (total >= kCapacityCeiling) throw std::invalid_argument("scaled gains overflow");
+    total_src_ = total;
+    limit_ = static_cast<double>(total) + 1.0;
+    lam_T_ = lam * static_cast<double>(T);
+    scale_f_ = s;
+  }
+
+  std::int64_t n_nodes() const { return offset_.back(); }
+  std::int64_t n_splits() const { return n_splits_; }
+  std::int64_t total_gain() const { return total_gain_; }
+  std::int64_t src(std::int64_t g) const { return gain_[g] * scale_; }
+
+  // Sink capacity of pair (k, i): ceil(min(lam T c_k w_i scale, limit)), as numpy computes it.
+  std::int64_t cap(std::int32_t k, std::int32_t i) const {
+    const double pair_cost = ens_.costs[k] * static_cast<double>(ens_.weight[i]);
+    if (!(pair_cost > 0.0)) return 0;
+    const double real = (lam_T_ * pair_cost) * scale_f_;
+    return static_cast<std::int64_t>(std::ceil(std::min(real, limit_)));
+  }
+  double pair_cost(std::int32_t k, std::int32_t i) const {
+    return ens_.costs[k] * static_cast<double>(ens_.weight[i]);
+  }
+
+  // dead[g]: the subtree of split g gains nothing
+  void mark_dead(std::vector<std::uint8_t>& dead) const {
+    dead.assign(static_cast<std::size_t>(n_nodes()), 0);
+    std::vector<std::int64_t> sub(static_cast<std::size_t>(n_nodes()), 0);
+    for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
+      const CompactTree& tr = ens_.trees[t];
+      const std::int64_t o = offset_[t];
+      for (std::int32_t h = tr.n_nodes - 1; h >= 0; --h) {
+        if (tr.left[h] < 0) continue;
+        sub[o + h] = gain_[o + h] + sub[o + tr.left[h]] + sub[o + tr.right[h]];
+        dead[o + h] = sub[o + h] == 0;
+      }
+    }
+  }
+
+  // The forcing rule until nothing changes; fills forced, paid (K x N) and the constant part of
+  // the cut (the sink capacities of the paid pairs). False when the budget stopped it (what is
+  // forced so far is still forced).
+  bool force(const std::vector<std::uint8_t>& dead, std::vector<std::uint8_t>& forced,
+             std::vector<std::uint8_t>& paid, std::int64_t& constant, double& paid_cost,
+             long long& iterations, Budget& budget) {
+    const std::int64_t n = n_nodes();
+    forced.assign(static_cast<std::size_t>(n), 0);
+    std::vector<std::int64_t> val(static_cast<std::size_t>(n), 0);
+    std::vector<std::int64_t> unpaid(static_cast<std::size_t>(n), 0);
+    // unpaid[g] is recomputed only when its feature gained paid pairs since (versions)
+    std::vector<std::int64_t> feature_version(static_cast<std::size_t>(K_), 1);
+    std::vector<std::int64_t> node_version(static_cast<std::size_t>(n), 0);
+    std::vector<std::int64_t> newly;
+    newly.reserve(static_cast<std::size_t>(n));  // no allocation between forcing and paying
+    for (bool stopped = false; !stopped;) {
+      ++iterations;
+      newly.clear();
+      for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
+        if ((stopped = budget.check_clock())) break;  // pay for what is forced, then stop
+        const CompactTree& tr = ens_.trees[t];
+        const std::int64_t o = offset_[t];
+        for (std::int32_t h = tr.n_nodes - 1; h >= 0; --h) {
+          const std::int64_t g = o + h;
+          if (tr.left[h] < 0 || forced[g] || dead[g]) {
+            val[g] = 0;
+            continue;
+          }
+          std::int64_t cost = 0;
+          if (tr.first_use[h]) {
+            const std::int32_t k = tr.feature[h];
+            if (node_version[g] != feature_version[k]) {
+              node_version[g] = feature_version[k];
+              std::int64_t sum = 0;
+              const std::uint8_t* row = paid.data() + static_cast<std::int64_t>(k) * N_;
+              for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
+                const std::int32_t i = tr.by_leaf[j];
+                if (!row[i]) sum = saturating_add(sum, cap(k, i));
+              }
+              unpaid[g] = sum;
+            }
+            cost = unpaid[g];
+          }
+          // |val| <= 2**62: sources sum below 2**62 and cost is clipped there
+          val[g] = src(g) - cost + std::max<std::int64_t>(0, val[o + tr.left[h]]) +
+                   std::max<std::int64_t>(0, val[o + tr.right[h]]);
+        }
+        for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+          const std::int64_t g = o + h;
+          if (tr.left[h] < 0 || forced[g] || dead[g] || val[g] <= 0) continue;
+          if (h != 0 && !forced[o + parent_[g]]) continue;
+          forced[g] = 1;
+          newly.push_back(g);
+        }
+      }
+      if (newly.empty()) return !stopped;
+      for (const std::int64_t g : newly) {
+        const std::size_t t = tree_of(g);
+        const CompactTree& tr = ens_.trees[t];
+        const std::int32_t h = static_cast<std::int32_t>(g - offset_[t]);
+        if (!tr.first_use[h]) continue;
+        const std::int32_t k = tr.feature[h];
+        std::uint8_t* row = paid.data() + static_cast<std::int64_t>(k) * N_;
+        bool any = false;
+        for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
+          const std::int32_t i = tr.by_leaf[j];
+          if (row[i]) continue;
+          row[i] = 1;
+          any = true;
+          constant = saturating_add(constant, cap(k, i));
+          paid_cost += pair_cost(k, i);
+        }
+        if (any) ++feature_version[k];
+      }
+    }
+    return false;
+  }
+
+  // The network on the splits neither forced nor dead and the pairs outside `paid`; `local`
+  // (per global node) and `pair_key` map its nodes back.
+  void build(const std::vector<std::uint8_t>& dead, const std::vector<std::uint8_t>& forced,
+             const std::vector<std::uint8_t>& paid, std::vector<std::int32_t>& local,
+             std::vector<std::int64_t>& split_of, std::vector<std::int64_t>& pair_key,
+             std::vector<std::int64_t>& src, std::vector<std::int64_t>& snk,
+             std::vector<std::int32_t>& tails, std::vector<std::int32_t>& heads) const {
+    const std::int64_t n = n_nodes();
+    local.assign(static_cast<std::size_t>(n), -1);
+    for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
+      const CompactTree& tr = ens_.trees[t];
+      for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+        const std::int64_t g = offset_[t] + h;
+        if (tr.left[h] < 0 || forced[g] || dead[g]) continue;
+        local[g] = static_cast<std::int32_t>(split_of.size());
+        split_of.push_back(g);
+        src.push_back(this->src(g));
+        snk.push_back(0);
+        if (h != 0 && local[offset_[t] + parent_[g]] >= 0) {
+          tails.push_back(local[g]);
+          heads.push_back(local[offset_[t] + parent_[g]]);
+        }
+      }
+    }
+    std::vector<std::int32_t> pair_id;  // K x N -> network node, allocated when needed
+    for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
+      const CompactTree& tr = ens_.trees[t];
+      for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+        const std::int64_t g = offset_[t] + h;
+        if (local[g] < 0 || !tr.first_use[h]) continue;
+        if (pair_id.empty()) pair_id.assign(static_cast<std::size_t>(K_ * N_), -1);
+        const std::int32_t k = tr.feature[h];
+        const std::int64_t row = static_cast<std::int64_t>(k) * N_;
+        for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
+          const std::int32_t i = tr.by_leaf[j];
+          if (paid[row + i]) continue;
+          const std::int64_t c = cap(k, i);
+          if (c == 0) continue;  // a free pair constrains nothing
+          std::int32_t& id = pair_id[row + i];
+          if (id < 0) {
+            if (src.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+              throw std::invalid_argument("the cut network has more than 2**31 - 1 nodes");
+            id = static_cast<std::int32_t>(src.size());
+            pair_key.push_back(row + i);
+            src.push_back(0);
+            snk.push_back(c);
+          }
+          tails.push_back(local[g]);
+          heads.push_back(id);
+        }
+      }
+    }
+  }
+
+  // upper bound on the bytes build() allocates (every entry of every candidate split an arc)
+  std::size_t build_bytes(const std::vector<std::uint8_t>& dead,
+                          const std::vector<std::uint8_t>& forced, std::int64_t& entries) const {
+    entries = 0;
+    std::int64_t splits = 0;
+    for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
+      const CompactTree& tr = ens_.trees[t];
+      for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+        const std::int64_t g = offset_[t] + h;
+        if (tr.left[h] < 0 || forced[g] || dead[g]) continue;
+        ++splits;
+        if (tr.first_use[h]) entries += tr.leaf_start[tr.end[h]] - tr.leaf_start[h];
+      }
+    }
+    const std::size_t nodes = static_cast<std::size_t>(splits + std::min(entries, K_ * N_));
+    const std::size_t arcs = static_cast<std::size_t>(splits + entries);
+    return static_cast<std::size_t>(n_nodes()) * 4 + (entries ? K_ * N_ * 4 : 0) +
+           nodes * (8 + 8 + 8) + arcs * 8;
+  }
+
+  std::int64_t offset(std::size_t t) const { return offset_[t]; }
+  std::int64_t gain(std::int64_t g) const { return gain_[g]; }
+
+ private:
+  std::size_t tree_of(std::int64_t g) const {
+    return static_cast<std::size_t>(
+        std::upper_bound(offset_.begin(), offset_.end(), g) - offset_.begin() - 1);
+  }
+
+  const CompactEnsemble& ens_;
+  std::int64_t N_, K_;
+  std::vector<std::int64_t> offset_;
+  std::vector<std::int32_t> parent_;  // pre-order id of the parent within the tree
+  std::vector<std::int64_t> gain_;
+  std::int64_t n_splits_ = 0, total_gain_ = 0, total_src_ = 0, scale_ = 1;
+  double limit_ = 1.0, lam_T_ = 0.0, scale_f_ = 1.0;
+};
+
+}  // namespace
+
+void check_compact_tree(const CompactTree& tr, std::int64_t N, std::int64_t K, std::size_t index) {
+  const auto bad = [&](const std::string& what) {
+    throw std::invalid_argument("tree " + std::to_string(index) + ": " + what);
+  };
+  const std::int32_t n = tr.n_nodes;
+  if (n < 1) bad("has no nodes");
+  if (tr.leaf_start[0] != 0 || tr.leaf_start[n] != N)
+    bad("leaf_start must run from 0 to n_samples");
+  for (std::int32_t h = 0; h < n; ++h) {
+    if (tr.leaf_start[h + 1] < tr.leaf_start[h]) bad("leaf_start must be non-decreasing");
+    if (tr.end[h] <= h || tr.end[h] > n) bad("end[h] must lie in (h, n_nodes]");
+    const std::int32_t l = tr.left[h], r = tr.right[h];
+    if ((l < 0) != (r < 0)) bad("a node has one child");
+    if (l < 0) continue;
+    // pre-order: left child right after h, right child right after the left subtree
+    if (l != h + 1 || r <= l || r >= tr.end[h] || tr.end[l] != r || tr.end[r] != tr.end[h])
+      bad("children are not in pre-order");
+    if (tr.feature[h] < 0 || tr.feature[h] >= K) bad("a split's feature is out of range");
+    if (tr.error[h] < 0) bad("negative training error");
+  }
+  for (std::int64_t j = 0; j < N; ++j)
+    if (tr.by_leaf[j] < 0 || tr.by_leaf[j] >= N) bad("by_leaf holds an example out of range");
+}
+
+EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, double scale,
+                                   bool reduce, Budget& budget) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
+  if (ens.n_samples < 1 || ens.n_features < 1)
+    throw std::invalid_argument("n_samples and n_features must be >= 1");
+  if (ens.n_samples >= (std::int64_t{1} << 31))
+    throw std::invalid_argument("at most 2**31 - 1 examples");
+  for (std::int64_t k = 0; k < ens.n_features; ++k)
+    if (!(ens.costs[k] >= 0.0) || !std::isfinite(ens.costs[k]))
+      throw std::invalid_argument("costs must be finite and >= 0");
+  for (std::int64_t i = 0; i < ens.n_samples; ++i)
+    if (ens.weight[i] < 0) throw std::invalid_argument("weights must be >= 0");
+  for (std::size_t t = 0; t < ens.trees.size(); ++t)
+    check_compact_tree(ens.trees[t], ens.n_samples, ens.n_features, t);
+
+  CutBuilder net(ens, lam, scale);
+  EnsembleCutOutput out;
+  const std::int64_t n = net.n_nodes();
+  const std::int64_t KN = ens.n_samples * ens.n_features;
+  out.n_splits = net.n_splits();
+  out.total_gain = net.total_gain();
+  std::vector<std::uint8_t> dead, forced;
+  std::vector<std::uint8_t> paid;
+  std::int64_t constant = 0;
+  // the arrays of the reduction: dead, forced, val, unpaid, two versions, paid (K x N)
+  const std::size_t reduce_bytes = static_cast<std::size_t>(n) * 34 +
+                                   static_cast<std::size_t>(KN) +
+                                   static_cast<std::size_t>(ens.n_features) * 8;
+  bool forcing_done = true;
+  bool complete = budget.memory_ok(reduce_bytes) && catch_out_of_memory(budget, [&] {
+    paid.assign(static_cast<std::size_t>(KN), 0);
+    if (reduce) {
+      net.mark_dead(dead);
+      forcing_done =
+          net.force(dead, forced, paid, constant, out.paid_cost, out.iterations, budget);
+    } else {
+      dead.assign(static_cast<std::size_t>(n), 0);
+      forced.assign(static_cast<std::size_t>(n), 0);
+    }
+  });
+  complete = complete && forcing_done;
+  if (forced.size() != static_cast<std::size_t>(n)) forced.assign(static_cast<std::size_t>(n), 0);
+  if (dead.size() != static_cast<std::size_t>(n)) dead.assign(static_cast<std::size_t>(n), 0);
+  for (std::int64_t g = 0; g < n; ++g) {
+    out.n_forced += forced[g];
+    out.n_dead += dead[g];
+  }
+  out.reduce_seconds = seconds_since(start);
+
+  std::vector<std::uint8_t> side;
+  std::vector<std::int32_t> local;
+  std::vector<std::int64_t> split_of, pair_key;
+  if (complete) {
+    std::int64_t entries = 0;
+    const std::size_t bytes = net.build_bytes(dead, forced, entries);
+    complete = budget.memory_ok(reduce_bytes, bytes) && catch_out_of_memory(budget, [&] {
+      std::vector<std::int64_t> src, snk;
+      std::vector<std::int32_t> tails, heads;
+      net.build(dead, forced, paid, local, split_of, pair_key, src, snk, tails, heads);
+      budget.note_memory(reduce_bytes + bytes);
+      out.n_nodes = static_cast<std::int64_t>(src.size());
+      out.n_arcs = static_cast<std::int64_t>(tails.size());
+      const auto flow_start = std::chrono::steady_clock::now();
+      ClosureCutOutput cut = closure_min_cut(out.n_nodes, src.data(), snk.data(), out.n_arcs,
+                                             tails.data(), heads.data(), budget);
+      out.flow_seconds = seconds_since(flow_start);
+      out.phases = cut.phases;
+      out.augmentations = cut.augmentations;
+      out.flow = saturating_add(constant, cut.flow);
+      out.cut = saturating_add(constant, cut.cut);
+      side = std::move(cut.source_side);
+    });
+  }
+  if (!complete || side.size() != split_of.size() + pair_key.size()) {
+    // stopped before a flow: the forced splits are a closure, and every minimum closure
+    // contains them and their pairs, so `constant` is a valid bound
+    side.assign(split_of.size() + pair_key.size(), 0);
+    out.flow = constant;
+    std::int64_t lost = 0;
+    for (std::int64_t g = 0; g < n; ++g)
+      if (!forced[g]) lost = saturating_add(lost, net.src(g));
+    out.cut = saturating_add(constant, lost);
+  }
+  out.kept = std::move(forced);
+  for (std::size_t v = 0; v < split_of.size(); ++v)
+    if (side[v]) out.kept[split_of[v]] = 1;
+  for (std::size_t p = 0; p < pair_key.size(); ++p) {
+    if (!side[split_of.size() + p]) continue;
+    const std::int64_t key = pair_key[p];
+    out.paid_cost += ens.costs[key / ens.n_samples] *
+                     static_cast<double>(ens.weight[key % ens.n_samples]);
+  }
+  for (std::int64_t g = 0; g < n; ++g)
+    if (!out.kept[g]) out.lost_gain += net.gain(g);
+  for (std::int64_t key = 0; key < KN; ++key) out.n_paid += paid[key];
+  out.status = budget.status();
+  out.peak_memory_mb = budget.peak_memory_mb();
+  out.seconds = seconds_since(start);
+  return out;
+}
+
+}  // namespace odtkit

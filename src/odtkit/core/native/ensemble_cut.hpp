@@ -1,0 +1,75 @@
+// IP3 (ensemble pruning with feature costs, no budget row) as one minimum cut, built natively
+// from the compact extraction and made smaller, exactly, before the max-flow runs
+// (docs/formulations-search-and-pruning.md §7.11; odtkit.pruning._cut has the proofs).
+//
+// A feature-use entry (example i, feature k, node u) exists iff u is a *first-use* node (it tests
+// k and no ancestor does) and i passes through u, so a tree's entries are, per first-use node u,
+// the slice by_leaf[leaf_start[u] : leaf_start[end[u]]] of its examples sorted by leaf. The
+// closure network has one node per split h (source arc gain_h * scale), one per (feature,
+// example) pair with a positive cost (sink arc ceil(lam T c_k w_i scale), clipped), infinite arcs
+// child -> parent and u -> (feature[u], i). Capacities are computed exactly as the numpy
+// builder computes them, so the minimal minimum cut is the same one.
+//
+// The reduction (`reduce`), both rules proven in odtkit.pruning._cut:
+// * dead: a split whose subtree gains nothing (all gains 0) is in no minimal minimum closure;
+// * forced: with P the pairs already paid by forced splits, a split h whose parent is forced (or
+//   a root) is in every minimum closure when val(h) = gain_h - unpaid_h + sum over its children
+//   of max(0, val(child)) > 0 (unpaid_h: the sink capacity of h's pairs outside P); its pairs
+//   join P. Repeated until nothing changes.
+// The max-flow then runs on the splits neither forced nor dead and the pairs outside P only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "search_types.hpp"
+
+namespace odtkit {
+
+// One tree in pre-order with its compact entries (arrays owned by the caller).
+struct CompactTree {
+  std::int32_t n_nodes = 0;
+  const std::int32_t* left = nullptr;   // -1 at leaves
+  const std::int32_t* right = nullptr;  // -1 at leaves
+  const std::int32_t* feature = nullptr;
+  const std::int32_t* end = nullptr;    // subtree of h = [h, end[h])
+  const std::int64_t* error = nullptr;  // training errors e_h
+  const std::uint8_t* first_use = nullptr;
+  const std::int32_t* by_leaf = nullptr;      // (N,) examples sorted by leaf
+  const std::int64_t* leaf_start = nullptr;   // (n_nodes + 1,)
+};
+
+struct CompactEnsemble {
+  std::vector<CompactTree> trees;
+  std::int64_t n_samples = 0;
+  std::int64_t n_features = 0;
+  const double* costs = nullptr;         // (K,) c_k >= 0
+  const std::int64_t* weight = nullptr;  // (N,) examples each one stands for (0: merged away)
+};
+
+struct EnsembleCutOutput {
+  std::vector<std::uint8_t> kept;  // per global node (tree offset + pre-order id): kept split
+  std::int64_t flow = 0;           // lower bound on the integer min cut (== cut when optimal)
+  std::int64_t cut = 0;            // integer capacity of the returned cut
+  std::int64_t total_gain = 0;     // sum of all gains (unscaled)
+  std::int64_t lost_gain = 0;      // gains of the splits not kept (unscaled)
+  double paid_cost = 0.0;          // sum of c_k w_i over the pairs the kept splits pay
+  std::string status = "optimal";
+  long long phases = 0, augmentations = 0, iterations = 0;
+  std::int64_t n_splits = 0, n_forced = 0, n_dead = 0, n_paid = 0;
+  std::int64_t n_nodes = 0, n_arcs = 0;  // the network the max-flow ran on
+  double reduce_seconds = 0.0, flow_seconds = 0.0, seconds = 0.0, peak_memory_mb = 0.0;
+};
+
+// Throws std::invalid_argument on inconsistent trees (bad child ids, features, slices) or
+// capacities that could overflow. `scale`: the power of two of odtkit.pruning._cut.
+EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ensemble, double lam, double scale,
+                                   bool reduce, Budget& budget);
+
+// Check one tree's arrays (child ids after their parent in pre-order, ends, features, slices);
+// throws std::invalid_argument naming the tree.
+void check_compact_tree(const CompactTree& tree, std::int64_t n_samples, std::int64_t n_features,
+                        std::size_t index);
+
+}  // namespace odtkit
