@@ -408,3 +408,107 @@ def test_budgets_many_seeds_and_shapes_slow(block):
                 assert res.status == Status.OPTIMAL, (seed, B, method)
                 assert res.objective == pytest.approx(oracle, abs=1e-9), (seed, B, method)
                 assert res.model.cost_term <= B + 1e-9
+
+
+# ---------------------------------------------------------------------- the reduced network
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    T=st.integers(1, 6),
+    depth=st.integers(1, 5),
+    classes=st.integers(2, 3),
+    kind=st.sampled_from(["rf", "et", "bagging"]),
+    integer_x=st.booleans(),
+    zero_costs=st.booleans(),
+    lam=st.sampled_from([0.0, 1e-5, 1e-4, 0.001, 0.003, 0.01, 0.05, 0.2, 1.0]),
+)
+def test_property_reductions_keep_the_uncompressed_cut(
+    seed, T, depth, classes, kind, integer_x, zero_costs, lam
+):
+    """Issue 25: dead splits, forced splits and merged pairs change the network the flow sees,
+    never its minimal minimum cut: the pruning equals the uncompressed numpy network's, leaf for
+    leaf, for every combination of the reductions."""
+    ens, X, y, costs = _forest(
+        seed,
+        n=60,
+        T=T,
+        depth=depth,
+        classes=classes,
+        kind=kind,
+        integer_x=integer_x,
+        zero_costs=zero_costs,
+    )
+    d = extract(ens, X, y, costs)
+    reference = cut_prune(d, lam=lam, network=closure_network(d, merge=False))
+    assert reference.status == Status.OPTIMAL
+    for reduce, merge_pairs in itertools.product([True, False], repeat=2):
+        res = cut_prune(d, lam=lam, reduce=reduce, merge_pairs=merge_pairs)
+        assert res.status == Status.OPTIMAL, res.message
+        assert res.lower_bound == res.objective
+        assert res.objective == pytest.approx(reference.objective, abs=1e-12)
+        for z, z_ref in zip(res.model.leaves, reference.model.leaves, strict=True):
+            np.testing.assert_array_equal(z, z_ref)
+        assert res.stats["cut_objective"] == pytest.approx(res.objective, abs=1e-12)
+        if not reduce:
+            assert res.stats["n_forced"] == res.stats["n_dead"] == 0
+        if not merge_pairs:
+            assert res.stats["n_arcs"] == res.stats["n_arcs_unmerged"]
+
+
+def test_reductions_shrink_the_network_where_they_should():
+    X, y = make_classification(3000, 10, n_informative=6, random_state=5)
+    ens = RandomForestClassifier(30, max_depth=8, random_state=5).fit(X, y)
+    d = extract(ens, X, y)
+    full = closure_network(d, merge=False)
+    small_lam = cut_prune(d, lam=1e-4)
+    # at a small lam almost every split pays for itself: forced, and its pairs paid
+    assert small_lam.stats["n_forced"] > 0.5 * full.n_splits
+    assert small_lam.stats["n_arcs"] < 0.01 * full.n_arcs
+    # deep splits that no training example profits from are dead at every lam
+    big_lam = cut_prune(d, lam=0.5)
+    assert big_lam.stats["n_dead"] > 0 and big_lam.stats["n_forced"] == 0
+    assert big_lam.stats["n_arcs"] <= big_lam.stats["n_arcs_unmerged"] < full.n_arcs
+    for res in (small_lam, big_lam):
+        assert res.objective == pytest.approx(
+            cut_prune(d, lam=res.model.lam, network=full).objective, abs=1e-12
+        )
+
+
+def test_native_cut_rejects_inconsistent_trees():
+    ens, X, y, costs = _forest(2, n=40, T=2, depth=3)
+    d = extract(ens, X, y, costs)
+    from odtkit.pruning._ensemble import compact_arrays
+
+    ones = np.ones(d.n_samples, dtype=np.int64)
+    tree = d.trees[0]
+    arrays = compact_arrays(tree)
+
+    def call(**spoil):
+        lists = {
+            "left": tree.left,
+            "right": tree.right,
+            "feature": np.maximum(tree.feature, 0),
+            "end": tree.end,
+            "error": tree.error,
+            "first_use": arrays["first_use"],
+            "by_leaf": arrays["by_leaf"],
+            "leaf_start": arrays["leaf_start"],
+        }
+        dtypes = {"error": np.int64, "leaf_start": np.int64, "first_use": np.uint8}
+        lists.update(spoil)
+        args = [[np.ascontiguousarray(v, dtype=dtypes.get(k, np.int32))] for k, v in lists.items()]
+        return _native.ensemble_min_cut(*args, d.costs, ones, 0.01, 1.0)
+
+    assert call()["status"] == "optimal"
+    bad_child = tree.left.copy()
+    bad_child[0] = 10**6
+    with pytest.raises(ValueError, match="pre-order|one child|end"):
+        call(left=bad_child)
+    with pytest.raises(ValueError, match="out of range"):
+        call(by_leaf=np.full(d.n_samples, d.n_samples + 5))
+    with pytest.raises(ValueError, match="leaf_start"):
+        call(leaf_start=arrays["leaf_start"] * 2)
+    with pytest.raises(ValueError, match="feature"):
+        call(feature=np.where(tree.left >= 0, 99, 0))
+    with pytest.raises(ValueError, match="one entry per example"):
+        call(by_leaf=arrays["by_leaf"][:-1])

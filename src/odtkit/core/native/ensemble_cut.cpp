@@ -269,6 +269,99 @@ class CutBuilder {
   double limit_ = 1.0, lam_T_ = 0.0, scale_f_ = 1.0;
 };
 
+std::uint64_t mix(std::uint64_t x) {  // splitmix64: a well-spread value per node id
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Pair nodes (ids n_split_nodes ..) with the same set of predecessors are interchangeable: in
+// every closure both are in or both out, so one node with the summed sink capacity has the same
+// cut values (the example merge is the special case of identical paths in every tree). Groups
+// come from two 64-bit sums of mixed predecessor ids and are verified list by list. On return,
+// pair node q of the network stands for pair_key[member_start[q] .. member_start[q+1]).
+void merge_identical_pairs(std::size_t n_split_nodes, std::vector<std::int64_t>& src,
+                           std::vector<std::int64_t>& snk, std::vector<std::int32_t>& tails,
+                           std::vector<std::int32_t>& heads, std::vector<std::int64_t>& pair_key,
+                           std::vector<std::int64_t>& member_start) {
+  const std::size_t S = n_split_nodes, P = src.size() - n_split_nodes, m = tails.size();
+  std::vector<std::int64_t> start(P + 1, 0);
+  std::vector<std::uint64_t> sig1(P, 0), sig2(P, 0);
+  for (std::size_t j = 0; j < m; ++j) {
+    if (static_cast<std::size_t>(heads[j]) < S) continue;
+    const std::size_t p = static_cast<std::size_t>(heads[j]) - S;
+    ++start[p + 1];
+    sig1[p] += mix(static_cast<std::uint64_t>(tails[j]));
+    sig2[p] += mix(static_cast<std::uint64_t>(tails[j]) + 0x5851f42d4c957f2dULL);
+  }
+  for (std::size_t p = 0; p < P; ++p) start[p + 1] += start[p];
+  std::vector<std::int32_t> preds(static_cast<std::size_t>(start[P]));
+  {
+    std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
+    for (std::size_t j = 0; j < m; ++j)  // arcs come by increasing tail: lists are sorted
+      if (static_cast<std::size_t>(heads[j]) >= S)
+        preds[fill[static_cast<std::size_t>(heads[j]) - S]++] = tails[j];
+  }
+  std::vector<std::int32_t> order(P);
+  for (std::size_t p = 0; p < P; ++p) order[p] = static_cast<std::int32_t>(p);
+  std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+    if (sig1[a] != sig1[b]) return sig1[a] < sig1[b];
+    if (sig2[a] != sig2[b]) return sig2[a] < sig2[b];
+    return a < b;
+  });
+  std::vector<std::int32_t> rep(P);
+  const auto same = [&](std::int32_t a, std::int32_t b) {
+    return sig1[a] == sig1[b] && sig2[a] == sig2[b] &&
+           start[a + 1] - start[a] == start[b + 1] - start[b] &&
+           std::equal(preds.begin() + start[a], preds.begin() + start[a + 1],
+                      preds.begin() + start[b]);
+  };
+  for (std::size_t r = 0; r < P; ++r) {
+    const std::int32_t p = order[r];
+    rep[p] = (r > 0 && same(rep[order[r - 1]], p)) ? rep[order[r - 1]] : p;
+  }
+  // new ids in order of the representatives, members grouped by them
+  std::vector<std::int32_t> new_id(P, -1);
+  std::int32_t n_new = 0;
+  for (std::size_t p = 0; p < P; ++p)
+    if (rep[p] == static_cast<std::int32_t>(p)) new_id[p] = n_new++;
+  member_start.assign(static_cast<std::size_t>(n_new) + 1, 0);
+  for (std::size_t p = 0; p < P; ++p) ++member_start[new_id[rep[p]] + 1];
+  for (std::int32_t q = 0; q < n_new; ++q) member_start[q + 1] += member_start[q];
+  std::vector<std::int64_t> keys(P), sink(static_cast<std::size_t>(n_new), 0);
+  {
+    std::vector<std::int64_t> fill(member_start.begin(), member_start.end() - 1);
+    for (std::size_t p = 0; p < P; ++p) {
+      const std::int32_t q = new_id[rep[p]];
+      keys[fill[q]++] = pair_key[p];
+      sink[q] = saturating_add(sink[q], snk[S + p]);
+    }
+  }
+  pair_key.swap(keys);
+  src.resize(S + static_cast<std::size_t>(n_new));
+  snk.resize(S + static_cast<std::size_t>(n_new));
+  for (std::int32_t q = 0; q < n_new; ++q) {
+    src[S + q] = 0;
+    snk[S + q] = sink[q];
+  }
+  std::size_t kept = 0;
+  for (std::size_t j = 0; j < m; ++j) {
+    std::int32_t h = heads[j];
+    if (static_cast<std::size_t>(h) >= S) {
+      const std::size_t p = static_cast<std::size_t>(h) - S;
+      if (rep[p] != static_cast<std::int32_t>(p)) continue;  // the representative's arcs do
+      h = static_cast<std::int32_t>(S) + new_id[p];
+    }
+    tails[kept] = tails[j];
+    heads[kept++] = h;
+  }
+  tails.resize(kept);
+  heads.resize(kept);
+  tails.shrink_to_fit();
+  heads.shrink_to_fit();
+}
+
 }  // namespace
 
 void check_compact_tree(const CompactTree& tr, std::int64_t N, std::int64_t K, std::size_t index) {
@@ -296,7 +389,7 @@ void check_compact_tree(const CompactTree& tr, std::int64_t N, std::int64_t K, s
 }
 
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, double scale,
-                                   bool reduce, Budget& budget) {
+                                   bool reduce, bool merge_pairs, Budget& budget) {
   const auto start = std::chrono::steady_clock::now();
   if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
   if (ens.n_samples < 1 || ens.n_features < 1)
@@ -347,7 +440,7 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
 
   std::vector<std::uint8_t> side;
   std::vector<std::int32_t> local;
-  std::vector<std::int64_t> split_of, pair_key;
+  std::vector<std::int64_t> split_of, pair_key, member_start{0};
   if (complete) {
     std::int64_t entries = 0;
     const std::size_t bytes = net.build_bytes(dead, forced, entries);
@@ -356,6 +449,15 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
       std::vector<std::int32_t> tails, heads;
       net.build(dead, forced, paid, local, split_of, pair_key, src, snk, tails, heads);
       budget.note_memory(reduce_bytes + bytes);
+      out.n_nodes_unmerged = static_cast<std::int64_t>(src.size());
+      out.n_arcs_unmerged = static_cast<std::int64_t>(tails.size());
+      if (merge_pairs) {
+        merge_identical_pairs(split_of.size(), src, snk, tails, heads, pair_key, member_start);
+      } else {
+        member_start.resize(pair_key.size() + 1);
+        for (std::size_t p = 0; p <= pair_key.size(); ++p)
+          member_start[p] = static_cast<std::int64_t>(p);
+      }
       out.n_nodes = static_cast<std::int64_t>(src.size());
       out.n_arcs = static_cast<std::int64_t>(tails.size());
       const auto flow_start = std::chrono::steady_clock::now();
@@ -369,10 +471,11 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
       side = std::move(cut.source_side);
     });
   }
-  if (!complete || side.size() != split_of.size() + pair_key.size()) {
+  const std::size_t n_pair_nodes = member_start.size() - 1;
+  if (!complete || side.size() != split_of.size() + n_pair_nodes) {
     // stopped before a flow: the forced splits are a closure, and every minimum closure
     // contains them and their pairs, so `constant` is a valid bound
-    side.assign(split_of.size() + pair_key.size(), 0);
+    side.assign(split_of.size() + n_pair_nodes, 0);
     out.flow = constant;
     std::int64_t lost = 0;
     for (std::int64_t g = 0; g < n; ++g)
@@ -382,11 +485,13 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
   out.kept = std::move(forced);
   for (std::size_t v = 0; v < split_of.size(); ++v)
     if (side[v]) out.kept[split_of[v]] = 1;
-  for (std::size_t p = 0; p < pair_key.size(); ++p) {
-    if (!side[split_of.size() + p]) continue;
-    const std::int64_t key = pair_key[p];
-    out.paid_cost += ens.costs[key / ens.n_samples] *
-                     static_cast<double>(ens.weight[key % ens.n_samples]);
+  for (std::size_t q = 0; q < n_pair_nodes; ++q) {
+    if (!side[split_of.size() + q]) continue;
+    for (std::int64_t j = member_start[q]; j < member_start[q + 1]; ++j) {
+      const std::int64_t key = pair_key[j];
+      out.paid_cost += ens.costs[key / ens.n_samples] *
+                       static_cast<double>(ens.weight[key % ens.n_samples]);
+    }
   }
   for (std::int64_t g = 0; g < n; ++g)
     if (!out.kept[g]) out.lost_gain += net.gain(g);

@@ -16,7 +16,8 @@
 //   a root) is in every minimum closure when val(h) = gain_h - unpaid_h + sum over its children
 //   of max(0, val(child)) > 0 (unpaid_h: the sink capacity of h's pairs outside P); its pairs
 //   join P. Repeated until nothing changes.
-// The max-flow then runs on the splits neither forced nor dead and the pairs outside P only.
+// The max-flow then runs on the splits neither forced nor dead and the pairs outside P only,
+// and (`merge_pairs`) pairs with the same predecessors become one node of summed capacity.
 #pragma once
 
 #include <cstdint>
@@ -59,13 +60,14 @@ struct EnsembleCutOutput {
   long long phases = 0, augmentations = 0, iterations = 0;
   std::int64_t n_splits = 0, n_forced = 0, n_dead = 0, n_paid = 0;
   std::int64_t n_nodes = 0, n_arcs = 0;  // the network the max-flow ran on
+  std::int64_t n_nodes_unmerged = 0, n_arcs_unmerged = 0;  // before identical pairs merged
   double reduce_seconds = 0.0, flow_seconds = 0.0, seconds = 0.0, peak_memory_mb = 0.0;
 };
 
 // Throws std::invalid_argument on inconsistent trees (bad child ids, features, slices) or
 // capacities that could overflow. `scale`: the power of two of odtkit.pruning._cut.
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ensemble, double lam, double scale,
-                                   bool reduce, Budget& budget);
+                                   bool reduce, bool merge_pairs, Budget& budget);
 
 // Check one tree's arrays (child ids after their parent in pre-order, ends, features, slices);
 // throws std::invalid_argument naming the tree.

@@ -39,7 +39,7 @@ nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
                               const std::vector<Vec<std::int32_t>>& by_leaf,
                               const std::vector<Vec<std::int64_t>>& leaf_start,
                               Vec<double> costs, Vec<std::int64_t> weight, double lam,
-                              double scale, bool reduce, double time_limit,
+                              double scale, bool reduce, bool merge_pairs, double time_limit,
                               double memory_limit_mb) {
   const std::size_t T = left.size();
   if (right.size() != T || feature.size() != T || end.size() != T || error.size() != T ||
@@ -80,7 +80,7 @@ nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
   {
     nb::gil_scoped_release release;
     Budget budget(config, python_interrupt_check());
-    out = ensemble_min_cut(ens, lam, scale, reduce, budget);
+    out = ensemble_min_cut(ens, lam, scale, reduce, merge_pairs, budget);
   }
   nb::dict d;
   d["kept"] = to_numpy(std::move(out.kept));
@@ -99,6 +99,8 @@ nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
   d["n_paid"] = out.n_paid;
   d["n_nodes"] = out.n_nodes;
   d["n_arcs"] = out.n_arcs;
+  d["n_nodes_unmerged"] = out.n_nodes_unmerged;
+  d["n_arcs_unmerged"] = out.n_arcs_unmerged;
   d["reduce_seconds"] = out.reduce_seconds;
   d["flow_seconds"] = out.flow_seconds;
   d["seconds"] = out.seconds;
@@ -113,12 +115,13 @@ void bind_ensemble_cut(nb::module_& m) {
         nb::arg("feature"), nb::arg("end"), nb::arg("error"), nb::arg("first_use"),
         nb::arg("by_leaf"), nb::arg("leaf_start"), nb::arg("costs").noconvert(),
         nb::arg("weight").noconvert(), nb::arg("lam"), nb::arg("scale"),
-        nb::arg("reduce") = true, nb::arg("time_limit") = 0.0,
+        nb::arg("reduce") = true, nb::arg("merge_pairs") = true, nb::arg("time_limit") = 0.0,
         nb::arg("memory_limit_mb") = 0.0,
         "IP3 as one minimum cut of the compact trees (ensemble_cut.hpp): per-tree lists of "
         "int32 left/right/feature/end, int64 error, uint8 first_use, int32 by_leaf (N,), int64 "
         "leaf_start (n_nodes + 1,); float64 costs (K,), int64 weight (N,). reduce: force and "
-        "drop splits first (exact). Returns a dict: kept (uint8 per global node), flow, cut "
+        "drop splits first; merge_pairs: pairs with the same predecessors as one node (both "
+        "exact). Returns a dict: kept (uint8 per global node), flow, cut "
         "(integer, scaled), total_gain, lost_gain, paid_cost, status, the network's n_nodes "
         "and n_arcs, n_forced, n_dead, n_paid, iterations, phases, augmentations, times and "
         "peak_memory_mb.");
