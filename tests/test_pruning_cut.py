@@ -512,3 +512,21 @@ def test_native_cut_rejects_inconsistent_trees():
         call(feature=np.where(tree.left >= 0, 99, 0))
     with pytest.raises(ValueError, match="one entry per example"):
         call(by_leaf=arrays["by_leaf"][:-1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_path_on_the_reduced_network_equals_the_uncompressed_path(seed):
+    from odtkit.pruning._path import exact_path
+
+    ens, X, y, costs = _forest(
+        seed, n=80, T=2 + seed, depth=2 + seed % 3, integer_x=seed % 2 == 0, zero_costs=seed > 3
+    )
+    d = extract(ens, X, y, costs)
+    reduced, full = exact_path(d), exact_path(d, network=closure_network(d, merge=False))
+    assert reduced.network.n_arcs <= full.network.n_arcs
+    np.testing.assert_allclose(reduced.breakpoints, full.breakpoints, rtol=1e-12)
+    np.testing.assert_allclose(reduced.error_term, full.error_term, atol=1e-12)
+    np.testing.assert_allclose(reduced.cost_term, full.cost_term, atol=1e-9)
+    for j in range(len(reduced)):
+        for z, z_full in zip(reduced.pruning(j).leaves, full.pruning(j).leaves, strict=True):
+            np.testing.assert_array_equal(z, z_full)

@@ -87,6 +87,7 @@ __all__ = [
     "cut_prune",
     "duplicate_examples",
     "kept_to_leaves",
+    "native_network",
     "scale_for",
     "CUT_TOLERANCE",
 ]
@@ -319,6 +320,48 @@ def example_weights(data: EnsembleData, merge: bool = True) -> np.ndarray:
     return np.ones(data.n_samples, dtype=np.int64)
 
 
+def _compact_lists(data: EnsembleData, weight: np.ndarray) -> list[Any]:
+    """The arguments of the native ensemble functions: per-tree lists of the compact arrays
+    (the dtypes the binding takes; no copy when the extraction made them so), costs, weight."""
+    trees = data.trees
+    compact = [compact_arrays(t) for t in trees]
+    i32 = np.int32
+    return [
+        [np.ascontiguousarray(t.left, dtype=i32) for t in trees],
+        [np.ascontiguousarray(t.right, dtype=i32) for t in trees],
+        [np.ascontiguousarray(np.maximum(t.feature, 0), dtype=i32) for t in trees],
+        [np.ascontiguousarray(t.end, dtype=i32) for t in trees],
+        [np.ascontiguousarray(t.error, dtype=np.int64) for t in trees],
+        [np.ascontiguousarray(c["first_use"], dtype=np.uint8) for c in compact],
+        [np.ascontiguousarray(c["by_leaf"], dtype=i32) for c in compact],
+        [np.ascontiguousarray(c["leaf_start"], dtype=np.int64) for c in compact],
+        np.ascontiguousarray(data.costs, dtype=np.float64),
+        np.ascontiguousarray(weight, dtype=np.int64),
+    ]
+
+
+def native_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork:
+    """The λ-independent cut network built natively from the compact entries, with the exact
+    reductions that do not depend on λ (module docstring: 1, 2 and 4 -- identical examples,
+    dead splits, identical pairs; all three with ``merge``, dead splits always). What the exact
+    path cuts; ``pair`` holds each pair node's first (feature, example) key ``k * N + i``."""
+    from odtkit.core import _native
+
+    weight = example_weights(data, merge)
+    check_deadline()
+    out = _native.ensemble_network(*_compact_lists(data, weight), merge_pairs=merge)
+    return ClosureNetwork(
+        data=data,
+        split_node=np.asarray(out["split_node"]),
+        gain=np.asarray(out["gain"]),
+        pair=np.asarray(out["pair_first"]),
+        pair_cost=np.asarray(out["pair_cost"]),
+        tails=np.asarray(out["tails"]),
+        heads=np.asarray(out["heads"]),
+        base_errors=int(sum(int(t.error[0]) for t in data.trees)),
+    )
+
+
 def _native_cut(
     data: EnsembleData,
     lam: float,
@@ -337,22 +380,11 @@ def _native_cut(
     if memory_limit_mb is None:
         memory_limit_mb = default_memory_limit_mb()
     trees = data.trees
-    compact = [compact_arrays(t) for t in trees]
-    i32 = np.int32
     base_errors = int(sum(int(t.error[0]) for t in trees))
     total_gain = base_errors - int(sum(int(t.error[t.left < 0].sum()) for t in trees))
     scale = scale_for(total_gain)
     out = _native.ensemble_min_cut(
-        [np.ascontiguousarray(t.left, dtype=i32) for t in trees],
-        [np.ascontiguousarray(t.right, dtype=i32) for t in trees],
-        [np.ascontiguousarray(np.maximum(t.feature, 0), dtype=i32) for t in trees],
-        [np.ascontiguousarray(t.end, dtype=i32) for t in trees],
-        [np.ascontiguousarray(t.error, dtype=np.int64) for t in trees],
-        [np.ascontiguousarray(c["first_use"], dtype=np.uint8) for c in compact],
-        [np.ascontiguousarray(c["by_leaf"], dtype=i32) for c in compact],
-        [np.ascontiguousarray(c["leaf_start"], dtype=np.int64) for c in compact],
-        np.ascontiguousarray(data.costs, dtype=np.float64),
-        np.ascontiguousarray(weight, dtype=np.int64),
+        *_compact_lists(data, weight),
         float(lam),
         scale,
         reduce=reduce,

@@ -28,7 +28,7 @@ import pandas as pd
 
 from odtkit._limits import stop_on_interrupt
 from odtkit._progress import Progress
-from odtkit.pruning._cut import ClosureNetwork, closure_network
+from odtkit.pruning._cut import ClosureNetwork, native_network
 from odtkit.pruning._ensemble import PrunedEnsemble
 from odtkit.pruning._extract import EnsembleData
 from odtkit.results import Status
@@ -194,7 +194,7 @@ def exact_path(
 
     t0 = time.perf_counter()
     if network is None:
-        network = closure_network(data)
+        network = native_network(data)
     N, T = data.n_samples, data.n_trees
     NT = N * T
     scale = network.scale

@@ -502,4 +502,48 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
   return out;
 }
 
+EnsembleNetwork ensemble_network(const CompactEnsemble& ens, bool merge_pairs) {
+  if (ens.n_samples < 1 || ens.n_features < 1)
+    throw std::invalid_argument("n_samples and n_features must be >= 1");
+  for (std::size_t t = 0; t < ens.trees.size(); ++t)
+    check_compact_tree(ens.trees[t], ens.n_samples, ens.n_features, t);
+  for (std::int64_t k = 0; k < ens.n_features; ++k)
+    if (!(ens.costs[k] >= 0.0) || !std::isfinite(ens.costs[k]))
+      throw std::invalid_argument("costs must be finite and >= 0");
+  for (std::int64_t i = 0; i < ens.n_samples; ++i)
+    if (ens.weight[i] < 0) throw std::invalid_argument("weights must be >= 0");
+  // lam = 1, scale = 1: a pair gets a sink arc iff its cost is positive, which is all the
+  // structure needs; the path sets its own capacities per lam
+  CutBuilder net(ens, 1.0, 1.0);
+  const std::int64_t n = net.n_nodes();
+  std::vector<std::uint8_t> dead, forced(static_cast<std::size_t>(n), 0);
+  std::vector<std::uint8_t> paid(static_cast<std::size_t>(ens.n_samples * ens.n_features), 0);
+  net.mark_dead(dead);
+  EnsembleNetwork out;
+  std::vector<std::int32_t> local;
+  std::vector<std::int64_t> pair_key, member_start, src, snk;
+  net.build(dead, forced, paid, local, out.split_node, pair_key, src, snk, out.tails, out.heads);
+  out.n_nodes_unmerged = static_cast<std::int64_t>(src.size());
+  out.n_arcs_unmerged = static_cast<std::int64_t>(out.tails.size());
+  if (merge_pairs) {
+    merge_identical_pairs(out.split_node.size(), src, snk, out.tails, out.heads, pair_key,
+                          member_start);
+  } else {
+    member_start.resize(pair_key.size() + 1);
+    for (std::size_t p = 0; p <= pair_key.size(); ++p)
+      member_start[p] = static_cast<std::int64_t>(p);
+  }
+  for (const std::int64_t g : out.split_node) out.gain.push_back(net.gain(g));
+  for (std::size_t q = 0; q + 1 < member_start.size(); ++q) {
+    double cost = 0.0;
+    for (std::int64_t j = member_start[q]; j < member_start[q + 1]; ++j)
+      cost += ens.costs[pair_key[j] / ens.n_samples] *
+              static_cast<double>(ens.weight[pair_key[j] % ens.n_samples]);
+    out.pair_cost.push_back(cost);
+    out.pair_first.push_back(pair_key[member_start[q]]);
+  }
+  for (std::int64_t g = 0; g < n; ++g) out.n_dead += dead[g];
+  return out;
+}
+
 }  // namespace odtkit

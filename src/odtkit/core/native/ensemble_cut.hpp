@@ -69,6 +69,18 @@ struct EnsembleCutOutput {
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ensemble, double lam, double scale,
                                    bool reduce, bool merge_pairs, Budget& budget);
 
+// The lambda-independent network (dead splits dropped, and with `merge_pairs` identical pairs
+// merged) for the exact cost-error path: split nodes first, then pair nodes.
+struct EnsembleNetwork {
+  std::vector<std::int64_t> split_node;  // global node id of each split node
+  std::vector<std::int64_t> gain;        // its gain (unscaled)
+  std::vector<double> pair_cost;         // per pair node: sum of c_k w_i of its pairs
+  std::vector<std::int64_t> pair_first;  // per pair node: key k * N + i of its first pair
+  std::vector<std::int32_t> tails, heads;
+  std::int64_t n_dead = 0, n_nodes_unmerged = 0, n_arcs_unmerged = 0;
+};
+EnsembleNetwork ensemble_network(const CompactEnsemble& ensemble, bool merge_pairs);
+
 // Check one tree's arrays (child ids after their parent in pre-order, ends, features, slices);
 // throws std::invalid_argument naming the tree.
 void check_compact_tree(const CompactTree& tree, std::int64_t n_samples, std::int64_t n_features,

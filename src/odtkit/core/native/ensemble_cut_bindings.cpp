@@ -30,17 +30,15 @@ nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T>&& values) {
   return nb::ndarray<nb::numpy, T, nb::ndim<1>>(data->data(), {data->size()}, owner);
 }
 
-nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
-                              const std::vector<Vec<std::int32_t>>& right,
-                              const std::vector<Vec<std::int32_t>>& feature,
-                              const std::vector<Vec<std::int32_t>>& end,
-                              const std::vector<Vec<std::int64_t>>& error,
-                              const std::vector<Vec<std::uint8_t>>& first_use,
-                              const std::vector<Vec<std::int32_t>>& by_leaf,
-                              const std::vector<Vec<std::int64_t>>& leaf_start,
-                              Vec<double> costs, Vec<std::int64_t> weight, double lam,
-                              double scale, bool reduce, bool merge_pairs, double time_limit,
-                              double memory_limit_mb) {
+CompactEnsemble compact_ensemble(const std::vector<Vec<std::int32_t>>& left,
+                                 const std::vector<Vec<std::int32_t>>& right,
+                                 const std::vector<Vec<std::int32_t>>& feature,
+                                 const std::vector<Vec<std::int32_t>>& end,
+                                 const std::vector<Vec<std::int64_t>>& error,
+                                 const std::vector<Vec<std::uint8_t>>& first_use,
+                                 const std::vector<Vec<std::int32_t>>& by_leaf,
+                                 const std::vector<Vec<std::int64_t>>& leaf_start,
+                                 const Vec<double>& costs, const Vec<std::int64_t>& weight) {
   const std::size_t T = left.size();
   if (right.size() != T || feature.size() != T || end.size() != T || error.size() != T ||
       first_use.size() != T || by_leaf.size() != T || leaf_start.size() != T)
@@ -72,6 +70,22 @@ nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
     tree.leaf_start = leaf_start[t].data();
     ens.trees.push_back(tree);
   }
+  return ens;
+}
+
+nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
+                              const std::vector<Vec<std::int32_t>>& right,
+                              const std::vector<Vec<std::int32_t>>& feature,
+                              const std::vector<Vec<std::int32_t>>& end,
+                              const std::vector<Vec<std::int64_t>>& error,
+                              const std::vector<Vec<std::uint8_t>>& first_use,
+                              const std::vector<Vec<std::int32_t>>& by_leaf,
+                              const std::vector<Vec<std::int64_t>>& leaf_start,
+                              Vec<double> costs, Vec<std::int64_t> weight, double lam,
+                              double scale, bool reduce, bool merge_pairs, double time_limit,
+                              double memory_limit_mb) {
+  CompactEnsemble ens = compact_ensemble(left, right, feature, end, error, first_use, by_leaf,
+                                         leaf_start, costs, weight);
   SearchConfig config;
   config.time_limit = time_limit;
   config.memory_limit_mb = memory_limit_mb;
@@ -108,9 +122,46 @@ nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
   return d;
 }
 
+nb::dict run_ensemble_network(const std::vector<Vec<std::int32_t>>& left,
+                              const std::vector<Vec<std::int32_t>>& right,
+                              const std::vector<Vec<std::int32_t>>& feature,
+                              const std::vector<Vec<std::int32_t>>& end,
+                              const std::vector<Vec<std::int64_t>>& error,
+                              const std::vector<Vec<std::uint8_t>>& first_use,
+                              const std::vector<Vec<std::int32_t>>& by_leaf,
+                              const std::vector<Vec<std::int64_t>>& leaf_start,
+                              Vec<double> costs, Vec<std::int64_t> weight, bool merge_pairs) {
+  CompactEnsemble ens = compact_ensemble(left, right, feature, end, error, first_use, by_leaf,
+                                         leaf_start, costs, weight);
+  EnsembleNetwork out;
+  {
+    nb::gil_scoped_release release;
+    out = ensemble_network(ens, merge_pairs);
+  }
+  nb::dict d;
+  d["split_node"] = to_numpy(std::move(out.split_node));
+  d["gain"] = to_numpy(std::move(out.gain));
+  d["pair_cost"] = to_numpy(std::move(out.pair_cost));
+  d["pair_first"] = to_numpy(std::move(out.pair_first));
+  d["tails"] = to_numpy(std::move(out.tails));
+  d["heads"] = to_numpy(std::move(out.heads));
+  d["n_dead"] = out.n_dead;
+  d["n_nodes_unmerged"] = out.n_nodes_unmerged;
+  d["n_arcs_unmerged"] = out.n_arcs_unmerged;
+  return d;
+}
+
 }  // namespace
 
 void bind_ensemble_cut(nb::module_& m) {
+  m.def("ensemble_network", &run_ensemble_network, nb::arg("left"), nb::arg("right"),
+        nb::arg("feature"), nb::arg("end"), nb::arg("error"), nb::arg("first_use"),
+        nb::arg("by_leaf"), nb::arg("leaf_start"), nb::arg("costs").noconvert(),
+        nb::arg("weight").noconvert(), nb::arg("merge_pairs") = true,
+        "The lambda-independent cut network of the compact trees (ensemble_cut.hpp), dead "
+        "splits dropped and identical pairs merged: split_node (global ids), gain, pair_cost, "
+        "pair_first, int32 tails/heads (split nodes first, then pair nodes), n_dead and the "
+        "sizes before merging.");
   m.def("ensemble_min_cut", &run_ensemble_min_cut, nb::arg("left"), nb::arg("right"),
         nb::arg("feature"), nb::arg("end"), nb::arg("error"), nb::arg("first_use"),
         nb::arg("by_leaf"), nb::arg("leaf_start"), nb::arg("costs").noconvert(),
