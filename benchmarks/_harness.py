@@ -179,6 +179,7 @@ def run_child(
     *,
     timeout: float,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Child:
     """Run ``cmd``; every stdout line holding a JSON object is a row, passed to ``on_row`` as
     it arrives. The child is killed ``timeout`` seconds after its start (the rows it had
@@ -186,7 +187,9 @@ def run_child(
     rows: list[dict[str, Any]] = []
     # stderr goes to a file: gosdt warns on every fit and a full pipe would block the child
     with tempfile.TemporaryFile(mode="w+") as errfile:
-        proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=errfile, text=True)
+        proc = subprocess.Popen(
+            list(cmd), stdout=subprocess.PIPE, stderr=errfile, text=True, env=env
+        )
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:
@@ -222,13 +225,20 @@ def run_child(
 
 
 def call_in_child(
-    target: str, *args: Any, timeout: float, python: str | None = None
+    target: str,
+    *args: Any,
+    timeout: float,
+    python: str | None = None,
+    src: str | None = None,
 ) -> dict[str, Any]:
     """``module:function(*args)`` (a module in this folder, JSON arguments, a JSON-able dict
-    returned) in a fresh interpreter, ``python`` or this one. Raises :class:`ChildError` when
-    it fails or runs past ``timeout`` seconds."""
+    returned) in a fresh interpreter, ``python`` or this one. ``src``: import odtkit from this
+    source folder instead of the installed one (e.g. the code before a change, with its native
+    module built in place: before/after in one run). Raises :class:`ChildError` when it fails
+    or runs past ``timeout`` seconds."""
     cmd = [python or sys.executable, str(Path(__file__).resolve()), target, json.dumps(args)]
-    child = run_child(cmd, timeout=timeout)
+    env = None if src is None else {**os.environ, _SRC_VARIABLE: str(Path(src).resolve())}
+    child = run_child(cmd, timeout=timeout, env=env)
     if child.timed_out or child.returncode != 0 or not child.rows:
         raise ChildError(child)
     return child.rows[-1]
@@ -331,8 +341,17 @@ def fmt(v: Any, digits: int = 3, *, missing: str = "–", fixed_from: float = 1e
     return str(v)
 
 
+#: environment variable naming the odtkit source folder a child imports (call_in_child's src)
+_SRC_VARIABLE = "ODTKIT_BENCH_SRC"
+
+
 def _call_main(argv: list[str]) -> None:
     """Entry point of :func:`call_in_child`: ``_harness.py MODULE:FUNCTION JSON_ARGS``."""
+    src = os.environ.get(_SRC_VARIABLE)
+    if src:
+        # an editable install hooks the import system ahead of sys.path: drop its finder
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+        sys.path.insert(0, src)
     target, args = argv
     module, function = target.split(":")
     emit(getattr(importlib.import_module(module), function)(*json.loads(args)))

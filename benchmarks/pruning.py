@@ -1,6 +1,6 @@
 """Benchmark: optimal ensemble pruning with feature costs (odtkit.pruning).
 
-Writes benchmarks/results/pruning.json and pruning.md. Five parts:
+Writes benchmarks/results/pruning.json and pruning.md. Seven parts:
 
 1. **scaling** — extract / build / IP3-LP / column generation / IP3-MIP time as N and T grow
    (COMPAS raw numeric from ../shared/data/gosdt, resampled to N rows with replacement; digits).
@@ -20,6 +20,11 @@ Writes benchmarks/results/pruning.json and pruning.md. Five parts:
    ../shared/data/pystreed/fairness when present); every case in a fresh child process so its
    peak RSS is its own.
 
+7. **scale** — ``prune(forest, X, y, lam)`` end to end at forest sizes up to 100 trees x depth
+   10 x 100,000 rows, before (``--before-src``: the code before a change) and after in one run,
+   with the time split, the network the flow saw, peak RSS, equal prunings, the reductions over
+   a λ grid and the exact path (benchmarks/_pruning_scale.py).
+
 Usage: ``python benchmarks/pruning.py [--quick] [--time-limit 60] [--parts scaling,...]``;
 ``--parts colgen --keep`` reruns only column generation and keeps the other parts' results;
 ``--out-dir /tmp/pruning`` writes (and keeps from) another directory, e.g. for a smoke run.
@@ -38,6 +43,7 @@ import time
 import _harness as harness
 import numpy as np
 import pandas as pd
+from _pruning_scale import part_scale, scale_section
 from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
@@ -849,6 +855,8 @@ def write(results, args):
             ),
             "",
         ]
+    if "scale" in results:
+        md += scale_section(results["scale"])
     if "cut" in results:
         md += _cut_section(pd.DataFrame(results["cut"]))
     if "colgen" in results:
@@ -995,6 +1003,17 @@ def main(argv=None):
         "--cut-case-timeout", type=float, default=900.0, help="cut part: seconds per case"
     )
     ap.add_argument(
+        "--before-src",
+        default=None,
+        help="scale part: an odtkit src folder (native module built in place) of the code "
+        "before a change, run side by side with this code",
+    )
+    ap.add_argument(
+        "--forest-cache",
+        default=None,
+        help="scale part: folder to pickle the fitted forests in (fitted once, not timed)",
+    )
+    ap.add_argument(
         "--keep",
         action="store_true",
         help="keep the other parts' results from an existing pruning.json",
@@ -1021,7 +1040,7 @@ def main(argv=None):
         results = {
             k: v
             for k, v in old.items()
-            if k in ("scaling", "formulations", "table1", "target", "colgen", "cut")
+            if k in ("scaling", "formulations", "table1", "target", "colgen", "cut", "scale")
         }
     if args.report_only:
         write(results, args)
@@ -1035,6 +1054,7 @@ def main(argv=None):
             "target": part_target,
             "colgen": part_colgen,
             "cut": part_cut,
+            "scale": part_scale,
         }[part](args)
         if part == "colgen" and args.colgen_sizes and previous:
             done = {(r["dataset"], r["N"], r["T"]) for r in results[part]}
