@@ -530,3 +530,32 @@ def test_path_on_the_reduced_network_equals_the_uncompressed_path(seed):
     for j in range(len(reduced)):
         for z, z_full in zip(reduced.pruning(j).leaves, full.pruning(j).leaves, strict=True):
             np.testing.assert_array_equal(z, z_full)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    T=st.integers(1, 4),
+    depth=st.integers(1, 5),
+    k=st.sampled_from([3, 20, 64, 65, 130]),
+    kind=st.sampled_from(["rf", "et", "bagging"]),
+    lam=st.sampled_from([0.0, 0.01, 0.3]),
+)
+def test_compact_accounting_equals_the_per_entry_accounting(seed, T, depth, k, kind, lam):
+    """The objective every cut answer is re-scored with (per-tree feature masks, no entry
+    lists) equals objective_terms (the per-entry accounting the models use) to the last bit,
+    on random valid prunings, with more than 64 features too."""
+    from odtkit.pruning._ensemble import enumerate_prunings, objective_value
+
+    ens, X, y, costs = _forest(seed, n=50, T=T, depth=depth, k=k, kind=kind, zero_costs=True)
+    d = extract(ens, X, y, costs)
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        z = []
+        for tree in d.trees:
+            options = enumerate_prunings(tree, limit=2000)
+            z.append(options[rng.integers(len(options))])
+        full = objective_terms(d, z, lam=lam)
+        compact = objective_value(d, z, lam=lam)
+        for key in ("error_term", "cost_term", "objective"):
+            assert compact[key] == full[key]

@@ -26,7 +26,7 @@ __all__ = [
     "individual_objective",
     "objective_terms",
     "objective_value",
-    "acquired_pairs",
+    "acquired_counts",
     "compact_arrays",
     "tree_terms",
     "is_valid_pruning",
@@ -137,27 +137,32 @@ def compact_arrays(tree: TreeData) -> dict[str, np.ndarray]:
     }
 
 
-def acquired_pairs(data: EnsembleData, z: list[np.ndarray]) -> np.ndarray:
-    """``(K, N)`` bool: example ``i`` acquires feature ``k`` under the pruning ``z`` (some tree
-    keeps, as an internal node, a node testing ``k`` on ``i``'s path), from the compact entries:
-    per tree, the slices of the kept first-use nodes, never the entry lists."""
+def acquired_counts(data: EnsembleData, z: list[np.ndarray]) -> np.ndarray:
+    """int64 (K,): how many training examples acquire each feature under the pruning ``z`` (a
+    feature is acquired for example ``i`` when some tree keeps, as a split, a node testing it on
+    ``i``'s path). Per tree, each node's set of acquired features is a bit mask (its parent's,
+    plus the parent's feature if the parent is a kept split), so every example needs one gather
+    of its leaf's mask per tree: never the per-entry lists."""
     N, K = data.n_samples, data.n_features
-    paid = np.zeros(K * N, dtype=bool)
+    words = (K + 63) // 64
+    acquired = np.zeros((N, words), dtype=np.uint64)
+    one = np.uint64(1)
     for tree, zt in zip(data.trees, z, strict=True):
-        arrays = compact_arrays(tree)
-        covered = covered_mask(tree, zt)
-        active = np.flatnonzero(arrays["first_use"] & (tree.left >= 0) & ~covered & ~zt)
-        if active.size == 0:
-            continue
-        start = arrays["leaf_start"][active]
-        stop = arrays["leaf_start"][tree.end[active]]
-        length = stop - start
-        # positions start[a] .. stop[a]-1 of every active node a, in one vector
-        first = np.repeat(start - np.cumsum(length) + length, length)
-        pos = first + np.arange(int(length.sum()))
-        rows = np.repeat(tree.feature[active].astype(np.int64) * N, length)
-        paid[rows + arrays["by_leaf"][pos]] = True
-    return paid.reshape(K, N)
+        kept = (tree.left >= 0) & ~covered_mask(tree, zt) & ~zt
+        mask = np.zeros((tree.n_nodes, words), dtype=np.uint64)
+        for level in _levels(tree)[1:]:  # parents come a level earlier
+            p = tree.parent[level]
+            mask[level] = mask[p]
+            take = kept[p]
+            f = tree.feature[p[take]].astype(np.int64)
+            mask[level[take], f // 64] |= one << (f % 64).astype(np.uint64)
+        acquired |= mask[tree.leaf_of]
+    counts = np.zeros(words * 64, dtype=np.int64)
+    for start in range(0, N, 65536):  # bits -> bools a slice at a time (N x 64 words bytes)
+        block = acquired[start : start + 65536]
+        bits = np.unpackbits(block.view(np.uint8), axis=1, bitorder="little")
+        counts += bits.sum(axis=0, dtype=np.int64)
+    return counts[:K]
 
 
 def objective_value(data: EnsembleData, z: list[np.ndarray], *, lam: float) -> dict[str, float]:
@@ -166,8 +171,9 @@ def objective_value(data: EnsembleData, z: list[np.ndarray], *, lam: float) -> d
     :class:`PrunedEnsemble` use at any size)."""
     N, T = data.n_samples, data.n_trees
     err = sum(int(tree.error[zt].sum()) for tree, zt in zip(data.trees, z, strict=True))
-    # the acquired pairs in (feature, example) order, summed as objective_terms sums them
-    cost = float(data.costs[np.flatnonzero(acquired_pairs(data, z)) // N].sum()) / N
+    # the costs of the acquired pairs in (feature, example) order, summed as objective_terms
+    # sums them (the same values in the same order give the same float)
+    cost = float(np.repeat(data.costs, acquired_counts(data, z)).sum()) / N
     error_term = err / (N * T)
     return {"error_term": error_term, "cost_term": cost, "objective": error_term + lam * cost}
 
