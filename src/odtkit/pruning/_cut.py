@@ -208,16 +208,20 @@ def duplicate_examples(data: EnsembleData) -> tuple[np.ndarray, np.ndarray]:
     element by element; on any mismatch nothing is merged.
     """
     N = data.n_samples
-    leaf = np.stack([t.leaf_of for t in data.trees], axis=1).astype(np.uint64)
     rng = np.random.default_rng(20161)
     r = rng.integers(1, 2**63 - 1, size=(2, data.n_trees), dtype=np.int64).view(np.uint64)
+    key = np.zeros((N, 2), dtype=np.uint64)
+    # tree by tree, so that no N x T matrix is ever held (100 trees x 100,000 rows: 80 MB each)
     with np.errstate(over="ignore"):  # wrap-around arithmetic is the point of a signature
-        key = np.stack([(leaf * r[0]).sum(axis=1), (leaf * r[1]).sum(axis=1)], axis=1)
+        for t, tree in enumerate(data.trees):
+            leaf = tree.leaf_of.astype(np.uint64)
+            key[:, 0] += leaf * r[0, t]
+            key[:, 1] += leaf * r[1, t]
     _, first, inverse = np.unique(
         key.view(np.int64), axis=0, return_index=True, return_inverse=True
     )
     representative = first[inverse.ravel()]
-    if not np.array_equal(leaf, leaf[representative]):
+    if not all(np.array_equal(t.leaf_of, t.leaf_of[representative]) for t in data.trees):
         representative = np.arange(N)
     weight = np.bincount(representative, minlength=N)
     return representative, weight
