@@ -13,6 +13,7 @@ void bind_problem(nanobind::module_& m);
 void bind_searches(nanobind::module_& m);
 void bind_maxflow(nanobind::module_& m);
 void bind_rashomon(nanobind::module_& m);
+void bind_ensemble(nanobind::module_& m);
 
 struct ProgressCell;
 

@@ -7,4 +7,5 @@ NB_MODULE(_native, m) {
   odtkit::bind_searches(m);
   odtkit::bind_maxflow(m);
   odtkit::bind_rashomon(m);
+  odtkit::bind_ensemble(m);
 }
