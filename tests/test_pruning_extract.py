@@ -385,6 +385,22 @@ def test_native_extraction_rejects_bad_input():
         call(n_classes=1)
     with pytest.raises(ValueError, match="one class code per row"):
         call(y32=y32[:-1])
+    t0 = raw[0]
+    args = (t0["parent"], t0["first_use"], t0["leaf_of"])
+    ex, node = _native.tree_entries(*args)
+    assert ex.dtype == node.dtype == np.int64 and ex.shape == node.shape
+    bad = t0["parent"].copy()
+    bad[2] = 2  # a cycle
+    with pytest.raises(ValueError, match=r"parent\[2\] is not an earlier node"):
+        _native.tree_entries(bad, *args[1:])
+    with pytest.raises(ValueError, match=r"parent\[0\] must be -1"):
+        _native.tree_entries(np.roll(t0["parent"], 1), *args[1:])
+    leaf = t0["leaf_of"].copy()
+    leaf[3] = len(t0["parent"])
+    with pytest.raises(ValueError, match=r"leaf_of\[3\]"):
+        _native.tree_entries(t0["parent"], t0["first_use"], leaf)
+    with pytest.raises(ValueError, match="one entry per node"):
+        _native.tree_entries(t0["parent"], t0["first_use"][:-1], leaf)
     with pytest.raises(ValueError, match="no nodes"):
         call(
             cl=[cl[0][:0], cl[1]],

@@ -103,19 +103,18 @@ class TreeData:
 
     @cached_property
     def _entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        u = np.flatnonzero(self.first_use)
-        sizes = self.entry_sizes
-        node = np.repeat(u, sizes)
-        # position in by_leaf of each entry: its slice's start plus its rank in the slice
-        first = np.cumsum(sizes) - sizes
-        pos = np.arange(node.shape[0], dtype=np.int64) + np.repeat(
-            self.leaf_start[u] - first, sizes
+        from odtkit.core import _native
+
+        if not self.first_use.any():  # also the root-only stand-in (leaf_of never read)
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        # a counting sort by node (native, O(entries)): each example in index order joins the
+        # bucket of every first-use ancestor of its leaf, so buckets come out sorted by i
+        example, node = _native.tree_entries(
+            np.ascontiguousarray(self.parent, dtype=np.int32),
+            np.ascontiguousarray(self.first_use, dtype=bool),
+            np.ascontiguousarray(self.leaf_of, dtype=np.int32),
         )
-        example = self.by_leaf[pos].astype(np.int64)
-        del pos
-        # each slice is sorted by (leaf, i): a few sorted runs, which the stable sort merges
-        order = np.argsort(node * self.leaf_of.shape[0] + example, kind="stable")
-        node, example = node[order], example[order]
         return example, self.feature[node].astype(np.int64), node
 
     @property

@@ -157,4 +157,44 @@ ExtractOutput extract_trees(const std::vector<SkTree>& trees, const float* X, st
   return out;
 }
 
+void tree_entries(std::int64_t n_nodes, const std::int32_t* parent, const bool* first_use,
+                  std::int64_t n_rows, const std::int32_t* leaf_of,
+                  std::vector<std::int64_t>& example, std::vector<std::int64_t>& node) {
+  if (n_nodes < 1 || parent[0] != -1) throw std::invalid_argument("parent[0] must be -1");
+  for (std::int64_t v = 1; v < n_nodes; ++v)
+    if (parent[v] < 0 || parent[v] >= v)
+      throw std::invalid_argument("parent[" + std::to_string(v) + "] is not an earlier node");
+  for (std::int64_t i = 0; i < n_rows; ++i)
+    if (leaf_of[i] < 0 || leaf_of[i] >= n_nodes)
+      throw std::invalid_argument("leaf_of[" + std::to_string(i) + "] is not a node id");
+  // first-use ancestors-or-self of every node, descending (CSR); a node's are its parent's
+  // plus itself, and parents come first in pre-order
+  std::vector<std::int64_t> len(static_cast<std::size_t>(n_nodes), 0);
+  std::vector<std::int64_t> ptr(static_cast<std::size_t>(n_nodes + 1), 0);
+  for (std::int64_t v = 0; v < n_nodes; ++v) {
+    len[v] = (v ? len[parent[v]] : 0) + (first_use[v] ? 1 : 0);
+    ptr[v + 1] = ptr[v] + len[v];
+  }
+  std::vector<std::int32_t> chain(static_cast<std::size_t>(ptr[n_nodes]));
+  for (std::int64_t v = 0; v < n_nodes; ++v) {
+    std::int64_t at = ptr[v];
+    if (first_use[v]) chain[at++] = static_cast<std::int32_t>(v);
+    if (v) std::copy(chain.begin() + ptr[parent[v]], chain.begin() + ptr[parent[v] + 1],
+                     chain.begin() + at);
+  }
+  // bucket sizes, then each example into its leaf's buckets in index order
+  std::vector<std::int64_t> start(static_cast<std::size_t>(n_nodes + 1), 0);
+  for (std::int64_t i = 0; i < n_rows; ++i)
+    for (std::int64_t j = ptr[leaf_of[i]]; j < ptr[leaf_of[i] + 1]; ++j) ++start[chain[j] + 1];
+  for (std::int64_t v = 0; v < n_nodes; ++v) start[v + 1] += start[v];
+  const auto m = static_cast<std::size_t>(start[n_nodes]);
+  example.resize(m);
+  node.resize(m);
+  for (std::int64_t v = 0; v < n_nodes; ++v)
+    std::fill(node.begin() + start[v], node.begin() + start[v + 1], v);
+  for (std::int64_t i = 0; i < n_rows; ++i)
+    for (std::int64_t j = ptr[leaf_of[i]]; j < ptr[leaf_of[i] + 1]; ++j)
+      example[start[chain[j]]++] = i;
+}
+
 }  // namespace odtkit

@@ -56,4 +56,12 @@ ExtractOutput extract_trees(const std::vector<SkTree>& trees, const float* X, st
                             std::int64_t n_features, const std::int32_t* y, std::int32_t n_classes,
                             Budget& budget);
 
+// The feature-use entries of one extracted tree as explicit lists, sorted by (u, i) (k is
+// feature[u]): for each example in index order, its leaf's first-use ancestors, bucketed by
+// node (a counting sort, O(entries)). Throws std::invalid_argument unless parent[0] = -1,
+// 0 <= parent[v] < v (pre-order) and every leaf_of is a node id.
+void tree_entries(std::int64_t n_nodes, const std::int32_t* parent, const bool* first_use,
+                  std::int64_t n_rows, const std::int32_t* leaf_of,
+                  std::vector<std::int64_t>& example, std::vector<std::int64_t>& node);
+
 }  // namespace odtkit

@@ -91,6 +91,21 @@ nb::tuple run_extract_trees(std::vector<Int64Array> children_left,
   return nb::make_tuple(result, out.status);
 }
 
+using BoolArray = nb::ndarray<const bool, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+nb::tuple run_tree_entries(Int32Array parent, BoolArray first_use, Int32Array leaf_of) {
+  if (first_use.shape(0) != parent.shape(0))
+    throw std::invalid_argument("parent and first_use must have one entry per node");
+  std::vector<std::int64_t> example, node;
+  {
+    nb::gil_scoped_release release;
+    tree_entries(static_cast<std::int64_t>(parent.shape(0)), parent.data(), first_use.data(),
+                 static_cast<std::int64_t>(leaf_of.shape(0)), leaf_of.data(), example, node);
+  }
+  const std::size_t m = example.size();
+  return nb::make_tuple(to_numpy(std::move(example), m), to_numpy(std::move(node), m));
+}
+
 }  // namespace
 
 void bind_ensemble(nb::module_& m) {
@@ -105,6 +120,10 @@ void bind_ensemble(nb::module_& m) {
         "by_leaf int32, threshold float64, counts float64 (n_nodes, n_classes), leaf_start "
         "int64 (n_nodes + 1,), first_use bool; status). A stop (time_limit, interrupted, "
         "memory_limit) returns the trees done so far.");
+  m.def("tree_entries", &run_tree_entries, nb::arg("parent").noconvert(),
+        nb::arg("first_use").noconvert(), nb::arg("leaf_of").noconvert(),
+        "The feature-use entries of one extracted tree: (example, node), int64, sorted by "
+        "(node, example); node runs over the first-use ancestors of each example's leaf.");
 }
 
 }  // namespace odtkit
