@@ -428,3 +428,32 @@ def test_native_extraction_stops_on_a_tiny_time_limit():
         _extract.extract_checked(inputs, Guard(1e-9, None))
     assert stop.value.status == Status.TIME_LIMIT
     assert "extraction" in stop.value.message
+
+
+@pytest.mark.parametrize(
+    ("native_status", "status", "says"),
+    [
+        ("interrupted", "interrupted", "Ctrl-C during the extraction (tree 2 of 3)"),
+        ("time_limit", "time_limit", "the time limit ran out during the extraction (tree 2"),
+    ],
+)
+def test_a_stopped_native_extraction_stops_prune(monkeypatch, native_status, status, says):
+    """The native call stopped after one tree: prune answers with the limit's status, the
+    root-only pruning, and the first tree's unpruned errors as its bound."""
+    from odtkit.pruning import _extract
+
+    X, y = _data(n=90, seed=7)
+    rf = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
+    real = _extract._native_trees
+
+    def one_tree(*args, **kwargs):
+        raw, _ = real(*args, **kwargs)
+        return raw[:1], native_status
+
+    monkeypatch.setattr(_extract, "_native_trees", one_tree)
+    res = prune(rf, X, y, lam=0.01, time_limit=1000)
+    monkeypatch.undo()
+    assert res.status == status and says in res.message
+    assert res.model.n_leaves == res.model.n_trees  # every tree cut to its root
+    first = extract(rf, X, y).trees[0]
+    assert res.lower_bound == pytest.approx(first.error[first.is_leaf].sum() / (90 * 3))
