@@ -457,3 +457,40 @@ def test_a_stopped_native_extraction_stops_prune(monkeypatch, native_status, sta
     assert res.model.n_leaves == res.model.n_trees  # every tree cut to its root
     first = extract(rf, X, y).trees[0]
     assert res.lower_bound == pytest.approx(first.error[first.is_leaf].sum() / (90 * 3))
+
+
+@pytest.mark.parametrize("kind", ["rf", "bag_subsets", "best_first"])
+def test_objective_terms_from_the_compact_entries(kind):
+    """The accounting reads the compact entries: equal (bit for bit) to the one over the entry
+    lists and the pair index, which it builds only if ``wt``/``w`` are read."""
+    from odtkit.pruning import objective_terms
+    from odtkit.pruning._ensemble import covered_mask, is_valid_pruning
+
+    X, y = _data(n=150, k=7, classes=3, seed=12)
+    d = extract(_forests(X, y)[kind], X, y, costs=np.linspace(0.1, 2.0, 7))
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        z = []
+        for tree in d.trees:  # a random valid pruning: cut at random internal nodes
+            cut = (rng.random(tree.n_nodes) < 0.3) & (tree.left >= 0)
+            cut[0] = False
+            z.append((cut | (tree.left < 0)) & ~covered_mask(tree, cut))
+        assert all(is_valid_pruning(t, zt) for t, zt in zip(d.trees, z, strict=True))
+        terms = objective_terms(d, z, lam=0.3)
+        assert not any(k in t.__dict__ for t in d.trees for k in ("_entries", "use_node"))
+        assert not any(k in d.__dict__ for k in ("_pairs", "pair_key"))
+        wt = np.concatenate(
+            [~(covered_mask(t, zt) | zt)[t.use_node] for t, zt in zip(d.trees, z, strict=True)]
+        )
+        w = np.zeros(d.n_pairs, dtype=bool)
+        w[d.entry_pair[wt]] = True
+        cost = float(d.costs[d.pair_feature[w]].sum()) / d.n_samples
+        err = sum(int(t.error[zt].sum()) for t, zt in zip(d.trees, z, strict=True))
+        assert terms["cost_term"] == cost
+        assert terms["error_term"] == err / (d.n_samples * d.n_trees)
+        assert terms["objective"] == terms["error_term"] + 0.3 * cost
+        np.testing.assert_array_equal(terms["wt"], wt)
+        np.testing.assert_array_equal(terms["w"], w)
+        for t in d.trees:  # drop the materialized lists for the next round's check
+            t.__dict__.pop("_entries", None)
+        d.__dict__.pop("_pairs", None)

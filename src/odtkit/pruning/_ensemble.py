@@ -106,6 +106,26 @@ def tree_terms(tree: TreeData, z: np.ndarray) -> tuple[int, np.ndarray]:
     return int(tree.error[z].sum()), ~(covered[tree.use_node] | z[tree.use_node])
 
 
+class _Terms(dict):
+    """:func:`objective_terms`' answer. ``wt`` and ``w`` are built on first access: they need
+    the explicit entry lists and the pair index, which the min cut never builds."""
+
+    def __init__(self, values: dict[str, float], data: EnsembleData, z: list, marks: Any):
+        super().__init__(values)
+        self._data, self._z, self._marks = data, z, marks
+
+    def __missing__(self, key: str) -> np.ndarray:
+        if key == "wt":
+            wt = [tree_terms(t, zt)[1] for t, zt in zip(self._data.trees, self._z, strict=True)]
+            value = np.concatenate(wt) if wt else np.zeros(0, dtype=bool)
+        elif key == "w":
+            value = self._marks[self._data.pair_key]
+        else:
+            raise KeyError(key)
+        self[key] = value
+        return value
+
+
 def objective_terms(
     data: EnsembleData, z: list[np.ndarray], *, lam: float
 ) -> dict[str, float | np.ndarray]:
@@ -114,27 +134,31 @@ def objective_terms(
     Returns ``error_term`` = average per-tree training error, ``cost_term`` = average feature
     cost per example (features shared across trees paid once), ``objective`` =
     ``error_term + lam * cost_term``, plus per-tree ``wt`` (the implied ``w^{(t)}`` values,
-    concatenated over trees) and ``w`` (per (feature, example) pair).
+    concatenated over trees) and ``w`` (per (feature, example) pair), both computed when
+    first read.
+
+    The cost is read from the compact entries (see :mod:`odtkit.pruning._extract`): a tree
+    acquires feature ``k`` for example ``i`` iff a first-use node ``u`` testing ``k`` stays
+    internal and ``i`` is in ``S_u``, one slice of ``by_leaf``. The acquired pairs are marked
+    in one dense ``K x N`` mask and summed in pair order, as the pair index would.
     """
     N, T = data.n_samples, data.n_trees
     err = 0
-    wt = []
+    marks = np.zeros(data.n_features * N, dtype=bool)
     for tree, zt in zip(data.trees, z, strict=True):
-        errors, active = tree_terms(tree, zt)
-        err += errors
-        wt.append(active)
-    wt_all = np.concatenate(wt) if wt else np.zeros(0, dtype=bool)
-    w = np.zeros(data.n_pairs, dtype=bool)
-    w[data.entry_pair[wt_all]] = True
-    cost = float(data.costs[data.pair_feature[w]].sum()) / N
+        zt = np.asarray(zt, dtype=bool)
+        err += int(tree.error[zt].sum())
+        u = np.flatnonzero(tree.first_use & ~(covered_mask(tree, zt) | zt))
+        lo, sizes = tree.leaf_start[u], tree.leaf_start[tree.end[u]] - tree.leaf_start[u]
+        total = int(sizes.sum())
+        if total == 0:
+            continue
+        pos = np.arange(total, dtype=np.int64) + np.repeat(lo - (np.cumsum(sizes) - sizes), sizes)
+        marks[np.repeat(tree.feature[u].astype(np.int64) * N, sizes) + tree.by_leaf[pos]] = True
+    cost = float(data.costs[np.flatnonzero(marks) // N].sum()) / N
     error_term = err / (N * T)
-    return {
-        "error_term": error_term,
-        "cost_term": cost,
-        "objective": error_term + lam * cost,
-        "wt": wt_all,
-        "w": w,
-    }
+    values = {"error_term": error_term, "cost_term": cost, "objective": error_term + lam * cost}
+    return _Terms(values, data, list(z), marks)
 
 
 def individual_objective(

@@ -1,13 +1,14 @@
 """One time limit, one memory budget and Ctrl-C for a whole :func:`~odtkit.pruning.prune` call.
 
 The pruning's big structures all grow with the number of feature-use entries ``m`` (one per
-example, tree and feature on the example's path): the extracted ``(u, k, i)`` lists, the
-``(feature, example)`` pair index, the cut network's arcs and a program's link rows. ``m`` is
-known exactly after each tree is routed, so :class:`Guard` projects the call's peak from the
-trees routed so far (their ratio of entries to the ``N x depth`` worst case, applied to the
-trees still to come) and stops *before* building what would not fit. The measured peak of
-``prune`` was about 75 bytes per entry for the cut (issue 28: 24 M entries, 1.8 GB), which is
-what :data:`CUT_BYTES_PER_ENTRY` charges.
+example, tree and feature on the example's path): the explicit ``(u, k, i)`` lists, the
+``(feature, example)`` pair index, the cut network's arcs and a program's link rows. The native
+extraction itself keeps the entries compact (8 bytes per example and tree, see
+:mod:`odtkit.pruning._extract`), so :class:`Guard` charges that before the call, and the call
+returns ``m`` exactly without building the lists: the call's peak is projected from it and the
+call stops *before* building what would not fit. The measured peak of ``prune`` was about 75
+bytes per entry for the cut (issue 28: 24 M entries, 1.8 GB), which is what
+:data:`CUT_BYTES_PER_ENTRY` charges.
 
 A stop is a :class:`Stopped` (time, memory) or a ``KeyboardInterrupt`` (Ctrl-C in Python code);
 ``prune`` turns either into a Result with the limit's status and the best pruning it has, at
@@ -33,8 +34,9 @@ __all__ = [
     "root_only_data",
 ]
 
-#: bytes the extracted data keeps per entry: ``use_example/feature/node`` (int64) in the trees,
-#: ``entry_pair`` and ``entry_group`` in EnsembleData, plus the sort and key temporaries
+#: bytes per entry once the explicit entry lists are built (on first read, by whoever reads
+#: them): ``use_example/feature/node`` (int64) in the trees, ``entry_pair`` and ``entry_group``
+#: in EnsembleData, plus the key temporaries; the compact extraction holds none of them
 DATA_BYTES_PER_ENTRY = 56
 #: the cut on top of the data: arcs (tails, heads), their temporaries and the native graph
 CUT_BYTES_PER_ENTRY = 40
