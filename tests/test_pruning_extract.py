@@ -168,3 +168,329 @@ def test_bad_input():
         prune(rf, X, y, lam=-0.1)
     with pytest.raises(TypeError, match="training data"):
         prune(rf, lam=0.1)
+
+
+# ------------------------------------------------------------------------------------------
+# issue 25: the native extraction against an independent numpy reference
+# ------------------------------------------------------------------------------------------
+def _reference_tree(est, fmap, X, codes, n_classes):
+    """The pre-2025 extraction of one tree, in numpy from sklearn's own ``decision_path``:
+    pre-order ids, class counts, the leaf of each example, and the feature-use entries
+    ``(i, k, u)`` (first node on i's path testing k) sorted by ``(u, k, i)``."""
+    tr = est.tree_
+    cl, cr = tr.children_left, tr.children_right
+    order, stack = [], [0]
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        if cl[v] >= 0:
+            stack += [cr[v], cl[v]]
+    order = np.array(order)
+    new = np.full(cl.shape[0], -1)
+    new[order] = np.arange(order.shape[0])
+    inner = cl[order] >= 0
+    feat = np.where(inner, tr.feature[order], -1)
+    if fmap is not None:
+        feat = np.where(inner, fmap[np.maximum(feat, 0)], -1)
+    Xt = X if fmap is None else X[:, fmap]
+    path = est.decision_path(Xt).toarray().astype(bool)[:, order]  # (N, n_nodes) pre-order
+    ex, fk, un = [], [], []
+    for k in np.unique(feat[inner]):
+        on = path & (feat == k)[None, :]
+        rows = np.flatnonzero(on.any(axis=1))
+        ex.append(rows)
+        fk.append(np.full(rows.shape[0], k))
+        un.append(np.argmax(on[rows], axis=1))  # pre-order ids increase along a path
+    ex, fk, un = (np.concatenate(a) if a else np.zeros(0, np.int64) for a in (ex, fk, un))
+    srt = np.lexsort((ex, fk, un))
+    return {
+        "left": np.where(inner, new[np.maximum(cl[order], 0)], -1),
+        "right": np.where(inner, new[np.maximum(cr[order], 0)], -1),
+        "feature": feat,
+        "threshold": np.where(inner, tr.threshold[order], np.nan),
+        "sk_node": order,
+        "leaf_of": new[est.apply(Xt)],
+        "counts": path.T.astype(float) @ np.eye(n_classes)[codes],
+        "entries": (ex[srt], fk[srt], un[srt]),
+    }
+
+
+def _reference_pairs(entries, n, K):
+    """pair_key / entry_pair / entry_group / group_start as the pre-native EnsembleData built
+    them (dense marks; groups = runs of equal (u, k) within a tree)."""
+    keys = np.concatenate([k * n + i for i, k, _ in entries])
+    present = np.zeros(K * n, dtype=bool)
+    present[keys] = True
+    rank = np.cumsum(present) - 1
+    starts, off = [], 0
+    for _, k, u in entries:
+        if u.shape[0]:
+            brk = np.flatnonzero((np.diff(u) != 0) | (np.diff(k) != 0)) + 1
+            starts.append(np.concatenate(([0], brk)) + off)
+        off += u.shape[0]
+    gstart = np.concatenate(starts)
+    flag = np.zeros(off, dtype=np.int64)
+    flag[gstart] = 1
+    return np.flatnonzero(present), rank[keys], np.cumsum(flag) - 1, gstart
+
+
+def _edge_rows(ens, X, seed):
+    """``X`` with cells set exactly on the trees' thresholds, one float64 ulp either side, and
+    values that float32 rounds onto or across a threshold (sklearn compares float32 X)."""
+    rng = np.random.default_rng(seed)
+    X = X.copy()
+    ests = ens if isinstance(ens, list) else ens.estimators_
+    fmaps = getattr(ens, "estimators_features_", None)
+    for t, est in enumerate(ests):
+        tr = est.tree_
+        for v in np.flatnonzero(tr.children_left >= 0):
+            f = tr.feature[v] if fmaps is None else fmaps[t][tr.feature[v]]
+            thr = tr.threshold[v]
+            f32 = np.float32(thr)
+            cands = [
+                thr,
+                np.nextafter(thr, np.inf),
+                np.nextafter(thr, -np.inf),
+                float(f32),
+                float(np.nextafter(f32, np.float32(np.inf))),
+                float(np.nextafter(f32, np.float32(-np.inf))),
+                thr + 1e-9,
+                thr - 1e-9,
+            ]
+            rows = rng.integers(0, X.shape[0], len(cands))
+            X[rows, f] = cands
+    return X
+
+
+def _forests(X, y):
+    return {
+        "rf": RandomForestClassifier(5, max_depth=5, random_state=0).fit(X, y),
+        "et": ExtraTreesClassifier(4, max_depth=6, random_state=1).fit(X, y),
+        "bag_subsets": BaggingClassifier(
+            DecisionTreeClassifier(max_depth=4),
+            n_estimators=4,
+            max_features=0.5,
+            bootstrap_features=True,
+            random_state=2,
+        ).fit(X, y),
+        "best_first": [
+            DecisionTreeClassifier(max_leaf_nodes=11, random_state=s).fit(X[s::2], y[s::2])
+            for s in range(3)
+        ],
+    }
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("kind", ["rf", "et", "bag_subsets", "best_first"])
+def test_native_extraction_equals_the_numpy_reference(kind, ties, classes):
+    """Issue 25: the native extraction gives today's arrays, entries in today's order, on
+    forests with equal thresholds (integer features) and rows on / next to thresholds."""
+    X, y = _data(n=150, k=7, classes=classes, seed=11)
+    if ties:  # few distinct values: equal thresholds across nodes and trees
+        X = np.round(X)
+    ens = _forests(X, y)[kind]
+    Xe = _edge_rows(ens, X, seed=3)
+    d = extract(ens, Xe, y)
+    ests = ens if isinstance(ens, list) else ens.estimators_
+    fmaps = getattr(ens, "estimators_features_", None)
+    codes = np.searchsorted(d.classes, y)
+    refs = [
+        _reference_tree(est, None if fmaps is None else fmaps[t], Xe, codes, d.n_classes)
+        for t, est in enumerate(ests)
+    ]
+    assert sum(r["entries"][0].shape[0] for r in refs) == d.n_entries  # before materializing
+    for tree, ref in zip(d.trees, refs, strict=True):
+        for name in ("left", "right", "feature", "sk_node", "leaf_of"):
+            np.testing.assert_array_equal(getattr(tree, name), ref[name], err_msg=name)
+            assert getattr(tree, name).dtype == np.int32, name
+        np.testing.assert_array_equal(tree.threshold, ref["threshold"])
+        np.testing.assert_array_equal(tree.counts, ref["counts"])
+        for got, want in zip(
+            (tree.use_example, tree.use_feature, tree.use_node), ref["entries"], strict=True
+        ):
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got, want)
+        # the compact form: examples sorted by (leaf, index), leaf_start their histogram
+        np.testing.assert_array_equal(tree.by_leaf, np.argsort(tree.leaf_of, kind="stable"))
+        hist = np.bincount(tree.leaf_of, minlength=tree.n_nodes + 1)
+        np.testing.assert_array_equal(tree.leaf_start, np.concatenate(([0], np.cumsum(hist)))[:-1])
+    want = _reference_pairs([r["entries"] for r in refs], d.n_samples, d.n_features)
+    for name, w in zip(("pair_key", "entry_pair", "entry_group", "group_start"), want, strict=True):
+        np.testing.assert_array_equal(getattr(d, name), w, err_msg=name)
+    assert d.n_groups == want[3].shape[0]
+
+
+def test_entry_counts_do_not_materialize_the_lists():
+    X, y = _data(n=200, seed=4)
+    rf = RandomForestClassifier(6, max_depth=6, random_state=0).fit(X, y)
+    d = extract(rf, X, y)
+    m = d.n_entries
+    per_tree = [t.n_entries for t in d.trees]
+    stats_free = (d.n_nodes, d.n_groups, d.entry_offset.copy())
+    # nothing materialized: neither the entry lists nor the pair/group index
+    assert not any(k in t.__dict__ for t in d.trees for k in ("_entries", "use_node"))
+    assert not any(k in d.__dict__ for k in ("_pairs", "_groups", "pair_key", "entry_group"))
+    assert m == sum(per_tree) == sum(t.use_node.shape[0] for t in d.trees)
+    assert all("_entries" in t.__dict__ for t in d.trees)  # materialized once, then cached
+    assert stats_free[1] == d.group_start.shape[0]
+    np.testing.assert_array_equal(stats_free[2], np.concatenate(([0], np.cumsum(per_tree))))
+
+
+def _sk_arrays(rf):
+    ests = rf.estimators_
+    return (
+        [e.tree_.children_left.astype(np.int64) for e in ests],
+        [e.tree_.children_right.astype(np.int64) for e in ests],
+        [e.tree_.feature.astype(np.int64) for e in ests],
+        [e.tree_.threshold.astype(np.float64) for e in ests],
+    )
+
+
+def test_native_extraction_rejects_bad_input():
+    from odtkit.core import _native
+
+    X, y = _data(n=50, seed=2)
+    rf = RandomForestClassifier(2, max_depth=3, random_state=0).fit(X, y)
+    X32, y32 = X.astype(np.float32), y.astype(np.int32)
+    cl, cr, f, thr = _sk_arrays(rf)
+    raw, status = _native.extract_trees(cl, cr, f, thr, X32, y32, 2)
+    assert status == "optimal" and len(raw) == 2
+
+    def call(cl=cl, cr=cr, f=f, thr=thr, X32=X32, y32=y32, n_classes=2):
+        return _native.extract_trees(cl, cr, f, thr, X32, y32, n_classes)
+
+    inner = int(np.flatnonzero(cl[0] >= 0)[1])
+    bad = cl[0].copy()
+    bad[inner] = cl[0].shape[0]
+    with pytest.raises(ValueError, match="tree 0: node .* child ids out of range"):
+        call(cl=[bad, cl[1]])
+    bad = cl[0].copy()
+    bad[inner] = 0  # back to the root
+    with pytest.raises(ValueError, match="cycle or a shared child"):
+        call(cl=[bad, cl[1]])
+    bad = cr[1].copy()
+    bad[int(np.flatnonzero(cl[1] >= 0)[0])] = -1  # one child missing
+    with pytest.raises(ValueError, match="tree 1: node"):
+        call(cr=[cr[0], bad])
+    bad = f[0].copy()
+    bad[0] = X.shape[1]
+    with pytest.raises(ValueError, match="tests feature .* out of range"):
+        call(f=[bad, f[1]])
+    with pytest.raises(ValueError, match="same length"):
+        call(thr=[thr[0][:-1], thr[1]])
+    with pytest.raises(ValueError, match="one array per tree"):
+        call(thr=thr[:1])
+    with pytest.raises(ValueError, match="class code"):
+        call(n_classes=1)
+    with pytest.raises(ValueError, match="one class code per row"):
+        call(y32=y32[:-1])
+    t0 = raw[0]
+    args = (t0["parent"], t0["first_use"], t0["leaf_of"])
+    ex, node = _native.tree_entries(*args)
+    assert ex.dtype == node.dtype == np.int64 and ex.shape == node.shape
+    bad = t0["parent"].copy()
+    bad[2] = 2  # a cycle
+    with pytest.raises(ValueError, match=r"parent\[2\] is not an earlier node"):
+        _native.tree_entries(bad, *args[1:])
+    with pytest.raises(ValueError, match=r"parent\[0\] must be -1"):
+        _native.tree_entries(np.roll(t0["parent"], 1), *args[1:])
+    leaf = t0["leaf_of"].copy()
+    leaf[3] = len(t0["parent"])
+    with pytest.raises(ValueError, match=r"leaf_of\[3\]"):
+        _native.tree_entries(t0["parent"], t0["first_use"], leaf)
+    with pytest.raises(ValueError, match="one entry per node"):
+        _native.tree_entries(t0["parent"], t0["first_use"][:-1], leaf)
+    with pytest.raises(ValueError, match="no nodes"):
+        call(
+            cl=[cl[0][:0], cl[1]],
+            cr=[cr[0][:0], cr[1]],
+            f=[f[0][:0], f[1]],
+            thr=[thr[0][:0], thr[1]],
+        )
+
+
+def test_native_extraction_stops_on_a_tiny_time_limit():
+    from odtkit.core import _native
+    from odtkit.pruning import _extract
+    from odtkit.pruning._guard import Guard, Stopped
+    from odtkit.results import Status
+
+    X, y = _data(n=3000, k=10, seed=6)
+    rf = RandomForestClassifier(30, max_depth=6, random_state=0).fit(X, y)
+    cl, cr, f, thr = _sk_arrays(rf)
+    raw, status = _native.extract_trees(
+        cl, cr, f, thr, X.astype(np.float32), y.astype(np.int32), 2, time_limit=1e-9
+    )
+    assert status == "time_limit" and len(raw) < 30
+    inputs = _extract.checked_inputs(rf, X, y)
+    with pytest.raises(Stopped) as stop:
+        _extract.extract_checked(inputs, Guard(1e-9, None))
+    assert stop.value.status == Status.TIME_LIMIT
+    assert "extraction" in stop.value.message
+
+
+@pytest.mark.parametrize(
+    ("native_status", "status", "says"),
+    [
+        ("interrupted", "interrupted", "Ctrl-C during the extraction (tree 2 of 3)"),
+        ("time_limit", "time_limit", "the time limit ran out during the extraction (tree 2"),
+    ],
+)
+def test_a_stopped_native_extraction_stops_prune(monkeypatch, native_status, status, says):
+    """The native call stopped after one tree: prune answers with the limit's status, the
+    root-only pruning, and the first tree's unpruned errors as its bound."""
+    from odtkit.pruning import _extract
+
+    X, y = _data(n=90, seed=7)
+    rf = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
+    real = _extract._native_trees
+
+    def one_tree(*args, **kwargs):
+        raw, _ = real(*args, **kwargs)
+        return raw[:1], native_status
+
+    monkeypatch.setattr(_extract, "_native_trees", one_tree)
+    res = prune(rf, X, y, lam=0.01, time_limit=1000)
+    monkeypatch.undo()
+    assert res.status == status and says in res.message
+    assert res.model.n_leaves == res.model.n_trees  # every tree cut to its root
+    first = extract(rf, X, y).trees[0]
+    assert res.lower_bound == pytest.approx(first.error[first.is_leaf].sum() / (90 * 3))
+
+
+@pytest.mark.parametrize("kind", ["rf", "bag_subsets", "best_first"])
+def test_objective_terms_from_the_compact_entries(kind):
+    """The accounting reads the compact entries: equal (bit for bit) to the one over the entry
+    lists and the pair index, which it builds only if ``wt``/``w`` are read."""
+    from odtkit.pruning import objective_terms
+    from odtkit.pruning._ensemble import covered_mask, is_valid_pruning
+
+    X, y = _data(n=150, k=7, classes=3, seed=12)
+    d = extract(_forests(X, y)[kind], X, y, costs=np.linspace(0.1, 2.0, 7))
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        z = []
+        for tree in d.trees:  # a random valid pruning: cut at random internal nodes
+            cut = (rng.random(tree.n_nodes) < 0.3) & (tree.left >= 0)
+            cut[0] = False
+            z.append((cut | (tree.left < 0)) & ~covered_mask(tree, cut))
+        assert all(is_valid_pruning(t, zt) for t, zt in zip(d.trees, z, strict=True))
+        terms = objective_terms(d, z, lam=0.3)
+        assert not any(k in t.__dict__ for t in d.trees for k in ("_entries", "use_node"))
+        assert not any(k in d.__dict__ for k in ("_pairs", "pair_key"))
+        wt = np.concatenate(
+            [~(covered_mask(t, zt) | zt)[t.use_node] for t, zt in zip(d.trees, z, strict=True)]
+        )
+        w = np.zeros(d.n_pairs, dtype=bool)
+        w[d.entry_pair[wt]] = True
+        cost = float(d.costs[d.pair_feature[w]].sum()) / d.n_samples
+        err = sum(int(t.error[zt].sum()) for t, zt in zip(d.trees, z, strict=True))
+        assert terms["cost_term"] == cost
+        assert terms["error_term"] == err / (d.n_samples * d.n_trees)
+        assert terms["objective"] == terms["error_term"] + 0.3 * cost
+        np.testing.assert_array_equal(terms["wt"], wt)
+        np.testing.assert_array_equal(terms["w"], w)
+        for t in d.trees:  # drop the materialized lists for the next round's check
+            t.__dict__.pop("_entries", None)
+        d.__dict__.pop("_pairs", None)

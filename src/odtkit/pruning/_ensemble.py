@@ -109,32 +109,32 @@ def tree_terms(tree: TreeData, z: np.ndarray) -> tuple[int, np.ndarray]:
     return int(tree.error[z].sum()), ~(covered[tree.use_node] | z[tree.use_node])
 
 
+class _Terms(dict):
+    """:func:`objective_terms`' answer. ``wt`` and ``w`` are built on first access: they need
+    the explicit entry lists and the pair index, which the min cut never builds."""
+
+    def __init__(self, values: dict[str, float], data: EnsembleData, z: list, marks: Any):
+        super().__init__(values)
+        self._data, self._z, self._marks = data, z, marks
+
+    def __missing__(self, key: str) -> np.ndarray:
+        if key == "wt":
+            wt = [tree_terms(t, zt)[1] for t, zt in zip(self._data.trees, self._z, strict=True)]
+            value = np.concatenate(wt) if wt else np.zeros(0, dtype=bool)
+        elif key == "w":
+            value = self._marks[self._data.pair_key]
+        else:
+            raise KeyError(key)
+        self[key] = value
+        return value
+
+
 def compact_arrays(tree: TreeData) -> dict[str, np.ndarray]:
-    """The tree's entries in compact form (issue 25): ``by_leaf`` (examples sorted by leaf),
+    """The tree's entries in compact form: ``by_leaf`` (examples sorted by leaf),
     ``leaf_start`` (``S_u = by_leaf[leaf_start[u]:leaf_start[end[u]]]``) and ``first_use``
     (internal nodes no ancestor of which tests their feature: the only nodes with entries, and
     then exactly ``{(i, feature[u], u) : i in S_u}``)."""
-    by_leaf = getattr(tree, "by_leaf", None)
-    if by_leaf is not None:
-        return {
-            "by_leaf": tree.by_leaf,
-            "leaf_start": tree.leaf_start,
-            "first_use": tree.first_use,
-        }
-    n = tree.n_nodes
-    counts = np.bincount(tree.leaf_of, minlength=n)
-    first_use = np.zeros(n, dtype=bool)
-    seen: list[frozenset[int]] = [frozenset()] * n
-    for h in range(n):  # pre-order: parents first
-        above = seen[tree.parent[h]] if h else frozenset()
-        f = int(tree.feature[h])
-        first_use[h] = f >= 0 and f not in above
-        seen[h] = above | {f} if f >= 0 else above
-    return {
-        "by_leaf": np.argsort(tree.leaf_of, kind="stable").astype(np.int32),
-        "leaf_start": np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-        "first_use": first_use,
-    }
+    return {"by_leaf": tree.by_leaf, "leaf_start": tree.leaf_start, "first_use": tree.first_use}
 
 
 def acquired_counts(data: EnsembleData, z: list[np.ndarray]) -> np.ndarray:
@@ -166,9 +166,10 @@ def acquired_counts(data: EnsembleData, z: list[np.ndarray]) -> np.ndarray:
 
 
 def objective_value(data: EnsembleData, z: list[np.ndarray], *, lam: float) -> dict[str, float]:
-    """``error_term``, ``cost_term`` and ``objective`` of a pruning, as :func:`objective_terms`
-    computes them but from the compact entries (no per-entry arrays: what the cut and
-    :class:`PrunedEnsemble` use at any size)."""
+    """``error_term``, ``cost_term`` and ``objective`` of a pruning, equal to
+    :func:`objective_terms`' to the last bit but computed another way (per-tree bit masks of
+    acquired features, :func:`acquired_counts`, instead of marking entry slices), so the two
+    check each other; what the cut and :class:`PrunedEnsemble` use."""
     N, T = data.n_samples, data.n_trees
     err = sum(int(tree.error[zt].sum()) for tree, zt in zip(data.trees, z, strict=True))
     # the costs of the acquired pairs in (feature, example) order, summed as objective_terms
@@ -186,27 +187,31 @@ def objective_terms(
     Returns ``error_term`` = average per-tree training error, ``cost_term`` = average feature
     cost per example (features shared across trees paid once), ``objective`` =
     ``error_term + lam * cost_term``, plus per-tree ``wt`` (the implied ``w^{(t)}`` values,
-    concatenated over trees) and ``w`` (per (feature, example) pair).
+    concatenated over trees) and ``w`` (per (feature, example) pair), both computed when
+    first read.
+
+    The cost is read from the compact entries (see :mod:`odtkit.pruning._extract`): a tree
+    acquires feature ``k`` for example ``i`` iff a first-use node ``u`` testing ``k`` stays
+    internal and ``i`` is in ``S_u``, one slice of ``by_leaf``. The acquired pairs are marked
+    in one dense ``K x N`` mask and summed in pair order, as the pair index would.
     """
     N, T = data.n_samples, data.n_trees
     err = 0
-    wt = []
+    marks = np.zeros(data.n_features * N, dtype=bool)
     for tree, zt in zip(data.trees, z, strict=True):
-        errors, active = tree_terms(tree, zt)
-        err += errors
-        wt.append(active)
-    wt_all = np.concatenate(wt) if wt else np.zeros(0, dtype=bool)
-    w = np.zeros(data.n_pairs, dtype=bool)
-    w[data.entry_pair[wt_all]] = True
-    cost = float(data.costs[data.pair_feature[w]].sum()) / N
+        zt = np.asarray(zt, dtype=bool)
+        err += int(tree.error[zt].sum())
+        u = np.flatnonzero(tree.first_use & ~(covered_mask(tree, zt) | zt))
+        lo, sizes = tree.leaf_start[u], tree.leaf_start[tree.end[u]] - tree.leaf_start[u]
+        total = int(sizes.sum())
+        if total == 0:
+            continue
+        pos = np.arange(total, dtype=np.int64) + np.repeat(lo - (np.cumsum(sizes) - sizes), sizes)
+        marks[np.repeat(tree.feature[u].astype(np.int64) * N, sizes) + tree.by_leaf[pos]] = True
+    cost = float(data.costs[np.flatnonzero(marks) // N].sum()) / N
     error_term = err / (N * T)
-    return {
-        "error_term": error_term,
-        "cost_term": cost,
-        "objective": error_term + lam * cost,
-        "wt": wt_all,
-        "w": w,
-    }
+    values = {"error_term": error_term, "cost_term": cost, "objective": error_term + lam * cost}
+    return _Terms(values, data, list(z), marks)
 
 
 def individual_objective(

@@ -1,4 +1,4 @@
-"""Vectorized extraction of everything IP0–IP3 need from a fitted tree ensemble.
+"""Extraction of everything IP0–IP3 need from a fitted tree ensemble.
 
 For every tree (Nan, Wang, Saligrama 2016; docs/formulations-search-and-pruning.md §7.1) we
 compute, with node ids renumbered in **pre-order** (root, left subtree, right subtree):
@@ -11,20 +11,33 @@ compute, with node ids renumbered in **pre-order** (root, left subtree, right su
   feature on its root-to-leaf path, the first (closest to the root) node ``u = u_{t,k,i}``
   testing ``k``. Entries are sorted by ``(u, k, i)``, the row order of §7.6.
 
+The entries are kept **compact**. ``u`` tests ``k`` itself, so ``u`` has entries iff it is a
+*first-use* node (internal, no strict ancestor tests ``feature[u]``), and they are
+``{(i, feature[u], u) : i in S_u}``. The subtree of ``u`` is the pre-order range
+``[u, end[u])``, so with the examples sorted by their leaf (``by_leaf``; ``leaf_start[v]``
+examples have a leaf ``< v``) ``S_u`` is the one slice
+``by_leaf[leaf_start[u] : leaf_start[end[u]]]``. A tree thus holds 8 bytes per example
+(``leaf_of``, ``by_leaf``, int32) instead of 24 per entry; ``n_entries`` is a sum over the
+first-use nodes, and the ``use_*`` lists (and EnsembleData's pair and group index) are built
+only when a caller reads them -- the LP/MIP models do, the min cut does not need to.
+
 Everything is computed from the training data handed to :func:`odtkit.pruning.prune`, *not*
 from the bootstrap samples the trees were grown on: the pruning objective is an empirical risk on
 that data, so ``S_h``, ``e_h`` and the leaf distributions all refer to it. (A node that receives
 none of these examples has ``S_h`` empty, ``e_h = 0`` and predicts its parent's class.)
 
-Routing is our own level-by-level numpy loop that reproduces scikit-learn's rule exactly
-(``X`` is cast to float32 and compared ``<=`` against the float64 threshold, as sklearn's
-Cython code does); a test cross-checks it against ``decision_path``. This also handles
-``BaggingClassifier`` feature subsets, whose trees index a column subset of ``X``.
+Routing is native (``_native.extract_trees``, core/native/ensemble.hpp): one call walks every
+tree's ``tree_`` arrays with the GIL released, stops between trees on the time limit or
+Ctrl-C, and reproduces scikit-learn's rule exactly (``X`` is cast to float32 and compared
+``<=`` against the float64 threshold, as sklearn's Cython code does); tests cross-check it
+against ``decision_path``. ``BaggingClassifier`` feature subsets are mapped to global columns
+before the call. :func:`route` (numpy, level by level) stays for predictions of pruned trees.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -36,9 +49,15 @@ __all__ = ["TreeData", "EnsembleData", "extract", "check_ensemble", "route"]
 
 @dataclass(frozen=True, eq=False)
 class TreeData:
-    """One tree in pre-order with its training statistics and feature-use entries."""
+    """One tree in pre-order with its training statistics and its compact feature-use entries.
 
-    left: np.ndarray  # int64 (n_nodes,), -1 at leaves
+    The entries ``(example i, feature k, node u)`` are not stored: ``u`` has entries iff it is
+    a first-use node (``first_use[u]``), and they are ``{(i, feature[u], u) : i in S_u}`` with
+    ``S_u = by_leaf[leaf_start[u] : leaf_start[end[u]]]`` (see the module docstring).
+    ``use_example``/``use_feature``/``use_node`` materialize them on first access.
+    """
+
+    left: np.ndarray  # int32 (n_nodes,), -1 at leaves (left[h] = h + 1 at internal nodes)
     right: np.ndarray
     parent: np.ndarray  # -1 at the root
     depth: np.ndarray
@@ -49,11 +68,11 @@ class TreeData:
     dist: np.ndarray  # class distribution (nearest non-empty ancestor for empty nodes)
     pred: np.ndarray  # int64 class codes
     error: np.ndarray  # int64 e_h
-    sk_node: np.ndarray  # pre-order id -> node id in the sklearn tree_
-    use_example: np.ndarray  # int64 (m,)
-    use_feature: np.ndarray  # int64 (m,)
-    use_node: np.ndarray  # int64 (m,) = u_{t,k,i}, entries sorted by (u, k, i)
-    leaf_of: np.ndarray  # int64 (N,): unpruned leaf reached by each training example
+    sk_node: np.ndarray  # int32: pre-order id -> node id in the sklearn tree_
+    leaf_of: np.ndarray  # int32 (N,): unpruned leaf reached by each training example
+    by_leaf: np.ndarray  # int32 (N,): examples sorted by (leaf_of, example index)
+    leaf_start: np.ndarray  # int64 (n_nodes + 1,): examples with leaf_of < v
+    first_use: np.ndarray  # bool (n_nodes,): internal, no strict ancestor tests feature[u]
 
     @property
     def n_nodes(self) -> int:
@@ -71,9 +90,47 @@ class TreeData:
     def max_depth(self) -> int:
         return int(self.depth.max())
 
+    @cached_property
+    def entry_sizes(self) -> np.ndarray:
+        """int64 ``|S_u|`` of each first-use node ``u`` (in ``np.flatnonzero(first_use)``)."""
+        u = np.flatnonzero(self.first_use)
+        return self.leaf_start[self.end[u]] - self.leaf_start[u]
+
     @property
     def n_entries(self) -> int:
-        return int(self.use_node.shape[0])
+        """Number of feature-use entries, without materializing them."""
+        return int(self.entry_sizes.sum())
+
+    @cached_property
+    def _entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        from odtkit.core import _native
+
+        if not self.first_use.any():  # also the root-only stand-in (leaf_of never read)
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        # a counting sort by node (native, O(entries)): each example in index order joins the
+        # bucket of every first-use ancestor of its leaf, so buckets come out sorted by i
+        example, node = _native.tree_entries(
+            np.ascontiguousarray(self.parent, dtype=np.int32),
+            np.ascontiguousarray(self.first_use, dtype=bool),
+            np.ascontiguousarray(self.leaf_of, dtype=np.int32),
+        )
+        return example, self.feature[node].astype(np.int64), node
+
+    @property
+    def use_example(self) -> np.ndarray:
+        """int64 (m,): example of each entry; entries sorted by ``(u, k, i)`` (§7.6)."""
+        return self._entries[0]
+
+    @property
+    def use_feature(self) -> np.ndarray:
+        """int64 (m,): feature of each entry (``feature[use_node]``)."""
+        return self._entries[1]
+
+    @property
+    def use_node(self) -> np.ndarray:
+        """int64 (m,): ``u_{t,k,i}``, the first node on the example's path testing the feature."""
+        return self._entries[2]
 
     def ancestors_csr(self) -> tuple[np.ndarray, np.ndarray]:
         """``(indptr, indices)``: for node ``h`` the ancestors-or-self, root first.
@@ -81,13 +138,13 @@ class TreeData:
         Built level by level (one numpy step per depth), so cost is O(sum of depths).
         """
         n = self.n_nodes
-        cnt = self.depth + 1
+        cnt = self.depth.astype(np.int64) + 1
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(cnt, out=indptr[1:])
         indices = np.empty(indptr[-1], dtype=np.int64)
         # position of the ancestor at depth d of node h is indptr[h] + d; walk up from h
         cur = np.arange(n, dtype=np.int64)
-        d = self.depth.copy()
+        d = self.depth.astype(np.int64)
         alive = np.ones(n, dtype=bool)
         while alive.any():
             idx = np.flatnonzero(alive)
@@ -100,7 +157,11 @@ class TreeData:
 
 @dataclass(frozen=True, eq=False)
 class EnsembleData:
-    """All trees of an ensemble on one training set, plus global indexing for the models."""
+    """All trees of an ensemble on one training set, plus global indexing for the models.
+
+    The global entry and pair indexing (``pair_key``, ``entry_pair``, ``entry_group``,
+    ``group_start``) is computed on first access: the cut never needs it.
+    """
 
     trees: list[TreeData]
     y: np.ndarray  # int64 class codes 0..C-1
@@ -113,16 +174,15 @@ class EnsembleData:
     complete: bool = True
     node_offset: np.ndarray = field(init=False)  # global z id of tree t's node h = offset[t] + h
     entry_offset: np.ndarray = field(init=False)  # global w^(t) id = entry_offset[t] + j
-    pair_key: np.ndarray = field(init=False)  # sorted unique k * N + i over all entries
-    entry_pair: np.ndarray = field(init=False)  # global entry -> index into pair_key
-    entry_group: np.ndarray = field(init=False)  # global entry -> (tree, u, k) group id
-    group_start: np.ndarray = field(init=False)  # first global entry of each group
 
     def __post_init__(self) -> None:
         sizes = np.array([t.n_nodes for t in self.trees], dtype=np.int64)
         esizes = np.array([t.n_entries for t in self.trees], dtype=np.int64)
         object.__setattr__(self, "node_offset", np.concatenate(([0], np.cumsum(sizes))))
         object.__setattr__(self, "entry_offset", np.concatenate(([0], np.cumsum(esizes))))
+
+    @cached_property
+    def _pairs(self) -> tuple[np.ndarray, np.ndarray]:
         n = self.n_samples
         keys = np.concatenate(
             [t.use_feature * n + t.use_example for t in self.trees] or [np.zeros(0, np.int64)]
@@ -132,21 +192,38 @@ class EnsembleData:
         present[keys] = True
         check_deadline()  # between the vectorized steps of a large ensemble (prune's limit)
         rank = np.cumsum(present, dtype=np.int64) - 1
-        object.__setattr__(self, "pair_key", np.flatnonzero(present).astype(np.int64))
-        object.__setattr__(self, "entry_pair", rank[keys])
-        # aggregated feature rows: entries of one tree with equal (u, k) are contiguous (sorted
-        # by (u, k, i)) and share w^{(t)} in every feasible solution
-        starts = []
-        for t, off in zip(self.trees, self.entry_offset[:-1], strict=True):
-            if t.n_entries:
-                brk = np.flatnonzero((np.diff(t.use_node) != 0) | (np.diff(t.use_feature) != 0)) + 1
-                starts.append(np.concatenate(([0], brk)) + off)
-        check_deadline()
-        gstart = np.concatenate(starts) if starts else np.zeros(0, np.int64)
-        flag = np.zeros(self.n_entries, dtype=np.int64)
-        flag[gstart] = 1
-        object.__setattr__(self, "entry_group", np.cumsum(flag) - 1)
-        object.__setattr__(self, "group_start", gstart.astype(np.int64))
+        return np.flatnonzero(present).astype(np.int64), rank[keys]
+
+    @property
+    def pair_key(self) -> np.ndarray:
+        """int64: sorted unique ``k * N + i`` over all entries."""
+        return self._pairs[0]
+
+    @property
+    def entry_pair(self) -> np.ndarray:
+        """int64: global entry -> index into ``pair_key``."""
+        return self._pairs[1]
+
+    @cached_property
+    def _groups(self) -> tuple[np.ndarray, np.ndarray]:
+        # aggregated feature rows: a tree's entries with equal (u, k) share w^{(t)} in every
+        # feasible solution; k = feature[u], so a group is a first-use node with entries
+        sizes = np.concatenate(
+            [t.entry_sizes for t in self.trees] or [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        sizes = sizes[sizes > 0]
+        gstart = np.cumsum(sizes) - sizes
+        return np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes), gstart
+
+    @property
+    def entry_group(self) -> np.ndarray:
+        """int64: global entry -> ``(tree, u, k)`` group id."""
+        return self._groups[0]
+
+    @property
+    def group_start(self) -> np.ndarray:
+        """int64: first global entry of each group."""
+        return self._groups[1]
 
     @property
     def n_samples(self) -> int:
@@ -174,7 +251,7 @@ class EnsembleData:
 
     @property
     def n_groups(self) -> int:
-        return int(self.group_start.shape[0])
+        return int(sum(int(np.count_nonzero(t.entry_sizes)) for t in self.trees))
 
     @property
     def pair_feature(self) -> np.ndarray:
@@ -343,62 +420,101 @@ def check_costs(costs: Any, n_features: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------
 # per-tree extraction
 # ------------------------------------------------------------------------------------------
-def _preorder(children_left: np.ndarray, children_right: np.ndarray) -> np.ndarray:
-    """sklearn node ids in pre-order (best-first builders do not number nodes in pre-order)."""
-    n = children_left.shape[0]
-    order = np.empty(n, dtype=np.int64)
-    stack = [0]
-    pos = 0
-    cl = children_left.tolist()
-    cr = children_right.tolist()
-    # O(n_nodes) with tiny constants: trees have at most a few thousand nodes
-    while stack:
-        v = stack.pop()
-        order[pos] = v
-        pos += 1
-        if cl[v] >= 0:
-            stack.append(cr[v])
-            stack.append(cl[v])
-    return order[:pos]
+def _native_trees(
+    ests: list[Any],
+    fmaps: list[np.ndarray | None],
+    X32: np.ndarray,
+    codes: np.ndarray,
+    n_classes: int,
+    time_limit: float = 0.0,
+) -> tuple[list[dict[str, np.ndarray]], str]:
+    """All trees through one native call: per-tree dicts of the :class:`TreeData` arrays
+    (``pred``/``dist``/``error`` excepted) for the trees done, and the native status
+    (``optimal``; or ``time_limit``/``interrupted``/``memory_limit`` with fewer trees)."""
+    from odtkit.core import _native
+
+    left, right, feature, threshold = [], [], [], []
+    for est, fmap in zip(ests, fmaps, strict=True):
+        tr = est.tree_
+        left.append(np.ascontiguousarray(tr.children_left, dtype=np.int64))
+        right.append(np.ascontiguousarray(tr.children_right, dtype=np.int64))
+        feat = np.ascontiguousarray(tr.feature, dtype=np.int64)
+        if fmap is not None:  # BaggingClassifier feature subsets: local -> global columns
+            feat = np.where(feat >= 0, fmap[np.maximum(feat, 0)], feat)
+        feature.append(feat)
+        threshold.append(np.ascontiguousarray(tr.threshold, dtype=np.float64))
+    return _native.extract_trees(
+        left,
+        right,
+        feature,
+        threshold,
+        np.ascontiguousarray(X32, dtype=np.float32),
+        np.ascontiguousarray(codes, dtype=np.int32),
+        int(n_classes),
+        time_limit=float(time_limit),
+    )
 
 
-def _structure(est: Any, fmap: np.ndarray | None) -> dict[str, np.ndarray]:
-    tr = est.tree_
-    cl = np.asarray(tr.children_left, dtype=np.int64)
-    cr = np.asarray(tr.children_right, dtype=np.int64)
-    order = _preorder(cl, cr)
-    n = order.shape[0]
-    new_id = np.full(cl.shape[0], -1, dtype=np.int64)
-    new_id[order] = np.arange(n)
-    left = np.where(cl[order] >= 0, new_id[np.maximum(cl[order], 0)], -1)
-    right = np.where(cr[order] >= 0, new_id[np.maximum(cr[order], 0)], -1)
-    feat = np.asarray(tr.feature, dtype=np.int64)[order]
-    feat = np.where(left >= 0, feat, -1)
-    if fmap is not None:
-        feat = np.where(feat >= 0, fmap[np.maximum(feat, 0)], -1)
-    thr = np.where(left >= 0, np.asarray(tr.threshold, dtype=np.float64)[order], np.nan)
-    parent = np.full(n, -1, dtype=np.int64)
-    internal = np.flatnonzero(left >= 0)
-    parent[left[internal]] = internal
-    parent[right[internal]] = internal
-    # depth and subtree ends: children have larger pre-order ids than parents, so one forward
-    # pass for depth and one backward pass for sizes suffice (vectorized by levels)
-    depth = np.zeros(n, dtype=np.int64)
-    for h in range(1, n):  # cheap: per-node ints on a small tree
-        depth[h] = depth[parent[h]] + 1
-    size = np.ones(n, dtype=np.int64)
-    for h in range(n - 1, 0, -1):
-        size[parent[h]] += size[h]
-    return {
-        "left": left,
-        "right": right,
-        "parent": parent,
-        "depth": depth,
-        "end": np.arange(n) + size,
-        "feature": feat,
-        "threshold": thr,
-        "sk_node": order,
-    }
+def _native_stop(status: str, phase: str, guard: Any) -> BaseException:
+    """The exception for a native extraction that stopped with ``status`` during ``phase``:
+    the guard's ``Stopped`` under a guard, else what the Python code would have raised."""
+    from odtkit.pruning._guard import Stopped
+    from odtkit.results import Status
+
+    if status == "interrupted":
+        return (
+            Stopped(Status.INTERRUPTED, f"Ctrl-C during {phase}") if guard else KeyboardInterrupt()
+        )
+    if status == "memory_limit":
+        if guard is None:
+            return MemoryError(f"out of memory during {phase}")
+        return Stopped(Status.MEMORY_LIMIT, f"an allocation failed during {phase} (out of memory)")
+    return Stopped(Status.TIME_LIMIT, f"the time limit ran out during {phase}")
+
+
+def _tree_data(raw: dict[str, np.ndarray], y: np.ndarray, n_classes: int) -> TreeData:
+    """A :class:`TreeData` from one tree of :func:`_native_trees`: adds ``pred`` (majority,
+    ties -> smallest class, empty node -> its parent's), ``dist`` and ``error``."""
+    counts = raw["counts"]
+    n_nodes = counts.shape[0]
+    support = counts.sum(axis=1)
+    pred = np.argmax(counts, axis=1).astype(np.int64)  # ties -> smallest class
+    dist = np.divide(counts, np.maximum(support, 1.0)[:, None])
+    empty = support == 0
+    if empty[0]:  # cannot happen with n >= 1 (every example passes the root); kept for safety
+        pred[0] = int(np.argmax(np.bincount(y, minlength=n_classes)))
+    if empty.any():
+        # an empty node takes its nearest non-empty ancestor's prediction and distribution:
+        # climb all empty nodes one level per step (the root is never empty)
+        nodes = np.flatnonzero(empty)
+        nodes = nodes[nodes > 0]
+        src = raw["parent"][nodes].astype(np.int64)
+        while True:
+            up = empty[src] & (src > 0)
+            if not up.any():
+                break
+            src[up] = raw["parent"][src[up]]
+        pred[nodes] = pred[src]
+        dist[nodes] = dist[src]
+    error = (support - counts[np.arange(n_nodes), pred]).round().astype(np.int64)
+    return TreeData(
+        left=raw["left"],
+        right=raw["right"],
+        parent=raw["parent"],
+        depth=raw["depth"],
+        end=raw["end"],
+        feature=raw["feature"],
+        threshold=raw["threshold"],
+        counts=counts,
+        dist=dist,
+        pred=pred,
+        error=error,
+        sk_node=raw["sk_node"],
+        leaf_of=raw["leaf_of"],
+        by_leaf=raw["by_leaf"],
+        leaf_start=raw["leaf_start"],
+        first_use=raw["first_use"],
+    )
 
 
 def route(
@@ -429,77 +545,6 @@ def route(
     return np.stack(cols, axis=1)
 
 
-def _tree_data(
-    est: Any, fmap: np.ndarray | None, X32: np.ndarray, y: np.ndarray, n_classes: int
-) -> TreeData:
-    s = _structure(est, fmap)
-    n_nodes = s["left"].shape[0]
-    n = X32.shape[0]
-    paths = route(s["left"], s["right"], s["feature"], s["threshold"], X32)
-    on = paths >= 0
-    rows = np.broadcast_to(np.arange(n)[:, None], paths.shape)[on]
-    nodes = paths[on]
-    leaf_of = paths[np.arange(n), on.sum(axis=1) - 1]
-    counts = np.bincount(nodes * n_classes + y[rows], minlength=n_nodes * n_classes)
-    counts = counts.reshape(n_nodes, n_classes).astype(np.float64)
-    support = counts.sum(axis=1)
-    pred = np.argmax(counts, axis=1).astype(np.int64)  # ties -> smallest class
-    dist = np.divide(counts, np.maximum(support, 1.0)[:, None])
-    empty = support == 0
-    if empty[0]:  # cannot happen with n >= 1 (every example passes the root); kept for safety
-        pred[0] = int(np.argmax(np.bincount(y, minlength=n_classes)))
-    if empty.any():
-        # parents precede children in pre-order: one forward pass settles chains of empty nodes
-        for h in np.flatnonzero(empty):
-            if h > 0:
-                pred[h] = pred[s["parent"][h]]
-                dist[h] = dist[s["parent"][h]]
-    error = (support - counts[np.arange(n_nodes), pred]).round().astype(np.int64)
-
-    # first node testing each feature on each example's path: walk the path columns in depth
-    # order and keep a (example, feature) pair the first time it is seen. Each column holds an
-    # example at most once, so a "seen" mask over N*K keys makes this linear (no sort).
-    K = int(max(s["feature"].max(), 0)) + 1
-    seen = np.zeros(n * K, dtype=bool)
-    ex_l, f_l, u_l = [], [], []
-    for d in range(paths.shape[1] - 1):
-        col = paths[:, d]
-        rows_d = np.flatnonzero(col >= 0)
-        nodes_d = col[rows_d]
-        inner = s["left"][nodes_d] >= 0
-        rows_d, nodes_d = rows_d[inner], nodes_d[inner]
-        f_d = s["feature"][nodes_d]
-        keys = rows_d * K + f_d
-        new = ~seen[keys]
-        seen[keys] = True
-        ex_l.append(rows_d[new])
-        f_l.append(f_d[new])
-        u_l.append(nodes_d[new])
-    ex = np.concatenate(ex_l) if ex_l else np.zeros(0, np.int64)
-    fk = np.concatenate(f_l) if f_l else np.zeros(0, np.int64)
-    u = np.concatenate(u_l) if u_l else np.zeros(0, np.int64)
-    # row order of §7.6 within the tree: by (u, k, i), one int64 sort key
-    order = np.argsort((u * K + fk) * n + ex, kind="stable")
-    return TreeData(
-        left=s["left"],
-        right=s["right"],
-        parent=s["parent"],
-        depth=s["depth"],
-        end=s["end"],
-        feature=s["feature"],
-        threshold=s["threshold"],
-        counts=counts,
-        dist=dist,
-        pred=pred,
-        error=error,
-        sk_node=s["sk_node"],
-        use_example=ex[order].astype(np.int64),
-        use_feature=fk[order].astype(np.int64),
-        use_node=u[order].astype(np.int64),
-        leaf_of=leaf_of.astype(np.int64),
-    )
-
-
 def checked_inputs(ensemble: Any, X: Any, y: Any, costs: Any = None) -> dict[str, Any]:
     """Every input of :func:`extract` validated: the trees, their feature maps, ``classes``,
     ``n_features``, ``X32`` (float32, as the trees compare), ``codes`` (class codes of y) and
@@ -518,39 +563,47 @@ def checked_inputs(ensemble: Any, X: Any, y: Any, costs: Any = None) -> dict[str
 
 
 def extract_checked(inputs: dict[str, Any], guard: Any = None) -> EnsembleData:
-    """:func:`extract` from :func:`checked_inputs`, tree by tree under a pruning ``guard``
-    (``odtkit.pruning._guard.Guard``): before each tree it checks the time, after each it
-    projects the call's peak memory from the entries so far and stops before the budget.
-    ``inputs["leaf_errors"]`` collects each finished tree's unpruned training errors (what a
-    stopped call's lower bound is made of)."""
+    """:func:`extract` from :func:`checked_inputs`, under a pruning ``guard``
+    (``odtkit.pruning._guard.Guard``).
+
+    Before the native extraction the guard charges the compact data (and refuses at once if
+    even the smallest pruning would not fit); the native call gets what is left of the time
+    limit and stops between trees on it or on Ctrl-C, which becomes the guard's
+    :class:`~odtkit.pruning._guard.Stopped`. Once the trees are known the call's peak is
+    projected from their exact number of entries. ``inputs["leaf_errors"]`` collects each
+    extracted tree's unpruned training errors (what a stopped call's lower bound is made of).
+    """
     ests, fmaps, X32, codes = inputs["ests"], inputs["fmaps"], inputs["X32"], inputs["codes"]
     n_classes, N, T = len(inputs["classes"]), X32.shape[0], len(ests)
     inputs["leaf_errors"] = []
+    time_limit = 0.0
     if guard is not None:
-        depth = np.array([max(int(e.tree_.max_depth), 0) for e in ests], dtype=np.float64)
-        guard.start_extraction(N, inputs["n_features"], T, int(depth.max(initial=0)))
-        # the most entries a tree can have: one per example and level (distinct features)
-        upper = N * np.minimum(depth, inputs["n_features"])
-        upper_left = float(upper.sum())
-        done_entries = done_upper = 0.0
+        depth = max((max(int(e.tree_.max_depth), 0) for e in ests), default=0)
+        n_nodes = sum(int(e.tree_.node_count) for e in ests)
+        guard.start_extraction(
+            N, inputs["n_features"], T, depth, n_nodes=n_nodes, n_classes=n_classes
+        )
+        guard.check_time(f"the extraction (tree 1 of {T})")
+        left = guard.deadline.remaining()
+        # a positive limit: 0 means none to the native call
+        time_limit = 0.0 if left is None else max(left, 1e-9)
+    raw, status = _native_trees(ests, fmaps, X32, codes, n_classes, time_limit)
     trees = []
-    for j, (est, fmap) in enumerate(zip(ests, fmaps, strict=True)):
+    for j, tree_raw in enumerate(raw):
         if guard is not None:
             guard.check_time(f"the extraction (tree {j + 1} of {T})")
-        tree = _tree_data(est, fmap, X32, codes, n_classes)
+        tree = _tree_data(tree_raw, codes, n_classes)
         trees.append(tree)
         inputs["leaf_errors"].append(int(tree.error[tree.is_leaf].sum()))
-        if guard is not None:
-            done_entries += tree.n_entries
-            done_upper += upper[j]
-            upper_left -= upper[j]
-            fill = done_entries / done_upper if done_upper else 1.0
-            guard.need(
-                guard.peak(done_entries + fill * upper_left),
-                f"the pruning of {T} trees on {N} examples (projected from {j + 1} trees)",
-            )
+    if status != "optimal":
+        raise _native_stop(status, f"the extraction (tree {len(raw) + 1} of {T})", guard)
     if guard is not None:
-        guard.check_time("the extraction (the pair index)")
+        m = sum(t.n_entries for t in trees)
+        guard.need(
+            guard.peak(m),
+            f"the pruning of {T} trees on {N} examples (projected from their {m} entries)",
+        )
+        guard.check_time("the extraction")
     return EnsembleData(
         trees=trees,
         y=codes,

@@ -1,13 +1,14 @@
 """One time limit, one memory budget and Ctrl-C for a whole :func:`~odtkit.pruning.prune` call.
 
 The pruning's big structures all grow with the number of feature-use entries ``m`` (one per
-example, tree and feature on the example's path): the extracted ``(u, k, i)`` lists, the
-``(feature, example)`` pair index, the cut network's arcs and a program's link rows. ``m`` is
-known exactly after each tree is routed, so :class:`Guard` projects the call's peak from the
-trees routed so far (their ratio of entries to the ``N x depth`` worst case, applied to the
-trees still to come) and stops *before* building what would not fit. The measured peak of
-``prune`` was about 75 bytes per entry for the cut (issue 28: 24 M entries, 1.8 GB), which is
-what :data:`CUT_BYTES_PER_ENTRY` charges.
+example, tree and feature on the example's path): the explicit ``(u, k, i)`` lists, the
+``(feature, example)`` pair index, the cut network's arcs and a program's link rows. The native
+extraction itself keeps the entries compact (8 bytes per example and tree, see
+:mod:`odtkit.pruning._extract`), so :class:`Guard` charges that before the call, and the call
+returns ``m`` exactly without building the lists: the call's peak is projected from it and the
+call stops *before* building what would not fit. The measured peak of ``prune`` was about 75
+bytes per entry for the cut (issue 28: 24 M entries, 1.8 GB), which is what
+:data:`CUT_BYTES_PER_ENTRY` charges.
 
 A stop is a :class:`Stopped` (time, memory) or a ``KeyboardInterrupt`` (Ctrl-C in Python code);
 ``prune`` turns either into a Result with the limit's status and the best pruning it has, at
@@ -33,8 +34,9 @@ __all__ = [
     "root_only_data",
 ]
 
-#: bytes the extracted data keeps per entry: ``use_example/feature/node`` (int64) in the trees,
-#: ``entry_pair`` and ``entry_group`` in EnsembleData, plus the sort and key temporaries
+#: bytes per entry once the explicit entry lists are built (on first read, by whoever reads
+#: them): ``use_example/feature/node`` (int64) in the trees, ``entry_pair`` and ``entry_group``
+#: in EnsembleData, plus the key temporaries; the compact extraction holds none of them
 DATA_BYTES_PER_ENTRY = 56
 #: the cut on top of the data: arcs (tails, heads), their temporaries and the native graph
 CUT_BYTES_PER_ENTRY = 40
@@ -113,15 +115,24 @@ class Guard:
         return max(self.memory_limit_mb - held, 1.0)
 
     def start_extraction(
-        self, n_samples: int, n_features: int, n_trees: int, max_depth: int
+        self,
+        n_samples: int,
+        n_features: int,
+        n_trees: int,
+        max_depth: int,
+        n_nodes: int = 0,
+        n_classes: int = 2,
     ) -> None:
         """Charge what does not grow with the entries -- ``X`` as float32, the dense
-        ``(feature, example)`` marks and their int64 rank (``13 K N`` bytes), one tree's
-        routing (its ``N x (depth + 1)`` paths, ``32`` bytes a cell) and the ``N x T`` leaf
-        matrix of the merge (uint64, with its temporaries) -- and refuse at once if even the
-        smallest entry list (one per example and tree) would not fit."""
+        ``(feature, example)`` marks and their int64 rank (``13 K N`` bytes), the compact
+        extraction (``leaf_of`` and ``by_leaf``, int32 per example and tree, and about
+        ``100 + 16 C`` bytes per tree node) and the ``N x T`` leaf matrix of the merge (uint64,
+        with its temporaries) -- and refuse at once if even the smallest entry list (one per
+        example and tree) would not fit. ``max_depth`` is kept for callers; the native
+        routing needs no per-depth paths."""
         N, K, T = n_samples, n_features, n_trees
-        self.fixed = 13.0 * N * K + 32.0 * N * (max_depth + 2) + 32.0 * N * T
+        nodes = float(n_nodes) * (100.0 + 16.0 * n_classes)
+        self.fixed = 13.0 * N * K + 8.0 * N * T + nodes + 32.0 * N * T
         self.need(self.peak(N * T), f"the pruning of {T} trees on {N} examples")
 
 
@@ -141,17 +152,25 @@ def root_only_data(
     its root (error at the root, no feature acquired), meaningless for any other, so it is
     marked ``complete=False`` and ``prune`` refuses it as input.
     """
-    from odtkit.pruning._extract import EnsembleData, TreeData, _structure
+    from odtkit.pruning._extract import EnsembleData, TreeData, _native_trees
 
     n_classes = len(classes)
     root_counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
     label = int(np.argmax(root_counts))
     root_dist = root_counts / max(root_counts.sum(), 1.0)
     root_error = int(round(root_counts.sum() - root_counts[label]))
-    empty = np.zeros(0, dtype=np.int64)
+    # the structure alone: one row routed (never read), no time limit; a Ctrl-C arriving
+    # meanwhile stops it between trees, so go on with the trees still missing
+    one_row, one_code = np.zeros((1, n_features), np.float32), np.zeros(1, np.int32)
+    raw: list[dict[str, np.ndarray]] = []
+    while len(raw) < len(ests):
+        k = len(raw)
+        raw += _native_trees(ests[k:], fmaps[k:], one_row, one_code, n_classes)[0]
+    N = codes.shape[0]
+    # never read: the merge of duplicate examples needs complete data
+    zeros = np.broadcast_to(np.int32(0), (N,))
     trees = []
-    for est, fmap in zip(ests, fmaps, strict=True):
-        s = _structure(est, fmap)
+    for s in raw:
         n = s["left"].shape[0]
         counts = np.zeros((n, n_classes))
         counts[0] = root_counts
@@ -159,16 +178,17 @@ def root_only_data(
         error[0] = root_error
         trees.append(
             TreeData(
-                **s,
+                **{k: s[k] for k in ("left", "right", "parent", "depth", "end", "feature")},
+                threshold=s["threshold"],
+                sk_node=s["sk_node"],
                 counts=counts,
                 dist=np.broadcast_to(root_dist, (n, n_classes)),
                 pred=np.full(n, label, dtype=np.int64),
                 error=error,
-                use_example=empty,
-                use_feature=empty,
-                use_node=empty,
-                # never read: the merge of duplicate examples needs complete data
-                leaf_of=np.broadcast_to(np.int64(0), codes.shape),
+                leaf_of=zeros,
+                by_leaf=zeros,
+                leaf_start=np.zeros(n + 1, dtype=np.int64),
+                first_use=np.zeros(n, dtype=bool),  # no entries
             )
         )
     return EnsembleData(

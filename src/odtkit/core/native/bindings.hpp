@@ -14,6 +14,7 @@ void bind_searches(nanobind::module_& m);
 void bind_maxflow(nanobind::module_& m);
 void bind_ensemble_cut(nanobind::module_& m);
 void bind_rashomon(nanobind::module_& m);
+void bind_ensemble(nanobind::module_& m);
 
 struct ProgressCell;
 

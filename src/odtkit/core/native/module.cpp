@@ -8,4 +8,5 @@ NB_MODULE(_native, m) {
   odtkit::bind_maxflow(m);
   odtkit::bind_ensemble_cut(m);
   odtkit::bind_rashomon(m);
+  odtkit::bind_ensemble(m);
 }
