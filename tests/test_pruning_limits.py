@@ -224,21 +224,21 @@ def test_memory_limit_refuses_before_building(method):
 
 
 def test_memory_limit_projected_during_extraction():
-    """A budget the first tree passes but the projection from it does not: the call stops
-    after routing one tree, never holds the whole entry list, keeps the better trivial
-    pruning and bounds by the tree extracted."""
-    from odtkit.pruning._guard import Guard
+    """A budget the smallest entry list passes but the program's projection from the entries
+    does not: the call stops after the extraction, never builds the entry lists, keeps the
+    better trivial pruning and bounds by the trees extracted."""
+    from odtkit.pruning._guard import DATA_BYTES_PER_ENTRY, MODEL_BYTES_PER_ENTRY, Guard
 
     rf, X, y = _sizeable()
     data = extract(rf, X, y)
     guard = Guard(None, None)
-    guard.per_entry += 40
-    guard.start_extraction(len(y), X.shape[1], len(rf.estimators_), 6)
+    guard.per_entry = DATA_BYTES_PER_ENTRY + MODEL_BYTES_PER_ENTRY  # what an LP charges
+    guard.start_extraction(len(y), X.shape[1], len(rf.estimators_), 6, data.n_nodes, 2)
     low, high = guard.peak(len(y) * len(rf.estimators_)), guard.peak(data.n_entries)
     limit_mb = (low + high) / 2 / 2**20
     tracemalloc.start()
     try:
-        res = prune(rf, X, y, lam=1e-3, memory_limit_mb=limit_mb)
+        res = prune(rf, X, y, lam=1e-3, method="lp", memory_limit_mb=limit_mb)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -259,6 +259,27 @@ def test_memory_limit_after_extraction_keeps_the_better_trivial_pruning():
     budgeted = prune(data, budget=0.5, memory_limit_mb=1)
     assert budgeted.status == Status.MEMORY_LIMIT
     assert budgeted.model.cost_term <= 0.5  # the trivial answer respects the budget
+
+
+def test_the_cut_builds_its_network_within_the_budget():
+    """Issue 25: the cut charges only the compact data up front; its native network is
+    budgeted where it is built. A budget the data fits but the whole network does not: at a
+    larger λ (most of the network needed) the cut stops with status
+    memory_limit, a valid pruning and bound; at a small λ the reduced network fits and the
+    answer is optimal and equal to the unbudgeted one."""
+    rf, X, y = _sizeable(n=4000, T=20, depth=8)
+    data = extract(rf, X, y)
+    free = prune(data, lam=0.01)
+    assert free.status == Status.OPTIMAL
+    # what the whole network takes (arcs of 8 bytes plus the max-flow's 24 per arc), halved
+    limit_mb = 3 + 0.5 * 32 * free.stats["n_arcs"] / 2**20
+    stopped = prune(rf, X, y, lam=0.01, memory_limit_mb=limit_mb)
+    _check(stopped, Status.MEMORY_LIMIT, rf, X, y, lam=0.01, optimum=free.objective)
+    assert "memory" in stopped.message
+    small = prune(rf, X, y, lam=1e-4, memory_limit_mb=limit_mb)
+    assert small.status == Status.OPTIMAL, small.message
+    assert small.objective == pytest.approx(prune(data, lam=1e-4).objective, abs=1e-12)
+    assert small.stats["n_arcs"] < 0.1 * free.stats["n_arcs"]
 
 
 def test_default_memory_budget_is_honoured(monkeypatch):

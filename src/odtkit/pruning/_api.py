@@ -24,6 +24,7 @@ from odtkit.pruning._ensemble import PrunedEnsemble, individual_objective, tree_
 from odtkit.pruning._extract import EnsembleData, checked_inputs, extract, extract_checked
 from odtkit.pruning._guard import (
     CUT_BYTES_PER_ENTRY,
+    DATA_BYTES_PER_ENTRY,
     MODEL_BYTES_PER_ENTRY,
     Guard,
     Stopped,
@@ -247,12 +248,15 @@ def prune(
         the unpruned trees' training errors as lower bound. ``message`` says which.
     memory_limit_mb : float, optional
         Memory budget of the whole call; None: the searches' default (75 % of what the process
-        can still get, or ``$ODTKIT_MEMORY_LIMIT_MB``). The extraction projects the call's
-        peak (the feature-use entries, the pair index and the network or the program) from
-        the trees routed so far and stops before the budget, with status ``memory_limit`` and
-        a trivially feasible pruning (every tree cut to its root, or the unpruned ensemble
-        when the data was extracted and it is better); the max-flow gets what is left. A
-        solver's own search memory beyond its copy of the program is not counted.
+        can still get, or ``$ODTKIT_MEMORY_LIMIT_MB``). The extraction charges its compact
+        data and, for the programs and the exact path, projects their peak from the number of
+        feature-use entries, stopping before the budget with status ``memory_limit`` and a
+        trivially feasible pruning (every tree cut to its root, or the unpruned ensemble when
+        the data was extracted and it is better). The cut gets what the data leaves: it
+        reduces its network first and stops before building one that would not fit, with
+        status ``memory_limit``, the pruning of the splits it has proven optimal to keep and
+        a valid bound. A solver's own search memory beyond its copy of the program is not
+        counted.
         Ctrl-C anywhere in the call returns status ``interrupted`` the same way, never a
         ``KeyboardInterrupt``.
     formulation : {"compact", "full"}
@@ -289,8 +293,12 @@ def prune(
         )
     aggregate = formulation == "compact"
     guard = Guard(time_limit, memory_limit_mb)
-    uses_cut = method == "cut"  # a budget's "cut" is the path: cut networks too
-    guard.per_entry += CUT_BYTES_PER_ENTRY if uses_cut else MODEL_BYTES_PER_ENTRY
+    if method == "cut" and budget is None:
+        # compact data only: the native cut budgets its (reduced) network itself
+        guard.per_entry = guard.held_per_entry = 0.0
+    else:  # a budget's "cut" is the path (its network, and LP1 the entry lists)
+        extra = CUT_BYTES_PER_ENTRY if method == "cut" else MODEL_BYTES_PER_ENTRY
+        guard.per_entry = DATA_BYTES_PER_ENTRY + extra
     t0 = guard.deadline.start
     state: dict[str, Any] = {}
     try:
@@ -336,7 +344,7 @@ def _guarded_data(
         data = _data(ensemble, X, y, costs)
         state["data"] = data
         N, T = data.n_samples, data.n_trees
-        guard.fixed = 13.0 * N * data.n_features + 32.0 * N * T
+        guard.charge_data(N, data.n_features, T, data.n_nodes, data.n_classes)
         guard.need(guard.peak(data.n_entries), f"the pruning of {T} trees on {N} examples")
         return data
     if X is None or y is None:

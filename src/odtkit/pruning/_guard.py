@@ -6,9 +6,11 @@ example, tree and feature on the example's path): the explicit ``(u, k, i)`` lis
 extraction itself keeps the entries compact (8 bytes per example and tree, see
 :mod:`odtkit.pruning._extract`), so :class:`Guard` charges that before the call, and the call
 returns ``m`` exactly without building the lists: the call's peak is projected from it and the
-call stops *before* building what would not fit. The measured peak of ``prune`` was about 75
-bytes per entry for the cut (issue 28: 24 M entries, 1.8 GB), which is what
-:data:`CUT_BYTES_PER_ENTRY` charges.
+call stops *before* building what would not fit. The cut of one λ holds nothing per entry
+beyond the compact data: its native network is reduced first and budgeted by the native code
+itself (it stops with the forced splits, a valid pruning, before allocating past the budget), so
+it gets what the data leaves of the budget; the exact path (a budget) charges
+:data:`CUT_BYTES_PER_ENTRY`, the programs the lists and :data:`MODEL_BYTES_PER_ENTRY`.
 
 A stop is a :class:`Stopped` (time, memory) or a ``KeyboardInterrupt`` (Ctrl-C in Python code);
 ``prune`` turns either into a Result with the limit's status and the best pruning it has, at
@@ -38,7 +40,8 @@ __all__ = [
 #: them): ``use_example/feature/node`` (int64) in the trees, ``entry_pair`` and ``entry_group``
 #: in EnsembleData, plus the key temporaries; the compact extraction holds none of them
 DATA_BYTES_PER_ENTRY = 56
-#: the cut on top of the data: arcs (tails, heads), their temporaries and the native graph
+#: the exact path on top of the data: the native network's arcs (int32 tails, heads), the
+#: window masks and the max-flow's graph (the cut of one λ budgets its own network natively)
 CUT_BYTES_PER_ENTRY = 40
 #: an LP/MIP on top of the data: the IR's CSR rows, the modelling copy and the solver's copy
 MODEL_BYTES_PER_ENTRY = 200
@@ -74,8 +77,10 @@ class Guard:
         self.deadline = Deadline(time_limit)
         self.given = memory_limit_mb is not None
         self.memory_limit_mb = memory_limit_mb if self.given else default_memory_limit_mb()
-        self.per_entry = DATA_BYTES_PER_ENTRY  # raised by the method before extraction
-        self.fixed = 0.0  # bytes independent of m (dense N x K marks, N x T leaf matrix)
+        self.per_entry = DATA_BYTES_PER_ENTRY  # set by the method before extraction
+        #: what the data holds per entry when a native phase starts (0: compact only)
+        self.held_per_entry = DATA_BYTES_PER_ENTRY
+        self.fixed = 0.0  # bytes independent of m (X, dense N x K marks, compact data)
         self.projected = 0.0  # the call's projected peak so far
         self.phase = "the input checks"  # named in the message of a stop
 
@@ -111,7 +116,7 @@ class Guard:
         """What the budget leaves for a native phase once the data of ``n_entries`` is held."""
         if self.memory_limit_mb is None:
             return None
-        held = _mb(self.fixed + n_entries * DATA_BYTES_PER_ENTRY)
+        held = _mb(self.fixed + n_entries * self.held_per_entry)
         return max(self.memory_limit_mb - held, 1.0)
 
     def start_extraction(
@@ -123,17 +128,24 @@ class Guard:
         n_nodes: int = 0,
         n_classes: int = 2,
     ) -> None:
-        """Charge what does not grow with the entries -- ``X`` as float32, the dense
-        ``(feature, example)`` marks and their int64 rank (``13 K N`` bytes), the compact
+        """Charge what does not grow with the entries (:meth:`charge_data`) and refuse at
+        once if even the smallest entry list (one per example and tree) would not fit.
+        ``max_depth`` is kept for callers; the native routing needs no per-depth paths."""
+        self.charge_data(n_samples, n_features, n_trees, n_nodes, n_classes)
+        T, N = n_trees, n_samples
+        self.need(self.peak(N * T), f"the pruning of {T} trees on {N} examples")
+
+    def charge_data(
+        self, n_samples: int, n_features: int, n_trees: int, n_nodes: int, n_classes: int
+    ) -> None:
+        """``fixed``: ``X`` as float32 and the dense ``(feature, example)`` marks and ranks
+        (``13 K N`` bytes; the cut's paid marks and pair map take 5 of them), the compact
         extraction (``leaf_of`` and ``by_leaf``, int32 per example and tree, and about
-        ``100 + 16 C`` bytes per tree node) and the ``N x T`` leaf matrix of the merge (uint64,
-        with its temporaries) -- and refuse at once if even the smallest entry list (one per
-        example and tree) would not fit. ``max_depth`` is kept for callers; the native
-        routing needs no per-depth paths."""
+        ``100 + 16 C`` bytes per tree node) and the merge of identical examples (two uint64
+        signatures and the sort behind them, ``64 N``: it runs tree by tree)."""
         N, K, T = n_samples, n_features, n_trees
         nodes = float(n_nodes) * (100.0 + 16.0 * n_classes)
-        self.fixed = 13.0 * N * K + 8.0 * N * T + nodes + 32.0 * N * T
-        self.need(self.peak(N * T), f"the pruning of {T} trees on {N} examples")
+        self.fixed = 13.0 * N * K + 8.0 * N * T + nodes + 64.0 * N
 
 
 def root_only_data(
