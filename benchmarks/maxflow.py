@@ -236,7 +236,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small forest, a smoke run")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/p25"))
-    parser.add_argument("--algorithms", default="dinic,push_relabel,auto")
+    parser.add_argument("--algorithms", default="dinic,push_relabel,boykov_kolmogorov")
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     args = parser.parse_args()
     algorithms = args.algorithms.split(",")

@@ -355,8 +355,9 @@ def test_sigint_stops_column_generation_with_a_valid_bound():
     assert_verdict(reaction, verdict)
 
 
-def test_sigint_stops_push_relabel_with_a_closure_and_a_valid_bound():
-    body = """
+@pytest.mark.parametrize("algorithm", ["push_relabel", "boykov_kolmogorov"])
+def test_sigint_stops_the_max_flow_with_a_closure_and_a_valid_bound(algorithm):
+    body = f"""
     from odtkit.core import _native
     rng = np.random.default_rng(3)
     S, P, fan = 400_000, 800_000, 8  # a pruning-shaped network: trees of splits over pairs
@@ -368,7 +369,7 @@ def test_sigint_stops_push_relabel_with_a_closure_and_a_valid_bound():
     snk = np.zeros(S + P, np.int64)
     snk[S:] = rng.integers(1, 20, P)
     ready()
-    out = _native.closure_min_cut(src, snk, tails, heads, algorithm="push_relabel")
+    out = _native.closure_min_cut(src, snk, tails, heads, algorithm="{algorithm}")
     returned()
     side = out["source_side"].astype(bool)
     best = _native.closure_min_cut(src, snk, tails, heads, algorithm="dinic")["flow"]

@@ -621,7 +621,7 @@ def test_closure_min_cut_is_a_closed_minimum_cut(data: st.DataObject) -> None:
     elif bad == "huge" and n:
         source_cap[0] = 2**62
     limit = data.draw(st.sampled_from([0.0, 1e-9]))
-    algorithm = data.draw(st.sampled_from(["auto", "dinic", "push_relabel"]))
+    algorithm = data.draw(st.sampled_from(["auto", "dinic", "push_relabel", "boykov_kolmogorov"]))
     try:
         out = _native.closure_min_cut(
             source_cap, sink_cap, tails, heads, time_limit=limit, algorithm=algorithm

@@ -117,7 +117,7 @@ def _brute_minimal_side(src, snk, tails, heads):
     return side
 
 
-ALGORITHMS = ["dinic", "push_relabel", "auto"]
+ALGORITHMS = ["dinic", "push_relabel", "boykov_kolmogorov", "auto"]
 
 
 @settings(max_examples=60, deadline=None)
@@ -138,7 +138,7 @@ def test_closure_min_cut_equals_brute_force_and_scipy(algorithm, n, m, seed):
     out = _native.closure_min_cut(src, snk, t32, h32, algorithm=algorithm)
     side = np.asarray(out["source_side"]).astype(bool)
     assert out["status"] == "optimal"
-    assert out["algorithm"] in ("dinic", "push_relabel")
+    assert out["algorithm"] in ALGORITHMS[:-1]
     assert out["flow"] == out["cut"] == _brute_closure(src, snk, tails, heads)
     assert out["flow"] == _scipy_max_flow(src, snk, tails, heads)
     assert not np.any(side[tails] & ~side[heads])  # a closure
@@ -177,7 +177,7 @@ def test_every_algorithm_gives_dinics_flow_and_minimal_side_on_forest_shaped_net
         np.testing.assert_array_equal(out["source_side"], ref["source_side"])
 
 
-@pytest.mark.parametrize("algorithm", ["dinic", "push_relabel"])
+@pytest.mark.parametrize("algorithm", ALGORITHMS[:-1])
 def test_a_stopped_max_flow_still_gives_a_closure_and_a_valid_bound(algorithm):
     rng = np.random.default_rng(5)
     src, snk, tails, heads = _forest_like_network(rng, 20_000, 40_000)

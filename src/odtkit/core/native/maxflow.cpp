@@ -1,6 +1,7 @@
 #include "maxflow.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -71,6 +72,9 @@ class ClosureNetwork {
     if (algorithm == MaxFlowAlgorithm::kPushRelabel)
       bytes += static_cast<std::size_t>(n) * (sizeof(std::int64_t) + 5 * sizeof(std::int32_t)) +
                2 * sizeof(std::int32_t) * 2;
+    // Boykov-Kolmogorov: tree, active flag, parent, its arc, stamp, distance; the queues
+    if (algorithm == MaxFlowAlgorithm::kBoykovKolmogorov)
+      bytes += static_cast<std::size_t>(n) * (2 + 4 * sizeof(std::int32_t) + 2 * sizeof(std::int32_t) + sizeof(std::int64_t));
     return bytes;
   }
 
@@ -135,6 +139,117 @@ class ClosureNetwork {
     }
   }
 
+  // Boykov-Kolmogorov: a search tree from s and one from t grow over residual arcs until they
+  // touch; the path through the touching arc is augmented, the tree arcs it saturates orphan
+  // their subtrees, and the orphans are re-adopted (a new parent in the same tree whose root is
+  // still a terminal, the closest one by the distance marks) or freed. Every augmentation keeps
+  // a feasible flow, so a stopped run is valid as for Dinic, and finish() sees an ordinary
+  // maximum flow. Tree arcs are stored as (parent node, code of the arc seen from the child).
+  void run_boykov_kolmogorov(Budget& budget, ClosureCutOutput& out) {
+    tree_.assign(static_cast<std::size_t>(n_), kFree);
+    active_.assign(static_cast<std::size_t>(n_), 0);
+    parent_.assign(static_cast<std::size_t>(n_), kNone);
+    parent_code_.assign(static_cast<std::size_t>(n_), 0);
+    stamp_.assign(static_cast<std::size_t>(n_), 0);
+    dist_.assign(static_cast<std::size_t>(n_), 0);
+    scan_.assign(offset_.begin(), offset_.end() - 1);
+    std::deque<std::int32_t> queue, orphans;
+    for (std::int64_t v = 0; v < n_; ++v) {
+      const std::int64_t both = std::min(src_[v], snk_[v]);  // s -> v -> t directly
+      src_[v] -= both;
+      snk_[v] -= both;
+      out.flow += both;
+      const std::uint8_t t = src_[v] > 0 ? kSource : snk_[v] > 0 ? kSink : kFree;
+      if (t == kFree) continue;
+      tree_[v] = t;
+      parent_[v] = kTerminal;
+      dist_[v] = 1;
+      activate_bk(static_cast<std::int32_t>(v), queue);
+    }
+    std::int32_t time = 1;
+    long long steps = 0;
+    for (;;) {
+      // grow until the trees touch: bridge = an arc from the s tree (from_s) into the t tree
+      std::int32_t from_s = -1, into_t = -1;
+      std::uint32_t bridge = 0;
+      while (!queue.empty() && from_s < 0) {
+        const std::int32_t p = queue.front();
+        if (tree_[p] == kFree) {
+          queue.pop_front();
+          active_[p] = 0;
+          continue;
+        }
+        const bool in_s = tree_[p] == kSource;
+        // resume where p found its last bridge: whatever changed before that point since
+        // re-activated p, which resets scan_ (activate_bk)
+        for (std::int64_t& e = scan_[p]; e < offset_[p + 1]; ++e) {
+          const std::uint32_t c = code_[e];
+          // the arc away from the root of p's tree: p -> q in the s tree, q -> p in the t tree
+          if ((in_s ? residual_of(c) : residual_of(c ^ 1U)) <= 0) continue;
+          const std::int32_t q = to_[e];
+          if (tree_[q] == kFree) {
+            tree_[q] = tree_[p];
+            parent_[q] = p;
+            parent_code_[q] = c ^ 1U;
+            stamp_[q] = stamp_[p];
+            dist_[q] = dist_[p] + 1;
+            activate_bk(q, queue);
+          } else if (tree_[q] != tree_[p]) {
+            from_s = in_s ? p : q;
+            into_t = in_s ? q : p;
+            bridge = in_s ? c : c ^ 1U;
+            break;
+          }
+        }
+        if (from_s < 0) {
+          queue.pop_front();
+          active_[p] = 0;
+        }
+        if ((++steps & 1023) == 0 && budget.check_clock()) return;
+      }
+      if (from_s < 0) return;  // the trees cannot touch: the flow is maximum
+      // augment along s ~> from_s -> into_t ~> t
+      std::int64_t amount = residual_of(bridge);
+      std::int32_t x = from_s;
+      for (; parent_[x] != kTerminal; x = parent_[x])
+        amount = std::min(amount, residual_of(parent_code_[x] ^ 1U));
+      amount = std::min(amount, src_[x]);
+      for (x = into_t; parent_[x] != kTerminal; x = parent_[x])
+        amount = std::min(amount, residual_of(parent_code_[x]));
+      amount = std::min(amount, snk_[x]);
+      push_code(bridge, amount);
+      for (x = from_s;;) {
+        const std::int32_t up = parent_[x];
+        if (up == kTerminal) {
+          if ((src_[x] -= amount) == 0) orphan(x, orphans);
+          break;
+        }
+        push_code(parent_code_[x] ^ 1U, amount);
+        if (residual_of(parent_code_[x] ^ 1U) == 0) orphan(x, orphans);
+        x = up;
+      }
+      for (x = into_t;;) {
+        const std::int32_t up = parent_[x];
+        if (up == kTerminal) {
+          if ((snk_[x] -= amount) == 0) orphan(x, orphans);
+          break;
+        }
+        push_code(parent_code_[x], amount);
+        if (residual_of(parent_code_[x]) == 0) orphan(x, orphans);
+        x = up;
+      }
+      out.flow += amount;
+      ++out.augmentations;
+      ++time;
+      while (!orphans.empty()) {
+        const std::int32_t p = orphans.front();
+        orphans.pop_front();
+        adopt(p, time, queue, orphans);
+      }
+      if ((++steps & 1023) == 0 && budget.check_clock()) return;
+    }
+  }
+
   void finish(ClosureCutOutput& out) {
     // minimal source side: nodes reachable from s in the residual network
     std::vector<std::int32_t> queue;
@@ -168,6 +283,86 @@ class ClosureNetwork {
  private:
   std::int64_t residual(std::int64_t e) const {
     return (code_[e] & 1U) ? flow_[code_[e] >> 1] : kInfinite;
+  }
+
+  // Residual of the arc seen from the end owning code c (c ^ 1: the opposite direction).
+  std::int64_t residual_of(std::uint32_t c) const { return (c & 1U) ? flow_[c >> 1] : kInfinite; }
+  void push_code(std::uint32_t c, std::int64_t amount) {
+    if (c & 1U)
+      flow_[c >> 1] -= amount;
+    else
+      flow_[c >> 1] += amount;
+  }
+  void orphan(std::int32_t x, std::deque<std::int32_t>& orphans) {
+    parent_[x] = kOrphan;
+    orphans.push_back(x);
+  }
+  void activate_bk(std::int32_t q, std::deque<std::int32_t>& queue) {
+    scan_[q] = offset_[q];
+    if (!active_[q]) {
+      active_[q] = 1;
+      queue.push_back(q);
+    }
+  }
+
+  // Give orphan p a parent in its tree whose chain still ends at the terminal, or free it.
+  void adopt(std::int32_t p, std::int32_t time, std::deque<std::int32_t>& queue,
+             std::deque<std::int32_t>& orphans) {
+    const bool in_s = tree_[p] == kSource;
+    std::int32_t best = -1, best_dist = std::numeric_limits<std::int32_t>::max();
+    std::uint32_t best_code = 0;
+    for (std::int64_t e = offset_[p]; e < offset_[p + 1]; ++e) {
+      const std::int32_t q = to_[e];
+      const std::uint32_t c = code_[e];
+      // candidate tree arc: q -> p in the s tree, p -> q in the t tree
+      if (tree_[q] != tree_[p] || (in_s ? residual_of(c ^ 1U) : residual_of(c)) <= 0) continue;
+      std::int32_t steps = 0, y = q, d = 0;
+      for (;; ++steps) {
+        if (stamp_[y] == time) {
+          d = dist_[y];
+          break;
+        }
+        if (parent_[y] == kTerminal) {
+          stamp_[y] = time;
+          dist_[y] = d = 1;
+          break;
+        }
+        if (parent_[y] < 0) {  // an orphan (or free): q's root is lost
+          d = -1;
+          break;
+        }
+        y = parent_[y];
+      }
+      if (d < 0) continue;
+      d += steps;
+      if (d < best_dist) {
+        best = q;
+        best_dist = d;
+        best_code = c;
+      }
+      for (y = q; stamp_[y] != time; y = parent_[y]) {  // mark the chain for later walks
+        stamp_[y] = time;
+        dist_[y] = d--;
+      }
+    }
+    if (best >= 0) {
+      parent_[p] = best;
+      parent_code_[p] = best_code;
+      stamp_[p] = time;
+      dist_[p] = best_dist + 1;
+      return;
+    }
+    const std::uint8_t mine = tree_[p];
+    tree_[p] = kFree;
+    parent_[p] = kNone;
+    for (std::int64_t e = offset_[p]; e < offset_[p + 1]; ++e) {
+      const std::int32_t q = to_[e];
+      if (tree_[q] != mine) continue;
+      const std::uint32_t c = code_[e];
+      // q may now grow into p: q -> p residual in the s tree, p -> q in the t tree
+      if ((in_s ? residual_of(c ^ 1U) : residual_of(c)) > 0) activate_bk(q, queue);
+      if (parent_[q] == p) orphan(q, orphans);
+    }
   }
 
   // Residual capacity of the arc to->from of entry e (the reverse of residual(e)).
@@ -430,6 +625,13 @@ class ClosureNetwork {
   std::vector<std::int32_t> next_active_, next_, prev_;  // active stacks, label lists
   std::vector<std::int32_t> active_head_, label_head_;   // per label
   std::int32_t dead_ = 0, max_active_ = 0, max_label_ = 0;
+  // Boykov-Kolmogorov only
+  static constexpr std::uint8_t kFree = 0, kSource = 1, kSink = 2;
+  static constexpr std::int32_t kNone = -1, kTerminal = -2, kOrphan = -3;
+  std::vector<std::uint8_t> tree_, active_;
+  std::vector<std::int32_t> parent_, stamp_, dist_;
+  std::vector<std::uint32_t> parent_code_;
+  std::vector<std::int64_t> scan_;  // where each node's growth scan resumes
 };
 
 }  // namespace
@@ -446,6 +648,8 @@ const char* algorithm_name(MaxFlowAlgorithm algorithm) {
       return "dinic";
     case MaxFlowAlgorithm::kPushRelabel:
       return "push_relabel";
+    case MaxFlowAlgorithm::kBoykovKolmogorov:
+      return "boykov_kolmogorov";
     default:
       return "auto";
   }
@@ -482,6 +686,8 @@ ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* sourc
     budget.note_memory(bytes);
     if (algorithm == MaxFlowAlgorithm::kPushRelabel)
       network->run_push_relabel(budget, out);
+    else if (algorithm == MaxFlowAlgorithm::kBoykovKolmogorov)
+      network->run_boykov_kolmogorov(budget, out);
     else
       network->run(budget, out);
   });

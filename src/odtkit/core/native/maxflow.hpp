@@ -50,7 +50,7 @@
 
 namespace odtkit {
 
-enum class MaxFlowAlgorithm { kAuto, kDinic, kPushRelabel };
+enum class MaxFlowAlgorithm { kAuto, kDinic, kPushRelabel, kBoykovKolmogorov };
 
 struct ClosureCutOutput {
   std::vector<std::uint8_t> source_side;  // 1: node on the source side (minimal min cut)

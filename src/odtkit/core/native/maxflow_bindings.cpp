@@ -30,8 +30,11 @@ nb::dict run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int32Ar
     which = MaxFlowAlgorithm::kDinic;
   else if (algorithm == "push_relabel")
     which = MaxFlowAlgorithm::kPushRelabel;
+  else if (algorithm == "boykov_kolmogorov")
+    which = MaxFlowAlgorithm::kBoykovKolmogorov;
   else
-    throw std::invalid_argument("algorithm must be 'auto', 'dinic' or 'push_relabel', got '" +
+    throw std::invalid_argument(
+        "algorithm must be 'auto', 'dinic', 'push_relabel' or 'boykov_kolmogorov', got '" +
                                 algorithm + "'");
   if (source_cap.shape(0) != sink_cap.shape(0))
     throw std::invalid_argument("source_cap and sink_cap must have one entry per node");
@@ -79,7 +82,7 @@ void bind_maxflow(nb::module_& m) {
         "source_side (uint8, the minimal source side, the same whatever the algorithm), flow, "
         "cut (equal when status is 'optimal'), status, algorithm (the one that ran: 'auto' "
         "picks by network size), phases, augmentations, peak_memory_mb, seconds. algorithm: "
-        "'auto', 'dinic' or 'push_relabel'.");
+        "'auto', 'dinic', 'push_relabel' or 'boykov_kolmogorov'.");
 }
 
 }  // namespace odtkit
