@@ -177,6 +177,20 @@ def test_every_algorithm_gives_dinics_flow_and_minimal_side_on_forest_shaped_net
         np.testing.assert_array_equal(out["source_side"], ref["source_side"])
 
 
+@pytest.mark.parametrize("source_scale", [100, 1])
+def test_auto_runs_boykov_kolmogorov_when_the_sinks_hold_little_capacity_else_dinic(
+    source_scale,
+):
+    rng = np.random.default_rng(7)
+    src, snk, tails, heads = _forest_like_network(rng, 300, 600)
+    src *= source_scale
+    out = _native.closure_min_cut(src, snk, tails, heads)  # algorithm="auto" by default
+    small = snk.sum() < 0.2 * src.sum()
+    assert small == (source_scale == 100)  # the two cases lie on either side of the rule
+    assert out["algorithm"] == ("boykov_kolmogorov" if small else "dinic")
+    assert out["flow"] == _native.closure_min_cut(src, snk, tails, heads, algorithm="dinic")["flow"]
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS[:-1])
 def test_a_stopped_max_flow_still_gives_a_closure_and_a_valid_bound(algorithm):
     rng = np.random.default_rng(5)

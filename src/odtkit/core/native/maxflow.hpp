@@ -9,7 +9,7 @@
 //
 // Because every inner arc is infinite, the residual graph is stored compactly: one int64 flow
 // per inner arc (its backward residual; the forward residual is always infinite) and the two
-// residual terminal capacities per node. Two algorithms, chosen by `MaxFlowAlgorithm`:
+// residual terminal capacities per node. Three algorithms, chosen by `MaxFlowAlgorithm`:
 //
 // * Dinic: BFS levels from s, blocking flow by path augmentation with current-arc pointers. Any
 //   feasible flow is a lower bound and the nodes reachable from s in its residual graph are
@@ -21,6 +21,10 @@
 //   One pruning-specific step: a push into a label-1 node with sink capacity goes straight on to
 //   t, and a label-1 node whose sink arc is saturated is lifted before anything is pushed into
 //   it (its label is certainly stale), so the pair nodes are not flooded and drained again.
+// * Boykov-Kolmogorov (2004): search trees from s and from t grow over residual arcs until they
+//   touch, the path is augmented, saturated tree arcs orphan their subtrees, which are
+//   re-adopted or freed. It augments a feasible flow, so the rest is as for Dinic.
+// `kAuto` picks by network shape (choose_algorithm; measured in benchmarks/maxflow.py).
 //
 // The same minimal source side from a preflow. Let f be a preflow, e(v) >= 0 its excess. For
 // any X containing s but not t, summing the conservation defects over X gives
@@ -72,8 +76,10 @@ ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* sourc
                                  Budget& budget,
                                  MaxFlowAlgorithm algorithm = MaxFlowAlgorithm::kAuto);
 
-// What kAuto runs on a network of this size (measured in benchmarks/maxflow.py).
-MaxFlowAlgorithm choose_algorithm(std::int64_t n_nodes, std::int64_t n_arcs);
+// What kAuto runs on this network: Boykov-Kolmogorov when the total sink capacity is below a
+// fifth of the total source capacity, else Dinic (measured in benchmarks/maxflow.py).
+MaxFlowAlgorithm choose_algorithm(std::int64_t n_nodes, const std::int64_t* source_cap,
+                                  const std::int64_t* sink_cap);
 const char* algorithm_name(MaxFlowAlgorithm algorithm);
 
 }  // namespace odtkit
