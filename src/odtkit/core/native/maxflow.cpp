@@ -74,7 +74,8 @@ class ClosureNetwork {
                2 * sizeof(std::int32_t) * 2;
     // Boykov-Kolmogorov: tree, active flag, parent, its arc, stamp, distance; the queues
     if (algorithm == MaxFlowAlgorithm::kBoykovKolmogorov)
-      bytes += static_cast<std::size_t>(n) * (2 + 4 * sizeof(std::int32_t) + 2 * sizeof(std::int32_t) + sizeof(std::int64_t));
+      bytes += static_cast<std::size_t>(n) * (2 + 3 * sizeof(std::int32_t) +
+                                              2 * sizeof(std::int32_t) + 2 * sizeof(std::int64_t));
     return bytes;
   }
 
@@ -166,7 +167,7 @@ class ClosureNetwork {
       dist_[v] = 1;
       activate_bk(static_cast<std::int32_t>(v), queue);
     }
-    std::int32_t time = 1;
+    std::int64_t time = 1;
     long long steps = 0;
     for (;;) {
       // grow until the trees touch: bridge = an arc from the s tree (from_s) into the t tree
@@ -306,7 +307,7 @@ class ClosureNetwork {
   }
 
   // Give orphan p a parent in its tree whose chain still ends at the terminal, or free it.
-  void adopt(std::int32_t p, std::int32_t time, std::deque<std::int32_t>& queue,
+  void adopt(std::int32_t p, std::int64_t time, std::deque<std::int32_t>& queue,
              std::deque<std::int32_t>& orphans) {
     const bool in_s = tree_[p] == kSource;
     std::int32_t best = -1, best_dist = std::numeric_limits<std::int32_t>::max();
@@ -629,7 +630,8 @@ class ClosureNetwork {
   static constexpr std::uint8_t kFree = 0, kSource = 1, kSink = 2;
   static constexpr std::int32_t kNone = -1, kTerminal = -2, kOrphan = -3;
   std::vector<std::uint8_t> tree_, active_;
-  std::vector<std::int32_t> parent_, stamp_, dist_;
+  std::vector<std::int32_t> parent_, dist_;
+  std::vector<std::int64_t> stamp_;  // int64: one stamp per augmentation never wraps
   std::vector<std::uint32_t> parent_code_;
   std::vector<std::int64_t> scan_;  // where each node's growth scan resumes
 };
