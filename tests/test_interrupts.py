@@ -355,6 +355,35 @@ def test_sigint_stops_column_generation_with_a_valid_bound():
     assert_verdict(reaction, verdict)
 
 
+@pytest.mark.parametrize("algorithm", ["push_relabel", "boykov_kolmogorov"])
+def test_sigint_stops_the_max_flow_with_a_closure_and_a_valid_bound(algorithm):
+    body = f"""
+    from odtkit.core import _native
+    rng = np.random.default_rng(3)
+    S, P, fan = 400_000, 800_000, 8  # a pruning-shaped network: trees of splits over pairs
+    parent = (rng.random(S - 1) * np.arange(1, S)).astype(np.int32)
+    tails = np.concatenate([np.arange(1, S), np.repeat(np.arange(S), fan)]).astype(np.int32)
+    heads = np.concatenate([parent, S + rng.integers(0, P, S * fan)]).astype(np.int32)
+    src = np.zeros(S + P, np.int64)
+    src[:S] = rng.integers(0, 50, S)
+    snk = np.zeros(S + P, np.int64)
+    snk[S:] = rng.integers(1, 20, P)
+    ready()
+    out = _native.closure_min_cut(src, snk, tails, heads, algorithm="{algorithm}")
+    returned()
+    side = out["source_side"].astype(bool)
+    best = _native.closure_min_cut(src, snk, tails, heads, algorithm="dinic")["flow"]
+    done(
+        status=out["status"],
+        ok_closure=not np.any(side[tails] & ~side[heads]),
+        ok_cut=out["cut"] == int(src[~side].sum() + snk[side].sum()) >= best,
+        ok_bound=0 <= out["flow"] <= best,
+    )
+    """
+    reaction, verdict = run_child(body)
+    assert_verdict(reaction, verdict)
+
+
 def test_sigint_stops_the_cost_error_path_with_valid_vertices():
     body = FOREST.format(n=8000, trees=60, depth=10) + textwrap.dedent(
         """

@@ -621,8 +621,11 @@ def test_closure_min_cut_is_a_closed_minimum_cut(data: st.DataObject) -> None:
     elif bad == "huge" and n:
         source_cap[0] = 2**62
     limit = data.draw(st.sampled_from([0.0, 1e-9]))
+    algorithm = data.draw(st.sampled_from(["auto", "dinic", "push_relabel", "boykov_kolmogorov"]))
     try:
-        out = _native.closure_min_cut(source_cap, sink_cap, tails, heads, time_limit=limit)
+        out = _native.closure_min_cut(
+            source_cap, sink_cap, tails, heads, time_limit=limit, algorithm=algorithm
+        )
     except ValueError as error:
         assert bad != "none" and any(w in str(error) for w in ("capacities", "arc")), error
         return
@@ -643,6 +646,9 @@ def test_closure_min_cut_is_a_closed_minimum_cut(data: st.DataObject) -> None:
             if not np.any(s[tails] & ~s[heads])
         )
         assert out["cut"] == best
+        # the same minimal source side as Dinic (ties go to pruning whatever the algorithm)
+        dinic = _native.closure_min_cut(source_cap, sink_cap, tails, heads, algorithm="dinic")
+        np.testing.assert_array_equal(out["source_side"], dinic["source_side"])
 
 
 @pytest.mark.parametrize("how", ["strided", "fortran", "dtype", "ndim"])

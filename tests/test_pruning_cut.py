@@ -100,26 +100,116 @@ def _brute_closure(src, snk, tails, heads):
     return best
 
 
+def _brute_minimal_side(src, snk, tails, heads):
+    """The minimal source side of a minimum cut: the intersection of all minimum closures
+    (minimum cuts are closed under intersection, so it is itself one)."""
+    n = src.shape[0]
+    best, side = None, np.ones(n, dtype=bool)
+    for bits in itertools.product([0, 1], repeat=n):
+        x = np.array(bits, dtype=bool)
+        if np.any(x[tails] & ~x[heads]):
+            continue
+        value = int(src[~x].sum() + snk[x].sum())
+        if best is None or value < best:
+            best, side = value, x
+        elif value == best:
+            side = side & x
+    return side
+
+
+ALGORITHMS = ["dinic", "push_relabel", "boykov_kolmogorov", "auto"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(1, 9),
     m=st.integers(0, 20),
     seed=st.integers(0, 10_000),
 )
-def test_closure_min_cut_equals_brute_force_and_scipy(n, m, seed):
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_closure_min_cut_equals_brute_force_and_scipy(algorithm, n, m, seed):
     rng = np.random.default_rng(seed)
     src = rng.integers(0, 6, size=n) * rng.integers(0, 2, size=n)
     snk = rng.integers(0, 6, size=n) * rng.integers(0, 2, size=n)
     tails = rng.integers(0, n, size=m)
     heads = rng.integers(0, n, size=m)
     src, snk = src.astype(np.int64), snk.astype(np.int64)
-    out = _native.closure_min_cut(src, snk, tails.astype(np.int32), heads.astype(np.int32))
+    t32, h32 = tails.astype(np.int32), heads.astype(np.int32)
+    out = _native.closure_min_cut(src, snk, t32, h32, algorithm=algorithm)
     side = np.asarray(out["source_side"]).astype(bool)
     assert out["status"] == "optimal"
+    assert out["algorithm"] in ALGORITHMS[:-1]
     assert out["flow"] == out["cut"] == _brute_closure(src, snk, tails, heads)
     assert out["flow"] == _scipy_max_flow(src, snk, tails, heads)
     assert not np.any(side[tails] & ~side[heads])  # a closure
     assert out["cut"] == int(src[~side].sum() + snk[side].sum())
+    # ties go to pruning the same way whatever the algorithm: the minimal source side
+    np.testing.assert_array_equal(side, _brute_minimal_side(src, snk, tails, heads))
+
+
+def _forest_like_network(rng, n_splits=3000, n_pairs=6000, fan=8):
+    """A pruning-shaped closure network: random trees of splits (child -> parent) with source
+    capacities, each split using ``fan`` random pairs that carry the sink capacities."""
+    parent = np.array([rng.integers(0, max(v, 1)) for v in range(1, n_splits)])
+    pair_tails = np.repeat(np.arange(n_splits), fan)
+    pair_heads = n_splits + rng.integers(0, n_pairs, size=n_splits * fan)
+    tails = np.concatenate([np.arange(1, n_splits), pair_tails]).astype(np.int32)
+    heads = np.concatenate([parent, pair_heads]).astype(np.int32)
+    src = np.zeros(n_splits + n_pairs, np.int64)
+    src[:n_splits] = rng.integers(0, 50, n_splits) * rng.integers(0, 2, n_splits)
+    snk = np.zeros(n_splits + n_pairs, np.int64)
+    snk[n_splits:] = rng.integers(1, 20, n_pairs)
+    return src, snk, tails, heads
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_algorithm_gives_dinics_flow_and_minimal_side_on_forest_shaped_networks(seed):
+    rng = np.random.default_rng(seed)
+    src, snk, tails, heads = _forest_like_network(rng)
+    if seed == 2:  # ties everywhere: equal capacities make many minimum cuts
+        src[src > 0], snk[:] = 8, np.where(snk > 0, 4, 0)
+    ref = _native.closure_min_cut(src, snk, tails, heads, algorithm="dinic")
+    assert ref["status"] == "optimal"
+    assert ref["flow"] == _scipy_max_flow(src, snk, tails, heads)
+    for algorithm in ALGORITHMS[1:]:
+        out = _native.closure_min_cut(src, snk, tails, heads, algorithm=algorithm)
+        assert out["status"] == "optimal" and out["flow"] == out["cut"] == ref["flow"]
+        np.testing.assert_array_equal(out["source_side"], ref["source_side"])
+
+
+@pytest.mark.parametrize("source_scale", [100, 1])
+def test_auto_runs_boykov_kolmogorov_when_the_sinks_hold_little_capacity_else_dinic(
+    source_scale,
+):
+    rng = np.random.default_rng(7)
+    src, snk, tails, heads = _forest_like_network(rng, 300, 600)
+    src *= source_scale
+    out = _native.closure_min_cut(src, snk, tails, heads)  # algorithm="auto" by default
+    small = snk.sum() < 0.2 * src.sum()
+    assert small == (source_scale == 100)  # the two cases lie on either side of the rule
+    assert out["algorithm"] == ("boykov_kolmogorov" if small else "dinic")
+    assert out["flow"] == _native.closure_min_cut(src, snk, tails, heads, algorithm="dinic")["flow"]
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS[:-1])
+def test_a_stopped_max_flow_still_gives_a_closure_and_a_valid_bound(algorithm):
+    rng = np.random.default_rng(5)
+    src, snk, tails, heads = _forest_like_network(rng, 20_000, 40_000)
+    best = _native.closure_min_cut(src, snk, tails, heads, algorithm="dinic")["flow"]
+    out = _native.closure_min_cut(src, snk, tails, heads, time_limit=1e-9, algorithm=algorithm)
+    assert out["status"] == "time_limit" and out["algorithm"] == algorithm
+    side = np.asarray(out["source_side"]).astype(bool)
+    assert not np.any(side[tails] & ~side[heads])  # a closure: a valid pruning
+    assert out["cut"] == int(src[~side].sum() + snk[side].sum()) >= best
+    assert 0 <= out["flow"] <= best  # the flow that reached t is a feasible flow's value
+
+
+def test_closure_min_cut_rejects_an_unknown_algorithm():
+    one = np.ones(2, dtype=np.int64)
+    with pytest.raises(ValueError, match="algorithm"):
+        _native.closure_min_cut(
+            one, one, one[:0].astype(np.int32), one[:0].astype(np.int32), algorithm="simplex"
+        )
 
 
 def test_closure_min_cut_rejects_bad_input():

@@ -9,11 +9,40 @@
 //
 // Because every inner arc is infinite, the residual graph is stored compactly: one int64 flow
 // per inner arc (its backward residual; the forward residual is always infinite) and the two
-// residual terminal capacities per node. Algorithm: Dinic (BFS levels from s, blocking flow by
-// path augmentation with current-arc pointers), chosen by measurement on pruning graphs
-// (benchmarks/pruning.py). Any feasible flow is a lower bound and the nodes reachable from s in
-// its residual graph are closed under the inner arcs, so a stopped run still returns a valid
-// closure (an incumbent) and a valid bound.
+// residual terminal capacities per node. Three algorithms, chosen by `MaxFlowAlgorithm`:
+//
+// * Dinic: BFS levels from s, blocking flow by path augmentation with current-arc pointers. Any
+//   feasible flow is a lower bound and the nodes reachable from s in its residual graph are
+//   closed under the inner arcs, so a stopped run still returns a valid closure (an incumbent)
+//   and a valid bound.
+// * Push-relabel (Goldberg-Tarjan), highest label first, with global relabelling (exact BFS
+//   distances to t, HIPR's frequency rule) and the gap heuristic, phase 1 only: it stops at a
+//   maximum *preflow* (no node with excess can reach t), which is enough for the min cut.
+//   One pruning-specific step: a push into a label-1 node with sink capacity goes straight on to
+//   t, and a label-1 node whose sink arc is saturated is lifted before anything is pushed into
+//   it (its label is certainly stale), so the pair nodes are not flooded and drained again.
+// * Boykov-Kolmogorov (2004): search trees from s and from t grow over residual arcs until they
+//   touch, the path is augmented, saturated tree arcs orphan their subtrees, which are
+//   re-adopted or freed. It augments a feasible flow, so the rest is as for Dinic.
+// `kAuto` picks by network shape (choose_algorithm; measured in benchmarks/maxflow.py).
+//
+// The same minimal source side from a preflow. Let f be a preflow, e(v) >= 0 its excess. For
+// any X containing s but not t, summing the conservation defects over X gives
+//   c(X) >= f(X, ~X) - f(~X, X) = e(t) + sum_{v in ~X, v != t} e(v)   ... (*)
+// with equality in the first step iff no residual arc leaves X. At the end of phase 1 let
+// Y = {v : t is not reachable from v in the residual}: it holds s (every source arc is
+// saturated), every node with excess, is closed under residual arcs, so (*) is an equality with
+// no excess outside: c(Y) = e(t). As e(t) is the value of a feasible flow (below), e(t) is the
+// maximum flow value and, by (*), X is a minimum cut iff X holds every excess node and no
+// residual arc leaves X. The least such X is the set reachable in the residual from s and from
+// the nodes with excess, which is what finish() returns; it is unique (the intersection of all
+// minimum cuts), i.e. the set Dinic returns (reachable from s in a maximum flow's residual).
+// So both algorithms give bit-identical sides, ties going to pruning alike.
+//
+// A stopped push-relabel run: the preflow decomposes into s-t paths, s-to-excess-node paths and
+// cycles; the s-t paths alone are a feasible flow of value e(t) (= `flow`), a valid lower
+// bound. The side returned (residual reach of s and of the excess nodes) is closed under the
+// infinite inner arcs, hence a valid closure whose capacity is `cut`.
 #pragma once
 
 #include <cstdint>
@@ -25,13 +54,16 @@
 
 namespace odtkit {
 
+enum class MaxFlowAlgorithm { kAuto, kDinic, kPushRelabel, kBoykovKolmogorov };
+
 struct ClosureCutOutput {
   std::vector<std::uint8_t> source_side;  // 1: node on the source side (minimal min cut)
   std::int64_t flow = 0;                   // value of the flow found (== cut value if optimal)
   std::int64_t cut = 0;                    // capacity of the cut (source_side, rest)
   std::string status = "optimal";          // optimal, time_limit, interrupted, memory_limit
-  long long phases = 0;                    // BFS phases
-  long long augmentations = 0;
+  std::string algorithm;                   // the one that ran (kAuto resolved)
+  long long phases = 0;         // Dinic: BFS phases; push-relabel: global relabellings
+  long long augmentations = 0;  // Dinic: augmenting paths; push-relabel: pushes
   double peak_memory_mb = 0.0;
   double seconds = 0.0;
 };
@@ -41,6 +73,13 @@ struct ClosureCutOutput {
 ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* source_cap,
                                  const std::int64_t* sink_cap, std::int64_t n_arcs,
                                  const std::int32_t* tails, const std::int32_t* heads,
-                                 Budget& budget);
+                                 Budget& budget,
+                                 MaxFlowAlgorithm algorithm = MaxFlowAlgorithm::kAuto);
+
+// What kAuto runs on this network: Boykov-Kolmogorov when the total sink capacity is below a
+// fifth of the total source capacity, else Dinic (measured in benchmarks/maxflow.py).
+MaxFlowAlgorithm choose_algorithm(std::int64_t n_nodes, const std::int64_t* source_cap,
+                                  const std::int64_t* sink_cap);
+const char* algorithm_name(MaxFlowAlgorithm algorithm);
 
 }  // namespace odtkit

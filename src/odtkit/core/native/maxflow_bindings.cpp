@@ -21,7 +21,21 @@ using Int64Array = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb
 using Int32Array = nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 nb::dict run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int32Array tails,
-                             Int32Array heads, double time_limit, double memory_limit_mb) {
+                             Int32Array heads, double time_limit, double memory_limit_mb,
+                             const std::string& algorithm) {
+  MaxFlowAlgorithm which;
+  if (algorithm == "auto")
+    which = MaxFlowAlgorithm::kAuto;
+  else if (algorithm == "dinic")
+    which = MaxFlowAlgorithm::kDinic;
+  else if (algorithm == "push_relabel")
+    which = MaxFlowAlgorithm::kPushRelabel;
+  else if (algorithm == "boykov_kolmogorov")
+    which = MaxFlowAlgorithm::kBoykovKolmogorov;
+  else
+    throw std::invalid_argument(
+        "algorithm must be 'auto', 'dinic', 'push_relabel' or 'boykov_kolmogorov', got '" +
+                                algorithm + "'");
   if (source_cap.shape(0) != sink_cap.shape(0))
     throw std::invalid_argument("source_cap and sink_cap must have one entry per node");
   if (tails.shape(0) != heads.shape(0))
@@ -37,7 +51,7 @@ nb::dict run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int32Ar
     nb::gil_scoped_release release;
     Budget budget(config, python_interrupt_check());
     out = closure_min_cut(n, source_cap.data(), sink_cap.data(), m, tails.data(), heads.data(),
-                          budget);
+                          budget, which);
   }
   auto* side = new std::uint8_t[out.source_side.size() ? out.source_side.size() : 1];
   std::copy(out.source_side.begin(), out.source_side.end(), side);
@@ -48,6 +62,7 @@ nb::dict run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int32Ar
   d["flow"] = out.flow;
   d["cut"] = out.cut;
   d["status"] = out.status;
+  d["algorithm"] = out.algorithm;
   d["phases"] = out.phases;
   d["augmentations"] = out.augmentations;
   d["peak_memory_mb"] = out.peak_memory_mb;
@@ -61,11 +76,13 @@ void bind_maxflow(nb::module_& m) {
   m.def("closure_min_cut", &run_closure_min_cut, nb::arg("source_cap").noconvert(),
         nb::arg("sink_cap").noconvert(), nb::arg("tails").noconvert(),
         nb::arg("heads").noconvert(), nb::arg("time_limit") = 0.0,
-        nb::arg("memory_limit_mb") = 0.0,
+        nb::arg("memory_limit_mb") = 0.0, nb::arg("algorithm") = "auto",
         "Minimum s-t cut of a closure network (maxflow.hpp): int64 C-contiguous source_cap, "
         "sink_cap (n,), int32 tails, heads (m,) of the infinite inner arcs. Returns a dict: "
-        "source_side (uint8, the minimal source side), flow, cut (equal when status is "
-        "'optimal'), status, phases, augmentations, peak_memory_mb, seconds.");
+        "source_side (uint8, the minimal source side, the same whatever the algorithm), flow, "
+        "cut (equal when status is 'optimal'), status, algorithm (the one that ran: 'auto' "
+        "picks by network size), phases, augmentations, peak_memory_mb, seconds. algorithm: "
+        "'auto', 'dinic', 'push_relabel' or 'boykov_kolmogorov'.");
 }
 
 }  // namespace odtkit
