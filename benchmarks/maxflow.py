@@ -3,14 +3,13 @@
 Writes benchmarks/results/maxflow.json and maxflow.md. For each forest
 (``RandomForestClassifier`` on ``make_classification`` with ``n_informative=10``) the cut network
 of :func:`odtkit.pruning._cut.closure_network` is dumped once (cached as ``.npz`` under
-``--cache``, default /tmp/p25) with its capacities at every λ, together with a *reduced*
-network per λ: the λ-dependent persistency reduction (splits whose subtree saves nothing are
-pruned, splits that pay for themselves whatever their descendants do are kept and their pairs
-paid; iterated to a fixed point) the lead is landing on main, emulated here in numpy as in the
-prototype. Every algorithm of ``_native.closure_min_cut`` then solves every network (minimum of
-two runs when a run is short); the table gives seconds, the ratio to Dinic, and checks that all
-flow values and minimal source sides are identical (and that reduced flow + paid capacity =
-full flow).
+``--cache``, default /tmp/p25) with its capacities at every λ, together with the *reduced*
+network per λ that the library's cut actually hands its max-flow
+(:func:`odtkit.pruning._cut.reduced_network`: dead splits dropped, splits forced and their
+pairs paid, identical examples and pairs merged). Every algorithm of
+``_native.closure_min_cut`` then solves every network (minimum of two runs when a run is short);
+the table gives seconds, the ratio to Dinic, and checks that all flow values and minimal source
+sides are identical (and that reduced flow + paid capacity = full flow).
 
 Usage: ``PYTHONPATH=src python benchmarks/maxflow.py [--quick] [--cache /tmp/p25]
 [--algorithms dinic,push_relabel]``.
@@ -32,7 +31,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 from odtkit.core import _native
 from odtkit.pruning import extract
-from odtkit.pruning._cut import closure_network
+from odtkit.pruning._cut import closure_network, reduced_network
 
 RESULTS = Path(__file__).resolve().parent / "results"
 LAMS = (1e-4, 1e-3, 1e-2, 1e-1)
@@ -50,47 +49,6 @@ def _name(T: int, D: int, N: int, K: int) -> str:
     return f"rf{T}_d{D}_n{N}_k{K}"
 
 
-def _reduce(net, src: np.ndarray, snk: np.ndarray, levels, parent, dead) -> dict:
-    """Persistency reduction at one λ (numpy prototype of the lead's reduction): returns the
-    reduced network's arrays and the capacity of the pairs it pays for up front."""
-    ns = net.n_splits
-    isp = net.heads < ns
-    et, eh = net.tails[~isp], net.heads[~isp]
-    forced = np.zeros(ns, bool)
-    paid = np.zeros(net.n_nodes, bool)
-    for _ in range(100):
-        unpaid = np.bincount(et, weights=np.where(paid[eh], 0, snk[eh]).astype(float), minlength=ns)
-        val = src[:ns] - unpaid
-        for lev in reversed(levels[1:]):
-            np.add.at(val, parent[lev], np.maximum(val[lev], 0))
-        f = np.zeros(ns, bool)
-        f[levels[0]] = val[levels[0]] > 0
-        for lev in levels[1:]:
-            f[lev] = f[parent[lev]] & (val[lev] > 0)
-        if not (f & ~forced).any():
-            break
-        forced |= f
-        paid[eh[forced[et]]] = True
-    keep = np.zeros(net.n_nodes, bool)
-    keep[:ns] = ~forced & ~dead
-    keep_pair_arc = ~forced[et] & ~paid[eh] & ~dead[et]
-    keep[eh[keep_pair_arc]] = True
-    pt, ph = net.tails[isp], net.heads[isp]
-    keep_split_arc = keep[pt] & keep[ph]  # an arc into a forced parent is satisfied
-    local = np.full(net.n_nodes, -1, np.int64)
-    nodes = np.flatnonzero(keep)
-    local[nodes] = np.arange(nodes.size)
-    tails = np.concatenate([local[pt[keep_split_arc]], local[et[keep_pair_arc]]])
-    heads = np.concatenate([local[ph[keep_split_arc]], local[eh[keep_pair_arc]]])
-    return {
-        "src": src[nodes],
-        "snk": snk[nodes],
-        "tails": tails.astype(np.int32),
-        "heads": heads.astype(np.int32),
-        "paid": int(snk[paid].sum()),
-    }
-
-
 def dump(T: int, D: int, N: int, K: int, cache: Path) -> Path:
     """Fit, extract and write the full and reduced networks of one forest (cached)."""
     path = cache / f"{_name(T, D, N, K)}.npz"
@@ -102,26 +60,14 @@ def dump(T: int, D: int, N: int, K: int, cache: Path) -> Path:
     data = extract(rf, X, y)
     del rf, X, y
     net = closure_network(data)
-    ns = net.n_splits
-    isp = net.heads < ns
-    parent = np.full(ns, -1)
-    parent[net.tails[isp]] = net.heads[isp]
-    depth = np.zeros(ns, int)
-    has = parent >= 0
-    for _ in range(D):  # D vectorized sweeps reach every depth, whatever the node order
-        depth[has] = depth[parent[has]] + 1
-    levels = [np.flatnonzero(depth == k) for k in range(depth.max() + 1)]
-    gsub = net.gain.astype(float).copy()
-    for lev in reversed(levels[1:]):
-        np.add.at(gsub, parent[lev], gsub[lev])
-    dead = gsub == 0
     arrays = {"tails": net.tails, "heads": net.heads}
     for i, lam in enumerate(LAMS):
         src, snk = net.capacities(lam)
         arrays[f"src{i}"], arrays[f"snk{i}"] = src, snk
-        red = _reduce(net, src, snk, levels, parent, dead)
-        for key, value in red.items():
-            arrays[f"r{key}{i}"] = np.asarray(value)
+        red = reduced_network(data, lam)  # what cut_prune's max-flow sees at lam
+        arrays[f"rsrc{i}"], arrays[f"rsnk{i}"] = red["source_cap"], red["sink_cap"]
+        arrays[f"rtails{i}"], arrays[f"rheads{i}"] = red["tails"], red["heads"]
+        arrays[f"rpaid{i}"] = np.asarray(red["constant"])
     cache.mkdir(parents=True, exist_ok=True)
     np.savez(path, **arrays)
     print(

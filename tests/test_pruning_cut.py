@@ -649,3 +649,27 @@ def test_compact_accounting_equals_the_per_entry_accounting(seed, T, depth, k, k
         compact = objective_value(d, z, lam=lam)
         for key in ("error_term", "cost_term", "objective"):
             assert compact[key] == full[key]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_reduced_network_cut_plus_constant_is_the_full_cut(seed):
+    """The network the max-flow sees after the reductions: its minimum cut plus the forced
+    pairs' capacity is the uncompressed network's minimum cut, in the same scaled integers
+    (without the merge of identical examples, which rounds one summed capacity instead of each
+    example's)."""
+    from odtkit.pruning._cut import reduced_network
+
+    ens, X, y, costs = _forest(seed, n=200, T=4 + seed, depth=4, zero_costs=seed % 2 == 1)
+    d = extract(ens, X, y, costs)
+    full = closure_network(d, merge=False)
+    for lam in (1e-4, 1e-3, 0.01, 0.1):
+        src, snk = full.capacities(lam)
+        whole = _native.closure_min_cut(src, snk, full.tails, full.heads)
+        red = reduced_network(d, lam, merge_examples=False)
+        assert red["scale"] == full.scale
+        part = _native.closure_min_cut(
+            red["source_cap"], red["sink_cap"], red["tails"], red["heads"]
+        )
+        assert part["status"] == whole["status"] == "optimal"
+        assert red["constant"] + part["flow"] == whole["flow"]
+        assert red["tails"].shape[0] <= full.n_arcs

@@ -88,6 +88,7 @@ __all__ = [
     "duplicate_examples",
     "kept_to_leaves",
     "native_network",
+    "reduced_network",
     "scale_for",
     "CUT_TOLERANCE",
 ]
@@ -364,6 +365,28 @@ def native_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork:
         heads=np.asarray(out["heads"]),
         base_errors=int(sum(int(t.error[0]) for t in data.trees)),
     )
+
+
+def reduced_network(
+    data: EnsembleData, lam: float, *, merge_examples: bool = True, merge_pairs: bool = True
+) -> dict[str, Any]:
+    """The network :func:`cut_prune` hands its max-flow at ``lam`` (every reduction of the
+    module docstring), as int64 ``source_cap``/``sink_cap`` and int32 ``tails``/``heads`` for
+    ``_native.closure_min_cut``, with ``constant`` (the capacity the forced pairs add to every
+    cut: full minimum cut = ``constant`` + this one's), ``scale``, ``n_forced``, ``n_dead``.
+    For measuring max-flow algorithms on the graphs that remain (benchmarks/maxflow.py)."""
+    from odtkit.core import _native
+
+    weight = example_weights(data, merge_examples)
+    base_errors = int(sum(int(t.error[0]) for t in data.trees))
+    total_gain = base_errors - int(sum(int(t.error[t.left < 0].sum()) for t in data.trees))
+    scale = scale_for(total_gain)
+    out = _native.ensemble_reduced_network(
+        *_compact_lists(data, weight), float(lam), scale, merge_pairs=merge_pairs
+    )
+    out = {k: np.asarray(v) if isinstance(v, np.ndarray) else v for k, v in out.items()}
+    out["scale"] = scale
+    return out
 
 
 def _native_cut(

@@ -104,7 +104,7 @@ class CutBuilder {
   // forced so far is still forced).
   bool force(const std::vector<std::uint8_t>& dead, std::vector<std::uint8_t>& forced,
              std::vector<std::uint8_t>& paid, std::int64_t& constant, double& paid_cost,
-             long long& iterations, Budget& budget) {
+             long long& iterations, Budget& budget) const {
     const std::int64_t n = n_nodes();
     forced.assign(static_cast<std::size_t>(n), 0);
     std::vector<std::int64_t> val(static_cast<std::size_t>(n), 0);
@@ -388,10 +388,9 @@ void check_compact_tree(const CompactTree& tr, std::int64_t N, std::int64_t K, s
     if (tr.by_leaf[j] < 0 || tr.by_leaf[j] >= N) bad("by_leaf holds an example out of range");
 }
 
-EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, double scale,
-                                   bool reduce, bool merge_pairs, Budget& budget) {
-  const auto start = std::chrono::steady_clock::now();
-  if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
+namespace {
+
+void check_ensemble(const CompactEnsemble& ens) {
   if (ens.n_samples < 1 || ens.n_features < 1)
     throw std::invalid_argument("n_samples and n_features must be >= 1");
   if (ens.n_samples >= (std::int64_t{1} << 31))
@@ -403,146 +402,199 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
     if (ens.weight[i] < 0) throw std::invalid_argument("weights must be >= 0");
   for (std::size_t t = 0; t < ens.trees.size(); ++t)
     check_compact_tree(ens.trees[t], ens.n_samples, ens.n_features, t);
+}
 
+// The network the max-flow runs on, with what maps it back (see reduce_and_build).
+struct Reduced {
+  std::vector<std::uint8_t> dead, forced, paid;
+  std::int64_t constant = 0;  // sink capacity of the paid pairs: part of every minimum cut
+  double paid_cost = 0.0;     // their sum of c_k w_i
+  long long iterations = 0;
+  bool complete = false;  // false: a limit stopped it (forced so far stays valid, no network)
+  std::vector<std::int32_t> local;
+  std::vector<std::int64_t> split_of, pair_key, member_start{0}, src, snk;
+  std::vector<std::int32_t> tails, heads;
+  std::int64_t n_nodes_unmerged = 0, n_arcs_unmerged = 0;
+  std::size_t bytes = 0;  // what the reduction's arrays hold
+};
+
+enum class Reduction { kNone, kDead, kDeadAndForced };
+
+// Rules 2-4 of odtkit.pruning._cut (rule 1 is the caller's weights), then the network.
+// `flow_bytes_per_arc`: what the caller will add per arc once built (its budget is checked
+// before building).
+Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::int64_t n_samples,
+                         Reduction reduction, bool merge_pairs, double flow_bytes_per_arc,
+                         Budget& budget) {
+  Reduced red;
+  const std::int64_t n = net.n_nodes();
+  const std::int64_t KN = n_samples * n_features;
+  // dead, forced, val, unpaid, two versions, paid (K x N)
+  red.bytes = static_cast<std::size_t>(n) * 34 + static_cast<std::size_t>(KN) +
+              static_cast<std::size_t>(n_features) * 8;
+  bool forcing_done = true;
+  red.complete = budget.memory_ok(red.bytes) && catch_out_of_memory(budget, [&] {
+    red.paid.assign(static_cast<std::size_t>(KN), 0);
+    red.forced.assign(static_cast<std::size_t>(n), 0);
+    if (reduction == Reduction::kNone)
+      red.dead.assign(static_cast<std::size_t>(n), 0);
+    else
+      net.mark_dead(red.dead);
+    if (reduction == Reduction::kDeadAndForced)
+      forcing_done = net.force(red.dead, red.forced, red.paid, red.constant, red.paid_cost,
+                               red.iterations, budget);
+  });
+  red.complete = red.complete && forcing_done;
+  if (red.forced.size() != static_cast<std::size_t>(n))
+    red.forced.assign(static_cast<std::size_t>(n), 0);
+  if (red.dead.size() != static_cast<std::size_t>(n))
+    red.dead.assign(static_cast<std::size_t>(n), 0);
+  if (!red.complete) return red;
+  std::int64_t entries = 0;
+  const std::size_t build = net.build_bytes(red.dead, red.forced, entries);
+  const std::size_t flow = static_cast<std::size_t>(
+      flow_bytes_per_arc * static_cast<double>(entries + net.n_splits()) + 64.0 * (entries > 0));
+  red.complete = budget.memory_ok(red.bytes, build + flow) && catch_out_of_memory(budget, [&] {
+    net.build(red.dead, red.forced, red.paid, red.local, red.split_of, red.pair_key, red.src,
+              red.snk, red.tails, red.heads);
+    budget.note_memory(red.bytes + build);
+    red.n_nodes_unmerged = static_cast<std::int64_t>(red.src.size());
+    red.n_arcs_unmerged = static_cast<std::int64_t>(red.tails.size());
+    if (merge_pairs) {
+      merge_identical_pairs(red.split_of.size(), red.src, red.snk, red.tails, red.heads,
+                            red.pair_key, red.member_start);
+    } else {
+      red.member_start.resize(red.pair_key.size() + 1);
+      for (std::size_t p = 0; p <= red.pair_key.size(); ++p)
+        red.member_start[p] = static_cast<std::int64_t>(p);
+    }
+  });
+  return red;
+}
+
+}  // namespace
+
+EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, double scale,
+                                   bool reduce, bool merge_pairs, Budget& budget) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
+  check_ensemble(ens);
   CutBuilder net(ens, lam, scale);
   EnsembleCutOutput out;
   const std::int64_t n = net.n_nodes();
-  const std::int64_t KN = ens.n_samples * ens.n_features;
   out.n_splits = net.n_splits();
   out.total_gain = net.total_gain();
-  std::vector<std::uint8_t> dead, forced;
-  std::vector<std::uint8_t> paid;
-  std::int64_t constant = 0;
-  // the arrays of the reduction: dead, forced, val, unpaid, two versions, paid (K x N)
-  const std::size_t reduce_bytes = static_cast<std::size_t>(n) * 34 +
-                                   static_cast<std::size_t>(KN) +
-                                   static_cast<std::size_t>(ens.n_features) * 8;
-  bool forcing_done = true;
-  bool complete = budget.memory_ok(reduce_bytes) && catch_out_of_memory(budget, [&] {
-    paid.assign(static_cast<std::size_t>(KN), 0);
-    if (reduce) {
-      net.mark_dead(dead);
-      forcing_done =
-          net.force(dead, forced, paid, constant, out.paid_cost, out.iterations, budget);
-    } else {
-      dead.assign(static_cast<std::size_t>(n), 0);
-      forced.assign(static_cast<std::size_t>(n), 0);
-    }
-  });
-  complete = complete && forcing_done;
-  if (forced.size() != static_cast<std::size_t>(n)) forced.assign(static_cast<std::size_t>(n), 0);
-  if (dead.size() != static_cast<std::size_t>(n)) dead.assign(static_cast<std::size_t>(n), 0);
+  // the max-flow's graph: Dinic's 24 bytes per arc, Boykov-Kolmogorov's and push-relabel's a
+  // little more; 32 covers them
+  Reduced red = reduce_and_build(net, ens.n_features, ens.n_samples,
+                                 reduce ? Reduction::kDeadAndForced : Reduction::kNone,
+                                 merge_pairs, 32.0, budget);
+  out.iterations = red.iterations;
   for (std::int64_t g = 0; g < n; ++g) {
-    out.n_forced += forced[g];
-    out.n_dead += dead[g];
+    out.n_forced += red.forced[g];
+    out.n_dead += red.dead[g];
   }
   out.reduce_seconds = seconds_since(start);
-
+  out.n_nodes_unmerged = red.n_nodes_unmerged;
+  out.n_arcs_unmerged = red.n_arcs_unmerged;
+  const std::size_t n_split_nodes = red.split_of.size();
+  const std::size_t n_pair_nodes = red.member_start.size() - 1;
   std::vector<std::uint8_t> side;
-  std::vector<std::int32_t> local;
-  std::vector<std::int64_t> split_of, pair_key, member_start{0};
-  if (complete) {
-    std::int64_t entries = 0;
-    const std::size_t bytes = net.build_bytes(dead, forced, entries);
-    complete = budget.memory_ok(reduce_bytes, bytes) && catch_out_of_memory(budget, [&] {
-      std::vector<std::int64_t> src, snk;
-      std::vector<std::int32_t> tails, heads;
-      net.build(dead, forced, paid, local, split_of, pair_key, src, snk, tails, heads);
-      budget.note_memory(reduce_bytes + bytes);
-      out.n_nodes_unmerged = static_cast<std::int64_t>(src.size());
-      out.n_arcs_unmerged = static_cast<std::int64_t>(tails.size());
-      if (merge_pairs) {
-        merge_identical_pairs(split_of.size(), src, snk, tails, heads, pair_key, member_start);
-      } else {
-        member_start.resize(pair_key.size() + 1);
-        for (std::size_t p = 0; p <= pair_key.size(); ++p)
-          member_start[p] = static_cast<std::int64_t>(p);
-      }
-      out.n_nodes = static_cast<std::int64_t>(src.size());
-      out.n_arcs = static_cast<std::int64_t>(tails.size());
-      const auto flow_start = std::chrono::steady_clock::now();
-      ClosureCutOutput cut = closure_min_cut(out.n_nodes, src.data(), snk.data(), out.n_arcs,
-                                             tails.data(), heads.data(), budget);
-      out.flow_seconds = seconds_since(flow_start);
+  if (red.complete) {
+    out.n_nodes = static_cast<std::int64_t>(red.src.size());
+    out.n_arcs = static_cast<std::int64_t>(red.tails.size());
+    const auto flow_start = std::chrono::steady_clock::now();
+    catch_out_of_memory(budget, [&] {
+      ClosureCutOutput cut = closure_min_cut(out.n_nodes, red.src.data(), red.snk.data(),
+                                             out.n_arcs, red.tails.data(), red.heads.data(),
+                                             budget);
       out.phases = cut.phases;
       out.augmentations = cut.augmentations;
-      out.flow = saturating_add(constant, cut.flow);
-      out.cut = saturating_add(constant, cut.cut);
+      out.flow = saturating_add(red.constant, cut.flow);
+      out.cut = saturating_add(red.constant, cut.cut);
       side = std::move(cut.source_side);
     });
+    out.flow_seconds = seconds_since(flow_start);
   }
-  const std::size_t n_pair_nodes = member_start.size() - 1;
-  if (!complete || side.size() != split_of.size() + n_pair_nodes) {
+  if (side.size() != n_split_nodes + n_pair_nodes) {
     // stopped before a flow: the forced splits are a closure, and every minimum closure
     // contains them and their pairs, so `constant` is a valid bound
-    side.assign(split_of.size() + n_pair_nodes, 0);
-    out.flow = constant;
+    side.assign(n_split_nodes + n_pair_nodes, 0);
+    out.flow = red.constant;
     std::int64_t lost = 0;
     for (std::int64_t g = 0; g < n; ++g)
-      if (!forced[g]) lost = saturating_add(lost, net.src(g));
-    out.cut = saturating_add(constant, lost);
+      if (!red.forced[g]) lost = saturating_add(lost, net.src(g));
+    out.cut = saturating_add(red.constant, lost);
   }
-  out.kept = std::move(forced);
-  for (std::size_t v = 0; v < split_of.size(); ++v)
-    if (side[v]) out.kept[split_of[v]] = 1;
+  out.paid_cost = red.paid_cost;
+  out.kept = std::move(red.forced);
+  for (std::size_t v = 0; v < n_split_nodes; ++v)
+    if (side[v]) out.kept[red.split_of[v]] = 1;
   for (std::size_t q = 0; q < n_pair_nodes; ++q) {
-    if (!side[split_of.size() + q]) continue;
-    for (std::int64_t j = member_start[q]; j < member_start[q + 1]; ++j) {
-      const std::int64_t key = pair_key[j];
+    if (!side[n_split_nodes + q]) continue;
+    for (std::int64_t j = red.member_start[q]; j < red.member_start[q + 1]; ++j) {
+      const std::int64_t key = red.pair_key[j];
       out.paid_cost += ens.costs[key / ens.n_samples] *
                        static_cast<double>(ens.weight[key % ens.n_samples]);
     }
   }
   for (std::int64_t g = 0; g < n; ++g)
     if (!out.kept[g]) out.lost_gain += net.gain(g);
-  for (std::int64_t key = 0; key < KN; ++key) out.n_paid += paid[key];
+  for (const std::uint8_t p : red.paid) out.n_paid += p;
   out.status = budget.status();
   out.peak_memory_mb = budget.peak_memory_mb();
   out.seconds = seconds_since(start);
   return out;
 }
 
+ReducedNetwork ensemble_reduced_network(const CompactEnsemble& ens, double lam, double scale,
+                                        bool merge_pairs) {
+  if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
+  check_ensemble(ens);
+  CutBuilder net(ens, lam, scale);
+  SearchConfig config;
+  Budget budget(config);
+  Reduced red = reduce_and_build(net, ens.n_features, ens.n_samples, Reduction::kDeadAndForced,
+                                 merge_pairs, 0.0, budget);
+  ReducedNetwork out;
+  out.source_cap = std::move(red.src);
+  out.sink_cap = std::move(red.snk);
+  out.tails = std::move(red.tails);
+  out.heads = std::move(red.heads);
+  out.constant = red.constant;
+  out.n_splits = static_cast<std::int64_t>(red.split_of.size());
+  for (std::size_t g = 0; g < red.forced.size(); ++g) {
+    out.n_forced += red.forced[g];
+    out.n_dead += red.dead[g];
+  }
+  return out;
+}
+
 EnsembleNetwork ensemble_network(const CompactEnsemble& ens, bool merge_pairs) {
-  if (ens.n_samples < 1 || ens.n_features < 1)
-    throw std::invalid_argument("n_samples and n_features must be >= 1");
-  for (std::size_t t = 0; t < ens.trees.size(); ++t)
-    check_compact_tree(ens.trees[t], ens.n_samples, ens.n_features, t);
-  for (std::int64_t k = 0; k < ens.n_features; ++k)
-    if (!(ens.costs[k] >= 0.0) || !std::isfinite(ens.costs[k]))
-      throw std::invalid_argument("costs must be finite and >= 0");
-  for (std::int64_t i = 0; i < ens.n_samples; ++i)
-    if (ens.weight[i] < 0) throw std::invalid_argument("weights must be >= 0");
+  check_ensemble(ens);
   // lam = 1, scale = 1: a pair gets a sink arc iff its cost is positive, which is all the
   // structure needs; the path sets its own capacities per lam
   CutBuilder net(ens, 1.0, 1.0);
-  const std::int64_t n = net.n_nodes();
-  std::vector<std::uint8_t> dead, forced(static_cast<std::size_t>(n), 0);
-  std::vector<std::uint8_t> paid(static_cast<std::size_t>(ens.n_samples * ens.n_features), 0);
-  net.mark_dead(dead);
+  SearchConfig config;
+  Budget budget(config);
+  Reduced red = reduce_and_build(net, ens.n_features, ens.n_samples, Reduction::kDead,
+                                 merge_pairs, 0.0, budget);
   EnsembleNetwork out;
-  std::vector<std::int32_t> local;
-  std::vector<std::int64_t> pair_key, member_start, src, snk;
-  net.build(dead, forced, paid, local, out.split_node, pair_key, src, snk, out.tails, out.heads);
-  out.n_nodes_unmerged = static_cast<std::int64_t>(src.size());
-  out.n_arcs_unmerged = static_cast<std::int64_t>(out.tails.size());
-  if (merge_pairs) {
-    merge_identical_pairs(out.split_node.size(), src, snk, out.tails, out.heads, pair_key,
-                          member_start);
-  } else {
-    member_start.resize(pair_key.size() + 1);
-    for (std::size_t p = 0; p <= pair_key.size(); ++p)
-      member_start[p] = static_cast<std::int64_t>(p);
-  }
+  out.split_node = std::move(red.split_of);
+  out.tails = std::move(red.tails);
+  out.heads = std::move(red.heads);
+  out.n_nodes_unmerged = red.n_nodes_unmerged;
+  out.n_arcs_unmerged = red.n_arcs_unmerged;
   for (const std::int64_t g : out.split_node) out.gain.push_back(net.gain(g));
-  for (std::size_t q = 0; q + 1 < member_start.size(); ++q) {
+  for (std::size_t q = 0; q + 1 < red.member_start.size(); ++q) {
     double cost = 0.0;
-    for (std::int64_t j = member_start[q]; j < member_start[q + 1]; ++j)
-      cost += ens.costs[pair_key[j] / ens.n_samples] *
-              static_cast<double>(ens.weight[pair_key[j] % ens.n_samples]);
+    for (std::int64_t j = red.member_start[q]; j < red.member_start[q + 1]; ++j)
+      cost += ens.costs[red.pair_key[j] / ens.n_samples] *
+              static_cast<double>(ens.weight[red.pair_key[j] % ens.n_samples]);
     out.pair_cost.push_back(cost);
-    out.pair_first.push_back(pair_key[member_start[q]]);
+    out.pair_first.push_back(red.pair_key[red.member_start[q]]);
   }
-  for (std::int64_t g = 0; g < n; ++g) out.n_dead += dead[g];
+  for (const std::uint8_t d : red.dead) out.n_dead += d;
   return out;
 }
 

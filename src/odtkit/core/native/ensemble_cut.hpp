@@ -81,6 +81,17 @@ struct EnsembleNetwork {
 };
 EnsembleNetwork ensemble_network(const CompactEnsemble& ensemble, bool merge_pairs);
 
+// The network ensemble_min_cut hands the max-flow at `lam` (all reductions), for measuring max-
+// flow algorithms on it (benchmarks/maxflow.py): nodes are the remaining splits, then the pair
+// nodes; `constant` is the capacity the forced pairs add to every cut.
+struct ReducedNetwork {
+  std::vector<std::int64_t> source_cap, sink_cap;
+  std::vector<std::int32_t> tails, heads;
+  std::int64_t constant = 0, n_splits = 0, n_forced = 0, n_dead = 0;
+};
+ReducedNetwork ensemble_reduced_network(const CompactEnsemble& ensemble, double lam,
+                                        double scale, bool merge_pairs);
+
 // Check one tree's arrays (child ids after their parent in pre-order, ends, features, slices);
 // throws std::invalid_argument naming the tree.
 void check_compact_tree(const CompactTree& tree, std::int64_t n_samples, std::int64_t n_features,

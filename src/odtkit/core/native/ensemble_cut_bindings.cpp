@@ -151,9 +151,46 @@ nb::dict run_ensemble_network(const std::vector<Vec<std::int32_t>>& left,
   return d;
 }
 
+nb::dict run_ensemble_reduced_network(const std::vector<Vec<std::int32_t>>& left,
+                                      const std::vector<Vec<std::int32_t>>& right,
+                                      const std::vector<Vec<std::int32_t>>& feature,
+                                      const std::vector<Vec<std::int32_t>>& end,
+                                      const std::vector<Vec<std::int64_t>>& error,
+                                      const std::vector<Vec<std::uint8_t>>& first_use,
+                                      const std::vector<Vec<std::int32_t>>& by_leaf,
+                                      const std::vector<Vec<std::int64_t>>& leaf_start,
+                                      Vec<double> costs, Vec<std::int64_t> weight, double lam,
+                                      double scale, bool merge_pairs) {
+  CompactEnsemble ens = compact_ensemble(left, right, feature, end, error, first_use, by_leaf,
+                                         leaf_start, costs, weight);
+  ReducedNetwork out;
+  {
+    nb::gil_scoped_release release;
+    out = ensemble_reduced_network(ens, lam, scale, merge_pairs);
+  }
+  nb::dict d;
+  d["source_cap"] = to_numpy(std::move(out.source_cap));
+  d["sink_cap"] = to_numpy(std::move(out.sink_cap));
+  d["tails"] = to_numpy(std::move(out.tails));
+  d["heads"] = to_numpy(std::move(out.heads));
+  d["constant"] = out.constant;
+  d["n_splits"] = out.n_splits;
+  d["n_forced"] = out.n_forced;
+  d["n_dead"] = out.n_dead;
+  return d;
+}
+
 }  // namespace
 
 void bind_ensemble_cut(nb::module_& m) {
+  m.def("ensemble_reduced_network", &run_ensemble_reduced_network, nb::arg("left"),
+        nb::arg("right"), nb::arg("feature"), nb::arg("end"), nb::arg("error"),
+        nb::arg("first_use"), nb::arg("by_leaf"), nb::arg("leaf_start"),
+        nb::arg("costs").noconvert(), nb::arg("weight").noconvert(), nb::arg("lam"),
+        nb::arg("scale"), nb::arg("merge_pairs") = true,
+        "The network ensemble_min_cut gives its max-flow at lam (every exact reduction): "
+        "int64 source_cap, sink_cap, int32 tails, heads, and constant (the capacity the forced "
+        "pairs add to every cut), n_splits (split nodes come first), n_forced, n_dead.");
   m.def("ensemble_network", &run_ensemble_network, nb::arg("left"), nb::arg("right"),
         nb::arg("feature"), nb::arg("end"), nb::arg("error"), nb::arg("first_use"),
         nb::arg("by_leaf"), nb::arg("leaf_start"), nb::arg("costs").noconvert(),
