@@ -95,6 +95,8 @@ def auto_pick(source_cap: np.ndarray, sink_cap: np.ndarray) -> str:
     """What ``algorithm="auto"`` runs (the rule of choose_algorithm in maxflow.cpp; the
     tests check the two agree)."""
     sink, source = float(sink_cap.sum(dtype=float)), float(source_cap.sum(dtype=float))
+    if sink == 0.0:
+        return "dinic"
     return "boykov_kolmogorov" if sink < 0.2 * source else "dinic"
 
 

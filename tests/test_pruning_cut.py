@@ -189,6 +189,9 @@ def test_auto_runs_boykov_kolmogorov_when_the_sinks_hold_little_capacity_else_di
     assert small == (source_scale == 100)  # the two cases lie on either side of the rule
     assert out["algorithm"] == ("boykov_kolmogorov" if small else "dinic")
     assert out["flow"] == _native.closure_min_cut(src, snk, tails, heads, algorithm="dinic")["flow"]
+    # no sink capacity at all (lam = 0): the zero flow is one BFS away, Dinic runs
+    zero = _native.closure_min_cut(src, snk * 0, tails, heads)
+    assert zero["algorithm"] == "dinic" and zero["flow"] == 0
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS[:-1])

@@ -224,6 +224,9 @@ def exact_path(
             np.ascontiguousarray(local[network.tails[arcs]]),
             np.ascontiguousarray(local[network.heads[arcs]]),
             time_limit=float(left or 0.0),
+            # on the path's windows push-relabel took 0.6-0.9x Dinic's time (same minimal
+            # side; benchmarks/results/pruning.md, part scale): cut 0 (lam = 0) gets Dinic
+            algorithm="dinic" if lam == 0.0 else "push_relabel",
         )
         local[nodes] = -1
         if out["status"] != "optimal":
@@ -233,14 +236,17 @@ def exact_path(
     def line(E: float, C: float, lam: float) -> float:
         return E / NT + lam * C / N
 
-    all_nodes = np.arange(V, dtype=np.int64)
-    all_arcs = np.arange(network.n_arcs, dtype=np.int64)
+    # int32 ids (the native network has fewer than 2**31 nodes and arcs): the windows' arc
+    # lists are the path's largest arrays
+    all_nodes = np.arange(V, dtype=np.int32)
+    all_arcs = np.arange(network.n_arcs, dtype=np.int32)
     exit_lam = np.full(V, -np.inf)
     lam_top = _lam_max(data)
     try:
         in0 = cut(all_nodes, all_arcs, 0.0)
         S0 = all_nodes[in0]
         arcs0 = all_arcs[in0[network.tails] & in0[network.heads]]
+        del all_arcs
         in_hi = cut(S0, arcs0, lam_top)
     except _CutStopped as stop:
         raise RuntimeError(

@@ -650,6 +650,9 @@ MaxFlowAlgorithm choose_algorithm(std::int64_t n_nodes, const std::int64_t* sour
     source += static_cast<double>(source_cap[v]);
     sink += static_cast<double>(sink_cap[v]);
   }
+  // no sink capacity at all (lam = 0, the first cut of the exact path): the flow is 0 and one
+  // BFS proves it, where Boykov-Kolmogorov would grow its trees over the whole network first
+  if (sink == 0.0) return MaxFlowAlgorithm::kDinic;
   return sink < 0.2 * source ? MaxFlowAlgorithm::kBoykovKolmogorov : MaxFlowAlgorithm::kDinic;
 }
 
