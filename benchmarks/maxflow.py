@@ -160,7 +160,8 @@ def write(rows: list[dict], algorithms: list[str], out_dir: Path) -> None:
         "",
         "Seconds of `_native.closure_min_cut` (minimum of two runs below 5 s) on the cut "
         "networks of random forests (make_classification, n_informative=10), full and after "
-        "the λ-dependent persistency reduction (numpy emulation). Ratio < 1: faster than Dinic. "
+        "the exact reductions the library's cut applies before its max-flow "
+        "(`odtkit.pruning._cut.reduced_network`). Ratio < 1: faster than Dinic. "
         "`auto` runs what `choose_algorithm` picks (Boykov–Kolmogorov when the sink capacity "
         "is below a fifth of the source capacity, else Dinic); its time is that algorithm's.",
         "",
