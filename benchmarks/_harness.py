@@ -244,6 +244,11 @@ def call_in_child(
     return child.rows[-1]
 
 
+def imported_from(module: str) -> dict[str, str]:
+    """Child side: the file ``module`` is imported from (which code a ``src`` child ran)."""
+    return {"file": str(importlib.import_module(module).__file__)}
+
+
 def emit(row: dict[str, Any]) -> None:
     """Child side: hand one row to the parent (one JSON line on stdout, flushed now)."""
     print(json.dumps(row), flush=True)

@@ -33,7 +33,9 @@ QUICK = [("synthetic", 10_000, 40, 8, 30, True), ("synthetic", 20_000, 100, 10, 
 GRID = (1e-4, 1e-3, 1e-2, 1e-1)
 
 
-def _data(name, N, K):
+def forest_data(name, N, K):
+    """(X, y) of a forest case: the adult set from ../shared/data, or make_classification(N, K);
+    None when the data is absent."""
     if name == "adult":
         p = harness.shared_file("pystreed/fairness/adult-binarized.csv")
         if p is None:
@@ -66,7 +68,7 @@ def scale_case(name, N, T, depth, K, lam, grid, with_path, cache):
     import odtkit
     from odtkit.pruning import cost_error_path, extract, prune
 
-    data = _data(name, N, K)
+    data = forest_data(name, N, K)
     if data is None:
         return {"dataset": name, "skipped": "data absent"}
     X, y = data

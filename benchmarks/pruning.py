@@ -43,7 +43,7 @@ import time
 import _harness as harness
 import numpy as np
 import pandas as pd
-from _pruning_scale import part_scale, scale_section
+from _pruning_scale import forest_data, part_scale, scale_section
 from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
@@ -160,18 +160,6 @@ CUT_QUICK = [
 ]
 
 
-def _cut_data(name, N, K):
-    if name == "adult":
-        p = harness.shared_file("pystreed/fairness/adult-binarized.csv")
-        if p is None:
-            return None
-        raw = np.loadtxt(p)
-        return raw[:N, 1:], raw[:N, 0].astype(int)
-    from sklearn.datasets import make_classification
-
-    return make_classification(N, K, n_informative=min(K, 10), random_state=1)
-
-
 def _scipy_cut_seconds(net, lam):
     """scipy's Dinic on the same network, capacities scaled into int32 (timing only: the
     rounding to 31 bits makes its value approximate). Returns (seconds, relative value gap)."""
@@ -205,7 +193,7 @@ def cut_case(name, N, T, depth, K, solvers, lam, limit):
     from odtkit.pruning import cost_error_path
     from odtkit.pruning._cut import closure_network, cut_prune
 
-    data = _cut_data(name, N, K)
+    data = forest_data(name, N, K)
     if data is None:
         return {"dataset": name, "skipped": "data absent"}
     X, y = data

@@ -76,6 +76,29 @@ def test_call_in_child_returns_the_dict_or_raises(harness):
         harness.call_in_child("_harness:no_such_function", timeout=60)
 
 
+def test_call_in_child_imports_odtkit_from_a_given_source_folder(harness, tmp_path):
+    """Before/after in one run: a child given ``src`` imports that odtkit, not the installed
+    (or editable) one; without it, the installed one."""
+    (tmp_path / "odtkit").mkdir()
+    (tmp_path / "odtkit" / "__init__.py").write_text("")
+    other = harness.call_in_child("_harness:imported_from", "odtkit", timeout=60, src=tmp_path)
+    assert other["file"] == str(tmp_path / "odtkit" / "__init__.py")
+    ours = harness.call_in_child("_harness:imported_from", "odtkit", timeout=60)
+    assert not ours["file"].startswith(str(tmp_path))
+
+
+def test_pruning_scale_report_renders_and_every_pruning_matched():
+    """The committed before/after rows of benchmarks/pruning.py part scale render, and every
+    case found the same pruning before and after (leaf for leaf)."""
+    results = json.loads((RESULTS / "pruning.json").read_text())
+    if "scale" not in results:
+        pytest.skip("no scale part in the committed results")
+    with benchmark_module("_pruning_scale") as scale:
+        text = "\n".join(scale.scale_section(results["scale"]))
+    assert "| same |" in text and "**no**" not in text
+    assert text.count("| yes |") == sum(r.get("version") == "after" for r in results["scale"])
+
+
 def test_dataset_loading_skips_absent_data(harness, capsys):
     assert harness.load_dataset("car").name == "car-evaluation"
     assert harness.load_dataset("no-such-set") is None

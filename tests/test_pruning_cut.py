@@ -590,7 +590,7 @@ def test_native_cut_rejects_inconsistent_trees():
         dtypes = {"error": np.int64, "leaf_start": np.int64, "first_use": np.uint8}
         lists.update(spoil)
         args = [[np.ascontiguousarray(v, dtype=dtypes.get(k, np.int32))] for k, v in lists.items()]
-        return _native.ensemble_min_cut(*args, d.costs, ones, 0.01, 1.0)
+        return _native.ensemble_min_cut(_native.CompactTrees(*args, d.costs, ones), 0.01, 1.0)
 
     assert call()["status"] == "optimal"
     bad_child = tree.left.copy()

@@ -325,13 +325,16 @@ def example_weights(data: EnsembleData, merge: bool = True) -> np.ndarray:
     return np.ones(data.n_samples, dtype=np.int64)
 
 
-def _compact_lists(data: EnsembleData, weight: np.ndarray) -> list[Any]:
-    """The arguments of the native ensemble functions: per-tree lists of the compact arrays
-    (the dtypes the binding takes; no copy when the extraction made them so), costs, weight."""
+def _compact_trees(data: EnsembleData, weight: np.ndarray) -> Any:
+    """``_native.CompactTrees`` of ``data``: what the native ensemble functions read (the
+    compact arrays in the dtypes the binding takes, no copy when the extraction made them so),
+    with the costs and the example ``weight``."""
+    from odtkit.core import _native
+
     trees = data.trees
     compact = [compact_arrays(t) for t in trees]
     i32 = np.int32
-    return [
+    return _native.CompactTrees(
         [np.ascontiguousarray(t.left, dtype=i32) for t in trees],
         [np.ascontiguousarray(t.right, dtype=i32) for t in trees],
         [np.ascontiguousarray(np.maximum(t.feature, 0), dtype=i32) for t in trees],
@@ -342,7 +345,7 @@ def _compact_lists(data: EnsembleData, weight: np.ndarray) -> list[Any]:
         [np.ascontiguousarray(c["leaf_start"], dtype=np.int64) for c in compact],
         np.ascontiguousarray(data.costs, dtype=np.float64),
         np.ascontiguousarray(weight, dtype=np.int64),
-    ]
+    )
 
 
 def native_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork:
@@ -354,7 +357,7 @@ def native_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork:
 
     weight = example_weights(data, merge)
     check_deadline()
-    out = _native.ensemble_network(*_compact_lists(data, weight), merge_pairs=merge)
+    out = _native.ensemble_network(_compact_trees(data, weight), merge_pairs=merge)
     return ClosureNetwork(
         data=data,
         split_node=np.asarray(out["split_node"]),
@@ -382,7 +385,7 @@ def reduced_network(
     total_gain = base_errors - int(sum(int(t.error[t.left < 0].sum()) for t in data.trees))
     scale = scale_for(total_gain)
     out = _native.ensemble_reduced_network(
-        *_compact_lists(data, weight), float(lam), scale, merge_pairs=merge_pairs
+        _compact_trees(data, weight), float(lam), scale, merge_pairs=merge_pairs
     )
     out = {k: np.asarray(v) if isinstance(v, np.ndarray) else v for k, v in out.items()}
     out["scale"] = scale
@@ -411,7 +414,7 @@ def _native_cut(
     total_gain = base_errors - int(sum(int(t.error[t.left < 0].sum()) for t in trees))
     scale = scale_for(total_gain)
     out = _native.ensemble_min_cut(
-        *_compact_lists(data, weight),
+        _compact_trees(data, weight),
         float(lam),
         scale,
         reduce=reduce,

@@ -1,6 +1,7 @@
-// Binding of the native ensemble cut (ensemble_cut.hpp). Python (odtkit.pruning._cut) hands the
-// compact trees as lists of arrays; shapes are checked here and every index again in C++, so a
-// bad input is a ValueError, never a crash. The GIL is released for the work.
+// Binding of the native ensemble cut (ensemble_cut.hpp). Python (odtkit.pruning._cut) wraps the
+// compact trees once in a CompactTrees object (lists of arrays, held alive by it); shapes are
+// checked there and every index again in C++, so a bad input is a ValueError, never a crash.
+// The GIL is released for the work.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -30,62 +31,72 @@ nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T>&& values) {
   return nb::ndarray<nb::numpy, T, nb::ndim<1>>(data->data(), {data->size()}, owner);
 }
 
-CompactEnsemble compact_ensemble(const std::vector<Vec<std::int32_t>>& left,
-                                 const std::vector<Vec<std::int32_t>>& right,
-                                 const std::vector<Vec<std::int32_t>>& feature,
-                                 const std::vector<Vec<std::int32_t>>& end,
-                                 const std::vector<Vec<std::int64_t>>& error,
-                                 const std::vector<Vec<std::uint8_t>>& first_use,
-                                 const std::vector<Vec<std::int32_t>>& by_leaf,
-                                 const std::vector<Vec<std::int64_t>>& leaf_start,
-                                 const Vec<double>& costs, const Vec<std::int64_t>& weight) {
-  const std::size_t T = left.size();
-  if (right.size() != T || feature.size() != T || end.size() != T || error.size() != T ||
-      first_use.size() != T || by_leaf.size() != T || leaf_start.size() != T)
-    throw std::invalid_argument("every per-tree list must have one array per tree");
-  CompactEnsemble ens;
-  ens.n_samples = static_cast<std::int64_t>(weight.shape(0));
-  ens.n_features = static_cast<std::int64_t>(costs.shape(0));
-  ens.costs = costs.data();
-  ens.weight = weight.data();
-  for (std::size_t t = 0; t < T; ++t) {
-    const std::size_t n = left[t].shape(0);
-    if (right[t].shape(0) != n || feature[t].shape(0) != n || end[t].shape(0) != n ||
-        error[t].shape(0) != n || first_use[t].shape(0) != n || leaf_start[t].shape(0) != n + 1)
-      throw std::invalid_argument("tree " + std::to_string(t) +
-                                  ": node arrays differ in length (leaf_start has n_nodes + 1)");
-    if (by_leaf[t].shape(0) != weight.shape(0))
-      throw std::invalid_argument("tree " + std::to_string(t) +
-                                  ": by_leaf must have one entry per example");
-    if (n >= (std::size_t{1} << 31)) throw std::invalid_argument("a tree is too large");
-    CompactTree tree;
-    tree.n_nodes = static_cast<std::int32_t>(n);
-    tree.left = left[t].data();
-    tree.right = right[t].data();
-    tree.feature = feature[t].data();
-    tree.end = end[t].data();
-    tree.error = error[t].data();
-    tree.first_use = first_use[t].data();
-    tree.by_leaf = by_leaf[t].data();
-    tree.leaf_start = leaf_start[t].data();
-    ens.trees.push_back(tree);
+// The compact trees of one EnsembleData, as the native functions read them: holding the
+// arrays keeps them alive while the GIL is released.
+class CompactTrees {
+ public:
+  CompactTrees(std::vector<Vec<std::int32_t>> left, std::vector<Vec<std::int32_t>> right,
+               std::vector<Vec<std::int32_t>> feature, std::vector<Vec<std::int32_t>> end,
+               std::vector<Vec<std::int64_t>> error, std::vector<Vec<std::uint8_t>> first_use,
+               std::vector<Vec<std::int32_t>> by_leaf, std::vector<Vec<std::int64_t>> leaf_start,
+               Vec<double> costs, Vec<std::int64_t> weight)
+      : left_(std::move(left)),
+        right_(std::move(right)),
+        feature_(std::move(feature)),
+        end_(std::move(end)),
+        error_(std::move(error)),
+        first_use_(std::move(first_use)),
+        by_leaf_(std::move(by_leaf)),
+        leaf_start_(std::move(leaf_start)),
+        costs_(std::move(costs)),
+        weight_(std::move(weight)) {
+    const std::size_t T = left_.size();
+    if (right_.size() != T || feature_.size() != T || end_.size() != T || error_.size() != T ||
+        first_use_.size() != T || by_leaf_.size() != T || leaf_start_.size() != T)
+      throw std::invalid_argument("every per-tree list must have one array per tree");
+    ens_.n_samples = static_cast<std::int64_t>(weight_.shape(0));
+    ens_.n_features = static_cast<std::int64_t>(costs_.shape(0));
+    ens_.costs = costs_.data();
+    ens_.weight = weight_.data();
+    for (std::size_t t = 0; t < T; ++t) {
+      const std::size_t n = left_[t].shape(0);
+      if (right_[t].shape(0) != n || feature_[t].shape(0) != n || end_[t].shape(0) != n ||
+          error_[t].shape(0) != n || first_use_[t].shape(0) != n ||
+          leaf_start_[t].shape(0) != n + 1)
+        throw std::invalid_argument("tree " + std::to_string(t) +
+                                    ": node arrays differ in length (leaf_start has n_nodes + 1)");
+      if (by_leaf_[t].shape(0) != weight_.shape(0))
+        throw std::invalid_argument("tree " + std::to_string(t) +
+                                    ": by_leaf must have one entry per example");
+      if (n >= (std::size_t{1} << 31)) throw std::invalid_argument("a tree is too large");
+      CompactTree tree;
+      tree.n_nodes = static_cast<std::int32_t>(n);
+      tree.left = left_[t].data();
+      tree.right = right_[t].data();
+      tree.feature = feature_[t].data();
+      tree.end = end_[t].data();
+      tree.error = error_[t].data();
+      tree.first_use = first_use_[t].data();
+      tree.by_leaf = by_leaf_[t].data();
+      tree.leaf_start = leaf_start_[t].data();
+      ens_.trees.push_back(tree);
+    }
   }
-  return ens;
-}
+  const CompactEnsemble& view() const { return ens_; }
 
-nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
-                              const std::vector<Vec<std::int32_t>>& right,
-                              const std::vector<Vec<std::int32_t>>& feature,
-                              const std::vector<Vec<std::int32_t>>& end,
-                              const std::vector<Vec<std::int64_t>>& error,
-                              const std::vector<Vec<std::uint8_t>>& first_use,
-                              const std::vector<Vec<std::int32_t>>& by_leaf,
-                              const std::vector<Vec<std::int64_t>>& leaf_start,
-                              Vec<double> costs, Vec<std::int64_t> weight, double lam,
-                              double scale, bool reduce, bool merge_pairs, double time_limit,
-                              double memory_limit_mb) {
-  CompactEnsemble ens = compact_ensemble(left, right, feature, end, error, first_use, by_leaf,
-                                         leaf_start, costs, weight);
+ private:
+  std::vector<Vec<std::int32_t>> left_, right_, feature_, end_;
+  std::vector<Vec<std::int64_t>> error_;
+  std::vector<Vec<std::uint8_t>> first_use_;
+  std::vector<Vec<std::int32_t>> by_leaf_;
+  std::vector<Vec<std::int64_t>> leaf_start_;
+  Vec<double> costs_;
+  Vec<std::int64_t> weight_;
+  CompactEnsemble ens_;
+};
+
+nb::dict run_ensemble_min_cut(const CompactTrees& trees, double lam, double scale, bool reduce,
+                              bool merge_pairs, double time_limit, double memory_limit_mb) {
   SearchConfig config;
   config.time_limit = time_limit;
   config.memory_limit_mb = memory_limit_mb;
@@ -94,7 +105,7 @@ nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
   {
     nb::gil_scoped_release release;
     Budget budget(config, python_interrupt_check());
-    out = ensemble_min_cut(ens, lam, scale, reduce, merge_pairs, budget);
+    out = ensemble_min_cut(trees.view(), lam, scale, reduce, merge_pairs, budget);
   }
   nb::dict d;
   d["kept"] = to_numpy(std::move(out.kept));
@@ -122,21 +133,11 @@ nb::dict run_ensemble_min_cut(const std::vector<Vec<std::int32_t>>& left,
   return d;
 }
 
-nb::dict run_ensemble_network(const std::vector<Vec<std::int32_t>>& left,
-                              const std::vector<Vec<std::int32_t>>& right,
-                              const std::vector<Vec<std::int32_t>>& feature,
-                              const std::vector<Vec<std::int32_t>>& end,
-                              const std::vector<Vec<std::int64_t>>& error,
-                              const std::vector<Vec<std::uint8_t>>& first_use,
-                              const std::vector<Vec<std::int32_t>>& by_leaf,
-                              const std::vector<Vec<std::int64_t>>& leaf_start,
-                              Vec<double> costs, Vec<std::int64_t> weight, bool merge_pairs) {
-  CompactEnsemble ens = compact_ensemble(left, right, feature, end, error, first_use, by_leaf,
-                                         leaf_start, costs, weight);
+nb::dict run_ensemble_network(const CompactTrees& trees, bool merge_pairs) {
   EnsembleNetwork out;
   {
     nb::gil_scoped_release release;
-    out = ensemble_network(ens, merge_pairs);
+    out = ensemble_network(trees.view(), merge_pairs);
   }
   nb::dict d;
   d["split_node"] = to_numpy(std::move(out.split_node));
@@ -151,22 +152,12 @@ nb::dict run_ensemble_network(const std::vector<Vec<std::int32_t>>& left,
   return d;
 }
 
-nb::dict run_ensemble_reduced_network(const std::vector<Vec<std::int32_t>>& left,
-                                      const std::vector<Vec<std::int32_t>>& right,
-                                      const std::vector<Vec<std::int32_t>>& feature,
-                                      const std::vector<Vec<std::int32_t>>& end,
-                                      const std::vector<Vec<std::int64_t>>& error,
-                                      const std::vector<Vec<std::uint8_t>>& first_use,
-                                      const std::vector<Vec<std::int32_t>>& by_leaf,
-                                      const std::vector<Vec<std::int64_t>>& leaf_start,
-                                      Vec<double> costs, Vec<std::int64_t> weight, double lam,
-                                      double scale, bool merge_pairs) {
-  CompactEnsemble ens = compact_ensemble(left, right, feature, end, error, first_use, by_leaf,
-                                         leaf_start, costs, weight);
+nb::dict run_ensemble_reduced_network(const CompactTrees& trees, double lam, double scale,
+                                      bool merge_pairs) {
   ReducedNetwork out;
   {
     nb::gil_scoped_release release;
-    out = ensemble_reduced_network(ens, lam, scale, merge_pairs);
+    out = ensemble_reduced_network(trees.view(), lam, scale, merge_pairs);
   }
   nb::dict d;
   d["source_cap"] = to_numpy(std::move(out.source_cap));
@@ -183,36 +174,40 @@ nb::dict run_ensemble_reduced_network(const std::vector<Vec<std::int32_t>>& left
 }  // namespace
 
 void bind_ensemble_cut(nb::module_& m) {
-  m.def("ensemble_reduced_network", &run_ensemble_reduced_network, nb::arg("left"),
-        nb::arg("right"), nb::arg("feature"), nb::arg("end"), nb::arg("error"),
-        nb::arg("first_use"), nb::arg("by_leaf"), nb::arg("leaf_start"),
-        nb::arg("costs").noconvert(), nb::arg("weight").noconvert(), nb::arg("lam"),
-        nb::arg("scale"), nb::arg("merge_pairs") = true,
+  nb::class_<CompactTrees>(m, "CompactTrees",
+                           "The compact trees of an EnsembleData for the native cut functions: "
+                           "per-tree lists of int32 left/right/feature/end, int64 error, uint8 "
+                           "first_use, int32 by_leaf (N,), int64 leaf_start (n_nodes + 1,); "
+                           "float64 costs (K,), int64 weight (N,) (examples each one stands "
+                           "for). Shapes are checked here, indices by each function.")
+      .def(nb::init<std::vector<Vec<std::int32_t>>, std::vector<Vec<std::int32_t>>,
+                    std::vector<Vec<std::int32_t>>, std::vector<Vec<std::int32_t>>,
+                    std::vector<Vec<std::int64_t>>, std::vector<Vec<std::uint8_t>>,
+                    std::vector<Vec<std::int32_t>>, std::vector<Vec<std::int64_t>>, Vec<double>,
+                    Vec<std::int64_t>>(),
+           nb::arg("left"), nb::arg("right"), nb::arg("feature"), nb::arg("end"),
+           nb::arg("error"), nb::arg("first_use"), nb::arg("by_leaf"), nb::arg("leaf_start"),
+           nb::arg("costs").noconvert(), nb::arg("weight").noconvert());
+  m.def("ensemble_min_cut", &run_ensemble_min_cut, nb::arg("trees"), nb::arg("lam"),
+        nb::arg("scale"), nb::arg("reduce") = true, nb::arg("merge_pairs") = true,
+        nb::arg("time_limit") = 0.0, nb::arg("memory_limit_mb") = 0.0,
+        "IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop "
+        "splits first; merge_pairs: pairs with the same predecessors as one node (both "
+        "exact). Returns a dict: kept (uint8 per global node), flow, cut (integer, scaled), "
+        "total_gain, lost_gain, paid_cost, status, the network's n_nodes and n_arcs (and "
+        "before merging), n_forced, n_dead, n_paid, iterations, phases, augmentations, times "
+        "and peak_memory_mb.");
+  m.def("ensemble_reduced_network", &run_ensemble_reduced_network, nb::arg("trees"),
+        nb::arg("lam"), nb::arg("scale"), nb::arg("merge_pairs") = true,
         "The network ensemble_min_cut gives its max-flow at lam (every exact reduction): "
         "int64 source_cap, sink_cap, int32 tails, heads, and constant (the capacity the forced "
         "pairs add to every cut), n_splits (split nodes come first), n_forced, n_dead.");
-  m.def("ensemble_network", &run_ensemble_network, nb::arg("left"), nb::arg("right"),
-        nb::arg("feature"), nb::arg("end"), nb::arg("error"), nb::arg("first_use"),
-        nb::arg("by_leaf"), nb::arg("leaf_start"), nb::arg("costs").noconvert(),
-        nb::arg("weight").noconvert(), nb::arg("merge_pairs") = true,
-        "The lambda-independent cut network of the compact trees (ensemble_cut.hpp), dead "
-        "splits dropped and identical pairs merged: split_node (global ids), gain, pair_cost, "
+  m.def("ensemble_network", &run_ensemble_network, nb::arg("trees"),
+        nb::arg("merge_pairs") = true,
+        "The lambda-independent cut network of CompactTrees (ensemble_cut.hpp), dead splits "
+        "dropped and identical pairs merged: split_node (global ids), gain, pair_cost, "
         "pair_first, int32 tails/heads (split nodes first, then pair nodes), n_dead and the "
         "sizes before merging.");
-  m.def("ensemble_min_cut", &run_ensemble_min_cut, nb::arg("left"), nb::arg("right"),
-        nb::arg("feature"), nb::arg("end"), nb::arg("error"), nb::arg("first_use"),
-        nb::arg("by_leaf"), nb::arg("leaf_start"), nb::arg("costs").noconvert(),
-        nb::arg("weight").noconvert(), nb::arg("lam"), nb::arg("scale"),
-        nb::arg("reduce") = true, nb::arg("merge_pairs") = true, nb::arg("time_limit") = 0.0,
-        nb::arg("memory_limit_mb") = 0.0,
-        "IP3 as one minimum cut of the compact trees (ensemble_cut.hpp): per-tree lists of "
-        "int32 left/right/feature/end, int64 error, uint8 first_use, int32 by_leaf (N,), int64 "
-        "leaf_start (n_nodes + 1,); float64 costs (K,), int64 weight (N,). reduce: force and "
-        "drop splits first; merge_pairs: pairs with the same predecessors as one node (both "
-        "exact). Returns a dict: kept (uint8 per global node), flow, cut "
-        "(integer, scaled), total_gain, lost_gain, paid_cost, status, the network's n_nodes "
-        "and n_arcs, n_forced, n_dead, n_paid, iterations, phases, augmentations, times and "
-        "peak_memory_mb.");
 }
 
 }  // namespace odtkit
