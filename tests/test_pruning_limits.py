@@ -233,7 +233,7 @@ def test_memory_limit_projected_during_extraction():
     data = extract(rf, X, y)
     guard = Guard(None, None)
     guard.per_entry = DATA_BYTES_PER_ENTRY + MODEL_BYTES_PER_ENTRY  # what an LP charges
-    guard.start_extraction(len(y), X.shape[1], len(rf.estimators_), 6, data.n_nodes, 2)
+    guard.start_extraction(len(y), X.shape[1], len(rf.estimators_), data.n_nodes, 2)
     low, high = guard.peak(len(y) * len(rf.estimators_)), guard.peak(data.n_entries)
     limit_mb = (low + high) / 2 / 2**20
     tracemalloc.start()

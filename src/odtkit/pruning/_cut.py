@@ -187,6 +187,13 @@ def scale_for(total_gain: int) -> float:
     return float(2.0 ** np.floor(np.log2(_TOTAL / max(float(total_gain), 1.0))))
 
 
+def error_totals(data: EnsembleData) -> tuple[int, int]:
+    """``(base_errors, total_gain)``: the training errors of the trees cut to their roots, and
+    what all splits together save (the root errors minus the unpruned leaves' errors)."""
+    base = int(sum(int(t.error[0]) for t in data.trees))
+    return base, base - int(sum(int(t.error[t.left < 0].sum()) for t in data.trees))
+
+
 def kept_to_leaves(data: EnsembleData, kept: np.ndarray) -> list[np.ndarray]:
     """Per-tree pruned-leaf masks from the kept splits (bool per global node, a closure)."""
     parent = np.concatenate(
@@ -366,7 +373,7 @@ def native_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork:
         pair_cost=np.asarray(out["pair_cost"]),
         tails=np.asarray(out["tails"]),
         heads=np.asarray(out["heads"]),
-        base_errors=int(sum(int(t.error[0]) for t in data.trees)),
+        base_errors=error_totals(data)[0],
     )
 
 
@@ -381,9 +388,7 @@ def reduced_network(
     from odtkit.core import _native
 
     weight = example_weights(data, merge_examples)
-    base_errors = int(sum(int(t.error[0]) for t in data.trees))
-    total_gain = base_errors - int(sum(int(t.error[t.left < 0].sum()) for t in data.trees))
-    scale = scale_for(total_gain)
+    scale = scale_for(error_totals(data)[1])
     out = _native.ensemble_reduced_network(
         _compact_trees(data, weight), float(lam), scale, merge_pairs=merge_pairs
     )
@@ -409,9 +414,7 @@ def _native_cut(
 
     if memory_limit_mb is None:
         memory_limit_mb = default_memory_limit_mb()
-    trees = data.trees
-    base_errors = int(sum(int(t.error[0]) for t in trees))
-    total_gain = base_errors - int(sum(int(t.error[t.left < 0].sum()) for t in trees))
+    base_errors, total_gain = error_totals(data)
     scale = scale_for(total_gain)
     out = _native.ensemble_min_cut(
         _compact_trees(data, weight),

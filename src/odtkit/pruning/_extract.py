@@ -578,11 +578,8 @@ def extract_checked(inputs: dict[str, Any], guard: Any = None) -> EnsembleData:
     inputs["leaf_errors"] = []
     time_limit = 0.0
     if guard is not None:
-        depth = max((max(int(e.tree_.max_depth), 0) for e in ests), default=0)
         n_nodes = sum(int(e.tree_.node_count) for e in ests)
-        guard.start_extraction(
-            N, inputs["n_features"], T, depth, n_nodes=n_nodes, n_classes=n_classes
-        )
+        guard.start_extraction(N, inputs["n_features"], T, n_nodes, n_classes)
         guard.check_time(f"the extraction (tree 1 of {T})")
         left = guard.deadline.remaining()
         # a positive limit: 0 means none to the native call

@@ -120,17 +120,10 @@ class Guard:
         return max(self.memory_limit_mb - held, 1.0)
 
     def start_extraction(
-        self,
-        n_samples: int,
-        n_features: int,
-        n_trees: int,
-        max_depth: int,
-        n_nodes: int = 0,
-        n_classes: int = 2,
+        self, n_samples: int, n_features: int, n_trees: int, n_nodes: int, n_classes: int
     ) -> None:
         """Charge what does not grow with the entries (:meth:`charge_data`) and refuse at
-        once if even the smallest entry list (one per example and tree) would not fit.
-        ``max_depth`` is kept for callers; the native routing needs no per-depth paths."""
+        once if even the smallest entry list (one per example and tree) would not fit."""
         self.charge_data(n_samples, n_features, n_trees, n_nodes, n_classes)
         T, N = n_trees, n_samples
         self.need(self.peak(N * T), f"the pruning of {T} trees on {N} examples")
