@@ -29,6 +29,7 @@ from odtkit.formulations._base import (
     PROPERTIES,
     VALID_BOUND,
     Formulation,
+    Property,
 )
 from odtkit.formulations.binoct import BinOCT, RBinOCT
 from odtkit.formulations.flowoct import FlowOCT
@@ -55,6 +56,7 @@ __all__ = [
     "LP_INTEGRAL",
     "NetworkCertificate",
     "PROPERTIES",
+    "Property",
     "PathOCT",
     "RBinOCT",
     "VALID_BOUND",

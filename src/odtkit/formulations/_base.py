@@ -28,17 +28,32 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any, ClassVar
 
 import numpy as np
 
 from odtkit.model import Model
 
-EXACT = "exact"
-VALID_BOUND = "valid_bound"
-DECODE_NOT_WORSE = "decode_not_worse"
-LP_INTEGRAL = "lp_integral"
-PROPERTIES = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL})
+
+class Property(StrEnum):
+    """A declared property of a formulation (the module docstring says what each means).
+
+    A ``StrEnum``, so that a member equals its string (``Property.EXACT == "exact"``) and the
+    names people already use keep working.
+    """
+
+    EXACT = "exact"
+    VALID_BOUND = "valid_bound"
+    DECODE_NOT_WORSE = "decode_not_worse"
+    LP_INTEGRAL = "lp_integral"
+
+
+EXACT = Property.EXACT
+VALID_BOUND = Property.VALID_BOUND
+DECODE_NOT_WORSE = Property.DECODE_NOT_WORSE
+LP_INTEGRAL = Property.LP_INTEGRAL
+PROPERTIES = frozenset(Property)
 
 
 class Formulation(ABC):
@@ -52,7 +67,7 @@ class Formulation(ABC):
     name: ClassVar[str] = ""
 
     @property
-    def properties(self) -> frozenset[str]:
+    def properties(self) -> frozenset[Property]:
         """Declared properties (a subset of :data:`PROPERTIES`); may depend on the choices."""
         return frozenset()
 

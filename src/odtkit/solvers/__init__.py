@@ -17,6 +17,7 @@ from odtkit._warnings import warn as _warn
 from odtkit.solvers._registry import (
     CAPABILITIES,
     Backend,
+    Capability,
     SolveOptions,
     available_backends,
     backend_capabilities,
@@ -41,6 +42,7 @@ for _module in ("odtkit.solvers.pyomo", "odtkit.solvers.pulp"):
 __all__ = [
     "Backend",
     "CAPABILITIES",
+    "Capability",
     "HighsBackend",
     "IncrementalLP",
     "SolveOptions",

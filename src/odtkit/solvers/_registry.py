@@ -30,6 +30,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,9 +41,21 @@ from odtkit._warnings import warn as _warn
 from odtkit.model import Model
 from odtkit.solvers._solution import Solution
 
-CAPABILITIES = frozenset(
-    {"mip_start", "dual_bound", "trace", "interrupt", "duals", "lp_method", "heuristics_off"}
-)
+
+class Capability(StrEnum):
+    """What a backend can do with a solver (the module docstring says which option needs
+    which). A ``StrEnum``: ``Capability.MIP_START == "mip_start"``."""
+
+    MIP_START = "mip_start"
+    DUAL_BOUND = "dual_bound"
+    TRACE = "trace"
+    INTERRUPT = "interrupt"
+    DUALS = "duals"
+    LP_METHOD = "lp_method"
+    HEURISTICS_OFF = "heuristics_off"
+
+
+CAPABILITIES = frozenset(Capability)
 LP_METHODS = ("simplex", "ipm")
 START_CHECKS = ("warn", "raise", "ignore")
 
