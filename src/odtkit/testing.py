@@ -294,15 +294,17 @@ def brute_force_rashomon_set(
         if node.is_leaf:
             out.append(weights[rows].sum(axis=0))
             return True
-        left, right = rows & ~X[:, node.feature], rows & X[:, node.feature]
+        feature, left_node, right_node = node.as_split()
+        left, right = rows & ~X[:, feature], rows & X[:, feature]
         if weights[left].sum() <= floor or weights[right].sum() <= floor:
             return False
-        return leaf_weights(node.left, left, out) and leaf_weights(node.right, right, out)
+        return leaf_weights(left_node, left, out) and leaf_weights(right_node, right, out)
 
     def relabel(node: Tree, labels: Iterator[int]) -> Tree:
         if node.is_leaf:
             return Tree.leaf(next(labels))
-        return Tree.split(node.feature, relabel(node.left, labels), relabel(node.right, labels))
+        feature, left, right = node.as_split()
+        return Tree.split(feature, relabel(left, labels), relabel(right, labels))
 
     # (structure, labellings (M, L), objectives (M,)) of every admissible structure
     scored: list[tuple[Tree, np.ndarray, np.ndarray]] = []
@@ -470,9 +472,10 @@ def planted_tree_dataset(
     (dataset, planted) : the binary dataset (named ``planted-n x p-d-noise-seed``) and the
     planted tree.
     """
-    depth = check_depth(depth)
-    if depth is None or depth > n_features:
-        raise ValueError(f"depth must be an integer <= n_features, got {depth!r}")
+    checked = check_depth(depth)
+    if checked is None or checked > n_features:
+        raise ValueError(f"depth must be an integer <= n_features, got {checked!r}")
+    depth = checked
     if not 0.0 <= noise <= 0.5:
         raise ValueError(f"noise must lie in [0, 0.5], got {noise!r}")
     rng = np.random.default_rng(seed)
@@ -545,7 +548,7 @@ def brute_force_rule_list(
     max_length = check_depth(max_length, name="max_length", allow_none=False)
     if isinstance(antecedents, np.ndarray):
         truth = np.asarray(antecedents, dtype=bool)
-        literal_sets = [((r, 1),) for r in range(truth.shape[1])]
+        literal_sets: list[tuple[tuple[int, int], ...]] = [((r, 1),) for r in range(truth.shape[1])]
     else:
         literal_sets = [tuple(sorted((int(f), int(v)) for f, v in a)) for a in antecedents]
         cols = [
@@ -596,7 +599,7 @@ def brute_force_rule_list(
 
 #: A tree of :func:`brute_force_threshold_tree`: a leaf is its class code (``int``); a split is
 #: ``(column, threshold, missing_left, le_subtree, gt_subtree)``.
-ThresholdTree = Any
+ThresholdTree = int | tuple[int, float | None, bool, "ThresholdTree", "ThresholdTree"]
 
 
 def brute_force_threshold_tree(
@@ -680,7 +683,9 @@ def brute_force_threshold_tree(
     # plain Python lists: the subsets hold a handful of rows, where numpy's per-call cost rules
     columns = [[float(v) for v in values[:, c]] for c in range(values.shape[1])]
 
-    def splits(rows: tuple[int, ...]) -> Iterator[tuple[int, Any, bool, tuple, tuple]]:
+    def splits(
+        rows: tuple[int, ...],
+    ) -> Iterator[tuple[int, float | None, bool, tuple[int, ...], tuple[int, ...]]]:
         for c, column in enumerate(columns):
             present = [i for i in rows if column[i] == column[i]]  # NaN != NaN
             missing = tuple(i for i in rows if column[i] != column[i])
@@ -700,7 +705,7 @@ def brute_force_threshold_tree(
         for i in rows:
             counts[label_of[i]] += w[i]
         label = max(range(n_classes), key=lambda k: (counts[k], -k))
-        best = (sum(counts) - counts[label] + penalty, 1, label)
+        best: tuple[float, int, ThresholdTree] = (sum(counts) - counts[label] + penalty, 1, label)
         if depth == 0:
             return best
         for c, t, missing_left, le, gt in splits(rows):
