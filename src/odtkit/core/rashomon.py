@@ -45,7 +45,11 @@ _BATCH = 4096
 
 @dataclasses.dataclass(eq=False)
 class RashomonCore:
-    """The native Rashomon set of one dataset and bound; see :func:`build_rashomon`."""
+    """The native Rashomon set of one dataset and bound; see :func:`build_rashomon`.
+
+    Its public attributes and methods are all :class:`odtkit.rashomon.RashomonSet` reads: any
+    object that has them can stand in for it (the tests' doubles over the brute-force oracle).
+    """
 
     dataset: Dataset
     lam: float
