@@ -25,13 +25,9 @@ import pandas as pd
 
 from odtkit._validation import (
     as_binary_matrix,
-    check_dataset,
-    check_depth,
-    check_lambda,
-    check_nonnegative_number,
     check_positive_number,
 )
-from odtkit.core.rashomon import LEAF_RULES, PAD, RashomonCore, build_rashomon
+from odtkit.core.rashomon import PAD, RashomonCore, RashomonProblem, build_rashomon
 from odtkit.core.search import OBJECTIVE_TOLERANCE
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree
@@ -103,37 +99,20 @@ def rashomon(
     -------
     RashomonSet
     """
-    dataset = check_dataset(dataset)
-    lam = check_lambda(lam)
-    max_depth = check_depth(max_depth, n_features=dataset.n_features)
-    epsilon = check_nonnegative_number(epsilon, "epsilon")
-    if not isinstance(absolute, (bool, np.bool_)):
-        raise TypeError(f"absolute must be a bool, got {type(absolute).__name__}")
-    leaves = _check_leaves(leaves)
+    problem = RashomonProblem(
+        dataset, lam=lam, max_depth=max_depth, epsilon=epsilon, absolute=absolute, leaves=leaves
+    )
     time_limit = check_positive_number(time_limit, "time_limit")
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be a bool or None, got {type(progress).__name__}")
     core = build_rashomon(
-        dataset,
-        lam=lam,
-        max_depth=max_depth,
-        epsilon=epsilon,
-        absolute=bool(absolute),
-        leaves=leaves,
+        problem,
         time_limit=time_limit,
         memory_limit_mb=memory_limit_mb,
         progress=None if progress is None else bool(progress),
     )
     return RashomonSet(core)
-
-
-def _check_leaves(leaves: object) -> str:
-    if not isinstance(leaves, str):
-        raise TypeError(f"leaves must be 'any' or 'majority', got {type(leaves).__name__}")
-    if leaves not in LEAF_RULES:
-        raise ValueError(f"leaves must be 'any' or 'majority', got {leaves!r}")
-    return leaves
 
 
 def _rng(seed: object) -> random.Random:

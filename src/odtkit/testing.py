@@ -275,15 +275,19 @@ def brute_force_rashomon_set(
         library's own order among exact ties may differ).
     """
     from odtkit import metrics
-    from odtkit._validation import check_dataset, check_nonnegative_number
+    from odtkit.core.rashomon import RashomonProblem
 
-    dataset = check_dataset(dataset)
-    lam = check_lambda(lam)
+    problem = RashomonProblem(
+        dataset, lam=lam, max_depth=max_depth, epsilon=epsilon, absolute=absolute, leaves=leaves
+    )
+    dataset, lam, epsilon, absolute = (
+        problem.dataset,
+        problem.lam,
+        problem.epsilon,
+        problem.absolute,
+    )
     p = dataset.n_features
-    depth = p if max_depth is None else check_depth(max_depth, allow_none=False, n_features=p)
-    epsilon = check_nonnegative_number(epsilon, "epsilon")
-    if leaves not in ("any", "majority"):
-        raise ValueError(f"leaves must be 'any' or 'majority', got {leaves!r}")
+    depth = p if problem.max_depth is None else problem.max_depth
     total = dataset.total_weight
     floor = 1e-12 * total
     X, K = dataset.X, dataset.n_classes
