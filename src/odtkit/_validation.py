@@ -9,9 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping
 from numbers import Integral, Real
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
+
+if TYPE_CHECKING:  # the datasets package imports this module
+    from odtkit.datasets import Dataset
 
 
 def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
@@ -225,7 +228,7 @@ def check_switches(switches: Any, known: tuple[str, ...], name: str = "bounds") 
     return out
 
 
-def check_dataset(dataset: object, name: str = "dataset") -> Any:
+def check_dataset(dataset: object, name: str = "dataset") -> Dataset:
     """Return ``dataset`` if a solver or a metric can use it, else raise naming ``name``.
 
     A usable dataset is an :class:`odtkit.datasets.Dataset` (whose own construction checked

@@ -9,13 +9,20 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from odtkit._validation import check_depth, check_lambda, check_sample_weight, encode_labels
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree, majority_label
+
+if TYPE_CHECKING:
+    from odtkit.fairness import Fairness
+    from odtkit.rulelist import RuleList
+
+#: A tree shape of :func:`enumerate_trees`: ``None`` (a leaf) or ``(feature, left, right)``.
+_Structure = tuple[int, "_Structure", "_Structure"] | None
 
 __all__ = [
     "EXAMPLE_A_OPTIMA",
@@ -104,7 +111,7 @@ def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iter
     :func:`brute_force_tree` on tiny instances (p <= 3, depth <= 2).
     """
 
-    def structures(available: tuple[int, ...], depth: int) -> Iterator[Any]:
+    def structures(available: tuple[int, ...], depth: int) -> Iterator[_Structure]:
         yield None  # a leaf
         if depth == 0:
             return
@@ -114,10 +121,10 @@ def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iter
                 for right in structures(rest, depth - 1):
                     yield (f, left, right)
 
-    def n_leaves(s: Any) -> int:
+    def n_leaves(s: _Structure) -> int:
         return 1 if s is None else n_leaves(s[1]) + n_leaves(s[2])
 
-    def build(s: Any, labels: Iterator[int]) -> Tree:
+    def build(s: _Structure, labels: Iterator[int]) -> Tree:
         if s is None:
             return Tree.leaf(next(labels))
         return Tree.split(s[0], build(s[1], labels), build(s[2], labels))
@@ -128,7 +135,7 @@ def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iter
 
 
 def brute_force_fair_tree(
-    dataset: Dataset, fairness: Any, *, lam: float, max_depth: int
+    dataset: Dataset, fairness: Fairness, *, lam: float, max_depth: int
 ) -> tuple[Tree | None, float]:
     """Exact optimum of ``misclassified/n + lam * leaves`` over δ-fair trees of depth <= max_depth.
 
@@ -153,10 +160,12 @@ def brute_force_fair_tree(
     penalty = lam * dataset.total_weight
 
     @cache
-    def vectors(rows_key: bytes, available: frozenset[int], depth: int) -> dict[bytes, Any]:
+    def vectors(
+        rows_key: bytes, available: frozenset[int], depth: int
+    ) -> dict[bytes, tuple[int, Tree]]:
         """prediction vector on ``rows`` (int8 labels, -1 elsewhere) -> (leaves, tree)."""
         rows = np.frombuffer(rows_key, dtype=bool)
-        out: dict[bytes, Any] = {}
+        out: dict[bytes, tuple[int, Tree]] = {}
         for k in range(K):
             pred = np.where(rows, k, -1).astype(np.int8)
             out[pred.tobytes()] = (1, Tree.leaf(k))
@@ -523,7 +532,7 @@ def dataset_strategy(
 
 def brute_force_rule_list(
     dataset: Dataset, *, lam: float, antecedents: Any, max_length: int
-) -> tuple[Any, float]:
+) -> tuple[RuleList, float]:
     """Exact optimum of ``misclassified/n + lam * n_rules`` over rule lists of length <= max_length.
 
     Enumerates every ordered tuple of distinct antecedents (``itertools.permutations`` order,
