@@ -94,17 +94,17 @@ class Tree:
     @property
     def depth(self) -> int:
         """Number of splits on the longest root-to-leaf path (a leaf has depth 0)."""
-        if self.is_leaf:
+        left, right = self.left, self.right
+        if left is None or right is None:  # a leaf (checked as the fields, for speed)
             return 0
-        _, left, right = self.as_split()
         return 1 + max(left.depth, right.depth)
 
     @property
     def n_leaves(self) -> int:
         """Number of leaves; every leaf counts, also one that receives no sample."""
-        if self.is_leaf:
+        left, right = self.left, self.right
+        if left is None or right is None:
             return 1
-        _, left, right = self.as_split()
         return left.n_leaves + right.n_leaves
 
     @property
@@ -116,10 +116,10 @@ class Tree:
         out: list[tuple[tuple[tuple[int, int], ...], int]] = []
 
         def walk(node: Tree, path: tuple[tuple[int, int], ...]) -> None:
-            if node.is_leaf:
+            feature, left, right = node.feature, node.left, node.right
+            if feature is None or left is None or right is None:
                 out.append((path, node.as_leaf()))
             else:
-                feature, left, right = node.as_split()
                 walk(left, (*path, (feature, 0)))
                 walk(right, (*path, (feature, 1)))
 
@@ -127,9 +127,9 @@ class Tree:
         return out
 
     def features_used(self) -> set[int]:
-        if self.is_leaf:
+        feature, left, right = self.feature, self.left, self.right
+        if feature is None or left is None or right is None:
             return set()
-        feature, left, right = self.as_split()
         return {feature} | left.features_used() | right.features_used()
 
     # prediction ---------------------------------------------------------------------------
@@ -141,9 +141,9 @@ class Tree:
 
         def route(node: Tree, rows: np.ndarray) -> None:
             out.append(rows)
-            if node.is_leaf:
+            feature, left, right = node.feature, node.left, node.right
+            if feature is None or left is None or right is None:
                 return
-            feature, left, right = node.as_split()
             goes_right = X[rows, feature]
             route(left, rows[~goes_right])
             route(right, rows[goes_right])
@@ -161,9 +161,9 @@ class Tree:
         return out
 
     def _preorder(self) -> list[Tree]:
-        if self.is_leaf:
+        left, right = self.left, self.right
+        if left is None or right is None:
             return [self]
-        _, left, right = self.as_split()
         return [self, *left._preorder(), *right._preorder()]
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -205,9 +205,9 @@ class Tree:
     # serialisation --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict: ``{"label": k}`` or ``{"feature": j, "left": ., "right": .}``."""
-        if self.is_leaf:
+        feature, left, right = self.feature, self.left, self.right
+        if feature is None or left is None or right is None:
             return {"label": int(self.as_leaf())}
-        feature, left, right = self.as_split()
         return {"feature": int(feature), "left": left.to_dict(), "right": right.to_dict()}
 
     @staticmethod
