@@ -471,7 +471,11 @@ def measure_ours(
     """Time ``build_rashomon`` + ``count()`` and, up to ``cap`` trees, reading every tree's
     codes; returns the row and the last core (``build`` replaces ``build_rashomon``: tests)."""
     if build is None:
-        from odtkit.core.rashomon import build_rashomon as build
+        from odtkit.core.rashomon import RashomonProblem, build_rashomon
+
+        def build(dataset: Any, *, time_limit: float, **problem: Any) -> Any:
+            return build_rashomon(RashomonProblem(dataset, **problem), time_limit=time_limit)
+
     core: Any = None
 
     def once() -> dict[str, Any]:

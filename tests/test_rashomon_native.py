@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odtkit import datasets, metrics, testing
+from odtkit import datasets, metrics, rashomon, testing
 from odtkit.core import _native
-from odtkit.core.rashomon import build_rashomon
+from odtkit.core.rashomon import RashomonProblem, build_rashomon
 from odtkit.datasets import Dataset
 
 
@@ -61,7 +61,9 @@ def test_the_histogram_is_the_unpruned_count(data, depth, lam, epsilon, leaves):
     reference = testing.brute_force_rashomon_histogram(data, max_depth=depth, leaves=leaves)
     W = data.total_weight
     opt = _optimum(reference, W, lam)
-    core = build_rashomon(data, lam=lam, max_depth=depth, epsilon=epsilon, leaves=leaves)
+    core = build_rashomon(
+        RashomonProblem(data, lam=lam, max_depth=depth, epsilon=epsilon, leaves=leaves)
+    )
     assert core.complete and core.optimum == pytest.approx(opt, abs=1e-9)
     expected = _set_histogram(reference, W, lam, core.bound)
     hist = core.histogram()
@@ -78,7 +80,7 @@ def test_the_histogram_is_the_unpruned_count(data, depth, lam, epsilon, leaves):
 @given(data=_tables(), depth=st.integers(1, 3), epsilon=st.sampled_from([0.05, 0.3]))
 def test_count_without_a_feature_is_the_count_where_it_cannot_split(data, depth, epsilon):
     lam = 0.01
-    core = build_rashomon(data, lam=lam, max_depth=depth, epsilon=epsilon)
+    core = build_rashomon(RashomonProblem(data, lam=lam, max_depth=depth, epsilon=epsilon))
     for j in range(data.n_features):
         # a constant column is never admissible: the same space minus the trees that use j
         X = data.X.copy()
@@ -95,13 +97,13 @@ def test_monk2_counts_equal_the_unpruned_count(depth, lam, epsilon):
     reference = testing.brute_force_rashomon_histogram(data, max_depth=depth)
     W = data.total_weight
     bound = _optimum(reference, W, lam) * (1 + epsilon)
-    core = build_rashomon(data, lam=lam, max_depth=depth, epsilon=epsilon)
+    core = build_rashomon(RashomonProblem(data, lam=lam, max_depth=depth, epsilon=epsilon))
     assert core.count() == sum(_set_histogram(reference, W, lam, bound).values())
 
 
 def test_listed_trees_score_their_keys_and_lie_within_the_bound():
     data = datasets.load("monk2")
-    core = build_rashomon(data, lam=0.01, max_depth=5, epsilon=0.05)
+    core = build_rashomon(RashomonProblem(data, lam=0.01, max_depth=5, epsilon=0.05))
     n = core.count()
     assert 1_000 < n < 100_000  # 22,050 on the bundled monk2
     rng = np.random.default_rng(0)
@@ -121,7 +123,7 @@ def test_listed_trees_score_their_keys_and_lie_within_the_bound():
 @pytest.mark.parametrize("limit", [{"time_limit": 1e-4}, {"memory_limit_mb": 1e-3}])
 def test_a_limit_leaves_a_valid_partial_set(limit):
     data, _ = testing.planted_tree_dataset(5, 2_000, 30, 5, 0.15)
-    core = build_rashomon(data, lam=0.001, max_depth=5, epsilon=0.2, **limit)
+    core = build_rashomon(RashomonProblem(data, lam=0.001, max_depth=5, epsilon=0.2), **limit)
     if core.complete:  # a fast machine may finish first: nothing to check then
         return
     assert core.status in {"time_limit", "memory_limit"}
@@ -132,7 +134,7 @@ def test_a_limit_leaves_a_valid_partial_set(limit):
 
 def test_out_of_range_indices_are_refused():
     data = datasets.load("monk1")
-    core = build_rashomon(data, lam=0.02, max_depth=2, epsilon=0.0)
+    core = build_rashomon(RashomonProblem(data, lam=0.02, max_depth=2, epsilon=0.0))
     with pytest.raises(IndexError):
         core.tree(core.count())
     with pytest.raises(IndexError):
@@ -161,10 +163,26 @@ def test_ctrl_c_during_the_build_returns_a_valid_partial_set():
     # the dp certifies OPT in ~0.05 s, the build of ~10^26 trees would take far longer
     data, _ = testing.planted_tree_dataset(5, 800, 30, 5, 0.15)
     with sigint_inside(engine._native, "rashomon_build", after=0.05) as sent:
-        core = build_rashomon(data, lam=0.001, max_depth=4, epsilon=1.0, time_limit=120)
+        core = build_rashomon(
+            RashomonProblem(data, lam=0.001, max_depth=4, epsilon=1.0), time_limit=120
+        )
     assert sent.is_set()
     if core.complete:  # the build ended before the signal was polled: nothing to check
         return
     assert core.status == "interrupted"
     for index in range(min(core.count(), 50)):
         assert metrics.objective(core.tree(index), data, lam=0.001) <= core.bound + 1e-9
+
+
+def test_the_engine_the_api_and_the_oracle_check_one_problem_one_way():
+    # RashomonProblem is the one validation of (dataset, lam, max_depth, epsilon, absolute,
+    # leaves): rashomon() and the oracle read it too (the oracle once let absolute="yes" by)
+    data = datasets.load("monk1")
+    bad = {"lam": 0.01, "max_depth": 2, "epsilon": 0.1, "absolute": "yes"}
+    for call in (RashomonProblem, rashomon, testing.brute_force_rashomon_set):
+        with pytest.raises(TypeError, match="absolute must be a bool"):
+            call(data, **bad)
+    with pytest.raises(TypeError, match="problem must be a RashomonProblem"):
+        build_rashomon(data)
+    problem = RashomonProblem(data, lam=0.01, max_depth=99)
+    assert problem.max_depth == data.n_features and problem.leaves == "any"

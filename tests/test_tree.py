@@ -53,6 +53,19 @@ def test_invalid_nodes_are_rejected():
         Tree()
 
 
+def test_a_node_is_taken_apart_as_what_it_is():
+    # as_split / as_leaf: the typed inverses of split / leaf (walkers read them, not the
+    # optional fields)
+    left, right = Tree.leaf(0), Tree.split(2, Tree.leaf(1), Tree.leaf(0))
+    node = Tree.split(1, left, right)
+    assert node.as_split() == (1, left, right)
+    assert left.as_leaf() == 0
+    with pytest.raises(ValueError, match="leaf has no split"):
+        left.as_split()
+    with pytest.raises(ValueError, match="internal node has no label"):
+        node.as_leaf()
+
+
 def test_predict_rejects_too_few_features():
     tree = Tree.split(3, Tree.leaf(0), Tree.leaf(1))
     with pytest.raises(ValueError, match="tests feature 3"):

@@ -7,11 +7,14 @@ what was expected, so a user sees *which* input is wrong rather than a failure d
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
+
+if TYPE_CHECKING:  # the datasets package imports this module
+    from odtkit.datasets import Dataset
 
 
 def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
@@ -90,6 +93,25 @@ def check_lambda(lam: object, name: str = "lam") -> float:
     return value
 
 
+# allow_none=False (every caller passes it by keyword) never returns None: the overloads let
+# callers keep an `int` without a check
+@overload
+def check_depth(
+    depth: object,
+    name: str = ...,
+    *,
+    allow_none: Literal[False],
+    minimum: int = ...,
+    n_features: int | None = ...,
+) -> int: ...
+@overload
+def check_depth(
+    depth: object,
+    name: str = ...,
+    allow_none: bool = ...,
+    minimum: int = ...,
+    n_features: int | None = ...,
+) -> int | None: ...
 def check_depth(
     depth: object,
     name: str = "max_depth",
@@ -114,11 +136,12 @@ def check_depth(
         raise TypeError(f"{name} must be an integer >= {minimum}, got None")
     if isinstance(depth, bool) or not isinstance(depth, Integral):
         raise TypeError(f"{name} must be a non-negative integer, got {type(depth).__name__}")
-    if depth < minimum:
+    value = int(depth)
+    if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {depth}")
     if n_features is not None:
-        return int(min(depth, max(int(n_features), minimum)))
-    return int(depth)
+        return min(value, max(int(n_features), minimum))
+    return value
 
 
 def check_names(value: object, name: str) -> tuple[str, ...]:
@@ -205,7 +228,7 @@ def check_switches(switches: Any, known: tuple[str, ...], name: str = "bounds") 
     return out
 
 
-def check_dataset(dataset: object, name: str = "dataset") -> Any:
+def check_dataset(dataset: object, name: str = "dataset") -> Dataset:
     """Return ``dataset`` if a solver or a metric can use it, else raise naming ``name``.
 
     A usable dataset is an :class:`odtkit.datasets.Dataset` (whose own construction checked
@@ -265,11 +288,11 @@ def check_dataset_fields(
         )
     if y.dtype != np.int64:
         y = y.astype(np.int64)
-    if isinstance(feature_names, str) or not hasattr(feature_names, "__len__"):
+    if isinstance(feature_names, str) or not isinstance(feature_names, Collection):
         raise TypeError(
             f"feature_names must be a sequence of str, got {type(feature_names).__name__}"
         )
-    names = tuple(str(f) for f in feature_names)  # type: ignore[union-attr]
+    names = tuple(str(f) for f in feature_names)
     if len(names) != p:
         raise ValueError(
             f"feature_names must have one name per column of X ({p}), got {len(names)}"

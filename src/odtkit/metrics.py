@@ -10,12 +10,15 @@ list the penalty counts rules (the default rule is free), as in CORELS.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from odtkit._validation import check_dataset, check_lambda
 from odtkit.datasets import Dataset
+
+if TYPE_CHECKING:
+    from odtkit.fairness import Fairness, FairnessGroups
 
 __all__ = [
     "Classifier",
@@ -84,7 +87,7 @@ def objective_counts(model: Any, dataset: Dataset, *, lam: float) -> float:
     return misclassified(model, dataset) + lam * dataset.total_weight * count
 
 
-def fairness_gap(model: Classifier, dataset: Dataset, fairness: Any) -> float:
+def fairness_gap(model: Classifier, dataset: Dataset, fairness: Fairness | FairnessGroups) -> float:
     """Largest disparity of ``model`` over the pairs ``fairness`` constrains.
 
     The disparity of docs/formulations-trees.md §5.3.
@@ -105,7 +108,7 @@ def fairness_gap(model: Classifier, dataset: Dataset, fairness: Any) -> float:
     return groups.gap(positive)
 
 
-def is_fair(model: Classifier, dataset: Dataset, fairness: Any) -> bool:
+def is_fair(model: Classifier, dataset: Dataset, fairness: Fairness | FairnessGroups) -> bool:
     """Whether ``fairness_gap <= delta`` up to ``odtkit.fairness.FAIRNESS_TOLERANCE``."""
     from odtkit.fairness import FAIRNESS_TOLERANCE
 
@@ -113,7 +116,7 @@ def is_fair(model: Classifier, dataset: Dataset, fairness: Any) -> bool:
     return fairness_gap(model, dataset, groups) <= groups.delta + FAIRNESS_TOLERANCE
 
 
-def _fairness_groups(fairness: Any, dataset: Dataset) -> Any:
+def _fairness_groups(fairness: object, dataset: Dataset) -> FairnessGroups:
     from odtkit.fairness import Fairness, FairnessGroups
 
     if isinstance(fairness, FairnessGroups):

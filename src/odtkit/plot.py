@@ -158,7 +158,8 @@ def plot_tree(
 
     def collect(node: Tree, key: int) -> None:
         if node.is_leaf:
-            text = str(class_names[node.label]) if class_names is not None else str(node.label)
+            label = node.as_leaf()
+            text = str(class_names[label]) if class_names is not None else str(label)
             if counts is not None:  # leaves are met in pre-order, the order of the counts
                 entries = [
                     f"{_class_text(class_names, k)}: {_count_text(c)}"
@@ -169,9 +170,10 @@ def plot_tree(
             labels[key] = text
             leaf_keys.append(key)
         else:
-            labels[key] = specs[node.feature].condition(1)
-            collect(node.left, 2 * key)
-            collect(node.right, 2 * key + 1)
+            feature, left, right = node.as_split()
+            labels[key] = specs[feature].condition(1)
+            collect(left, 2 * key)
+            collect(right, 2 * key + 1)
 
     collect(tree, 1)
 
@@ -189,7 +191,8 @@ def plot_tree(
     def measure(node: Tree, key: int) -> float:
         own = max(_text_width(labels[key], fontsize) + 2 * pad + gap, min_slot)
         if not node.is_leaf:
-            own = max(own, measure(node.left, 2 * key) + measure(node.right, 2 * key + 1))
+            _, left, right = node.as_split()
+            own = max(own, measure(left, 2 * key) + measure(right, 2 * key + 1))
         widths[key] = own
         return own
 
@@ -200,10 +203,11 @@ def plot_tree(
         positions[key] = (start + widths[key] / 2, -depth * level)
         if node.is_leaf:
             return
+        _, left, right = node.as_split()
         children = widths[2 * key] + widths[2 * key + 1]
-        left = start + (widths[key] - children) / 2
-        place(node.left, 2 * key, left, depth + 1)
-        place(node.right, 2 * key + 1, left + widths[2 * key], depth + 1)
+        offset = start + (widths[key] - children) / 2
+        place(left, 2 * key, offset, depth + 1)
+        place(right, 2 * key + 1, offset + widths[2 * key], depth + 1)
 
     place(tree, 1, 0.0, 0)
     height = tree.depth * level
@@ -241,10 +245,8 @@ def plot_tree(
         )
         if leaf:
             return
-        for child, child_key, edge in (
-            (node.left, 2 * key, "no"),
-            (node.right, 2 * key + 1, "yes"),
-        ):
+        _, left, right = node.as_split()
+        for child, child_key, edge in ((left, 2 * key, "no"), (right, 2 * key + 1, "yes")):
             cx, cy = positions[child_key]
             ax.plot([x, cx], [y, cy], color="0.5", zorder=0)
             # the edge label sits halfway between the two boxes, on the edge

@@ -6,9 +6,9 @@ memo; :class:`RashomonSet` is the reading of it people ask for: its exact size, 
 objective order, uniform samples, the predictions of many trees at once, how the good trees
 disagree, which features they use and rely on, a histogram, a table, plots and a plain summary.
 
-:class:`RashomonSet` only reads the core through the ``RashomonCore`` protocol below (count,
-histogram, tree, codes, objectives, count_without and a few attributes), so any object with
-that protocol can back it (the tests use a list of trees from the brute-force oracle).
+:class:`RashomonSet` only reads the core through what :class:`RashomonCore` declares (count,
+histogram, tree, codes, objectives, count_without and its attributes), so any object with
+those can back it (the tests use a list of trees from the brute-force oracle).
 """
 
 from __future__ import annotations
@@ -18,20 +18,16 @@ import sys
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from numbers import Integral
-from typing import Any, Protocol, overload
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
 
 from odtkit._validation import (
     as_binary_matrix,
-    check_dataset,
-    check_depth,
-    check_lambda,
-    check_nonnegative_number,
     check_positive_number,
 )
-from odtkit.core.rashomon import LEAF_RULES, build_rashomon
+from odtkit.core.rashomon import PAD, RashomonCore, RashomonProblem, build_rashomon
 from odtkit.core.search import OBJECTIVE_TOLERANCE
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree
@@ -45,9 +41,6 @@ __all__ = [
     "rashomon",
 ]
 
-#: Right padding of the code matrices (``RashomonCore.codes``).
-PAD = int(np.iinfo(np.int32).min)
-
 #: ``trees=None`` is refused when (trees x rows) exceeds this: ask for a sample (``trees=k``).
 MAX_PREDICTION_CELLS = 2_000_000
 
@@ -55,31 +48,6 @@ MAX_PREDICTION_CELLS = 2_000_000
 #: Trees decoded / evaluated per batch, and cells (trees x rows) per vectorized evaluation.
 _BATCH_TREES = 4096
 _BATCH_CELLS = 1 << 20
-
-
-class RashomonCore(Protocol):
-    """What :class:`RashomonSet` reads (the native glue's object, or a test double)."""
-
-    dataset: Dataset
-    lam: float
-    max_depth: int | None
-    epsilon: float
-    absolute: bool
-    leaves: str
-    optimum: float
-    optimal_tree: Tree | None
-    lower_bound: float
-    bound: float
-    complete: bool
-    status: str
-    stats: dict
-
-    def count(self) -> int: ...
-    def histogram(self) -> pd.DataFrame: ...
-    def tree(self, index: int) -> Tree: ...
-    def codes(self, start: int, stop: int) -> np.ndarray: ...
-    def objectives(self, start: int, stop: int) -> np.ndarray: ...
-    def count_without(self, feature: int) -> int: ...
 
 
 def rashomon(
@@ -131,37 +99,20 @@ def rashomon(
     -------
     RashomonSet
     """
-    dataset = check_dataset(dataset)
-    lam = check_lambda(lam)
-    max_depth = check_depth(max_depth, n_features=dataset.n_features)
-    epsilon = check_nonnegative_number(epsilon, "epsilon")
-    if not isinstance(absolute, (bool, np.bool_)):
-        raise TypeError(f"absolute must be a bool, got {type(absolute).__name__}")
-    leaves = _check_leaves(leaves)
+    problem = RashomonProblem(
+        dataset, lam=lam, max_depth=max_depth, epsilon=epsilon, absolute=absolute, leaves=leaves
+    )
     time_limit = check_positive_number(time_limit, "time_limit")
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be a bool or None, got {type(progress).__name__}")
     core = build_rashomon(
-        dataset,
-        lam=lam,
-        max_depth=max_depth,
-        epsilon=epsilon,
-        absolute=bool(absolute),
-        leaves=leaves,
+        problem,
         time_limit=time_limit,
         memory_limit_mb=memory_limit_mb,
         progress=None if progress is None else bool(progress),
     )
     return RashomonSet(core)
-
-
-def _check_leaves(leaves: object) -> str:
-    if not isinstance(leaves, str):
-        raise TypeError(f"leaves must be 'any' or 'majority', got {type(leaves).__name__}")
-    if leaves not in LEAF_RULES:
-        raise ValueError(f"leaves must be 'any' or 'majority', got {leaves!r}")
-    return leaves
 
 
 def _rng(seed: object) -> random.Random:
@@ -293,7 +244,7 @@ class RashomonSet(Sequence[Tree]):
     def __init__(self, core: RashomonCore) -> None:
         for name in ("count", "histogram", "tree", "codes", "objectives", "count_without"):
             if not callable(getattr(core, name, None)):
-                raise TypeError(f"core must have a {name}() method (the RashomonCore protocol)")
+                raise TypeError(f"core must have a {name}() method (as RashomonCore has)")
         self._core = core
 
     # the core's attributes -------------------------------------------------------------------
@@ -391,17 +342,19 @@ class RashomonSet(Sequence[Tree]):
 
         def walk(node: Tree, rows: np.ndarray) -> bool:
             if node.is_leaf:
-                if node.label >= data.n_classes:
+                label = node.as_leaf()
+                if label >= data.n_classes:
                     return False
                 if self.leaves == "majority":
                     w = class_weights[rows].sum(axis=0)
-                    return bool(w[node.label] >= w.max() - floor)
+                    return bool(w[label] >= w.max() - floor)
                 return True
-            right = rows & data.X[:, node.feature]
-            left = rows & ~data.X[:, node.feature]
+            feature, left_node, right_node = node.as_split()
+            right = rows & data.X[:, feature]
+            left = rows & ~data.X[:, feature]
             if data.weights[left].sum() <= floor or data.weights[right].sum() <= floor:
                 return False
-            return walk(node.left, left) and walk(node.right, right)
+            return walk(left_node, left) and walk(right_node, right)
 
         return walk(tree, np.ones(data.n_samples, dtype=bool))
 

@@ -103,10 +103,9 @@ class FeatureSpec:
         """The feature's column name (what ``Binarizer.get_feature_names_out`` returns)."""
         if self.kind == "missing":
             return f"{self.source} is missing"
-        if self.kind == "threshold":
-            name = f"{self.source}<={format_threshold(self.value)}"
-        elif self.kind == "category":
-            name = f"{self.source}={_format_value(self.value)}"
+        if self.kind in ("threshold", "category"):
+            operator, value = self._comparison(1)
+            name = f"{self.source}{operator}{value}"
         else:
             name = self.source
         # the "missing fails" feature keeps the plain name: it is what x <= t means on NaN
@@ -116,16 +115,21 @@ class FeatureSpec:
         """The test a sample with feature value ``bit`` (0 or 1) passes, as text."""
         if self.kind == "missing":
             return f"{self.source} is {'' if bit else 'not '}missing"
-        if self.kind == "threshold":
-            text = f"{self.source} {'<=' if bit else '>'} {format_threshold(self.value)}"
-        elif self.kind == "category":
-            text = f"{self.source} {'=' if bit else '!='} {_format_value(self.value)}"
+        if self.kind in ("threshold", "category"):
+            operator, value = self._comparison(bit)
+            text = f"{self.source} {operator} {value}"
         else:
             text = f"{self.source} = {int(bit)}"
         # a missing value passes the side whose bit is the feature's value on it
         if self.missing is not None and bool(bit) == self.missing:
             text += " or missing"
         return text
+
+    def _comparison(self, bit: int) -> tuple[str, str]:
+        """The operator and value text of a threshold or category feature's side ``bit``."""
+        if self.kind == "threshold":
+            return ("<=" if bit else ">"), format_threshold(self.value)
+        return ("=" if bit else "!="), _format_value(self.value)
 
     def __str__(self) -> str:
         return self.name
@@ -190,10 +194,11 @@ def tree_to_text(
         indent = "|   " * depth
         if node.is_leaf:
             suffix = "" if counts is None else f" {_counts_text(counts[next(leaf)], class_names)}"
-            lines.append(f"{indent}|--- class: {_class_text(class_names, node.label)}{suffix}")
+            lines.append(f"{indent}|--- class: {_class_text(class_names, node.as_leaf())}{suffix}")
             return
-        for bit, child in ((0, node.left), (1, node.right)):
-            lines.append(f"{indent}|--- {specs[node.feature].condition(bit)}")
+        feature, left, right = node.as_split()
+        for bit, child in ((0, left), (1, right)):
+            lines.append(f"{indent}|--- {specs[feature].condition(bit)}")
             walk(child, depth + 1)
 
     walk(tree, 0)

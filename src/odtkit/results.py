@@ -57,7 +57,7 @@ class Status(StrEnum):
         return self in _EARLY
 
     @classmethod
-    def parse(cls, value: Any) -> Status:
+    def parse(cls, value: object) -> Status:
         """``value`` as a Status; ValueError naming the known statuses otherwise."""
         if isinstance(value, cls):
             return value

@@ -82,7 +82,7 @@ class _Task:
 
 
 def _row(task: _Task, **values: Any) -> dict[str, Any]:
-    row = {c: math.nan for c in SWEEP_COLUMNS}
+    row: dict[str, object] = {c: math.nan for c in SWEEP_COLUMNS}
     row.update(
         dataset=task.dataset,
         fold=task.fold,
@@ -135,7 +135,7 @@ def _task_rows(task: _Task) -> list[dict[str, Any]]:
     try:
         if task.lam is None:
             return _run_path(task, start)
-        return [_run_solve(task, start)]
+        return [_run_solve(task, task.lam, start)]
     except Exception as exc:  # noqa: BLE001 - a failed task is a row, not a lost sweep
         message = f"{type(exc).__name__}: {exc}"
         detail = traceback.format_exc(limit=3).strip().splitlines()[-1]
@@ -149,13 +149,13 @@ def _task_rows(task: _Task) -> list[dict[str, Any]]:
         ]
 
 
-def _run_solve(task: _Task, start: float) -> dict[str, Any]:
+def _run_solve(task: _Task, lam: float, start: float) -> dict[str, Any]:
     from odtkit.methods import get_method
 
     method = get_method(task.method)
     if method.is_search:
         result = method.search(
-            task.train, lam=task.lam, max_depth=task.depth, time_limit=task.time_limit
+            task.train, lam=lam, max_depth=task.depth, time_limit=task.time_limit
         )
     else:
         from odtkit.pipeline import solve_formulation
@@ -167,7 +167,7 @@ def _run_solve(task: _Task, start: float) -> dict[str, Any]:
             task.train,
             backend=task.backend,
             time_limit=task.time_limit,
-            lam=task.lam,
+            lam=lam,
             max_depth=task.depth,
         )
     tree = result.model
@@ -260,7 +260,7 @@ def _splits(data: Dataset, folds: int | None, seed: int) -> list[tuple[Dataset, 
 def _grid(
     datasets: Any,
     lams: Any,
-    depths: Sequence[int | None],
+    depths: Sequence[int | None] | int | None,
     folds: int | None,
     methods: Sequence[str],
     time_limit: float | None,

@@ -9,13 +9,20 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from odtkit._validation import check_depth, check_lambda, check_sample_weight, encode_labels
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree, majority_label
+
+if TYPE_CHECKING:
+    from odtkit.fairness import Fairness
+    from odtkit.rulelist import RuleList
+
+#: A tree shape of :func:`enumerate_trees`: ``None`` (a leaf) or ``(feature, left, right)``.
+_Structure = tuple[int, "_Structure", "_Structure"] | None
 
 __all__ = [
     "EXAMPLE_A_OPTIMA",
@@ -104,7 +111,7 @@ def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iter
     :func:`brute_force_tree` on tiny instances (p <= 3, depth <= 2).
     """
 
-    def structures(available: tuple[int, ...], depth: int) -> Iterator[Any]:
+    def structures(available: tuple[int, ...], depth: int) -> Iterator[_Structure]:
         yield None  # a leaf
         if depth == 0:
             return
@@ -114,10 +121,10 @@ def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iter
                 for right in structures(rest, depth - 1):
                     yield (f, left, right)
 
-    def n_leaves(s: Any) -> int:
+    def n_leaves(s: _Structure) -> int:
         return 1 if s is None else n_leaves(s[1]) + n_leaves(s[2])
 
-    def build(s: Any, labels: Iterator[int]) -> Tree:
+    def build(s: _Structure, labels: Iterator[int]) -> Tree:
         if s is None:
             return Tree.leaf(next(labels))
         return Tree.split(s[0], build(s[1], labels), build(s[2], labels))
@@ -128,7 +135,7 @@ def enumerate_trees(n_features: int, max_depth: int, n_classes: int = 2) -> Iter
 
 
 def brute_force_fair_tree(
-    dataset: Dataset, fairness: Any, *, lam: float, max_depth: int
+    dataset: Dataset, fairness: Fairness, *, lam: float, max_depth: int
 ) -> tuple[Tree | None, float]:
     """Exact optimum of ``misclassified/n + lam * leaves`` over δ-fair trees of depth <= max_depth.
 
@@ -153,10 +160,12 @@ def brute_force_fair_tree(
     penalty = lam * dataset.total_weight
 
     @cache
-    def vectors(rows_key: bytes, available: frozenset[int], depth: int) -> dict[bytes, Any]:
+    def vectors(
+        rows_key: bytes, available: frozenset[int], depth: int
+    ) -> dict[bytes, tuple[int, Tree]]:
         """prediction vector on ``rows`` (int8 labels, -1 elsewhere) -> (leaves, tree)."""
         rows = np.frombuffer(rows_key, dtype=bool)
-        out: dict[bytes, Any] = {}
+        out: dict[bytes, tuple[int, Tree]] = {}
         for k in range(K):
             pred = np.where(rows, k, -1).astype(np.int8)
             out[pred.tobytes()] = (1, Tree.leaf(k))
@@ -275,15 +284,19 @@ def brute_force_rashomon_set(
         library's own order among exact ties may differ).
     """
     from odtkit import metrics
-    from odtkit._validation import check_dataset, check_nonnegative_number
+    from odtkit.core.rashomon import RashomonProblem
 
-    dataset = check_dataset(dataset)
-    lam = check_lambda(lam)
+    problem = RashomonProblem(
+        dataset, lam=lam, max_depth=max_depth, epsilon=epsilon, absolute=absolute, leaves=leaves
+    )
+    dataset, lam, epsilon, absolute = (
+        problem.dataset,
+        problem.lam,
+        problem.epsilon,
+        problem.absolute,
+    )
     p = dataset.n_features
-    depth = p if max_depth is None else check_depth(max_depth, allow_none=False, n_features=p)
-    epsilon = check_nonnegative_number(epsilon, "epsilon")
-    if leaves not in ("any", "majority"):
-        raise ValueError(f"leaves must be 'any' or 'majority', got {leaves!r}")
+    depth = p if problem.max_depth is None else problem.max_depth
     total = dataset.total_weight
     floor = 1e-12 * total
     X, K = dataset.X, dataset.n_classes
@@ -294,15 +307,17 @@ def brute_force_rashomon_set(
         if node.is_leaf:
             out.append(weights[rows].sum(axis=0))
             return True
-        left, right = rows & ~X[:, node.feature], rows & X[:, node.feature]
+        feature, left_node, right_node = node.as_split()
+        left, right = rows & ~X[:, feature], rows & X[:, feature]
         if weights[left].sum() <= floor or weights[right].sum() <= floor:
             return False
-        return leaf_weights(node.left, left, out) and leaf_weights(node.right, right, out)
+        return leaf_weights(left_node, left, out) and leaf_weights(right_node, right, out)
 
     def relabel(node: Tree, labels: Iterator[int]) -> Tree:
         if node.is_leaf:
             return Tree.leaf(next(labels))
-        return Tree.split(node.feature, relabel(node.left, labels), relabel(node.right, labels))
+        feature, left, right = node.as_split()
+        return Tree.split(feature, relabel(left, labels), relabel(right, labels))
 
     # (structure, labellings (M, L), objectives (M,)) of every admissible structure
     scored: list[tuple[Tree, np.ndarray, np.ndarray]] = []
@@ -470,9 +485,10 @@ def planted_tree_dataset(
     (dataset, planted) : the binary dataset (named ``planted-n x p-d-noise-seed``) and the
     planted tree.
     """
-    depth = check_depth(depth)
-    if depth is None or depth > n_features:
-        raise ValueError(f"depth must be an integer <= n_features, got {depth!r}")
+    checked = check_depth(depth)
+    if checked is None or checked > n_features:
+        raise ValueError(f"depth must be an integer <= n_features, got {checked!r}")
+    depth = checked
     if not 0.0 <= noise <= 0.5:
         raise ValueError(f"noise must lie in [0, 0.5], got {noise!r}")
     rng = np.random.default_rng(seed)
@@ -516,7 +532,7 @@ def dataset_strategy(
 
 def brute_force_rule_list(
     dataset: Dataset, *, lam: float, antecedents: Any, max_length: int
-) -> tuple[Any, float]:
+) -> tuple[RuleList, float]:
     """Exact optimum of ``misclassified/n + lam * n_rules`` over rule lists of length <= max_length.
 
     Enumerates every ordered tuple of distinct antecedents (``itertools.permutations`` order,
@@ -545,7 +561,7 @@ def brute_force_rule_list(
     max_length = check_depth(max_length, name="max_length", allow_none=False)
     if isinstance(antecedents, np.ndarray):
         truth = np.asarray(antecedents, dtype=bool)
-        literal_sets = [((r, 1),) for r in range(truth.shape[1])]
+        literal_sets: list[tuple[tuple[int, int], ...]] = [((r, 1),) for r in range(truth.shape[1])]
     else:
         literal_sets = [tuple(sorted((int(f), int(v)) for f, v in a)) for a in antecedents]
         cols = [
@@ -596,7 +612,7 @@ def brute_force_rule_list(
 
 #: A tree of :func:`brute_force_threshold_tree`: a leaf is its class code (``int``); a split is
 #: ``(column, threshold, missing_left, le_subtree, gt_subtree)``.
-ThresholdTree = Any
+ThresholdTree = int | tuple[int, float | None, bool, "ThresholdTree", "ThresholdTree"]
 
 
 def brute_force_threshold_tree(
@@ -680,7 +696,9 @@ def brute_force_threshold_tree(
     # plain Python lists: the subsets hold a handful of rows, where numpy's per-call cost rules
     columns = [[float(v) for v in values[:, c]] for c in range(values.shape[1])]
 
-    def splits(rows: tuple[int, ...]) -> Iterator[tuple[int, Any, bool, tuple, tuple]]:
+    def splits(
+        rows: tuple[int, ...],
+    ) -> Iterator[tuple[int, float | None, bool, tuple[int, ...], tuple[int, ...]]]:
         for c, column in enumerate(columns):
             present = [i for i in rows if column[i] == column[i]]  # NaN != NaN
             missing = tuple(i for i in rows if column[i] != column[i])
@@ -700,7 +718,7 @@ def brute_force_threshold_tree(
         for i in rows:
             counts[label_of[i]] += w[i]
         label = max(range(n_classes), key=lambda k: (counts[k], -k))
-        best = (sum(counts) - counts[label] + penalty, 1, label)
+        best: tuple[float, int, ThresholdTree] = (sum(counts) - counts[label] + penalty, 1, label)
         if depth == 0:
             return best
         for c, t, missing_left, le, gt in splits(rows):

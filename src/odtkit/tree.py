@@ -71,19 +71,41 @@ class Tree:
     def is_leaf(self) -> bool:
         return self.feature is None
 
+    # The fields are optional because a leaf has no children and a split no label; these two
+    # take a node apart once, typed, instead of every walker re-checking ``None``.
+    def as_split(self) -> tuple[int, Tree, Tree]:
+        """``(feature, left, right)`` of an internal node, the inverse of :meth:`split`.
+
+        Raises ValueError on a leaf.
+        """
+        if self.feature is None or self.left is None or self.right is None:
+            raise ValueError("a leaf has no split")
+        return self.feature, self.left, self.right
+
+    def as_leaf(self) -> int:
+        """The class code a leaf predicts, the inverse of :meth:`leaf`.
+
+        Raises ValueError on an internal node.
+        """
+        if self.label is None:
+            raise ValueError("an internal node has no label")
+        return self.label
+
     @property
     def depth(self) -> int:
         """Number of splits on the longest root-to-leaf path (a leaf has depth 0)."""
-        if self.is_leaf:
+        left, right = self.left, self.right
+        if left is None or right is None:  # a leaf (checked as the fields, for speed)
             return 0
-        return 1 + max(self.left.depth, self.right.depth)
+        return 1 + max(left.depth, right.depth)
 
     @property
     def n_leaves(self) -> int:
         """Number of leaves; every leaf counts, also one that receives no sample."""
-        if self.is_leaf:
+        left, right = self.left, self.right
+        if left is None or right is None:
             return 1
-        return self.left.n_leaves + self.right.n_leaves
+        return left.n_leaves + right.n_leaves
 
     @property
     def n_internal(self) -> int:
@@ -94,19 +116,21 @@ class Tree:
         out: list[tuple[tuple[tuple[int, int], ...], int]] = []
 
         def walk(node: Tree, path: tuple[tuple[int, int], ...]) -> None:
-            if node.is_leaf:
-                out.append((path, node.label))
+            feature, left, right = node.feature, node.left, node.right
+            if feature is None or left is None or right is None:
+                out.append((path, node.as_leaf()))
             else:
-                walk(node.left, (*path, (node.feature, 0)))
-                walk(node.right, (*path, (node.feature, 1)))
+                walk(left, (*path, (feature, 0)))
+                walk(right, (*path, (feature, 1)))
 
         walk(self, ())
         return out
 
     def features_used(self) -> set[int]:
-        if self.is_leaf:
+        feature, left, right = self.feature, self.left, self.right
+        if feature is None or left is None or right is None:
             return set()
-        return {self.feature} | self.left.features_used() | self.right.features_used()
+        return {feature} | left.features_used() | right.features_used()
 
     # prediction ---------------------------------------------------------------------------
     def node_rows(self, X: np.ndarray) -> list[np.ndarray]:
@@ -117,11 +141,12 @@ class Tree:
 
         def route(node: Tree, rows: np.ndarray) -> None:
             out.append(rows)
-            if node.is_leaf:
+            feature, left, right = node.feature, node.left, node.right
+            if feature is None or left is None or right is None:
                 return
-            goes_right = X[rows, node.feature]
-            route(node.left, rows[~goes_right])
-            route(node.right, rows[goes_right])
+            goes_right = X[rows, feature]
+            route(left, rows[~goes_right])
+            route(right, rows[goes_right])
 
         route(self, np.arange(X.shape[0]))
         return out
@@ -136,9 +161,10 @@ class Tree:
         return out
 
     def _preorder(self) -> list[Tree]:
-        if self.is_leaf:
+        left, right = self.left, self.right
+        if left is None or right is None:
             return [self]
-        return [self, *self.left._preorder(), *self.right._preorder()]
+        return [self, *left._preorder(), *right._preorder()]
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predicted class codes (int64) for the rows of binary matrix ``X``."""
@@ -154,38 +180,35 @@ class Tree:
         leaves with equal labels becomes that leaf. Predictions on ``X`` never change, depth never
         grows and the number of leaves never grows.
         """
-        rows = None if X is None else np.arange(_as_feature_matrix(X, self).shape[0])
         Xb = None if X is None else _as_feature_matrix(X, self)
 
         def walk(node: Tree, rows: np.ndarray | None) -> Tree:
             if node.is_leaf:
                 return node
-            if rows is None:
-                left, right = walk(node.left, None), walk(node.right, None)
+            feature, node_left, node_right = node.as_split()
+            if rows is None or Xb is None:
+                left, right = walk(node_left, None), walk(node_right, None)
             else:
-                goes_right = Xb[rows, node.feature]
+                goes_right = Xb[rows, feature]
                 left_rows, right_rows = rows[~goes_right], rows[goes_right]
                 if right_rows.size == 0:
-                    return walk(node.left, left_rows)
+                    return walk(node_left, left_rows)
                 if left_rows.size == 0:
-                    return walk(node.right, right_rows)
-                left, right = walk(node.left, left_rows), walk(node.right, right_rows)
+                    return walk(node_right, right_rows)
+                left, right = walk(node_left, left_rows), walk(node_right, right_rows)
             if left.is_leaf and right.is_leaf and left.label == right.label:
                 return left
-            return Tree(feature=node.feature, left=left, right=right)
+            return Tree(feature=feature, left=left, right=right)
 
-        return walk(self, rows)
+        return walk(self, None if Xb is None else np.arange(Xb.shape[0]))
 
     # serialisation --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict: ``{"label": k}`` or ``{"feature": j, "left": ., "right": .}``."""
-        if self.is_leaf:
-            return {"label": int(self.label)}
-        return {
-            "feature": int(self.feature),
-            "left": self.left.to_dict(),
-            "right": self.right.to_dict(),
-        }
+        feature, left, right = self.feature, self.left, self.right
+        if feature is None or left is None or right is None:
+            return {"label": int(self.as_leaf())}
+        return {"feature": int(feature), "left": left.to_dict(), "right": right.to_dict()}
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> Tree:

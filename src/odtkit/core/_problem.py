@@ -29,7 +29,7 @@ from odtkit.datasets._dataset import distinct_features
 from odtkit.tree import Tree
 
 #: Queue policies of the native searches (one ``Policy`` enum in C++, these names).
-POLICIES = ("curiosity", "lower_bound", "objective", "bfs", "dfs")
+POLICIES: tuple[str, ...] = ("curiosity", "lower_bound", "objective", "bfs", "dfs")
 
 
 def build_problem(dataset: Dataset, popcount: str = "auto") -> Any:

@@ -231,8 +231,9 @@ def decode_answer(
     def build(node: Tree) -> Tree:
         if node.is_leaf:
             return node
-        feature, le_is_one = features[node.feature]
-        le, gt = build(node.left), build(node.right)
+        split, left, right = node.as_split()
+        feature, le_is_one = features[split]
+        le, gt = build(left), build(right)
         if le_is_one:
             return Tree.split(position[feature], gt, le)
         return Tree.split(position[feature], le, gt)
@@ -272,11 +273,12 @@ def encode_start(
 
     def walk(node: Tree) -> None:
         if node.is_leaf:
-            code.append(-(int(node.label) + 1))
+            code.append(-(int(node.as_leaf()) + 1))
             return
-        split, le_is_one = split_of(specs[node.feature])
+        feature, left, right = node.as_split()
+        split, le_is_one = split_of(specs[feature])
         code.append(numbers.setdefault(split, len(numbers)))
-        le, gt = (node.right, node.left) if le_is_one else (node.left, node.right)
+        le, gt = (right, left) if le_is_one else (left, right)
         walk(le)
         walk(gt)
 

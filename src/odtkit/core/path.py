@@ -208,11 +208,16 @@ class RegularizationPath:
 # ---------------------------------------------------------------------------------------------
 
 
+#: A subtree of :func:`_prunings` before it becomes a Tree: ``(label,)`` or
+#: ``(feature, left, right)``.
+_Shape = tuple[int] | tuple[int, "_Shape", "_Shape"]
+
+
 @dataclass(frozen=True)
 class _Line:
     leaves: int
     mistakes: float
-    tree: Any  # a Tree, or a nested tuple of _prunings (see _as_tree)
+    tree: Tree | _Shape  # a nested tuple of _prunings until kept (see _as_tree)
 
     def value(self, lam_n: float) -> float:
         """Count-unit objective at ``lam_n = λ·N``."""
@@ -233,31 +238,33 @@ def _prunings(tree: Tree, X: np.ndarray, class_weights: np.ndarray) -> dict[int,
 
     # subtrees are nested tuples ((feature, left, right) or (label,)) until a line is kept:
     # building and validating a Tree per combination would cost more than the counting
-    def front(node: Tree, rows: np.ndarray) -> dict[int, tuple[float, Any]]:
+    def front(node: Tree, rows: np.ndarray) -> dict[int, tuple[float, _Shape]]:
         counts = class_weights[rows].sum(axis=0)
         label = majority_label(counts)
-        own: dict[int, tuple[float, Any]] = {1: (float(counts.sum() - counts[label]), (label,))}
+        own: dict[int, tuple[float, _Shape]] = {1: (float(counts.sum() - counts[label]), (label,))}
         if node.is_leaf:
             # the dp may label a leaf differently when classes tie; keep its own label then
-            mistakes = float(counts.sum() - counts[node.label])
+            leaf_label = node.as_leaf()
+            mistakes = float(counts.sum() - counts[leaf_label])
             if mistakes <= own[1][0]:
-                own[1] = (mistakes, (node.label,))
+                own[1] = (mistakes, (leaf_label,))
             return own
-        goes_right = X[rows, node.feature]
-        left = front(node.left, rows[~goes_right])
-        right = front(node.right, rows[goes_right])
+        feature, node_left, node_right = node.as_split()
+        goes_right = X[rows, feature]
+        left = front(node_left, rows[~goes_right])
+        right = front(node_right, rows[goes_right])
         for nl, (ml, tl) in left.items():
             for nr, (mr, tr) in right.items():
                 k, m = nl + nr, ml + mr
                 if k not in own or m < own[k][0]:
-                    own[k] = (m, (node.feature, tl, tr))
+                    own[k] = (m, (feature, tl, tr))
         return own
 
     rows = np.arange(X.shape[0])
     return {k: _Line(k, m, t) for k, (m, t) in front(tree, rows).items()}
 
 
-def _as_tree(shape: Any) -> Tree:
+def _as_tree(shape: Tree | _Shape) -> Tree:
     """A :class:`Tree` from a nested tuple of :func:`_prunings` (a Tree is returned as is)."""
     if isinstance(shape, Tree):
         return shape

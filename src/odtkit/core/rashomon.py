@@ -33,7 +33,7 @@ from odtkit.core._problem import build_problem, decode_tree, search_config
 from odtkit.datasets import Dataset
 from odtkit.tree import Tree
 
-__all__ = ["LEAF_RULES", "PAD", "RashomonCore", "build_rashomon"]
+__all__ = ["LEAF_RULES", "PAD", "RashomonCore", "RashomonProblem", "build_rashomon"]
 
 #: The leaf labels a tree of the set may use: any class, or only a majority class of the leaf.
 LEAF_RULES = ("any", "majority")
@@ -43,9 +43,53 @@ PAD = int(np.iinfo(np.int32).min)
 _BATCH = 4096
 
 
+@dataclasses.dataclass(frozen=True)
+class RashomonProblem:
+    """One validated Rashomon-set problem (docs/rashomon.md §1): the trees of depth <=
+    ``max_depth`` whose objective ``misclassified/W + lam * leaves`` is within ``epsilon`` of
+    the optimum (relative, or additive with ``absolute``), each leaf predicting any class or
+    (``leaves="majority"``) only a majority class of its rows.
+
+    :func:`odtkit.rashomon`, :func:`build_rashomon` and the brute-force oracle
+    (:func:`odtkit.testing.brute_force_rashomon_set`) read their problem from it, so it is
+    checked one way; a ``max_depth`` above the number of features is clamped to it (the same
+    space, see :func:`odtkit._validation.check_depth`).
+    """
+
+    dataset: Dataset
+    _: dataclasses.KW_ONLY
+    lam: float
+    max_depth: int | None = None
+    epsilon: float = 0.05
+    absolute: bool = False
+    leaves: str = "any"
+
+    def __post_init__(self) -> None:
+        dataset = check_dataset(self.dataset)
+        if not isinstance(self.absolute, (bool, np.bool_)):
+            raise TypeError(f"absolute must be a bool, got {type(self.absolute).__name__}")
+        if not isinstance(self.leaves, str):
+            raise TypeError(f"leaves must be 'any' or 'majority', got {type(self.leaves).__name__}")
+        if self.leaves not in LEAF_RULES:
+            raise ValueError(f"leaves must be 'any' or 'majority', got {self.leaves!r}")
+        checked = {
+            "dataset": dataset,
+            "lam": check_lambda(self.lam),
+            "max_depth": check_depth(self.max_depth, n_features=dataset.n_features),
+            "epsilon": check_nonnegative_number(self.epsilon, "epsilon"),
+            "absolute": bool(self.absolute),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+
 @dataclasses.dataclass(eq=False)
 class RashomonCore:
-    """The native Rashomon set of one dataset and bound; see :func:`build_rashomon`."""
+    """The native Rashomon set of one dataset and bound; see :func:`build_rashomon`.
+
+    Its public attributes and methods are all :class:`odtkit.rashomon.RashomonSet` reads: any
+    object that has them can stand in for it (the tests' doubles over the brute-force oracle).
+    """
 
     dataset: Dataset
     lam: float
@@ -130,13 +174,8 @@ class RashomonCore:
 
 
 def build_rashomon(
-    dataset: Dataset,
+    problem: RashomonProblem,
     *,
-    lam: float,
-    max_depth: int | None,
-    epsilon: float,
-    absolute: bool = False,
-    leaves: str = "any",
     time_limit: float | None = None,
     memory_limit_mb: float | None = None,
     progress: bool | None = None,
@@ -151,14 +190,10 @@ def build_rashomon(
     """
     from odtkit.core.search import TrivialAnswerWarning, search_tree
 
-    dataset = check_dataset(dataset)
-    lam = check_lambda(lam)
-    max_depth = check_depth(max_depth, n_features=dataset.n_features)
-    epsilon = check_nonnegative_number(epsilon, "epsilon")
-    if not isinstance(absolute, (bool, np.bool_)):
-        raise TypeError(f"absolute must be True or False, got {type(absolute).__name__}")
-    if leaves not in LEAF_RULES:
-        raise ValueError(f"leaves must be one of {LEAF_RULES}, got {leaves!r}")
+    if not isinstance(problem, RashomonProblem):
+        raise TypeError(f"problem must be a RashomonProblem, got {type(problem).__name__}")
+    dataset, lam, max_depth = problem.dataset, problem.lam, problem.max_depth
+    epsilon, absolute, leaves = problem.epsilon, problem.absolute, problem.leaves
     time_limit = check_positive_number(time_limit, "time_limit")
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
 
@@ -214,7 +249,7 @@ def build_rashomon(
         lam=lam,
         max_depth=max_depth,
         epsilon=epsilon,
-        absolute=bool(absolute),
+        absolute=absolute,
         leaves=leaves,
         optimum=opt,
         optimal_tree=optimum.model,

@@ -32,7 +32,7 @@ from odtkit.core._problem import (
 )
 from odtkit.core.search import TrivialAnswerWarning, trivial_answer_message
 from odtkit.datasets import Dataset
-from odtkit.results import TRACE_COLUMNS, Result
+from odtkit.results import TRACE_COLUMNS, Result, Status
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
 
 __all__ = [
@@ -478,11 +478,11 @@ def search_rule_list(
             f"corels reported objective {raw['objective']!r} but the returned rule list scores "
             f"{objective!r} (odtkit.metrics.objective): this is a bug"
         )
-    status = str(raw["status"])
+    status = Status.parse(raw["status"])
     lower_bound = objective if status == "optimal" else min(float(raw["lower_bound"]), objective)
     if mining_stopped is not None:
         # the search's bound holds over the mined antecedents only
-        status = mining_stopped
+        status = Status.parse(mining_stopped)
         lower_bound = min(_universal_lower_bound(dataset, lam), objective)
     trace = pd.DataFrame(
         {

@@ -7,6 +7,8 @@ Benchmark-only sets (COMPAS, coupon, ...) are read from the shared data director
 :func:`load_shared` and are never shipped in the package.
 """
 
+from typing import TYPE_CHECKING
+
 from odtkit.datasets._bundled import (
     binarize_frame,
     describe,
@@ -17,6 +19,9 @@ from odtkit.datasets._bundled import (
     shared_path,
 )
 from odtkit.datasets._dataset import Dataset
+
+if TYPE_CHECKING:  # the type checker sees the class; at run time __getattr__ loads it late
+    from odtkit.datasets._binarizer import Binarizer
 
 __all__ = [
     "Binarizer",

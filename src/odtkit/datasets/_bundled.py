@@ -18,16 +18,6 @@ from odtkit.datasets._dataset import Dataset
 if TYPE_CHECKING:
     from odtkit.datasets._binarizer import Binarizer
 
-__all__ = [
-    "binarize_frame",
-    "describe",
-    "load",
-    "load_file",
-    "load_shared",
-    "names",
-    "shared_path",
-]
-
 #: Environment variable that points at the shared benchmark ``data`` directory.
 SHARED_DATA_ENV = "ODTKIT_SHARED_DATA"
 

@@ -152,8 +152,10 @@ class Dataset:
         Xb.setflags(write=False)
         codes.setflags(write=False)
         weights = check_sample_weight(sample_weight, Xb.shape[0], positive_sum=True)
-        # shapes and lengths are checked once, by __post_init__
-        return cls(Xb, codes, classes, feature_names, str(name), weights)
+        # shapes and lengths are checked once, by __post_init__ (a non-sequence, a str included,
+        # reaches it unchanged and is refused there)
+        names = tuple(feature_names) if isinstance(feature_names, list) else feature_names
+        return cls(Xb, codes, classes, names, str(name), weights)
 
     @classmethod
     def from_frame(

@@ -1,0 +1,239 @@
+"""Checks that keep the code's shape (issue 26, point 6).
+
+* docs/ARCHITECTURE.md names only files that exist (it once cited a ``search_py.hpp`` that never
+  did);
+* ``src/`` holds at most :data:`MAX_DUPLICATE_PAIRS` pairs of places sharing a run of
+  :data:`MIN_RUN` or more identical lines that are not boilerplate: the same logic is written
+  once (a small self-contained detector; CI has no external tool for it);
+* mypy checks every odtkit module: ``[tool.mypy]`` in pyproject.toml exempts third-party
+  packages only (``.ci/run`` runs mypy itself and fails on any error).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "odtkit"
+
+# --------------------------------------------------------------------------------------------
+# docs/ARCHITECTURE.md cites only files that exist
+# --------------------------------------------------------------------------------------------
+
+#: A path-like token: a name ending in .py/.hpp/.cpp (with any directories before it), or a
+#: path under src/, odtkit/, tests/ or benchmarks/.
+_PATH_TOKEN = re.compile(
+    r"(?<![\w./-])("
+    r"(?:src|odtkit|tests|benchmarks)/[\w./-]*"
+    r"|[\w./-]*\w\.(?:py|hpp|cpp)"
+    r")(?![\w/-]|\.\w)"
+)
+
+
+def _repository_files() -> list[str]:
+    skip = {".git", ".ci-venv", ".ci-venv-oldest", "build", "__pycache__", ".hypothesis"}
+    out = []
+    for path in ROOT.rglob("*"):
+        parts = path.relative_to(ROOT).parts
+        if any(p in skip or p.endswith(".egg-info") for p in parts):
+            continue
+        out.append(path.relative_to(ROOT).as_posix() + ("/" if path.is_dir() else ""))
+    return out
+
+
+def _resolves(token: str, files: list[str]) -> bool:
+    """``token`` is a repository path, or the tail of one (the layout names files relative to
+    the directory it lists them under: ``core/native/paged.hpp``, ``_highs_driver.py``)."""
+    token = token.rstrip(".")  # a path ending a sentence
+    if token.startswith("odtkit/"):
+        token = "src/" + token
+    return any(f == token or f.endswith("/" + token) for f in files)
+
+
+def path_tokens(text: str) -> list[str]:
+    return sorted({match.group(1).rstrip(".") for match in _PATH_TOKEN.finditer(text)})
+
+
+def test_path_tokens_are_found() -> None:
+    text = (
+        "see `core/native/search_types.hpp`, search.py, rules.py and src/odtkit/cli.py; "
+        "tests/ and benchmarks/limits.py. Not here: x.pyc, numpy.linalg, a.py.txt"
+    )
+    assert path_tokens(text) == [
+        "benchmarks/limits.py",
+        "core/native/search_types.hpp",
+        "rules.py",
+        "search.py",
+        "src/odtkit/cli.py",
+        "tests/",
+    ]
+
+
+def test_architecture_names_only_existing_files() -> None:
+    files = _repository_files()
+    tokens = path_tokens((ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8"))
+    assert len(tokens) > 20, f"the path pattern found too little: {tokens}"
+    missing = [t for t in tokens if not _resolves(t, files)]
+    assert not missing, f"docs/ARCHITECTURE.md names files that do not exist: {missing}"
+
+
+# --------------------------------------------------------------------------------------------
+# duplicated blocks in src/
+# --------------------------------------------------------------------------------------------
+
+#: A run this many identical significant lines long is a duplicated block.
+MIN_RUN = 6
+#: At most this many pairs of places may share one (issue 26: 21 pairs when it was written).
+MAX_DUPLICATE_PAIRS = 10
+#: A run of lines standing in more places than this is a pattern, not a copy (as `duplicates`).
+_MAX_PLACES = 8
+#: A line of brackets and separators only (``)``, ``],``, ``});``).
+_LONE_BRACKETS = re.compile(r"^[()\[\]{},;:]*$")
+
+
+def _python_skipped_lines(source: str) -> set[int]:
+    """Line numbers of import statements and of string-only statements (docstrings)."""
+    skipped: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        boilerplate = isinstance(node, ast.Import | ast.ImportFrom) or (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        )
+        if boilerplate:
+            end = node.end_lineno or node.lineno
+            skipped.update(range(node.lineno, end + 1))
+    return skipped
+
+
+def significant_lines(path: Path) -> list[tuple[int, str]]:
+    """``(line number, line with white space folded)`` of the lines that count: no blank,
+    comment-only, import, docstring or lone-bracket line."""
+    source = path.read_text(encoding="utf-8")
+    python = path.suffix == ".py"
+    skipped = _python_skipped_lines(source) if python else set()
+    comment = ("#",) if python else ("//", "/*", "*", "#include", "#pragma")
+    out = []
+    for number, line in enumerate(source.splitlines(), start=1):
+        folded = " ".join(line.split())
+        if (
+            not folded
+            or number in skipped
+            or folded.startswith(comment)
+            or _LONE_BRACKETS.match(folded)
+        ):
+            continue
+        out.append((number, folded))
+    return out
+
+
+def duplicate_pairs(
+    files: list[Path], root: Path, min_run: int = MIN_RUN
+) -> dict[tuple[str, str], list[tuple[int, int, int, int]]]:
+    """Pairs of files sharing runs of ``min_run`` or more identical significant lines.
+
+    Returns ``{(file a, file b): [(a first line, a last line, b first line, b last line)]}``
+    (files named relative to ``root``), each run maximal; two overlapping places in one file
+    are not a pair.
+    """
+    names = [path.relative_to(root).as_posix() for path in files]
+    lines = [significant_lines(path) for path in files]
+    windows: dict[tuple[str, ...], list[tuple[int, int]]] = defaultdict(list)
+    for f, numbered in enumerate(lines):
+        text = [t for _, t in numbered]
+        for i in range(len(text) - min_run + 1):
+            windows[tuple(text[i : i + min_run])].append((f, i))
+    runs: dict[tuple[str, str], list[tuple[int, int, int, int]]] = defaultdict(list)
+    for places in windows.values():
+        if len(places) < 2 or len(places) > _MAX_PLACES:
+            continue
+        for a in range(len(places)):
+            for b in range(a + 1, len(places)):
+                (fa, ia), (fb, ib) = places[a], places[b]
+                ta, tb = lines[fa], lines[fb]
+                if ia > 0 and ib > 0 and ta[ia - 1][1] == tb[ib - 1][1]:
+                    continue  # not where the run starts: counted from its start
+                length = min_run
+                while (
+                    ia + length < len(ta)
+                    and ib + length < len(tb)
+                    and ta[ia + length][1] == tb[ib + length][1]
+                ):
+                    length += 1
+                if fa == fb and abs(ia - ib) < length:
+                    continue  # a repeated line run against itself
+                runs[(names[fa], names[fb])].append(
+                    (
+                        ta[ia][0],
+                        ta[ia + length - 1][0],
+                        tb[ib][0],
+                        tb[ib + length - 1][0],
+                    )
+                )
+    return dict(runs)
+
+
+def _source_files() -> list[Path]:
+    native = PACKAGE / "core" / "native"
+    return sorted(
+        [*PACKAGE.rglob("*.py"), *native.glob("*.cpp"), *native.glob("*.hpp")],
+        key=lambda p: p.as_posix(),
+    )
+
+
+def _report(pairs: dict[tuple[str, str], list[tuple[int, int, int, int]]]) -> str:
+    rows = []
+    for (a, b), found in sorted(pairs.items(), key=lambda kv: -max(r[1] - r[0] for r in kv[1])):
+        a0, a1, b0, b1 = max(found, key=lambda r: r[1] - r[0])
+        more = f" (+{len(found) - 1} more runs)" if len(found) > 1 else ""
+        rows.append(f"{a}:{a0}-{a1} ~ {b}:{b0}-{b1}{more}")
+    return "\n".join(rows)
+
+
+def test_the_detector_finds_a_copied_block(tmp_path: Path) -> None:
+    body = "\n".join(f"    total += weights[{k}] * values[{k}]" for k in range(7))
+    block = f'def f(weights, values):\n    """Doc."""\n    total = 0\n{body}\n    return total\n'
+    other = "import os\n\n\ndef g(x):\n    # the same block, indented otherwise\n" + "\n".join(
+        f"  total += weights[{k}]  *  values[{k}]" for k in range(7)
+    )
+    (tmp_path / "a.py").write_text(block)
+    (tmp_path / "b.py").write_text(other + "\n")
+    boiler = "from x import (\n" + "".join(f"    name{k},\n" for k in range(8)) + ")\n"
+    (tmp_path / "c.py").write_text(boiler)
+    (tmp_path / "d.py").write_text(boiler)
+    pairs = duplicate_pairs(sorted(tmp_path.glob("*.py")), tmp_path)
+    assert pairs == {("a.py", "b.py"): [(4, 10, 6, 12)]}
+
+
+def test_at_most_ten_duplicated_blocks_in_src() -> None:
+    pairs = duplicate_pairs(_source_files(), PACKAGE.parent)
+    assert len(pairs) <= MAX_DUPLICATE_PAIRS, (
+        f"{len(pairs)} pairs of places in src/odtkit share {MIN_RUN}+ identical lines "
+        f"(at most {MAX_DUPLICATE_PAIRS}): make one piece of code serve\n{_report(pairs)}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# mypy covers every odtkit module
+# --------------------------------------------------------------------------------------------
+
+
+def test_mypy_exempts_only_third_party_modules() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    mypy = config["tool"]["mypy"]
+    assert "src/odtkit" in mypy.get("files", []), "mypy must check src/odtkit"
+    assert not mypy.get("ignore_errors"), "[tool.mypy] must not ignore errors"
+    assert not mypy.get("ignore_missing_imports"), "ignore_missing_imports only per package"
+    for override in mypy.get("overrides", []):
+        modules = override["module"]
+        modules = [modules] if isinstance(modules, str) else modules
+        ours = [m for m in modules if m == "odtkit" or m.startswith("odtkit.")]
+        assert not ours, f"a mypy override exempts odtkit modules {ours}"
+        assert not override.get("ignore_errors"), f"an override ignores errors in {modules}"
+        assert set(override) <= {"module", "ignore_missing_imports"}, (
+            f"an override of {modules} relaxes more than missing imports: {override}"
+        )
