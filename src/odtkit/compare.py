@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -512,6 +512,12 @@ compare.__doc__ = (
 # --- planning -------------------------------------------------------------------------------
 
 
+class _SearchLimits(TypedDict):
+    lam: float
+    time_limit: float | None
+    memory_limit_mb: float | None
+
+
 @dataclass(frozen=True)
 class _Plan:
     """What :func:`compare` was asked, validated: the methods and the data they run on."""
@@ -533,6 +539,15 @@ class _Plan:
     binarizer: Binarizer | None = None
     thresholds: str | int | None = None
     binarize_time: float = 0.0
+
+    @property
+    def limits(self) -> _SearchLimits:
+        """What every search is given besides its data and depth."""
+        return {
+            "lam": self.lam,
+            "time_limit": self.time_limit,
+            "memory_limit_mb": self.memory_limit_mb,
+        }
 
     @property
     def fair_kw(self) -> dict[str, Any]:
@@ -731,22 +746,10 @@ def _attempt(
 def _run_search(plan: _Plan, method: Method) -> Run:
     """One native search (over the raw table's every threshold for a raw-table method)."""
     if method.raw:
-        result = method.search_raw(
-            plan.raw_X,
-            plan.y,
-            lam=plan.lam,
-            max_depth=plan.raw_depth,
-            time_limit=plan.time_limit,
-            memory_limit_mb=plan.memory_limit_mb,
-        )
+        result = method.search_raw(plan.raw_X, plan.y, max_depth=plan.raw_depth, **plan.limits)
     else:
         result = method.search(
-            plan.dataset,
-            lam=plan.lam,
-            max_depth=plan.max_depth,
-            time_limit=plan.time_limit,
-            memory_limit_mb=plan.memory_limit_mb,
-            **plan.fair_kw,
+            plan.dataset, max_depth=plan.max_depth, **plan.limits, **plan.fair_kw
         )
     reader = result.binarizer if method.raw else plan.binarizer
     return Run(method.name, result, plan.certificate(method), method.properties, reader)
@@ -807,13 +810,18 @@ def _start(plan: _Plan, searches: list[Run]) -> _Start:
         # optimal over every threshold and in the binarization: optimal there too
         start = exact
     if start.tree is None and plan.warm_start:
-        from odtkit.greedy import greedy_tree
-
-        greedy = greedy_tree(plan.dataset, lam=plan.lam, max_depth=plan.max_depth)
-        start = _Start(greedy, "greedy_tree")
-        if plan.groups is not None and not metrics.is_fair(greedy, plan.dataset, plan.groups):
-            start = _Start(_best_leaf(plan.dataset), "single_leaf")
+        start = _greedy_start(plan)
     return start
+
+
+def _greedy_start(plan: _Plan) -> _Start:
+    """Without a search tree: the greedy tree, or the best single leaf when it is not fair."""
+    from odtkit.greedy import greedy_tree
+
+    greedy = greedy_tree(plan.dataset, lam=plan.lam, max_depth=plan.max_depth)
+    if plan.groups is not None and not metrics.is_fair(greedy, plan.dataset, plan.groups):
+        return _Start(_best_leaf(plan.dataset), "single_leaf")
+    return _Start(greedy, "greedy_tree")
 
 
 def _into(
