@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -502,3 +504,24 @@ def test_the_cli_prints_what_it_printed_before(monkeypatch, capsys, tmp_path):
     argv = ["compare", "--dataset", str(path), "--max-depth", "2", "--lam", "0.02"]
     assert main([*argv, "--methods", "exact,dp,rbinoct", "--time-limit", "60"]) == 0
     assert capsys.readouterr().out == _before("iris30")
+
+
+def test_a_tree_above_delta_is_an_error_run_that_is_never_best(monkeypatch):
+    """Every tree re-measured: one whose disparity exceeds δ neither sets nor meets the
+    optimum, whatever its objective (the measure is forced above δ here)."""
+    data = example_dataset_trees()
+    fairness = odtkit.Fairness("sp", protected=EXAMPLE_TREES_PROTECTED, delta=0.2)
+    honest = compare(data, lam=0.1, max_depth=1, methods=("dp", "flowoct"), fairness=fairness)
+    assert honest.agree and honest.best is not None
+    # compare's own re-measure only: the fair search checks its tree with the real one
+    module = sys.modules["odtkit.compare"]
+    seen = SimpleNamespace(
+        objective=metrics.objective, is_fair=metrics.is_fair, fairness_gap=lambda *_: 0.5
+    )
+    monkeypatch.setattr(module, "metrics", seen)
+    comparison = compare(data, lam=0.1, max_depth=1, methods=("dp", "flowoct"), fairness=fairness)
+    assert [run.status for run in comparison] == [Status.ERROR, Status.ERROR]
+    assert all(run.unfair and run.agrees is False and run.bound == -math.inf for run in comparison)
+    assert all("disparity 0.5 > delta=0.2" in run.result.message for run in comparison)
+    assert comparison.best is None and not comparison.certified and not comparison.agree
+    assert comparison.to_frame()["fairness_gap"].tolist() == [0.5, 0.5]
