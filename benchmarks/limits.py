@@ -232,7 +232,7 @@ def _compare(ready: Callable, limit: float | None) -> Callable:
     import odtkit
 
     def call() -> str:
-        table = odtkit.compare(
+        comparison = odtkit.compare(
             "tic-tac-toe",
             lam=0.001,
             max_depth=3,
@@ -240,7 +240,7 @@ def _compare(ready: Callable, limit: float | None) -> Callable:
             time_limit=120 if limit is None else limit,
             log_callback=_on_branching(ready),
         )
-        return str(table.set_index("method").loc["rbinoct", "status"])
+        return str(comparison.results["rbinoct"].status)
 
     return call
 

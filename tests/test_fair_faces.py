@@ -35,23 +35,24 @@ def test_compare_agrees_with_the_oracle(seed):
     data, a = _fair_instance(seed)
     fairness = Fairness("sp", protected=a, delta=0.1234)
     methods = ("dp", "rbinoct", "flowoct", "pathoct")
-    table = compare(data, lam=0.02, max_depth=2, fairness=fairness, methods=methods)
+    comparison = compare(data, lam=0.02, max_depth=2, fairness=fairness, methods=methods)
+    table = comparison.to_frame()
     _, expected = brute_force_fair_tree(data, fairness, lam=0.02, max_depth=2)
     assert list(table["method"]) == list(methods)
     assert (table["status"] == "optimal").all(), table[["method", "status", "message"]]
     assert np.allclose(table["objective"], expected, atol=1e-6)
     assert (table["fairness_gap"] <= 0.1234 + 1e-6).all()
     assert table["agrees"].tolist() == [True] * 4
-    assert table.attrs["certified_optimum"] == pytest.approx(expected)
-    assert table.attrs["fairness"] is fairness
+    assert comparison.certified_optimum == pytest.approx(expected)
+    assert comparison.fairness is fairness
 
 
 def test_compare_worked_example_7_5():
     data = example_dataset_trees()
     fairness = Fairness("sp", protected=EXAMPLE_TREES_PROTECTED, delta=0.2)
-    table = compare(data, lam=0.1, max_depth=1, fairness=fairness)
+    table = compare(data, lam=0.1, max_depth=1, fairness=fairness).to_frame()
     assert np.allclose(table["objective"], 13 / 30)  # the leaf: the stump is too unfair
-    free = compare(data, lam=0.1, max_depth=1)
+    free = compare(data, lam=0.1, max_depth=1).to_frame()
     assert np.allclose(free["objective"], 11 / 30)
     assert "fairness_gap" not in free.columns
 
@@ -59,9 +60,9 @@ def test_compare_worked_example_7_5():
 def test_compare_without_a_search_starts_from_a_fair_tree():
     data, a = _fair_instance(5)
     fairness = Fairness("sp", protected=a, delta=0.0)
-    table = compare(data, lam=0.01, max_depth=2, methods=("flowoct",), fairness=fairness)
-    assert table.attrs["warm_start_source"] in ("greedy_tree", "single_leaf")
-    assert metrics.is_fair(table.attrs["trees"][0], data, fairness)
+    comparison = compare(data, lam=0.01, max_depth=2, methods=("flowoct",), fairness=fairness)
+    assert comparison.warm_start_source in ("greedy_tree", "single_leaf")
+    assert metrics.is_fair(comparison.trees[0], data, fairness)
 
 
 def test_compare_refuses_a_method_that_cannot_be_fair():

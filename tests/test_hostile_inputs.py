@@ -88,7 +88,7 @@ def _compare(
     X, y, w, *, lam=LAM, max_depth=2, time_limit=20.0, methods=("dp", "flowoct"), backends="highs"
 ):
     data = _data(X, y, w)
-    table = compare(
+    comparison = compare(
         data,
         lam=lam,
         max_depth=max_depth,
@@ -96,12 +96,8 @@ def _compare(
         methods=methods,
         backends=backends,
     )
-    assert table["agrees"].isin([True]).any(), table
-    return [
-        (tree, obj, data, lam)
-        for tree, obj in zip(table.attrs["trees"], table["objective"], strict=True)
-        if tree is not None
-    ]
+    assert any(run.agrees is True for run in comparison), comparison
+    return [(run.tree, run.objective, data, lam) for run in comparison if run.tree is not None]
 
 
 def _formulation(make: Callable[[], Any]) -> Callable[..., Verified]:

@@ -249,7 +249,7 @@ def test_sigint_stops_compare_and_marks_the_rest_not_run():
     table = odtkit.compare(data, lam=0.001, max_depth=3, methods=("dp", "rbinoct", "flowoct"),
                            time_limit=120, log_callback=on_branching)
     returned()
-    rows = table.set_index("method")
+    rows = table.to_frame().set_index("method")
     opt = rows.loc["dp", "objective"]
     mip = rows.loc["rbinoct"]
     done(

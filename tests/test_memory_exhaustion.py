@@ -221,7 +221,7 @@ def test_every_estimator_and_the_cli_take_a_memory_budget(capsys):
         max_depth=5,
         methods=("dp",),
         memory_limit_mb=0.5,
-    )
+    ).to_frame()
     assert table["status"].tolist() == ["memory_limit"]
     code = main(
         ["fit", "tic-tac-toe", "--lam", "0.001", "--max-depth", "none", "--memory-limit-mb", "1"]

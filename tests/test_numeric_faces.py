@@ -237,7 +237,10 @@ def test_exact_is_a_raw_table_method():
 
 def test_compare_races_the_exact_search_against_the_binarized_methods():
     X, y = _table(5, 40)
-    table = compare(X, y=y, lam=LAM, max_depth=2, methods=["exact", "dp", "rbinoct"], time_limit=60)
+    comparison = compare(
+        X, y=y, lam=LAM, max_depth=2, methods=["exact", "dp", "rbinoct"], time_limit=60
+    )
+    table = comparison.to_frame()
     assert table["method"].tolist() == ["exact", "dp", "rbinoct"]
     assert table["certificate"].tolist() == ["all thresholds", "binarization", "binarization"]
     exact, dp = table.iloc[0], table.iloc[1]
@@ -246,21 +249,23 @@ def test_compare_races_the_exact_search_against_the_binarized_methods():
     certified = table[(table["certificate"] == "binarization") & (table["status"] == "optimal")]
     assert (exact["objective"] <= certified["objective"] + 1e-9).all()
     assert bool(exact["agrees"]) and bool(dp["agrees"])
-    optima = table.attrs["certified_optima"]
+    optima = comparison.certified_optima
     assert optima["all thresholds"] == pytest.approx(exact["objective"])
     assert optima["binarization"] == pytest.approx(dp["objective"])
     # every row's tree, read through its own binarizer, scores its objective on the raw rows
-    for tree, reader, objective in zip(
-        table.attrs["trees"], table.attrs["row_binarizers"], table["objective"], strict=True
-    ):
+    for run in comparison:
+        tree, reader, objective = run.tree, run.reader, run.objective
         rows = Dataset.from_arrays(reader.transform(X), y)
         assert metrics.objective(tree, rows, lam=LAM) == pytest.approx(objective)
 
 
 def test_compare_with_every_midpoint_starts_the_mip_from_the_exact_tree():
     X, y = _table(6, 30)
-    table = compare(X, y=y, lam=0.05, max_depth=1, methods=["exact", "rbinoct"], thresholds="all")
-    assert table.attrs["warm_start_source"] == "exact"
+    comparison = compare(
+        X, y=y, lam=0.05, max_depth=1, methods=["exact", "rbinoct"], thresholds="all"
+    )
+    table = comparison.to_frame()
+    assert comparison.warm_start_source == "exact"
     assert table["warm_start"].tolist() == [False, True]
     # every midpoint is every threshold: one problem, one certificate, the same optimum
     assert table["certificate"].tolist() == ["all thresholds", "all thresholds"]

@@ -3,7 +3,7 @@
 The public API is re-exported here; see the README for the quickstart.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from odtkit import datasets, metrics
 from odtkit.core import regularization_path, search_numeric, search_rule_list, search_tree
@@ -19,10 +19,14 @@ from odtkit.results import Result, Status
 from odtkit.rulelist import RuleList
 from odtkit.tree import Tree
 
+if TYPE_CHECKING:  # the lazy attributes below, as type checkers should see them
+    from odtkit.compare import Comparison, compare
+
 __version__ = "0.1.0"
 
 __all__ = [
     "Dataset",
+    "Comparison",
     "FairTreeClassifier",
     "Fairness",
     "LimitReachedWarning",
@@ -55,6 +59,7 @@ __all__ = [
 # and the CLI start quickly.
 _LAZY = {
     "compare": ("odtkit.compare", "compare"),
+    "Comparison": ("odtkit.compare", "Comparison"),
     "pruning": ("odtkit.pruning", None),
     "solve_formulation": ("odtkit.pipeline", "solve_formulation"),
     "sweep": ("odtkit.sweeping", "sweep"),
@@ -74,6 +79,11 @@ def __getattr__(name: str) -> Any:
 
     module_name, attribute = _LAZY[name]
     module = importlib.import_module(module_name)
+    # importing a submodule binds its name in this package: for odtkit.compare that would
+    # shadow the compare function, so every lazy name the module defines is bound here at once
+    for other, (source, attr) in _LAZY.items():
+        if source == module_name and attr is not None:
+            globals()[other] = getattr(module, attr)
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value

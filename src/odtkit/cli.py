@@ -33,12 +33,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from odtkit._files import SKOPS_INSTALL
 from odtkit.fairness import NOTIONS
+
+if TYPE_CHECKING:  # odtkit.compare loads the MIP stack: only the compare command pays for it
+    from odtkit.compare import Comparison
 
 __all__ = ["BadInput", "build_parser", "main"]
 
@@ -1093,11 +1096,11 @@ def _compare(args: argparse.Namespace) -> int:
         # the exact search reads the raw columns; compare binarizes them for the others
         choice = _threshold_choice(args)
         try:
-            table = compare(data.frame, y=data.labels, thresholds=choice, **options)
+            comparison = compare(data.frame, y=data.labels, thresholds=choice, **options)
         except (ValueError, TypeError) as exc:
             raise BadInput(f"--dataset: {Path(args.dataset).name}: {exc}") from None
-        table.attrs["dataset"] = Path(args.dataset).stem
-        data.binarization = _binarization(table.attrs["binarizer"], choice)
+        comparison = comparison.replace(dataset=Path(args.dataset).stem)
+        data.binarization = _binarization(comparison.binarizer, choice)
         if not args.json:
             print(data.binarization["summary"], file=sys.stderr)
     else:
@@ -1112,45 +1115,31 @@ def _compare(args: argparse.Namespace) -> int:
         _clamp_depth(args, dataset)
         if data.binarization is not None and not args.json:
             print(data.binarization["summary"], file=sys.stderr)
-        table = compare(dataset, fairness=data.fairness, **options)
-    fairness = data.fairness
-    attrs = table.attrs
-    features = data.features
-    if raw and attrs["best_row"] is not None:
-        # the exact search's tree reads through its own Binarizer (the thresholds it uses)
-        features = attrs["row_binarizers"][attrs["best_row"]]
-    certified = not math.isnan(attrs["certified_optimum"])
+        comparison = compare(dataset, fairness=data.fairness, **options)
+    return _report_comparison(comparison, args, data, raw)
+
+
+def _report_comparison(
+    comparison: Comparison, args: argparse.Namespace, data: _Data, raw: bool
+) -> int:
+    """Print the comparison (``--json``: its payload) and return the exit code."""
+    best = comparison.best
+    # on a raw table the exact search's tree reads through its own Binarizer (its thresholds)
+    features = best.reader if raw and best is not None else data.features
+    table = comparison.to_frame()
     if "interrupted" in set(table["status"]):
         code = EXIT_INTERRUPTED
     else:
-        code = EXIT_OPTIMAL if certified else EXIT_LIMIT
-    best_row = attrs["best_row"]
-    best_certificate = None if best_row is None else table["certificate"].iloc[best_row]
+        code = EXIT_OPTIMAL if comparison.certified else EXIT_LIMIT
     if args.json:
-        best = attrs["best_tree"]
-        _print_json(
-            {
-                "dataset": attrs["dataset"],
-                "lam": attrs["lam"],
-                "max_depth": attrs["depth"],
-                "certified_optimum": attrs["certified_optimum"] if certified else None,
-                # per certificate ("all thresholds", "binarization"): its certified optimum
-                "certified_optima": {
-                    k: (None if math.isnan(v) else v) for k, v in attrs["certified_optima"].items()
-                },
-                "certificate": best_certificate if certified else None,
-                "rows": table.to_dict(orient="records"),
-                "best_tree": None if best is None else best.to_dict(),
-                "feature_names": _feature_names(features, attrs),
-                "classes": list(attrs["class_names"]),
-                "binarization": data.binarization,
-            }
-        )
+        _print_json(_comparison_payload(comparison, table, features, data))
         return code
     print(
-        f"dataset {attrs['dataset']}, lambda {attrs['lam']}, depth <= {attrs['depth']}, "
-        f"time limit {args.time_limit} s per run, MIP warm start from {attrs['warm_start_source']}"
+        f"dataset {comparison.dataset}, lambda {comparison.lam}, depth <= {comparison.max_depth}, "
+        f"time limit {args.time_limit} s per run, MIP warm start from "
+        f"{comparison.warm_start_source}"
     )
+    fairness = data.fairness
     if fairness is not None:
         print(
             f"fairness: {fairness.notion} disparity <= {fairness.delta} between the groups of "
@@ -1160,63 +1149,54 @@ def _compare(args: argparse.Namespace) -> int:
     shown = table.drop(columns="message")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-    for row in table.itertuples():
-        if row.message:
-            print(f"note: {row.method} ({row.backend}): {row.message}")
-    print(_reading(table))
-    best = attrs["best_tree"]
-    if best is not None:
-        row = table.iloc[attrs["best_row"]]
-        optimum = attrs["certified_optimum"]
+    for run in comparison:
+        if run.result.message:
+            print(f"note: {run.method} ({run.backend}): {run.result.message}")
+    print(comparison.reading())
+    if best is not None and best.tree is not None:
+        optimum = comparison.certified_optimum
         print(
-            f"best tree: {row['method']} ({row['backend']}), objective {row['objective']:.6f}, "
-            f"{best.n_leaves} leaves, "
+            f"best tree: {best.method} ({best.backend}), objective {best.objective:.6f}, "
+            f"{best.tree.n_leaves} leaves, "
             + (
-                f"certified optimum {optimum:.6f} over {_OVER[best_certificate]}"
-                if certified
+                f"certified optimum {optimum:.6f} over {_OVER[best.certificate]}"
+                if comparison.certified
                 else "not certified"
             )
         )
-        print(best.to_text(features, attrs["class_names"]))
+        print(best.tree.to_text(features, list(comparison.class_names)))
     return code
 
 
-def _feature_names(features: Any, attrs: dict[str, Any]) -> list[str]:
+def _comparison_payload(
+    comparison: Comparison, table: pd.DataFrame, features: Any, data: _Data
+) -> dict[str, Any]:
+    """What ``compare --json`` prints."""
+    best = comparison.best
+    certified = comparison.certified
+    return {
+        "dataset": comparison.dataset,
+        "lam": comparison.lam,
+        "max_depth": comparison.max_depth,
+        "certified_optimum": comparison.certified_optimum if certified else None,
+        # per certificate ("all thresholds", "binarization"): its certified optimum
+        "certified_optima": {
+            k: (None if math.isnan(v) else v) for k, v in comparison.certified_optima.items()
+        },
+        "certificate": best.certificate if certified and best is not None else None,
+        "rows": table.to_dict(orient="records"),
+        "best_tree": None if best is None or best.tree is None else best.tree.to_dict(),
+        "feature_names": _feature_names(features, comparison),
+        "classes": list(comparison.class_names),
+        "binarization": data.binarization,
+    }
+
+
+def _feature_names(features: Any, comparison: Comparison) -> list[str]:
     """The names of the features the best tree indexes (its Binarizer's, or the dataset's)."""
     if hasattr(features, "get_feature_names_out"):
         return [str(n) for n in features.get_feature_names_out()]
-    return list(attrs["feature_names"])
-
-
-def _seconds(t: float) -> str:
-    return f"{t * 1000:.2g} ms" if t < 0.1 else f"{t:.2g} s"
-
-
-def _reading(table: pd.DataFrame) -> str:
-    """The table in one sentence: who certified what how fast, who stopped with which gap."""
-    parts = []
-    for row in table.itertuples():
-        name = row.method if table["method"].is_unique else f"{row.method}/{row.backend}"
-        if row.status == "optimal":
-            parts.append(f"{name} certified {row.objective:.6g} in {_seconds(row.time)}")
-        elif row.n_leaves > 0 and row.status in ("time_limit", "node_limit", "interrupted"):
-            parts.append(
-                f"{name} holds a tree of value {row.objective:.6g} but stopped ({row.status}) "
-                f"with bound {row.bound:.4g}, gap {row.gap:.3g}"
-            )
-        else:
-            parts.append(f"{name}: {row.status}")
-    same = all(agrees is True for agrees in table["agrees"])  # None: nothing certified
-    optima = table.attrs.get("certified_optima", {})
-    if len(optima) > 1:
-        # two problems in one table: the exact search's (every threshold) and the binarization's
-        known = {k: v for k, v in optima.items() if not math.isnan(v)}
-        said = ", ".join(f"over {_OVER[k]} {v:.6g}" for k, v in known.items())
-        tail = f"; certified optima: {said}" if said else ""
-        return "reading: " + "; ".join(parts) + tail + "."
-    return (
-        "reading: " + "; ".join(parts) + ("; every tree has the certified value." if same else ".")
-    )
+    return list(comparison.feature_names)
 
 
 def _costs(text: str | None, columns: list[str]) -> Any:

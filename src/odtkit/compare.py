@@ -1,24 +1,33 @@
 """Run the search core and the MIP formulations on one problem, re-verify every tree, tabulate.
 
 :func:`compare` is the library's main job: one problem (data, λ, depth), several methods, one
-table. The search core runs first; its tree warm-starts every MIP. Every returned tree is
-re-evaluated with :func:`odtkit.metrics.objective` (the single truth) and the table says whether
-each method's verified objective agrees with the best certified optimum.
+:class:`Comparison`. The search core runs first; its tree warm-starts every MIP. Every returned
+tree is re-evaluated with :func:`odtkit.metrics.objective` (the single truth) and each run says
+whether its verified objective agrees with the best certified optimum.
 
 On a raw table (``compare(X, y=labels, ...)``) it also races the exact search over every
 threshold (``"exact"``) against the methods on a binarization of the same rows; the
 ``certificate`` column says over what each row's answer is certified.
+
+``compare`` works in three steps: planning (:func:`_plan`: validate, pick the methods, binarize
+a raw table), running (:func:`_run_search` / :func:`_run_mip`: one method on one backend gives
+one :class:`Run`, holding its :class:`~odtkit.results.Result`) and reading
+(:func:`_read`: the certified optima and each run's verdict, in a :class:`Comparison`).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from odtkit import metrics
 from odtkit._limits import stop_on_interrupt
@@ -32,16 +41,16 @@ from odtkit._validation import (
 from odtkit.datasets import Dataset
 from odtkit.datasets._bundled import resolve
 from odtkit.fairness import Fairness, FairnessGroups
-from odtkit.formulations import EXACT, VALID_BOUND
-from odtkit.methods import METHODS, check_fair, get_method
+from odtkit.formulations import EXACT, VALID_BOUND, Formulation
+from odtkit.methods import METHODS, Method, check_fair, get_method
 from odtkit.pipeline import solve_formulation
 from odtkit.results import Result, Status
 from odtkit.tree import Tree
 
 if TYPE_CHECKING:  # the Binarizer imports scikit-learn: only a raw table pays for it
-    from odtkit.datasets import Binarizer
+    from odtkit.datasets._binarizer import Binarizer
 
-__all__ = ["COLUMNS", "TOLERANCE", "compare"]
+__all__ = ["COLUMNS", "TOLERANCE", "Comparison", "Run", "compare"]
 
 COLUMNS = (
     "method",
@@ -60,74 +69,319 @@ COLUMNS = (
     "message",
 )
 TOLERANCE = 1e-6
+#: The certificates of a comparison, as the reading says them ("certified ... over ...").
+OVER = MappingProxyType({"all thresholds": "all thresholds", "binarization": "the binarization"})
+
+_NOT_RUN = "not run: interrupted (Ctrl-C)"
+_INTERRUPTED_OUTSIDE = "interrupted (Ctrl-C) outside the solver: no answer kept"
 
 
-def _dataset(dataset: Any) -> Dataset:
-    """A Dataset, or the bundled / shared dataset of that name (``datasets.resolve``)."""
-    return check_dataset(resolve(dataset))
+@dataclass(frozen=True)
+class Run:
+    """One row of a :class:`Comparison`: one method on one backend, and the verdict on it.
+
+    Attributes
+    ----------
+    method : str
+        The method's name in :data:`odtkit.methods.METHODS`.
+    result : Result
+        Its answer, as the comparison judged it: a tree above the fairness δ is status
+        ``error`` with bound ``-inf``; a run that failed before solving, or that an interrupt
+        kept from running, is a Result without a model (``answered`` False).
+    certificate : str
+        Over what the run's bound and an ``optimal`` status hold: ``"all thresholds"`` or
+        ``"binarization"``.
+    properties : frozenset of str
+        What its answer means (the formulation's declared properties, e.g. ``EXACT``,
+        ``VALID_BOUND``); empty for a run without an answer.
+    reader : Binarizer or None
+        What reads the run's tree from raw rows (a raw table only): the exact search's own
+        Binarizer, restricted to the thresholds its tree uses, or the shared binarization.
+    warm_start : bool
+        The MIP started from a tree.
+    answered : bool
+        The solver ran (False: it failed before solving or was not run).
+    fairness_gap : float or None
+        The tree's re-measured disparity (``nan`` without a tree); None without fairness.
+    unfair : bool
+        The tree's disparity exceeds δ: not a feasible answer.
+    agrees : bool or None
+        The verified objective equals the certified optimum of the run's certificate within
+        :data:`TOLERANCE` and its bound is consistent; None when nothing was certified.
+    """
+
+    method: str
+    result: Result
+    certificate: str
+    properties: frozenset[str] = frozenset()
+    reader: Binarizer | None = None
+    warm_start: bool = False
+    answered: bool = True
+    fairness_gap: float | None = None
+    unfair: bool = False
+    agrees: bool | None = None
+
+    @property
+    def backend(self) -> str:
+        """The backend, or the backend's solver program when it names one."""
+        solution = self.result.solution
+        return self.result.backend if solution is None else (solution.solver or self.result.backend)
+
+    @property
+    def tree(self) -> Tree | None:
+        return self.result.model  # Result.model is Any: a comparison's models are trees
+
+    @property
+    def status(self) -> Status:
+        return self.result.status
+
+    @property
+    def objective(self) -> float:
+        """The verified objective (``nan`` without a tree)."""
+        return self.result.objective
+
+    @property
+    def bound(self) -> float:
+        return self.result.lower_bound
+
+    @property
+    def time(self) -> float:
+        """The solver's seconds (the search's whole call)."""
+        return float(self.result.stats.get("solve_time", self.result.time))
+
+    @property
+    def gap(self) -> float:
+        """``objective - bound``; 0 within 1e-12 (round-off of an exact certificate)."""
+        gap = self.objective - self.bound if not math.isnan(self.objective) else math.nan
+        return 0.0 if abs(gap) <= 1e-12 else gap
+
+    @property
+    def feasible(self) -> bool:
+        """A tree that answers the stated problem (it may set or meet the optimum)."""
+        return not math.isnan(self.objective) and not self.unfair
+
+    def record(self) -> dict[str, Any]:
+        """The row of :meth:`Comparison.to_frame` (``reported`` and ``build_time`` are
+        missing for a run without an answer)."""
+        result = self.result
+        row: dict[str, Any] = {
+            "method": self.method,
+            "backend": self.backend,
+            "status": result.status,
+            "objective": result.objective,
+            "bound": result.lower_bound,
+            "gap": self.gap,
+            "time": self.time,
+            "n_leaves": result.model.n_leaves if result.model is not None else 0,
+            "agrees": self.agrees,
+            "certificate": self.certificate,
+            "warm_start": self.warm_start,
+            "message": result.message,
+        }
+        if self.answered:
+            solution = result.solution
+            row["reported"] = result.objective if solution is None else solution.objective
+            row["build_time"] = result.stats.get("build_time", 0.0)
+        if self.fairness_gap is not None:
+            row["fairness_gap"] = self.fairness_gap
+        return row
 
 
-def _raw_table(X: Any, y: Any, thresholds: Any) -> tuple[Dataset, Binarizer, str | int]:
-    """The binarization of a raw table ``X`` (labels ``y``) for the methods that need one, as
-    ``thresholds`` says (``"guess"``, ``"all"``: every midpoint, or at most N per column)."""
-    from odtkit.datasets import Binarizer
-    from odtkit.methods import GUESS_ROUNDS
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """What :func:`compare` returns: every run's :class:`Result`, verified and judged.
 
-    if thresholds is None:
-        thresholds = "guess"
-    number = isinstance(thresholds, (int, np.integer)) and not isinstance(thresholds, bool)
-    if not (thresholds in ("guess", "all") if isinstance(thresholds, str) else number):
-        raise ValueError(
-            f"thresholds must be 'guess', 'all' or a positive integer, got {thresholds!r}"
+    Attributes
+    ----------
+    runs : tuple of Run
+        The rows, in the order they ran (searches first, then each MIP per backend).
+    dataset : str
+        The dataset's name.
+    lam : float
+        Penalty per leaf.
+    max_depth : int
+        The depth limit the binarized methods solved (clamped to the number of features).
+    certified_optima : mapping of str to float
+        Per certificate (``"all thresholds"``, ``"binarization"``) its certified optimum
+        (``nan`` if no run certified one), in the order the certificates first appear.
+    warm_start_source : str
+        Where the MIPs' start came from: ``"search_tree"``, ``"exact"``, ``"greedy_tree"``,
+        ``"single_leaf"`` or ``"none"``.
+    feature_names, class_names : tuple
+        The binarized dataset's features and classes (what the trees index).
+    fairness : Fairness or None
+        The constraint, if the problem had one.
+    binarizer : Binarizer or None
+        The binarization of a raw table (None for a Dataset).
+    thresholds : str, int or None
+        How a raw table was binarized (None for a Dataset).
+    binarize_time : float
+        Seconds of that shared binarization (no run's ``time`` includes it).
+
+    ``to_frame()`` is the table; ``best``, ``agree`` and ``reading()`` read it. The object is
+    immutable: ``filter`` and ``replace`` give new ones, and ``best`` is always computed from
+    the runs it holds.
+    """
+
+    runs: tuple[Run, ...]
+    dataset: str
+    lam: float
+    max_depth: int
+    certified_optima: Mapping[str, float]
+    warm_start_source: str = "none"
+    feature_names: tuple[str, ...] = ()
+    class_names: tuple[Any, ...] = ()
+    fairness: Fairness | None = None
+    binarizer: Binarizer | None = None
+    thresholds: str | int | None = None
+    binarize_time: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "runs", tuple(self.runs))
+        object.__setattr__(self, "certified_optima", MappingProxyType(dict(self.certified_optima)))
+
+    # --- reading ---------------------------------------------------------------------------
+
+    @property
+    def best(self) -> Run | None:
+        """The run of least verified objective among the feasible ones (the first on a tie);
+        None when no run holds a feasible tree."""
+        return min((r for r in self.runs if r.feasible), key=lambda r: r.objective, default=None)
+
+    @property
+    def best_tree(self) -> Tree | None:
+        best = self.best
+        return None if best is None else best.tree
+
+    @property
+    def certified_optimum(self) -> float:
+        """The certified optimum of the best run's certificate (``nan`` if none)."""
+        best = self.best
+        return math.nan if best is None else self.certified_optima.get(best.certificate, math.nan)
+
+    @property
+    def certified(self) -> bool:
+        """The best run's problem has a certified optimum."""
+        return not math.isnan(self.certified_optimum)
+
+    @property
+    def agree(self) -> bool:
+        """Every run's verified objective is its certificate's certified optimum (False when
+        a run disagrees or nothing was certified)."""
+        return all(r.agrees is True for r in self.runs)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """A name per run: the method, or ``method/backend`` when a method ran on several
+        backends (the keys of :attr:`results`)."""
+        methods = [r.method for r in self.runs]
+        if len(set(methods)) == len(methods):
+            return tuple(methods)
+        return tuple(f"{r.method}/{r.backend}" for r in self.runs)
+
+    @property
+    def results(self) -> Mapping[str, Result]:
+        """Each run's Result by :attr:`names`."""
+        return MappingProxyType(dict(zip(self.names, (r.result for r in self.runs), strict=True)))
+
+    @property
+    def trees(self) -> tuple[Tree | None, ...]:
+        """Each run's tree (None for a run without one)."""
+        return tuple(r.tree for r in self.runs)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table: one row per run.
+
+        Columns ``method, backend, status, objective, bound, gap, time, n_leaves, agrees,
+        certificate, reported, warm_start, build_time, message`` (and ``fairness_gap`` after
+        ``n_leaves`` with fairness); see :func:`compare`. A new DataFrame each call, carrying
+        no ``attrs``: what it says about the problem is this object's.
+        """
+        columns = list(COLUMNS)
+        if self.fairness is not None:
+            columns.insert(columns.index("n_leaves") + 1, "fairness_gap")
+        table = pd.DataFrame([r.record() for r in self.runs]).reindex(columns=columns)
+        table["agrees"] = table["agrees"].astype(object)
+        table["message"] = table["message"].fillna("")
+        return table
+
+    def reading(self) -> str:
+        """The table in one sentence: who certified what how fast, who stopped with which gap,
+        and whether every tree has the certified value (``odtkit compare`` prints it)."""
+        parts = [_said(name, r) for name, r in zip(self.names, self.runs, strict=True)]
+        if len(self.certified_optima) > 1:
+            # two problems in one table: the exact search's (every threshold) and the
+            # binarization's
+            known = {k: v for k, v in self.certified_optima.items() if not math.isnan(v)}
+            said = ", ".join(f"over {OVER.get(k, k)} {v:.6g}" for k, v in known.items())
+            tail = f"; certified optima: {said}" if said else ""
+            return "reading: " + "; ".join(parts) + tail + "."
+        ending = "; every tree has the certified value." if self.agree else "."
+        return "reading: " + "; ".join(parts) + ending
+
+    # --- new comparisons ------------------------------------------------------------------
+
+    def filter(self, keep: Callable[[Run], bool] | Sequence[bool] | np.ndarray) -> Comparison:
+        """The comparison of the runs ``keep`` selects (a predicate on a :class:`Run`, or one
+        bool per run, e.g. a mask of ``to_frame()``). Verdicts and certified optima are facts
+        about the problem and stay; ``best`` is the best of the runs kept."""
+        if callable(keep):
+            chosen = [bool(keep(r)) for r in self.runs]
+        else:
+            chosen = [bool(k) for k in np.asarray(keep, dtype=bool).ravel()]
+            if len(chosen) != len(self.runs):
+                raise ValueError(
+                    f"keep must hold one bool per run ({len(self.runs)}), got {len(chosen)}"
+                )
+        return self.replace(runs=tuple(r for r, k in zip(self.runs, chosen, strict=True) if k))
+
+    def replace(self, **changes: Any) -> Comparison:
+        """A copy with some fields changed (e.g. ``dataset=`` a file's name)."""
+        return replace(self, **changes)
+
+    # --- container and notebook faces ------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __iter__(self) -> Iterator[Run]:
+        return iter(self.runs)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.dataset}, lam={self.lam:g}, max_depth={self.max_depth})\n"
+            + repr(self.to_frame())
         )
-    if number and thresholds < 1:
-        raise ValueError(f"thresholds must be a positive integer, got {thresholds!r}")
-    options: dict[str, int | None] = {"max_thresholds": None, "guess_thresholds": None}
-    if thresholds == "guess":
-        options["guess_thresholds"] = GUESS_ROUNDS
-    elif thresholds != "all":
-        options["max_thresholds"] = int(thresholds)
-    binarizer = Binarizer(**options).fit(X, y)
-    names = [str(n) for n in binarizer.get_feature_names_out()]
-    data = Dataset.from_arrays(binarizer.transform(X), y, feature_names=names)
-    return check_dataset(data, "dataset"), binarizer, thresholds
+
+    def _repr_html_(self) -> str:
+        return str(self.to_frame()._repr_html_())
 
 
-def _empty_row(method: str, backend: str, status: Status, message: str) -> dict[str, Any]:
-    """A table row without an answer (a run that failed before solving, or was not run)."""
-    return {
-        "method": method,
-        "backend": backend,
-        "status": status,
-        "objective": math.nan,
-        "bound": -math.inf,
-        "time": 0.0,
-        "n_leaves": 0,
-        "warm_start": False,
-        "message": message,
-    }
+def _said(name: str, run: Run) -> str:
+    """One run in the reading's words."""
+    status, objective = run.status, run.objective
+    if status == Status.OPTIMAL:
+        return f"{name} certified {objective:.6g} in {_seconds(run.time)}"
+    leaves = run.tree.n_leaves if run.tree is not None else 0
+    if leaves > 0 and status in (Status.TIME_LIMIT, Status.NODE_LIMIT, Status.INTERRUPTED):
+        return (
+            f"{name} holds a tree of value {objective:.6g} but stopped ({status}) "
+            f"with bound {run.bound:.4g}, gap {run.gap:.3g}"
+        )
+    return f"{name}: {status}"
 
 
-def _row(method: str, result: Result, *, warm_start: bool = False) -> dict[str, Any]:
-    """A table row of a model-level result (verified objective, valid bound, solver's value)."""
-    solution = result.solution
-    return {
-        "method": method,
-        "backend": result.backend if solution is None else (solution.solver or result.backend),
-        "status": result.status,
-        "objective": result.objective,
-        "bound": result.lower_bound,
-        "time": result.stats.get("solve_time", result.time),
-        "n_leaves": result.model.n_leaves if result.model is not None else 0,
-        "reported": result.objective if solution is None else solution.objective,
-        "warm_start": warm_start,
-        "build_time": result.stats.get("build_time", 0.0),
-        "message": result.message,
-    }
+def _seconds(t: float) -> str:
+    return f"{t * 1000:.2g} ms" if t < 0.1 else f"{t:.2g} s"
+
+
+def _names(which: Callable[[Method], bool]) -> str:
+    """The registry's method names that ``which`` selects, as the docstring quotes them."""
+    return ", ".join(f'``"{name}"``' for name, m in METHODS.items() if which(m))
 
 
 def compare(
-    dataset: Dataset | str,
+    dataset: Dataset | str | pd.DataFrame | ArrayLike,
     *,
     lam: float,
     max_depth: int,
@@ -140,8 +394,8 @@ def compare(
     y: Any = None,
     thresholds: str | int | None = None,
     **solve_options: Any,
-) -> pd.DataFrame:
-    """Solve one problem with the search core and MIP formulations; verify and tabulate.
+) -> Comparison:
+    """Solve one problem with the search core and MIP formulations; verify and compare.
 
     Parameters
     ----------
@@ -157,13 +411,13 @@ def compare(
         to it (``odtkit._validation.check_depth``).
     methods : str or sequence of str
         Names of :data:`odtkit.methods.METHODS` (one name, ``"dp,flowoct"`` or a sequence;
-        repeated names run once): search methods (``"dp"``, ``"bnb"``) run once,
-        MIP methods once per backend. ``"exact"`` (the search over every threshold of the raw
-        numeric columns, :func:`odtkit.core.search_numeric` started from the
-        guessed-threshold tree) needs a raw table and ``y``.
+        repeated names run once): search methods (<SEARCH>) run once, MIP methods
+        (<MIP>) once per backend. The raw-table methods (<RAW>: the search over every
+        threshold of the raw numeric columns, :func:`odtkit.core.search_numeric` started from
+        the guessed-threshold tree) need a raw table and ``y``.
     backends : str or sequence of str
-        Solver backends for the MIPs (``"highs"``, ``"pyomo"``, ``"pulp"``), given like
-        ``methods``.
+        Solver backends for the MIPs (names of :func:`odtkit.solvers.registered_backends`),
+        given like ``methods``.
     time_limit : float, optional
         Seconds per run (search and each MIP solve).
     warm_start : bool
@@ -179,7 +433,7 @@ def compare(
         Solve the fairness-constrained problem instead: the lowest objective over trees of
         depth <= D whose disparity (``fairness.notion`` between the groups of
         ``fairness.protected``) is at most ``fairness.delta``. Only methods that can honour it
-        are accepted (``"dp"``, ``"rbinoct"``, ``"flowoct"``). Every tree is re-measured with
+        are accepted (<FAIR>). Every tree is re-measured with
         :func:`odtkit.metrics.fairness_gap` (column ``fairness_gap``); a tree above δ is an
         error row and never agrees. The MIPs start from the search's tree (always δ-fair), or
         from the greedy tree if it is δ-fair, else from the best single leaf (always fair).
@@ -194,7 +448,7 @@ def compare(
         that is certified is therefore <= every binarized row's objective (its bound is checked
         against every tree in the table; a violation makes its ``agrees`` False). The
         ``"exact"`` row's ``time`` includes its start (the guessed-threshold dp); the
-        binarized rows' exclude the shared binarization (``attrs["binarize_time"]``).
+        binarized rows' exclude the shared binarization (``Comparison.binarize_time``).
     thresholds : {"guess", "all"}, int or None, default=None
         The binarization of a raw table for the non-exact methods: ``"guess"`` (the default,
         the estimators' guessed thresholds), ``"all"`` (every midpoint: the optimum over all
@@ -205,11 +459,14 @@ def compare(
 
     Returns
     -------
-    DataFrame
-        Columns ``method, backend, status, objective, bound, gap, time, n_leaves, agrees`` plus
-        ``reported`` (the solver's own objective), ``warm_start``, ``build_time`` and
-        ``message`` (and ``fairness_gap`` with ``fairness``). ``objective`` is
-        ``metrics.objective`` of the returned (decoded) tree;
+    Comparison
+        Every run's :class:`~odtkit.results.Result` (``.results``, ``.runs``), the best run
+        (``.best``, by verified objective), whether the certified answers agree (``.agree``),
+        the certified optima, the problem and, for a raw table, the binarization. Its
+        ``to_frame()`` is the table: columns ``method, backend, status, objective, bound, gap,
+        time, n_leaves, agrees`` plus ``reported`` (the solver's own objective),
+        ``warm_start``, ``build_time`` and ``message`` (and ``fairness_gap`` with
+        ``fairness``). ``objective`` is ``metrics.objective`` of the returned (decoded) tree;
         ``bound`` a lower bound on the optimum in the same units (``-inf`` for a method whose
         bound is not valid for the stated problem); ``time`` the solver's seconds (the search's
         whole call). ``agrees`` is True when the verified objective equals the best certified
@@ -221,267 +478,350 @@ def compare(
         certified optimum of its own certificate. A method that fails to build its model
         (e.g. ``"rbinoct_original"`` when every feature is constant) gives a row with status
         ``error`` and the reason in ``message``, as does a solver whose certificate fails
-        verification. ``df.attrs`` holds
-        ``trees`` (by row), ``best_tree``, ``best_row``, ``warm_start_source``, the problem,
-        ``certified_optima`` (per certificate; ``certified_optimum`` is the best row's) and,
-        for a raw table, ``binarizer`` (the binarization) and ``row_binarizers`` (by row, the
-        Binarizer that reads the row's tree from raw rows: the exact search's own, restricted
-        to the thresholds its tree uses, or the shared one).
+        verification. Each run's ``reader`` is, on a raw table, the Binarizer that reads its
+        tree from raw rows (the exact search's own, restricted to the thresholds its tree
+        uses, or the shared one).
     """
+    plan = _plan(
+        dataset,
+        lam=lam,
+        max_depth=max_depth,
+        methods=methods,
+        backends=backends,
+        time_limit=time_limit,
+        warm_start=warm_start,
+        fairness=fairness,
+        memory_limit_mb=memory_limit_mb,
+        y=y,
+        thresholds=thresholds,
+        solve_options=solve_options,
+    )
+    runs, source = _run_all(plan)
+    return _read(plan, runs, source)
+
+
+compare.__doc__ = (
+    (compare.__doc__ or "")
+    .replace("<SEARCH>", _names(lambda m: m.is_search and not m.raw))
+    .replace("<MIP>", _names(lambda m: not m.is_search))
+    .replace("<RAW>", _names(lambda m: m.raw))
+    .replace("<FAIR>", _names(lambda m: m.fair))
+)
+
+
+# --- planning -------------------------------------------------------------------------------
+
+
+class _SearchLimits(TypedDict):
+    lam: float
+    time_limit: float | None
+    memory_limit_mb: float | None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What :func:`compare` was asked, validated: the methods and the data they run on."""
+
+    methods: tuple[Method, ...]
+    backends: tuple[str, ...]
+    dataset: Dataset  # what every method but the raw-table ones runs on
+    lam: float
+    max_depth: int  # clamped to the binarized features
+    raw_depth: int  # as given (the raw-table search clamps it to the rows)
+    time_limit: float | None
+    memory_limit_mb: float | None
+    warm_start: bool
+    fairness: Fairness | None
+    groups: FairnessGroups | None
+    solve_options: Mapping[str, Any] = field(default_factory=dict)
+    raw_X: Any = None
+    y: Any = None
+    binarizer: Binarizer | None = None
+    thresholds: str | int | None = None
+    binarize_time: float = 0.0
+
+    @property
+    def limits(self) -> _SearchLimits:
+        """What every search is given besides its data and depth."""
+        return {
+            "lam": self.lam,
+            "time_limit": self.time_limit,
+            "memory_limit_mb": self.memory_limit_mb,
+        }
+
+    @property
+    def fair_kw(self) -> dict[str, Any]:
+        return {} if self.fairness is None else {"fairness": self.fairness}
+
+    def certificate(self, method: Method) -> str:
+        # every midpoint of a raw table is every threshold: the same problem as "exact"
+        every = self.raw_X is not None and self.thresholds == "all"
+        return "all thresholds" if every else method.certificate
+
+    def unanswered(self, method: Method, backend: str, status: Status, message: str) -> Run:
+        """A run without an answer: it failed before solving, or an interrupt stopped it."""
+        result = Result(
+            None, math.nan, -math.inf, status, 0.0, method.name, backend, message=message
+        )
+        return Run(
+            method.name, result, self.certificate(method), reader=self.binarizer, answered=False
+        )
+
+
+def _plan(
+    dataset: Any,
+    *,
+    lam: Any,
+    max_depth: Any,
+    methods: Any,
+    backends: Any,
+    time_limit: Any,
+    warm_start: bool,
+    fairness: Any,
+    memory_limit_mb: float | None,
+    y: Any,
+    thresholds: Any,
+    solve_options: Mapping[str, Any],
+) -> _Plan:
+    """Validate the arguments (in the order their errors are reported) and prepare the data."""
     from odtkit.solvers import backend_capabilities
 
     lam = check_lambda(lam)
-    methods = check_names(methods, "methods")
-    chosen = [get_method(m, what="methods entry") for m in methods]
-    raw_X: Any = None
-    binarizer: Binarizer | None = None
-    binarize_time = 0.0
+    chosen = tuple(get_method(m, what="methods entry") for m in check_names(methods, "methods"))
+    raw: dict[str, Any] = {}
     if y is not None:
-        if isinstance(dataset, (Dataset, str)):
-            raise ValueError(
-                "y is given, so dataset must be the raw table (a DataFrame or 2-D array) of "
-                f"those labels, not a {type(dataset).__name__}"
-            )
-        raw_X = dataset
-        began = time.perf_counter()
-        dataset, binarizer, thresholds = _raw_table(raw_X, y, thresholds)
-        binarize_time = time.perf_counter() - began
+        raw = _binarized(dataset, y, thresholds)
+        data = raw["dataset"]
     else:
         if thresholds is not None:
             raise ValueError("thresholds binarizes a raw table: pass it with y (the labels)")
-        raw = [m.name for m in chosen if m.raw]
-        if raw:
+        needs_raw = [m.name for m in chosen if m.raw]
+        if needs_raw:
             raise ValueError(
-                f"methods entry {raw[0]!r} searches every threshold of a raw table: pass "
+                f"methods entry {needs_raw[0]!r} searches every threshold of a raw table: pass "
                 "compare(X, y=labels, ...) with the table's numeric columns"
             )
-        dataset = _dataset(dataset)
-    raw_depth = check_depth(max_depth, "max_depth", allow_none=False, minimum=1)
-    max_depth = check_depth(
-        max_depth, "max_depth", allow_none=False, minimum=1, n_features=dataset.n_features
-    )
+        data = check_dataset(resolve(dataset))
+    raw_depth = _depth(max_depth)
+    depth = _depth(max_depth, n_features=data.n_features)
     time_limit = check_positive_number(time_limit, "time_limit")
-    groups = _fairness_groups(fairness, dataset)
+    groups = _fairness_groups(fairness, data)
     for method in chosen:
         check_fair(method, fairness)
-    fair_kw: dict[str, Any] = {} if fairness is None else {"fairness": fairness}
-    backends = check_names(backends, "backends")
-    for b in backends:
+    names = check_names(backends, "backends")
+    for b in names:
         backend_capabilities(b)  # raises ValueError naming the registered backends
+    return _Plan(
+        methods=chosen,
+        backends=names,
+        lam=lam,
+        max_depth=depth,
+        raw_depth=raw_depth,
+        time_limit=time_limit,
+        memory_limit_mb=memory_limit_mb,
+        warm_start=warm_start,
+        fairness=fairness,
+        groups=groups,
+        solve_options=solve_options,
+        **{"dataset": data, **raw},
+    )
 
-    def certificate_of(method: Any) -> str:
-        # every midpoint of a raw table is every threshold: the same problem as "exact"
-        every = raw_X is not None and thresholds == "all"
-        return "all thresholds" if every else method.certificate
 
-    rows: list[dict[str, Any]] = []
-    trees: list[Tree | None] = []
-    properties: list[frozenset[str]] = []
-    readers: list[Binarizer | None] = []  # what reads each row's tree from raw rows
-    start_tree: Tree | None = None
-    source = "none"
-    start_is_optimal = False
-    start_value = math.inf
-    exact_start: tuple[Tree, float, bool] | None = None
-    # Ctrl-C ends the run it interrupts (status interrupted, best answer kept) and the table:
-    # the runs after it are rows with status not_run
-    interrupted = False
+def _depth(max_depth: Any, n_features: int | None = None) -> int:
+    depth = check_depth(max_depth, "max_depth", allow_none=False, minimum=1, n_features=n_features)
+    assert depth is not None  # allow_none=False
+    return depth
 
-    def skip(name: str, backend: str, status: Status = Status.NOT_RUN) -> None:
-        message = (
-            "not run: interrupted (Ctrl-C)"
-            if status == Status.NOT_RUN
-            else "interrupted (Ctrl-C) outside the solver: no answer kept"
+
+def _binarized(X: Any, y: Any, thresholds: Any) -> dict[str, Any]:
+    """The raw table's fields of a :class:`_Plan`: the table, its labels, its binarization."""
+    if isinstance(X, (Dataset, str)):
+        raise ValueError(
+            "y is given, so dataset must be the raw table (a DataFrame or 2-D array) of "
+            f"those labels, not a {type(X).__name__}"
         )
-        rows.append(_empty_row(name, backend, status, message))
-        rows[-1]["certificate"] = certificate_of(METHODS[name])
-        trees.append(None)
-        properties.append(frozenset())
-        readers.append(binarizer)
+    began = time.perf_counter()
+    data, binarizer, thresholds = _raw_table(X, y, thresholds)
+    return {
+        "dataset": data,
+        "raw_X": X,
+        "y": y,
+        "binarizer": binarizer,
+        "thresholds": thresholds,
+        "binarize_time": time.perf_counter() - began,
+    }
 
-    for method in chosen:
-        if not method.is_search:
-            continue
-        if interrupted:
-            skip(method.name, "native")
-            continue
-        result = None
-        with stop_on_interrupt() as ctrl_c:  # Ctrl-C outside the native search
-            if method.raw:
-                result = method.search_raw(
-                    raw_X,
-                    y,
-                    lam=lam,
-                    max_depth=raw_depth,
-                    time_limit=time_limit,
-                    memory_limit_mb=memory_limit_mb,
-                )
-            else:
-                result = method.search(
-                    dataset,
-                    lam=lam,
-                    max_depth=max_depth,
-                    time_limit=time_limit,
-                    memory_limit_mb=memory_limit_mb,
-                    **fair_kw,
-                )
-        if result is None:
-            interrupted = True
-            skip(method.name, "native", Status.INTERRUPTED)
-            continue
-        interrupted = ctrl_c.interrupted or result.status == Status.INTERRUPTED
-        rows.append({**_row(method.name, result), "certificate": certificate_of(method)})
-        trees.append(result.model)
-        properties.append(method.properties)
-        readers.append(getattr(result, "binarizer", None) if method.raw else binarizer)
-        if method.raw:
-            # a MIP start only if every threshold its tree tests is in the binarized table
-            moved = _into(result.model, readers[-1], binarizer, dataset, lam, result.objective)
-            if moved is not None and exact_start is None:
-                exact_start = (moved, result.objective, result.status == Status.OPTIMAL)
-        elif start_tree is None:
-            start_tree, source = result.model, "search_tree"
-            start_is_optimal = result.status == Status.OPTIMAL
-            start_value = result.objective
-    if exact_start is not None and exact_start[1] < start_value - TOLERANCE:
-        # optimal over every threshold and in the binarization: optimal there too
-        start_tree, start_value, start_is_optimal = exact_start
-        source = "exact"
-    if start_tree is None and warm_start:
-        from odtkit.greedy import greedy_tree
 
-        start_tree = greedy_tree(dataset, lam=lam, max_depth=max_depth)
-        source = "greedy_tree"
-        if groups is not None and not metrics.is_fair(start_tree, dataset, groups):
-            start_tree, source = _best_leaf(dataset), "single_leaf"
+def _raw_table(X: Any, y: Any, thresholds: Any) -> tuple[Dataset, Binarizer, str | int]:
+    """The binarization of a raw table ``X`` (labels ``y``) for the methods that need one, as
+    ``thresholds`` says (``"guess"``, ``"all"``: every midpoint, or at most N per column)."""
+    from odtkit.datasets._binarizer import Binarizer
+    from odtkit.methods import GUESS_ROUNDS
 
-    for method in chosen:
+    if thresholds is None:
+        thresholds = "guess"
+    number = isinstance(thresholds, (int, np.integer)) and not isinstance(thresholds, bool)
+    if not (thresholds in ("guess", "all") if isinstance(thresholds, str) else number):
+        raise ValueError(
+            f"thresholds must be 'guess', 'all' or a positive integer, got {thresholds!r}"
+        )
+    if number and thresholds < 1:
+        raise ValueError(f"thresholds must be a positive integer, got {thresholds!r}")
+    guess = GUESS_ROUNDS if thresholds == "guess" else None
+    most = int(thresholds) if number else None
+    binarizer = Binarizer(max_thresholds=most, guess_thresholds=guess).fit(X, y)
+    names = [str(n) for n in binarizer.get_feature_names_out()]
+    data = Dataset.from_arrays(binarizer.transform(X), y, feature_names=names)
+    return check_dataset(data, "dataset"), binarizer, thresholds
+
+
+def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups | None:
+    """``fairness`` resolved against ``dataset`` once (its errors name the argument)."""
+    if fairness is None:
+        return None
+    if not isinstance(fairness, Fairness):
+        raise TypeError(f"fairness must be an odtkit.Fairness, got {type(fairness).__name__}")
+    return fairness.groups(dataset)
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Start:
+    """The MIPs' warm start: the tree, where it came from, whether it is certified optimal."""
+
+    tree: Tree | None = None
+    source: str = "none"
+    optimal: bool = False
+    value: float = math.inf
+
+
+def _run_all(plan: _Plan) -> tuple[list[Run], str]:
+    """Every run in order (the searches, then each MIP per backend) and the start's source.
+
+    Ctrl-C ends the run it interrupts (status interrupted, best answer kept) and the table:
+    the runs after it are rows with status not_run.
+    """
+    runs: list[Run] = []
+    interrupted = False
+    for method in plan.methods:
+        if method.is_search:
+            solve = partial(_run_search, plan, method)
+            interrupted = _attempt(plan, method, "native", interrupted, runs, solve)
+    start = _start(plan, runs)
+    for method in plan.methods:
         if method.is_search:
             continue
         formulation = method.formulation()
-        for backend in backends:
-            if interrupted:
-                skip(method.name, backend)
-                continue
-            result = None
-            try:
-                with stop_on_interrupt() as ctrl_c:  # Ctrl-C outside the build and the solve
-                    result = solve_formulation(
-                        formulation,
-                        dataset,
-                        backend=backend,
-                        start=start_tree if warm_start else None,
-                        start_is_optimal=start_is_optimal,
-                        time_limit=time_limit,
-                        solve_options=solve_options,
-                        lam=lam,
-                        max_depth=max_depth,
-                        **fair_kw,
-                    )
-            except ValueError as exc:  # e.g. original BinOCT on all-constant features
-                rows.append(_empty_row(method.name, backend, Status.ERROR, str(exc)))
-                rows[-1]["certificate"] = certificate_of(method)
-                trees.append(None)
-                properties.append(frozenset())
-                readers.append(binarizer)
-                continue
-            if result is None:
-                interrupted = True
-                skip(method.name, backend, Status.INTERRUPTED)
-                continue
-            interrupted = ctrl_c.interrupted or result.status == Status.INTERRUPTED
-            if warm_start and start_tree is not None and result.model is None:
-                result = _keep_start(result, start_tree, dataset, lam)
-            row = _row(method.name, result, warm_start=result.stats["warm_start"])
-            rows.append({**row, "certificate": certificate_of(method)})
-            trees.append(result.model)
-            properties.append(formulation.properties)
-            readers.append(binarizer)
+        for backend in plan.backends:
+            solve = partial(_run_mip, plan, method, formulation, backend, start)
+            interrupted = _attempt(plan, method, backend, interrupted, runs, solve)
+    return runs, start.source
 
-    if groups is not None:
-        _check_fairness_of_rows(rows, trees, dataset, groups)
-    # a tree above δ is no answer to the stated problem: it neither sets nor meets the optimum
-    feasible = [not math.isnan(r["objective"]) and not r.pop("_unfair", False) for r in rows]
-    # Two problems may share the table: OPT over all thresholds (the exact search) <= OPT over
-    # the binarization (every binarized tree is a threshold tree on the same rows and λ). A
-    # row's certificate is judged within its problem; an all-thresholds bound must also stay
-    # below every tree of the table.
-    certified_by: dict[str, float] = {}
-    best_by: dict[str, float] = {}
-    for kind in dict.fromkeys(r["certificate"] for r in rows):
-        mine = [r["certificate"] == kind for r in rows]
-        comparable = [m or kind == "all thresholds" for m in mine]
-        verified = [
-            r["objective"] for r, ok, c in zip(rows, feasible, comparable, strict=True) if ok and c
-        ]
-        best_by[kind] = min(verified) if verified else math.nan
-        # a row's bound is valid for its problem by its method's declared properties; a
-        # failed certificate was already dropped to -inf by verify_solution
-        best_bound = max(
-            (
-                r["bound"]
-                for r, p, m in zip(rows, properties, mine, strict=True)
-                if m and VALID_BOUND in p
-            ),
-            default=-math.inf,
+
+def _attempt(
+    plan: _Plan,
+    method: Method,
+    backend: str,
+    interrupted: bool,
+    runs: list[Run],
+    solve: Callable[[], Run],
+) -> bool:
+    """Append ``method``'s run on ``backend`` to ``runs`` (not run after an interrupt); return
+    whether the table is interrupted now."""
+    if interrupted:
+        runs.append(plan.unanswered(method, backend, Status.NOT_RUN, _NOT_RUN))
+        return True
+    run = None
+    with stop_on_interrupt() as ctrl_c:  # Ctrl-C outside the solver
+        run = solve()
+    if run is None:
+        runs.append(plan.unanswered(method, backend, Status.INTERRUPTED, _INTERRUPTED_OUTSIDE))
+        return True
+    runs.append(run)
+    return ctrl_c.interrupted or run.status == Status.INTERRUPTED
+
+
+def _run_search(plan: _Plan, method: Method) -> Run:
+    """One native search (over the raw table's every threshold for a raw-table method)."""
+    if method.raw:
+        result = method.search_raw(plan.raw_X, plan.y, max_depth=plan.raw_depth, **plan.limits)
+    else:
+        result = method.search(
+            plan.dataset, max_depth=plan.max_depth, **plan.limits, **plan.fair_kw
         )
-        optimal = [
-            r["objective"]
-            for r, p, m in zip(rows, properties, mine, strict=True)
-            if m and EXACT in p and r["status"] == Status.OPTIMAL and not math.isnan(r["objective"])
-        ]
-        own = [r["objective"] for r, ok, m in zip(rows, feasible, mine, strict=True) if ok and m]
-        if optimal:
-            certified_by[kind] = min(optimal)
-        elif own and min(own) <= best_bound + TOLERANCE:
-            certified_by[kind] = min(own)
-        else:
-            certified_by[kind] = math.nan
-    for row, ok in zip(rows, feasible, strict=True):
-        objective, bound = row["objective"], row["bound"]
-        gap = objective - bound if not math.isnan(objective) else math.nan
-        row["gap"] = 0.0 if abs(gap) <= 1e-12 else gap  # round-off of an exact certificate
-        if not ok:
-            row["agrees"] = False
-            continue
-        # verify_solution flags a solver whose value or bound contradicts its own tree; a bound
-        # above another method's verified tree would be a bug too
-        kind = row["certificate"]
-        consistent = row["status"] != Status.ERROR and bound <= best_by[kind] + TOLERANCE
-        certified = certified_by[kind]
-        if math.isnan(certified):
-            row["agrees"] = None if consistent else False
-        else:
-            row["agrees"] = consistent and abs(objective - certified) <= TOLERANCE
+    reader = result.binarizer if method.raw else plan.binarizer
+    return Run(method.name, result, plan.certificate(method), method.properties, reader)
 
-    columns = list(COLUMNS)
-    if groups is not None:
-        columns.insert(columns.index("n_leaves") + 1, "fairness_gap")
-    table = pd.DataFrame(rows).reindex(columns=columns)
-    table["agrees"] = table["agrees"].astype(object)
-    table["message"] = table["message"].fillna("")
-    values = np.where(feasible, table["objective"].to_numpy(dtype=float), np.inf)
-    best_idx = int(np.argmin(values)) if any(feasible) else None
-    best_kind = rows[best_idx]["certificate"] if best_idx is not None else None
-    table.attrs.update(
-        dataset=dataset.name,
-        lam=lam,
-        depth=max_depth,
-        trees=trees,
-        best_row=best_idx,
-        best_tree=trees[best_idx] if best_idx is not None else None,
-        certified_optimum=certified_by.get(best_kind, math.nan),
-        certified_optima=certified_by,
-        binarizer=binarizer,
-        row_binarizers=readers,
-        thresholds=thresholds if raw_X is not None else None,
-        binarize_time=binarize_time,
-        warm_start_source=source,
-        feature_names=list(dataset.feature_names),
-        class_names=list(dataset.classes),
-        fairness=fairness,
+
+def _run_mip(
+    plan: _Plan, method: Method, formulation: Formulation, backend: str, start: _Start
+) -> Run:
+    """One MIP on one backend; a model that cannot be built is an error run."""
+    tree = start.tree if plan.warm_start else None
+    try:
+        result = solve_formulation(
+            formulation,
+            plan.dataset,
+            backend=backend,
+            start=tree,
+            start_is_optimal=start.optimal,
+            time_limit=plan.time_limit,
+            solve_options=plan.solve_options,
+            lam=plan.lam,
+            max_depth=plan.max_depth,
+            **plan.fair_kw,
+        )
+    except ValueError as exc:  # e.g. original BinOCT on all-constant features
+        return plan.unanswered(method, backend, Status.ERROR, str(exc))
+    if tree is not None and result.model is None:
+        result = _keep_start(result, tree, plan.dataset, plan.lam)
+    return Run(
+        method.name,
+        result,
+        plan.certificate(method),
+        formulation.properties,
+        plan.binarizer,
+        warm_start=result.stats["warm_start"],
     )
-    return table
+
+
+def _start(plan: _Plan, searches: list[Run]) -> _Start:
+    """The MIPs' start: the first binarized search's tree, or the exact search's when it is
+    better and lies in the binarization, else (warm starts wanted) the greedy tree, or the best
+    single leaf when the greedy tree is not fair."""
+    start = _Start()
+    exact: _Start | None = None
+    for run in searches:
+        if not run.answered:
+            continue
+        optimal = run.status == Status.OPTIMAL
+        if METHODS[run.method].raw:
+            # a MIP start only if every threshold its tree tests is in the binarized table
+            moved = _into(
+                run.tree, run.reader, plan.binarizer, plan.dataset, plan.lam, run.objective
+            )
+            if moved is not None and exact is None:
+                exact = _Start(moved, "exact", optimal, run.objective)
+        elif start.tree is None:
+            start = _Start(run.tree, "search_tree", optimal, run.objective)
+    if exact is not None and exact.value < start.value - TOLERANCE:
+        # optimal over every threshold and in the binarization: optimal there too
+        start = exact
+    if start.tree is None and plan.warm_start:
+        start = _greedy_start(plan)
+    return start
+
+
+def _greedy_start(plan: _Plan) -> _Start:
+    """Without a search tree: the greedy tree, or the best single leaf when it is not fair."""
+    from odtkit.greedy import greedy_tree
+
+    greedy = greedy_tree(plan.dataset, lam=plan.lam, max_depth=plan.max_depth)
+    if plan.groups is not None and not metrics.is_fair(greedy, plan.dataset, plan.groups):
+        return _Start(_best_leaf(plan.dataset), "single_leaf")
+    return _Start(greedy, "greedy_tree")
 
 
 def _into(
@@ -505,13 +845,13 @@ def _into(
     index = {key(spec): j for j, spec in enumerate(binarizer.get_feature_specs())}
     specs = reader.get_feature_specs()
 
-    def walk(node: Tree) -> Tree | None:
-        if node.is_leaf:
+    def walk(node: Tree | None) -> Tree | None:
+        if node is None or node.is_leaf:
             return node
         j = index.get(key(specs[node.feature]))
         left = walk(node.left) if j is not None else None
         right = walk(node.right) if left is not None else None
-        return None if right is None else Tree.split(j, left, right)
+        return None if j is None or left is None or right is None else Tree.split(j, left, right)
 
     moved = walk(tree)
     if moved is None:
@@ -535,15 +875,6 @@ def _keep_start(result: Result, start: Tree, dataset: Dataset, lam: float) -> Re
     )
 
 
-def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups | None:
-    """``fairness`` resolved against ``dataset`` once (its errors name the argument)."""
-    if fairness is None:
-        return None
-    if not isinstance(fairness, Fairness):
-        raise TypeError(f"fairness must be an odtkit.Fairness, got {type(fairness).__name__}")
-    return fairness.groups(dataset)
-
-
 def _best_leaf(dataset: Dataset) -> Tree:
     """The single leaf of least error: always δ-fair, a start for any fair MIP."""
     from odtkit.tree import majority_label
@@ -552,22 +883,94 @@ def _best_leaf(dataset: Dataset) -> Tree:
     return Tree.leaf(majority_label(counts))
 
 
-def _check_fairness_of_rows(
-    rows: list[dict[str, Any]], trees: list[Tree | None], dataset: Dataset, groups: FairnessGroups
-) -> None:
-    """Re-measure every returned tree's disparity; a tree above δ becomes an error row."""
+# --- reading --------------------------------------------------------------------------------
+
+
+def _read(plan: _Plan, runs: list[Run], source: str) -> Comparison:
+    """The comparison of ``runs``: each tree's disparity re-measured, the certified optimum of
+    each certificate, and each run's verdict against it."""
+    if plan.groups is not None:
+        runs = [_judged_fairness(run, plan.dataset, plan.groups) for run in runs]
+    optima = {kind: _certified(runs, kind) for kind in dict.fromkeys(r.certificate for r in runs)}
+    best = {kind: _best_verified(runs, kind) for kind in optima}
+    runs = [replace(r, agrees=_agrees(r, optima[r.certificate], best[r.certificate])) for r in runs]
+    data = plan.dataset
+    return Comparison(
+        runs=tuple(runs),
+        dataset=data.name,
+        lam=plan.lam,
+        max_depth=plan.max_depth,
+        certified_optima=optima,
+        warm_start_source=source,
+        feature_names=tuple(data.feature_names),
+        class_names=tuple(data.classes),
+        fairness=plan.fairness,
+        binarizer=plan.binarizer,
+        thresholds=plan.thresholds if plan.raw_X is not None else None,
+        binarize_time=plan.binarize_time,
+    )
+
+
+def _judged_fairness(run: Run, dataset: Dataset, groups: FairnessGroups) -> Run:
+    """``run`` with its tree's disparity re-measured; a tree above δ makes it an error run."""
     from odtkit.fairness import FAIRNESS_TOLERANCE
 
-    for row, tree in zip(rows, trees, strict=True):
-        if tree is None:
-            row["fairness_gap"] = math.nan
-            continue
-        gap = metrics.fairness_gap(tree, dataset, groups)
-        row["fairness_gap"] = gap
-        if gap > groups.delta + FAIRNESS_TOLERANCE:
-            row["status"] = Status.ERROR
-            row["bound"] = -math.inf
-            row["_unfair"] = True
-            row["message"] = (
-                f"its tree has disparity {gap:.6g} > delta={groups.delta:g}: not a feasible answer"
-            ) + (f"; {row['message']}" if row.get("message") else "")
+    tree = run.tree
+    if tree is None:
+        return replace(run, fairness_gap=math.nan)
+    gap = metrics.fairness_gap(tree, dataset, groups)
+    if gap <= groups.delta + FAIRNESS_TOLERANCE:
+        return replace(run, fairness_gap=gap)
+    said = run.result.message
+    message = (
+        f"its tree has disparity {gap:.6g} > delta={groups.delta:g}: not a feasible answer"
+    ) + (f"; {said}" if said else "")
+    result = run.result.replace(status=Status.ERROR, lower_bound=-math.inf, message=message)
+    return replace(run, result=result, fairness_gap=gap, unfair=True)
+
+
+# Two problems may share a comparison: OPT over all thresholds (the exact search) <= OPT over
+# the binarization (every binarized tree is a threshold tree on the same rows and λ). A run's
+# certificate is judged within its problem; an all-thresholds bound must also stay below every
+# tree of the table.
+
+
+def _best_verified(runs: list[Run], kind: str) -> float:
+    """The least verified objective a certificate ``kind``'s bound must not exceed: over the
+    runs of that certificate, and over every run for ``"all thresholds"``."""
+    values = [
+        r.objective
+        for r in runs
+        if r.feasible and (r.certificate == kind or kind == "all thresholds")
+    ]
+    return min(values) if values else math.nan
+
+
+def _certified(runs: list[Run], kind: str) -> float:
+    """The certified optimum of certificate ``kind`` (``nan`` if none): the least objective an
+    exact method proved optimal, else the best feasible tree when a valid bound meets it."""
+    mine = [r for r in runs if r.certificate == kind]
+    # a run's bound is valid for its problem by its method's declared properties; a failed
+    # certificate was already dropped to -inf by verify_solution
+    bound = max((r.bound for r in mine if VALID_BOUND in r.properties), default=-math.inf)
+    optimal = [
+        r.objective
+        for r in mine
+        if EXACT in r.properties and r.status == Status.OPTIMAL and not math.isnan(r.objective)
+    ]
+    if optimal:
+        return min(optimal)
+    own = [r.objective for r in mine if r.feasible]
+    return min(own) if own and min(own) <= bound + TOLERANCE else math.nan
+
+
+def _agrees(run: Run, certified: float, best: float) -> bool | None:
+    """``run``'s verdict: its tree meets the certified optimum and its bound is consistent."""
+    if not run.feasible:
+        return False
+    # verify_solution flags a solver whose value or bound contradicts its own tree; a bound
+    # above another method's verified tree would be a bug too
+    consistent = run.status != Status.ERROR and run.bound <= best + TOLERANCE
+    if math.isnan(certified):
+        return None if consistent else False
+    return consistent and abs(run.objective - certified) <= TOLERANCE
