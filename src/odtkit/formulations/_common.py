@@ -348,7 +348,9 @@ def complete_tree(tree: Tree, depth: int, n_features: int) -> Tree:
 
 
 def check_tree(tree: Any, meta: TreeMeta) -> Tree:
-    """``tree`` if it fits a model with ``meta`` (depth, features, classes), else raise."""
+    """``tree`` if it fits a model with ``meta`` (depth, features, classes and, in a fair
+    model, δ-fairness on the rows its fairness block counts: a start must be feasible), else
+    raise."""
     if not isinstance(tree, Tree):
         raise TypeError(f"tree must be an odtkit Tree, got {type(tree).__name__}")
     depth = meta.max_depth
@@ -359,6 +361,8 @@ def check_tree(tree: Any, meta: TreeMeta) -> Tree:
         raise ValueError(f"tree tests feature {max(used)}; the data has {meta.n_features}")
     if any(label >= meta.n_classes for _, label in tree.leaves()):
         raise ValueError(f"tree predicts a class code >= n_classes={meta.n_classes}")
+    if meta.fair_rows is not None:
+        check_fair_start(tree, meta.fair_X, meta.fair_rows)
     return tree
 
 
@@ -490,6 +494,11 @@ class TreeMeta(FormulationMeta):
     fairness: Fairness | None = None
     fairness_groups: FairnessGroups | None = None
     fair_rows: FairRows | None = None
+
+    @property
+    def fair_X(self) -> np.ndarray:
+        """The rows ``fair_rows`` counts (the model's rows; FlowOCT's fair model: its cells)."""
+        return self.rows.X
 
 
 TM = TypeVar("TM", bound=TreeMeta)

@@ -80,7 +80,6 @@ from odtkit.formulations._common import (
     TreeFormulation,
     TreeMeta,
     branch_nodes,
-    check_fair_start,
     check_tree,
     embed,
     prune_empty,
@@ -312,10 +311,7 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
         model = check_built_by(model, self)
         meta = model.meta
         tree = check_tree(tree, meta)
-        rows = meta.rows
-        fair = meta.fair_rows
-        if fair is not None:
-            check_fair_start(tree, rows.X, fair)
+        rows, fair = meta.rows, meta.fair_rows
         null_split, regularized = meta.null_split, meta.regularized
         D, X, m = meta.max_depth, rows.X, rows.n_rows
         heap = embed(prune_empty(tree, X), D)

@@ -135,7 +135,6 @@ from odtkit.formulations._common import (
     TreeMeta,
     ancestor_pairs,
     branch_nodes,
-    check_fair_start,
     check_tree,
     complete_tree,
     embed,
@@ -374,6 +373,11 @@ class FlowOCTMeta(TreeMeta):
     cells: Cells | None = None
     complete_trees: bool = False
     distinct_path_features: bool = False
+
+    @property
+    def fair_X(self) -> np.ndarray:
+        """The fair model's fairness block counts cells."""
+        return self.rows.X if self.cells is None else self.cells.X
 
 
 def _build_fair(
@@ -648,12 +652,10 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
         tree = check_tree(tree, meta)
         rows = meta.rows
         D = meta.max_depth
-        fair, cells = meta.fair_rows, meta.cells
-        if fair is not None and cells is not None:
-            check_fair_start(tree, cells.X, fair)
-            if meta.complete_trees:
-                # same predictions, hence the same value at lam = 0 and the same disparities
-                tree = complete_tree(prune_empty(tree, cells.X), D, rows.n_features)
+        cells = meta.cells
+        if cells is not None and meta.complete_trees:
+            # same predictions, hence the same value at lam = 0 and the same disparities
+            tree = complete_tree(prune_empty(tree, cells.X), D, rows.n_features)
         heap = embed(tree, D)
         n_branch, n_nodes, m = 2**D - 1, 2 ** (D + 1) - 1, rows.n_rows
         internal = np.flatnonzero(heap.is_internal)

@@ -67,7 +67,6 @@ from odtkit.formulations._common import (
     TreeFormulation,
     TreeMeta,
     branch_nodes,
-    check_fair_start,
     check_tree,
     label_of,
     prune_empty,
@@ -342,11 +341,7 @@ class PathOCT(TreeFormulation[PathOCTMeta]):
         model = check_built_by(model, self)
         meta = model.meta
         tree = check_tree(tree, meta)
-        rows = meta.rows
-        fair = meta.fair_rows
-        if fair is not None:
-            check_fair_start(tree, rows.X, fair)
-        layout = meta.layout
+        rows, layout = meta.rows, meta.layout
         D, K, p = meta.max_depth, meta.n_classes, meta.n_features
         y = np.zeros(layout.n_paths)
         b = np.zeros((2**D - 1, p))
