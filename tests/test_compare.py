@@ -211,7 +211,7 @@ def test_a_certified_start_switches_heuristics_off_only_where_it_is_optimal(monk
     real_solve = odtkit.solvers.solve
 
     def spy(model, **kwargs):
-        calls.append((model.meta.get("formulation"), kwargs.get("heuristics", True)))
+        calls.append((model.meta.formulation, kwargs.get("heuristics", True)))
         return real_solve(model, **kwargs)
 
     monkeypatch.setattr(odtkit.solvers, "solve", spy)

@@ -280,7 +280,7 @@ def test_merged_rows_sum_their_coefficients(form):
     fairness = Fairness("sp", protected=protected, delta=0.1234)
     merged = form().build(data, max_depth=2, lam=0.0, fairness=fairness)
     split = form(aggregate=False).build(data, max_depth=2, lam=0.0, fairness=fairness)
-    assert merged.meta["rows"].n_rows < split.meta["rows"].n_rows
+    assert merged.meta.rows.n_rows < split.meta.rows.n_rows
     if form is not PathOCT:  # PathOCT's size depends on the tree's cells, not on the rows
         assert merged.n_vars < split.n_vars
     values = [solve(model).objective for model in (merged, split)]

@@ -150,7 +150,7 @@ def test_lp_mip_match_enumeration_and_measured_terms(seed):
     # the solver's z/w values agree with the recomputed accounting
     vals = lp.solution.values
     terms = objective_terms(d, pe.leaves, lam=lam)
-    pair_class = lp.stats["model_ir"].meta["pair_class"]
+    pair_class = lp.stats["model_ir"].meta.pair_class
     np.testing.assert_array_equal(vals["w"][pair_class] > 0.5, terms["w"])
     np.testing.assert_array_equal(full.solution.values["w"] > 0.5, terms["w"])
 

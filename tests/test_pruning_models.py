@@ -342,7 +342,7 @@ def test_merge_classes_and_budget_rows():
     d = _example()
     m = IP3(aggregate=True, merge=True).build(d, lam=0.1)
     # both examples use the same features at the same nodes: 3 classes of 2 pairs each
-    pc = m.meta["pair_class"]
+    pc = m.meta.pair_class
     assert m.vars["w"].size == 3 and np.all(np.bincount(pc) == 2)
     np.testing.assert_allclose(np.sort(m.c[m.vars["w"].index]), 0.1 * np.array([1.0, 1.0, 2.0]))
     for B, val in [(0.0, 0.5), (3.0, 0.125), (4.0, 0.0)]:
@@ -405,7 +405,7 @@ def test_every_pruning_formulation_round_trips_start_check_decode(seed):
     pruning = _random_pruning(d, seed)
     for formulation, problem, leaves in _formulations(d, pruning):
         model = formulation.build(d, **problem)
-        assert model.meta["formulation"] == formulation.name
+        assert model.meta.formulation == formulation.name
         x = formulation.start(model, pruning)
         assert model.check(x).empty, formulation
         decoded = formulation.decode(model, x)

@@ -19,7 +19,7 @@ import numpy as np
 
 from odtkit._limits import Deadline, OutOfTime, charged
 from odtkit._validation import check_positive_number
-from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, Formulation
+from odtkit.formulations._base import Formulation, Property
 from odtkit.model import Model
 from odtkit.results import Result, Status, empty_trace
 
@@ -30,7 +30,7 @@ VERIFY_TOLERANCE = 1e-6
 
 
 def solve_formulation(
-    formulation: Formulation,
+    formulation: Formulation[Any, Any],
     data: Any,
     *,
     backend: str = "highs",
@@ -68,7 +68,8 @@ def solve_formulation(
     solve_options : mapping, optional
         Further keywords of :func:`odtkit.solvers.solve` (``threads=``, ``heuristics=`` ...).
     **problem
-        The problem, passed to ``formulation.build`` (``lam=``, ``max_depth=`` ...).
+        The problem, passed to ``formulation.build``: its fields by keyword (``lam=``,
+        ``max_depth=`` ...).
 
     Returns
     -------
@@ -78,7 +79,7 @@ def solve_formulation(
         ``warm_start``, ``solver`` and the built ``model_ir``. Ctrl-C during the build gives
         status ``interrupted`` without a model; during the solve, the solver's incumbent.
     """
-    from odtkit.solvers import backend_capabilities
+    from odtkit.solvers import Capability, backend_capabilities
 
     # checked before the build, which may take long: a bad limit, backend or solver is refused
     # at once, naming the argument
@@ -100,14 +101,14 @@ def solve_formulation(
         return _not_solved(formulation, backend, Status.INTERRUPTED, deadline, "the build")
     build_time = time.perf_counter() - t0
     start_vector = None
-    if start is not None and "mip_start" in capabilities:
+    if start is not None and Capability.MIP_START in capabilities:
         start_vector = (
             np.asarray(start, dtype=float)
             if isinstance(start, np.ndarray)
             else formulation.start(model, start)
         )
-        certified = start_is_optimal and EXACT in formulation.properties
-        if certified and "heuristics_off" in capabilities:
+        certified = start_is_optimal and Property.EXACT in formulation.properties
+        if certified and Capability.HEURISTICS_OFF in capabilities:
             options.setdefault("heuristics", False)  # the start is optimal: only the proof is left
     result = solve_model(
         formulation,
@@ -123,7 +124,7 @@ def solve_formulation(
 
 
 def _not_solved(
-    formulation: Formulation, backend: str, status: Status, deadline: Deadline, phase: str
+    formulation: Formulation[Any, Any], backend: str, status: Status, deadline: Deadline, phase: str
 ) -> Result:
     """The answer of a call stopped (time limit, Ctrl-C) before a model existed to solve.
 
@@ -154,8 +155,8 @@ def _not_solved(
 
 
 def solve_model(
-    formulation: Formulation,
-    model: Model,
+    formulation: Formulation[Any, Any],
+    model: Model[Any],
     data: Any,
     *,
     backend: str,
@@ -187,7 +188,9 @@ def solve_model(
     return result.replace(stats={**result.stats, **stats})
 
 
-def verify_solution(formulation: Formulation, model: Model, solution: Any, data: Any) -> Result:
+def verify_solution(
+    formulation: Formulation[Any, Any], model: Model[Any], solution: Any, data: Any
+) -> Result:
     """The model-level :class:`Result` of a backend ``solution`` of ``model``, re-verified.
 
     Decodes the solution, evaluates the decoded object with ``formulation.evaluate`` and checks
@@ -220,7 +223,10 @@ def verify_solution(formulation: Formulation, model: Model, solution: Any, data:
                 f"the solver's bound {bound:.10g} exceeds the verified objective {objective:.10g} "
                 "of the model it returned: its numerics failed, so nothing is certified"
             )
-        elif DECODE_NOT_WORSE in properties and objective > solution.objective + VERIFY_TOLERANCE:
+        elif (
+            Property.DECODE_NOT_WORSE in properties
+            and objective > solution.objective + VERIFY_TOLERANCE
+        ):
             message = (
                 f"the decoded model scores {objective:.10g}, worse than the solver's value "
                 f"{solution.objective:.10g}: the solution does not describe the model it encodes"
@@ -234,7 +240,7 @@ def verify_solution(formulation: Formulation, model: Model, solution: Any, data:
             elif status == Status.OPTIMAL:
                 # optimal for the program, not proven for the stated problem: say why
                 status = Status.FEASIBLE
-                if EXACT in properties:
+                if Property.EXACT in properties:
                     why = "the solver stopped at its optimality gap tolerance"
                 else:
                     why = "the model's optimum need not be the stated problem's"

@@ -1,9 +1,11 @@
 """MIP formulations of optimal decision trees, built as backend-neutral :class:`odtkit.model.Model`.
 
 Each formulation is a stateless :class:`Formulation`: the constructor takes modelling choices,
-``build(dataset, *, max_depth, lam) -> Model`` the problem, and the model's ``meta`` carries what
-``decode(model, solution) -> Tree``, ``start(model, tree) -> ndarray`` (a complete, feasible MIP
-start), ``evaluate(model, tree, dataset)`` and ``lower_bound(model, solution)`` need. Solve one
+``build(dataset, TreeProblem(max_depth, lam))`` (or ``build(dataset, max_depth=, lam=)``) the
+problem, and the model's ``meta`` (a :class:`TreeMeta`, extended per formulation:
+``Model[BinOCTMeta]`` ...) carries what ``decode(model, solution) -> Tree``,
+``start(model, tree) -> ndarray`` (a complete, feasible MIP start), ``evaluate(model, tree,
+dataset)`` and ``lower_bound(model, solution)`` need. Solve one
 with :func:`odtkit.solve_formulation`; see docs/formulations-trees.md for the math
 and docs/references.md for the papers.
 
@@ -18,8 +20,8 @@ and docs/references.md for the papers.
 
 Ensemble pruning (:mod:`odtkit.formulations.pruning`): :class:`IP0`, :class:`IP1`,
 :class:`IP2`, :class:`IP3`, :class:`LP1` and the column-generation :class:`ColgenMaster`, on the
-:class:`Formulation` protocol; their network-matrix certificate is
-:mod:`odtkit.formulations.network`.
+:class:`Formulation` protocol (problem :class:`PruningProblem`, meta :class:`PruningMeta`);
+their network-matrix certificate is :mod:`odtkit.formulations.network`.
 """
 
 from odtkit.formulations._base import (
@@ -29,36 +31,59 @@ from odtkit.formulations._base import (
     PROPERTIES,
     VALID_BOUND,
     Formulation,
+    FormulationMeta,
     Property,
 )
-from odtkit.formulations.binoct import BinOCT, RBinOCT
-from odtkit.formulations.flowoct import FlowOCT
+from odtkit.formulations._common import TreeMeta, TreeProblem
+from odtkit.formulations.binoct import BinOCT, BinOCTMeta, RBinOCT
+from odtkit.formulations.flowoct import FlowOCT, FlowOCTMeta
 from odtkit.formulations.network import (
     NetworkCertificate,
     certify_network_matrix,
     is_totally_unimodular,
 )
-from odtkit.formulations.paths import PathOCT
-from odtkit.formulations.pruning import IP0, IP1, IP2, IP3, LP1, ColgenMaster
+from odtkit.formulations.paths import PathOCT, PathOCTMeta
+from odtkit.formulations.pruning import (
+    IP0,
+    IP1,
+    IP2,
+    IP3,
+    LP1,
+    ColgenMaster,
+    IP3Meta,
+    MasterMeta,
+    PruningMeta,
+    PruningProblem,
+)
 
 __all__ = [
     "BinOCT",
+    "BinOCTMeta",
     "ColgenMaster",
     "DECODE_NOT_WORSE",
     "EXACT",
     "FlowOCT",
+    "FlowOCTMeta",
     "Formulation",
+    "FormulationMeta",
     "IP0",
     "IP1",
     "IP2",
     "IP3",
+    "IP3Meta",
     "LP1",
     "LP_INTEGRAL",
+    "MasterMeta",
     "NetworkCertificate",
     "PROPERTIES",
-    "Property",
     "PathOCT",
+    "PathOCTMeta",
+    "Property",
+    "PruningMeta",
+    "PruningProblem",
     "RBinOCT",
+    "TreeMeta",
+    "TreeProblem",
     "VALID_BOUND",
     "certify_network_matrix",
     "is_totally_unimodular",

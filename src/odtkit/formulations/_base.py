@@ -1,11 +1,16 @@
 """The one protocol of every formulation: trees, fairness-constrained trees and ensemble pruning.
 
 A formulation is **stateless**: its constructor takes modelling *choices* (null splits, cuts,
-aggregation) and never changes; the *problem* (data, ``lam``, ``max_depth``, budgets) goes to
-:meth:`Formulation.build`, which returns an immutable :class:`~odtkit.model.Model` whose ``meta``
-carries everything :meth:`~Formulation.decode` and :meth:`~Formulation.start` need. So one
-formulation object can build many models, and a model can be decoded without the object that
-built it being in any particular state.
+aggregation) and never changes; the *problem* goes to :meth:`Formulation.build` with the data,
+as a small frozen dataclass (:class:`~odtkit.formulations.TreeProblem`,
+:class:`~odtkit.formulations.PruningProblem`) or as the same fields by keyword
+(``build(data, max_depth=2, lam=0.01)``). ``build`` returns an immutable
+:class:`~odtkit.model.Model` whose ``meta`` is the formulation's own frozen dataclass (a
+:class:`FormulationMeta`: :class:`~odtkit.formulations.TreeMeta`,
+:class:`~odtkit.formulations.PruningMeta` and their subclasses) holding everything
+:meth:`~Formulation.decode` and :meth:`~Formulation.start` need. So one formulation object can
+build many models, a model can be decoded without the object that built it being in any
+particular state, and every read of the meta is an attribute a type checker sees.
 
 Declared properties say what a solver's answer means for the problem the user stated; callers
 (:func:`odtkit.solve_formulation`, :func:`odtkit.compare`) read them instead of keeping lists of
@@ -25,11 +30,13 @@ formulation names:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import numpy as np
 
@@ -56,27 +63,55 @@ LP_INTEGRAL = Property.LP_INTEGRAL
 PROPERTIES = frozenset(Property)
 
 
-class Formulation(ABC):
-    """Base of every formulation (see the module docstring).
+@dataclass(frozen=True, kw_only=True, eq=False)
+class FormulationMeta:
+    """Base of every formulation's ``Model.meta``: the name of the formulation that built the
+    model (:func:`check_built_by` compares it). Subclasses add what their formulation's
+    ``decode``/``start``/``evaluate`` read; ``eq=False`` because they hold numpy arrays."""
 
-    Subclasses set ``name`` and implement :meth:`build`, :meth:`decode`, :meth:`evaluate` and
+    formulation: str
+
+    def extend(self, meta_type: type[MT], **choices: Any) -> MT:
+        """A ``meta_type`` (a subclass) holding this meta's fields and a formulation's own
+        ``choices``: how each formulation adds to its family's common meta."""
+        common = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return meta_type(**{**common, **choices})
+
+
+MT = TypeVar("MT", bound=FormulationMeta)
+
+#: A formulation's problem type (e.g. TreeProblem) and meta type (e.g. BinOCTMeta).
+P = TypeVar("P")
+M = TypeVar("M", bound=FormulationMeta)
+
+
+class Formulation(ABC, Generic[P, M]):
+    """Base of every formulation (see the module docstring), generic over its problem type
+    ``P`` and the type ``M`` of the ``meta`` of the models it builds.
+
+    Subclasses set ``name`` and ``_properties`` (or override :attr:`properties` when they depend
+    on the choices) and implement :meth:`build`, :meth:`decode`, :meth:`evaluate` and
     :meth:`start` (every formulation can be warm-started); :meth:`lower_bound` and
     :meth:`violation` (side constraints, e.g. fairness) have defaults.
     """
 
     name: ClassVar[str] = ""
+    #: The problem dataclass ``build`` takes (``P``), for code generic over formulations.
+    problem_type: ClassVar[type[Any]] = object
+    _properties: ClassVar[frozenset[Property]] = frozenset()
 
     @property
     def properties(self) -> frozenset[Property]:
         """Declared properties (a subset of :data:`PROPERTIES`); may depend on the choices."""
-        return frozenset()
+        return self._properties
 
     @abstractmethod
-    def build(self, data: Any, **problem: Any) -> Model:
-        """The model of ``data`` for the problem given by keyword (``lam=``, ``max_depth=``...)."""
+    def build(self, data: Any, problem: P | None = None, /) -> Model[M]:
+        """The model of ``data`` for ``problem``; every formulation also takes the problem's
+        fields by keyword instead (``build(data, max_depth=2, lam=0.01)``)."""
 
     @abstractmethod
-    def decode(self, model: Model, solution: Any) -> Any:
+    def decode(self, model: Model[M], solution: Any) -> Any:
         """The model object (tree, pruning ...) of a solution of ``model``.
 
         ``solution`` is a :class:`odtkit.solvers.Solution` with a solution, a dict of values by
@@ -84,16 +119,16 @@ class Formulation(ABC):
         """
 
     @abstractmethod
-    def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
+    def evaluate(self, model: Model[M], decoded: Any, data: Any) -> float:
         """The stated problem's objective of ``decoded`` on ``data``, by :mod:`odtkit.metrics`
         (or the pruning module's own accounting): the single truth every answer is checked
         against."""
 
     @abstractmethod
-    def start(self, model: Model, obj: Any) -> np.ndarray:
+    def start(self, model: Model[M], obj: Any) -> np.ndarray:
         """A complete, feasible start vector of ``model`` from a model object (e.g. a tree)."""
 
-    def violation(self, model: Model, decoded: Any, data: Any) -> str:
+    def violation(self, model: Model[M], decoded: Any, data: Any) -> str:
         """Why ``decoded`` breaks a side constraint of the stated problem on ``data`` (a
         fairness bound ...), re-measured by :mod:`odtkit.metrics`; ``""`` when it satisfies them
         all. The default states no side constraint. :func:`odtkit.pipeline.verify_solution`
@@ -101,7 +136,7 @@ class Formulation(ABC):
         """
         return ""
 
-    def lower_bound(self, model: Model, solution: Any) -> float:
+    def lower_bound(self, model: Model[M], solution: Any) -> float:
         """A lower bound on the stated problem's optimum from a solver's answer.
 
         The default is the solver's own bound when the formulation declares ``VALID_BOUND``
@@ -116,7 +151,7 @@ class Formulation(ABC):
         return f"{type(self).__name__}({choices})"
 
 
-def solution_values(model: Model, solution: Any) -> dict[str, np.ndarray]:
+def solution_values(model: Model[Any], solution: Any) -> dict[str, np.ndarray]:
     """Values by variable group from a Solution, a dict by group or a full column vector."""
     if hasattr(solution, "has_solution") and hasattr(solution, "values"):
         if not solution.has_solution:
@@ -130,14 +165,16 @@ def solution_values(model: Model, solution: Any) -> dict[str, np.ndarray]:
     return model.values(np.asarray(solution, dtype=float))
 
 
-def check_built_by(model: Any, formulation: Formulation) -> Model:
+def check_built_by(model: object, formulation: Formulation[Any, M]) -> Model[M]:
     """``model`` if ``formulation`` (by name) built it, else a TypeError/ValueError naming it."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be an odtkit.model.Model, got {type(model).__name__}")
-    built_by = model.meta.get("formulation")
+    meta = model.meta
+    built_by = meta.formulation if isinstance(meta, FormulationMeta) else None
     if built_by != formulation.name:
         raise ValueError(
             f"model was built by {built_by!r}, not by {formulation.name!r}: decode and start it "
             "with the formulation that built it"
         )
-    return model
+    # the name matches, so its meta is the one this formulation attaches
+    return cast("Model[M]", model)

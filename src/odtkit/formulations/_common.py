@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -21,7 +21,12 @@ from odtkit._validation import check_dataset, check_depth, check_lambda, scale_w
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import unique_rows
 from odtkit.fairness import FAIRNESS_TOLERANCE, Fairness, FairnessGroups
-from odtkit.formulations._base import Formulation, check_built_by, solution_values
+from odtkit.formulations._base import (
+    Formulation,
+    FormulationMeta,
+    check_built_by,
+    solution_values,
+)
 from odtkit.formulations.fairness import FairRows, check_fairness
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
@@ -245,6 +250,21 @@ class HeapTree:
         return self.present & (self.feature != NO_FEATURE)
 
 
+def split_of(node: Tree) -> tuple[int, Tree, Tree]:
+    """``(feature, left, right)`` of an internal node (``Tree`` types them optional, since a
+    leaf has none)."""
+    if node.feature is None or node.left is None or node.right is None:
+        raise ValueError("a leaf has no split")  # cannot happen: callers test is_leaf first
+    return node.feature, node.left, node.right
+
+
+def label_of(node: Tree) -> int:
+    """The class of a leaf."""
+    if node.label is None:
+        raise ValueError("an internal node has no label")  # cannot happen, as above
+    return node.label
+
+
 def embed(tree: Tree, depth: int) -> HeapTree:
     """Heap arrays of ``tree`` (root at 1, children of ``u`` at ``2u`` / ``2u+1``)."""
     if not isinstance(tree, Tree):
@@ -260,11 +280,11 @@ def embed(tree: Tree, depth: int) -> HeapTree:
         node, u = stack.pop()
         present[u] = True
         if node.is_leaf:
-            label[u] = node.label
+            label[u] = label_of(node)
         else:
-            feature[u] = node.feature
-            stack.append((node.left, 2 * u))
-            stack.append((node.right, 2 * u + 1))
+            feature[u], left, right = split_of(node)
+            stack.append((left, 2 * u))
+            stack.append((right, 2 * u + 1))
     return HeapTree(depth, present, feature, label)
 
 
@@ -294,14 +314,13 @@ def prune_empty(tree: Tree, X: np.ndarray) -> Tree:
     def walk(node: Tree, rows: np.ndarray) -> Tree:
         if node.is_leaf:
             return node
-        right = X[rows, node.feature]
+        j, left, right_child = split_of(node)
+        right = X[rows, j]
         if not right.any():
-            return walk(node.left, rows)
+            return walk(left, rows)
         if right.all():
-            return walk(node.right, rows)
-        return Tree.split(
-            node.feature, walk(node.left, rows[~right]), walk(node.right, rows[right])
-        )
+            return walk(right_child, rows)
+        return Tree.split(j, walk(left, rows[~right]), walk(right_child, rows[right]))
 
     if X.shape[0] == 0:
         return tree
@@ -321,26 +340,29 @@ def complete_tree(tree: Tree, depth: int, n_features: int) -> Tree:
             j = free[0] if free else 0
             child = walk(node, level + 1, used | {j})
             return Tree.split(j, child, child)
-        used = used | {node.feature}
-        return Tree.split(
-            node.feature, walk(node.left, level + 1, used), walk(node.right, level + 1, used)
-        )
+        j, left, right = split_of(node)
+        used = used | {j}
+        return Tree.split(j, walk(left, level + 1, used), walk(right, level + 1, used))
 
     return walk(tree, 0, frozenset())
 
 
-def check_tree(tree: Any, meta: Any) -> Tree:
-    """``tree`` if it fits a model with ``meta`` (depth, features, classes), else raise."""
+def check_tree(tree: Any, meta: TreeMeta) -> Tree:
+    """``tree`` if it fits a model with ``meta`` (depth, features, classes and, in a fair
+    model, δ-fairness on the rows its fairness block counts: a start must be feasible), else
+    raise."""
     if not isinstance(tree, Tree):
         raise TypeError(f"tree must be an odtkit Tree, got {type(tree).__name__}")
-    depth = meta["max_depth"]
+    depth = meta.max_depth
     if tree.depth > depth:
         raise ValueError(f"tree has depth {tree.depth} but the model allows depth <= {depth}")
     used = tree.features_used()
-    if used and max(used) >= meta["n_features"]:
-        raise ValueError(f"tree tests feature {max(used)}; the data has {meta['n_features']}")
-    if any(label >= meta["n_classes"] for _, label in tree.leaves()):
-        raise ValueError(f"tree predicts a class code >= n_classes={meta['n_classes']}")
+    if used and max(used) >= meta.n_features:
+        raise ValueError(f"tree tests feature {max(used)}; the data has {meta.n_features}")
+    if any(label >= meta.n_classes for _, label in tree.leaves()):
+        raise ValueError(f"tree predicts a class code >= n_classes={meta.n_classes}")
+    if meta.fair_rows is not None:
+        check_fair_start(tree, meta.fair_X, meta.fair_rows)
     return tree
 
 
@@ -382,59 +404,171 @@ def check_complete_tree_size(max_depth: int, n_rows: int, requested: object = No
         )
 
 
-class TreeFormulation(Formulation):
+@dataclass(frozen=True)
+class TreeProblem:
+    """The problem every tree formulation solves: OSDT's ``min R(T) = errors / W + lam * leaves``
+    over trees of depth <= ``max_depth``, δ-fair ones only with ``fairness``.
+
+    Validated on construction (TypeError/ValueError naming the field); ``build`` then clamps
+    ``max_depth`` to the data's feature count (a deeper tree is never better).
+
+    Attributes
+    ----------
+    max_depth : int
+        Depth D >= 1 of the complete tree the model describes.
+    lam : float
+        Penalty per leaf (OSDT units), ``>= 0``.
+    fairness : Fairness, optional
+        A fairness constraint (docs/formulations-trees.md §5).
+    """
+
+    max_depth: int
+    lam: float
+    fairness: Fairness | None = None
+
+    def __post_init__(self) -> None:
+        depth = check_depth(self.max_depth, "max_depth", allow_none=False, minimum=1)
+        object.__setattr__(self, "max_depth", depth)
+        object.__setattr__(self, "lam", check_lambda(self.lam))
+        object.__setattr__(self, "fairness", check_fairness(self.fairness))
+
+    @classmethod
+    def of(
+        cls,
+        problem: TreeProblem | None,
+        max_depth: int | None = None,
+        lam: float | None = None,
+        fairness: Fairness | None = None,
+    ) -> TreeProblem:
+        """``problem``, or the problem given by keyword (exactly one of the two forms)."""
+        if problem is not None:
+            if not isinstance(problem, TreeProblem):
+                raise TypeError(f"problem must be a TreeProblem, got {type(problem).__name__}")
+            if max_depth is not None or lam is not None or fairness is not None:
+                raise TypeError(
+                    "give the problem as a TreeProblem or by keyword (max_depth=, lam=, "
+                    "fairness=), not both"
+                )
+            return problem
+        if max_depth is None or lam is None:
+            given = (("max_depth", max_depth), ("lam", lam))
+            missing = " and ".join(name for name, value in given if value is None)
+            raise TypeError(f"build() needs {missing} (or a TreeProblem)")
+        return cls(max_depth, lam, fairness)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class TreeMeta(FormulationMeta):
+    """What every tree formulation's model carries (its ``Model.meta``); each formulation's
+    own meta (:class:`~odtkit.formulations.binoct.BinOCTMeta` ...) adds its choices.
+
+    Attributes
+    ----------
+    formulation : str
+        The name of the formulation that built the model.
+    max_depth, lam, fairness
+        The stated problem (``max_depth`` clamped to the feature count).
+    n_features, n_classes : int
+    total_weight : float
+        The dataset's total sample weight.
+    data_key : str
+        :func:`data_key` of the dataset: ``evaluate`` refuses other data.
+    rows : RowData
+        The positive-weight (merged) rows the model was built on.
+    aggregate : bool
+        Whether identical rows were merged.
+    fairness_groups : FairnessGroups or None
+        The fairness constraint's groups on the dataset (``violation`` re-measures with them).
+    fair_rows : FairRows or None
+        The fairness block's rows, as the model sees them (starts are checked against them).
+    """
+
+    max_depth: int
+    lam: float
+    n_features: int
+    n_classes: int
+    total_weight: float
+    data_key: str
+    rows: RowData
+    aggregate: bool
+    fairness: Fairness | None = None
+    fairness_groups: FairnessGroups | None = None
+    fair_rows: FairRows | None = None
+
+    @property
+    def fair_X(self) -> np.ndarray:
+        """The rows ``fair_rows`` counts (the model's rows; FlowOCT's fair model: its cells)."""
+        return self.rows.X
+
+
+TM = TypeVar("TM", bound=TreeMeta)
+
+
+class TreeFormulation(Formulation[TreeProblem, TM]):
     """Base of BinOCT / RBinOCT / FlowOCT on the :class:`Formulation` protocol.
 
     The constructor keeps modelling choices only; :meth:`build` validates the problem
-    (``max_depth >= 1``, ``lam >= 0``), merges rows and stores in ``model.meta`` everything
-    :meth:`decode`, :meth:`start` and :meth:`evaluate` read: ``formulation``, ``max_depth``,
-    ``lam``, ``n_features``, ``n_classes``, ``total_weight``, ``data_key`` (:func:`data_key`),
-    ``rows`` (the :class:`RowData` the model was built on: positive-weight rows only) and each
-    subclass's choices. Decoding and starting read the model, never the object's state, so one
-    object serves any number of models.
+    (a :class:`TreeProblem`), merges rows and attaches as ``model.meta`` everything
+    :meth:`decode`, :meth:`start` and :meth:`evaluate` read: a :class:`TreeMeta` extended by
+    each subclass's choices (``TM``). Decoding and starting read the model, never the object's
+    state, so one object serves any number of models.
 
-    Subclasses implement :meth:`_model` (the variables and rows), :meth:`_tree` (the raw tree
-    of a solution's values) and :meth:`start`.
+    Subclasses implement :meth:`_model` (the variables and rows; it returns the meta),
+    :meth:`_tree` (the raw tree of a solution's values) and :meth:`start`.
     """
 
     name = "tree"
+    problem_type = TreeProblem
 
     def __init__(self, *, aggregate: bool = True) -> None:
         self.aggregate = bool(aggregate)
 
     def build(
-        self, dataset: Any, *, max_depth: int, lam: float, fairness: Fairness | None = None
-    ) -> Model:
+        self,
+        dataset: Dataset,
+        problem: TreeProblem | None = None,
+        /,
+        *,
+        max_depth: int | None = None,
+        lam: float | None = None,
+        fairness: Fairness | None = None,
+    ) -> Model[TM]:
         """The model of ``dataset`` (binary features, classes 0..K-1) for depth <= ``max_depth``.
 
         Parameters
         ----------
         dataset : Dataset
+        problem : TreeProblem, optional
+            The problem; or give its fields by keyword instead:
         max_depth : int
             Depth D >= 1 of the complete tree the model describes.
         lam : float
             Penalty per leaf (OSDT units), ``>= 0``.
         fairness : Fairness, optional
             A fairness constraint (docs/formulations-trees.md §5): the model then describes only the
-            δ-fair trees (:mod:`odtkit.formulations.fairness`), ``meta["fairness"]`` holds the
-            constraint and ``meta["fairness_groups"]`` its groups on ``dataset``, which
+            δ-fair trees (:mod:`odtkit.formulations.fairness`), ``meta.fairness`` holds the
+            constraint and ``meta.fairness_groups`` its groups on ``dataset``, which
             :meth:`violation` re-measures decoded trees with.
         """
         dataset = check_dataset(dataset)
-        requested = max_depth
-        max_depth = check_depth(
-            max_depth, "max_depth", allow_none=False, minimum=1, n_features=dataset.n_features
+        problem = TreeProblem.of(problem, max_depth, lam, fairness)
+        depth = check_depth(
+            problem.max_depth,
+            "max_depth",
+            allow_none=False,
+            minimum=1,
+            n_features=dataset.n_features,
         )
-        lam = check_lambda(lam)
-        fairness = check_fairness(fairness)
+        assert depth is not None  # allow_none=False
+        fairness = problem.fairness
         groups = None if fairness is None else fairness.groups(dataset)
         rows = row_data(dataset, self.aggregate)
-        check_complete_tree_size(max_depth, rows.n_rows, requested)
+        check_complete_tree_size(depth, rows.n_rows, problem.max_depth)
         builder = ModelBuilder(self.name)
-        builder.meta.update(
+        tree = TreeMeta(
             formulation=self.name,
-            max_depth=max_depth,
-            lam=lam,
+            max_depth=depth,
+            lam=problem.lam,
             n_features=dataset.n_features,
             n_classes=dataset.n_classes,
             total_weight=dataset.total_weight,
@@ -444,26 +578,19 @@ class TreeFormulation(Formulation):
             fairness=fairness,
             fairness_groups=groups,
         )
-        self._model(builder, rows, max_depth, lam, groups)
-        return builder.build()
+        return builder.build(self._model(builder, tree))
 
     @abstractmethod
-    def _model(
-        self,
-        builder: ModelBuilder,
-        rows: RowData,
-        depth: int,
-        lam: float,
-        groups: FairnessGroups | None,
-    ) -> None:
-        """Add the variables, rows and objective (and the choices to ``builder.meta``); with
-        ``groups`` also the fairness block."""
+    def _model(self, builder: ModelBuilder, tree: TreeMeta) -> TM:
+        """Add the variables, rows and objective of the problem ``tree`` states (with
+        ``tree.fairness_groups`` also the fairness block); return the model's meta: ``tree``
+        extended by this formulation's choices."""
 
     @abstractmethod
-    def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
+    def _tree(self, meta: TM, values: dict[str, np.ndarray]) -> Tree:
         """The tree a solution's values describe, before pruning."""
 
-    def decode(self, model: Model, solution: Any) -> Tree:
+    def decode(self, model: Model[TM], solution: Any) -> Tree:
         """The canonical tree of ``solution`` (a Solution, values by group or a column vector).
 
         The raw tree read from the rounded binaries is pruned of empty sides and merged
@@ -474,26 +601,26 @@ class TreeFormulation(Formulation):
         model = check_built_by(model, self)
         values = solution_values(model, solution)
         meta = model.meta
-        return self._tree(meta, values).canonical(meta["rows"].X)
+        return self._tree(meta, values).canonical(meta.rows.X)
 
-    def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
+    def evaluate(self, model: Model[TM], decoded: Any, data: Any) -> float:
         """``metrics.objective(decoded, data, lam)`` with the model's ``lam``: the one truth."""
         model = check_built_by(model, self)
         data = check_dataset(data, "data")
         meta = model.meta
-        if data_key(data) != meta["data_key"]:
+        if data_key(data) != meta.data_key:
             raise ValueError("data differs from the dataset the model was built on")
-        return metrics.objective(decoded, data, lam=meta["lam"])
+        return metrics.objective(decoded, data, lam=meta.lam)
 
-    def violation(self, model: Model, decoded: Any, data: Any) -> str:
+    def violation(self, model: Model[TM], decoded: Any, data: Any) -> str:
         """Why ``decoded`` breaks the model's fairness constraint on ``data`` ("" if it does not,
         or the model has none), measured by :func:`odtkit.metrics.fairness_gap`."""
         model = check_built_by(model, self)
-        groups = model.meta.get("fairness_groups")
+        groups = model.meta.fairness_groups
         if groups is None:
             return ""
         data = check_dataset(data, "data")
-        if data_key(data) != model.meta["data_key"]:
+        if data_key(data) != model.meta.data_key:
             raise ValueError("data differs from the dataset the model was built on")
         gap = metrics.fairness_gap(decoded, data, groups)
         if gap <= groups.delta + FAIRNESS_TOLERANCE:

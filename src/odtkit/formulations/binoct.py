@@ -61,31 +61,59 @@ fair).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from odtkit.fairness import FairnessGroups
-from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
+from odtkit.formulations._base import (
+    DECODE_NOT_WORSE,
+    EXACT,
+    VALID_BOUND,
+    Property,
+    check_built_by,
+)
 from odtkit.formulations._common import (
     NO_FEATURE,
     RowData,
     TreeFormulation,
+    TreeMeta,
     branch_nodes,
-    check_fair_start,
     check_tree,
     embed,
     prune_empty,
     subtree_leaf_ranges,
 )
-from odtkit.formulations.fairness import add_leaf_fairness, leaf_side_values, merge_groups
+from odtkit.formulations.fairness import (
+    FairRows,
+    add_leaf_fairness,
+    leaf_side_values,
+    merge_groups,
+)
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
-__all__ = ["BOUND_TOLERANCE", "BinOCT", "RBinOCT"]
+__all__ = ["BOUND_TOLERANCE", "BinOCT", "BinOCTMeta", "RBinOCT"]
 
 #: Slack (in error units) allowed when rounding a solver's error bound up to an integer.
 BOUND_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class BinOCTMeta(TreeMeta):
+    """The meta of a (R)BinOCT model: :class:`~odtkit.formulations.TreeMeta` and the choices.
+
+    Attributes
+    ----------
+    null_split, regularized : bool
+    features : tuple of int
+        The non-constant features, one column of ``f`` each, in order.
+    """
+
+    null_split: bool
+    regularized: bool
+    features: tuple[int, ...]
 
 
 def _build(
@@ -98,7 +126,9 @@ def _build(
     null_split: bool,
     name: str,
     groups: FairnessGroups | None = None,
-) -> None:
+) -> tuple[np.ndarray, FairRows | None]:
+    """Add the model to ``b``; the non-constant features (``f``'s columns) and the fairness
+    block's rows."""
     m, K = rows.n_rows, rows.n_classes
     X = rows.X
     nonconstant = np.flatnonzero(X.any(axis=0) & ~X.all(axis=0))
@@ -111,7 +141,6 @@ def _build(
     n_branch, n_leaf = 2**depth - 1, 2**depth
     branches = branch_nodes(depth)
 
-    b.meta.update(null_split=null_split, regularized=regularized, features=nonconstant.tolist())
     f = b.add_vars("f", (n_branch, nJ), "binary", labels=(branches.tolist(), nonconstant.tolist()))
     g = b.add_vars("g", (n_branch,), "binary", labels=(branches.tolist(),)) if null_split else None
     c = b.add_vars("c", (n_leaf, K), "binary")
@@ -207,21 +236,22 @@ def _build(
             np.full(n_branch, float(m)),
         )
 
+    fair = None
     if groups is not None:
         # (FR): the positive prediction of row i is sum_t q[i, t] c[t, k+], linearized per
         # (leaf, side) by the shared block; q is exact once f and g are integral
         fair = merge_groups(groups, rows.source, m)
-        b.meta["fair_rows"] = fair
         add_leaf_fairness(b, fair, q.index, c.index[:, fair.positive_code])
 
-    if regularized:
+    if alpha is not None:
         b.add_objective(e.index.ravel(), 1.0 / rows.total_weight)
         b.add_objective(alpha.index, lam)
     else:
         b.add_objective(e.index.ravel(), 1.0)
+    return nonconstant, fair
 
 
-class _BinOCTBase(TreeFormulation):
+class _BinOCTBase(TreeFormulation[BinOCTMeta]):
     regularized = False
     default_null_split = False
 
@@ -229,34 +259,34 @@ class _BinOCTBase(TreeFormulation):
         super().__init__(aggregate=aggregate)
         self.null_split = self.default_null_split if null_split is None else bool(null_split)
 
-    def _model(
-        self,
-        builder: ModelBuilder,
-        rows: RowData,
-        depth: int,
-        lam: float,
-        groups: FairnessGroups | None,
-    ) -> None:
-        _build(
+    def _model(self, builder: ModelBuilder, tree: TreeMeta) -> BinOCTMeta:
+        features, fair = _build(
             builder,
-            rows,
-            depth,
-            lam,
+            tree.rows,
+            tree.max_depth,
+            tree.lam,
             regularized=self.regularized,
             null_split=self.null_split,
             name=self.name,
-            groups=groups,
+            groups=tree.fairness_groups,
+        )
+        return tree.extend(
+            BinOCTMeta,
+            fair_rows=fair,
+            null_split=self.null_split,
+            regularized=self.regularized,
+            features=tuple(features.tolist()),
         )
 
     # decoding ----------------------------------------------------------------------------------
-    def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
+    def _tree(self, meta: BinOCTMeta, values: dict[str, np.ndarray]) -> Tree:
         """The tested feature of every branch node (or its null split) and the class of every
         leaf, from the rounded binaries (> 0.5); ``decode`` then makes it canonical."""
-        depth, n_classes = meta["max_depth"], meta["n_classes"]
-        features = np.asarray(meta["features"], dtype=np.int64)
+        depth, n_classes = meta.max_depth, meta.n_classes
+        features = np.asarray(meta.features, dtype=np.int64)
         n_leaf = 2**depth
         f = values["f"].reshape(n_leaf - 1, features.size)
-        g = values["g"].reshape(-1) if meta["null_split"] else np.zeros(n_leaf - 1)
+        g = values["g"].reshape(-1) if meta.null_split else np.zeros(n_leaf - 1)
         c = values["c"].reshape(n_leaf, n_classes)
 
         def node(u: int) -> Tree:
@@ -269,7 +299,7 @@ class _BinOCTBase(TreeFormulation):
         return node(1)
 
     # warm start --------------------------------------------------------------------------------
-    def start(self, model: Model, tree: Tree) -> np.ndarray:
+    def start(self, model: Model[BinOCTMeta], tree: Tree) -> np.ndarray:
         """A complete, feasible MIP start (full column vector) from any tree of depth <= D (§6.3).
 
         The tree is first pruned of empty sides (``prune_empty``), then completed to depth D:
@@ -281,14 +311,11 @@ class _BinOCTBase(TreeFormulation):
         model = check_built_by(model, self)
         meta = model.meta
         tree = check_tree(tree, meta)
-        rows: RowData = meta["rows"]
-        fair = meta.get("fair_rows")
-        if fair is not None:
-            check_fair_start(tree, rows.X, fair)
-        null_split, regularized = meta["null_split"], meta["regularized"]
-        D, X, m = meta["max_depth"], rows.X, rows.n_rows
+        rows, fair = meta.rows, meta.fair_rows
+        null_split, regularized = meta.null_split, meta.regularized
+        D, X, m = meta.max_depth, rows.X, rows.n_rows
         heap = embed(prune_empty(tree, X), D)
-        features = np.asarray(meta["features"], dtype=np.int64)
+        features = np.asarray(meta.features, dtype=np.int64)
         position = np.full(rows.n_features, -1, dtype=np.int64)
         position[features] = np.arange(features.size)
         n_branch, n_leaf = 2**D - 1, 2**D
@@ -360,11 +387,9 @@ class BinOCT(_BinOCTBase):
     regularized = False
     default_null_split = False
 
-    @property
-    def properties(self) -> frozenset[str]:
-        return frozenset({VALID_BOUND})
+    _properties = frozenset({VALID_BOUND})
 
-    def lower_bound(self, model: Model, solution: Any) -> float:
+    def lower_bound(self, model: Model[BinOCTMeta], solution: Any) -> float:
         """``errors / W + lam`` with ``errors`` the solver's bound on the misclassified weight.
 
         Every tree of depth <= D misclassifies at least that much and has at least one leaf.
@@ -379,10 +404,10 @@ class BinOCT(_BinOCTBase):
         if bound == math.inf:
             return math.inf
         meta = model.meta
-        weight = meta["rows"].weight
+        weight = meta.rows.weight
         if np.all(weight == np.round(weight)):
             bound = math.ceil(bound - BOUND_TOLERANCE)
-        return max(bound, 0.0) / meta["rows"].total_weight + meta["lam"]
+        return max(bound, 0.0) / meta.rows.total_weight + meta.lam
 
 
 class RBinOCT(_BinOCTBase):
@@ -400,7 +425,7 @@ class RBinOCT(_BinOCTBase):
     default_null_split = True
 
     @property
-    def properties(self) -> frozenset[str]:
+    def properties(self) -> frozenset[Property]:
         if self.null_split:
             return frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
         return frozenset({DECODE_NOT_WORSE})

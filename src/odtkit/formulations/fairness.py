@@ -234,33 +234,27 @@ def add_leaf_fairness(
     mass_vals = np.tile(S[r_nz, g_nz], L)
     c_cols = np.repeat(leaf_positive, G)
     u_flat = np.tile(upper, L)
-    # rho - M <= 0
-    builder.add_constraints(
-        f"{name}_mass",
-        np.concatenate([local, mass_rows]),
-        np.concatenate([rho_cols, mass_cols]),
-        np.concatenate([np.ones(L * G), -mass_vals]),
-        "<=",
-        np.zeros(L * G),
-    )
-    # rho - U c <= 0
-    builder.add_constraints(
-        f"{name}_on",
-        np.concatenate([local, local]),
-        np.concatenate([rho_cols, c_cols]),
-        np.concatenate([np.ones(L * G), -u_flat]),
-        "<=",
-        np.zeros(L * G),
-    )
-    # M - rho + U c <= U
-    builder.add_constraints(
-        f"{name}_off",
-        np.concatenate([local, mass_rows, local]),
-        np.concatenate([rho_cols, mass_cols, c_cols]),
-        np.concatenate([-np.ones(L * G), mass_vals, u_flat]),
-        "<=",
-        u_flat,
-    )
+    ones, zeros = np.ones(L * G), np.zeros(L * G)
+    # rho - M <= 0;  rho - U c <= 0;  M - rho + U c <= U
+    for block, rows, cols, vals, rhs in (
+        ("mass", [local, mass_rows], [rho_cols, mass_cols], [ones, -mass_vals], zeros),
+        ("on", [local, local], [rho_cols, c_cols], [ones, -u_flat], zeros),
+        (
+            "off",
+            [local, mass_rows, local],
+            [rho_cols, mass_cols, c_cols],
+            [-ones, mass_vals, u_flat],
+            u_flat,
+        ),
+    ):
+        builder.add_constraints(
+            f"{name}_{block}",
+            np.concatenate(rows),
+            np.concatenate(cols),
+            np.concatenate(vals),
+            "<=",
+            rhs,
+        )
     # pairs: -delta <= sum_t rho[t, first] - rho[t, second] <= delta
     P = first.size
     pair_rows = np.repeat(np.arange(P), L)

@@ -120,7 +120,7 @@ data the left arcs drop from about :math:`p` to about (ones + depth) nonzeros.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -132,9 +132,9 @@ from odtkit.formulations._common import (
     NO_FEATURE,
     RowData,
     TreeFormulation,
+    TreeMeta,
     ancestor_pairs,
     branch_nodes,
-    check_fair_start,
     check_tree,
     complete_tree,
     embed,
@@ -144,11 +144,11 @@ from odtkit.formulations._common import (
     separation_pairs,
     unique_rows,
 )
-from odtkit.formulations.fairness import add_fairness_rows, merge_groups
+from odtkit.formulations.fairness import FairRows, add_fairness_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
-__all__ = ["Cells", "FlowOCT"]
+__all__ = ["Cells", "FlowOCT", "FlowOCTMeta"]
 
 
 def _add_structure(bld: ModelBuilder, b: Any, pv: Any, w: Any, depth: int) -> None:
@@ -174,6 +174,47 @@ def _add_structure(bld: ModelBuilder, b: Any, pv: Any, w: Any, depth: int) -> No
         np.concatenate([np.ones(n_nodes * K), -np.ones(n_nodes)]),
         "==",
         np.zeros(n_nodes),
+    )
+
+
+def _add_flow(bld: ModelBuilder, z: Any, zeta: Any, depth: int) -> None:
+    """Flow conservation, rows (i, u) -> i * n_branch + (u - 1): (F4)/(M4) at branch nodes
+    ``z[i, u] = z[i, 2u] + z[i, 2u+1] + sum_k zeta[i, u, k]`` and (F5)/(M5) at the last level
+    ``sum_k zeta[i, u, k] = z[i, u]``. ``zeta`` has one sink per node (F) or per node and class
+    (M, a third axis)."""
+    m, n_nodes = z.shape
+    zi = zeta.index.reshape(m, n_nodes, -1)
+    K = zi.shape[2]
+    n_branch = 2**depth - 1
+    i_b = np.repeat(np.arange(m), n_branch)
+    u_b = np.tile(branch_nodes(depth), m)
+    local = i_b * n_branch + (u_b - 1)
+    bld.add_constraints(
+        "flow_branch",
+        np.concatenate([np.tile(local, 3), np.repeat(local, K)]),
+        np.concatenate(
+            [
+                z.index[i_b, u_b - 1],
+                z.index[i_b, 2 * u_b - 1],
+                z.index[i_b, 2 * u_b],
+                zi[i_b, u_b - 1].ravel(),
+            ]
+        ),
+        np.concatenate([np.repeat([1.0, -1.0, -1.0], local.size), -np.ones(local.size * K)]),
+        "==",
+        np.zeros(m * n_branch),
+    )
+    leaves = np.arange(n_branch + 1, n_nodes + 1, dtype=np.int64)
+    i_l = np.repeat(np.arange(m), leaves.size)
+    t_l = np.tile(leaves, m)
+    local_l = np.arange(i_l.size)
+    bld.add_constraints(
+        "flow_leaf",
+        np.concatenate([np.repeat(local_l, K), local_l]),
+        np.concatenate([zi[i_l, t_l - 1].ravel(), z.index[i_l, t_l - 1]]),
+        np.concatenate([np.ones(local_l.size * K), -np.ones(local_l.size)]),
+        "==",
+        np.zeros(local_l.size),
     )
 
 
@@ -245,13 +286,7 @@ def _build(
     n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
     branches = branch_nodes(depth)
     nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
-    leaves = np.arange(n_branch + 1, n_nodes + 1, dtype=np.int64)
 
-    bld.meta.update(
-        binary_w=binary_w,
-        separation_distance=separation_distance,
-        max_separation_cuts=max_separation_cuts,
-    )
     b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
     pv = bld.add_vars("p", (n_nodes,), "binary", labels=(nodes.tolist(),))
     w = bld.add_vars("w", (n_nodes, K), "binary" if binary_w else "continuous", lb=0.0, ub=1.0)
@@ -259,37 +294,7 @@ def _build(
     zeta = bld.add_vars("zeta", (m, n_nodes), "continuous", lb=0.0, ub=1.0)
 
     _add_structure(bld, b, pv, w, depth)
-    # (F4): flow conservation at branch nodes, rows (i, u) -> i * n_branch + (u - 1)
-    i_b = np.repeat(np.arange(m), n_branch)
-    u_b = np.tile(branches, m)
-    local = i_b * n_branch + (u_b - 1)
-    bld.add_constraints(
-        "flow_branch",
-        np.tile(local, 4),
-        np.concatenate(
-            [
-                z.index[i_b, u_b - 1],
-                z.index[i_b, 2 * u_b - 1],
-                z.index[i_b, 2 * u_b],
-                zeta.index[i_b, u_b - 1],
-            ]
-        ),
-        np.repeat([1.0, -1.0, -1.0, -1.0], local.size),
-        "==",
-        np.zeros(m * n_branch),
-    )
-    # (F5): at the last level all flow goes to the sink
-    i_l = np.repeat(np.arange(m), leaves.size)
-    t_l = np.tile(leaves, m)
-    local_l = np.arange(i_l.size)
-    bld.add_constraints(
-        "flow_leaf",
-        np.tile(local_l, 2),
-        np.concatenate([zeta.index[i_l, t_l - 1], z.index[i_l, t_l - 1]]),
-        np.repeat([1.0, -1.0], local_l.size),
-        "==",
-        np.zeros(local_l.size),
-    )
+    _add_flow(bld, z, zeta, depth)  # (F4), (F5)
     _add_arcs(bld, rows.X, b, z)
     # (F8): a row reaches the sink at u only if u predicts its class
     i_n = np.repeat(np.arange(m), n_nodes)
@@ -340,6 +345,41 @@ def _cells(rows: RowData, aggregate: bool) -> Cells:
     return Cells(np.ascontiguousarray(X, dtype=bool), weight, of_row.astype(np.int64))
 
 
+class _FairParts(NamedTuple):
+    cells: Cells
+    fair: FairRows
+    complete: bool
+    distinct: bool
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class FlowOCTMeta(TreeMeta):
+    """The meta of a FlowOCT model: :class:`~odtkit.formulations.TreeMeta` and the choices.
+
+    Attributes
+    ----------
+    binary_w : bool
+    separation_distance, max_separation_cuts : int or None
+        The separation cuts the model has (``max_separation_cuts`` resolved to a number).
+    cells : Cells or None
+        The fair model's cells (None without fairness).
+    complete_trees, distinct_path_features : bool
+        The fair model's symmetry breaking at ``lam = 0``, (Z1) and (Z2).
+    """
+
+    binary_w: bool
+    separation_distance: int | None
+    max_separation_cuts: int | None
+    cells: Cells | None = None
+    complete_trees: bool = False
+    distinct_path_features: bool = False
+
+    @property
+    def fair_X(self) -> np.ndarray:
+        """The fair model's fairness block counts cells."""
+        return self.rows.X if self.cells is None else self.cells.X
+
+
 def _build_fair(
     bld: ModelBuilder,
     rows: RowData,
@@ -351,28 +391,18 @@ def _build_fair(
     separation_distance: int | None,
     max_separation_cuts: int | None,
     symmetry_breaking: bool,
-) -> None:
+) -> _FairParts:
     """The fair model (module docstring, (M0)-(M9) on cells with the fairness block)."""
     cells = _cells(rows, aggregate)
     m, K, p = cells.n_cells, rows.n_classes, rows.n_features
     n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
     branches = branch_nodes(depth)
     nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
-    leaves = np.arange(n_branch + 1, n_nodes + 1, dtype=np.int64)
     cell_of_data_row = np.where(rows.source >= 0, cells.of_row[rows.source], -1)
     fair = merge_groups(groups, cell_of_data_row, m)
     # (Z1)/(Z2) at lam = 0: complete trees only, with distinct features on every path
     complete = symmetry_breaking and lam == 0.0
     distinct = complete and p >= depth
-    bld.meta.update(
-        binary_w=True,
-        separation_distance=separation_distance,
-        max_separation_cuts=max_separation_cuts,
-        cells=cells,
-        fair_rows=fair,
-        complete_trees=complete,
-        distinct_path_features=distinct,
-    )
     b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
     p_ub = np.ones(n_nodes)
     if complete:
@@ -399,37 +429,7 @@ def _build_fair(
             "<=",
             np.ones(node_u.size * p),
         )
-    # (M4): z[c, u] = z[c, 2u] + z[c, 2u+1] + sum_k zeta[c, u, k] at branch nodes
-    i_b = np.repeat(np.arange(m), n_branch)
-    u_b = np.tile(branches, m)
-    local = i_b * n_branch + (u_b - 1)
-    bld.add_constraints(
-        "flow_branch",
-        np.concatenate([np.tile(local, 3), np.repeat(local, K)]),
-        np.concatenate(
-            [
-                z.index[i_b, u_b - 1],
-                z.index[i_b, 2 * u_b - 1],
-                z.index[i_b, 2 * u_b],
-                zeta.index[i_b, u_b - 1].ravel(),
-            ]
-        ),
-        np.concatenate([np.repeat([1.0, -1.0, -1.0], local.size), -np.ones(local.size * K)]),
-        "==",
-        np.zeros(m * n_branch),
-    )
-    # (M5): at the last level all flow leaves to the sinks
-    i_l = np.repeat(np.arange(m), leaves.size)
-    t_l = np.tile(leaves, m)
-    local_l = np.arange(i_l.size)
-    bld.add_constraints(
-        "flow_leaf",
-        np.concatenate([np.repeat(local_l, K), local_l]),
-        np.concatenate([zeta.index[i_l, t_l - 1].ravel(), z.index[i_l, t_l - 1]]),
-        np.concatenate([np.ones(local_l.size * K), -np.ones(local_l.size)]),
-        "==",
-        np.zeros(local_l.size),
-    )
+    _add_flow(bld, z, zeta, depth)  # (M4), (M5)
     _add_arcs(bld, cells.X, b, z, pv)
     # (M8): a cell leaves to the sink of class k at u only if u predicts k (at the nodes that
     # may predict)
@@ -465,6 +465,7 @@ def _build_fair(
     bld.add_objective(zeta.index.ravel(), -gain.ravel() / rows.total_weight)
     bld.add_objective(pv.index, lam)
     bld.set_objective_offset(1.0)
+    return _FairParts(cells, fair, complete, distinct)
 
 
 def _add_cell_separation_cuts(
@@ -535,7 +536,7 @@ def _add_separation_cuts(
     )
 
 
-class FlowOCT(TreeFormulation):
+class FlowOCT(TreeFormulation[FlowOCTMeta]):
     """Regularized FlowOCT (F0)-(F8): optimum = OSDT's OPT(D, lam), leaves at any depth <= D.
 
     Declares ``EXACT``, ``VALID_BOUND`` and ``DECODE_NOT_WORSE``.
@@ -585,50 +586,57 @@ class FlowOCT(TreeFormulation):
         self.separation_distance = check_depth(separation_distance, "separation_distance")
         self.max_separation_cuts = check_depth(max_separation_cuts, "max_separation_cuts")
 
-    @property
-    def properties(self) -> frozenset[str]:
-        return frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
+    _properties = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
 
-    def _model(
-        self,
-        builder: ModelBuilder,
-        rows: RowData,
-        depth: int,
-        lam: float,
-        groups: FairnessGroups | None,
-    ) -> None:
+    def _model(self, builder: ModelBuilder, tree: TreeMeta) -> FlowOCTMeta:
+        rows, groups = tree.rows, tree.fairness_groups
         max_cuts = self.max_separation_cuts
         max_cuts = 4 * rows.n_rows if max_cuts is None else max_cuts
         if groups is not None:
-            _build_fair(
+            fair = _build_fair(
                 builder,
                 rows,
-                depth,
-                lam,
+                tree.max_depth,
+                tree.lam,
                 groups,
                 aggregate=self.aggregate,
                 separation_distance=self.separation_distance,
                 max_separation_cuts=max_cuts,
                 symmetry_breaking=self.symmetry_breaking,
             )
-            return
+            return tree.extend(
+                FlowOCTMeta,
+                fair_rows=fair.fair,
+                binary_w=True,
+                separation_distance=self.separation_distance,
+                max_separation_cuts=max_cuts,
+                cells=fair.cells,
+                complete_trees=fair.complete,
+                distinct_path_features=fair.distinct,
+            )
         _build(
             builder,
             rows,
-            depth,
-            lam,
+            tree.max_depth,
+            tree.lam,
+            binary_w=self.binary_w,
+            separation_distance=self.separation_distance,
+            max_separation_cuts=max_cuts,
+        )
+        return tree.extend(
+            FlowOCTMeta,
             binary_w=self.binary_w,
             separation_distance=self.separation_distance,
             max_separation_cuts=max_cuts,
         )
 
-    def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
+    def _tree(self, meta: FlowOCTMeta, values: dict[str, np.ndarray]) -> Tree:
         """From the root (§4.6): ``p_u > 0.5`` makes u a leaf with class ``argmax_k w_{u,k}``;
         otherwise u tests ``argmax_j b_{u,j}``; ``decode`` then makes it canonical."""
-        n_branch = 2 ** meta["max_depth"] - 1
-        b = values["b"].reshape(n_branch, meta["n_features"])
+        n_branch = 2**meta.max_depth - 1
+        b = values["b"].reshape(n_branch, meta.n_features)
         pv = values["p"].reshape(-1)
-        w = values["w"].reshape(pv.size, meta["n_classes"])
+        w = values["w"].reshape(pv.size, meta.n_classes)
 
         def node(u: int) -> Tree:
             if u > n_branch or pv[u - 1] > 0.5:
@@ -637,19 +645,17 @@ class FlowOCT(TreeFormulation):
 
         return node(1)
 
-    def start(self, model: Model, tree: Tree) -> np.ndarray:
+    def start(self, model: Model[FlowOCTMeta], tree: Tree) -> np.ndarray:
         """A complete, feasible MIP start from any tree of depth <= D, of value R(tree) (§6.3)."""
         model = check_built_by(model, self)
         meta = model.meta
         tree = check_tree(tree, meta)
-        rows: RowData = meta["rows"]
-        D = meta["max_depth"]
-        fair = meta.get("fair_rows")
-        if fair is not None:
-            check_fair_start(tree, meta["cells"].X, fair)
-            if meta["complete_trees"]:
-                # same predictions, hence the same value at lam = 0 and the same disparities
-                tree = complete_tree(prune_empty(tree, meta["cells"].X), D, rows.n_features)
+        rows = meta.rows
+        D = meta.max_depth
+        cells = meta.cells
+        if cells is not None and meta.complete_trees:
+            # same predictions, hence the same value at lam = 0 and the same disparities
+            tree = complete_tree(prune_empty(tree, cells.X), D, rows.n_features)
         heap = embed(tree, D)
         n_branch, n_nodes, m = 2**D - 1, 2 ** (D + 1) - 1, rows.n_rows
         internal = np.flatnonzero(heap.is_internal)
@@ -660,9 +666,8 @@ class FlowOCT(TreeFormulation):
         pv[leaf - 1] = 1.0
         w = np.zeros((n_nodes, rows.n_classes))
         w[leaf - 1, heap.label[leaf]] = 1.0
-        if fair is not None:
+        if cells is not None:
             # multi-sink: every cell follows its path and leaves to its leaf's class
-            cells: Cells = meta["cells"]
             path = paths(cells.X, heap)
             end = path[np.arange(cells.n_cells), (path > 0).sum(axis=1) - 1]
             z = np.zeros((cells.n_cells, n_nodes))

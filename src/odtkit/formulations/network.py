@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from odtkit.formulations.pruning import IP3Meta
 from odtkit.model import Model
 
 __all__ = ["NetworkCertificate", "certify_network_matrix", "is_totally_unimodular"]
@@ -209,7 +210,8 @@ def certify_network_matrix(model: Model, tu_check: str | bool = "auto") -> Netwo
         )
         wt_count = np.bincount(Lc.col[in_wt] - wtg.start, minlength=wtg.size)
         # IP3 (§7.5): every w^{(t)}_{k,i} in exactly one link row; aggregated: in at least one
-        wt_once = wt_count >= 1 if model.meta.get("aggregate") else wt_count == 1
+        aggregated = isinstance(model.meta, IP3Meta) and model.meta.aggregate
+        wt_once = wt_count >= 1 if aggregated else wt_count == 1
         link_ok = bool(
             np.all(per_row_ok)
             and np.all(np.diff(Lk.indptr) == 2)

@@ -55,7 +55,6 @@ fair FlowOCT's LP bound is near 0 error.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -66,16 +65,18 @@ from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, chec
 from odtkit.formulations._common import (
     RowData,
     TreeFormulation,
+    TreeMeta,
     branch_nodes,
-    check_fair_start,
     check_tree,
+    label_of,
     prune_empty,
+    split_of,
 )
-from odtkit.formulations.fairness import add_disparity_rows, merge_groups
+from odtkit.formulations.fairness import FairRows, add_disparity_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
 
-__all__ = ["MASK_CHUNK_VALUES", "PathLayout", "PathOCT"]
+__all__ = ["MASK_CHUNK_VALUES", "PathLayout", "PathOCT", "PathOCTMeta"]
 
 #: Cells' row masks are unpacked to floats this many values at a time (64 MB) to sum over them.
 MASK_CHUNK_VALUES = 1 << 23
@@ -207,7 +208,8 @@ def _build(
     lam: float,
     groups: FairnessGroups | None,
     max_paths: int,
-) -> None:
+) -> tuple[PathLayout, FairRows | None]:
+    """Add the model to ``bld``; its path layout and the fairness block's rows."""
     m, K, p = rows.n_rows, rows.n_classes, rows.n_features
     class_weight = np.zeros((m, K))
     class_weight[np.arange(m), rows.y] = rows.weight
@@ -218,7 +220,6 @@ def _build(
     n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
     branches = branch_nodes(depth)
     nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
-    bld.meta.update(layout=layout, fair_rows=fair, max_paths=max_paths)
 
     b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
     c = bld.add_vars("c", (n_nodes, K), "binary", labels=(nodes.tolist(), list(range(K))))
@@ -275,9 +276,19 @@ def _build(
             shape=(fair.n_pairs, bld.n_vars),
         )
         add_disparity_rows(bld, fair, matrix)
+    return layout, fair
 
 
-class PathOCT(TreeFormulation):
+@dataclass(frozen=True, kw_only=True, eq=False)
+class PathOCTMeta(TreeMeta):
+    """The meta of a PathOCT model: :class:`~odtkit.formulations.TreeMeta`, the path layout
+    (the cells and actions behind ``y``) and ``max_paths``."""
+
+    layout: PathLayout
+    max_paths: int
+
+
+class PathOCT(TreeFormulation[PathOCTMeta]):
     """Trees as nested choices along feature paths (P0)-(P3): optimum = OSDT's OPT(D, lam)
     (over δ-fair trees with ``fairness=``); integral LP relaxation without side constraints.
 
@@ -296,30 +307,26 @@ class PathOCT(TreeFormulation):
 
     name = "pathoct"
 
+    _properties = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
+
     def __init__(self, *, aggregate: bool = True, max_paths: int = 2_000_000) -> None:
         super().__init__(aggregate=aggregate)
-        self.max_paths = check_depth(max_paths, "max_paths", allow_none=False, minimum=1)
+        max_paths_ = check_depth(max_paths, "max_paths", allow_none=False, minimum=1)
+        assert max_paths_ is not None  # allow_none=False
+        self.max_paths = max_paths_
 
-    @property
-    def properties(self) -> frozenset[str]:
-        return frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
+    def _model(self, builder: ModelBuilder, tree: TreeMeta) -> PathOCTMeta:
+        layout, fair = _build(
+            builder, tree.rows, tree.max_depth, tree.lam, tree.fairness_groups, self.max_paths
+        )
+        return tree.extend(PathOCTMeta, fair_rows=fair, layout=layout, max_paths=self.max_paths)
 
-    def _model(
-        self,
-        builder: ModelBuilder,
-        rows: RowData,
-        depth: int,
-        lam: float,
-        groups: FairnessGroups | None,
-    ) -> None:
-        _build(builder, rows, depth, lam, groups, self.max_paths)
-
-    def _tree(self, meta: Any, values: dict[str, np.ndarray]) -> Tree:
+    def _tree(self, meta: PathOCTMeta, values: dict[str, np.ndarray]) -> Tree:
         """From the root: a node whose leaf marginal ``c_u`` has a class above 0.5 is a leaf of
         that class, otherwise it splits on ``argmax_j b_{u,j}``."""
-        n_branch = 2 ** meta["max_depth"] - 1
-        b = values["b"].reshape(n_branch, meta["n_features"])
-        c = values["c"].reshape(-1, meta["n_classes"])
+        n_branch = 2**meta.max_depth - 1
+        b = values["b"].reshape(n_branch, meta.n_features)
+        c = values["c"].reshape(-1, meta.n_classes)
 
         def node(u: int) -> Tree:
             if u > n_branch or c[u - 1].max() > 0.5 or b[u - 1].max() <= 0.5:
@@ -328,18 +335,14 @@ class PathOCT(TreeFormulation):
 
         return node(1)
 
-    def start(self, model: Model, tree: Tree) -> np.ndarray:
+    def start(self, model: Model[PathOCTMeta], tree: Tree) -> np.ndarray:
         """The point of ``prune_empty(tree)`` (value R(prune_empty(tree)) <= R(tree), same
         training predictions); a δ-fair tree is required with ``fairness=``."""
         model = check_built_by(model, self)
         meta = model.meta
         tree = check_tree(tree, meta)
-        rows: RowData = meta["rows"]
-        fair = meta["fair_rows"]
-        if fair is not None:
-            check_fair_start(tree, rows.X, fair)
-        layout: PathLayout = meta["layout"]
-        D, K, p = meta["max_depth"], meta["n_classes"], meta["n_features"]
+        rows, layout = meta.rows, meta.layout
+        D, K, p = meta.max_depth, meta.n_classes, meta.n_features
         y = np.zeros(layout.n_paths)
         b = np.zeros((2**D - 1, p))
         c = np.zeros((2 ** (D + 1) - 1, K))
@@ -348,7 +351,7 @@ class PathOCT(TreeFormulation):
             node, cell, u = stack.pop()
             lo = layout.first[cell]
             hi = layout.first[cell + 1] if cell + 1 < layout.first.size else layout.n_paths
-            code = -1 - node.label if node.is_leaf else node.feature
+            code = -1 - label_of(node) if node.is_leaf else split_of(node)[0]
             hit = lo + np.flatnonzero(layout.action[lo:hi] == code)
             if hit.size != 1:
                 raise ValueError(
@@ -357,9 +360,10 @@ class PathOCT(TreeFormulation):
                 )  # cannot happen: a pruned tree's splits have two non-empty sides
             y[hit[0]] = 1.0
             if node.is_leaf:
-                c[u - 1, node.label] = 1.0
+                c[u - 1, label_of(node)] = 1.0
             else:
-                b[u - 1, node.feature] = 1.0
-                stack.append((node.left, int(layout.left[hit[0]]), 2 * u))
-                stack.append((node.right, int(layout.right[hit[0]]), 2 * u + 1))
+                j, left, right = split_of(node)
+                b[u - 1, j] = 1.0
+                stack.append((left, int(layout.left[hit[0]]), 2 * u))
+                stack.append((right, int(layout.right[hit[0]]), 2 * u + 1))
         return model.vector({"b": b, "c": c, "y": y})

@@ -2,10 +2,11 @@
 
 The mathematics: docs/formulations-search-and-pruning.md §7. Every class follows the
 :class:`~odtkit.formulations.Formulation` protocol: modelling choices in the constructor, the
-problem in ``build(data, *, lam=None, budget=None)`` with ``data`` an
-:class:`odtkit.pruning.EnsembleData` (from :func:`odtkit.pruning.extract`). Exactly one of
-``lam`` (minimise error + λ · feature cost) and ``budget`` (minimise error subject to
-feature cost <= budget) states the problem; each formulation accepts the forms it models:
+problem in ``build(data, PruningProblem(lam=...))`` or ``build(data, *, lam=None, budget=None)``
+with ``data`` an :class:`odtkit.pruning.EnsembleData` (from :func:`odtkit.pruning.extract`).
+Exactly one of ``lam`` (minimise error + λ · feature cost) and ``budget`` (minimise error
+subject to feature cost <= budget) states the problem; each formulation accepts the forms it
+models (the model's ``meta`` is a :class:`PruningMeta`):
 
 * :class:`IP0` — no costs (``build(data)``): EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL;
 * :class:`IP1` — ``lam`` or ``budget``: EXACT, VALID_BOUND, DECODE_NOT_WORSE;
@@ -48,20 +49,26 @@ import math
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
+from odtkit._validation import check_lambda
 from odtkit.formulations._base import (
     DECODE_NOT_WORSE,
     EXACT,
     LP_INTEGRAL,
     VALID_BOUND,
     Formulation,
+    FormulationMeta,
+    Property,
     check_built_by,
     solution_values,
 )
 from odtkit.model import Model, ModelBuilder
+
+if TYPE_CHECKING:
+    from odtkit.pruning import EnsembleData
 
 __all__ = [
     "ColgenMaster",
@@ -69,9 +76,13 @@ __all__ = [
     "IP1",
     "IP2",
     "IP3",
+    "IP3Meta",
     "LP1",
     "MasterColumn",
+    "MasterMeta",
     "PruningFormulation",
+    "PruningMeta",
+    "PruningProblem",
     "check_budget",
     "check_problem",
 ]
@@ -126,6 +137,75 @@ def check_problem(lam: Any, budget: Any) -> tuple[float | None, float | None]:
     return None, check_budget(budget)
 
 
+@dataclass(frozen=True)
+class PruningProblem:
+    """The ensemble-pruning problem: minimise error + ``lam`` · feature cost, or the error
+    subject to feature cost <= ``budget`` (at most one of them; neither is IP0's error alone).
+
+    Validated on construction (TypeError/ValueError naming the field); each formulation
+    refuses the forms it does not model.
+    """
+
+    lam: float | None = None
+    budget: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.lam is not None and self.budget is not None:
+            check_problem(self.lam, self.budget)  # raises: both given
+        if self.lam is not None:
+            object.__setattr__(self, "lam", check_lambda(self.lam, "lam"))
+        if self.budget is not None:
+            object.__setattr__(self, "budget", check_budget(self.budget))
+
+    @property
+    def penalty(self) -> float:
+        """``lam`` of a problem in the λ form (TypeError for the budgeted one)."""
+        if self.lam is None:
+            raise TypeError("this problem has no lam (it is budgeted, or IP0's error alone)")
+        return self.lam
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class PruningMeta(FormulationMeta):
+    """What every pruning formulation's model carries (its ``Model.meta``).
+
+    Attributes
+    ----------
+    formulation : str
+        The name of the formulation that built the model.
+    lam, budget : float or None
+        The stated problem (:class:`PruningProblem`).
+    n_samples, n_trees : int
+        The ensemble data's examples and trees.
+    trees : tuple of int
+        The trees the model holds, in its order (IP2 may hold one).
+    node_offset, entry_offset : ndarray
+        The data's global node and feature-use entry offsets per tree.
+    """
+
+    lam: float | None
+    budget: float | None
+    n_samples: int
+    n_trees: int
+    trees: tuple[int, ...]
+    node_offset: np.ndarray
+    entry_offset: np.ndarray
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class IP3Meta(PruningMeta):
+    """The meta of an IP3 / LP1 model: :class:`PruningMeta` and the choices; with merged pairs
+    ``pair_class`` maps every pair to its ``w`` column, ``class_rep`` each column's pair."""
+
+    aggregate: bool
+    merge: bool
+    pair_class: np.ndarray | None = None
+    class_rep: np.ndarray | None = None
+
+
+PM = TypeVar("PM", bound=PruningMeta)
+
+
 # ------------------------------------------------------------------------------------------
 # shared machinery
 # ------------------------------------------------------------------------------------------
@@ -146,7 +226,9 @@ def _gather_ancestors(
     return owner, indices[np.repeat(start, cnt) + offs]
 
 
-def _leaf_rows(data: Any, z_index: np.ndarray, trees: list[int]) -> tuple[np.ndarray, ...]:
+def _leaf_rows(
+    data: Any, z_index: np.ndarray, trees: list[int]
+) -> tuple[np.ndarray, np.ndarray, int]:
     """COO of the Sherali rows ``z_h + sum_{u in p(h)} z_u = 1`` for the given trees."""
     R, C = [], []
     row0 = 0
@@ -163,7 +245,7 @@ def _leaf_rows(data: Any, z_index: np.ndarray, trees: list[int]) -> tuple[np.nda
 
 def _feature_rows(
     data: Any, z_index: np.ndarray, wt_index: np.ndarray, trees: list[int], wt_base: np.ndarray
-) -> tuple[np.ndarray, ...]:
+) -> tuple[np.ndarray, np.ndarray, int]:
     """COO of ``w^{(t)}_{k,i} + z_u + sum_{h in p(u)} z_h = 1`` (one row per entry)."""
     R, C = [], []
     row0 = 0
@@ -213,26 +295,17 @@ def _merge_pairs(data: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
 
 
 def _meta(
-    b: ModelBuilder,
-    data: Any,
-    formulation: str,
-    lam: float | None,
-    budget: float | None,
-    trees: list[int] | None = None,
-    **extra: Any,
-) -> None:
-    b.meta.update(
-        {
-            "formulation": formulation,
-            "lam": lam,
-            "budget": budget,
-            "n_samples": data.n_samples,
-            "n_trees": data.n_trees,
-            "trees": list(range(data.n_trees)) if trees is None else list(trees),
-            "node_offset": data.node_offset.copy(),
-            "entry_offset": data.entry_offset.copy(),
-            **extra,
-        }
+    data: Any, formulation: str, problem: PruningProblem, trees: list[int] | None = None
+) -> PruningMeta:
+    return PruningMeta(
+        formulation=formulation,
+        lam=problem.lam,
+        budget=problem.budget,
+        n_samples=data.n_samples,
+        n_trees=data.n_trees,
+        trees=tuple(range(data.n_trees)) if trees is None else tuple(trees),
+        node_offset=data.node_offset.copy(),
+        entry_offset=data.entry_offset.copy(),
     )
 
 
@@ -245,10 +318,10 @@ def _error_objective(b: ModelBuilder, data: Any, z: Any) -> None:
     b.add_objective(z.index, _errors(data, range(data.n_trees)) / (data.n_samples * data.n_trees))
 
 
-def _split_trees(z: np.ndarray, model: Model) -> list[np.ndarray]:
+def _split_trees(z: np.ndarray, model: Model[PruningMeta]) -> list[np.ndarray]:
     """Per-tree pieces of a ``z``-shaped array (the model's trees, in its order)."""
-    offset = model.meta["node_offset"]
-    sizes = [int(offset[t + 1] - offset[t]) for t in model.meta["trees"]]
+    offset = model.meta.node_offset
+    sizes = [int(offset[t + 1] - offset[t]) for t in model.meta.trees]
     return np.split(np.asarray(z), np.cumsum(sizes)[:-1])
 
 
@@ -258,7 +331,7 @@ def _leaves(decoded: Any) -> list[np.ndarray]:
     return [np.asarray(z, dtype=bool) for z in leaves]
 
 
-def _pruning(obj: Any, model: Model) -> Any:
+def _pruning(obj: Any, model: Model[PruningMeta]) -> Any:
     """``obj`` if it is a pruning of the ensemble ``model`` was built on, else TypeError."""
     data = getattr(obj, "data", None)
     if data is None or not hasattr(obj, "leaves"):
@@ -266,18 +339,19 @@ def _pruning(obj: Any, model: Model) -> Any:
             f"a start is built from a PrunedEnsemble (its data and leaves), got "
             f"{type(obj).__name__}"
         )
-    if data.n_trees != model.meta["n_trees"] or data.n_samples != model.meta["n_samples"]:
+    meta = model.meta
+    if data.n_trees != meta.n_trees or data.n_samples != meta.n_samples:
         raise ValueError(
             f"the pruning has {data.n_trees} trees on {data.n_samples} examples, the model "
-            f"{model.meta['n_trees']} on {model.meta['n_samples']}"
+            f"{meta.n_trees} on {meta.n_samples}"
         )
     return obj
 
 
-def _stated_objective(terms: dict[str, Any], meta: Any) -> float:
+def _stated_objective(terms: dict[str, Any], meta: PruningMeta) -> float:
     """The stated problem's value of a pruning's objective terms: error + λ cost, or the error
     term within the budget (``inf`` over it: the pruning is infeasible for that problem)."""
-    budget = meta.get("budget")
+    budget = meta.budget
     if budget is None:
         return float(terms["objective"])
     if terms["cost_term"] > budget + BUDGET_TOLERANCE * max(1.0, abs(budget)):
@@ -285,22 +359,51 @@ def _stated_objective(terms: dict[str, Any], meta: Any) -> float:
     return float(terms["error_term"])
 
 
-class PruningFormulation(Formulation):
-    """Shared decoding, accounting and starts of the pruning formulations.
+class PruningFormulation(Formulation[PruningProblem, PM]):
+    """Shared problem handling, decoding, accounting and starts of the pruning formulations.
 
     Subclasses set ``name``, ``_properties``, ``_forms`` (the problem forms ``build`` accepts:
-    ``"lam"``, ``"budget"``) and implement ``build`` and ``_start_values``.
+    ``"lam"``, ``"budget"``; none: IP0's error alone) and implement ``_build`` and
+    ``_start_values``.
     """
 
-    _properties: frozenset[str] = frozenset()
-    _forms: frozenset[str] = frozenset({"lam"})
+    problem_type = PruningProblem
+    _forms: ClassVar[frozenset[str]] = frozenset({"lam"})
 
-    @property
-    def properties(self) -> frozenset[str]:
-        return self._properties
+    def build(
+        self,
+        data: EnsembleData,
+        problem: PruningProblem | None = None,
+        /,
+        *,
+        lam: float | None = None,
+        budget: float | None = None,
+    ) -> Model[PM]:
+        """The model of ``data`` (an :class:`~odtkit.pruning.EnsembleData`) for ``problem``, or
+        for ``lam=`` / ``budget=`` (exactly one, of the forms this formulation models; IP0
+        takes neither)."""
+        return self._build(data, self._problem(problem, lam, budget))
 
-    def _problem(self, lam: Any, budget: Any) -> tuple[float | None, float | None]:
+    @abstractmethod
+    def _build(self, data: Any, problem: PruningProblem) -> Model[PM]:
+        """The model of ``data`` for a problem of a form this formulation models."""
+
+    def _problem(self, problem: Any, lam: Any, budget: Any) -> PruningProblem:
+        if problem is not None:
+            if not isinstance(problem, PruningProblem):
+                raise TypeError(f"problem must be a PruningProblem, got {type(problem).__name__}")
+            if lam is not None or budget is not None:
+                raise TypeError(
+                    "give the problem as a PruningProblem or by keyword (lam=, budget=), not both"
+                )
+            lam, budget = problem.lam, problem.budget
         who = type(self).__name__
+        if not self._forms:
+            if lam is not None or budget is not None:
+                raise TypeError(
+                    f"{who} has no feature costs: call build(data) without lam or budget"
+                )
+            return PruningProblem()
         if budget is None and lam is None and "lam" not in self._forms:
             raise TypeError(f"{who} models the budgeted problem: budget is required")
         lam, budget = check_problem(lam, budget)
@@ -310,24 +413,24 @@ class PruningFormulation(Formulation):
             raise TypeError(
                 f"{who} has no budget form (the budgeted IP3 is LP1); give lam=, not budget="
             )
-        return lam, budget
+        return PruningProblem(lam, budget)
 
-    def decode(self, model: Model, solution: Any) -> list[np.ndarray]:
+    def decode(self, model: Model[PM], solution: Any) -> list[np.ndarray]:
         """Leaf masks (``z > 0.5``), one per tree of the model, from a solution."""
         check_built_by(model, self)
         z = solution_values(model, solution)["z"].reshape(-1)
         return _split_trees(z > 0.5, model)
 
-    def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
+    def evaluate(self, model: Model[PM], decoded: Any, data: Any) -> float:
         """The stated problem's value of a pruning by :func:`~odtkit.pruning.objective_terms`:
         ``error_term + lam * cost_term``, or with a budget the error term (``inf`` over it)."""
         from odtkit.pruning._ensemble import objective_terms
 
         check_built_by(model, self)
-        terms = objective_terms(data, _leaves(decoded), lam=model.meta["lam"] or 0.0)
+        terms = objective_terms(data, _leaves(decoded), lam=model.meta.lam or 0.0)
         return _stated_objective(terms, model.meta)
 
-    def start(self, model: Model, obj: Any) -> np.ndarray:
+    def start(self, model: Model[PM], obj: Any) -> np.ndarray:
         """The complete, feasible column vector of a pruning (a ``PrunedEnsemble``)."""
         from odtkit.pruning._ensemble import objective_terms
 
@@ -337,7 +440,9 @@ class PruningFormulation(Formulation):
         return model.vector(self._start_values(model, pruning, terms))
 
     @abstractmethod
-    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+    def _start_values(
+        self, model: Model[PM], pruning: Any, terms: dict[str, Any]
+    ) -> dict[str, np.ndarray]:
         """Start values by variable group of ``pruning`` (``terms``: its objective terms)."""
 
 
@@ -348,7 +453,7 @@ _ALL = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL})
 _MIP = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
 
 
-class IP0(PruningFormulation):
+class IP0(PruningFormulation[PruningMeta]):
     """IP0 (Sherali et al.): minimise the average per-tree training error over valid prunings.
 
     ``min 1/(NT) sum_t sum_h e_h z_h  s.t.  leaf rows, z binary``. No feature costs, so
@@ -360,19 +465,17 @@ class IP0(PruningFormulation):
     _properties = _ALL
     _forms = frozenset()
 
-    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
-        """The IP0 model of ``data`` (``lam`` and ``budget`` must be omitted)."""
-        if lam is not None or budget is not None:
-            raise TypeError("IP0 has no feature costs: call build(data) without lam or budget")
+    def _build(self, data: Any, problem: PruningProblem) -> Model[PruningMeta]:
         b = ModelBuilder("pruning_ip0")
         z = b.add_vars("z", shape=(data.n_nodes,), kind="binary", lb=0.0, ub=1.0)
         r, c, m = _leaf_rows(data, z.index, list(range(data.n_trees)))
         b.add_constraints("leaf", r, c, 1.0, "==", np.ones(m))
         _error_objective(b, data, z)
-        _meta(b, data, self.name, None, None)
-        return b.build()
+        return b.build(_meta(data, self.name, problem))
 
-    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+    def _start_values(
+        self, model: Model[PruningMeta], pruning: Any, terms: dict[str, Any]
+    ) -> dict[str, np.ndarray]:
         return {"z": np.concatenate(pruning.leaves).astype(float)}
 
 
@@ -382,19 +485,18 @@ def _ensemble_objective(
     z: Any,
     w: Any,
     cost: np.ndarray,
-    lam: float | None,
-    budget: float | None,
+    problem: PruningProblem,
 ) -> None:
     """Error term on ``z``; ``lam * cost`` on ``w`` or the row ``cost . w <= budget``."""
     _error_objective(b, data, z)
-    if budget is None:
-        b.add_objective(w.index, lam * cost)
+    if problem.budget is None:
+        b.add_objective(w.index, problem.penalty * cost)
     else:
         zero = np.zeros(w.size, dtype=np.int64)
-        b.add_constraints("budget", zero, w.index, cost, "<=", np.array([budget]))
+        b.add_constraints("budget", zero, w.index, cost, "<=", np.array([problem.budget]))
 
 
-class IP1(PruningFormulation):
+class IP1(PruningFormulation[PruningMeta]):
     """IP1, the first (weak) formulation, extended to the ensemble (§7.3).
 
     ``min 1/(NT) sum e_h z_h + lam sum_k c_k 1/N sum_i w_{k,i}`` s.t. leaf rows and
@@ -408,9 +510,7 @@ class IP1(PruningFormulation):
     _properties = _MIP
     _forms = frozenset({"lam", "budget"})
 
-    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
-        """The IP1 model of ``data`` for ``lam`` or ``budget`` (exactly one)."""
-        lam, budget = self._problem(lam, budget)
+    def _build(self, data: Any, problem: PruningProblem) -> Model[PruningMeta]:
         b = ModelBuilder("pruning_ip1")
         z = b.add_vars("z", shape=(data.n_nodes,), kind="binary", lb=0.0, ub=1.0)
         w = b.add_vars("w", shape=(data.n_pairs,), kind="binary", lb=0.0, ub=1.0)
@@ -441,15 +541,16 @@ class IP1(PruningFormulation):
             np.zeros(row0),
         )
         cost = data.costs[data.pair_feature] / data.n_samples
-        _ensemble_objective(b, data, z, w, cost, lam, budget)
-        _meta(b, data, self.name, lam, budget)
-        return b.build()
+        _ensemble_objective(b, data, z, w, cost, problem)
+        return b.build(_meta(data, self.name, problem))
 
-    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+    def _start_values(
+        self, model: Model[PruningMeta], pruning: Any, terms: dict[str, Any]
+    ) -> dict[str, np.ndarray]:
         return {"z": np.concatenate(pruning.leaves).astype(float), "w": terms["w"].astype(float)}
 
 
-class IP2(PruningFormulation):
+class IP2(PruningFormulation[PruningMeta]):
     """IP2, the strong single-tree formulation (§7.4), or all trees side by side.
 
     Parameters
@@ -478,9 +579,9 @@ class IP2(PruningFormulation):
             raise ValueError(f"tree must be in 0..{data.n_trees - 1}, got {self.tree}")
         return [self.tree]
 
-    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
+    def _build(self, data: Any, problem: PruningProblem) -> Model[PruningMeta]:
         """The IP2 model of ``data`` (of tree ``self.tree`` or of all trees) for ``lam``."""
-        lam, _ = self._problem(lam, budget)
+        lam = problem.penalty
         trees = self._trees(data)
         N = data.n_samples
         scale = 1.0 / len(trees)  # 1/T for all trees side by side, 1 for a single tree
@@ -506,19 +607,21 @@ class IP2(PruningFormulation):
         feats = np.concatenate([data.trees[t].use_feature for t in trees])
         # per-tree lam_ind = T lam, times scale 1/T  ->  lam (ensemble); single tree: lam
         b.add_objective(wt.index, lam * data.costs[feats] / N)
-        _meta(b, data, self.name, lam, None, trees=trees)
-        return b.build()
+        return b.build(_meta(data, self.name, problem, trees=trees))
 
-    def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
+    def evaluate(self, model: Model[PruningMeta], decoded: Any, data: Any) -> float:
         """Individual-pruning objective of the model's trees (features paid once per tree),
         by :func:`~odtkit.pruning.individual_objective`."""
         from odtkit.pruning._ensemble import individual_objective
 
         check_built_by(model, self)
-        return individual_objective(data, _leaves(decoded), model.meta["lam"], model.meta["trees"])
+        meta = model.meta
+        return individual_objective(data, _leaves(decoded), meta.lam or 0.0, list(meta.trees))
 
-    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
-        trees = model.meta["trees"]
+    def _start_values(
+        self, model: Model[PruningMeta], pruning: Any, terms: dict[str, Any]
+    ) -> dict[str, np.ndarray]:
+        trees = model.meta.trees
         offset = pruning.data.entry_offset
         return {
             "z": np.concatenate([pruning.leaves[t] for t in trees]).astype(float),
@@ -531,7 +634,7 @@ class IP2(PruningFormulation):
 # ------------------------------------------------------------------------------------------
 # IP3 and the budgeted LP1
 # ------------------------------------------------------------------------------------------
-class IP3(PruningFormulation):
+class IP3(PruningFormulation[IP3Meta]):
     """IP3, the ensemble formulation (§7.5): integral LP relaxation (Theorem 4.2).
 
     ``min 1/(NT) sum_t sum_h e_h z_h + lam sum_k c_k (1/N) sum_i w_{k,i}`` s.t. leaf rows,
@@ -554,7 +657,7 @@ class IP3(PruningFormulation):
         class with cost ``lam c_k |class| / N`` and the class representative's link rows
         suffice. The merged model is the aggregated IP3 of "virtual examples" (one per class)
         with weighted costs — the same matrix shape, hence still integral.
-        ``meta["pair_class"]`` maps every pair to its ``w`` column.
+        ``meta.pair_class`` maps every pair to its ``w`` column.
     """
 
     name = "ip3"
@@ -566,18 +669,14 @@ class IP3(PruningFormulation):
         self.aggregate = bool(aggregate)
         self.merge = bool(merge)
 
-    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
-        """The IP3 model of ``data`` for ``lam`` (the budgeted problem is :class:`LP1`)."""
-        lam, budget = self._problem(lam, budget)
-        return self._build(data, lam, budget)
-
-    def _build(self, data: Any, lam: float | None, budget: float | None) -> Model:
-        b = ModelBuilder("pruning_ip3" if budget is None else "pruning_lp1")
+    def _build(self, data: Any, problem: PruningProblem) -> Model[IP3Meta]:
+        """The IP3 model of ``data`` for ``lam`` (the budgeted problem: :class:`LP1`)."""
+        b = ModelBuilder("pruning_ip3" if problem.budget is None else "pruning_lp1")
         z = b.add_vars("z", shape=(data.n_nodes,), kind="binary", lb=0.0, ub=1.0)
         n_wt = data.n_groups if self.aggregate else data.n_entries
         wt = b.add_vars("wt", shape=(n_wt,), kind="binary", lb=0.0, ub=1.0)
         pair_class, class_rep = _merge_pairs(data) if self.merge else (None, None)
-        n_w = data.n_pairs if pair_class is None else class_rep.shape[0]
+        n_w = data.n_pairs if class_rep is None else class_rep.shape[0]
         w = b.add_vars("w", shape=(n_w,), kind="binary", lb=0.0, ub=1.0)
         trees = list(range(data.n_trees))
         r, c, m = _leaf_rows(data, z.index, trees)
@@ -601,7 +700,7 @@ class IP3(PruningFormulation):
             r, c, m = _feature_rows(data, z.index, wt.index, trees, data.entry_offset[:-1])
             wt_of_entry = wt.index
         b.add_constraints("feature", r, c, 1.0, "==", np.ones(m))
-        if pair_class is None:
+        if pair_class is None or class_rep is None:
             keep = np.arange(data.n_entries, dtype=np.int64)
             w_of_entry = w.index[data.entry_pair]
             cost = data.costs[data.pair_feature] / data.n_samples
@@ -622,26 +721,25 @@ class IP3(PruningFormulation):
             "<=",
             np.zeros(ne),
         )
-        _ensemble_objective(b, data, z, w, cost, lam, budget)
-        extra = {} if pair_class is None else {"pair_class": pair_class, "class_rep": class_rep}
-        _meta(
-            b,
-            data,
-            self.name,
-            lam,
-            budget,
+        _ensemble_objective(b, data, z, w, cost, problem)
+        meta = _meta(data, self.name, problem).extend(
+            IP3Meta,
             aggregate=self.aggregate,
             merge=pair_class is not None,
-            **extra,
+            pair_class=pair_class,
+            class_rep=class_rep,
         )
-        return b.build()
+        return b.build(meta)
 
-    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
+    def _start_values(
+        self, model: Model[IP3Meta], pruning: Any, terms: dict[str, Any]
+    ) -> dict[str, np.ndarray]:
         wt, w = terms["wt"], terms["w"]
-        if model.meta["aggregate"]:
+        meta = model.meta
+        if meta.aggregate:
             wt = wt[pruning.data.group_start]  # constant on each (t, u, k) group
-        if model.meta["merge"]:
-            w = w[model.meta["class_rep"]]  # equal on each class of merged pairs
+        if meta.class_rep is not None:
+            w = w[meta.class_rep]  # equal on each class of merged pairs
         return {
             "z": np.concatenate(pruning.leaves).astype(float),
             "wt": wt.astype(float),
@@ -663,11 +761,6 @@ class LP1(IP3):
     name = "lp1"
     _properties = _MIP
     _forms = frozenset({"budget"})
-
-    def build(self, data: Any, *, lam: float | None = None, budget: float | None = None) -> Model:
-        """The LP1 model of ``data`` for ``budget`` (``lam`` must be omitted)."""
-        lam, budget = self._problem(lam, budget)
-        return self._build(data, None, budget)
 
 
 # ------------------------------------------------------------------------------------------
@@ -702,7 +795,7 @@ class _Layout:
 def _layout(data: Any, lam: float, merge: bool) -> _Layout:
     pair_cost = lam * data.costs[data.pair_feature] / data.n_samples
     pair_class, class_rep = _merge_pairs(data) if merge else (None, None)
-    if pair_class is None:  # not merging (or the exact check refused to merge)
+    if pair_class is None or class_rep is None:  # not merging (or the check refused to)
         rows = np.arange(data.n_entries, dtype=np.int64)
         return _Layout(rows, data.entry_pair.astype(np.int64), pair_cost, None)
     is_rep = np.zeros(data.n_pairs, dtype=bool)
@@ -738,7 +831,18 @@ def _column(data: Any, layout: _Layout, t: int, z: np.ndarray) -> MasterColumn:
     return MasterColumn(int(t), z, rows[rows >= 0], errors / (data.n_samples * data.n_trees))
 
 
-class ColgenMaster(PruningFormulation):
+@dataclass(frozen=True, kw_only=True, eq=False)
+class MasterMeta(PruningMeta):
+    """The meta of a restricted master: :class:`PruningMeta`, the link layout, the columns
+    (``column_tree[j]``: the tree of column ``j``) and whether ``alpha`` is binary."""
+
+    layout: _Layout
+    columns: tuple[MasterColumn, ...]
+    column_tree: np.ndarray
+    integral: bool
+
+
+class ColgenMaster(PruningFormulation[MasterMeta]):
     """The restricted master of Dantzig–Wolfe column generation for LP-IP3.
 
     NWS 2016 LP4; docs/formulations-search-and-pruning.md §7.8.
@@ -783,23 +887,33 @@ class ColgenMaster(PruningFormulation):
         self.integral = bool(integral)
 
     @property
-    def properties(self) -> frozenset[str]:
+    def properties(self) -> frozenset[Property]:
         return frozenset({DECODE_NOT_WORSE}) if self.integral else frozenset()
 
     def build(
         self,
-        data: Any,
+        data: EnsembleData,
+        problem: PruningProblem | None = None,
+        /,
         *,
         lam: float | None = None,
         budget: float | None = None,
         columns: Sequence[Any] | None = None,
-    ) -> Model:
-        """The restricted master of ``data`` for ``lam`` over ``columns``.
+    ) -> Model[MasterMeta]:
+        """The restricted master of ``data`` for ``lam`` (or ``problem``) over ``columns``.
 
         ``columns``: ``(tree, leaf mask)`` pairs or :class:`MasterColumn` objects of this
         data and λ; default the initial columns of ``init``. Every tree needs one.
         """
-        lam, _ = self._problem(lam, budget)
+        return self._master(data, self._problem(problem, lam, budget), columns)
+
+    def _build(self, data: Any, problem: PruningProblem) -> Model[MasterMeta]:
+        return self._master(data, problem, None)
+
+    def _master(
+        self, data: Any, problem: PruningProblem, columns: Sequence[Any] | None
+    ) -> Model[MasterMeta]:
+        lam = problem.penalty
         layout = _layout(data, lam, self.merge)
         if columns is None:
             columns = self.initial_prunings(data, lam)
@@ -807,23 +921,27 @@ class ColgenMaster(PruningFormulation):
             c if isinstance(c, MasterColumn) else _column(data, layout, int(c[0]), c[1])
             for c in columns
         ]
-        return self._model(data, lam, layout, cols)
+        return self._model(data, problem, layout, cols)
 
-    def with_columns(self, model: Model, data: Any, columns: Sequence[Any]) -> Model:
+    def with_columns(
+        self, model: Model[MasterMeta], data: Any, columns: Sequence[Any]
+    ) -> Model[MasterMeta]:
         """The master of ``model``'s data and λ over other ``columns`` (its link layout
         reused, not recomputed); ``integral`` is this formulation's."""
-        check_built_by(model, self)
-        layout = model.meta["layout"]
+        model = check_built_by(model, self)
+        layout = model.meta.layout
         cols = [
             c if isinstance(c, MasterColumn) else _column(data, layout, int(c[0]), c[1])
             for c in columns
         ]
-        return self._model(data, model.meta["lam"], layout, cols)
+        return self._model(data, PruningProblem(lam=model.meta.lam), layout, cols)
 
-    def column(self, model: Model, data: Any, tree: int, leaves: np.ndarray) -> MasterColumn:
+    def column(
+        self, model: Model[MasterMeta], data: Any, tree: int, leaves: np.ndarray
+    ) -> MasterColumn:
         """The master column of pruning ``leaves`` of tree ``tree``."""
-        check_built_by(model, self)
-        return _column(data, model.meta["layout"], tree, leaves)
+        model = check_built_by(model, self)
+        return _column(data, model.meta.layout, tree, leaves)
 
     def initial_prunings(self, data: Any, lam: float) -> list[tuple[int, np.ndarray]]:
         """Each tree's root-only pruning, plus its individual-pruning DP optimum (``init``)."""
@@ -843,7 +961,7 @@ class ColgenMaster(PruningFormulation):
         return out
 
     def column_arrays(
-        self, model: Model, columns: Sequence[MasterColumn]
+        self, model: Model[MasterMeta], columns: Sequence[MasterColumn]
     ) -> tuple[np.ndarray, ...]:
         """``(costs, lower, upper, csc_starts, csc_rows, csc_values)`` of ``columns`` in
         ``model``'s rows: what :meth:`odtkit.solvers.IncrementalLP.add_columns` takes."""
@@ -863,7 +981,9 @@ class ColgenMaster(PruningFormulation):
         costs = np.array([c.cost for c in columns], dtype=np.float64)
         return costs, np.zeros(m), np.full(m, np.inf), starts, rows, np.ones(rows.shape[0])
 
-    def _model(self, data: Any, lam: float, layout: _Layout, cols: list[MasterColumn]) -> Model:
+    def _model(
+        self, data: Any, problem: PruningProblem, layout: _Layout, cols: list[MasterColumn]
+    ) -> Model[MasterMeta]:
         b = ModelBuilder("pruning_master")
         J = len(cols)
         if self.integral:
@@ -887,41 +1007,39 @@ class ColgenMaster(PruningFormulation):
         b.add_constraints("convexity", col_tree, alpha.index, 1.0, "==", np.ones(data.n_trees))
         b.add_objective(alpha.index, np.array([c.cost for c in cols], dtype=np.float64))
         b.add_objective(w.index, layout.w_cost)
-        _meta(
-            b,
-            data,
-            self.name,
-            lam,
-            None,
+        meta = _meta(data, self.name, problem).extend(
+            MasterMeta,
             layout=layout,
             columns=tuple(cols),
             column_tree=col_tree,
             integral=self.integral,
         )
-        return b.build()
+        return b.build(meta)
 
-    def decode(self, model: Model, solution: Any) -> list[np.ndarray]:
+    def decode(self, model: Model[MasterMeta], solution: Any) -> list[np.ndarray]:
         """Per tree, the leaves of its column with the largest ``alpha`` (for an integral
         ``alpha``: the chosen pruning; for a fractional one only a rounding)."""
-        check_built_by(model, self)
+        model = check_built_by(model, self)
         alpha = solution_values(model, solution)["alpha"].reshape(-1)
-        col_tree, cols = model.meta["column_tree"], model.meta["columns"]
+        col_tree, cols = model.meta.column_tree, model.meta.columns
         out = []
-        for t in range(model.meta["n_trees"]):
+        for t in range(model.meta.n_trees):
             js = np.flatnonzero(col_tree == t)
             if js.size == 0:
                 raise ValueError(f"the master has no column of tree {t}")
             out.append(cols[int(js[np.argmax(alpha[js])])].leaves.copy())
         return out
 
-    def _start_values(self, model: Model, pruning: Any, terms: dict[str, Any]) -> dict:
-        col_tree, cols = model.meta["column_tree"], model.meta["columns"]
+    def _start_values(
+        self, model: Model[MasterMeta], pruning: Any, terms: dict[str, Any]
+    ) -> dict[str, np.ndarray]:
+        col_tree, cols = model.meta.column_tree, model.meta.columns
         alpha = np.zeros(len(cols))
         for t, z in enumerate(pruning.leaves):
             match = [j for j in np.flatnonzero(col_tree == t) if np.array_equal(cols[j].leaves, z)]
             if not match:
                 raise ValueError(f"tree {t}'s pruning is not a column of this master")
             alpha[match[0]] = 1.0
-        layout = model.meta["layout"]
+        layout = model.meta.layout
         w = terms["w"] if layout.class_rep is None else terms["w"][layout.class_rep]
         return {"alpha": alpha, "w": w.astype(float)}

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import scipy.sparse as sp
 
 from odtkit._limits import check_deadline
 from odtkit.model._model import VAR_KINDS, ConstraintBlock, Model, VarGroup
+
+M = TypeVar("M")
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 SENSES = ("<=", ">=", "==")
@@ -70,7 +72,6 @@ class ModelBuilder:
         self._obj_cols: list[np.ndarray] = []
         self._obj_vals: list[np.ndarray] = []
         self._offset = 0.0
-        self.meta: dict[str, Any] = {}
         self._built = False
 
     @property
@@ -113,7 +114,7 @@ class ModelBuilder:
         """
         self._check_open()
         _check_name(name, "variable group", self._groups)
-        shape_t = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        shape_t = tuple(int(s) for s in np.atleast_1d(np.asarray(shape)).reshape(-1))
         if any(s < 0 for s in shape_t):
             raise ValueError(f"shape must be non-negative, got {shape_t}")
         if kind not in VAR_KINDS:
@@ -281,8 +282,18 @@ class ModelBuilder:
         self._offset = offset
 
     # build -------------------------------------------------------------------------------------
-    def build(self) -> Model:
-        """Assemble the immutable Model (one COO -> CSR conversion). The builder is then closed."""
+    @overload
+    def build(self) -> Model[None]: ...
+
+    @overload
+    def build(self, meta: M) -> Model[M]: ...
+
+    def build(self, meta: Any = None) -> Model[Any]:
+        """Assemble the immutable Model (one COO -> CSR conversion). The builder is then closed.
+
+        ``meta`` (any immutable object, e.g. a formulation's frozen dataclass) becomes
+        ``model.meta``; its type is the model's type parameter.
+        """
         self._check_open()
         n, m = self._n_vars, self._n_rows
         if self._coo_rows:
@@ -320,7 +331,7 @@ class ModelBuilder:
             offset=self._offset,
             vars=self._groups,
             constraints=self._blocks,
-            meta=self.meta,
+            meta=meta,
         )
         self._built = True
         return model

@@ -9,14 +9,18 @@ A Model is what every formulation builds and every backend consumes::
 Columns are organised in named *variable groups* (contiguous column blocks with a shape) and rows
 in named *constraint blocks* (contiguous row blocks). Build it with
 :class:`odtkit.model.ModelBuilder`.
+
+A model is generic over its ``meta``: whatever its builder attached (a formulation attaches its
+own frozen dataclass, e.g. :class:`odtkit.formulations.TreeMeta`, so ``Model[TreeMeta]``). The IR
+itself knows nothing about formulations: it stores the object and hands it back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -24,9 +28,28 @@ import scipy.sparse as sp
 
 VAR_KINDS = ("binary", "integer", "continuous")
 
+#: The type of a model's ``meta`` (covariant: a ``Model[TreeMeta]`` is a ``Model[object]``).
+MetaT = TypeVar("MetaT", covariant=True)
+
+
+class _Span:
+    """A contiguous block ``start .. start+size-1`` (of columns or of rows): a mixin, not a
+    dataclass, so that the subclasses keep their own field order."""
+
+    start: int
+    size: int
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.size
+
+    @property
+    def slice(self) -> slice:
+        return slice(self.start, self.start + self.size)
+
 
 @dataclass(frozen=True)
-class VarGroup:
+class VarGroup(_Span):
     """A named block of columns ``start .. start+size-1`` viewed with shape ``shape`` (C order).
 
     Attributes
@@ -57,40 +80,24 @@ class VarGroup:
         idx.setflags(write=False)
         return idx
 
-    @property
-    def stop(self) -> int:
-        return self.start + self.size
-
-    @property
-    def slice(self) -> slice:
-        return slice(self.start, self.start + self.size)
-
     def __repr__(self) -> str:
         cols = f"{self.start}..{self.stop - 1}"
         return f"VarGroup({self.name!r}, shape={self.shape}, kind={self.kind!r}, cols={cols})"
 
 
 @dataclass(frozen=True)
-class ConstraintBlock:
+class ConstraintBlock(_Span):
     """A named block of rows ``start .. start+size-1`` of the constraint matrix."""
 
     name: str
     start: int
     size: int
 
-    @property
-    def stop(self) -> int:
-        return self.start + self.size
-
-    @property
-    def slice(self) -> slice:
-        return slice(self.start, self.start + self.size)
-
     def __repr__(self) -> str:
         return f"ConstraintBlock({self.name!r}, rows={self.start}..{self.stop - 1})"
 
 
-_READ_ONLY_MAPPINGS = ("vars", "constraints", "meta")
+_READ_ONLY_MAPPINGS = ("vars", "constraints")
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -99,7 +106,7 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class Model:
+class Model(Generic[MetaT]):
     """An immutable linear (mixed-integer) minimisation model. Build with ``ModelBuilder``.
 
     Attributes
@@ -117,8 +124,10 @@ class Model:
         Objective constant, included in every reported objective and bound.
     vars : Mapping[str, VarGroup]
     constraints : Mapping[str, ConstraintBlock]
-    meta : Mapping[str, Any]
-        Free-form, read-only information from the builder (e.g. the formulation's parameters).
+    meta : MetaT
+        What the builder attached (``None`` by default): a formulation's frozen dataclass of
+        everything its ``decode``/``start``/``evaluate`` read (e.g.
+        :class:`odtkit.formulations.TreeMeta`). Should be immutable: models are shared.
     """
 
     name: str
@@ -132,7 +141,7 @@ class Model:
     offset: float
     vars: Mapping[str, VarGroup]
     constraints: Mapping[str, ConstraintBlock]
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    meta: MetaT
 
     def __post_init__(self) -> None:
         for name in ("row_lower", "row_upper", "col_lower", "col_upper", "integrality", "c"):
@@ -268,7 +277,7 @@ class Model:
         """True when :meth:`check` finds no violation."""
         return self.check(x, tol).empty
 
-    def relaxed(self) -> Model:
+    def relaxed(self) -> Model[MetaT]:
         """The LP relaxation: the same model with every integrality requirement dropped."""
         return Model(
             name=f"{self.name}_lp",
@@ -285,7 +294,7 @@ class Model:
                 for k, g in self.vars.items()
             },
             constraints=self.constraints,
-            meta={**self.meta, "relaxed": True},
+            meta=self.meta,
         )
 
     # names and output ---------------------------------------------------------------------------

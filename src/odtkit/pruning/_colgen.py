@@ -118,8 +118,8 @@ def column_generation(
     N, T = data.n_samples, data.n_trees
     master = ColgenMaster(merge=merge, init=init)
     initial = master.build(data, lam=lam)
-    layout = initial.meta["layout"]
-    cols: list[MasterColumn] = list(initial.meta["columns"])
+    layout = initial.meta.layout
+    cols: list[MasterColumn] = list(initial.meta.columns)
     keys = {(c.tree, np.packbits(c.leaves).tobytes()) for c in cols}
     n_initial = len(cols)
     # pricing sees one price per entry: its link row's price, 0 for entries without a row

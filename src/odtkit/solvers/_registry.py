@@ -203,7 +203,7 @@ def _check_capabilities(
     backend: str,
     solver: str | None,
     extra: Mapping[str, Any],
-    requested: Mapping[str, str],
+    requested: Mapping[Capability, str],
 ) -> None:
     """Refuse the first requested ``{capability: option}`` that ``solver`` lacks: the one place
     where capabilities are checked."""
@@ -213,8 +213,8 @@ def _check_capabilities(
         if capability not in caps:
             with_solver = f" with solver {name!r}" if name else ""
             raise ValueError(
-                f"backend {backend!r}{with_solver} lacks the capability {capability!r} needed "
-                f"for {option}; its capabilities are {sorted(caps)}"
+                f"backend {backend!r}{with_solver} lacks the capability {str(capability)!r} "
+                f"needed for {option}; its capabilities are {sorted(map(str, caps))}"
             )
 
 
@@ -326,12 +326,12 @@ def solve(
     requested = {
         capability: option
         for capability, option, wanted in (
-            ("mip_start", "start=", start is not None),
-            ("lp_method", "lp_method=", lp_method is not None),
-            ("trace", "trace=True", bool(trace)),
-            ("duals", "duals=True", bool(duals)),
-            ("interrupt", "should_stop=", should_stop is not None),
-            ("heuristics_off", "heuristics=False", not heuristics),
+            (Capability.MIP_START, "start=", start is not None),
+            (Capability.LP_METHOD, "lp_method=", lp_method is not None),
+            (Capability.TRACE, "trace=True", bool(trace)),
+            (Capability.DUALS, "duals=True", bool(duals)),
+            (Capability.INTERRUPT, "should_stop=", should_stop is not None),
+            (Capability.HEURISTICS_OFF, "heuristics=False", not heuristics),
         )
         if wanted
     }
