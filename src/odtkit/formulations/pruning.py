@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from odtkit._pruning_objective import individual_objective, objective_terms, tree_dp, tree_terms
 from odtkit.formulations._base import (
     DECODE_NOT_WORSE,
     EXACT,
@@ -321,16 +322,12 @@ class PruningFormulation(Formulation):
     def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
         """The stated problem's value of a pruning by :func:`~odtkit.pruning.objective_terms`:
         ``error_term + lam * cost_term``, or with a budget the error term (``inf`` over it)."""
-        from odtkit.pruning._ensemble import objective_terms
-
         check_built_by(model, self)
         terms = objective_terms(data, _leaves(decoded), lam=model.meta["lam"] or 0.0)
         return _stated_objective(terms, model.meta)
 
     def start(self, model: Model, obj: Any) -> np.ndarray:
         """The complete, feasible column vector of a pruning (a ``PrunedEnsemble``)."""
-        from odtkit.pruning._ensemble import objective_terms
-
         check_built_by(model, self)
         pruning = _pruning(obj, model)
         terms = objective_terms(pruning.data, pruning.leaves, lam=0.0)
@@ -512,8 +509,6 @@ class IP2(PruningFormulation):
     def evaluate(self, model: Model, decoded: Any, data: Any) -> float:
         """Individual-pruning objective of the model's trees (features paid once per tree),
         by :func:`~odtkit.pruning.individual_objective`."""
-        from odtkit.pruning._ensemble import individual_objective
-
         check_built_by(model, self)
         return individual_objective(data, _leaves(decoded), model.meta["lam"], model.meta["trees"])
 
@@ -729,8 +724,6 @@ class MasterColumn:
 
 
 def _column(data: Any, layout: _Layout, t: int, z: np.ndarray) -> MasterColumn:
-    from odtkit.pruning._ensemble import tree_terms
-
     tree = data.trees[int(t)]
     z = np.asarray(z, dtype=bool)
     errors, wt = tree_terms(tree, z)
@@ -827,8 +820,6 @@ class ColgenMaster(PruningFormulation):
 
     def initial_prunings(self, data: Any, lam: float) -> list[tuple[int, np.ndarray]]:
         """Each tree's root-only pruning, plus its individual-pruning DP optimum (``init``)."""
-        from odtkit.pruning._ensemble import tree_dp
-
         N, T = data.n_samples, data.n_trees
         out: list[tuple[int, np.ndarray]] = []
         for t, tree in enumerate(data.trees):

@@ -39,7 +39,7 @@ from odtkit.pruning._ensemble import PrunedEnsemble, tree_dp
 from odtkit.pruning._extract import EnsembleData
 from odtkit.pruning._solve import HIGHS_TOLERANCES, solver_options
 from odtkit.results import Result, Status, make_trace
-from odtkit.solvers import IncrementalLP, Solution
+from odtkit.solvers import IncrementalLP, Solution, solve
 
 __all__ = ["column_generation"]
 
@@ -111,8 +111,6 @@ def column_generation(
         ``master_time`` / ``pricing_time``, ``simplex_iterations`` (incremental only) and
         ``master_rows`` (link rows of the master).
     """
-    from odtkit.solvers import solve
-
     lam = check_lambda(lam)
     t0 = time.perf_counter()
     N, T = data.n_samples, data.n_trees
