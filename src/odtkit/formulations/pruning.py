@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from odtkit._pruning_objective import individual_objective, objective_terms, tree_dp, tree_terms
+from odtkit._validation import check_lambda
 from odtkit.formulations._base import (
     DECODE_NOT_WORSE,
     EXACT,
@@ -110,8 +111,6 @@ def check_problem(lam: Any, budget: Any) -> tuple[float | None, float | None]:
     ``lam`` is required without a budget: a default λ = 0 would silently mean "ignore the
     feature costs". With a budget, λ has no role, so giving both is an error too.
     """
-    from odtkit._validation import check_lambda
-
     if budget is None:
         if lam is None:
             raise TypeError(
