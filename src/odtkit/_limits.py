@@ -164,7 +164,7 @@ def alarm_at(deadline: Deadline | None) -> Iterator[None]:
         and threading.current_thread() is threading.main_thread()
         and signal.getitimer(signal.ITIMER_REAL)[0] == 0.0  # someone else's timer: leave it
     )
-    if not usable:
+    if not usable or left is None:
         yield
         return
     if left <= 0.0:

@@ -214,7 +214,7 @@ def prune(
                 guard,
                 solver_result=result,
             )
-        elif budget is None and lam > 0:
+        elif budget is None and lam is not None and lam > 0:
             _warn_if_roots_only(result.model, lam)
     return result.replace(
         time=time.perf_counter() - t0,
@@ -267,6 +267,7 @@ def _dispatch(
             aggregate=aggregate,
             search="path" if method == "cut" else "lp",
         )
+    assert lam is not None  # check_problem: without a budget, lam is given
     if method == "cut":
         guard.phase = "the network build"
         t_build = time.perf_counter()

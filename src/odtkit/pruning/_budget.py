@@ -212,7 +212,7 @@ def budget_prune(
         start=sweep.model,
         aggregate=aggregate,
     )
-    lambda_stats = {
+    lambda_stats: dict[str, Any] = {
         k: sweep.stats[k]
         for k in ("lambda_steps", "lambda", "lambda_error_term", "lambda_cost_term", "path")
         if k in sweep.stats

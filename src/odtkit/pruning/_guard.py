@@ -70,9 +70,9 @@ class Guard:
         self.deadline = Deadline(time_limit)
         self.given = memory_limit_mb is not None
         self.memory_limit_mb = memory_limit_mb if self.given else default_memory_limit_mb()
-        self.per_entry = DATA_BYTES_PER_ENTRY  # set by the method before extraction
+        self.per_entry: float = DATA_BYTES_PER_ENTRY  # set by the method before extraction
         #: what the data holds per entry when a native phase starts (0: compact only)
-        self.held_per_entry = DATA_BYTES_PER_ENTRY
+        self.held_per_entry: float = DATA_BYTES_PER_ENTRY
         self.fixed = 0.0  # bytes independent of m (X, dense N x K marks, compact data)
         self.projected = 0.0  # the call's projected peak so far
         self.phase = "the input checks"  # named in the message of a stop

@@ -28,7 +28,7 @@ from odtkit.solvers import backend_capabilities, solve
 #: feature-cost coefficients ``lam c_k / N`` can be far smaller than that (tiny λ, large N), which
 #: made the LP stop ~1e-8 above the optimum. 1e-10 keeps objectives exact to 1e-9
 #: (docs/formulations-search-and-pruning.md §0.4).
-HIGHS_TOLERANCES = {"dual_feasibility_tolerance": 1e-10}
+HIGHS_TOLERANCES: dict[str, Any] = {"dual_feasibility_tolerance": 1e-10}
 
 #: an LP value farther than this from an integer counts as fractional
 #: (docs/formulations-search-and-pruning.md §9, last open doubt)

@@ -64,7 +64,6 @@ loop; for the command-line solvers the file writing is part of ``solve``), ``sol
 from __future__ import annotations
 
 import contextlib
-import gc
 import math
 import os
 import re
@@ -89,7 +88,9 @@ from odtkit.solvers._common import (
     emit_log,
     feasible_or_none,
     idle_values,
+    importable,
     infeasible_or_unbounded,
+    paused_gc,
     row_lists,
     timings,
     used_columns,
@@ -162,35 +163,11 @@ class PulpModel:
     build_time: float
 
 
+# building hundreds of thousands of small PuLP objects: see paused_gc
+@paused_gc()
 def to_pulp(model: Model) -> PulpModel:
-    """Translate ``model`` into a PuLP ``LpProblem`` (see the module docstring).
-
-    Parameters
-    ----------
-    model : Model
-
-    Returns
-    -------
-    PulpModel
-    """
-    with _paused_gc():
-        return _to_pulp(model)
-
-
-@contextlib.contextmanager
-def _paused_gc() -> Any:
-    """Pause the cyclic garbage collector: building hundreds of thousands of small PuLP objects
-    otherwise triggers repeated full-heap scans (the same effect measured 4-6x for Pyomo)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _to_pulp(model: Model) -> PulpModel:
+    """``model`` as a PuLP ``LpProblem`` (how: the module docstring), with its variables and
+    constraints listed in the IR's order (:class:`PulpModel`)."""
     import pulp
 
     t0 = time.perf_counter()
@@ -436,7 +413,7 @@ def _run_cbc(
             os.path.join(folder, f) for f in ("m.mps", "m.mst", "m.sol", "log")
         )
         t0 = time.perf_counter()
-        with alarm_at(options.deadline), _paused_gc():
+        with alarm_at(options.deadline), paused_gc():
             vs, var_names, con_names, _ = problem.writeMPS(mps, rename=1)
             args = [helper.path, mps]
             if options.start is not None:
@@ -504,7 +481,7 @@ def _run_cbc(
                 problem.assignConsPi(prices)
                 problem.assignConsSlack(slacks, activity=True)
                 problem.assignStatus(status, sol_status)
-    facts = {"cbc_killed": int(killed)}
+    facts: dict[str, Any] = {"cbc_killed": int(killed)}
     if watch.incumbent is not None:
         facts["cbc_log_incumbent"] = watch.incumbent
     return log, seconds, why, facts
@@ -542,7 +519,7 @@ def _run_highs_cmd(
         )
         s.tmpDir = folder
         t1 = time.perf_counter()
-        with _paused_gc():  # PuLP writes the MPS file here
+        with paused_gc():  # PuLP writes the MPS file here
             built.problem.solve(s)
         seconds = time.perf_counter() - t1
         with open(log_path, errors="replace") as fh:
@@ -571,12 +548,7 @@ class PulpBackend(Backend):
 
     @classmethod
     def available(cls) -> bool:
-        try:
-            import highspy  # noqa: F401
-            import pulp  # noqa: F401
-        except ImportError:  # pragma: no cover - both are hard dependencies
-            return False
-        return True
+        return importable("highspy", "pulp")  # both are hard dependencies
 
     @classmethod
     def version(cls) -> str:
@@ -662,7 +634,7 @@ class _HighsPath(SolvePath[_HighsModel, _HighsRun]):
             built = to_pulp(model)
             built.problem.solverModel = h
             t0 = time.perf_counter()
-            with _paused_gc():  # PuLP's own per-column / per-row transfer loop
+            with paused_gc():  # PuLP's own per-column / per-row transfer loop
                 pulp.HiGHS(mip=True).buildSolverModel(built.problem)
             t_transfer = time.perf_counter() - t0
         check_deadline()
@@ -780,7 +752,7 @@ class _CmdPath(SolvePath[PulpModel, _CmdRun]):
         if status not in NO_SOLUTION and pulp.LpStatus.get(built.problem.status) != "Infeasible":
             x = feasible_or_none(model, vals)
         has_solution = x is not None
-        objective = model.objective_value(x) if has_solution else float("nan")
+        objective = model.objective_value(x) if x is not None else float("nan")
         # the logs report objectives without the constant: shift by the observed difference
         reported = parsed["objective"]
         shift = (

@@ -79,19 +79,8 @@ from odtkit._limits import alarm_at, check_deadline, sigint_flag, sigint_watch
 from odtkit.model import Model
 from odtkit.results import Status
 from odtkit.solvers import _cmd
+from odtkit.solvers import _common as common
 from odtkit.solvers import _highs_driver as driver
-from odtkit.solvers._common import (
-    Raw,
-    SolvePath,
-    conclude,
-    emit_log,
-    feasible_or_none,
-    idle_values,
-    infeasible_or_unbounded,
-    row_lists,
-    timings,
-    used_columns,
-)
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
 
@@ -179,26 +168,12 @@ def _component_name(block: Any, name: str, suffix: str) -> str:
     return candidate
 
 
+# Pyomo creates hundreds of thousands of small container objects here; the cyclic garbage
+# collector would rescan the growing heap again and again (measured 4-6x slower with it)
+@common.paused_gc()
 def to_pyomo(model: Model) -> PyomoModel:
-    """Translate ``model`` into a Pyomo ``ConcreteModel`` (see the module docstring).
-
-    Parameters
-    ----------
-    model : Model
-
-    Returns
-    -------
-    PyomoModel
-    """
-    from pyomo.common.gc_manager import PauseGC
-
-    # Pyomo creates hundreds of thousands of small container objects here; the cyclic garbage
-    # collector would rescan the growing heap again and again (measured 4-6x slower with it)
-    with PauseGC():
-        return _to_pyomo(model)
-
-
-def _to_pyomo(model: Model) -> PyomoModel:
+    """``model`` as a Pyomo ``ConcreteModel`` (how: the module docstring), with its ``VarData``
+    and ``ConstraintData`` listed in the IR's order (:class:`PyomoModel`)."""
     import pyomo.environ as pe
     from pyomo.core.expr.numeric_expr import LinearExpression
 
@@ -240,7 +215,7 @@ def _to_pyomo(model: Model) -> PyomoModel:
             v.setub(None if up != up else up)
         xs.extend(datas)
 
-    data, indices, indptr = row_lists(model)
+    data, indices, indptr = common.row_lists(model)
     row_lo = np.where(np.isfinite(model.row_lower), model.row_lower, np.nan).tolist()
     row_up = np.where(np.isfinite(model.row_upper), model.row_upper, np.nan).tolist()
     cons: list[Any] = []
@@ -273,7 +248,7 @@ def _to_pyomo(model: Model) -> PyomoModel:
         linear_vars=[xs[j] for j in nz.tolist()],
     )
     m.add_component(_component_name(m, "objective", "obj"), pe.Objective(expr=objective))
-    return PyomoModel(m, xs, used_columns(model), cons, time.perf_counter() - t0)
+    return PyomoModel(m, xs, common.used_columns(model), cons, time.perf_counter() - t0)
 
 
 def _read_columns(get: Any, built: PyomoModel, model: Model, fill: np.ndarray) -> np.ndarray:
@@ -308,7 +283,7 @@ def _status_from_termination(tc: Any, model: Model, node_limit: int | None) -> s
         "userInterrupt": "interrupted",
     }
     if name == "infeasibleOrUnbounded":
-        return infeasible_or_unbounded(model)
+        return common.infeasible_or_unbounded(model)
     return mapping.get(name, "error")
 
 
@@ -353,12 +328,7 @@ class PyomoBackend(Backend):
 
     @classmethod
     def available(cls) -> bool:
-        try:
-            import highspy  # noqa: F401
-            import pyomo.environ  # noqa: F401
-        except ImportError:  # pragma: no cover - both are hard dependencies
-            return False
-        return True
+        return common.importable("highspy", "pyomo.environ")  # both are hard dependencies
 
     @classmethod
     def version(cls) -> str:
@@ -431,7 +401,7 @@ def _want_duals(model: Model, options: SolveOptions) -> bool:
     return not model.is_mip and options.duals is not False
 
 
-class _PyomoPath(SolvePath[PyomoModel, Raw]):
+class _PyomoPath(common.SolvePath[PyomoModel, common.Raw]):
     """The translation every Pyomo path shares: :func:`to_pyomo`, then the start's values."""
 
     def __init__(self, extra: dict[str, Any], solver: str) -> None:
@@ -469,7 +439,7 @@ def _read_highs_run(raw: _HighsRun, model: Model) -> Solution:
     x = duals = reduced = None
     if out.has_solution:
         get_vars = getattr(loader, "get_vars", None) or loader.get_primals
-        x = _read_columns(get_vars, built, model, idle_values(model))
+        x = _read_columns(get_vars, built, model, common.idle_values(model))
         if out.duals is not None:
             duals, reduced = _lp_duals(loader, built, model)
     return out.solution(
@@ -480,7 +450,7 @@ def _read_highs_run(raw: _HighsRun, model: Model) -> Solution:
         x=x,
         duals=duals,
         reduced_costs=reduced,
-        timings=timings(built.build_time, raw.transfer_time, raw.solve_time, t2),
+        timings=common.timings(built.build_time, raw.transfer_time, raw.solve_time, t2),
     )
 
 
@@ -500,7 +470,6 @@ class _AppsiPath(_PyomoPath[_HighsRun]):
     driver, so statuses, bounds and node counts are those of the highs backend."""
 
     def run(self, native: PyomoModel, model: Model, options: SolveOptions) -> _HighsRun:
-        from pyomo.common.gc_manager import PauseGC
         from pyomo.contrib.appsi.solvers import Highs
 
         # only_child_vars: add every Var of the model in one call, instead of appsi discovering
@@ -531,7 +500,7 @@ class _AppsiPath(_PyomoPath[_HighsRun]):
         ):
             setattr(uc, flag, False)
         t0 = time.perf_counter()
-        with PauseGC(), alarm_at(options.deadline):  # see to_pyomo
+        with common.paused_gc(), alarm_at(options.deadline):  # see to_pyomo
             opt.set_instance(native.model)
         t_transfer = time.perf_counter() - t0
         check_deadline()
@@ -567,7 +536,6 @@ class _ContribHighsPath(_PyomoPath[_HighsRun]):
     MIP start, no callbacks attached before the run); the driver reads the object afterwards."""
 
     def run(self, native: PyomoModel, model: Model, options: SolveOptions) -> _HighsRun:
-        from pyomo.common.gc_manager import PauseGC
         from pyomo.contrib.solver.common.factory import SolverFactory
 
         opt = SolverFactory("highs")
@@ -591,7 +559,7 @@ class _ContribHighsPath(_PyomoPath[_HighsRun]):
         t0 = time.perf_counter()
         # Ctrl-C must not raise inside HiGHS's log callback (the run then ends as "Solve
         # error"): a flag, and a thread that stops HiGHS through its time limit
-        with PauseGC(), sigint_flag() as ctrl_c, sigint_watch(stop_now):
+        with common.paused_gc(), sigint_flag() as ctrl_c, sigint_watch(stop_now):
             res = opt.solve(
                 native.model,
                 load_solutions=False,
@@ -603,7 +571,7 @@ class _ContribHighsPath(_PyomoPath[_HighsRun]):
         t_solve = float(getattr(res.timing_info, "highs_time", t_total))
         log = stream.getvalue()
         if options.log_callback is not None:
-            emit_log(log, SolveOptions(log_callback=options.log_callback))
+            common.emit_log(log, SolveOptions(log_callback=options.log_callback))
         # the run's highspy object: read with the same rules as every HiGHS run
         out = driver.read(opt._solver_model, model, want_duals=_want_duals(model, options))
         out.log = log
@@ -635,7 +603,6 @@ class _LegacyPath(_PyomoPath[_LegacyRun]):
 
     def run(self, native: PyomoModel, model: Model, options: SolveOptions) -> _LegacyRun:
         import pyomo.environ as pe
-        from pyomo.common.gc_manager import PauseGC
         from pyomo.common.tee import capture_output
         from pyomo.common.tempfiles import TempfileManager
 
@@ -656,13 +623,13 @@ class _LegacyPath(_PyomoPath[_LegacyRun]):
             previous_dir = TempfileManager.tempdir
             TempfileManager.tempdir = folder
             try:
-                with capture_output() as captured, PauseGC():  # PauseGC: see to_pyomo
+                with capture_output() as captured, common.paused_gc():  # paused_gc: see to_pyomo
                     res = opt.solve(native.model, **kwargs)
             finally:
                 TempfileManager.tempdir = previous_dir
         t_solve = time.perf_counter() - t1
         log = captured.getvalue() if hasattr(captured, "getvalue") else ""
-        emit_log(log, options)
+        common.emit_log(log, options)
         return _LegacyRun(native, opt, res, log, t_solve, want_duals)
 
     def read(self, raw: _LegacyRun, model: Model, options: SolveOptions) -> Solution:
@@ -688,9 +655,9 @@ class _LegacyPath(_PyomoPath[_LegacyRun]):
                 count=model.n_vars,
             )
             idle = ~built.used
-            vals[idle] = idle_values(model)[idle]
+            vals[idle] = common.idle_values(model)[idle]
             # classic plugins may hand back a point for infeasible or aborted runs
-            x = feasible_or_none(model, vals)
+            x = common.feasible_or_none(model, vals)
         has_solution = x is not None
         if has_solution and raw.want_duals and status == "optimal":
             dual = built.model.dual
@@ -707,11 +674,11 @@ class _LegacyPath(_PyomoPath[_LegacyRun]):
             nodes = 0
         version = raw.opt.version()
         # classic plugins report no proven bound: only optimality proves one
-        out = conclude(
+        out = common.conclude(
             model,
             status,
             x,
-            model.objective_value(x) if has_solution else np.nan,
+            model.objective_value(x) if x is not None else np.nan,
             time=raw.solve_time,
             version=".".join(map(str, version)) if version else "",
             nodes=nodes,
@@ -728,7 +695,7 @@ class _LegacyPath(_PyomoPath[_LegacyRun]):
             backend="pyomo",
             solver=f"pyomo/{self.solver}",
             time=raw.solve_time,
-            timings=timings(built.build_time, 0.0, raw.solve_time, t2),
+            timings=common.timings(built.build_time, 0.0, raw.solve_time, t2),
         )
 
 
