@@ -468,6 +468,12 @@ def _native_stop(status: str, phase: str, guard: Any) -> BaseException:
     return Stopped(Status.TIME_LIMIT, f"the time limit ran out during {phase}")
 
 
+#: the native extraction's arrays of one tree that are its structure (shared by every pruning of
+#: it), and its compact feature-use entries (see TreeData)
+_STRUCTURE = ("left", "right", "parent", "depth", "end", "feature", "threshold", "sk_node")
+_COMPACT_ENTRIES = ("leaf_of", "by_leaf", "leaf_start", "first_use")
+
+
 def _tree_data(raw: dict[str, np.ndarray], y: np.ndarray, n_classes: int) -> TreeData:
     """A :class:`TreeData` from one tree of :func:`_native_trees`: adds ``pred`` (majority,
     ties -> smallest class, empty node -> its parent's), ``dist`` and ``error``."""
@@ -493,24 +499,8 @@ def _tree_data(raw: dict[str, np.ndarray], y: np.ndarray, n_classes: int) -> Tre
         pred[nodes] = pred[src]
         dist[nodes] = dist[src]
     error = (support - counts[np.arange(n_nodes), pred]).round().astype(np.int64)
-    return TreeData(
-        left=raw["left"],
-        right=raw["right"],
-        parent=raw["parent"],
-        depth=raw["depth"],
-        end=raw["end"],
-        feature=raw["feature"],
-        threshold=raw["threshold"],
-        counts=counts,
-        dist=dist,
-        pred=pred,
-        error=error,
-        sk_node=raw["sk_node"],
-        leaf_of=raw["leaf_of"],
-        by_leaf=raw["by_leaf"],
-        leaf_start=raw["leaf_start"],
-        first_use=raw["first_use"],
-    )
+    structure = {k: raw[k] for k in _STRUCTURE + _COMPACT_ENTRIES}
+    return TreeData(**structure, counts=counts, dist=dist, pred=pred, error=error)
 
 
 def route(
@@ -669,9 +659,7 @@ def root_only_data(
         error[0] = root_error
         trees.append(
             TreeData(
-                **{k: s[k] for k in ("left", "right", "parent", "depth", "end", "feature")},
-                threshold=s["threshold"],
-                sk_node=s["sk_node"],
+                **{k: s[k] for k in _STRUCTURE},
                 counts=counts,
                 dist=np.broadcast_to(root_dist, (n, n_classes)),
                 pred=np.full(n, label, dtype=np.int64),
