@@ -44,7 +44,7 @@ SEARCHES: dict[str, tuple[int, int, dict[str, Any]]] = {
 
 def _status_mb(field: str) -> float:
     """A field of /proc/self/status in MB (child side: odtkit is importable there)."""
-    from odtkit.core._problem import proc_kb
+    from odtkit._limits import proc_kb
 
     return (proc_kb("/proc/self/status", field) or float("nan")) / 1024.0
 

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import odtkit._files
 import odtkit.cli
+import odtkit.files
 from odtkit.cli import main
 
 OLD = b"an older answer\n"
@@ -126,7 +126,7 @@ def test_a_read_only_directory_is_refused_before_the_work(folder, capsys, monkey
         def refuse(*args, **kwargs):
             raise PermissionError(13, "Permission denied")
 
-        monkeypatch.setattr(odtkit._files.tempfile, "mkstemp", refuse)
+        monkeypatch.setattr(odtkit.files.tempfile, "mkstemp", refuse)
     except PermissionError:
         pass
 
@@ -146,13 +146,13 @@ def test_ctrl_c_mid_write_leaves_the_older_file_and_no_partial_one(
     folder, capsys, monkeypatch, command
 ):
     (folder / "out").write_bytes(OLD)
-    real = odtkit._files._write_all
+    real = odtkit.files._write_all
 
     def interrupted(fd, data):
         real(fd, data[: len(data) // 2])
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(odtkit._files, "_write_all", interrupted)
+    monkeypatch.setattr(odtkit.files, "_write_all", interrupted)
     code, _, err = _run([*COMMANDS[command], "--out", "out", "--force"], capsys)
     assert code == 130
     assert "--out out NOT written: interrupted while writing" in err
@@ -168,7 +168,7 @@ def test_a_failing_write_is_one_line_and_keeps_the_older_file(folder, capsys, mo
         os.write(fd, data[:10])
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(odtkit._files, "_write_all", full)
+    monkeypatch.setattr(odtkit.files, "_write_all", full)
     code, _, err = _run([*COMMANDS[command], "--out", "out", "--force"], capsys)
     errors = [line for line in err.splitlines() if "error" in line]
     assert code == 2 and len(errors) == 1 and "No space left on device; not written" in errors[0]
@@ -265,7 +265,7 @@ def test_a_file_appearing_during_the_run_is_not_replaced_without_force(folder, c
 def test_without_skops_a_skops_forest_is_one_line_saying_how_to_install(
     folder, capsys, monkeypatch
 ):
-    monkeypatch.setattr(odtkit._files, "_skops", lambda: None)
+    monkeypatch.setattr(odtkit.files, "_skops", lambda: None)
     code, _, err = _run(COMMANDS["prune"], capsys)
     assert code == 2 and "reading it needs skops: pip install 'odtkit[skops]'" in err
     assert len(err.strip().splitlines()) == 1
@@ -275,7 +275,7 @@ def test_without_hard_links_a_new_file_is_still_written(folder, capsys, monkeypa
     def no_links(*args):
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(odtkit._files.os, "link", no_links)
+    monkeypatch.setattr(odtkit.files.os, "link", no_links)
     code, _, err = _run([*COMMANDS["fit"], "--out", "new.json"], capsys)
     assert code == 0 and json.loads((folder / "new.json").read_text())["tree"]
     assert not _leftovers(folder)

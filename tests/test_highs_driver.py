@@ -21,6 +21,7 @@ from conftest import hard_knapsack
 from odtkit.model import ModelBuilder
 from odtkit.results import Status
 from odtkit.solvers import SolveOptions, solve
+from odtkit.solvers import _common as common
 from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers.highs import pass_model
 
@@ -164,10 +165,10 @@ def test_an_interrupt_request_overrides_every_status_but_a_proof():
 
 
 def test_infeasible_or_unbounded_looks_at_the_column_bounds():
-    assert driver.infeasible_or_unbounded(knapsack(n=3)) == Status.INFEASIBLE
+    assert common.infeasible_or_unbounded(knapsack(n=3)) == Status.INFEASIBLE
     b = ModelBuilder("free")
     b.add_vars("y", shape=2, kind="integer", lb=0.0, ub=[1.0, np.inf])
-    assert driver.infeasible_or_unbounded(b.build()) == Status.INFEASIBLE_OR_UNBOUNDED
+    assert common.infeasible_or_unbounded(b.build()) == Status.INFEASIBLE_OR_UNBOUNDED
 
 
 # --- the bound rule --------------------------------------------------------------------------
@@ -201,7 +202,7 @@ INF = float("inf")
     ],
 )
 def test_final_bound(status, is_mip, has_solution, objective, raw, expected, noted):
-    bound, note = driver.final_bound(
+    bound, note = common.final_bound(
         status, is_mip=is_mip, has_solution=has_solution, objective=objective, raw_bound=raw
     )
     assert bound == expected
@@ -212,29 +213,29 @@ def test_final_bound(status, is_mip, has_solution, objective, raw, expected, not
 
 def test_final_trace_ends_with_the_final_row_unless_switched_off():
     rows = [(0.1, 9.0, 1.0), (0.2, 8.0, 2.0)]
-    tr = driver.final_trace(rows, 0.3, 7.0, 7.0, True)
+    tr = common.final_trace(rows, 0.3, 7.0, 7.0, True)
     assert tr.to_numpy().tolist() == [[0.1, 9.0, 1.0], [0.2, 8.0, 2.0], [0.3, 7.0, 7.0]]
     assert rows == [(0.1, 9.0, 1.0), (0.2, 8.0, 2.0)]  # the session's rows are not changed
-    assert driver.final_trace(None, 0.3, 7.0, 7.0, True).to_numpy().tolist() == [[0.3, 7.0, 7.0]]
+    assert common.final_trace(None, 0.3, 7.0, 7.0, True).to_numpy().tolist() == [[0.3, 7.0, 7.0]]
     # no solution: the incumbent is +inf; nothing at all: no row
-    assert driver.final_trace(None, 0.3, np.nan, 2.0, False).to_numpy().tolist() == [
+    assert common.final_trace(None, 0.3, np.nan, 2.0, False).to_numpy().tolist() == [
         [0.3, INF, 2.0]
     ]
-    assert driver.final_trace(None, 0.3, np.nan, -INF, False).empty
-    assert driver.final_trace(rows, 0.3, 7.0, 7.0, True, enabled=False).empty
+    assert common.final_trace(None, 0.3, np.nan, -INF, False).empty
+    assert common.final_trace(rows, 0.3, 7.0, 7.0, True, enabled=False).empty
 
 
 def test_idle_values_are_zero_clipped_into_the_bounds():
     b = ModelBuilder("idle")
     b.add_vars("a", shape=3, kind="continuous", lb=[-1.0, 2.0, -np.inf], ub=[1.0, 5.0, -3.0])
-    np.testing.assert_array_equal(driver.idle_values(b.build()), [0.0, 2.0, -3.0])
+    np.testing.assert_array_equal(common.idle_values(b.build()), [0.0, 2.0, -3.0])
 
 
 def test_feasible_or_none():
     model = knapsack(n=3, m=1)
-    assert driver.feasible_or_none(model, np.zeros(3)) is not None
-    assert driver.feasible_or_none(model, np.full(3, np.nan)) is None
-    assert driver.feasible_or_none(model, np.full(3, 5.0)) is None
+    assert common.feasible_or_none(model, np.zeros(3)) is not None
+    assert common.feasible_or_none(model, np.full(3, np.nan)) is None
+    assert common.feasible_or_none(model, np.full(3, 5.0)) is None
 
 
 # --- a run: attach and read ------------------------------------------------------------------
@@ -367,6 +368,6 @@ def test_optimal_without_a_feasible_point_is_an_error():
     # a solver that prints "optimal" but hands back a point that fails the model's own check
     # has failed: never status optimal with has_solution False (seen with CBC's LP files)
     model = hard_knapsack()
-    readout = driver.conclude(model, "optimal", None, float("nan"), time=0.1, version="x")
+    readout = common.conclude(model, "optimal", None, float("nan"), time=0.1, version="x")
     assert readout.status == Status.ERROR and not readout.has_solution
     assert "not feasible" in readout.stats["error"]

@@ -168,14 +168,15 @@ def test_a_limit_hit_while_mining_returns_a_valid_list_and_bound(kwargs: dict, s
 
 def test_searches_get_a_memory_budget_by_default(monkeypatch):
     # issue 13: without a limit a search grew until the kernel killed the process
+    from odtkit import _limits
     from odtkit.core import _problem
 
     config = _problem.search_config(
         0.01, time_limit=None, node_limit=None, memory_limit_mb=None, bounds={}
     )
-    available = _problem.available_memory_mb()
+    available = _limits.available_memory_mb()
     assert available is not None and config.memory_limit_mb == pytest.approx(
-        _problem.DEFAULT_MEMORY_SHARE * available, rel=0.2
+        _limits.DEFAULT_MEMORY_SHARE * available, rel=0.2
     )
     monkeypatch.setenv("ODTKIT_MEMORY_LIMIT_MB", "123")
     config = _problem.search_config(

@@ -41,7 +41,7 @@ CHILD = textwrap.dedent(
     import json, resource, sys
     import numpy as np
     from odtkit import Fairness, datasets
-    from odtkit.core._problem import proc_kb
+    from odtkit._limits import proc_kb
     from odtkit.core.rules import search_rule_list
     from odtkit.core.search import search_tree
 
@@ -156,18 +156,18 @@ def test_running_out_of_memory_returns_the_incumbent_and_a_valid_bound(search, m
 
 
 def test_the_default_budget_sees_ulimit_and_container_limits(monkeypatch):
-    from odtkit.core import _problem
+    from odtkit import _limits
 
     monkeypatch.delenv("ODTKIT_MEMORY_LIMIT_MB", raising=False)
-    monkeypatch.setattr(_problem, "available_memory_mb", lambda: 20_000.0)
-    monkeypatch.setattr(_problem, "address_space_room_mb", lambda: 1_000.0)
-    monkeypatch.setattr(_problem, "cgroup_room_mb", lambda: None)
-    assert _problem.default_memory_limit_mb() == pytest.approx(500.0)
-    monkeypatch.setattr(_problem, "cgroup_room_mb", lambda: 400.0)
-    assert _problem.default_memory_limit_mb() == pytest.approx(300.0)
-    monkeypatch.setattr(_problem, "address_space_room_mb", lambda: None)
-    monkeypatch.setattr(_problem, "cgroup_room_mb", lambda: None)
-    assert _problem.default_memory_limit_mb() == pytest.approx(15_000.0)
+    monkeypatch.setattr(_limits, "available_memory_mb", lambda: 20_000.0)
+    monkeypatch.setattr(_limits, "address_space_room_mb", lambda: 1_000.0)
+    monkeypatch.setattr(_limits, "cgroup_room_mb", lambda: None)
+    assert _limits.default_memory_limit_mb() == pytest.approx(500.0)
+    monkeypatch.setattr(_limits, "cgroup_room_mb", lambda: 400.0)
+    assert _limits.default_memory_limit_mb() == pytest.approx(300.0)
+    monkeypatch.setattr(_limits, "address_space_room_mb", lambda: None)
+    monkeypatch.setattr(_limits, "cgroup_room_mb", lambda: None)
+    assert _limits.default_memory_limit_mb() == pytest.approx(15_000.0)
 
 
 def test_a_failed_preprocessing_allocation_still_returns_a_certified_leaf(monkeypatch):

@@ -15,7 +15,7 @@ binarization is then the thresholds it uses. The output says over what each answ
 certified (``certificate``: all thresholds, guessed thresholds, or the binarization).
 Warnings print as one line ``odtkit: warning: ...`` on stderr, each once.
 
-Files (:mod:`odtkit._files`): ``--out`` is checked before any work (never an input file, an
+Files (:mod:`odtkit.files`): ``--out`` is checked before any work (never an input file, an
 existing file only with ``--force``) and written atomically; stderr (and ``out`` in the
 ``--json`` payload) says whether it was written. ``prune`` reads a forest saved by skops,
 trusting only the types of a tree ensemble, and a pickle only with ``--trust-pickle``.
@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from odtkit._files import SKOPS_INSTALL
 from odtkit.fairness import NOTIONS
+from odtkit.files import SKOPS_INSTALL
 
 if TYPE_CHECKING:  # odtkit.compare loads the MIP stack: only the compare command pays for it
     from odtkit.compare import Comparison
@@ -132,15 +132,15 @@ def _read_data(
     header, a first row made only of numbers is refused (it is data: pandas would silently
     take it for the column names and lose it).
     """
-    from odtkit._files import numeric_header
-    from odtkit.datasets._bundled import _read_table
+    from odtkit.datasets import read_table
+    from odtkit.files import numeric_header
 
     path = Path(text)
     if not path.is_file():
         reason = "is a directory, not a file" if path.is_dir() else "no such file"
         raise BadInput(f"{what} {text!r}: {reason}")
     try:
-        frame = _read_table(path, None, header=header)
+        frame = read_table(path, None, header=header)
     except ValueError as exc:
         raise BadInput(f"{what}: {exc}") from None
     except OSError as exc:
@@ -303,7 +303,7 @@ def _check_labels(
     frame: pd.DataFrame, label: str, what: str, name: str, *, header: bool = True
 ) -> None:
     """Refuse blank label cells (named by their line in the file) and a single class."""
-    from odtkit.datasets._bundled import _check_labels as blank_cells
+    from odtkit.datasets import check_labels as blank_cells
 
     try:
         blank_cells(frame, label, first_line=2 if header else 1)
@@ -439,8 +439,8 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
 def _named_dataset(name: str, what: str) -> Any:
     """A bundled dataset (or a benchmark set of :func:`odtkit.datasets.load_shared`) by name."""
     from odtkit import datasets
-    from odtkit._validation import check_dataset
-    from odtkit.datasets._bundled import resolve
+    from odtkit.datasets import resolve
+    from odtkit.validation import check_dataset
 
     try:
         return check_dataset(resolve(name))
@@ -455,8 +455,8 @@ def _named_dataset(name: str, what: str) -> Any:
 def _check_out(args: argparse.Namespace, **inputs: str | None) -> None:
     """Refuse, before any work is done, an ``--out`` that would lose data or cannot be
     written: an existing file without ``--force``, an input file (``inputs``: ``DATA=path``),
-    a directory, a missing or unwritable directory (see :func:`odtkit._files.check_out`)."""
-    from odtkit._files import check_out
+    a directory, a missing or unwritable directory (see :func:`odtkit.files.check_out`)."""
+    from odtkit.files import check_out
 
     if args.out is not None:
         _checked(lambda: check_out(args.out, inputs=inputs, force=args.force))
@@ -468,7 +468,7 @@ def _save(args: argparse.Namespace, content: str | bytes, *, say: bool = True) -
     Interrupted (Ctrl-C) or failing, the older file at ``--out`` stays as it was and no
     partial file is left; stderr says the file was not written.
     """
-    from odtkit._files import write_atomic
+    from odtkit.files import write_atomic
 
     try:
         # an OSError (disk full) is one line saying the file was not written
@@ -500,7 +500,7 @@ def _depth(text: str) -> int | None:
 
 
 def _check_common(args: argparse.Namespace, *, depth_required: bool) -> None:
-    from odtkit._validation import check_depth, check_lambda, check_positive_number
+    from odtkit.validation import check_depth, check_lambda, check_positive_number
 
     _checked(lambda: check_lambda(args.lam), flag="--lam")
     # only the lower end here: a depth above the number of binary features is clamped once
@@ -899,7 +899,7 @@ class _SavedTree:
 
 def _read_model(text: str) -> _SavedTree:
     """The tree file ``fit --out`` wrote, checked (JSON only: loading it runs no code)."""
-    from odtkit.datasets._bundled import _binary_kind
+    from odtkit.datasets import binary_kind
     from odtkit.tree import Tree
 
     path = Path(text)
@@ -908,7 +908,7 @@ def _read_model(text: str) -> _SavedTree:
     name = path.name
     written_by = "expected a tree file written by 'odtkit fit --out'"
     raw = path.read_bytes()
-    kind = _binary_kind(raw[:4096])
+    kind = binary_kind(raw[:4096])
     if kind is not None:
         raise BadInput(f"MODEL: {name} is not JSON ({kind}); {written_by}")
     try:
@@ -1216,9 +1216,8 @@ def _costs(text: str | None, columns: list[str]) -> Any:
 
 
 def _prune(args: argparse.Namespace) -> int:
-    from odtkit._files import dump_forest, load_forest
-    from odtkit.pruning import prune
-    from odtkit.pruning._extract import _estimators
+    from odtkit.files import dump_forest, load_forest
+    from odtkit.pruning import check_ensemble, prune
 
     forest_path, data_path = Path(args.forest), Path(args.data)
     for path, what in ((forest_path, "FOREST"), (data_path, "DATA")):
@@ -1238,7 +1237,7 @@ def _prune(args: argparse.Namespace) -> int:
     X, y = frame.drop(columns=[label]), frame[label].to_numpy()
     costs = _costs(args.costs, [str(c) for c in X.columns])
     try:  # what was loaded safely may still be no forest (a skops file of another model)
-        _estimators(ensemble)
+        check_ensemble(ensemble)
     except (TypeError, ValueError) as exc:
         raise BadInput(f"FOREST: {forest_path.name}: {exc}") from None
     result = _checked(

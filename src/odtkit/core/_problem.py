@@ -11,12 +11,12 @@ so the dtype/contiguity rules of the binding live here, and the only place that 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from odtkit._limits import default_memory_limit_mb
 from odtkit._validation import (
     check_dataset,
     check_node_limit,
@@ -79,99 +79,6 @@ def problem_from_arrays(
     # tolerances, which grow with the total weight, away from underflow and overflow
     w = scale_weights(w)
     return _native.Problem(X, y, w, n_classes, popcount=popcount)
-
-
-#: Share of the memory available when a search starts that it may use by default.
-DEFAULT_MEMORY_SHARE = 0.75
-#: Share of the address space left under ``ulimit -v`` that a search may use by default.
-ADDRESS_SPACE_SHARE = 0.5
-
-
-def proc_kb(path: str, field: str) -> float | None:
-    """A ``kB`` field of a ``/proc`` file (``/proc/meminfo``'s ``MemAvailable``,
-    ``/proc/self/status``'s ``VmSize``), None where there is none."""
-    try:
-        with open(path, encoding="ascii") as proc:
-            for line in proc:
-                if line.startswith(field + ":"):
-                    return float(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def available_memory_mb() -> float | None:
-    """Memory the machine can give this process now (MemAvailable), in MB; None if unknown."""
-    available_kb = proc_kb("/proc/meminfo", "MemAvailable")
-    if available_kb is not None:
-        return available_kb / 1024.0
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2.0**20
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def address_space_room_mb() -> float | None:
-    """What ``ulimit -v`` (``RLIMIT_AS``) still lets this process map, in MB; None: no limit."""
-    try:
-        import resource
-    except ImportError:  # not on POSIX
-        return None
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY or soft < 0:
-        return None
-    mapped_kb = proc_kb("/proc/self/status", "VmSize")
-    return max(soft / 2.0**20 - (mapped_kb or 0.0) / 1024.0, 0.0)
-
-
-def cgroup_room_mb() -> float | None:
-    """What this process's control group (a container's memory limit) still allows, in MB."""
-    for limit_file, usage_file in (
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),  # cgroup v2
-        (
-            "/sys/fs/cgroup/memory/memory.limit_in_bytes",  # cgroup v1
-            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-        ),
-    ):
-        try:
-            with open(limit_file, encoding="ascii") as f:
-                limit = f.read().strip()
-            with open(usage_file, encoding="ascii") as f:
-                usage = float(f.read().strip())
-        except (OSError, ValueError):
-            continue
-        if limit == "max" or not limit.isdigit() or float(limit) >= 2.0**60:
-            return None
-        return max(float(limit) - usage, 0.0) / 2.0**20
-    return None
-
-
-def default_memory_limit_mb() -> float | None:
-    """The memory budget of a search given none: ``$ODTKIT_MEMORY_LIMIT_MB`` if set, else
-    :data:`DEFAULT_MEMORY_SHARE` of what the process can still get when the search starts.
-
-    "What it can still get" is the smallest of the machine's available memory and the room left
-    in a container's memory limit, and :data:`ADDRESS_SPACE_SHARE` of the room left under
-    ``ulimit -v``. Searches count every
-    byte of their own structures against the budget and stop with status ``memory_limit``
-    (best tree and bound kept) before crossing it; without a default, a search on an
-    innocent-looking table could grow until the kernel killed the process (issue 13). Should
-    an allocation fail anyway (another process took the memory), the search ends the same way.
-    """
-    override = os.environ.get("ODTKIT_MEMORY_LIMIT_MB")
-    if override:
-        return check_positive_number(float(override), "ODTKIT_MEMORY_LIMIT_MB")
-    address_space = address_space_room_mb()
-    rooms = [
-        DEFAULT_MEMORY_SHARE * room
-        for room in (available_memory_mb(), cgroup_room_mb())
-        if room is not None
-    ]
-    if address_space is not None:
-        # ulimit -v counts address space, which runs ahead of the bytes in use (allocator
-        # arenas, freed blocks still mapped): CORELS at a 112 MB budget mapped 180 MB
-        rooms.append(ADDRESS_SPACE_SHARE * address_space)
-    return max(min(rooms), 64.0) if rooms else None
 
 
 def leaf_answer(

@@ -9,6 +9,11 @@ Benchmark-only sets (COMPAS, coupon, ...) are read from the shared data director
 
 from typing import TYPE_CHECKING
 
+# the table readers the CLI reads files with, under public names (no caller outside the package
+# imports a private one)
+from odtkit.datasets._bundled import _binary_kind as binary_kind
+from odtkit.datasets._bundled import _check_labels as check_labels
+from odtkit.datasets._bundled import _read_table as read_table
 from odtkit.datasets._bundled import (
     binarize_frame,
     describe,
@@ -16,6 +21,7 @@ from odtkit.datasets._bundled import (
     load_file,
     load_shared,
     names,
+    resolve,
     shared_path,
 )
 from odtkit.datasets._dataset import Dataset
@@ -27,11 +33,15 @@ __all__ = [
     "Binarizer",
     "Dataset",
     "binarize_frame",
+    "binary_kind",
+    "check_labels",
     "describe",
     "load",
     "load_file",
     "load_shared",
     "names",
+    "read_table",
+    "resolve",
     "shared_path",
 ]
 

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
+from odtkit._pruning_objective import individual_objective, objective_terms, tree_dp, tree_terms
 from odtkit._validation import check_lambda
 from odtkit.formulations._base import (
     DECODE_NOT_WORSE,
@@ -120,8 +121,6 @@ def check_problem(lam: Any, budget: Any) -> tuple[float | None, float | None]:
     ``lam`` is required without a budget: a default λ = 0 would silently mean "ignore the
     feature costs". With a budget, λ has no role, so giving both is an error too.
     """
-    from odtkit._validation import check_lambda
-
     if budget is None:
         if lam is None:
             raise TypeError(
@@ -424,16 +423,12 @@ class PruningFormulation(Formulation[PruningProblem, PM]):
     def evaluate(self, model: Model[PM], decoded: Any, data: Any) -> float:
         """The stated problem's value of a pruning by :func:`~odtkit.pruning.objective_terms`:
         ``error_term + lam * cost_term``, or with a budget the error term (``inf`` over it)."""
-        from odtkit.pruning._ensemble import objective_terms
-
         check_built_by(model, self)
         terms = objective_terms(data, _leaves(decoded), lam=model.meta.lam or 0.0)
         return _stated_objective(terms, model.meta)
 
     def start(self, model: Model[PM], obj: Any) -> np.ndarray:
         """The complete, feasible column vector of a pruning (a ``PrunedEnsemble``)."""
-        from odtkit.pruning._ensemble import objective_terms
-
         check_built_by(model, self)
         pruning = _pruning(obj, model)
         terms = objective_terms(pruning.data, pruning.leaves, lam=0.0)
@@ -612,8 +607,6 @@ class IP2(PruningFormulation[PruningMeta]):
     def evaluate(self, model: Model[PruningMeta], decoded: Any, data: Any) -> float:
         """Individual-pruning objective of the model's trees (features paid once per tree),
         by :func:`~odtkit.pruning.individual_objective`."""
-        from odtkit.pruning._ensemble import individual_objective
-
         check_built_by(model, self)
         meta = model.meta
         return individual_objective(data, _leaves(decoded), meta.lam or 0.0, list(meta.trees))
@@ -822,8 +815,6 @@ class MasterColumn:
 
 
 def _column(data: Any, layout: _Layout, t: int, z: np.ndarray) -> MasterColumn:
-    from odtkit.pruning._ensemble import tree_terms
-
     tree = data.trees[int(t)]
     z = np.asarray(z, dtype=bool)
     errors, wt = tree_terms(tree, z)
@@ -945,8 +936,6 @@ class ColgenMaster(PruningFormulation[MasterMeta]):
 
     def initial_prunings(self, data: Any, lam: float) -> list[tuple[int, np.ndarray]]:
         """Each tree's root-only pruning, plus its individual-pruning DP optimum (``init``)."""
-        from odtkit.pruning._ensemble import tree_dp
-
         N, T = data.n_samples, data.n_trees
         out: list[tuple[int, np.ndarray]] = []
         for t, tree in enumerate(data.trees):

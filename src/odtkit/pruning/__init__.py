@@ -48,7 +48,7 @@ from odtkit.pruning._ensemble import (
     tree_dp,
 )
 from odtkit.pruning._example import worked_example
-from odtkit.pruning._extract import EnsembleData, TreeData, extract
+from odtkit.pruning._extract import EnsembleData, TreeData, check_ensemble, extract
 from odtkit.pruning._path import CostErrorPath
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "brute_force_prune",
     "budget_prune",
     "certify_network_matrix",
+    "check_ensemble",
     "column_generation",
     "cost_error_path",
     "extract",

@@ -17,21 +17,27 @@ import pandas as pd
 from odtkit._limits import Deadline, OutOfTime, charged
 from odtkit._validation import check_lambda, check_positive_number
 from odtkit._warnings import warn as _warn
-from odtkit.formulations.pruning import IP1, IP3, LP1, check_budget, check_problem
-from odtkit.pipeline import verify_solution
-from odtkit.pruning._budget import check_budget_method
+from odtkit.formulations.pruning import check_budget, check_problem
+from odtkit.pruning._budget import budget_prune, check_budget_method
+from odtkit.pruning._colgen import column_generation
+from odtkit.pruning._cut import cut_prune, example_weights
 from odtkit.pruning._ensemble import PrunedEnsemble, individual_objective, tree_dp, unpruned
-from odtkit.pruning._extract import EnsembleData, checked_inputs, extract, extract_checked
+from odtkit.pruning._extract import (
+    EnsembleData,
+    checked_inputs,
+    extract,
+    extract_checked,
+    root_only_data,
+)
 from odtkit.pruning._guard import (
     CUT_BYTES_PER_ENTRY,
     DATA_BYTES_PER_ENTRY,
     MODEL_BYTES_PER_ENTRY,
     Guard,
     Stopped,
-    root_only_data,
 )
 from odtkit.pruning._path import CostErrorPath, exact_path
-from odtkit.pruning._solve import INTEGRALITY_TOL, max_fractionality, solve_mip, solver_options
+from odtkit.pruning._solve import solve_ip3
 from odtkit.results import Result, Status, make_trace
 
 __all__ = [
@@ -61,122 +67,6 @@ def _data(ensemble: Any, X: Any, y: Any, costs: Any) -> EnsembleData:
     if X is None or y is None:
         raise TypeError("prune needs the training data X and y the pruning is measured on")
     return extract(ensemble, X, y, costs)
-
-
-def _with_pruning(result: Result, data: EnsembleData, lam: float | None) -> Result:
-    """``result`` with its decoded leaf masks wrapped in a PrunedEnsemble."""
-    if result.model is None:
-        return result
-    return result.replace(model=PrunedEnsemble(data, result.model, 0.0 if lam is None else lam))
-
-
-def solve_ip3(
-    data: EnsembleData,
-    *,
-    lam: float | None = None,
-    budget: float | None = None,
-    method: str = "lp",
-    backend: str = "highs",
-    time_limit: float | None = None,
-    start: PrunedEnsemble | None = None,
-    aggregate: bool = True,
-) -> Result:
-    """Solve IP3 for ``lam`` (LP1 for ``budget``; IP1 with ``method="ip1"``), verified.
-
-    ``method="lp"``: the LP relaxation by simplex (a vertex); if the vertex is fractional beyond
-    ``INTEGRALITY_TOL`` (never observed for IP3, always possible for LP1) or the LP does not
-    finish optimal, the integer program is solved instead (warm-started from ``start``) and
-    ``stats["fallback"]`` says why. ``method="mip"``/``"ip1"``: the integer program directly.
-    ``aggregate`` builds the compact IP3 (``IP3(aggregate=True, merge=True)``).
-
-    Returns
-    -------
-    Result
-        ``model`` the PrunedEnsemble (None for an infeasible model or a solver stopped without
-        a solution), ``method`` the formulation's name (``"ip3"``, ``"lp1"``, ``"ip1"``),
-        ``solution`` the solved program's Solution; ``stats``: ``solved_as`` (``"lp"`` or
-        ``"mip"``), ``max_fractionality`` (of the LP vertex when an LP was solved),
-        ``fallback``, ``lp_status`` / ``lp_objective`` / ``lp_time`` / ``mip_time``,
-        ``build_time``, ``formulation`` and the built ``model_ir``.
-    """
-    from odtkit.solvers import solve
-
-    if method not in ("lp", "mip", "ip1"):
-        raise ValueError(f"method must be 'lp', 'mip' or 'ip1', got {method!r}")
-    lam, budget = check_problem(lam, budget)
-    deadline = Deadline(time_limit)  # the build, the LP and a MIP fallback share it
-    t0 = deadline.start
-    if method == "ip1":
-        formulation: IP3 | IP1 = IP1()
-    else:
-        kind = IP3 if budget is None else LP1
-        formulation = kind(aggregate=aggregate, merge=aggregate)
-    try:
-        with charged(deadline):
-            model = formulation.build(data, lam=lam, budget=budget)
-    except OutOfTime:
-        return Result(
-            model=start,
-            objective=start.objective if start is not None else np.nan,
-            lower_bound=-np.inf,
-            status=Status.TIME_LIMIT,
-            time=deadline.elapsed(),
-            method=formulation.name,
-            backend=backend,
-            stats={"stopped_before_solve": "the time limit ran out during the build"},
-            message="the time limit ran out during the build",
-        )
-    stats: dict[str, Any] = {
-        "build_time": time.perf_counter() - t0,
-        "formulation": formulation,
-    }
-    result = None
-    if method == "lp":
-        solution = solve(
-            model,
-            backend=backend,
-            time_limit=deadline.limit_left(),
-            relax=True,
-            lp_method="simplex",
-            **solver_options(backend),
-        )
-        frac = max_fractionality(solution.x, model.integrality) if solution.has_solution else np.nan
-        stats.update(
-            lp_time=solution.time,
-            lp_status=solution.status,
-            lp_objective=solution.objective,
-            max_fractionality=frac,
-            solved_as="lp",
-        )
-        if solution.status == Status.INFEASIBLE or (
-            solution.status == Status.OPTIMAL and frac <= INTEGRALITY_TOL
-        ):
-            result = verify_solution(formulation, model, solution, data)
-        else:
-            stats["fallback"] = (
-                f"LP status {solution.status}"
-                if solution.status != Status.OPTIMAL
-                else f"fractional LP vertex (max fractionality {frac:.3g})"
-            )
-            stats["lp_solution"] = solution
-    if result is None:
-        # after Ctrl-C in the LP the MIP only hands back the start (a 1 ms limit)
-        interrupted = stats.get("lp_status") == Status.INTERRUPTED
-        left = 1e-3 if interrupted else deadline.limit_left()
-        result, mip_stats = solve_mip(
-            formulation, model, data, backend=backend, time_limit=left, start=start
-        )
-        if interrupted:
-            result = result.replace(status=Status.INTERRUPTED)
-        stats.update(mip_stats, solved_as="mip")
-        stats.setdefault(
-            "max_fractionality",
-            max_fractionality(result.solution.x, model.integrality)
-            if result.solution.has_solution
-            else np.nan,
-        )
-    result = _with_pruning(result, data, lam)
-    return result.replace(time=time.perf_counter() - t0, stats={**result.stats, **stats})
 
 
 def prune(
@@ -324,7 +214,7 @@ def prune(
                 guard,
                 solver_result=result,
             )
-        elif budget is None and lam > 0:
+        elif budget is None and lam is not None and lam > 0:
             _warn_if_roots_only(result.model, lam)
     return result.replace(
         time=time.perf_counter() - t0,
@@ -368,8 +258,6 @@ def _dispatch(
 ) -> Result:
     """The solve of :func:`prune` once the data is there, within ``guard``'s limits."""
     if budget is not None:
-        from odtkit.pruning._budget import budget_prune
-
         return budget_prune(
             data,
             budget=budget,
@@ -379,9 +267,8 @@ def _dispatch(
             aggregate=aggregate,
             search="path" if method == "cut" else "lp",
         )
+    assert lam is not None  # check_problem: without a budget, lam is given
     if method == "cut":
-        from odtkit.pruning._cut import cut_prune, example_weights
-
         guard.phase = "the network build"
         t_build = time.perf_counter()
         weight = example_weights(data)
@@ -533,8 +420,6 @@ def _warn_if_roots_only(pruned: PrunedEnsemble | None, lam: float) -> None:
 
 
 def _colgen(data: EnsembleData, lam: float, backend: str, deadline: Deadline) -> Result:
-    from odtkit.pruning._colgen import column_generation
-
     cg = column_generation(data, lam=lam, backend=backend, time_limit=deadline.limit_left())
     if cg.stats["integral_by"] != "failed":
         return cg

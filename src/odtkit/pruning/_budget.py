@@ -28,6 +28,8 @@ import numpy as np
 from odtkit.formulations.pruning import check_budget
 from odtkit.pruning._ensemble import PrunedEnsemble
 from odtkit.pruning._extract import EnsembleData
+from odtkit.pruning._path import exact_path
+from odtkit.pruning._solve import solve_ip3
 from odtkit.results import Result, Status, make_trace
 
 __all__ = ["budget_prune", "check_budget_method", "lambda_search"]
@@ -63,8 +65,6 @@ def lambda_search(
         ``stats["lambda_steps"]`` lists every λ tried with its cost and error term and
         ``stats["lambda"]`` the λ of the answer; ``trace`` one row per λ.
     """
-    from odtkit.pruning._api import solve_ip3
-
     budget = check_budget(budget)
     t0 = time.perf_counter()
     steps: list[dict[str, float]] = []
@@ -188,8 +188,6 @@ def budget_prune(
     (``lambda_steps``, ``lambda``, ``lambda_error_term``, ``lambda_cost_term``); its bound is
     the better of LP1's and the Lagrangian one.
     """
-    from odtkit.pruning._api import solve_ip3
-
     budget = check_budget(budget, allow_negative=False)
     check_budget_method(budget_method)
     if search not in ("path", "lp"):
@@ -214,7 +212,7 @@ def budget_prune(
         start=sweep.model,
         aggregate=aggregate,
     )
-    lambda_stats = {
+    lambda_stats: dict[str, Any] = {
         k: sweep.stats[k]
         for k in ("lambda_steps", "lambda", "lambda_error_term", "lambda_cost_term", "path")
         if k in sweep.stats
@@ -232,8 +230,6 @@ def budget_prune(
 
 def _hull_within(data: EnsembleData, budget: float, path: Any = None) -> Result:
     """The exact path's best hull pruning within ``budget``, with its Lagrangian bound."""
-    from odtkit.pruning._path import exact_path
-
     t0 = time.perf_counter()
     if path is None:
         path = exact_path(data)

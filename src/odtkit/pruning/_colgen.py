@@ -39,7 +39,7 @@ from odtkit.pruning._ensemble import PrunedEnsemble, tree_dp
 from odtkit.pruning._extract import EnsembleData
 from odtkit.pruning._solve import HIGHS_TOLERANCES, solver_options
 from odtkit.results import Result, Status, make_trace
-from odtkit.solvers import IncrementalLP, Solution
+from odtkit.solvers import IncrementalLP, Solution, solve
 
 __all__ = ["column_generation"]
 
@@ -60,6 +60,7 @@ def _as_ir_result(res: Solution, model: Model, n_initial: int, n_w: int) -> Solu
             n_initial + np.arange(n_w),
         ]
     )
+    assert res.x is not None  # only a solved master is re-indexed
     x = res.x[order]
     rc = res.reduced_costs[order] if res.reduced_costs is not None else None
     return dataclasses.replace(res, x=x, values=model.values(x), reduced_costs=rc)
@@ -111,8 +112,6 @@ def column_generation(
         ``master_time`` / ``pricing_time``, ``simplex_iterations`` (incremental only) and
         ``master_rows`` (link rows of the master).
     """
-    from odtkit.solvers import solve
-
     lam = check_lambda(lam)
     t0 = time.perf_counter()
     N, T = data.n_samples, data.n_trees
@@ -271,6 +270,7 @@ def column_generation(
     if frac <= 1e-7:
         # columns priced after the last master solve (limit reached) are not in alpha
         stats["integral_by"] = "master_lp"
+        assert model is not None  # the model of the solved master res
         return answer(master.decode(model, res), status)
     # ties: the LP optimum is a mix of integral optima; the restricted master with binary alpha
     # (few columns) picks one; it is optimal iff it attains the LP value

@@ -76,7 +76,8 @@ from typing import Any
 
 import numpy as np
 
-from odtkit._limits import check_deadline
+from odtkit._limits import check_deadline, default_memory_limit_mb
+from odtkit.core import _native
 from odtkit.pruning._ensemble import PrunedEnsemble, compact_arrays, objective_value
 from odtkit.pruning._extract import EnsembleData
 from odtkit.results import Result, Status, make_trace
@@ -299,9 +300,6 @@ def solve_network(
 ) -> dict[str, Any]:
     """One native min cut for ``lam``: the raw output plus ``side`` (bool), ``objective`` (from
     the cut's real capacity) and ``lower_bound`` (from the flow)."""
-    from odtkit.core import _native
-    from odtkit.core._problem import default_memory_limit_mb
-
     if memory_limit_mb is None:
         memory_limit_mb = default_memory_limit_mb()
     src, snk = network.capacities(lam)
@@ -336,8 +334,6 @@ def _compact_trees(data: EnsembleData, weight: np.ndarray) -> Any:
     """``_native.CompactTrees`` of ``data``: what the native ensemble functions read (the
     compact arrays in the dtypes the binding takes, no copy when the extraction made them so),
     with the costs and the example ``weight``."""
-    from odtkit.core import _native
-
     trees = data.trees
     compact = [compact_arrays(t) for t in trees]
     i32 = np.int32
@@ -360,8 +356,6 @@ def native_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork:
     reductions that do not depend on λ (module docstring: 1, 2 and 4 -- identical examples,
     dead splits, identical pairs; all three with ``merge``, dead splits always). What the exact
     path cuts; ``pair`` holds each pair node's first (feature, example) key ``k * N + i``."""
-    from odtkit.core import _native
-
     weight = example_weights(data, merge)
     check_deadline()
     out = _native.ensemble_network(_compact_trees(data, weight), merge_pairs=merge)
@@ -385,8 +379,6 @@ def reduced_network(
     ``_native.closure_min_cut``, with ``constant`` (the capacity the forced pairs add to every
     cut: full minimum cut = ``constant`` + this one's), ``scale``, ``n_forced``, ``n_dead``.
     For measuring max-flow algorithms on the graphs that remain (benchmarks/maxflow.py)."""
-    from odtkit.core import _native
-
     weight = example_weights(data, merge_examples)
     scale = scale_for(error_totals(data)[1])
     out = _native.ensemble_reduced_network(
@@ -409,9 +401,6 @@ def _native_cut(
 ) -> dict[str, Any]:
     """The native cut of the compact trees (``_native.ensemble_min_cut``), with ``kept`` (bool
     per global node), ``objective`` (from the cut's real capacity) and ``lower_bound``."""
-    from odtkit.core import _native
-    from odtkit.core._problem import default_memory_limit_mb
-
     if memory_limit_mb is None:
         memory_limit_mb = default_memory_limit_mb()
     base_errors, total_gain = error_totals(data)

@@ -43,6 +43,9 @@ from typing import Any
 import numpy as np
 
 from odtkit._limits import check_deadline
+from odtkit.core import _native
+from odtkit.pruning._guard import Stopped
+from odtkit.results import Status
 
 __all__ = ["TreeData", "EnsembleData", "extract", "check_ensemble", "route"]
 
@@ -103,8 +106,6 @@ class TreeData:
 
     @cached_property
     def _entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        from odtkit.core import _native
-
         if not self.first_use.any():  # also the root-only stand-in (leaf_of never read)
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty
@@ -170,7 +171,7 @@ class EnsembleData:
     n_features: int
     estimators: list[Any] | None = None  # the fitted sklearn trees (for export)
     #: False for the stand-in a stopped ``prune`` returns with its root-only pruning
-    #: (statistics at the roots only, no entries): see ``odtkit.pruning._guard.root_only_data``
+    #: (statistics at the roots only, no entries): see ``root_only_data`` below
     complete: bool = True
     node_offset: np.ndarray = field(init=False)  # global z id of tree t's node h = offset[t] + h
     entry_offset: np.ndarray = field(init=False)  # global w^(t) id = entry_offset[t] + j
@@ -431,8 +432,6 @@ def _native_trees(
     """All trees through one native call: per-tree dicts of the :class:`TreeData` arrays
     (``pred``/``dist``/``error`` excepted) for the trees done, and the native status
     (``optimal``; or ``time_limit``/``interrupted``/``memory_limit`` with fewer trees)."""
-    from odtkit.core import _native
-
     left, right, feature, threshold = [], [], [], []
     for est, fmap in zip(ests, fmaps, strict=True):
         tr = est.tree_
@@ -458,9 +457,6 @@ def _native_trees(
 def _native_stop(status: str, phase: str, guard: Any) -> BaseException:
     """The exception for a native extraction that stopped with ``status`` during ``phase``:
     the guard's ``Stopped`` under a guard, else what the Python code would have raised."""
-    from odtkit.pruning._guard import Stopped
-    from odtkit.results import Status
-
     if status == "interrupted":
         return (
             Stopped(Status.INTERRUPTED, f"Ctrl-C during {phase}") if guard else KeyboardInterrupt()
@@ -470,6 +466,12 @@ def _native_stop(status: str, phase: str, guard: Any) -> BaseException:
             return MemoryError(f"out of memory during {phase}")
         return Stopped(Status.MEMORY_LIMIT, f"an allocation failed during {phase} (out of memory)")
     return Stopped(Status.TIME_LIMIT, f"the time limit ran out during {phase}")
+
+
+#: the native extraction's arrays of one tree that are its structure (shared by every pruning of
+#: it), and its compact feature-use entries (see TreeData)
+_STRUCTURE = ("left", "right", "parent", "depth", "end", "feature", "threshold", "sk_node")
+_COMPACT_ENTRIES = ("leaf_of", "by_leaf", "leaf_start", "first_use")
 
 
 def _tree_data(raw: dict[str, np.ndarray], y: np.ndarray, n_classes: int) -> TreeData:
@@ -497,24 +499,8 @@ def _tree_data(raw: dict[str, np.ndarray], y: np.ndarray, n_classes: int) -> Tre
         pred[nodes] = pred[src]
         dist[nodes] = dist[src]
     error = (support - counts[np.arange(n_nodes), pred]).round().astype(np.int64)
-    return TreeData(
-        left=raw["left"],
-        right=raw["right"],
-        parent=raw["parent"],
-        depth=raw["depth"],
-        end=raw["end"],
-        feature=raw["feature"],
-        threshold=raw["threshold"],
-        counts=counts,
-        dist=dist,
-        pred=pred,
-        error=error,
-        sk_node=raw["sk_node"],
-        leaf_of=raw["leaf_of"],
-        by_leaf=raw["by_leaf"],
-        leaf_start=raw["leaf_start"],
-        first_use=raw["first_use"],
-    )
+    structure = {k: raw[k] for k in _STRUCTURE + _COMPACT_ENTRIES}
+    return TreeData(**structure, counts=counts, dist=dist, pred=pred, error=error)
 
 
 def route(
@@ -631,3 +617,65 @@ def extract(ensemble: Any, X: Any, y: Any, costs: Any = None) -> EnsembleData:
     EnsembleData
     """
     return extract_checked(checked_inputs(ensemble, X, y, costs))
+
+
+def root_only_data(
+    ests: list[Any],
+    fmaps: list[np.ndarray | None],
+    classes: np.ndarray,
+    n_features: int,
+    codes: np.ndarray,
+    costs: np.ndarray,
+) -> Any:
+    """An :class:`EnsembleData` that holds only what the root-only pruning needs.
+
+    Each tree has its real structure (so the pruned copies, ``n_leaves_unpruned`` and routing
+    are right) but training statistics at the root only (every node predicts the root's
+    majority class) and no feature-use entries: exact for the pruning that cuts every tree to
+    its root (error at the root, no feature acquired), meaningless for any other, so it is
+    marked ``complete=False`` and ``prune`` refuses it as input.
+    """
+    n_classes = len(classes)
+    root_counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
+    label = int(np.argmax(root_counts))
+    root_dist = root_counts / max(root_counts.sum(), 1.0)
+    root_error = int(round(root_counts.sum() - root_counts[label]))
+    # the structure alone: one row routed (never read), no time limit; a Ctrl-C arriving
+    # meanwhile stops it between trees, so go on with the trees still missing
+    one_row, one_code = np.zeros((1, n_features), np.float32), np.zeros(1, np.int32)
+    raw: list[dict[str, np.ndarray]] = []
+    while len(raw) < len(ests):
+        k = len(raw)
+        raw += _native_trees(ests[k:], fmaps[k:], one_row, one_code, n_classes)[0]
+    N = codes.shape[0]
+    # never read: the merge of duplicate examples needs complete data
+    zeros = np.broadcast_to(np.int32(0), (N,))
+    trees = []
+    for s in raw:
+        n = s["left"].shape[0]
+        counts = np.zeros((n, n_classes))
+        counts[0] = root_counts
+        error = np.zeros(n, dtype=np.int64)
+        error[0] = root_error
+        trees.append(
+            TreeData(
+                **{k: s[k] for k in _STRUCTURE},
+                counts=counts,
+                dist=np.broadcast_to(root_dist, (n, n_classes)),
+                pred=np.full(n, label, dtype=np.int64),
+                error=error,
+                leaf_of=zeros,
+                by_leaf=zeros,
+                leaf_start=np.zeros(n + 1, dtype=np.int64),
+                first_use=np.zeros(n, dtype=bool),  # no entries
+            )
+        )
+    return EnsembleData(
+        trees=trees,
+        y=codes,
+        classes=classes,
+        costs=costs,
+        n_features=n_features,
+        estimators=list(ests),
+        complete=False,
+    )

@@ -20,11 +20,7 @@ whose objective is the training error of the majority class and needs no extract
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from odtkit._limits import Deadline
+from odtkit._limits import Deadline, default_memory_limit_mb
 from odtkit.results import Status
 
 __all__ = [
@@ -33,7 +29,6 @@ __all__ = [
     "MODEL_BYTES_PER_ENTRY",
     "Guard",
     "Stopped",
-    "root_only_data",
 ]
 
 #: bytes per entry once the explicit entry lists are built (on first read, by whoever reads
@@ -72,14 +67,12 @@ class Guard:
     """
 
     def __init__(self, time_limit: float | None, memory_limit_mb: float | None) -> None:
-        from odtkit.core._problem import default_memory_limit_mb
-
         self.deadline = Deadline(time_limit)
         self.given = memory_limit_mb is not None
         self.memory_limit_mb = memory_limit_mb if self.given else default_memory_limit_mb()
-        self.per_entry = DATA_BYTES_PER_ENTRY  # set by the method before extraction
+        self.per_entry: float = DATA_BYTES_PER_ENTRY  # set by the method before extraction
         #: what the data holds per entry when a native phase starts (0: compact only)
-        self.held_per_entry = DATA_BYTES_PER_ENTRY
+        self.held_per_entry: float = DATA_BYTES_PER_ENTRY
         self.fixed = 0.0  # bytes independent of m (X, dense N x K marks, compact data)
         self.projected = 0.0  # the call's projected peak so far
         self.phase = "the input checks"  # named in the message of a stop
@@ -139,69 +132,3 @@ class Guard:
         N, K, T = n_samples, n_features, n_trees
         nodes = float(n_nodes) * (100.0 + 16.0 * n_classes)
         self.fixed = 13.0 * N * K + 8.0 * N * T + nodes + 64.0 * N
-
-
-def root_only_data(
-    ests: list[Any],
-    fmaps: list[np.ndarray | None],
-    classes: np.ndarray,
-    n_features: int,
-    codes: np.ndarray,
-    costs: np.ndarray,
-) -> Any:
-    """An :class:`EnsembleData` that holds only what the root-only pruning needs.
-
-    Each tree has its real structure (so the pruned copies, ``n_leaves_unpruned`` and routing
-    are right) but training statistics at the root only (every node predicts the root's
-    majority class) and no feature-use entries: exact for the pruning that cuts every tree to
-    its root (error at the root, no feature acquired), meaningless for any other, so it is
-    marked ``complete=False`` and ``prune`` refuses it as input.
-    """
-    from odtkit.pruning._extract import EnsembleData, TreeData, _native_trees
-
-    n_classes = len(classes)
-    root_counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
-    label = int(np.argmax(root_counts))
-    root_dist = root_counts / max(root_counts.sum(), 1.0)
-    root_error = int(round(root_counts.sum() - root_counts[label]))
-    # the structure alone: one row routed (never read), no time limit; a Ctrl-C arriving
-    # meanwhile stops it between trees, so go on with the trees still missing
-    one_row, one_code = np.zeros((1, n_features), np.float32), np.zeros(1, np.int32)
-    raw: list[dict[str, np.ndarray]] = []
-    while len(raw) < len(ests):
-        k = len(raw)
-        raw += _native_trees(ests[k:], fmaps[k:], one_row, one_code, n_classes)[0]
-    N = codes.shape[0]
-    # never read: the merge of duplicate examples needs complete data
-    zeros = np.broadcast_to(np.int32(0), (N,))
-    trees = []
-    for s in raw:
-        n = s["left"].shape[0]
-        counts = np.zeros((n, n_classes))
-        counts[0] = root_counts
-        error = np.zeros(n, dtype=np.int64)
-        error[0] = root_error
-        trees.append(
-            TreeData(
-                **{k: s[k] for k in ("left", "right", "parent", "depth", "end", "feature")},
-                threshold=s["threshold"],
-                sk_node=s["sk_node"],
-                counts=counts,
-                dist=np.broadcast_to(root_dist, (n, n_classes)),
-                pred=np.full(n, label, dtype=np.int64),
-                error=error,
-                leaf_of=zeros,
-                by_leaf=zeros,
-                leaf_start=np.zeros(n + 1, dtype=np.int64),
-                first_use=np.zeros(n, dtype=bool),  # no entries
-            )
-        )
-    return EnsembleData(
-        trees=trees,
-        y=codes,
-        classes=classes,
-        costs=costs,
-        n_features=n_features,
-        estimators=list(ests),
-        complete=False,
-    )

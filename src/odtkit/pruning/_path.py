@@ -28,6 +28,7 @@ import pandas as pd
 
 from odtkit._limits import stop_on_interrupt
 from odtkit._progress import Progress
+from odtkit.core import _native
 from odtkit.pruning._cut import ClosureNetwork, native_network
 from odtkit.pruning._ensemble import PrunedEnsemble
 from odtkit.pruning._extract import EnsembleData
@@ -190,8 +191,6 @@ def exact_path(
     ``time_limit`` / ``interrupted``, see :class:`CostErrorPath`). Before them there is no path
     at all, and ``RuntimeError`` says so.
     """
-    from odtkit.core import _native
-
     t0 = time.perf_counter()
     if network is None:
         network = native_network(data)

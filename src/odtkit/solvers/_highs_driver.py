@@ -18,9 +18,9 @@ what is done to such an object, so the rules exist once:
 * :func:`read` maps HiGHS's model status to :class:`~odtkit.results.Status` (:func:`status_of`),
   reads the solution and hands it to :func:`conclude`: the one bound rule :func:`final_bound` and
   the final trace row :func:`final_trace`, giving a :class:`Readout` that makes the
-  :class:`~odtkit.solvers.Solution`. The backends that parse a solver's log or files (PuLP's
-  command-line solvers, Pyomo's classic plugins) call :func:`conclude` too, with
-  :func:`idle_values`, :func:`feasible_or_none` and :func:`infeasible_or_unbounded`.
+  :class:`~odtkit.solvers.Solution`. Those outcome rules are backend-neutral and live in
+  :mod:`odtkit.solvers._common`, which the backends that parse a solver's log or files (PuLP's
+  command-line solvers, Pyomo's classic plugins) use without this module.
 """
 
 from __future__ import annotations
@@ -31,37 +31,26 @@ import os
 import sys
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from odtkit._limits import sigint_handler, sigint_watch
 from odtkit._progress import Progress
 from odtkit.model import Model
-from odtkit.results import Status, make_trace
-from odtkit.solvers._solution import Solution
+from odtkit.results import Status
+from odtkit.solvers._common import Readout, columns_bounded, conclude
 
 if TYPE_CHECKING:
     from odtkit.solvers._registry import SolveOptions
 
 __all__ = [
     "NO_HEURISTICS",
-    "Readout",
     "Session",
     "apply_options",
     "attach",
     "check_options",
-    "columns_bounded",
-    "conclude",
-    "emit_log",
-    "feasible_or_none",
-    "final_bound",
-    "final_trace",
     "highs_options",
-    "idle_values",
-    "infeasible_or_unbounded",
     "read",
     "read_solution",
     "objective_offset",
@@ -81,9 +70,6 @@ NO_HEURISTICS: dict[str, Any] = {
     "mip_heuristic_run_root_reduced_cost": False,
     "mip_heuristic_run_feasibility_jump": False,
 }
-
-#: A bound may exceed the incumbent objective by this much (relative to ``max(1, |obj|)``).
-BOUND_TOLERANCE = 1e-9
 
 _FEASIBLE = 2  # HiGHS kSolutionStatusFeasible
 
@@ -466,19 +452,6 @@ def objective_offset(h: Any) -> float:
 # --- outcome -------------------------------------------------------------------------------
 
 
-def columns_bounded(model: Model) -> bool:
-    """Whether every column of ``model`` has finite bounds."""
-    return bool(np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all())
-
-
-def infeasible_or_unbounded(model: Model) -> Status:
-    """Status for a solver's "infeasible or unbounded" verdict on ``model``.
-
-    With every column bounded the model cannot be unbounded, so the solver proved infeasibility.
-    """
-    return Status.INFEASIBLE if columns_bounded(model) else Status.INFEASIBLE_OR_UNBOUNDED
-
-
 def status_of(model_status: Any, *, bounded: bool, interrupted: bool = False) -> Status:
     """:class:`Status` for HiGHS's ``HighsModelStatus``.
 
@@ -501,103 +474,6 @@ def status_of(model_status: Any, *, bounded: bool, interrupted: bool = False) ->
     return status
 
 
-def final_bound(
-    status: Status | str,
-    *,
-    is_mip: bool,
-    has_solution: bool,
-    objective: float,
-    raw_bound: float | None = None,
-) -> tuple[float, str | None]:
-    """The one rule for ``Solution.bound``; returns ``(bound, note)``.
-
-    * infeasible: ``+inf``; an error proves nothing: ``-inf``;
-    * a MIP: the solver's dual bound ``raw_bound`` when finite (offset included);
-    * optimal with a solution and no finite bound (always for an LP): the objective;
-    * otherwise ``-inf``.
-
-    A bound never exceeds the incumbent objective by more than
-    ``BOUND_TOLERANCE * max(1, |objective|)``. If the solver reports one that does, it is replaced
-    by the objective when the status is optimal, and otherwise by ``-inf`` with ``note`` saying
-    what was dropped (``Solution.stats["bound_note"]``).
-    """
-    if status == Status.INFEASIBLE:
-        return float("inf"), None
-    if status == Status.ERROR:
-        return float("-inf"), None
-    bound = float("-inf")
-    if is_mip and raw_bound is not None and np.isfinite(raw_bound):
-        bound = float(raw_bound)
-    if status == Status.OPTIMAL and has_solution and not np.isfinite(bound):
-        bound = objective
-    if has_solution and bound > objective + BOUND_TOLERANCE * max(1.0, abs(objective)):
-        if status == Status.OPTIMAL:
-            return objective, None
-        return float("-inf"), (
-            f"the solver reported the bound {bound!r} above the incumbent objective "
-            f"{objective!r}; no bound is reported"
-        )
-    return bound, None
-
-
-def final_trace(
-    rows: list[tuple[float, float, float]] | None,
-    time: float,
-    objective: float,
-    bound: float,
-    has_solution: bool,
-    enabled: bool = True,
-) -> pd.DataFrame:
-    """The trace of a run: ``rows`` recorded during it, then the final (time, incumbent, bound).
-
-    The final row is added when there is anything to say (a solution, a finite bound or earlier
-    rows); ``enabled=False`` (``trace=False``) gives an empty trace.
-    """
-    if not enabled:
-        return make_trace(None)
-    out = list(rows or ())
-    if out or has_solution or np.isfinite(bound):
-        out.append((time, objective if has_solution else np.inf, bound))
-    return make_trace(out)
-
-
-def idle_values(model: Model) -> np.ndarray:
-    """Values for columns a modelling layer never passed to the solver (in no row and without
-    cost): 0 clipped into their bounds."""
-    return np.clip(np.zeros(model.n_vars), model.col_lower, model.col_upper)
-
-
-#: Statuses under which a point a solver hands back is not a solution, whatever it holds.
-NO_SOLUTION = frozenset(
-    {Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED, Status.ERROR}
-)
-
-
-def feasible_or_none(model: Model, values: np.ndarray, tol: float = 1e-6) -> np.ndarray | None:
-    """``values`` if it is a feasible point of ``model``, else None.
-
-    Modelling layers hand back values for aborted and infeasible runs alike; for a solver whose
-    outcome is read from its log or files, a point counts as a solution only after this check.
-    The tolerance grows with the largest coefficient: values read back from a solution file
-    carry its printed precision, and a row with coefficients of ~1000 (RBinOCT's big-M) turns
-    a 1e-9 rounding of each value into a 1e-6 violation of the row.
-    """
-    scale = float(abs(model.A).max()) if model.A.nnz else 1.0
-    if np.isfinite(values).all() and model.is_feasible(values, tol=tol * max(1.0, scale)):
-        return values
-    return None
-
-
-def emit_log(text: str, options: SolveOptions) -> None:
-    """Echo a finished run's log (``verbose``) and forward it line by line (``log_callback``):
-    the log path of solvers whose log is read after the run, not through a callback."""
-    if options.verbose:
-        sys.stdout.write(text)
-    if options.log_callback is not None:
-        for line in text.splitlines(keepends=True):
-            options.log_callback(line)
-
-
 def read_solution(
     h: Any, info: Any, want_duals: bool
 ) -> tuple[np.ndarray | None, float, np.ndarray | None, np.ndarray | None]:
@@ -612,67 +488,6 @@ def read_solution(
         duals = np.asarray(solution.row_dual, dtype=float)
         reduced = np.asarray(solution.col_dual, dtype=float)
     return x, float(info.objective_function_value), duals, reduced
-
-
-@dataclass
-class Readout:
-    """The outcome of one HiGHS run as :func:`read` found it (values in HiGHS's column order).
-
-    ``objective`` and ``bound`` include the session's offset; ``trace`` ends with the final row
-    (see :func:`final_trace`); ``stats`` holds ``model_status``, ``highs_run_time`` and, where
-    they apply, ``start_used`` and ``bound_note``.
-    """
-
-    status: Status
-    has_solution: bool
-    objective: float
-    bound: float
-    x: np.ndarray | None
-    duals: np.ndarray | None
-    reduced_costs: np.ndarray | None
-    nodes: int
-    trace: pd.DataFrame
-    log: str
-    version: str
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    def solution(
-        self,
-        model: Model,
-        *,
-        backend: str,
-        solver: str,
-        time: float,
-        timings: dict[str, float],
-        x: np.ndarray | None = None,
-        duals: np.ndarray | None = None,
-        reduced_costs: np.ndarray | None = None,
-        stats: Mapping[str, Any] | None = None,
-        n_model_columns: int | None = None,
-    ) -> Solution:
-        """The :class:`Solution` of this run; ``x`` / ``duals`` / ``reduced_costs`` default to the
-        readout's own (pass them mapped back when the solver's order is not the model's)."""
-        x = self.x if x is None else x
-        n0 = model.n_vars if n_model_columns is None else n_model_columns
-        return Solution(
-            status=self.status,
-            has_solution=self.has_solution,
-            objective=self.objective,
-            bound=self.bound,
-            time=time,
-            nodes=self.nodes,
-            solver=solver,
-            solver_version=self.version,
-            backend=backend,
-            x=x if self.has_solution else None,
-            values=model.values(x[:n0]) if self.has_solution and x is not None else {},
-            duals=self.duals if duals is None else duals,
-            reduced_costs=self.reduced_costs if reduced_costs is None else reduced_costs,
-            trace=self.trace,
-            log=self.log,
-            timings=timings,
-            stats={**self.stats, **(stats or {})},
-        )
 
 
 def read(
@@ -740,64 +555,4 @@ def read(
         duals=duals,
         reduced_costs=reduced,
         stats=stats,
-    )
-
-
-def conclude(
-    model: Model,
-    status: Status | str,
-    x: np.ndarray | None,
-    objective: float,
-    *,
-    time: float,
-    version: str,
-    raw_bound: float | None = None,
-    nodes: int = 0,
-    log: str = "",
-    trace_rows: list[tuple[float, float, float]] | None = None,
-    trace_enabled: bool = True,
-    duals: np.ndarray | None = None,
-    reduced_costs: np.ndarray | None = None,
-    stats: Mapping[str, Any] | None = None,
-) -> Readout:
-    """The outcome of a run from what the solver said: the final rules in one place.
-
-    :func:`read` uses it for a HiGHS run; solvers whose outcome is parsed from a log or files
-    (PuLP's command-line solvers, Pyomo's classic plugins) call it directly. ``x`` is the
-    solution (None without one), ``objective`` its objective (offset included) and
-    ``raw_bound`` the solver's dual bound, if it reported one; the bound is
-    :func:`final_bound`'s (its note goes to ``stats["bound_note"]``) and the trace
-    :func:`final_trace`'s, ending at ``time``.
-    """
-    status = Status.parse(status)
-    has_solution = x is not None
-    objective = float(objective) if has_solution else float("nan")
-    out_stats = dict(stats or {})
-    if status == Status.OPTIMAL and not has_solution:
-        # "optimal" promises a point; a solver whose point fails the model's own check has
-        # failed, whatever it printed
-        status = Status.ERROR
-        out_stats["error"] = "the solver reported optimal but its point is not feasible"
-    bound, note = final_bound(
-        status,
-        is_mip=model.is_mip,
-        has_solution=has_solution,
-        objective=objective,
-        raw_bound=raw_bound,
-    )
-    if note is not None:
-        out_stats["bound_note"] = note
-    return Readout(
-        status,
-        has_solution,
-        objective,
-        bound,
-        x,
-        duals,
-        reduced_costs,
-        max(int(nodes), 0),
-        final_trace(trace_rows, time, objective, bound, has_solution, trace_enabled),
-        log,
-        version,
-        out_stats,
     )

@@ -109,7 +109,7 @@ class Solution:
         has = x is not None
         objective = float(model.objective_value(x)) if has else float("nan")
         return cls(
-            status=status,
+            status=Status.parse(status),
             has_solution=has,
             objective=objective,
             time=time,

@@ -49,12 +49,8 @@ import numpy as np
 
 from odtkit.model import Model
 from odtkit.solvers import _highs_driver as driver
-from odtkit.solvers._highs_driver import (
-    NO_HEURISTICS,
-    infeasible_or_unbounded,
-    new_highs,
-    read_solution,
-)
+from odtkit.solvers._common import columns_bounded, infeasible_or_unbounded
+from odtkit.solvers._highs_driver import NO_HEURISTICS, new_highs, read_solution
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
 
@@ -196,7 +192,7 @@ class IncrementalLP:
         if model.is_mip:
             model = model.relaxed()
         self._model = model
-        self._bounded = driver.columns_bounded(model)
+        self._bounded = columns_bounded(model)
         h = driver.new_highs()
         applied = driver.apply_options(
             h, {"output_flag": True, "log_to_console": False, "solver": lp_method, **options}

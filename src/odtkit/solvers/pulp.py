@@ -64,7 +64,6 @@ loop; for the command-line solvers the file writing is part of ``solve``), ``sol
 from __future__ import annotations
 
 import contextlib
-import gc
 import math
 import os
 import re
@@ -82,6 +81,20 @@ from odtkit.model import Model
 from odtkit.results import Status
 from odtkit.solvers import _cmd
 from odtkit.solvers import _highs_driver as driver
+from odtkit.solvers._common import (
+    NO_SOLUTION,
+    SolvePath,
+    conclude,
+    emit_log,
+    feasible_or_none,
+    idle_values,
+    importable,
+    infeasible_or_unbounded,
+    paused_gc,
+    row_lists,
+    timings,
+    used_columns,
+)
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
 
@@ -150,35 +163,11 @@ class PulpModel:
     build_time: float
 
 
+# building hundreds of thousands of small PuLP objects: see paused_gc
+@paused_gc()
 def to_pulp(model: Model) -> PulpModel:
-    """Translate ``model`` into a PuLP ``LpProblem`` (see the module docstring).
-
-    Parameters
-    ----------
-    model : Model
-
-    Returns
-    -------
-    PulpModel
-    """
-    with _paused_gc():
-        return _to_pulp(model)
-
-
-@contextlib.contextmanager
-def _paused_gc() -> Any:
-    """Pause the cyclic garbage collector: building hundreds of thousands of small PuLP objects
-    otherwise triggers repeated full-heap scans (the same effect measured 4-6x for Pyomo)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _to_pulp(model: Model) -> PulpModel:
+    """``model`` as a PuLP ``LpProblem`` (how: the module docstring), with its variables and
+    constraints listed in the IR's order (:class:`PulpModel`)."""
     import pulp
 
     t0 = time.perf_counter()
@@ -194,12 +183,8 @@ def _to_pulp(model: Model) -> PulpModel:
     ]
     # PuLP only knows columns that appear in a row or the objective; the others are absent from
     # the solver's model and get a value within their bounds when the solution is read back
-    used = np.zeros(model.n_vars, dtype=bool)
-    used[model.A.indices] = True
-    used[model.c != 0] = True
-
-    A = model.A
-    data, indices, indptr = A.data.tolist(), A.indices.tolist(), A.indptr.tolist()
+    used = used_columns(model)
+    data, indices, indptr = row_lists(model)
     row_lo, row_up = model.row_lower.tolist(), model.row_upper.tolist()
     rnames = model.row_names()
     le, ge, eq = pulp.LpConstraintLE, pulp.LpConstraintGE, pulp.LpConstraintEQ
@@ -252,6 +237,32 @@ def _last_number(pattern: str, text: str) -> float | None:
     return float(found[-1]) if found else None
 
 
+# A solver's verdict line -> status: the first entry with a word in the line wins ("error" if
+# none does). CBC's "Result - ..." line:
+_CBC_RESULT: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("optimal",), "optimal"),
+    (("infeasible",), "infeasible"),
+    (("unbounded",), "unbounded"),
+    (("time",), "time_limit"),
+    (("node", "iteration"), "node_limit"),
+    (("ctrl-c", "user"), "interrupted"),
+)
+# HiGHS's "Model status" line (after "optimal" at its start):
+_HIGHS_STATUS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("unbounded or infeasible", "infeasible or unbounded"), "infeasible_or_unbounded"),
+    (("infeasible",), "infeasible"),
+    (("unbounded",), "unbounded"),
+    (("time limit",), "time_limit"),
+    (("solution limit", "node"), "node_limit"),
+    (("iteration limit",), "iteration_limit"),
+    (("interrupt",), "interrupted"),
+)
+
+
+def _status_in(line: str, table: tuple[tuple[tuple[str, ...], str], ...]) -> str:
+    return next((status for words, status in table if any(w in line for w in words)), "error")
+
+
 def parse_cbc_log(text: str) -> dict[str, Any]:
     """Status, objective, lower bound and node count from a CBC log.
 
@@ -262,21 +273,7 @@ def parse_cbc_log(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {"status": None, "objective": None, "bound": None, "nodes": None}
     result = re.findall(r"^Result - (.*)$", text, flags=re.MULTILINE)
     if result:
-        r = result[-1].lower()
-        if "optimal" in r:
-            out["status"] = "optimal"
-        elif "infeasible" in r:
-            out["status"] = "infeasible"
-        elif "unbounded" in r:
-            out["status"] = "unbounded"
-        elif "time" in r:
-            out["status"] = "time_limit"
-        elif "node" in r or "iteration" in r:
-            out["status"] = "node_limit"
-        elif "ctrl-c" in r or "user" in r:
-            out["status"] = "interrupted"
-        else:
-            out["status"] = "error"
+        out["status"] = _status_in(result[-1].lower(), _CBC_RESULT)
     elif re.search(r"infeasible or unbounded", text, re.IGNORECASE):
         # e.g. "Pre-processing says infeasible or unbounded" (no "Result -" line follows)
         out["status"] = "infeasible_or_unbounded"
@@ -313,24 +310,7 @@ def parse_highs_log(text: str) -> dict[str, Any]:
     st = re.findall(r"^\s*(?:Model status\s*:|Status)\s+(.+?)\s*$", text, flags=re.MULTILINE)
     if st:
         s = st[-1].lower()
-        if s.startswith("optimal"):
-            out["status"] = "optimal"
-        elif "unbounded or infeasible" in s or "infeasible or unbounded" in s:
-            out["status"] = "infeasible_or_unbounded"
-        elif "infeasible" in s:
-            out["status"] = "infeasible"
-        elif "unbounded" in s:
-            out["status"] = "unbounded"
-        elif "time limit" in s:
-            out["status"] = "time_limit"
-        elif "solution limit" in s or "node" in s:
-            out["status"] = "node_limit"
-        elif "iteration limit" in s:
-            out["status"] = "iteration_limit"
-        elif "interrupt" in s:
-            out["status"] = "interrupted"
-        else:
-            out["status"] = "error"
+        out["status"] = "optimal" if s.startswith("optimal") else _status_in(s, _HIGHS_STATUS)
     out["objective"] = _last_number(r"^\s*Primal bound\s+", text.replace("\r", ""))
     out["bound"] = _last_number(r"^\s*Dual bound\s+", text.replace("\r", ""))
     if out["objective"] is None:
@@ -433,7 +413,7 @@ def _run_cbc(
             os.path.join(folder, f) for f in ("m.mps", "m.mst", "m.sol", "log")
         )
         t0 = time.perf_counter()
-        with alarm_at(options.deadline), _paused_gc():
+        with alarm_at(options.deadline), paused_gc():
             vs, var_names, con_names, _ = problem.writeMPS(mps, rename=1)
             args = [helper.path, mps]
             if options.start is not None:
@@ -501,7 +481,7 @@ def _run_cbc(
                 problem.assignConsPi(prices)
                 problem.assignConsSlack(slacks, activity=True)
                 problem.assignStatus(status, sol_status)
-    facts = {"cbc_killed": int(killed)}
+    facts: dict[str, Any] = {"cbc_killed": int(killed)}
     if watch.incumbent is not None:
         facts["cbc_log_incumbent"] = watch.incumbent
     return log, seconds, why, facts
@@ -539,7 +519,7 @@ def _run_highs_cmd(
         )
         s.tmpDir = folder
         t1 = time.perf_counter()
-        with _paused_gc():  # PuLP writes the MPS file here
+        with paused_gc():  # PuLP writes the MPS file here
             built.problem.solve(s)
         seconds = time.perf_counter() - t1
         with open(log_path, errors="replace") as fh:
@@ -568,12 +548,7 @@ class PulpBackend(Backend):
 
     @classmethod
     def available(cls) -> bool:
-        try:
-            import highspy  # noqa: F401
-            import pulp  # noqa: F401
-        except ImportError:  # pragma: no cover - both are hard dependencies
-            return False
-        return True
+        return importable("highspy", "pulp")  # both are hard dependencies
 
     @classmethod
     def version(cls) -> str:
@@ -612,21 +587,54 @@ class PulpBackend(Backend):
         extra = dict(options.extra)
         path = extra.pop("path", None)
         if solver == "highs":
-            return self._solve_highs(model, options, extra)
-        return self._solve_cmd(model, options, extra, solver, path)
+            return _HighsPath(extra).solve(model, options)
+        return _CmdPath(extra, solver, path).solve(model, options)
 
-    # ------------------------------------------------------------------------------------------
-    def _solve_highs(self, model: Model, options: SolveOptions, extra: dict[str, Any]) -> Solution:
+
+def _cmd_version(log: str) -> str:
+    m = re.search(r"(?:Version|version)[:\s]+v?(\d+\.\d+(?:\.\d+)?)", log)
+    return m.group(1) if m else ""
+
+
+# --- the two solve paths: translate -> run -> read (odtkit.solvers._common.SolvePath) -----------
+
+
+@dataclass
+class _HighsModel:
+    """PuLP's in-process HiGHS: the translation, the ``highspy.Highs`` PuLP filled, and the HiGHS
+    column of each IR column PuLP passed (``order[k]`` for IR column ``passed[k]``)."""
+
+    built: PulpModel
+    h: Any
+    passed: np.ndarray
+    order: np.ndarray
+    transfer_time: float
+
+
+@dataclass
+class _HighsRun:
+    native: _HighsModel
+    session: driver.Session
+    solve_time: float
+
+
+class _HighsPath(SolvePath[_HighsModel, _HighsRun]):
+    """PuLP -> its in-process HiGHS interface -> the HiGHS driver."""
+
+    def __init__(self, extra: dict[str, Any]) -> None:
+        self.extra = extra
+
+    def translate(self, model: Model, options: SolveOptions) -> _HighsModel:
         import pulp
 
         h = driver.new_highs()
         # options first: a rejected one fails before the (slow) translation
-        driver.apply_options(h, driver.highs_options(options, model.is_mip, extra))
+        driver.apply_options(h, driver.highs_options(options, model.is_mip, self.extra))
         with alarm_at(options.deadline):  # PuLP's loops never return in between
             built = to_pulp(model)
             built.problem.solverModel = h
             t0 = time.perf_counter()
-            with _paused_gc():  # PuLP's own per-column / per-row transfer loop
+            with paused_gc():  # PuLP's own per-column / per-row transfer loop
                 pulp.HiGHS(mip=True).buildSolverModel(built.problem)
             t_transfer = time.perf_counter() - t0
         check_deadline()
@@ -637,6 +645,10 @@ class PulpBackend(Backend):
         order = np.fromiter(
             (built.variables[j].index for j in passed.tolist()), np.int64, passed.size
         )
+        return _HighsModel(built, h, passed, order, t_transfer)
+
+    def run(self, native: _HighsModel, model: Model, options: SolveOptions) -> _HighsRun:
+        h = native.h
         start = options.start if model.is_mip else None
         with driver.attach(
             h,
@@ -648,72 +660,83 @@ class PulpBackend(Backend):
         ) as session:
             if start is not None:
                 vec = np.zeros(h.getNumCol())
-                vec[order] = start[passed]
+                vec[native.order] = start[native.passed]
                 driver.set_start(h, vec)
             t1 = time.perf_counter()
             h.run()
             t_solve = time.perf_counter() - t1
+        return _HighsRun(native, session, t_solve)
+
+    def read(self, raw: _HighsRun, model: Model, options: SolveOptions) -> Solution:
+        native = raw.native
+        passed, order = native.passed, native.order
         t2 = time.perf_counter()
         out = driver.read(
-            h, model, session, want_duals=not model.is_mip and options.duals is not False
+            native.h, model, raw.session, want_duals=not model.is_mip and options.duals is not False
         )
         x = duals = reduced = None
         if out.x is not None:
             # PuLP's column order and split rows, mapped back to the model's
-            x = driver.idle_values(model)
+            x = idle_values(model)
             x[passed] = out.x[order]
             if out.duals is not None and out.reduced_costs is not None:
                 duals = np.zeros(model.n_constraints)
-                np.add.at(duals, built.row_of, out.duals)
+                np.add.at(duals, native.built.row_of, out.duals)
                 reduced = model.c.astype(float)  # columns PuLP did not pass: reduced cost = cost
                 reduced[passed] = out.reduced_costs[order]
         return out.solution(
             model,
             backend="pulp",
             solver="pulp/HiGHS",
-            time=t_solve,
+            time=raw.solve_time,
             x=x,
             duals=duals,
             reduced_costs=reduced,
-            timings={
-                "build": built.build_time,
-                "transfer": t_transfer,
-                "solve": t_solve,
-                "read": time.perf_counter() - t2,
-            },
+            timings=timings(native.built.build_time, native.transfer_time, raw.solve_time, t2),
         )
 
-    # ------------------------------------------------------------------------------------------
-    def _solve_cmd(
-        self,
-        model: Model,
-        options: SolveOptions,
-        extra: dict[str, Any],
-        solver: str,
-        path: str | None,
-    ) -> Solution:
-        import pulp
 
+@dataclass
+class _CmdRun:
+    built: PulpModel
+    log: str
+    solve_time: float
+    stopped: Status | None
+    facts: dict[str, Any]
+
+
+class _CmdPath(SolvePath[PulpModel, _CmdRun]):
+    """PuLP -> a command-line solver (CBC, the HiGHS executable) -> its log and solution file."""
+
+    def __init__(self, extra: dict[str, Any], solver: str, path: str | None) -> None:
+        self.extra, self.solver, self.path = extra, solver, path
+
+    def translate(self, model: Model, options: SolveOptions) -> PulpModel:
         with alarm_at(options.deadline):
             built = to_pulp(model)
         if options.start is not None:
             for v, val in zip(built.variables, options.start.tolist(), strict=True):
                 v.setInitialValue(val, check=False)
-        stopped = None
-        if solver == "cbc":
+        return built
+
+    def run(self, native: PulpModel, model: Model, options: SolveOptions) -> _CmdRun:
+        if self.solver == "cbc":
             if options.lp_method is not None:  # pragma: no cover - refused above
                 raise ValueError("backend 'pulp' with solver 'cbc' has no lp_method")
-            log, t_solve, stopped, facts = _run_cbc(built, model, options, extra, path)
-            name = "pulp/CBC"
-        else:
-            log, t_solve = _run_highs_cmd(built, options, extra, path)
-            name = "pulp/HiGHS_CMD"
-            facts = {}
-            driver.emit_log(log, options)
+            log, t_solve, stopped, facts = _run_cbc(native, model, options, self.extra, self.path)
+            return _CmdRun(native, log, t_solve, stopped, facts)
+        log, t_solve = _run_highs_cmd(native, options, self.extra, self.path)
+        emit_log(log, options)
+        return _CmdRun(native, log, t_solve, None, {})
+
+    def read(self, raw: _CmdRun, model: Model, options: SolveOptions) -> Solution:
+        import pulp
+
+        built, solver, log = raw.built, self.solver, raw.log
         parsed = parse_cbc_log(log) if solver == "cbc" else parse_highs_log(log)
         t2 = time.perf_counter()
         used_idx = np.flatnonzero(built.used)
-        vals = driver.idle_values(model)
+        vals = idle_values(model)
         xs = built.variables
         vals[built.used] = np.fromiter(
             (np.nan if xs[j].varValue is None else xs[j].varValue for j in used_idx.tolist()),
@@ -721,17 +744,15 @@ class PulpBackend(Backend):
             count=used_idx.size,
         )
         status = Status(parsed["status"] or "error")
-        if stopped is not None and status not in (Status.OPTIMAL, Status.INFEASIBLE):
-            status = stopped  # we stopped it: CBC's own verdict may be missing (killed)
+        if raw.stopped is not None and status not in (Status.OPTIMAL, Status.INFEASIBLE):
+            status = raw.stopped  # we stopped it: CBC's own verdict may be missing (killed)
         if status == Status.INFEASIBLE_OR_UNBOUNDED:
-            status = driver.infeasible_or_unbounded(model)
+            status = infeasible_or_unbounded(model)
         x = None
-        if status not in driver.NO_SOLUTION and pulp.LpStatus.get(built.problem.status) != (
-            "Infeasible"
-        ):
-            x = driver.feasible_or_none(model, vals)
+        if status not in NO_SOLUTION and pulp.LpStatus.get(built.problem.status) != "Infeasible":
+            x = feasible_or_none(model, vals)
         has_solution = x is not None
-        objective = model.objective_value(x) if has_solution else float("nan")
+        objective = model.objective_value(x) if x is not None else float("nan")
         # the logs report objectives without the constant: shift by the observed difference
         reported = parsed["objective"]
         shift = (
@@ -752,13 +773,13 @@ class PulpBackend(Backend):
             )
             duals = np.zeros(model.n_constraints)
             np.add.at(duals, built.row_of, pis)
-        out = driver.conclude(
+        out = conclude(
             model,
             status,
             x,
             objective,
-            time=t_solve,
-            version=self._cmd_version(log),
+            time=raw.solve_time,
+            version=_cmd_version(log),
             raw_bound=None if parsed["bound"] is None else float(parsed["bound"]) + shift,
             nodes=int(parsed["nodes"] or 0) if model.is_mip else 0,
             log=log,
@@ -770,27 +791,17 @@ class PulpBackend(Backend):
                 # the log's incumbent (with the constant): lost when CBC had to be killed
                 **{
                     k: v + float(model.offset) if k == "cbc_log_incumbent" else v
-                    for k, v in facts.items()
+                    for k, v in raw.facts.items()
                 },
             },
         )
         return out.solution(
             model,
             backend="pulp",
-            solver=name,
-            time=t_solve,
-            timings={
-                "build": built.build_time,
-                "transfer": 0.0,
-                "solve": t_solve,
-                "read": time.perf_counter() - t2,
-            },
+            solver="pulp/CBC" if solver == "cbc" else "pulp/HiGHS_CMD",
+            time=raw.solve_time,
+            timings=timings(built.build_time, 0.0, raw.solve_time, t2),
         )
-
-    @staticmethod
-    def _cmd_version(log: str) -> str:
-        m = re.search(r"(?:Version|version)[:\s]+v?(\d+\.\d+(?:\.\d+)?)", log)
-        return m.group(1) if m else ""
 
 
 register_backend("pulp", PulpBackend)

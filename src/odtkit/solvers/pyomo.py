@@ -66,6 +66,7 @@ import contextlib
 import io
 import logging
 import os
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -78,6 +79,7 @@ from odtkit._limits import alarm_at, check_deadline, sigint_flag, sigint_watch
 from odtkit.model import Model
 from odtkit.results import Status
 from odtkit.solvers import _cmd
+from odtkit.solvers import _common as common
 from odtkit.solvers import _highs_driver as driver
 from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
 from odtkit.solvers._solution import Solution
@@ -92,32 +94,36 @@ DEFAULT_SOLVER = "appsi_highs"
 _CONTRIB_HIGHS_CAPS = frozenset({"dual_bound", "duals", "lp_method", "heuristics_off"})
 
 # Classic SolverFactory option names per solver: option -> (solver option name, converter).
+_LEGACY_KEYS = ("time_limit", "threads", "seed", "mip_gap", "node_limit")
+_LEGACY_TYPES: dict[str, Any] = {
+    "time_limit": float,
+    "threads": int,
+    "seed": int,
+    "mip_gap": float,
+    "node_limit": int,
+}
+
+
+def _legacy_names(*names: str, **types: Any) -> dict[str, tuple[str, Any]]:
+    """The option table of a solver that names all five options (``names`` in
+    :data:`_LEGACY_KEYS` order); ``types`` overrides a converter."""
+    return {
+        k: (n, types.get(k, _LEGACY_TYPES[k])) for k, n in zip(_LEGACY_KEYS, names, strict=True)
+    }
+
+
 _LEGACY_OPTION_NAMES: dict[str, dict[str, tuple[str, Any]]] = {
-    "cbc": {
-        "time_limit": ("sec", float),
-        "threads": ("threads", int),
-        "seed": ("randomCbcSeed", int),
-        "mip_gap": ("ratioGap", float),
-        "node_limit": ("maxNodes", int),
-    },
+    "cbc": _legacy_names("sec", "threads", "randomCbcSeed", "ratioGap", "maxNodes"),
     "glpk": {
         "time_limit": ("tmlim", lambda t: max(1, int(np.ceil(t)))),
         "mip_gap": ("mipgap", float),
     },
-    "gurobi": {
-        "time_limit": ("TimeLimit", float),
-        "threads": ("Threads", int),
-        "seed": ("Seed", int),
-        "mip_gap": ("MIPGap", float),
-        "node_limit": ("NodeLimit", float),
-    },
-    "cplex": {
-        "time_limit": ("timelimit", float),
-        "threads": ("threads", int),
-        "seed": ("randomseed", int),
-        "mip_gap": ("mip_tolerances_mipgap", float),
-        "node_limit": ("mip_limits_nodes", int),
-    },
+    "gurobi": _legacy_names(
+        "TimeLimit", "Threads", "Seed", "MIPGap", "NodeLimit", node_limit=float
+    ),
+    "cplex": _legacy_names(
+        "timelimit", "threads", "randomseed", "mip_tolerances_mipgap", "mip_limits_nodes"
+    ),
 }
 for _alias, _base in (
     ("gurobi_direct", "gurobi"),
@@ -162,26 +168,12 @@ def _component_name(block: Any, name: str, suffix: str) -> str:
     return candidate
 
 
+# Pyomo creates hundreds of thousands of small container objects here; the cyclic garbage
+# collector would rescan the growing heap again and again (measured 4-6x slower with it)
+@common.paused_gc()
 def to_pyomo(model: Model) -> PyomoModel:
-    """Translate ``model`` into a Pyomo ``ConcreteModel`` (see the module docstring).
-
-    Parameters
-    ----------
-    model : Model
-
-    Returns
-    -------
-    PyomoModel
-    """
-    from pyomo.common.gc_manager import PauseGC
-
-    # Pyomo creates hundreds of thousands of small container objects here; the cyclic garbage
-    # collector would rescan the growing heap again and again (measured 4-6x slower with it)
-    with PauseGC():
-        return _to_pyomo(model)
-
-
-def _to_pyomo(model: Model) -> PyomoModel:
+    """``model`` as a Pyomo ``ConcreteModel`` (how: the module docstring), with its ``VarData``
+    and ``ConstraintData`` listed in the IR's order (:class:`PyomoModel`)."""
     import pyomo.environ as pe
     from pyomo.core.expr.numeric_expr import LinearExpression
 
@@ -223,8 +215,7 @@ def _to_pyomo(model: Model) -> PyomoModel:
             v.setub(None if up != up else up)
         xs.extend(datas)
 
-    A = model.A
-    data, indices, indptr = A.data.tolist(), A.indices.tolist(), A.indptr.tolist()
+    data, indices, indptr = common.row_lists(model)
     row_lo = np.where(np.isfinite(model.row_lower), model.row_lower, np.nan).tolist()
     row_up = np.where(np.isfinite(model.row_upper), model.row_upper, np.nan).tolist()
     cons: list[Any] = []
@@ -257,10 +248,7 @@ def _to_pyomo(model: Model) -> PyomoModel:
         linear_vars=[xs[j] for j in nz.tolist()],
     )
     m.add_component(_component_name(m, "objective", "obj"), pe.Objective(expr=objective))
-    used = np.zeros(model.n_vars, dtype=bool)
-    used[model.A.indices] = True
-    used[model.c != 0] = True
-    return PyomoModel(m, xs, used, cons, time.perf_counter() - t0)
+    return PyomoModel(m, xs, common.used_columns(model), cons, time.perf_counter() - t0)
 
 
 def _read_columns(get: Any, built: PyomoModel, model: Model, fill: np.ndarray) -> np.ndarray:
@@ -295,7 +283,7 @@ def _status_from_termination(tc: Any, model: Model, node_limit: int | None) -> s
         "userInterrupt": "interrupted",
     }
     if name == "infeasibleOrUnbounded":
-        return driver.infeasible_or_unbounded(model)
+        return common.infeasible_or_unbounded(model)
     return mapping.get(name, "error")
 
 
@@ -340,12 +328,7 @@ class PyomoBackend(Backend):
 
     @classmethod
     def available(cls) -> bool:
-        try:
-            import highspy  # noqa: F401
-            import pyomo.environ  # noqa: F401
-        except ImportError:  # pragma: no cover - both are hard dependencies
-            return False
-        return True
+        return common.importable("highspy", "pyomo.environ")  # both are hard dependencies
 
     @classmethod
     def version(cls) -> str:
@@ -401,24 +384,92 @@ class PyomoBackend(Backend):
         solver = options.solver or DEFAULT_SOLVER
         extra = dict(options.extra)
         executable = extra.pop("executable", None)
-        if "highs" in solver:
+        path: _PyomoPath[Any]
+        if solver == "appsi_highs":
+            path = _AppsiPath(extra, solver)
+        elif solver == "highs":
+            path = _ContribHighsPath(extra, solver)
+        else:
+            path = _LegacyPath(extra, solver, executable)
+        return path.solve(model, options)
+
+
+# --- the three solve paths: translate -> run -> read (odtkit.solvers._common.SolvePath) ---------
+
+
+def _want_duals(model: Model, options: SolveOptions) -> bool:
+    return not model.is_mip and options.duals is not False
+
+
+class _PyomoPath(common.SolvePath[PyomoModel, common.Raw]):
+    """The translation every Pyomo path shares: :func:`to_pyomo`, then the start's values."""
+
+    def __init__(self, extra: dict[str, Any], solver: str) -> None:
+        self.extra, self.solver = extra, solver
+
+    def translate(self, model: Model, options: SolveOptions) -> PyomoModel:
+        if "highs" in self.solver:
             driver.silence_banner()  # before Pyomo creates its own first Highs object
         with alarm_at(options.deadline):  # Pyomo's loops never return in between
             built = to_pyomo(model)
         if options.start is not None:
             for v, val in zip(built.variables, options.start.tolist(), strict=True):
                 v.set_value(val, skip_validation=True)
-        if solver == "appsi_highs":
-            return self._solve_appsi(model, built, options, extra)
-        if solver == "highs":
-            return self._solve_contrib_highs(model, built, options, extra)
-        return self._solve_legacy(model, built, options, extra, solver, executable)
+        return built
 
-    # ------------------------------------------------------------------------------------------
-    def _solve_appsi(
-        self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any]
-    ) -> Solution:
-        from pyomo.common.gc_manager import PauseGC
+
+@dataclass
+class _HighsRun:
+    """A HiGHS run through one of Pyomo's interfaces, read by the driver (``out``); ``loader``
+    gives values and duals in Pyomo's column order."""
+
+    built: PyomoModel
+    loader: Any
+    out: driver.Readout
+    solver: str
+    solve_time: float
+    transfer_time: float
+
+
+def _read_highs_run(raw: _HighsRun, model: Model) -> Solution:
+    """Values and duals through Pyomo's loader (it knows its column order), the rest from the
+    driver's readout (duals only where it found HiGHS's dual feasible)."""
+    built, loader, out = raw.built, raw.loader, raw.out
+    t2 = time.perf_counter()
+    x = duals = reduced = None
+    if out.has_solution:
+        get_vars = getattr(loader, "get_vars", None) or loader.get_primals
+        x = _read_columns(get_vars, built, model, common.idle_values(model))
+        if out.duals is not None:
+            duals, reduced = _lp_duals(loader, built, model)
+    return out.solution(
+        model,
+        backend="pyomo",
+        solver=raw.solver,
+        time=raw.solve_time,
+        x=x,
+        duals=duals,
+        reduced_costs=reduced,
+        timings=common.timings(built.build_time, raw.transfer_time, raw.solve_time, t2),
+    )
+
+
+def _lp_duals(opt: Any, built: PyomoModel, model: Model) -> tuple[np.ndarray, np.ndarray]:
+    present = [c for c in built.constraints if c is not None]
+    got = opt.get_duals(cons_to_load=present) if present else {}
+    duals = np.zeros(model.n_constraints)
+    rows = np.fromiter((c is not None for c in built.constraints), bool, model.n_constraints)
+    duals[rows] = np.fromiter((got[c] for c in present), float, len(present))
+    # a column in no row and without cost has reduced cost 0 (= its cost)
+    reduced = _read_columns(opt.get_reduced_costs, built, model, model.c)
+    return duals, reduced
+
+
+class _AppsiPath(_PyomoPath[_HighsRun]):
+    """Pyomo's ``appsi_highs``: its highspy object configured, called back and read by the
+    driver, so statuses, bounds and node counts are those of the highs backend."""
+
+    def run(self, native: PyomoModel, model: Model, options: SolveOptions) -> _HighsRun:
         from pyomo.contrib.appsi.solvers import Highs
 
         # only_child_vars: add every Var of the model in one call, instead of appsi discovering
@@ -449,14 +500,14 @@ class PyomoBackend(Backend):
         ):
             setattr(uc, flag, False)
         t0 = time.perf_counter()
-        with PauseGC(), alarm_at(options.deadline):  # see to_pyomo
-            opt.set_instance(built.model)
+        with common.paused_gc(), alarm_at(options.deadline):  # see to_pyomo
+            opt.set_instance(native.model)
         t_transfer = time.perf_counter() - t0
         check_deadline()
         # the highspy object appsi created: options, callbacks and the readout go through the
-        # driver, so statuses, bounds and node counts are those of the highs backend
+        # driver
         h = opt._solver_model
-        driver.apply_options(h, driver.highs_options(options, model.is_mip, extra))
+        driver.apply_options(h, driver.highs_options(options, model.is_mip, self.extra))
         start = options.start if model.is_mip else None
         with (
             driver.attach(
@@ -471,82 +522,31 @@ class PyomoBackend(Backend):
             # quiet: appsi warns about HiGHS statuses it has no name for (e.g. kInterrupt),
             # which the driver reads itself
             t1 = time.perf_counter()
-            opt.solve(built.model)
+            opt.solve(native.model)
             t_solve = time.perf_counter() - t1
-        out = driver.read(h, model, session, want_duals=self._want_duals(model, options))
-        return self._finish(
-            model,
-            built,
-            opt,
-            out,
-            solver="pyomo/appsi_highs",
-            t_solve=t_solve,
-            timings={"build": built.build_time, "transfer": t_transfer, "solve": t_solve},
-        )
+        out = driver.read(h, model, session, want_duals=_want_duals(model, options))
+        return _HighsRun(native, opt, out, "pyomo/appsi_highs", t_solve, t_transfer)
 
-    @staticmethod
-    def _want_duals(model: Model, options: SolveOptions) -> bool:
-        return not model.is_mip and options.duals is not False
+    def read(self, raw: _HighsRun, model: Model, options: SolveOptions) -> Solution:
+        return _read_highs_run(raw, model)
 
-    def _finish(
-        self,
-        model: Model,
-        built: PyomoModel,
-        loader: Any,
-        out: driver.Readout,
-        *,
-        solver: str,
-        t_solve: float,
-        timings: dict[str, float],
-    ) -> Solution:
-        """Values and duals through Pyomo's loader (it knows its column order), the rest from
-        the driver's readout (duals only where it found HiGHS's dual feasible)."""
-        t2 = time.perf_counter()
-        x = duals = reduced = None
-        if out.has_solution:
-            get_vars = getattr(loader, "get_vars", None) or loader.get_primals
-            x = _read_columns(get_vars, built, model, driver.idle_values(model))
-            if out.duals is not None:
-                duals, reduced = self._lp_duals(loader, built, model)
-        return out.solution(
-            model,
-            backend="pyomo",
-            solver=solver,
-            time=t_solve,
-            x=x,
-            duals=duals,
-            reduced_costs=reduced,
-            timings={**timings, "read": time.perf_counter() - t2},
-        )
 
-    @staticmethod
-    def _lp_duals(opt: Any, built: PyomoModel, model: Model) -> tuple[np.ndarray, np.ndarray]:
-        present = [c for c in built.constraints if c is not None]
-        got = opt.get_duals(cons_to_load=present) if present else {}
-        duals = np.zeros(model.n_constraints)
-        rows = np.fromiter((c is not None for c in built.constraints), bool, model.n_constraints)
-        duals[rows] = np.fromiter((got[c] for c in present), float, len(present))
-        # a column in no row and without cost has reduced cost 0 (= its cost)
-        reduced = _read_columns(opt.get_reduced_costs, built, model, model.c)
-        return duals, reduced
+class _ContribHighsPath(_PyomoPath[_HighsRun]):
+    """Pyomo's newer ``highs`` interface: it sets up its highspy object inside ``solve()`` (no
+    MIP start, no callbacks attached before the run); the driver reads the object afterwards."""
 
-    def _solve_contrib_highs(
-        self, model: Model, built: PyomoModel, options: SolveOptions, extra: dict[str, Any]
-    ) -> Solution:
-        from pyomo.common.gc_manager import PauseGC
+    def run(self, native: PyomoModel, model: Model, options: SolveOptions) -> _HighsRun:
         from pyomo.contrib.solver.common.factory import SolverFactory
 
         opt = SolverFactory("highs")
         stream = io.StringIO()
         tee: list[Any] = [stream]
         if options.verbose:
-            import sys
-
             tee.append(sys.stdout)
         # this interface collects the console log through its tee, and sets the options itself:
         # they are validated here first
         highs_options = driver.check_options(
-            {**driver.highs_options(options, model.is_mip, extra), "log_to_console": True}
+            {**driver.highs_options(options, model.is_mip, self.extra), "log_to_console": True}
         )
         driver.ready_scheduler(options.threads)
 
@@ -559,9 +559,9 @@ class PyomoBackend(Backend):
         t0 = time.perf_counter()
         # Ctrl-C must not raise inside HiGHS's log callback (the run then ends as "Solve
         # error"): a flag, and a thread that stops HiGHS through its time limit
-        with PauseGC(), sigint_flag() as ctrl_c, sigint_watch(stop_now):
+        with common.paused_gc(), sigint_flag() as ctrl_c, sigint_watch(stop_now):
             res = opt.solve(
-                built.model,
+                native.model,
                 load_solutions=False,
                 raise_exception_on_nonoptimal_result=False,
                 solver_options=highs_options,
@@ -571,86 +571,69 @@ class PyomoBackend(Backend):
         t_solve = float(getattr(res.timing_info, "highs_time", t_total))
         log = stream.getvalue()
         if options.log_callback is not None:
-            driver.emit_log(log, SolveOptions(log_callback=options.log_callback))
+            common.emit_log(log, SolveOptions(log_callback=options.log_callback))
         # the run's highspy object: read with the same rules as every HiGHS run
-        out = driver.read(opt._solver_model, model, want_duals=self._want_duals(model, options))
+        out = driver.read(opt._solver_model, model, want_duals=_want_duals(model, options))
         out.log = log
         if ctrl_c.is_set() and out.status not in (Status.OPTIMAL, Status.INFEASIBLE):
             out.status = Status.INTERRUPTED
-        return self._finish(
-            model,
-            built,
-            res.solution_loader,
-            out,
-            solver="pyomo/highs",
-            t_solve=t_solve,
-            timings={
-                "build": built.build_time,
-                "transfer": max(t_total - t_solve, 0.0),
-                "solve": t_solve,
-            },
-        )
+        transfer = max(t_total - t_solve, 0.0)
+        return _HighsRun(native, res.solution_loader, out, "pyomo/highs", t_solve, transfer)
 
-    def _solve_legacy(
-        self,
-        model: Model,
-        built: PyomoModel,
-        options: SolveOptions,
-        extra: dict[str, Any],
-        solver: str,
-        executable: str | None,
-    ) -> Solution:
+    def read(self, raw: _HighsRun, model: Model, options: SolveOptions) -> Solution:
+        return _read_highs_run(raw, model)
+
+
+@dataclass
+class _LegacyRun:
+    built: PyomoModel
+    opt: Any
+    result: Any
+    log: str
+    solve_time: float
+    want_duals: bool
+
+
+class _LegacyPath(_PyomoPath[_LegacyRun]):
+    """A classic ``SolverFactory`` plugin (CBC, GLPK, Gurobi, ...): files in, files out."""
+
+    def __init__(self, extra: dict[str, Any], solver: str, executable: str | None) -> None:
+        super().__init__(extra, solver)
+        self.executable = executable
+
+    def run(self, native: PyomoModel, model: Model, options: SolveOptions) -> _LegacyRun:
         import pyomo.environ as pe
+        from pyomo.common.tee import capture_output
+        from pyomo.common.tempfiles import TempfileManager
 
-        opt = self._legacy_solver(solver, executable)
-        names = _LEGACY_OPTION_NAMES.get(solver, {})
-        requested = {
-            "time_limit": options.time_left(),
-            "threads": options.threads,
-            "seed": options.seed,
-            "node_limit": options.node_limit,
-            "mip_gap": options.mip_gap if (options.mip_gap != 0.0 or "mip_gap" in names) else None,
-        }
-        solver_options: dict[str, Any] = {}
-        for key, value in requested.items():
-            if value is None:
-                continue
-            if key not in names:
-                raise ValueError(
-                    f"backend 'pyomo' does not know how to pass {key}= to solver {solver!r} "
-                    f"(mapped for: {sorted(_LEGACY_OPTION_NAMES)}); pass the solver's own option "
-                    f"as a keyword instead"
-                )
-            opt_name, convert = names[key]
-            solver_options[opt_name] = convert(value)
-        solver_options.update(extra)
-        for k, v in solver_options.items():
+        solver = self.solver
+        opt = PyomoBackend._legacy_solver(solver, self.executable)
+        for k, v in _legacy_options(solver, options, self.extra).items():
             opt.options[k] = v
-        want_duals = self._want_duals(model, options)
+        want_duals = _want_duals(model, options)
         if want_duals:
-            built.model.dual = pe.Suffix(direction=pe.Suffix.IMPORT)
+            native.model.dual = pe.Suffix(direction=pe.Suffix.IMPORT)
         kwargs: dict[str, Any] = {"load_solutions": False, "tee": options.verbose}
         if options.start is not None:
             kwargs["warmstart"] = True
-        from pyomo.common.tee import capture_output
-
         t1 = time.perf_counter()
-        from pyomo.common.gc_manager import PauseGC
-        from pyomo.common.tempfiles import TempfileManager
-
         # the solver's files (model, solution, log) in one private directory: removed on
         # return and on SIGTERM, swept by the next solve after a SIGKILL (odtkit.solvers._cmd)
         with _cmd.private_dir() as folder, _cmd.cleanup_on_sigterm():
             previous_dir = TempfileManager.tempdir
             TempfileManager.tempdir = folder
             try:
-                with capture_output() as captured, PauseGC():  # PauseGC: see to_pyomo
-                    res = opt.solve(built.model, **kwargs)
+                with capture_output() as captured, common.paused_gc():  # paused_gc: see to_pyomo
+                    res = opt.solve(native.model, **kwargs)
             finally:
                 TempfileManager.tempdir = previous_dir
         t_solve = time.perf_counter() - t1
         log = captured.getvalue() if hasattr(captured, "getvalue") else ""
-        driver.emit_log(log, options)
+        common.emit_log(log, options)
+        return _LegacyRun(native, opt, res, log, t_solve, want_duals)
+
+    def read(self, raw: _LegacyRun, model: Model, options: SolveOptions) -> Solution:
+        built, res = raw.built, raw.result
         termination = res.solver.termination_condition
         status = _status_from_termination(termination, model, options.node_limit)
         if str(termination) == "intermediateNonInteger":
@@ -672,11 +655,11 @@ class PyomoBackend(Backend):
                 count=model.n_vars,
             )
             idle = ~built.used
-            vals[idle] = driver.idle_values(model)[idle]
+            vals[idle] = common.idle_values(model)[idle]
             # classic plugins may hand back a point for infeasible or aborted runs
-            x = driver.feasible_or_none(model, vals)
+            x = common.feasible_or_none(model, vals)
         has_solution = x is not None
-        if has_solution and want_duals and status == "optimal":
+        if has_solution and raw.want_duals and status == "optimal":
             dual = built.model.dual
             duals = np.fromiter(
                 (0.0 if c is None else float(dual.get(c, 0.0)) for c in built.constraints),
@@ -689,17 +672,17 @@ class PyomoBackend(Backend):
             nodes = int(raw_nodes) if raw_nodes is not None else 0
         except (AttributeError, TypeError, ValueError):
             nodes = 0
-        version = opt.version()
+        version = raw.opt.version()
         # classic plugins report no proven bound: only optimality proves one
-        out = driver.conclude(
+        out = common.conclude(
             model,
             status,
             x,
-            model.objective_value(x) if has_solution else np.nan,
-            time=t_solve,
+            model.objective_value(x) if x is not None else np.nan,
+            time=raw.solve_time,
             version=".".join(map(str, version)) if version else "",
             nodes=nodes,
-            log=log,
+            log=raw.log,
             trace_enabled=options.trace is not False,
             duals=duals,
             stats={
@@ -710,15 +693,37 @@ class PyomoBackend(Backend):
         return out.solution(
             model,
             backend="pyomo",
-            solver=f"pyomo/{solver}",
-            time=t_solve,
-            timings={
-                "build": built.build_time,
-                "transfer": 0.0,
-                "solve": t_solve,
-                "read": time.perf_counter() - t2,
-            },
+            solver=f"pyomo/{self.solver}",
+            time=raw.solve_time,
+            timings=common.timings(built.build_time, 0.0, raw.solve_time, t2),
         )
+
+
+def _legacy_options(solver: str, options: SolveOptions, extra: dict[str, Any]) -> dict[str, Any]:
+    """A classic plugin's options: the mapped limits (ValueError for one the solver has no
+    known name for) and the caller's own solver options."""
+    names = _LEGACY_OPTION_NAMES.get(solver, {})
+    requested = {
+        "time_limit": options.time_left(),
+        "threads": options.threads,
+        "seed": options.seed,
+        "node_limit": options.node_limit,
+        "mip_gap": options.mip_gap if (options.mip_gap != 0.0 or "mip_gap" in names) else None,
+    }
+    solver_options: dict[str, Any] = {}
+    for key, value in requested.items():
+        if value is None:
+            continue
+        if key not in names:
+            raise ValueError(
+                f"backend 'pyomo' does not know how to pass {key}= to solver {solver!r} "
+                f"(mapped for: {sorted(_LEGACY_OPTION_NAMES)}); pass the solver's own option "
+                f"as a keyword instead"
+            )
+        opt_name, convert = names[key]
+        solver_options[opt_name] = convert(value)
+    solver_options.update(extra)
+    return solver_options
 
 
 register_backend("pyomo", PyomoBackend)

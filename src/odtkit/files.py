@@ -30,6 +30,7 @@ from typing import Any
 
 __all__ = [
     "FOREST_TYPES",
+    "SKOPS_INSTALL",
     "check_out",
     "dump_forest",
     "load_forest",

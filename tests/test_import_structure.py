@@ -1,0 +1,203 @@
+"""The import structure of ``src/odtkit``, read with ``ast`` (nothing is imported).
+
+Issue 26: ``formulations/pruning.py`` and the ``pruning`` package imported each other through
+five imports hidden inside functions -- a cycle that only stayed harmless because nobody lifted
+them. These checks keep such cycles out:
+
+* (a) an ``import`` inside a function of an odtkit module that would close a cycle if it stood
+  at module level is refused (the :data:`LAZY_CYCLES` below are the ones left, each with why);
+  in the packages this issue untangled (:data:`NO_LAZY_ODTKIT`) no function imports an odtkit
+  module at all;
+* (b) ``cli.py`` imports no private name (``odtkit._x``, ``from odtkit.x import _y``): what the
+  command line needs has a public home;
+* (c) the module-level import graph has no cycle. An import of ``odtkit.p.m`` runs every
+  package ``__init__`` on the way; an edge from a module to one of its *own* enclosing packages
+  is not counted, because Python has started that ``__init__`` before the module (it is the
+  accepted package-``__init__`` edge).
+
+Lazy imports of third-party modules (pyomo, pulp, highspy, sklearn, matplotlib, dask, tqdm,
+skops) are not checked: they keep ``import odtkit`` and the CLI fast and optional extras
+optional.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "odtkit"
+
+#: Function-level imports that would be module-level cycles, left on purpose (importer, target):
+#: why each one stays lazy. Anything else that closes a cycle fails (a).
+LAZY_CYCLES = {
+    # check_dataset's isinstance test needs Dataset, and the datasets package validates its
+    # arrays with _validation at module level
+    ("odtkit._validation", "odtkit.datasets"): "Dataset is checked by the module it imports",
+    # search_tree(thresholds="all") hands the raw table to search_numeric, which runs the
+    # search_tree of its binarization: one dispatch each way
+    ("odtkit.core.search", "odtkit.core.numeric"): "search_tree <-> search_numeric dispatch",
+}
+
+#: Packages and modules whose functions import no odtkit module at all (issue 26, point 4).
+NO_LAZY_ODTKIT = (
+    "odtkit.pruning",
+    "odtkit.solvers",
+    "odtkit._limits",
+    "odtkit._pruning_objective",
+    "odtkit.formulations.pruning",
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).parts)
+    parts[-1] = parts[-1].split(".")[0]  # also _native.cpython-311-x86_64-linux-gnu.so
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _modules() -> set[str]:
+    names = set(_sources())
+    names |= {_module_name(p) for p in PACKAGE.rglob("*.so")}  # the native extension
+    names |= {_module_name(p) for p in PACKAGE.rglob("*.pyi")}
+    return names
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt]]:
+    """(module-level imports, imports inside functions), leaving out ``if TYPE_CHECKING:``."""
+    top: list[ast.stmt] = []
+    lazy: list[ast.stmt] = []
+
+    def visit(nodes: list[ast.stmt], in_function: bool) -> None:
+        for node in nodes:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                (lazy if in_function else top).append(node)
+            elif isinstance(node, ast.If) and _is_type_checking(node):
+                continue
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(node.body, True)  # type: ignore[arg-type]
+            else:
+                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    children = getattr(node, name, None)
+                    if isinstance(children, list):
+                        visit(children, in_function)
+
+    visit(tree.body, False)
+    return top, lazy
+
+
+def _targets(module: str, node: ast.stmt, modules: set[str], is_package: bool) -> list[str]:
+    """The odtkit modules an import statement runs (the imported module and the packages on
+    the way), except the importer's own enclosing packages (already initializing)."""
+    names: list[str] = []
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            package = module.split(".") if is_package else module.split(".")[:-1]
+            package = package[: len(package) - node.level + 1]
+            base = ".".join(package + ([base] if base else []))
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+    out: list[str] = []
+    for name in names:
+        if name != "odtkit" and not name.startswith("odtkit."):
+            continue
+        while name not in modules and "." in name:
+            name = name.rsplit(".", 1)[0]
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):
+            target = ".".join(parts[:i])
+            enclosing = module == target or module.startswith(target + ".")
+            if target != module and (not enclosing or i == len(parts)):
+                out.append(target)
+    return [t for t in out if t != module and not module.startswith(t + ".")]
+
+
+def _graph() -> tuple[nx.DiGraph, list[tuple[str, str, int]]]:
+    modules = _modules()
+    graph = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    lazy_edges: list[tuple[str, str, int]] = []
+    for module, path in _sources().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        top, lazy = _imports(tree)
+        package = path.name == "__init__.py"
+        for node in top:
+            graph.add_edges_from((module, t) for t in _targets(module, node, modules, package))
+        for node in lazy:
+            lazy_edges += [
+                (module, t, node.lineno) for t in _targets(module, node, modules, package)
+            ]
+    return graph, lazy_edges
+
+
+def test_the_module_level_import_graph_has_no_cycle():
+    graph, _ = _graph()
+    cycles = list(nx.simple_cycles(graph))
+    assert not cycles, f"import cycles at module level: {cycles[:5]}"
+
+
+def test_no_function_level_import_hides_a_cycle():
+    graph, lazy_edges = _graph()
+    hidden = sorted(
+        {
+            f"{importer}:{line} imports {target}"
+            for importer, target, line in lazy_edges
+            if (importer, target) not in LAZY_CYCLES and nx.has_path(graph, target, importer)
+        }
+    )
+    assert not hidden, "function-level imports that are module-level cycles:\n" + "\n".join(hidden)
+
+
+def test_the_allowed_lazy_cycles_are_still_cycles():
+    # an entry that no longer closes a cycle can be lifted to module level: then drop it here
+    graph, lazy_edges = _graph()
+    present = {(a, b) for a, b, _ in lazy_edges}
+    for importer, target in LAZY_CYCLES:
+        assert (importer, target) in present, f"{importer} no longer imports {target} lazily"
+        assert nx.has_path(graph, target, importer), f"{importer} -> {target} is no cycle now"
+
+
+@pytest.mark.parametrize("scope", NO_LAZY_ODTKIT)
+def test_untangled_packages_import_odtkit_only_at_module_level(scope):
+    _, lazy_edges = _graph()
+    inside = sorted(
+        {
+            f"{importer}:{line} imports {target}"
+            for importer, target, line in lazy_edges
+            if importer == scope or importer.startswith(scope + ".")
+        }
+    )
+    assert not inside, "\n".join(inside)
+
+
+def test_cli_imports_no_private_name():
+    tree = ast.parse((PACKAGE / "cli.py").read_text(encoding="utf-8"))
+    private = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("odtkit"):
+            names = [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "odtkit" and any(
+                p.startswith("_") and not p.startswith("__") for p in parts
+            ):
+                private.append(f"cli.py:{node.lineno} {name}")
+    assert not private, "cli.py imports private names:\n" + "\n".join(private)
