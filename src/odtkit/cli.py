@@ -55,11 +55,20 @@ class BadInput(Exception):
 
 
 def _exit_code(status: str) -> int:
-    if status == "optimal":
+    """The exit code of a run that ended with ``status``, read from :class:`odtkit.Status`:
+    0 optimal, 130 interrupted, 3 a limit stopped it (:attr:`Status.stopped_early`) or the
+    answer is feasible but unproven, 1 otherwise (no answer, or an unknown status)."""
+    from odtkit.results import Status
+
+    try:
+        known = Status.parse(status)
+    except ValueError:
+        return EXIT_NO_ANSWER
+    if known is Status.OPTIMAL:
         return EXIT_OPTIMAL
-    if status == "interrupted":
+    if known is Status.INTERRUPTED:
         return EXIT_INTERRUPTED
-    if status in ("time_limit", "node_limit", "memory_limit", "feasible"):
+    if known.stopped_early or known is Status.FEASIBLE:
         return EXIT_LIMIT
     return EXIT_NO_ANSWER
 
@@ -1390,8 +1399,12 @@ def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     from odtkit import __version__
-    from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT
+    from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT, METHODS
     from odtkit.methods import describe as describe_methods
+    from odtkit.solvers import registered_backends
+
+    backends = registered_backends()
+    fair_methods = ", ".join(name for name, m in METHODS.items() if m.fair)
 
     parser = _Parser(
         prog="odtkit",
@@ -1418,7 +1431,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     )
     _add_problem_arguments(fit, depth=DEFAULT_MAX_DEPTH)
     fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
-    fit.add_argument("--backend", default="highs", help="MIP backend: highs, pyomo or pulp")
+    fit.add_argument("--backend", default="highs", help="MIP backend: " + ", ".join(backends))
     fit.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds")
     fit.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
     fit.add_argument(
@@ -1470,12 +1483,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         default="dp,pathoct,flowoct,rbinoct",
         help="comma-separated, any of:\n" + describe_methods(),
     )
-    cmp.add_argument("--backends", default="highs", help="comma-separated: highs,pyomo,pulp")
+    cmp.add_argument(
+        "--backends", default="highs", help="comma-separated, any of: " + ",".join(backends)
+    )
     cmp.add_argument("--time-limit", type=float, default=10.0, help="seconds per run")
     cmp.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
     cmp.add_argument("--no-warm-start", action="store_true", help="start the MIPs cold")
     cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    fair = cmp.add_argument_group("fairness (methods dp, rbinoct, flowoct, pathoct)")
+    fair = cmp.add_argument_group(f"fairness (methods {fair_methods})")
     fair.add_argument(
         "--fairness",
         choices=NOTIONS,

@@ -23,11 +23,13 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from odtkit import metrics
@@ -42,14 +44,15 @@ from odtkit._validation import (
 )
 from odtkit._warnings import silencing, warn
 from odtkit.datasets import Binarizer, Dataset
-from odtkit.formulations import EXACT
 from odtkit.methods import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_TIME_LIMIT,
     GUESS_ROUNDS,
     METHODS,
     Method,
+    fill_method_names,
     get_method,
+    method_names,
 )
 from odtkit.results import Status
 from odtkit.tree import Tree
@@ -191,6 +194,65 @@ def _weighted_impurity(counts: np.ndarray, criterion: str) -> np.ndarray:
     return total - (counts**2).sum(axis=1) / safe
 
 
+#: The methods of :class:`OptimalTreeClassifier`: those whose optimum is the estimator's
+#: objective (EXACT), on a binarized table ("exact", the raw-table search, is
+#: ``thresholds="all"``); and of :class:`FairTreeClassifier`, those that also take fairness.
+TREE_METHODS = method_names(exact=True, raw=False)
+FAIR_METHODS = method_names(exact=True, fair=True, raw=False)
+
+_Constraints = dict[str, list[Any]]
+
+#: A positive limit in seconds or MB (inf allowed: no limit), or None (the default).
+_LIMIT = [Interval(Real, 0, None, closed="right"), None]
+#: The parameters every estimator here shares (binarization, limits).
+_INPUT_CONSTRAINTS: _Constraints = {
+    "time_limit": _LIMIT,
+    "memory_limit_mb": _LIMIT,
+    "binarize": ["boolean", StrOptions({"auto"})],
+    "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
+    "guess_thresholds": [Interval(Integral, 1, None, closed="left"), None],
+    "thresholds": [StrOptions({"guess", "all"}), Interval(Integral, 1, None, closed="left"), None],
+}
+
+
+def _backend_constraint() -> list[Any]:
+    """``backend``: a name of :func:`odtkit.solvers.registered_backends` (imported here, when
+    a fit first validates, not when odtkit is: a search-only fit needs no solver module)."""
+    from odtkit.solvers import registered_backends
+
+    return [StrOptions(set(registered_backends()))]
+
+
+class _ParameterConstraints:
+    """scikit-learn's ``_parameter_constraints``, built from the registries each time it is
+    read: the method names from :data:`odtkit.methods.METHODS`, the backend names from
+    :func:`odtkit.solvers.registered_backends` (so a backend registered after import counts)."""
+
+    def __init__(self, build: Callable[[], _Constraints]) -> None:
+        self.build = build
+
+    def __get__(self, obj: object, owner: type[BaseEstimator] | None = None) -> _Constraints:
+        if owner is None:
+            owner = type(obj)
+        every = {**_INPUT_CONSTRAINTS, **self.build()}
+        return {name: every[name] for name in owner._get_param_names()}
+
+
+def _tree_constraints(methods: tuple[str, ...], depth: list[Any]) -> Callable[[], _Constraints]:
+    def build() -> _Constraints:
+        return {
+            "lam": [Interval(Real, 0, None, closed="left")],
+            "max_depth": depth,
+            "method": [StrOptions(set(methods))],
+            "backend": _backend_constraint(),
+        }
+
+    return build
+
+
+_DEPTH = [Interval(Integral, 0, None, closed="left")]
+
+
 class _BinaryInputMixin:
     """Shared input validation (scikit-learn's conventions), binarization and transform."""
 
@@ -244,8 +306,6 @@ class _BinaryInputMixin:
         from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import check_consistent_length, column_or_1d
 
-        if self.binarize not in (True, False, "auto"):
-            raise ValueError(f"binarize must be True, False or 'auto', got {self.binarize!r}")
         self._threshold_options()  # a bad thresholds value is refused before any work
         if y is None:
             raise ValueError(
@@ -422,13 +482,6 @@ class _BinaryInputMixin:
         return as_binary_matrix(X, "X")
 
 
-def _exact_method(name: Any) -> Method:
-    """The method called ``name`` if its optimum is the estimator's objective's (EXACT)."""
-    # "exact" (the raw-table search) is thresholds="all", not a method of a binarized table
-    exact = tuple(n for n, m in METHODS.items() if EXACT in m.properties and not m.raw)
-    return get_method(name, exact)
-
-
 def _relabelled(tree: Tree, codes: np.ndarray) -> Tree:
     """``tree`` with leaf label ``k`` replaced by ``codes[k]``."""
     if tree.is_leaf:
@@ -447,12 +500,13 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         Maximum number of splits on a path (:data:`odtkit.methods.DEFAULT_MAX_DEPTH`, as in
         ``odtkit fit`` and the CV and fair estimators). None = unlimited (the search only; the
         MIP methods need a depth; on continuous tables an unlimited search can be slow).
-    method : {"dp", "bnb", "rbinoct", "flowoct"}, default="dp"
+    method : {TREE_METHODS}, default="dp"
         A name of :data:`odtkit.methods.METHODS` whose optimum is the stated problem's:
         native search (dynamic programming or OSDT branch-and-bound) or an exact MIP
         formulation solved by ``backend`` and warm-started from the search core.
     backend : str, default="highs"
-        MIP backend (``"highs"``, ``"pyomo"``, ``"pulp"``); ignored by the search methods.
+        MIP backend, a name of :func:`odtkit.solvers.registered_backends`; ignored by the
+        search methods.
     time_limit : float or None, default=60.0
         Seconds for the whole fit, binarization (threshold guessing) included
         (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`); on expiry the best tree so far is kept,
@@ -529,6 +583,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         :meth:`compute_feature_importances` (also the misclassification decrease).
     """
 
+    _parameter_constraints = _ParameterConstraints(_tree_constraints(TREE_METHODS, [*_DEPTH, None]))
+
     def __init__(
         self,
         lam: float = 0.01,
@@ -555,9 +611,10 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifier:
         """Fit the optimal tree on ``X`` (binary, or raw when ``binarize`` allows) and ``y``."""
+        self._validate_params()  # scikit-learn's check against _parameter_constraints
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth)
-        method = _exact_method(self.method)
+        method = get_method(self.method, TREE_METHODS)
         self._threshold_options()
         if self.thresholds == "all" and method.name != "dp":
             raise ValueError(
@@ -750,7 +807,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
 
     def _solve(
         self,
-        method: Any,
+        method: Method,
         data: Dataset,
         lam: float,
         depth: int | None,
@@ -1008,6 +1065,15 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         As in :class:`OptimalTreeClassifier`, of the refit tree.
     """
 
+    _parameter_constraints = _ParameterConstraints(
+        lambda: {
+            "max_depth": [*_DEPTH, None],
+            "cv": ["cv_object"],
+            "lam_min": [Interval(Real, 0, None, closed="left")],
+            "random_state": ["random_state"],
+        }
+    )
+
     def __init__(
         self,
         max_depth: int | None = DEFAULT_MAX_DEPTH,
@@ -1038,6 +1104,8 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
 
         from odtkit.core import regularization_path
 
+        self._validate_params()  # scikit-learn's check against _parameter_constraints
+
         depth = check_depth(self.max_depth)
         lam_min = check_lambda(self.lam_min, "lam_min")
         self._threshold_options()
@@ -1046,8 +1114,6 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         data = self._fit_dataset(X, y, sample_weight, deadline)
         X_checked = self._check_X(X, reset=False, allow_nan=self.binarizer_ is not None)
         if isinstance(self.cv, int) and not isinstance(self.cv, bool):
-            if self.cv < 2:
-                raise ValueError(f"cv must be >= 2, got {self.cv}")
             splitter: Any = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
         else:
             splitter = check_cv(self.cv, data.y, classifier=True)
@@ -1197,7 +1263,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
     lam : float, default=0.0
     max_depth : int, default=3
         Required: the fair search and MIPs are depth-limited.
-    method : {"dp", "rbinoct", "flowoct"}, default="dp"
+    method : {FAIR_METHODS}, default="dp"
         The native fair dynamic program, or a fair MIP warm-started from it.
     backend, time_limit, binarize, max_thresholds, guess_thresholds, memory_limit_mb
         As in :class:`OptimalTreeClassifier`.
@@ -1217,6 +1283,15 @@ class FairTreeClassifier(OptimalTreeClassifier):
     status_, objective_, lower_bound_, certified_, certificate_, feature_importances_
         As in :class:`OptimalTreeClassifier`.
     """
+
+    _parameter_constraints = _ParameterConstraints(
+        lambda: {
+            **_tree_constraints(FAIR_METHODS, _DEPTH)(),
+            "notion": [str],
+            "delta": [Interval(Real, 0, 1, closed="both")],
+            "positive_class": "no_validation",
+        }
+    )
 
     def __init__(
         self,
@@ -1271,10 +1346,11 @@ class FairTreeClassifier(OptimalTreeClassifier):
         """
         from odtkit.fairness import Fairness
 
+        self._validate_params()  # scikit-learn's check against _parameter_constraints
+
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth, allow_none=False)
-        fair_methods = tuple(n for n, m in METHODS.items() if m.fair and EXACT in m.properties)
-        method = get_method(self.method, fair_methods)
+        method = get_method(self.method, FAIR_METHODS)
         self._threshold_options()
         self._refuse_all_thresholds("the exact numeric search takes no fairness constraint")
         deadline = self._start_clock()
@@ -1367,6 +1443,14 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         Weighted training class counts of the rows each rule classifies, the default rule last.
     """
 
+    _parameter_constraints = _ParameterConstraints(
+        lambda: {
+            "lam": [Interval(Real, 0, None, closed="left")],
+            "max_cardinality": [Interval(Integral, 1, None, closed="left")],
+            "min_support": [Interval(Real, 0, 0.5, closed="both"), None],
+        }
+    )
+
     def __init__(
         self,
         lam: float = 0.01,
@@ -1398,6 +1482,8 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         ``y`` must have at most two classes.
         """
         from odtkit.core import search_rule_list
+
+        self._validate_params()  # scikit-learn's check against _parameter_constraints
 
         lam = check_lambda(self.lam)
         deadline = self._start_clock()
@@ -1450,3 +1536,8 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         """The fitted rule list with feature names and class values."""
         check_is_fitted(self, "rule_list_")
         return self.rule_list_.to_text(self._feature_specs(), self.classes_)
+
+
+# the method lists of the docstrings come from the registry, so a new method reaches them
+fill_method_names(OptimalTreeClassifier, TREE_METHODS=TREE_METHODS)
+fill_method_names(FairTreeClassifier, FAIR_METHODS=FAIR_METHODS)

@@ -496,7 +496,8 @@ def sweep(
         every task trains on k-1 folds and reports the held-out fold's accuracy. None: train
         on all the data, ``test_accuracy`` is nan.
     methods : str or sequence of str
-        Names of :data:`odtkit.methods.METHODS` (``"dp"``, ``"bnb"``, ``"rbinoct"``, ...).
+        Names of :data:`odtkit.methods.METHODS` that run on a binarized Dataset
+        (:data:`odtkit.methods.DATASET_METHODS`; the raw-table ones are :func:`odtkit.compare`'s).
     time_limit : float or None
         Seconds per task, passed to the solver (a path's whole budget).
     lam_min : float
@@ -512,7 +513,7 @@ def sweep(
         worker; tasks without an answer then become ``time_limit`` rows (the local pool's
         workers are terminated, Dask futures cancelled).
     backend : str
-        MIP backend of the MIP methods.
+        MIP backend of the MIP methods, a name of :func:`odtkit.solvers.registered_backends`.
     seed : int
         Shuffling of the folds.
     progress : bool
