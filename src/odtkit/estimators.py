@@ -43,7 +43,8 @@ from odtkit._validation import (
     check_sample_weight,
 )
 from odtkit._warnings import silencing, warn
-from odtkit.datasets import Binarizer, Dataset
+from odtkit.datasets import Dataset
+from odtkit.datasets._binarizer import Binarizer  # the class itself (the package loads it lazily)
 from odtkit.methods import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_TIME_LIMIT,
@@ -98,7 +99,8 @@ class LimitReachedWarning(UserWarning):
     """
 
 
-_STOPPED_BY = {
+#: Keyed by Status, a StrEnum: a status string looks its member up.
+_STOPPED_BY: dict[str, str] = {
     Status.TIME_LIMIT: "its time limit",
     Status.MEMORY_LIMIT: "its memory limit",
     Status.NODE_LIMIT: "its node limit",
@@ -178,7 +180,7 @@ def _preorder(tree: Tree) -> tuple[list[Tree], np.ndarray, np.ndarray]:
             children[parent][side] = len(nodes)
         nodes.append(node)
         children.append([-1, -1])
-        if not node.is_leaf:
+        if node.left is not None and node.right is not None:  # an internal node
             here = len(nodes) - 1
             stack.extend(((node.right, here, 1), (node.left, here, 0)))  # left popped first
     ids = np.array(children, dtype=np.int64).reshape(-1, 2)
@@ -200,7 +202,8 @@ def _weighted_impurity(counts: np.ndarray, criterion: str) -> np.ndarray:
 TREE_METHODS = method_names(exact=True, raw=False)
 FAIR_METHODS = method_names(exact=True, fair=True, raw=False)
 
-_Constraints = dict[str, list[Any]]
+#: A parameter's constraints (a list), or "no_validation".
+_Constraints = dict[str, list[Any] | str]
 
 #: A positive limit in seconds or MB (inf allowed: no limit), or None (the default).
 _LIMIT = [Interval(Real, 0, None, closed="right"), None]
@@ -231,9 +234,7 @@ class _ParameterConstraints:
     def __init__(self, build: Callable[[], _Constraints]) -> None:
         self.build = build
 
-    def __get__(self, obj: object, owner: type[BaseEstimator] | None = None) -> _Constraints:
-        if owner is None:
-            owner = type(obj)
+    def __get__(self, obj: object, owner: type[BaseEstimator]) -> _Constraints:
         every = {**_INPUT_CONSTRAINTS, **self.build()}
         return {name: every[name] for name in owner._get_param_names()}
 
@@ -257,6 +258,9 @@ class _BinaryInputMixin:
     """Shared input validation (scikit-learn's conventions), binarization and transform."""
 
     binarize: bool | str
+    binarizer_: Binarizer | None
+    time_limit: float | None
+    memory_limit_mb: float | None
     max_thresholds: int | None
     guess_thresholds: int | None
     #: "guess", "all", an int or None; estimators without the parameter behave as None
@@ -361,7 +365,10 @@ class _BinaryInputMixin:
 
     def _fitted_binarizer(self, X: Any, y: np.ndarray, weights: np.ndarray | None) -> Binarizer:
         """A new Binarizer as configured, fitted on the rows of ``X`` (and ``y``, to guess)."""
-        binarizer = Binarizer(**self._threshold_options())
+        options = self._threshold_options()
+        binarizer = Binarizer(
+            max_thresholds=options["max_thresholds"], guess_thresholds=options["guess_thresholds"]
+        )
         # thresholds come from the rows that count: a row of weight 0 is a row left out
         if weights is None or weights.all():
             return binarizer.fit(X, y, sample_weight=weights)
@@ -484,7 +491,7 @@ class _BinaryInputMixin:
 
 def _relabelled(tree: Tree, codes: np.ndarray) -> Tree:
     """``tree`` with leaf label ``k`` replaced by ``codes[k]``."""
-    if tree.is_leaf:
+    if tree.feature is None or tree.left is None or tree.right is None:  # a leaf
         return Tree.leaf(int(codes[tree.label]))
     return Tree.split(tree.feature, _relabelled(tree.left, codes), _relabelled(tree.right, codes))
 
@@ -666,7 +673,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
                 y if kept is None else y[kept],
                 lam=lam,
                 max_depth=depth,
-                sample_weight=weights if kept is None else weights[kept],
+                sample_weight=weights if kept is None or weights is None else weights[kept],
                 time_limit=deadline.limit_left(),
                 memory_limit_mb=self.memory_limit_mb,
             )
@@ -1325,7 +1332,10 @@ class FairTreeClassifier(OptimalTreeClassifier):
         self.delta = delta
         self.positive_class = positive_class
 
-    def fit(
+    # sensitive comes third, before sample_weight (the fair estimators' calling convention since
+    # they were added): fit(X, y, sample_weight=w) by keyword, as scikit-learn calls it, still
+    # works, a positional third argument is the protected attribute
+    def fit(  # type: ignore[override]
         self,
         X: Any,
         y: Any,

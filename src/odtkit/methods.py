@@ -315,16 +315,16 @@ def describe() -> str:
     return "\n".join(f"{name:<{width}}  {m.description}" for name, m in METHODS.items())
 
 
-def _fill_module_doc() -> str | None:
+def _fill_module_doc(doc: str) -> str:
     """This module's docstring with its name lists read from :data:`METHODS`."""
-    doc = __doc__
     for key, names in (
         ("SEARCH_METHODS", SEARCH_METHODS),
         ("MIP_METHODS", MIP_METHODS),
         ("RAW_METHODS", RAW_METHODS),
     ):
-        doc = None if doc is None else doc.replace("{" + key + "}", _code_list(names))
+        doc = doc.replace("{" + key + "}", _code_list(names))
     return doc
 
 
-__doc__ = _fill_module_doc()
+if __doc__ is not None:  # None under python -OO
+    __doc__ = _fill_module_doc(__doc__)
