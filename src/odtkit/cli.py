@@ -671,7 +671,6 @@ def _check_backend(name: str, option: str) -> None:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from odtkit import solve_formulation
     from odtkit.methods import get_method
 
     method = _checked(lambda: get_method(args.method), flag="--method")
@@ -687,24 +686,14 @@ def _fit(args: argparse.Namespace) -> int:
     dataset = data.dataset
     if data.binarization is not None and not args.json:
         print(data.binarization["summary"], file=sys.stderr)
-    if exact:
-        pass
-    elif method.is_search:
-        result = method.search(
+    if not exact:
+        result = method.solve(
             dataset,
             lam=args.lam,
             max_depth=args.max_depth,
+            backend=args.backend,
             time_limit=args.time_limit,
             memory_limit_mb=args.memory_limit_mb,
-        )
-    else:
-        result = solve_formulation(
-            method.formulation(),
-            dataset,
-            backend=args.backend,
-            lam=args.lam,
-            max_depth=args.max_depth,
-            time_limit=args.time_limit,
         )
     payload = _tree_payload(result, data, args)
     if args.out is not None:

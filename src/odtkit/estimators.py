@@ -821,46 +821,36 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         fairness: Any = None,
         deadline: Deadline | None = None,
     ) -> Any:
-        fair_kw = {} if fairness is None else {"fairness": fairness}
         # what binarization left of the fit's time limit
         time_limit = self.time_limit if deadline is None else deadline.limit_left()
-        if method.is_search:
-            return method.search(
-                data,
-                lam=lam,
-                max_depth=depth,
-                time_limit=time_limit,
-                memory_limit_mb=self.memory_limit_mb,
-                **fair_kw,
-            )
-        if depth is None:
-            raise ValueError(f"method {method.name!r} is a MIP over a complete tree: set max_depth")
-        from odtkit.pipeline import solve_formulation
-        from odtkit.solvers import backend_capabilities
-
         warm = None
-        if "mip_start" in backend_capabilities(self.backend):
-            # the search core's tree is the warm start; a short budget keeps it cheap
-            budget = None if time_limit is None else max(0.1, 0.2 * time_limit)
-            warm = METHODS["dp"].search(
-                data,
-                lam=lam,
-                max_depth=depth,
-                time_limit=budget,
-                memory_limit_mb=self.memory_limit_mb,
-                **fair_kw,
-            )
-        result = solve_formulation(
-            method.formulation(),
+        if not method.is_search and depth is not None:
+            from odtkit.solvers import backend_capabilities
+
+            if "mip_start" in backend_capabilities(self.backend):
+                # the search core's tree is the warm start; a short budget keeps it cheap
+                budget = None if time_limit is None else max(0.1, 0.2 * time_limit)
+                warm = METHODS["dp"].search(
+                    data,
+                    lam=lam,
+                    max_depth=depth,
+                    time_limit=budget,
+                    memory_limit_mb=self.memory_limit_mb,
+                    fairness=fairness,
+                )
+        result = method.solve(
             data,
-            backend=self.backend,
-            start=None if warm is None else warm.model,
-            start_is_optimal=warm is not None and warm.status == Status.OPTIMAL,
-            time_limit=time_limit if deadline is None else deadline.limit_left(),
             lam=lam,
             max_depth=depth,
-            **fair_kw,
+            backend=self.backend,
+            time_limit=time_limit if deadline is None else deadline.limit_left(),
+            memory_limit_mb=self.memory_limit_mb,
+            fairness=fairness,
+            start=None if warm is None else warm.model,
+            start_is_optimal=warm is not None and warm.status == Status.OPTIMAL,
         )
+        if method.is_search:
+            return result
         why = result.stats.get("stopped_before_solve")
         if not result.has_model and why and warm is not None and warm.has_model:
             # a limit returns the best tree so far: the search core's start, with its own

@@ -155,6 +155,54 @@ class Method:
             **extra,
         )
 
+    def solve(
+        self,
+        dataset: Any,
+        *,
+        lam: float,
+        max_depth: int | None,
+        backend: str = "highs",
+        time_limit: float | None = None,
+        memory_limit_mb: float | None = None,
+        fairness: Any = None,
+        start: Any = None,
+        start_is_optimal: bool = False,
+    ) -> Result:
+        """Run this method on the binarized ``dataset``: the native search (:meth:`search`), or
+        the formulation built and solved by ``backend`` (:func:`odtkit.solve_formulation`,
+        warm-started from the tree ``start``, which a MIP method needs a depth for).
+
+        The one way the estimators, ``odtkit fit`` and :func:`odtkit.sweep` run a method, so
+        that they agree on what a method means; ``memory_limit_mb`` bounds a search only (HiGHS
+        has no memory limit), ``backend``, ``start`` and ``start_is_optimal`` a MIP only.
+        """
+        if self.is_search:
+            return self.search(
+                dataset,
+                lam=lam,
+                max_depth=max_depth,
+                time_limit=time_limit,
+                fairness=fairness,
+                memory_limit_mb=memory_limit_mb,
+            )
+        from odtkit.pipeline import solve_formulation
+
+        if max_depth is None:
+            raise ValueError(f"method {self.name!r} is a MIP over a complete tree: set max_depth")
+        check_fair(self, fairness)
+        extra = {} if fairness is None else {"fairness": fairness}
+        return solve_formulation(
+            self.formulation(),
+            dataset,
+            backend=backend,
+            start=start,
+            start_is_optimal=start_is_optimal,
+            time_limit=time_limit,
+            lam=lam,
+            max_depth=max_depth,
+            **extra,
+        )
+
     def search_raw(
         self,
         X: Any,

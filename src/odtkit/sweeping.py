@@ -152,24 +152,13 @@ def _task_rows(task: _Task) -> list[dict[str, Any]]:
 def _run_solve(task: _Task, lam: float, start: float) -> dict[str, Any]:
     from odtkit.methods import get_method
 
-    method = get_method(task.method)
-    if method.is_search:
-        result = method.search(
-            task.train, lam=lam, max_depth=task.depth, time_limit=task.time_limit
-        )
-    else:
-        from odtkit.pipeline import solve_formulation
-
-        if task.depth is None:
-            raise ValueError(f"method {task.method!r} is a MIP over a complete tree: set a depth")
-        result = solve_formulation(
-            method.formulation(),
-            task.train,
-            backend=task.backend,
-            time_limit=task.time_limit,
-            lam=lam,
-            max_depth=task.depth,
-        )
+    result = get_method(task.method).solve(
+        task.train,
+        lam=lam,
+        max_depth=task.depth,
+        backend=task.backend,
+        time_limit=task.time_limit,
+    )
     tree = result.model
     accuracies = _accuracies(tree, task) if tree is not None else {"train_accuracy": math.nan}
     return _row(
