@@ -295,15 +295,22 @@ class _BinaryInputMixin:
         search alike, so the search gets what preprocessing left (``limit_left``)."""
         return Deadline(check_positive_number(self.time_limit, "time_limit"))
 
-    def _fit_dataset(
-        self, X: Any, y: Any, sample_weight: Any, deadline: Deadline | None = None
-    ) -> Dataset:
-        """Validate, binarize as configured, wrap in a Dataset; remember classes and names.
+    def _start_fit(
+        self, X: Any, y: Any, sample_weight: Any, no_exact_search: str | None = None
+    ) -> tuple[Deadline, Dataset]:
+        """The fit's clock and its Dataset: validated, binarized as configured, classes and
+        names remembered.
 
-        Binarization runs charged to ``deadline``: out of time, the Binarizer keeps what it
-        has (``binarizer_.truncated_``) and :meth:`_flag_truncated` says so in the result."""
+        The threshold options are checked first; ``no_exact_search`` (the reason) refuses
+        ``thresholds="all"`` for an estimator that cannot run the exact search. Binarization
+        runs charged to the fit's clock: out of time, the Binarizer keeps what it has
+        (``binarizer_.truncated_``) and :meth:`_flag_truncated` says so in the result."""
+        self._threshold_options()
+        if no_exact_search is not None:
+            self._refuse_all_thresholds(no_exact_search)
+        deadline = self._start_clock()
         X, y, weights = self._checked_input(X, y, sample_weight)
-        return self._binarized_dataset(X, y, weights, deadline)
+        return deadline, self._binarized_dataset(X, y, weights, deadline)
 
     def _checked_input(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
         """``(X, y, weights)`` checked as scikit-learn does (and ``binarize``, ``thresholds``)."""
@@ -1105,10 +1112,9 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
 
         depth = check_depth(self.max_depth)
         lam_min = check_lambda(self.lam_min, "lam_min")
-        self._threshold_options()
-        self._refuse_all_thresholds("the exact numeric search has no regularization path")
-        deadline = self._start_clock()
-        data = self._fit_dataset(X, y, sample_weight, deadline)
+        deadline, data = self._start_fit(
+            X, y, sample_weight, "the exact numeric search has no regularization path"
+        )
         X_checked = self._check_X(X, reset=False, allow_nan=self.binarizer_ is not None)
         if isinstance(self.cv, int) and not isinstance(self.cv, bool):
             splitter: Any = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
@@ -1351,10 +1357,9 @@ class FairTreeClassifier(OptimalTreeClassifier):
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth, allow_none=False)
         method = get_method(self.method, FAIR_METHODS)
-        self._threshold_options()
-        self._refuse_all_thresholds("the exact numeric search takes no fairness constraint")
-        deadline = self._start_clock()
-        data = self._fit_dataset(X, y, sample_weight, deadline)
+        deadline, data = self._start_fit(
+            X, y, sample_weight, "the exact numeric search takes no fairness constraint"
+        )
         if sensitive is None:
             raise ValueError("sensitive is required: the protected attribute, one value per row")
         if isinstance(sensitive, str):
@@ -1486,8 +1491,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         self._validate_params()  # scikit-learn's check against _parameter_constraints
 
         lam = check_lambda(self.lam)
-        deadline = self._start_clock()
-        data = self._fit_dataset(X, y, sample_weight, deadline)
+        deadline, data = self._start_fit(X, y, sample_weight)
         if data.n_classes > 2:
             raise ValueError(
                 f"Only binary classification is supported: y has {data.n_classes} classes "
