@@ -1386,6 +1386,23 @@ def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None
     _add_column_arguments(parser, stay=" (the label and --protected/--legit columns stay)")
 
 
+def _subcommand(
+    sub: Any, commands: dict[str, Command], name: str, run: Command, **options: Any
+) -> argparse.ArgumentParser:
+    """The sub-parser of command ``name`` (odtkit's help layout), recorded as run by ``run``."""
+    commands[name] = run
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, formatter_class=_HelpFormatter, **options
+    )
+    return parser
+
+
+def _add_output_switches(parser: argparse.ArgumentParser) -> None:
+    """``--force`` (overwrite ``--out``) and ``--json`` of the commands that write a result."""
+    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     from odtkit import __version__
     from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT, METHODS
@@ -1407,10 +1424,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     sub.add_parser("datasets", help="list the bundled datasets with shapes and class balance")
     commands["datasets"] = _datasets
 
-    fit = sub.add_parser(
+    fit = _subcommand(
+        sub,
+        commands,
         "fit",
+        _fit,
         help="fit a certified optimal tree on a CSV file (or a bundled dataset)",
-        formatter_class=_HelpFormatter,
     )
     fit.add_argument(
         "dataset",
@@ -1431,18 +1450,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         )
         + "; a run that ends without a tree writes nothing and says so",
     )
-    fit.add_argument("--force", action="store_true", help=FORCE_HELP)
-    fit.add_argument("--json", action="store_true", help="print JSON instead of text")
-    commands["fit"] = _fit
+    _add_output_switches(fit)
 
-    pred = sub.add_parser(
+    pred = _subcommand(
+        sub,
+        commands,
         "predict",
+        _predict,
         help="apply a tree saved by 'fit --out' to the rows of a CSV file",
         description="Binarize the rows of DATA exactly as the tree's training table was "
         "(thresholds and categories are in MODEL) and write a CSV with a 'prediction' column. "
         "DATA needs the columns the tree tests; others are ignored. If DATA has the label "
         "column, the accuracy is printed on stderr.",
-        formatter_class=_HelpFormatter,
     )
     pred.add_argument("model", metavar="MODEL", help="tree JSON written by 'odtkit fit --out'")
     pred.add_argument("data", metavar="DATA", help="CSV file with a header row (or --no-header)")
@@ -1454,12 +1473,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         help="copy the input columns (after --columns/--drop) before the prediction column",
     )
     _add_column_arguments(pred, stay="")
-    commands["predict"] = _predict
 
-    cmp = sub.add_parser(
+    cmp = _subcommand(
+        sub,
+        commands,
         "compare",
+        _compare,
         help="solve one problem with the search core and the MIPs, verify and tabulate",
-        formatter_class=_HelpFormatter,
     )
     cmp.add_argument(
         "--dataset",
@@ -1498,17 +1518,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         action="store_true",
         help="keep the protected column(s) among the split features too",
     )
-    commands["compare"] = _compare
 
-    prn = sub.add_parser(
+    prn = _subcommand(
+        sub,
+        commands,
         "prune",
+        _prune,
         help="optimally prune a scikit-learn forest (a skops file) for error + feature cost",
         description="Prune a fitted scikit-learn forest for training error + feature cost. "
         "FOREST is a skops file (skops.io.dump(forest, 'forest.skops'); "
         f"{SKOPS_INSTALL}), loaded with only the types a tree ensemble is made of: loading it "
         "runs no code. A pickle runs any code it names when loaded, so it is read only with "
         "--trust-pickle, for files you made yourself.",
-        formatter_class=_HelpFormatter,
     )
     prn.add_argument(
         "forest",
@@ -1542,12 +1563,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         + "; in FOREST's format: skops, or a pickle when FOREST was a pickle read with "
         "--trust-pickle",
     )
-    prn.add_argument("--force", action="store_true", help=FORCE_HELP)
-    prn.add_argument("--json", action="store_true", help="print JSON instead of text")
-    commands["prune"] = _prune
+    _add_output_switches(prn)
 
-    rsh = sub.add_parser(
+    rsh = _subcommand(
+        sub,
+        commands,
         "rashomon",
+        _rashomon,
         help="every tree within epsilon of the optimum (the Rashomon set): counted, summarised",
         description="Binarize DATA as 'odtkit fit' does, certify the optimum of misclassified "
         "fraction + lam x leaves over trees of depth <= --max-depth, and build the set of "
@@ -1556,7 +1578,6 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         "objective histogram, the share of trees that use each feature, the --top best trees "
         "and whether the build was complete (a limit or Ctrl-C leaves a partial set of genuine "
         "members: exit 3 or 130).",
-        formatter_class=_HelpFormatter,
     )
     rsh.add_argument(
         "dataset",
@@ -1594,9 +1615,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
             "the --top trees with the binarization)"
         ),
     )
-    rsh.add_argument("--force", action="store_true", help=FORCE_HELP)
-    rsh.add_argument("--json", action="store_true", help="print JSON instead of text")
-    commands["rashomon"] = _rashomon
+    _add_output_switches(rsh)
     return parser, commands
 
 
