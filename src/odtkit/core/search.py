@@ -243,7 +243,8 @@ def search_tree(
             f"{', '.join(given)} apply only to a raw table (DataFrame or array) as the first "
             "argument; a Dataset carries its own labels and weights"
         )
-    start = time.perf_counter()
+    # "began", not "start": start= is the raw table's starting tree (a name, checked above)
+    began = time.perf_counter()
     dataset = check_dataset(dataset)
     lam = check_lambda(lam)
     max_depth = check_depth(max_depth, n_features=dataset.n_features)
@@ -271,7 +272,7 @@ def search_tree(
             memory_limit_mb=memory_limit_mb,
             bounds=bounds,
             upper_bound=upper_bound,
-            start=start,
+            start=began,
             progress=progress,
         )
     config = search_config(
@@ -297,10 +298,10 @@ def search_tree(
     with Progress(f"search ({method}, {strategy})", progress) as bar:
         report = bar.update if bar.active else None
         raw = _native_answer(
-            dataset, lam, lambda problem: native(problem, _charged(config, start), report)
+            dataset, lam, lambda problem: native(problem, _charged(config, began), report)
         )
     result = _verified_result(
-        raw, dataset, lam=lam, max_depth=max_depth, method=method, start=start
+        raw, dataset, lam=lam, max_depth=max_depth, method=method, start=began
     )
     _warn_if_trivial(result, dataset, lam, max_depth)
     return result
