@@ -207,6 +207,10 @@ _Constraints = dict[str, list[Any] | str]
 
 #: A positive limit in seconds or MB (inf allowed: no limit), or None (the default).
 _LIMIT = [Interval(Real, 0, None, closed="right"), None]
+#: A penalty (lam, lam_min): a finite number >= 0.
+_PENALTY = [Interval(Real, 0, None, closed="left")]
+#: A depth limit: an integer >= 0 (None added where unlimited is allowed).
+_DEPTH = [Interval(Integral, 0, None, closed="left")]
 #: The parameters every estimator here shares (binarization, limits).
 _INPUT_CONSTRAINTS: _Constraints = {
     "time_limit": _LIMIT,
@@ -242,16 +246,13 @@ class _ParameterConstraints:
 def _tree_constraints(methods: tuple[str, ...], depth: list[Any]) -> Callable[[], _Constraints]:
     def build() -> _Constraints:
         return {
-            "lam": [Interval(Real, 0, None, closed="left")],
+            "lam": _PENALTY,
             "max_depth": depth,
             "method": [StrOptions(set(methods))],
             "backend": _backend_constraint(),
         }
 
     return build
-
-
-_DEPTH = [Interval(Integral, 0, None, closed="left")]
 
 
 class _BinaryInputMixin:
@@ -1073,7 +1074,7 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         lambda: {
             "max_depth": [*_DEPTH, None],
             "cv": ["cv_object"],
-            "lam_min": [Interval(Real, 0, None, closed="left")],
+            "lam_min": _PENALTY,
             "random_state": ["random_state"],
         }
     )
@@ -1450,7 +1451,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
 
     _parameter_constraints = _ParameterConstraints(
         lambda: {
-            "lam": [Interval(Real, 0, None, closed="left")],
+            "lam": _PENALTY,
             "max_cardinality": [Interval(Integral, 1, None, closed="left")],
             "min_support": [Interval(Real, 0, 0.5, closed="both"), None],
         }
