@@ -193,10 +193,10 @@ def test_a_fit_without_a_tree_writes_nothing_and_says_so(folder, capsys, monkeyp
     real = methods.get_method("dp")
 
     def no_tree(dataset, **options):
-        result = real.search(dataset, **options)
+        result = real.solve(dataset, **options)
         return dataclasses.replace(result, model=None, status=Status.TIME_LIMIT, objective=math.nan)
 
-    fake = SimpleNamespace(name="dp", is_search=True, search=no_tree)
+    fake = SimpleNamespace(name="dp", is_search=True, solve=no_tree)
     monkeypatch.setattr(methods, "get_method", lambda *args, **kwargs: fake)
     (folder / "out").write_bytes(OLD)
     code, out, err = _run([*COMMANDS["fit"], "--out", "out", "--force"], capsys)

@@ -55,11 +55,20 @@ class BadInput(Exception):
 
 
 def _exit_code(status: str) -> int:
-    if status == "optimal":
+    """The exit code of a run that ended with ``status``, read from :class:`odtkit.Status`:
+    0 optimal, 130 interrupted, 3 a limit stopped it (:attr:`Status.stopped_early`) or the
+    answer is feasible but unproven, 1 otherwise (no answer, or an unknown status)."""
+    from odtkit.results import Status
+
+    try:
+        known = Status.parse(status)
+    except ValueError:
+        return EXIT_NO_ANSWER
+    if known is Status.OPTIMAL:
         return EXIT_OPTIMAL
-    if status == "interrupted":
+    if known is Status.INTERRUPTED:
         return EXIT_INTERRUPTED
-    if status in ("time_limit", "node_limit", "memory_limit", "feasible"):
+    if known.stopped_early or known is Status.FEASIBLE:
         return EXIT_LIMIT
     return EXIT_NO_ANSWER
 
@@ -662,7 +671,6 @@ def _check_backend(name: str, option: str) -> None:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from odtkit import solve_formulation
     from odtkit.methods import get_method
 
     method = _checked(lambda: get_method(args.method), flag="--method")
@@ -678,24 +686,14 @@ def _fit(args: argparse.Namespace) -> int:
     dataset = data.dataset
     if data.binarization is not None and not args.json:
         print(data.binarization["summary"], file=sys.stderr)
-    if exact:
-        pass
-    elif method.is_search:
-        result = method.search(
+    if not exact:
+        result = method.solve(
             dataset,
             lam=args.lam,
             max_depth=args.max_depth,
+            backend=args.backend,
             time_limit=args.time_limit,
             memory_limit_mb=args.memory_limit_mb,
-        )
-    else:
-        result = solve_formulation(
-            method.formulation(),
-            dataset,
-            backend=args.backend,
-            lam=args.lam,
-            max_depth=args.max_depth,
-            time_limit=args.time_limit,
         )
     payload = _tree_payload(result, data, args)
     if args.out is not None:
@@ -1387,10 +1385,31 @@ def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None
     _add_column_arguments(parser, stay=" (the label and --protected/--legit columns stay)")
 
 
+def _subcommand(
+    sub: Any, commands: dict[str, Command], name: str, run: Command, **options: Any
+) -> argparse.ArgumentParser:
+    """The sub-parser of command ``name`` (odtkit's help layout), recorded as run by ``run``."""
+    commands[name] = run
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, formatter_class=_HelpFormatter, **options
+    )
+    return parser
+
+
+def _add_output_switches(parser: argparse.ArgumentParser) -> None:
+    """``--force`` (overwrite ``--out``) and ``--json`` of the commands that write a result."""
+    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     from odtkit import __version__
-    from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT
+    from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT, METHODS
     from odtkit.methods import describe as describe_methods
+    from odtkit.solvers import registered_backends
+
+    backends = registered_backends()
+    fair_methods = ", ".join(name for name, m in METHODS.items() if m.fair)
 
     parser = _Parser(
         prog="odtkit",
@@ -1404,10 +1423,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     sub.add_parser("datasets", help="list the bundled datasets with shapes and class balance")
     commands["datasets"] = _datasets
 
-    fit = sub.add_parser(
+    fit = _subcommand(
+        sub,
+        commands,
         "fit",
+        _fit,
         help="fit a certified optimal tree on a CSV file (or a bundled dataset)",
-        formatter_class=_HelpFormatter,
     )
     fit.add_argument(
         "dataset",
@@ -1417,7 +1438,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     )
     _add_problem_arguments(fit, depth=DEFAULT_MAX_DEPTH)
     fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
-    fit.add_argument("--backend", default="highs", help="MIP backend: highs, pyomo or pulp")
+    fit.add_argument("--backend", default="highs", help="MIP backend: " + ", ".join(backends))
     fit.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds")
     fit.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
     fit.add_argument(
@@ -1428,18 +1449,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         )
         + "; a run that ends without a tree writes nothing and says so",
     )
-    fit.add_argument("--force", action="store_true", help=FORCE_HELP)
-    fit.add_argument("--json", action="store_true", help="print JSON instead of text")
-    commands["fit"] = _fit
+    _add_output_switches(fit)
 
-    pred = sub.add_parser(
+    pred = _subcommand(
+        sub,
+        commands,
         "predict",
+        _predict,
         help="apply a tree saved by 'fit --out' to the rows of a CSV file",
         description="Binarize the rows of DATA exactly as the tree's training table was "
         "(thresholds and categories are in MODEL) and write a CSV with a 'prediction' column. "
         "DATA needs the columns the tree tests; others are ignored. If DATA has the label "
         "column, the accuracy is printed on stderr.",
-        formatter_class=_HelpFormatter,
     )
     pred.add_argument("model", metavar="MODEL", help="tree JSON written by 'odtkit fit --out'")
     pred.add_argument("data", metavar="DATA", help="CSV file with a header row (or --no-header)")
@@ -1451,12 +1472,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         help="copy the input columns (after --columns/--drop) before the prediction column",
     )
     _add_column_arguments(pred, stay="")
-    commands["predict"] = _predict
 
-    cmp = sub.add_parser(
+    cmp = _subcommand(
+        sub,
+        commands,
         "compare",
+        _compare,
         help="solve one problem with the search core and the MIPs, verify and tabulate",
-        formatter_class=_HelpFormatter,
     )
     cmp.add_argument(
         "--dataset",
@@ -1469,12 +1491,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         default="dp,pathoct,flowoct,rbinoct",
         help="comma-separated, any of:\n" + describe_methods(),
     )
-    cmp.add_argument("--backends", default="highs", help="comma-separated: highs,pyomo,pulp")
+    cmp.add_argument(
+        "--backends", default="highs", help="comma-separated, any of: " + ",".join(backends)
+    )
     cmp.add_argument("--time-limit", type=float, default=10.0, help="seconds per run")
     cmp.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
     cmp.add_argument("--no-warm-start", action="store_true", help="start the MIPs cold")
     cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    fair = cmp.add_argument_group("fairness (methods dp, rbinoct, flowoct, pathoct)")
+    fair = cmp.add_argument_group(f"fairness (methods {fair_methods})")
     fair.add_argument(
         "--fairness",
         choices=NOTIONS,
@@ -1493,17 +1517,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         action="store_true",
         help="keep the protected column(s) among the split features too",
     )
-    commands["compare"] = _compare
 
-    prn = sub.add_parser(
+    prn = _subcommand(
+        sub,
+        commands,
         "prune",
+        _prune,
         help="optimally prune a scikit-learn forest (a skops file) for error + feature cost",
         description="Prune a fitted scikit-learn forest for training error + feature cost. "
         "FOREST is a skops file (skops.io.dump(forest, 'forest.skops'); "
         f"{SKOPS_INSTALL}), loaded with only the types a tree ensemble is made of: loading it "
         "runs no code. A pickle runs any code it names when loaded, so it is read only with "
         "--trust-pickle, for files you made yourself.",
-        formatter_class=_HelpFormatter,
     )
     prn.add_argument(
         "forest",
@@ -1537,12 +1562,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         + "; in FOREST's format: skops, or a pickle when FOREST was a pickle read with "
         "--trust-pickle",
     )
-    prn.add_argument("--force", action="store_true", help=FORCE_HELP)
-    prn.add_argument("--json", action="store_true", help="print JSON instead of text")
-    commands["prune"] = _prune
+    _add_output_switches(prn)
 
-    rsh = sub.add_parser(
+    rsh = _subcommand(
+        sub,
+        commands,
         "rashomon",
+        _rashomon,
         help="every tree within epsilon of the optimum (the Rashomon set): counted, summarised",
         description="Binarize DATA as 'odtkit fit' does, certify the optimum of misclassified "
         "fraction + lam x leaves over trees of depth <= --max-depth, and build the set of "
@@ -1551,7 +1577,6 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         "objective histogram, the share of trees that use each feature, the --top best trees "
         "and whether the build was complete (a limit or Ctrl-C leaves a partial set of genuine "
         "members: exit 3 or 130).",
-        formatter_class=_HelpFormatter,
     )
     rsh.add_argument(
         "dataset",
@@ -1589,9 +1614,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
             "the --top trees with the binarization)"
         ),
     )
-    rsh.add_argument("--force", action="store_true", help=FORCE_HELP)
-    rsh.add_argument("--json", action="store_true", help="print JSON instead of text")
-    commands["rashomon"] = _rashomon
+    _add_output_switches(rsh)
     return parser, commands
 
 

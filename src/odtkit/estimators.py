@@ -23,11 +23,13 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from odtkit import metrics
@@ -41,15 +43,17 @@ from odtkit._validation import (
     check_sample_weight,
 )
 from odtkit._warnings import silencing, warn
-from odtkit.datasets import Binarizer, Dataset
-from odtkit.formulations import EXACT
+from odtkit.datasets import Dataset
+from odtkit.datasets._binarizer import Binarizer  # the class itself (the package loads it lazily)
 from odtkit.methods import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_TIME_LIMIT,
     GUESS_ROUNDS,
     METHODS,
     Method,
+    fill_method_names,
     get_method,
+    method_names,
 )
 from odtkit.results import Status
 from odtkit.tree import Tree
@@ -95,7 +99,8 @@ class LimitReachedWarning(UserWarning):
     """
 
 
-_STOPPED_BY = {
+#: Keyed by Status, a StrEnum: a status string looks its member up.
+_STOPPED_BY: dict[str, str] = {
     Status.TIME_LIMIT: "its time limit",
     Status.MEMORY_LIMIT: "its memory limit",
     Status.NODE_LIMIT: "its node limit",
@@ -175,7 +180,7 @@ def _preorder(tree: Tree) -> tuple[list[Tree], np.ndarray, np.ndarray]:
             children[parent][side] = len(nodes)
         nodes.append(node)
         children.append([-1, -1])
-        if not node.is_leaf:
+        if node.left is not None and node.right is not None:  # an internal node
             here = len(nodes) - 1
             stack.extend(((node.right, here, 1), (node.left, here, 0)))  # left popped first
     ids = np.array(children, dtype=np.int64).reshape(-1, 2)
@@ -191,10 +196,72 @@ def _weighted_impurity(counts: np.ndarray, criterion: str) -> np.ndarray:
     return total - (counts**2).sum(axis=1) / safe
 
 
+#: The methods of :class:`OptimalTreeClassifier`: those whose optimum is the estimator's
+#: objective (EXACT), on a binarized table ("exact", the raw-table search, is
+#: ``thresholds="all"``); and of :class:`FairTreeClassifier`, those that also take fairness.
+TREE_METHODS = method_names(exact=True, raw=False)
+FAIR_METHODS = method_names(exact=True, fair=True, raw=False)
+
+#: A parameter's constraints (a list), or "no_validation".
+_Constraints = dict[str, list[Any] | str]
+
+#: A positive limit in seconds or MB (inf allowed: no limit), or None (the default).
+_LIMIT = [Interval(Real, 0, None, closed="right"), None]
+#: A penalty (lam, lam_min): a finite number >= 0.
+_PENALTY = [Interval(Real, 0, None, closed="left")]
+#: A depth limit: an integer >= 0 (None added where unlimited is allowed).
+_DEPTH = [Interval(Integral, 0, None, closed="left")]
+#: The parameters every estimator here shares (binarization, limits).
+_INPUT_CONSTRAINTS: _Constraints = {
+    "time_limit": _LIMIT,
+    "memory_limit_mb": _LIMIT,
+    "binarize": ["boolean", StrOptions({"auto"})],
+    "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
+    "guess_thresholds": [Interval(Integral, 1, None, closed="left"), None],
+    "thresholds": [StrOptions({"guess", "all"}), Interval(Integral, 1, None, closed="left"), None],
+}
+
+
+def _backend_constraint() -> list[Any]:
+    """``backend``: a name of :func:`odtkit.solvers.registered_backends` (imported here, when
+    a fit first validates, not when odtkit is: a search-only fit needs no solver module)."""
+    from odtkit.solvers import registered_backends
+
+    return [StrOptions(set(registered_backends()))]
+
+
+class _ParameterConstraints:
+    """scikit-learn's ``_parameter_constraints``, built from the registries each time it is
+    read: the method names from :data:`odtkit.methods.METHODS`, the backend names from
+    :func:`odtkit.solvers.registered_backends` (so a backend registered after import counts)."""
+
+    def __init__(self, build: Callable[[], _Constraints]) -> None:
+        self.build = build
+
+    def __get__(self, obj: object, owner: type[BaseEstimator]) -> _Constraints:
+        every = {**_INPUT_CONSTRAINTS, **self.build()}
+        return {name: every[name] for name in owner._get_param_names()}
+
+
+def _tree_constraints(methods: tuple[str, ...], depth: list[Any]) -> Callable[[], _Constraints]:
+    def build() -> _Constraints:
+        return {
+            "lam": _PENALTY,
+            "max_depth": depth,
+            "method": [StrOptions(set(methods))],
+            "backend": _backend_constraint(),
+        }
+
+    return build
+
+
 class _BinaryInputMixin:
     """Shared input validation (scikit-learn's conventions), binarization and transform."""
 
     binarize: bool | str
+    binarizer_: Binarizer | None
+    time_limit: float | None
+    memory_limit_mb: float | None
     max_thresholds: int | None
     guess_thresholds: int | None
     #: "guess", "all", an int or None; estimators without the parameter behave as None
@@ -229,23 +296,28 @@ class _BinaryInputMixin:
         search alike, so the search gets what preprocessing left (``limit_left``)."""
         return Deadline(check_positive_number(self.time_limit, "time_limit"))
 
-    def _fit_dataset(
-        self, X: Any, y: Any, sample_weight: Any, deadline: Deadline | None = None
-    ) -> Dataset:
-        """Validate, binarize as configured, wrap in a Dataset; remember classes and names.
+    def _start_fit(
+        self, X: Any, y: Any, sample_weight: Any, no_exact_search: str | None = None
+    ) -> tuple[Deadline, Dataset]:
+        """The fit's clock and its Dataset: validated, binarized as configured, classes and
+        names remembered.
 
-        Binarization runs charged to ``deadline``: out of time, the Binarizer keeps what it
-        has (``binarizer_.truncated_``) and :meth:`_flag_truncated` says so in the result."""
+        The threshold options are checked first; ``no_exact_search`` (the reason) refuses
+        ``thresholds="all"`` for an estimator that cannot run the exact search. Binarization
+        runs charged to the fit's clock: out of time, the Binarizer keeps what it has
+        (``binarizer_.truncated_``) and :meth:`_flag_truncated` says so in the result."""
+        self._threshold_options()
+        if no_exact_search is not None:
+            self._refuse_all_thresholds(no_exact_search)
+        deadline = self._start_clock()
         X, y, weights = self._checked_input(X, y, sample_weight)
-        return self._binarized_dataset(X, y, weights, deadline)
+        return deadline, self._binarized_dataset(X, y, weights, deadline)
 
     def _checked_input(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
         """``(X, y, weights)`` checked as scikit-learn does (and ``binarize``, ``thresholds``)."""
         from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import check_consistent_length, column_or_1d
 
-        if self.binarize not in (True, False, "auto"):
-            raise ValueError(f"binarize must be True, False or 'auto', got {self.binarize!r}")
         self._threshold_options()  # a bad thresholds value is refused before any work
         if y is None:
             raise ValueError(
@@ -301,7 +373,10 @@ class _BinaryInputMixin:
 
     def _fitted_binarizer(self, X: Any, y: np.ndarray, weights: np.ndarray | None) -> Binarizer:
         """A new Binarizer as configured, fitted on the rows of ``X`` (and ``y``, to guess)."""
-        binarizer = Binarizer(**self._threshold_options())
+        options = self._threshold_options()
+        binarizer = Binarizer(
+            max_thresholds=options["max_thresholds"], guess_thresholds=options["guess_thresholds"]
+        )
         # thresholds come from the rows that count: a row of weight 0 is a row left out
         if weights is None or weights.all():
             return binarizer.fit(X, y, sample_weight=weights)
@@ -422,16 +497,9 @@ class _BinaryInputMixin:
         return as_binary_matrix(X, "X")
 
 
-def _exact_method(name: Any) -> Method:
-    """The method called ``name`` if its optimum is the estimator's objective's (EXACT)."""
-    # "exact" (the raw-table search) is thresholds="all", not a method of a binarized table
-    exact = tuple(n for n, m in METHODS.items() if EXACT in m.properties and not m.raw)
-    return get_method(name, exact)
-
-
 def _relabelled(tree: Tree, codes: np.ndarray) -> Tree:
     """``tree`` with leaf label ``k`` replaced by ``codes[k]``."""
-    if tree.is_leaf:
+    if tree.feature is None or tree.left is None or tree.right is None:  # a leaf
         return Tree.leaf(int(codes[tree.label]))
     return Tree.split(tree.feature, _relabelled(tree.left, codes), _relabelled(tree.right, codes))
 
@@ -447,12 +515,13 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         Maximum number of splits on a path (:data:`odtkit.methods.DEFAULT_MAX_DEPTH`, as in
         ``odtkit fit`` and the CV and fair estimators). None = unlimited (the search only; the
         MIP methods need a depth; on continuous tables an unlimited search can be slow).
-    method : {"dp", "bnb", "rbinoct", "flowoct"}, default="dp"
+    method : {TREE_METHODS}, default="dp"
         A name of :data:`odtkit.methods.METHODS` whose optimum is the stated problem's:
         native search (dynamic programming or OSDT branch-and-bound) or an exact MIP
         formulation solved by ``backend`` and warm-started from the search core.
     backend : str, default="highs"
-        MIP backend (``"highs"``, ``"pyomo"``, ``"pulp"``); ignored by the search methods.
+        MIP backend, a name of :func:`odtkit.solvers.registered_backends`; ignored by the
+        search methods.
     time_limit : float or None, default=60.0
         Seconds for the whole fit, binarization (threshold guessing) included
         (:data:`odtkit.methods.DEFAULT_TIME_LIMIT`); on expiry the best tree so far is kept,
@@ -529,6 +598,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         :meth:`compute_feature_importances` (also the misclassification decrease).
     """
 
+    _parameter_constraints = _ParameterConstraints(_tree_constraints(TREE_METHODS, [*_DEPTH, None]))
+
     def __init__(
         self,
         lam: float = 0.01,
@@ -555,9 +626,10 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifier:
         """Fit the optimal tree on ``X`` (binary, or raw when ``binarize`` allows) and ``y``."""
+        self._validate_params()  # scikit-learn's check against _parameter_constraints
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth)
-        method = _exact_method(self.method)
+        method = get_method(self.method, TREE_METHODS)
         self._threshold_options()
         if self.thresholds == "all" and method.name != "dp":
             raise ValueError(
@@ -609,7 +681,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
                 y if kept is None else y[kept],
                 lam=lam,
                 max_depth=depth,
-                sample_weight=weights if kept is None else weights[kept],
+                sample_weight=weights if kept is None or weights is None else weights[kept],
                 time_limit=deadline.limit_left(),
                 memory_limit_mb=self.memory_limit_mb,
             )
@@ -750,53 +822,43 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
 
     def _solve(
         self,
-        method: Any,
+        method: Method,
         data: Dataset,
         lam: float,
         depth: int | None,
         fairness: Any = None,
         deadline: Deadline | None = None,
     ) -> Any:
-        fair_kw = {} if fairness is None else {"fairness": fairness}
         # what binarization left of the fit's time limit
         time_limit = self.time_limit if deadline is None else deadline.limit_left()
-        if method.is_search:
-            return method.search(
-                data,
-                lam=lam,
-                max_depth=depth,
-                time_limit=time_limit,
-                memory_limit_mb=self.memory_limit_mb,
-                **fair_kw,
-            )
-        if depth is None:
-            raise ValueError(f"method {method.name!r} is a MIP over a complete tree: set max_depth")
-        from odtkit.pipeline import solve_formulation
-        from odtkit.solvers import backend_capabilities
-
         warm = None
-        if "mip_start" in backend_capabilities(self.backend):
-            # the search core's tree is the warm start; a short budget keeps it cheap
-            budget = None if time_limit is None else max(0.1, 0.2 * time_limit)
-            warm = METHODS["dp"].search(
-                data,
-                lam=lam,
-                max_depth=depth,
-                time_limit=budget,
-                memory_limit_mb=self.memory_limit_mb,
-                **fair_kw,
-            )
-        result = solve_formulation(
-            method.formulation(),
+        if not method.is_search and depth is not None:
+            from odtkit.solvers import backend_capabilities
+
+            if "mip_start" in backend_capabilities(self.backend):
+                # the search core's tree is the warm start; a short budget keeps it cheap
+                budget = None if time_limit is None else max(0.1, 0.2 * time_limit)
+                warm = METHODS["dp"].search(
+                    data,
+                    lam=lam,
+                    max_depth=depth,
+                    time_limit=budget,
+                    memory_limit_mb=self.memory_limit_mb,
+                    fairness=fairness,
+                )
+        result = method.solve(
             data,
-            backend=self.backend,
-            start=None if warm is None else warm.model,
-            start_is_optimal=warm is not None and warm.status == Status.OPTIMAL,
-            time_limit=time_limit if deadline is None else deadline.limit_left(),
             lam=lam,
             max_depth=depth,
-            **fair_kw,
+            backend=self.backend,
+            time_limit=time_limit if deadline is None else deadline.limit_left(),
+            memory_limit_mb=self.memory_limit_mb,
+            fairness=fairness,
+            start=None if warm is None else warm.model,
+            start_is_optimal=warm is not None and warm.status == Status.OPTIMAL,
         )
+        if method.is_search:
+            return result
         why = result.stats.get("stopped_before_solve")
         if not result.has_model and why and warm is not None and warm.has_model:
             # a limit returns the best tree so far: the search core's start, with its own
@@ -1008,6 +1070,15 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         As in :class:`OptimalTreeClassifier`, of the refit tree.
     """
 
+    _parameter_constraints = _ParameterConstraints(
+        lambda: {
+            "max_depth": [*_DEPTH, None],
+            "cv": ["cv_object"],
+            "lam_min": _PENALTY,
+            "random_state": ["random_state"],
+        }
+    )
+
     def __init__(
         self,
         max_depth: int | None = DEFAULT_MAX_DEPTH,
@@ -1038,16 +1109,15 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
 
         from odtkit.core import regularization_path
 
+        self._validate_params()  # scikit-learn's check against _parameter_constraints
+
         depth = check_depth(self.max_depth)
         lam_min = check_lambda(self.lam_min, "lam_min")
-        self._threshold_options()
-        self._refuse_all_thresholds("the exact numeric search has no regularization path")
-        deadline = self._start_clock()
-        data = self._fit_dataset(X, y, sample_weight, deadline)
+        deadline, data = self._start_fit(
+            X, y, sample_weight, "the exact numeric search has no regularization path"
+        )
         X_checked = self._check_X(X, reset=False, allow_nan=self.binarizer_ is not None)
         if isinstance(self.cv, int) and not isinstance(self.cv, bool):
-            if self.cv < 2:
-                raise ValueError(f"cv must be >= 2, got {self.cv}")
             splitter: Any = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
         else:
             splitter = check_cv(self.cv, data.y, classifier=True)
@@ -1197,7 +1267,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
     lam : float, default=0.0
     max_depth : int, default=3
         Required: the fair search and MIPs are depth-limited.
-    method : {"dp", "rbinoct", "flowoct"}, default="dp"
+    method : {FAIR_METHODS}, default="dp"
         The native fair dynamic program, or a fair MIP warm-started from it.
     backend, time_limit, binarize, max_thresholds, guess_thresholds, memory_limit_mb
         As in :class:`OptimalTreeClassifier`.
@@ -1217,6 +1287,15 @@ class FairTreeClassifier(OptimalTreeClassifier):
     status_, objective_, lower_bound_, certified_, certificate_, feature_importances_
         As in :class:`OptimalTreeClassifier`.
     """
+
+    _parameter_constraints = _ParameterConstraints(
+        lambda: {
+            **_tree_constraints(FAIR_METHODS, _DEPTH)(),
+            "notion": [str],
+            "delta": [Interval(Real, 0, 1, closed="both")],
+            "positive_class": "no_validation",
+        }
+    )
 
     def __init__(
         self,
@@ -1250,7 +1329,10 @@ class FairTreeClassifier(OptimalTreeClassifier):
         self.delta = delta
         self.positive_class = positive_class
 
-    def fit(
+    # sensitive comes third, before sample_weight (the fair estimators' calling convention since
+    # they were added): fit(X, y, sample_weight=w) by keyword, as scikit-learn calls it, still
+    # works, a positional third argument is the protected attribute
+    def fit(  # type: ignore[override]
         self,
         X: Any,
         y: Any,
@@ -1271,14 +1353,14 @@ class FairTreeClassifier(OptimalTreeClassifier):
         """
         from odtkit.fairness import Fairness
 
+        self._validate_params()  # scikit-learn's check against _parameter_constraints
+
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth, allow_none=False)
-        fair_methods = tuple(n for n, m in METHODS.items() if m.fair and EXACT in m.properties)
-        method = get_method(self.method, fair_methods)
-        self._threshold_options()
-        self._refuse_all_thresholds("the exact numeric search takes no fairness constraint")
-        deadline = self._start_clock()
-        data = self._fit_dataset(X, y, sample_weight, deadline)
+        method = get_method(self.method, FAIR_METHODS)
+        deadline, data = self._start_fit(
+            X, y, sample_weight, "the exact numeric search takes no fairness constraint"
+        )
         if sensitive is None:
             raise ValueError("sensitive is required: the protected attribute, one value per row")
         if isinstance(sensitive, str):
@@ -1367,6 +1449,14 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         Weighted training class counts of the rows each rule classifies, the default rule last.
     """
 
+    _parameter_constraints = _ParameterConstraints(
+        lambda: {
+            "lam": _PENALTY,
+            "max_cardinality": [Interval(Integral, 1, None, closed="left")],
+            "min_support": [Interval(Real, 0, 0.5, closed="both"), None],
+        }
+    )
+
     def __init__(
         self,
         lam: float = 0.01,
@@ -1399,9 +1489,10 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         """
         from odtkit.core import search_rule_list
 
+        self._validate_params()  # scikit-learn's check against _parameter_constraints
+
         lam = check_lambda(self.lam)
-        deadline = self._start_clock()
-        data = self._fit_dataset(X, y, sample_weight, deadline)
+        deadline, data = self._start_fit(X, y, sample_weight)
         if data.n_classes > 2:
             raise ValueError(
                 f"Only binary classification is supported: y has {data.n_classes} classes "
@@ -1450,3 +1541,8 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         """The fitted rule list with feature names and class values."""
         check_is_fitted(self, "rule_list_")
         return self.rule_list_.to_text(self._feature_specs(), self.classes_)
+
+
+# the method lists of the docstrings come from the registry, so a new method reaches them
+fill_method_names(OptimalTreeClassifier, TREE_METHODS=TREE_METHODS)
+fill_method_names(FairTreeClassifier, FAIR_METHODS=FAIR_METHODS)

@@ -1,18 +1,24 @@
 """The one vocabulary of tree methods: :func:`odtkit.compare`'s ``methods=``, the estimator's
 ``method=`` and the CLI's ``--methods`` all take these names.
 
-* search methods (the native core, :func:`odtkit.core.search_tree`): ``"dp"``, ``"bnb"``;
+* search methods (the native core, :func:`odtkit.core.search_tree`): {SEARCH_METHODS};
 * MIP methods (a formulation solved by a backend through :func:`odtkit.solve_formulation`):
-  ``"rbinoct"``, ``"rbinoct_original"``, ``"flowoct"``, ``"pathoct"``, ``"binoct"``;
-* the raw-table method ``"exact"`` (:func:`odtkit.core.search_numeric`): the native search
+  {MIP_METHODS};
+* the raw-table method {RAW_METHODS} (:func:`odtkit.core.search_numeric`): the native search
   over every threshold of the numeric columns themselves, certified over *all thresholds*
   where the others are certified over the binarization they are given
   (:attr:`Method.certificate`). It needs the raw table, not a binarized Dataset:
   :meth:`Method.search_raw`, ``compare(X, y=...)``, ``OptimalTreeClassifier(thresholds="all")``.
 
 "solver" is not a method: it names a backend's solver program (``solve(..., solver="cbc")``).
-What a method's answer means (exact, valid bound) is read from :attr:`Method.properties`, i.e.
-from the formulation's declared properties, never from lists of names.
+What a method's answer means (exact, valid bound) is read from :attr:`Method.properties`: the
+formulation's declared properties, stated on the entry so that reading them builds no
+formulation (``tests/test_registry.py`` checks them against ``formulation().properties``),
+never from lists of names.
+
+This mapping is the one list of method names: the estimators' ``_parameter_constraints``, the
+CLI's ``--method`` / ``--methods`` choices and help, and the docstrings that name methods
+(:func:`method_names`) are all read from it, so a new entry reaches each of them.
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ from types import MappingProxyType
 from typing import Any
 
 from odtkit.formulations import (
+    DECODE_NOT_WORSE,
     EXACT,
     VALID_BOUND,
     BinOCT,
     FlowOCT,
     Formulation,
     PathOCT,
+    Property,
     RBinOCT,
 )
 from odtkit.results import Result
@@ -46,7 +54,9 @@ __all__ = [
     "SEARCH_METHODS",
     "check_fair",
     "describe",
+    "fill_method_names",
     "get_method",
+    "method_names",
 ]
 
 #: The defaults every entry point shares (the estimators, ``odtkit fit`` and ``odtkit compare``),
@@ -77,6 +87,11 @@ class Method:
     raw : bool
         Runs on the raw table (numeric / categorical columns, missing cells) and searches every
         threshold itself (:meth:`search_raw`), instead of on a binarized Dataset.
+    properties : frozenset of Property
+        What the answer means (:class:`odtkit.formulations.Property`): a MIP method's are its
+        formulation's declared properties, stated here so that reading them constructs no
+        formulation; a search certifies the optimum of the stated problem and its bound is
+        valid for it (the default).
     """
 
     name: str
@@ -84,6 +99,7 @@ class Method:
     factory: Callable[[], Formulation] | None = None
     fair: bool = False
     raw: bool = False
+    properties: frozenset[Property] = frozenset({EXACT, VALID_BOUND})
 
     @property
     def certificate(self) -> str:
@@ -102,14 +118,6 @@ class Method:
         if self.factory is None:
             raise ValueError(f"{self.name!r} is a search method, not a MIP formulation")
         return self.factory()
-
-    @property
-    def properties(self) -> frozenset[str]:
-        """What the answer means: the formulation's declared properties; a search certifies
-        the optimum of the stated problem and its bound is valid for it."""
-        if self.factory is None:
-            return frozenset({EXACT, VALID_BOUND})
-        return self.formulation().properties
 
     def search(
         self,
@@ -144,6 +152,54 @@ class Method:
             method=self.name,
             time_limit=time_limit,
             memory_limit_mb=memory_limit_mb,
+            **extra,
+        )
+
+    def solve(
+        self,
+        dataset: Any,
+        *,
+        lam: float,
+        max_depth: int | None,
+        backend: str = "highs",
+        time_limit: float | None = None,
+        memory_limit_mb: float | None = None,
+        fairness: Any = None,
+        start: Any = None,
+        start_is_optimal: bool = False,
+    ) -> Result:
+        """Run this method on the binarized ``dataset``: the native search (:meth:`search`), or
+        the formulation built and solved by ``backend`` (:func:`odtkit.solve_formulation`,
+        warm-started from the tree ``start``, which a MIP method needs a depth for).
+
+        The one way the estimators, ``odtkit fit`` and :func:`odtkit.sweep` run a method, so
+        that they agree on what a method means; ``memory_limit_mb`` bounds a search only (HiGHS
+        has no memory limit), ``backend``, ``start`` and ``start_is_optimal`` a MIP only.
+        """
+        if self.is_search:
+            return self.search(
+                dataset,
+                lam=lam,
+                max_depth=max_depth,
+                time_limit=time_limit,
+                fairness=fairness,
+                memory_limit_mb=memory_limit_mb,
+            )
+        from odtkit.pipeline import solve_formulation
+
+        if max_depth is None:
+            raise ValueError(f"method {self.name!r} is a MIP over a complete tree: set max_depth")
+        check_fair(self, fairness)
+        extra = {} if fairness is None else {"fairness": fairness}
+        return solve_formulation(
+            self.formulation(),
+            dataset,
+            backend=backend,
+            start=start,
+            start_is_optimal=start_is_optimal,
+            time_limit=time_limit,
+            lam=lam,
+            max_depth=max_depth,
             **extra,
         )
 
@@ -188,11 +244,15 @@ class Method:
 def check_fair(method: Method, fairness: Any) -> None:
     """ValueError when ``fairness`` is given to a method that cannot honour it."""
     if fairness is not None and not method.fair:
-        fair = tuple(n for n, m in METHODS.items() if m.fair)
+        fair = method_names(fair=True)
         raise ValueError(
             f"method {method.name!r} cannot solve a fairness-constrained problem; use one of {fair}"
         )
 
+
+#: What an exact MIP formulation declares: its optimum is the stated problem's, its bound is
+#: valid, and decoding never worsens the solver's objective.
+_EXACT_MIP = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
 
 METHODS: MappingProxyType[str, Method] = MappingProxyType(
     {
@@ -211,17 +271,20 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 "regularized BinOCT MIP with null splits: optimum = OPT(D, lam)",
                 RBinOCT,
                 fair=True,
+                properties=_EXACT_MIP,
             ),
             Method(
                 "rbinoct_original",
                 "RBinOCT MIP of OSDT App. J, no null splits: its optimum may exceed OPT",
                 partial(RBinOCT, null_split=False),
+                properties=frozenset({DECODE_NOT_WORSE}),
             ),
             Method(
                 "flowoct",
                 "regularized FlowOCT MIP with separation cuts: optimum = OPT(D, lam)",
                 FlowOCT,
                 fair=True,
+                properties=_EXACT_MIP,
             ),
             Method(
                 "pathoct",
@@ -229,11 +292,13 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 "~(2p)^D, for shallow trees",
                 PathOCT,
                 fair=True,
+                properties=_EXACT_MIP,
             ),
             Method(
                 "binoct",
                 "BinOCT MIP: minimum errors at depth D; its bound converts to one on OPT",
                 BinOCT,
+                properties=frozenset({VALID_BOUND}),
             ),
         )
     }
@@ -258,7 +323,56 @@ def get_method(name: Any, choices: tuple[str, ...] | None = None, what: str = "m
     return METHODS[name]
 
 
+def method_names(
+    *, exact: bool | None = None, fair: bool | None = None, raw: bool | None = None
+) -> tuple[str, ...]:
+    """The names of :data:`METHODS`, in its order, whose answer is ``exact`` (declares
+    ``EXACT``), that take ``fair``-ness and run on the ``raw`` table, as asked (None: either)."""
+
+    def keep(m: Method) -> bool:
+        return (
+            (exact is None or (EXACT in m.properties) == exact)
+            and (fair is None or m.fair == fair)
+            and (raw is None or m.raw == raw)
+        )
+
+    return tuple(name for name, m in METHODS.items() if keep(m))
+
+
+def fill_method_names(obj: Any, **lists: tuple[str, ...]) -> None:
+    """Write each list of method names into ``obj``'s docstring where it says ``{KEY}``, in
+    numpy-doc form (``{"dp", "bnb"}``), so that the docstring lists what the registry holds.
+
+    (Not ``str.format``: docstrings hold other braces.) Nothing to do under ``python -OO``.
+    """
+    doc = obj.__doc__
+    if doc is None:
+        return
+    for key, names in lists.items():
+        doc = doc.replace("{" + key + "}", "{" + ", ".join(f'"{n}"' for n in names) + "}")
+    obj.__doc__ = doc
+
+
+def _code_list(names: tuple[str, ...]) -> str:
+    return ", ".join(f'``"{n}"``' for n in names)
+
+
 def describe() -> str:
     """One line per method, ``name: description`` (the CLI's help)."""
     width = max(map(len, METHODS))
     return "\n".join(f"{name:<{width}}  {m.description}" for name, m in METHODS.items())
+
+
+def _fill_module_doc(doc: str) -> str:
+    """This module's docstring with its name lists read from :data:`METHODS`."""
+    for key, names in (
+        ("SEARCH_METHODS", SEARCH_METHODS),
+        ("MIP_METHODS", MIP_METHODS),
+        ("RAW_METHODS", RAW_METHODS),
+    ):
+        doc = doc.replace("{" + key + "}", _code_list(names))
+    return doc
+
+
+if __doc__ is not None:  # None under python -OO
+    __doc__ = _fill_module_doc(__doc__)

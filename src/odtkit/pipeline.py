@@ -49,7 +49,7 @@ def solve_formulation(
     data : Dataset or EnsembleData
         What ``formulation.build`` takes.
     backend : str
-        Solver backend (``"highs"``, ``"pyomo"``, ``"pulp"``).
+        Solver backend, a name of :func:`odtkit.solvers.registered_backends`.
     start : model object or ndarray, optional
         A warm start: a model object (e.g. a :class:`~odtkit.tree.Tree`) that
         ``formulation.start`` turns into a start vector, or a full start vector. Ignored by a

@@ -152,24 +152,13 @@ def _task_rows(task: _Task) -> list[dict[str, Any]]:
 def _run_solve(task: _Task, lam: float, start: float) -> dict[str, Any]:
     from odtkit.methods import get_method
 
-    method = get_method(task.method)
-    if method.is_search:
-        result = method.search(
-            task.train, lam=lam, max_depth=task.depth, time_limit=task.time_limit
-        )
-    else:
-        from odtkit.pipeline import solve_formulation
-
-        if task.depth is None:
-            raise ValueError(f"method {task.method!r} is a MIP over a complete tree: set a depth")
-        result = solve_formulation(
-            method.formulation(),
-            task.train,
-            backend=task.backend,
-            time_limit=task.time_limit,
-            lam=lam,
-            max_depth=task.depth,
-        )
+    result = get_method(task.method).solve(
+        task.train,
+        lam=lam,
+        max_depth=task.depth,
+        backend=task.backend,
+        time_limit=task.time_limit,
+    )
     tree = result.model
     accuracies = _accuracies(tree, task) if tree is not None else {"train_accuracy": math.nan}
     return _row(
@@ -496,7 +485,8 @@ def sweep(
         every task trains on k-1 folds and reports the held-out fold's accuracy. None: train
         on all the data, ``test_accuracy`` is nan.
     methods : str or sequence of str
-        Names of :data:`odtkit.methods.METHODS` (``"dp"``, ``"bnb"``, ``"rbinoct"``, ...).
+        Names of :data:`odtkit.methods.METHODS` that run on a binarized Dataset
+        (:data:`odtkit.methods.DATASET_METHODS`; the raw-table ones are :func:`odtkit.compare`'s).
     time_limit : float or None
         Seconds per task, passed to the solver (a path's whole budget).
     lam_min : float
@@ -512,7 +502,7 @@ def sweep(
         worker; tasks without an answer then become ``time_limit`` rows (the local pool's
         workers are terminated, Dask futures cancelled).
     backend : str
-        MIP backend of the MIP methods.
+        MIP backend of the MIP methods, a name of :func:`odtkit.solvers.registered_backends`.
     seed : int
         Shuffling of the folds.
     progress : bool

@@ -50,7 +50,7 @@ from odtkit.results import TRACE_COLUMNS, Result
 __all__ = [
     "BOUNDS",
     "FAIR_BOUNDS",
-    "METHODS",
+    "SEARCH_ALGORITHMS",
     "OBJECTIVE_TOLERANCE",
     "STRATEGIES",
     "TrivialAnswerWarning",
@@ -59,7 +59,10 @@ __all__ = [
     "trivial_answer_message",
 ]
 
-METHODS = ("dp", "bnb")
+#: The native core's tree searches (``method=`` of :func:`search_tree`): the search entries of
+#: :data:`odtkit.methods.METHODS` that run on a binarized Dataset (``tests/test_registry.py``
+#: keeps the two equal; this module sits below the registry and cannot import it).
+SEARCH_ALGORITHMS = ("dp", "bnb")
 #: Search orders of ``method="dp"``: depth-first bound passing, GOSDT-style best-first queue, or
 #: the anytime driver (iterative deepening, depth-relaxed bounds and the recursive search on one
 #: memo). ``strategy=None`` picks "anytime" for an unlimited depth under a time limit.
@@ -240,12 +243,13 @@ def search_tree(
             f"{', '.join(given)} apply only to a raw table (DataFrame or array) as the first "
             "argument; a Dataset carries its own labels and weights"
         )
-    start = time.perf_counter()
+    # "began", not "start": start= is the raw table's starting tree (a name, checked above)
+    began = time.perf_counter()
     dataset = check_dataset(dataset)
     lam = check_lambda(lam)
     max_depth = check_depth(max_depth, n_features=dataset.n_features)
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if not isinstance(method, str) or method not in SEARCH_ALGORITHMS:
+        raise ValueError(f"method must be one of {SEARCH_ALGORITHMS}, got {method!r}")
     if not isinstance(policy, str) or policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     if strategy is None:
@@ -268,7 +272,7 @@ def search_tree(
             memory_limit_mb=memory_limit_mb,
             bounds=bounds,
             upper_bound=upper_bound,
-            start=start,
+            start=began,
             progress=progress,
         )
     config = search_config(
@@ -294,10 +298,10 @@ def search_tree(
     with Progress(f"search ({method}, {strategy})", progress) as bar:
         report = bar.update if bar.active else None
         raw = _native_answer(
-            dataset, lam, lambda problem: native(problem, _charged(config, start), report)
+            dataset, lam, lambda problem: native(problem, _charged(config, began), report)
         )
     result = _verified_result(
-        raw, dataset, lam=lam, max_depth=max_depth, method=method, start=start
+        raw, dataset, lam=lam, max_depth=max_depth, method=method, start=began
     )
     _warn_if_trivial(result, dataset, lam, max_depth)
     return result
