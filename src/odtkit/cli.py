@@ -30,10 +30,10 @@ import os
 import sys
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import pandas as pd
 
@@ -102,9 +102,9 @@ def _columns(text: str | None) -> list[str]:
     return [c.strip() for c in (text or "").split(",") if c.strip()]
 
 
-def _shown(names: Sequence[Any], limit: int = 10) -> str:
-    names = [str(n) for n in names]
-    return ", ".join(names[:limit]) + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+def _shown(names: Iterable[Any], limit: int = 10) -> str:
+    texts = [str(n) for n in names]
+    return ", ".join(texts[:limit]) + (f", ... ({len(texts)} in all)" if len(texts) > limit else "")
 
 
 @dataclass
@@ -220,7 +220,14 @@ def _threshold_choice(args: argparse.Namespace) -> str | int:
     return old
 
 
-def _binarizer_options(choice: str | int) -> dict[str, int]:
+class _ThresholdOptions(TypedDict, total=False):
+    """The threshold keywords of ``binarize_frame`` / ``Binarizer`` that ``--thresholds`` sets."""
+
+    max_thresholds: int
+    guess_thresholds: int
+
+
+def _binarizer_options(choice: str | int) -> _ThresholdOptions:
     from odtkit.methods import GUESS_ROUNDS
 
     if choice == "guess":
