@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import pandas as pd
 
-from odtkit.fairness import NOTIONS
+from odtkit.fairness import NOTION_REGISTRY, NOTIONS, notion_help
 from odtkit.files import SKOPS_INSTALL
 
 if TYPE_CHECKING:  # odtkit.compare loads the MIP stack: only the compare command pays for it
@@ -1509,8 +1509,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     fair.add_argument(
         "--fairness",
         choices=NOTIONS,
-        help="bound a disparity: sp (statistical parity), csp (conditional sp), pe (predictive "
-        "equality), eopp (equal opportunity), eodds (equalized odds)",
+        help=f"bound a disparity: {notion_help()}",
     )
     fair.add_argument(
         "--protected",
@@ -1518,7 +1517,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     )
     fair.add_argument("--delta", type=float, default=0.05, help="largest disparity, in [0, 1]")
     fair.add_argument("--positive-class", default="1", help="the favourable label")
-    fair.add_argument("--legit", help="legitimate factor column of --fairness csp")
+    legit_notions = " or ".join(n.name for n in NOTION_REGISTRY.values() if n.legit)
+    fair.add_argument("--legit", help=f"legitimate factor column of --fairness {legit_notions}")
     fair.add_argument(
         "--split-on-protected",
         action="store_true",

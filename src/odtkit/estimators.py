@@ -45,6 +45,7 @@ from odtkit._validation import (
 from odtkit._warnings import silencing, warn
 from odtkit.datasets import Dataset
 from odtkit.datasets._binarizer import Binarizer  # the class itself (the package loads it lazily)
+from odtkit.fairness import NOTIONS
 from odtkit.methods import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_TIME_LIMIT,
@@ -1258,7 +1259,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
 
     Parameters
     ----------
-    notion : {"sp", "csp", "pe", "eopp", "eodds"}, default="sp"
+    notion : {NOTIONS}, default="sp"
         See :class:`odtkit.Fairness`.
     delta : float, default=0.05
         Largest allowed disparity on the training data, in [0, 1].
@@ -1291,7 +1292,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
     _parameter_constraints = _ParameterConstraints(
         lambda: {
             **_tree_constraints(FAIR_METHODS, _DEPTH)(),
-            "notion": [str],
+            "notion": [str],  # Fairness validates it (any case, long names, hyphens)
             "delta": [Interval(Real, 0, 1, closed="both")],
             "positive_class": "no_validation",
         }
@@ -1545,4 +1546,4 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
 
 # the method lists of the docstrings come from the registry, so a new method reaches them
 fill_method_names(OptimalTreeClassifier, TREE_METHODS=TREE_METHODS)
-fill_method_names(FairTreeClassifier, FAIR_METHODS=FAIR_METHODS)
+fill_method_names(FairTreeClassifier, FAIR_METHODS=FAIR_METHODS, NOTIONS=NOTIONS)

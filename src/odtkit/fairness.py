@@ -40,37 +40,116 @@ __all__ = [
     "Fairness",
     "FairnessGroups",
     "GroupPair",
+    "NOTION_REGISTRY",
+    "Notion",
+    "notion_help",
     "split_protected",
 ]
 
-#: Notions (short names) and the long names accepted as aliases.
-NOTIONS = ("sp", "csp", "pe", "eopp", "eodds")
-NOTION_ALIASES = {
-    "statistical_parity": "sp",
-    "demographic_parity": "sp",
-    "conditional_statistical_parity": "csp",
-    "predictive_equality": "pe",
-    "equal_opportunity": "eopp",
-    "equality_of_opportunity": "eopp",
-    "equalized_odds": "eodds",
+
+@dataclass(frozen=True)
+class Notion:
+    """A fairness notion: whose positive-prediction rates are compared.
+
+    The one place a notion is defined: :class:`Fairness` validates against it, :meth:`Fairness.
+    groups` builds the compared row sets from it, and the CLI's and the estimator's help read
+    it. Every solver sees only the resulting pairs of row sets (their coefficients), so a new
+    notion is a new entry of :data:`NOTION_REGISTRY` and nothing else.
+
+    Attributes
+    ----------
+    name : str
+        The short name (``Fairness(notion=...)``, ``--fairness``).
+    title : str
+        What it is called in words.
+    rate : str
+        The compared rate, for messages.
+    rows : tuple of (str, str)
+        One comparison per entry: a suffix for the pair's label and which rows the rates are
+        taken over, ``"all"``, ``"negative"`` (true label not the positive class) or
+        ``"positive"``.
+    aliases : tuple of str
+        Long names accepted for it.
+    legit : bool
+        Compares within each value of a legitimate factor (``Fairness(legit=...)``, required).
+    """
+
+    name: str
+    title: str
+    rate: str
+    rows: tuple[tuple[str, str], ...]
+    aliases: tuple[str, ...] = ()
+    legit: bool = False
+
+    @property
+    def description(self) -> str:
+        return f"{self.title}: {self.rate}"
+
+
+#: Every notion, by short name.
+NOTION_REGISTRY: dict[str, Notion] = {
+    n.name: n
+    for n in (
+        Notion(
+            "sp",
+            "statistical parity",
+            "P(yhat=+ | group)",
+            (("", "all"),),
+            ("statistical_parity", "demographic_parity"),
+        ),
+        Notion(
+            "csp",
+            "conditional statistical parity",
+            "P(yhat=+ | group, legit)",
+            (("", "all"),),
+            ("conditional_statistical_parity",),
+            legit=True,
+        ),
+        Notion(
+            "pe",
+            "predictive equality",
+            "P(yhat=+ | group, y!=+) (false positive rate)",
+            ((" | y!=+", "negative"),),
+            ("predictive_equality",),
+        ),
+        Notion(
+            "eopp",
+            "equal opportunity",
+            "P(yhat=+ | group, y=+) (true positive rate)",
+            ((" | y=+", "positive"),),
+            ("equal_opportunity", "equality_of_opportunity"),
+        ),
+        Notion(
+            "eodds",
+            "equalized odds",
+            "both the pe and the eopp rates",
+            ((" | y!=+", "negative"), (" | y=+", "positive")),
+            ("equalized_odds",),
+        ),
+    )
 }
-NOTION_DESCRIPTIONS = {
-    "sp": "statistical parity: P(yhat=+ | group)",
-    "csp": "conditional statistical parity: P(yhat=+ | group, legit)",
-    "pe": "predictive equality: P(yhat=+ | group, y!=+) (false positive rate)",
-    "eopp": "equal opportunity: P(yhat=+ | group, y=+) (true positive rate)",
-    "eodds": "equalized odds: both the pe and the eopp rates",
-}
+#: Notions (short names) and the long names accepted as aliases, read from the registry.
+NOTIONS = tuple(NOTION_REGISTRY)
+NOTION_ALIASES = {alias: n.name for n in NOTION_REGISTRY.values() for alias in n.aliases}
+NOTION_DESCRIPTIONS = {n.name: n.description for n in NOTION_REGISTRY.values()}
+
+
+def notion_help() -> str:
+    """``"sp (statistical parity), csp (...), ..."``: the notions in words, for help texts."""
+    return ", ".join(f"{n.name} ({n.title})" for n in NOTION_REGISTRY.values())
 
 
 def _check_notion(notion: object) -> str:
     if not isinstance(notion, str):
         raise TypeError(f"notion must be a string, got {type(notion).__name__}")
     key = notion.strip().lower().replace("-", "_")
-    key = NOTION_ALIASES.get(key, key)
-    if key not in NOTIONS:
+    # the registry itself, not the tuples derived from it at import: an entry is all a notion
+    # needs
+    aliases = {alias: n.name for n in NOTION_REGISTRY.values() for alias in n.aliases}
+    key = aliases.get(key, key)
+    if key not in NOTION_REGISTRY:
         raise ValueError(
-            f"notion must be one of {NOTIONS} (or {tuple(NOTION_ALIASES)}), got {notion!r}"
+            f"notion must be one of {tuple(NOTION_REGISTRY)} (or {tuple(aliases)}), got {notion!r}"
         )
     return key
 
@@ -199,10 +278,11 @@ class Fairness:
 
     Parameters
     ----------
-    notion : {"sp", "csp", "pe", "eopp", "eodds"}
-        Statistical parity, conditional statistical parity (within each value of ``legit``),
-        predictive equality (false positive rates), equal opportunity (true positive rates),
-        equalized odds (both). Long names (``"statistical_parity"``, ...) are accepted.
+    notion : str
+        A name of :data:`NOTION_REGISTRY`: statistical parity, conditional statistical parity
+        (within each value of ``legit``), predictive equality (false positive rates), equal
+        opportunity (true positive rates), equalized odds (both). Long names
+        (``"statistical_parity"``, ...) are accepted.
     protected : str, sequence of str, or array-like
         The protected attribute(s): a feature name of the dataset, several names, or values per
         row, shape ``(n_samples,)`` or ``(n_samples, n_attributes)`` (any values: each column's
@@ -236,12 +316,18 @@ class Fairness:
         object.__setattr__(self, "notion", _check_notion(self.notion))
         object.__setattr__(self, "delta", _check_delta(self.delta))
         object.__setattr__(self, "protected", _check_attribute(self.protected, "protected"))
-        if self.notion == "csp":
+        takes_legit = [n.name for n in NOTION_REGISTRY.values() if n.legit]
+        if NOTION_REGISTRY[self.notion].legit:
             if self.legit is None:
-                raise ValueError("legit is required for notion 'csp' (the legitimate factor)")
+                raise ValueError(
+                    f"legit is required for notion {self.notion!r} (the legitimate factor)"
+                )
             object.__setattr__(self, "legit", _check_attribute(self.legit, "legit"))
         elif self.legit is not None:
-            raise ValueError(f"legit applies only to notion 'csp', not {self.notion!r}")
+            raise ValueError(
+                f"legit applies only to notion(s) {', '.join(map(repr, takes_legit))}, "
+                f"not {self.notion!r}"
+            )
         if isinstance(self.positive_class, (list, tuple, dict, set, np.ndarray)):
             raise TypeError("positive_class must be a single label value")
 
@@ -305,16 +391,12 @@ class Fairness:
                 f"positive_class={self.positive_class!r} has no row in the dataset, so every "
                 "tree has the same positive rate"
             )
-        if self.notion in ("sp", "csp"):
-            selections = [("", np.ones(dataset.n_samples, dtype=bool))]
-        elif self.notion == "pe":
-            selections = [(" | y!=+", ~is_pos)]
-        elif self.notion == "eopp":
-            selections = [(" | y=+", is_pos)]
-        else:
-            selections = [(" | y!=+", ~is_pos), (" | y=+", is_pos)]
+        notion = NOTION_REGISTRY[self.notion]
+        rows_of = {"all": np.ones(dataset.n_samples, dtype=bool), "negative": ~is_pos}
+        rows_of["positive"] = is_pos
+        selections = [(suffix, rows_of[which]) for suffix, which in notion.rows]
         strata: list[tuple[str, np.ndarray]] = [("", np.ones(dataset.n_samples, dtype=bool))]
-        if self.notion == "csp":
+        if notion.legit:
             ((legit_name, legit),) = self._columns(self.legit, dataset, "legit")[:1]
             strata = [(f" | {legit_name}={s}", legit == s) for s in pd.unique(legit)]
 
