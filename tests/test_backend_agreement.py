@@ -540,3 +540,12 @@ def test_tree_formulations_reach_the_oracle_on_every_solver(seed, depth, lam, n_
 
     dataset = random_dataset(seed, n_classes=n_classes)
     _tree_check(dataset, depth, lam, HIGHS_ALL + CBC_ALL)
+
+
+def test_every_registered_backend_is_in_the_agreement_suite():
+    """A new backend (solvers/<name>.py + its register_backend) joins COMBOS, and so every
+    agreement test above, or this fails."""
+    from odtkit.solvers import registered_backends
+
+    covered = {p.values[0] for p in COMBOS}
+    assert set(registered_backends()) <= covered, sorted(set(registered_backends()) - covered)
