@@ -525,3 +525,11 @@ def test_a_tree_above_delta_is_an_error_run_that_is_never_best(monkeypatch):
     assert all("disparity 0.5 > delta=0.2" in run.result.message for run in comparison)
     assert comparison.best is None and not comparison.certified and not comparison.agree
     assert comparison.to_frame()["fairness_gap"].tolist() == [0.5, 0.5]
+
+
+def test_indexing_a_comparison_says_to_use_the_frame():
+    """compare() returned a DataFrame before: a notebook's table["agrees"] gets a message
+    naming .to_frame(), not Python's bare "not subscriptable"."""
+    comparison = compare(odtkit.datasets.load("monk1"), lam=0.01, max_depth=1, methods="dp")
+    with pytest.raises(TypeError, match=r"to_frame\(\)\['agrees'\]"):
+        comparison["agrees"]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -346,6 +346,13 @@ class Comparison:
 
     def __iter__(self) -> Iterator[Run]:
         return iter(self.runs)
+
+    def __getitem__(self, key: object) -> NoReturn:
+        # compare() returned a DataFrame until issue 26: say how to read the table now
+        raise TypeError(
+            f"a Comparison is not a table: use comparison.to_frame()[{key!r}] for the column, "
+            "or .best / .results / .runs for the answers"
+        )
 
     def __repr__(self) -> str:
         return (
