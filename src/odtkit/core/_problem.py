@@ -26,6 +26,7 @@ from odtkit._validation import (
 from odtkit.core import _native
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import distinct_features
+from odtkit.results import Status
 from odtkit.tree import Tree
 
 #: Queue policies of the native searches (one ``Policy`` enum in C++, these names).
@@ -174,6 +175,12 @@ def default_memory_limit_mb() -> float | None:
     return max(min(rooms), 64.0) if rooms else None
 
 
+def native_status(status: _native.SearchStatus) -> Status:
+    """The user-facing :class:`~odtkit.results.Status` of a native search's status (the one
+    place the native enum is mapped; its member names are the Status values)."""
+    return Status(status.name)
+
+
 def leaf_answer(
     y: Any,
     weights: Any,
@@ -181,10 +188,10 @@ def leaf_answer(
     lam: float,
     *,
     leaf_cost: float | None = None,
-    status: str = "memory_limit",
-) -> dict[str, Any]:
-    """A native search's answer dict for the majority leaf, status ``memory_limit`` (or
-    ``status``: ``"interrupted"`` for a Ctrl-C during the preparation).
+    status: _native.SearchStatus = _native.SearchStatus.memory_limit,
+) -> _native.SearchOutput:
+    """A native search's answer for the majority leaf, status ``memory_limit`` (or
+    ``status``: ``interrupted`` for a Ctrl-C during the preparation).
 
     What a search returns when even its preprocessing could not get memory (a MemoryError
     from the native code), or was interrupted: the single leaf is a model of every problem, and
@@ -200,18 +207,16 @@ def leaf_answer(
     label = int(np.argmax(class_weight)) if total > 0 else 0
     objective = (total - float(class_weight[label])) / total if total > 0 else 0.0
     objective += leaf_cost
-    return {
-        "tree": [-(label + 1)],
-        "objective": objective,
-        "lower_bound": min(lam, objective),
-        "status": status,
-        "n_explored": 0,
-        "peak_memory_mb": 0.0,
-        "trace_time": [0.0],
-        "trace_incumbent": [objective],
-        "trace_bound": [min(lam, objective)],
-        "stats": {"out_of_memory": float(status == "memory_limit")},
-    }
+    return _native.SearchOutput(
+        tree=[-(label + 1)],
+        objective=objective,
+        lower_bound=min(lam, objective),
+        status=status,
+        trace_time=[0.0],
+        trace_incumbent=[objective],
+        trace_bound=[min(lam, objective)],
+        stats={"out_of_memory": float(status == _native.SearchStatus.memory_limit)},
+    )
 
 
 def search_config(
