@@ -67,7 +67,8 @@ double FairSolver::unconstrained(const std::uint64_t* s, int k, const double* st
   return value;
 }
 
-double FairSolver::lag_depth1(const PairTable& T, int f, int a, double mu, double* dsel, Level& L) const {
+double FairSolver::lag_depth1(const PairTable& T, int f, int a, double mu, double* dsel,
+                              Level& L) const {
   if (K_ == 2 && m_ == 1) return lag_depth1_binary(T, f, a, mu, dsel);
   double* c = L.st.data();
   cell1(T, f, a, c);
@@ -86,7 +87,8 @@ double FairSolver::lag_depth1(const PairTable& T, int f, int a, double mu, doubl
   return best;
 }
 
-double FairSolver::lag_depth1_binary(const PairTable& T, int f, int a, double mu, double* dsel) const {
+double FairSolver::lag_depth1_binary(const PairTable& T, int f, int a, double mu,
+                                     double* dsel) const {
   const int p = 1 + kp_;  // offset of the positive class weight in a cell's statistics
   double cw, cp, cd;      // the cell's weight, positive weight and disparity
   const double* t = T.total.data();

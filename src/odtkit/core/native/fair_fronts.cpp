@@ -166,7 +166,8 @@ bool FairSolver::build_table(const std::uint64_t* s, PairTable& T, bool pairs, s
   return true;
 }
 
-void FairSolver::build_f1(const PairTable& T, int f, int a, const double* win, Level& L, Front& out) {
+void FairSolver::build_f1(const PairTable& T, int f, int a, const double* win, Level& L,
+                          Front& out) {
   double* c = L.st.data();
   cell1(T, f, a, c);
   FrontBuilder& b = *L.f1builder;
@@ -190,8 +191,8 @@ void FairSolver::build_f1(const PairTable& T, int f, int a, const double* win, L
   b.finish(out);
 }
 
-void FairSolver::merge(const Front& A, const Front& B, const double* win, const Cuts& cuts, Kind kind,
-                       int f, FrontBuilder& b, Level& L) {
+void FairSolver::merge(const Front& A, const Front& B, const double* win, const Cuts& cuts,
+                       Kind kind, int f, FrontBuilder& b, Level& L) {
   if (A.empty() || B.empty()) return;
   const double T0 = cuts.T[0];
   if (A.min_cost() + B.min_cost() >= T0 - tau_) return;
@@ -369,7 +370,8 @@ void FairSolver::emit_leaf(const std::uint64_t* s, bool positive, std::vector<in
   out.push_back(-(neg_label(cw.data()) + 1));
 }
 
-void FairSolver::emit_desc(const std::uint64_t* s, std::uint64_t desc, std::vector<int>& out) const {
+void FairSolver::emit_desc(const std::uint64_t* s, std::uint64_t desc,
+                           std::vector<int>& out) const {
   if (!(desc & (std::uint64_t{1} << 20))) {
     emit_leaf(s, (desc >> 16) & 1u, out);
     return;

@@ -14,7 +14,7 @@ namespace odtkit {
 namespace fair {
 
 FairSolver::FairSolver(const Problem& P, const Coefficients& C, const FairSpec& spec,
-           const SearchConfig& config, const Switches& sw, Budget& budget)
+                       const SearchConfig& config, const Switches& sw, Budget& budget)
     : P_(P),
       C_(C),
       budget_(budget),

@@ -236,7 +236,8 @@ class FairSolver {
   // entry adds under the cut of multiplier mu.
   double min_lagrangian(const Front& F, double mu) const {
     double lowest = kInf;
-    for (std::size_t k = 0; k < F.size(); ++k) lowest = std::min(lowest, F.cost[k] + mu * F.d[k * m_]);
+    for (std::size_t k = 0; k < F.size(); ++k)
+      lowest = std::min(lowest, F.cost[k] + mu * F.d[k * m_]);
     return lowest;
   }
   // The cuts on the sibling of a root child whose front A is built under `cuts`: a sibling
