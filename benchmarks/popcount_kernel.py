@@ -86,7 +86,9 @@ def kernel_part(runs: int, quick: bool) -> list[dict]:
     return rows
 
 
-def native_time(data, lam: float, depth: int | None, mode: str) -> tuple[float, dict]:
+def native_time(
+    data, lam: float, depth: int | None, mode: str
+) -> tuple[float, _native.SearchOutput]:
     start = time.perf_counter()
     problem = build_problem(data, popcount=mode)
     config = _native.SearchConfig(lam=lam, max_depth=-1 if depth is None else depth)
@@ -106,21 +108,21 @@ def end_to_end_part(runs: int, quick: bool) -> list[dict]:
                 seconds, raw = native_time(data, lam, depth, mode)
                 best[mode] = min(best[mode], seconds)
                 outs[mode] = raw
-        assert outs["portable"]["tree"] == outs["auto"]["tree"], name
-        assert outs["portable"]["objective"] == outs["auto"]["objective"], name
+        assert outs["portable"].tree == outs["auto"].tree, name
+        assert outs["portable"].objective == outs["auto"].objective, name
         public = min(_timed(search_tree, data, lam, max_depth=depth) for _ in range(runs))
         rows.append(
             {
                 "dataset": name,
                 "lam": lam,
                 "max_depth": depth,
-                "n_points": int(outs["auto"]["stats"]["n_points"]),
-                "n_words": int(outs["auto"]["stats"]["n_words"]),
+                "n_points": int(outs["auto"].stats["n_points"]),
+                "n_words": int(outs["auto"].stats["n_words"]),
                 "seconds_portable": best["portable"],
                 "seconds_dispatch": best["auto"],
                 "speedup": best["portable"] / best["auto"],
                 "search_tree_seconds": public,
-                "objective": outs["auto"]["objective"],
+                "objective": outs["auto"].objective,
             }
         )
         print(rows[-1], flush=True)

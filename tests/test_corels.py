@@ -223,8 +223,8 @@ def test_limits_share_the_search_contract() -> None:
     config = _native.SearchConfig(lam=lam, policy="lower_bound")
     assert (config.time_limit, config.node_limit, config.memory_limit_mb) == (0.0, 0, 0.0)
     raw = _native.search_corels(problem, config)
-    assert raw["status"] == "optimal" and raw["n_explored"] == free.n_explored
-    assert raw["objective"] == pytest.approx(free.objective, abs=1e-12)
+    assert raw.status.name == "optimal" and raw.n_explored == free.n_explored
+    assert raw.objective == pytest.approx(free.objective, abs=1e-12)
     for name, value in (("node_limit", -1), ("time_limit", -1.0), ("memory_limit_mb", -1.0)):
         with pytest.raises(ValueError, match=name):
             _native.search_corels(problem, _native.SearchConfig(lam=lam, **{name: value}))

@@ -51,11 +51,11 @@ def test_a_problem_without_features_is_a_single_leaf(name: str) -> None:
         np.zeros((3, 0), dtype=bool), np.array([0, 1, 1], dtype=np.int32), np.ones(3), 2
     )
     out = SEARCHES[name](problem, _native.SearchConfig(lam=0.01))
-    assert out["tree"] == [-2]
-    assert out["status"] == "optimal"
+    assert out.tree == [-2]
+    assert out.status.name == "optimal"
     # a tree pays lam for its leaf, a rule list nothing for its default rule
-    assert out["objective"] == pytest.approx(1 / 3 + (0.0 if name == "corels" else 0.01))
-    assert out["lower_bound"] == pytest.approx(out["objective"])
+    assert out.objective == pytest.approx(1 / 3 + (0.0 if name == "corels" else 0.01))
+    assert out.lower_bound == pytest.approx(out.objective)
 
 
 @pytest.mark.parametrize(
@@ -86,8 +86,8 @@ def test_the_largest_depth_limit_is_no_limit(name: str) -> None:
         SEARCHES[name](problem, _native.SearchConfig(lam=0.01, max_depth=d))
         for d in (2**31 - 1, -1)
     )
-    assert deep["status"] == free["status"] == "optimal"
-    assert deep["objective"] == pytest.approx(free["objective"], abs=TOL)
+    assert deep.status.name == free.status.name == "optimal"
+    assert deep.objective == pytest.approx(free.objective, abs=TOL)
 
 
 def test_a_penalty_that_overflows_in_count_units_is_refused() -> None:
@@ -105,7 +105,7 @@ def test_a_penalty_that_overflows_in_count_units_is_refused() -> None:
         with pytest.raises(ValueError, match="lam"):
             search(problem, _native.SearchConfig(lam=1e308))
         out = search(problem, _native.SearchConfig(lam=1e300))
-        assert out["status"] == "optimal" and len(out["tree"]) == 1
+        assert out.status.name == "optimal" and len(out.tree) == 1
     with pytest.raises(ValueError, match="lam"):
         _native.greedy_tree(problem, 1e308)
     with pytest.raises(ValueError, match="lam"):
@@ -130,10 +130,10 @@ def test_anytime_deepening_stops_at_the_number_of_features() -> None:
             lam=lam, max_depth=2**31 - 1, time_limit=0.1, upper_bound=upper_bound
         )
         out = _native.search_dp_anytime(problem, config)
-        assert out["stats"]["deepening_depth"] <= problem.n_features
+        assert out.stats["deepening_depth"] <= problem.n_features
         free = _native.search_dp(problem, _native.SearchConfig(lam=lam))
-        if out["status"] == "optimal":
-            assert out["objective"] == pytest.approx(free["objective"], abs=TOL)
+        if out.status.name == "optimal":
+            assert out.objective == pytest.approx(free.objective, abs=TOL)
 
 
 # ------------------------------------------------------------------------------------------
@@ -283,27 +283,29 @@ def _objective(model: Any, data: Dataset, lam: float) -> float:
     return metrics.objective(model, data, lam=lam)
 
 
-def _check_output(name: str, out: dict, data: Dataset, options: dict[str, Any]) -> Any:
+def _check_output(
+    name: str, out: _native.SearchOutput, data: Dataset, options: dict[str, Any]
+) -> Any:
     """The certificate of a native answer; returns the decoded model."""
     lam = options["lam"]
-    assert out["status"] in STATUSES, out["status"]
+    assert out.status.name in STATUSES, out.status.name
     if name == "corels":
-        prefix, labels, default = _decode_rule_list(out["tree"])
+        prefix, labels, default = _decode_rule_list(out.tree)
         model = RuleList([(((r, 1),), lab) for r, lab in zip(prefix, labels, strict=True)], default)
         assert all(0 <= r < data.n_features for r in prefix)
     else:
-        model = decode_tree(out["tree"])
+        model = decode_tree(out.tree)
         if options.get("max_depth") is not None:
             assert model.depth <= options["max_depth"]
         assert all(0 <= f < data.n_features for f in _features(model))
     assert all(0 <= lab < data.n_classes for lab in _labels(model))
     value = _objective(model, data, lam)
     scale = max(1.0, abs(value))
-    assert out["objective"] == pytest.approx(value, abs=TOL * scale)
-    assert out["lower_bound"] <= value + TOL * scale
-    assert 0.0 <= out["lower_bound"] or out["lower_bound"] == pytest.approx(0.0, abs=TOL)
-    if out["status"] == "optimal":
-        assert out["lower_bound"] == pytest.approx(value, abs=TOL * scale)
+    assert out.objective == pytest.approx(value, abs=TOL * scale)
+    assert out.lower_bound <= value + TOL * scale
+    assert 0.0 <= out.lower_bound or out.lower_bound == pytest.approx(0.0, abs=TOL)
+    if out.status.name == "optimal":
+        assert out.lower_bound == pytest.approx(value, abs=TOL * scale)
     return model
 
 
@@ -374,13 +376,13 @@ def _native_search_case(name: str, data: st.DataObject) -> None:
         assert _allowed_error(name, dataset, options, error), (error, options)
         event("refused")
         return
-    event(f"status {out['status']}, oracle {optimum is not None}")
+    event(f"status {out.status.name}, oracle {optimum is not None}")
     _check_output(name, out, dataset, options)
     if optimum is not None:
         scale = max(1.0, optimum)
-        assert out["lower_bound"] <= optimum + TOL * scale
-        if out["status"] == "optimal":
-            assert out["objective"] == pytest.approx(optimum, abs=TOL * scale)
+        assert out.lower_bound <= optimum + TOL * scale
+        if out.status.name == "optimal":
+            assert out.objective == pytest.approx(optimum, abs=TOL * scale)
 
 
 # ------------------------------------------------------------------------------------------

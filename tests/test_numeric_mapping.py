@@ -110,14 +110,24 @@ def _every_split(columns) -> list[tuple[int, int, int]]:
     return out
 
 
-def _answer(splits: list, code: list[int], **extra) -> dict:
-    return {
-        "tree": list(code),
-        "split_column": [s[0] for s in splits],
-        "split_rank": [s[1] for s in splits],
-        "split_missing_le": [s[2] for s in splits],
+def _answer(
+    splits: list,
+    code: list[int],
+    objective: float = 0.0,
+    lower_bound: float = 0.0,
+    status: str = "optimal",
+    **extra,
+) -> _native.SearchOutput:
+    return _native.SearchOutput(
+        tree=list(code),
+        objective=objective,
+        lower_bound=lower_bound,
+        status=_native.SearchStatus[status],
+        split_column=[s[0] for s in splits],
+        split_rank=[s[1] for s in splits],
+        split_missing_le=[s[2] for s in splits],
         **extra,
-    }
+    )
 
 
 # -- the native columns -------------------------------------------------------------------------
@@ -333,18 +343,19 @@ class _FakeNative:
         loss = weights[label != y].sum() / weights.sum()
         leaves = sum(v < 0 for v in code)
         objective = loss + config.lam * leaves + self.shift
-        return {
-            **_answer(splits, code),
-            "objective": objective,
-            "lower_bound": objective if self.status == "optimal" else 0.0,
-            "status": self.status,
-            "n_explored": 7,
-            "peak_memory_mb": 1.0,
-            "trace_time": [0.0],
-            "trace_incumbent": [objective],
-            "trace_bound": [0.0],
-            "stats": {"thresholds_evaluated": 3, "subproblems": 2, "memo_entries": 1},
-        }
+        return _answer(
+            splits,
+            code,
+            objective=objective,
+            lower_bound=objective if self.status == "optimal" else 0.0,
+            status=self.status,
+            n_explored=7,
+            peak_memory_mb=1.0,
+            trace_time=[0.0],
+            trace_incumbent=[objective],
+            trace_bound=[0.0],
+            stats={"thresholds_evaluated": 3, "subproblems": 2, "memo_entries": 1},
+        )
 
 
 def _fake(monkeypatch, fake: _FakeNative) -> _FakeNative:
@@ -626,18 +637,15 @@ def _exhaustive_native(values, y, weights, n_classes, config, report, initial_sp
 
     assert config.max_depth <= 2
     objective, code = best(np.ones(values.shape[0], dtype=bool), config.max_depth)
-    return {
-        **_answer(every, code),
-        "objective": objective,
-        "lower_bound": objective,
-        "status": "optimal",
-        "n_explored": 0,
-        "peak_memory_mb": 0.0,
-        "trace_time": [0.0],
-        "trace_incumbent": [objective],
-        "trace_bound": [objective],
-        "stats": {},
-    }
+    return _answer(
+        every,
+        code,
+        objective=objective,
+        lower_bound=objective,
+        trace_time=[0.0],
+        trace_incumbent=[objective],
+        trace_bound=[objective],
+    )
 
 
 @pytest.mark.parametrize("seed", range(8))

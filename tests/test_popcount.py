@@ -30,9 +30,9 @@ def test_problem_reports_its_kernels() -> None:
         build_problem(data, popcount="avx2")
 
 
-def _same(a: dict, b: dict) -> None:
+def _same(a: _native.SearchOutput, b: _native.SearchOutput) -> None:
     for key in ("tree", "objective", "lower_bound", "status", "n_explored"):
-        assert a[key] == b[key], key
+        assert getattr(a, key) == getattr(b, key), key
 
 
 @pytest.mark.parametrize(

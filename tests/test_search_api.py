@@ -189,7 +189,7 @@ def test_search_config_is_typed() -> None:
                 search(problem, _native.SearchConfig(**bad))
         out = search(problem, _native.SearchConfig(lam=0.01, max_depth=3))
         expected = brute_force_tree(example_dataset_a(), lam=0.01, max_depth=3)[1]
-        assert out["status"] == "optimal" and out["objective"] == pytest.approx(expected, abs=1e-9)
+        assert out.status.name == "optimal" and out.objective == pytest.approx(expected, abs=1e-9)
 
 
 def test_native_search_rejects_malformed_initial_tree() -> None:
@@ -326,9 +326,9 @@ def test_concurrent_searches_with_progress_callbacks_agree_with_serial_runs() ->
     assert sorted(answers) == [0, 1, 2, 3]
     for k in answers:
         for got, want in zip(answers[k], serial, strict=True):
-            assert (got["tree"], got["objective"], got["status"]) == (
-                want["tree"],
-                want["objective"],
-                want["status"],
+            assert (got.tree, got.objective, got.status.name) == (
+                want.tree,
+                want.objective,
+                want.status.name,
             )
     assert all(b <= i + 1e-9 for i, b in seen)

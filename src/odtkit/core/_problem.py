@@ -26,6 +26,7 @@ from odtkit._validation import (
 from odtkit.core import _native
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import distinct_features
+from odtkit.results import Status
 from odtkit.tree import Tree
 
 #: Queue policies of the native searches (one ``Policy`` enum in C++, these names).
@@ -81,6 +82,12 @@ def problem_from_arrays(
     return _native.Problem(X, y, w, n_classes, popcount=popcount)
 
 
+def native_status(status: _native.SearchStatus) -> Status:
+    """The user-facing :class:`~odtkit.results.Status` of a native search's status (the one
+    place the native enum is mapped; its member names are the Status values)."""
+    return Status(status.name)
+
+
 def leaf_answer(
     y: Any,
     weights: Any,
@@ -88,10 +95,10 @@ def leaf_answer(
     lam: float,
     *,
     leaf_cost: float | None = None,
-    status: str = "memory_limit",
-) -> dict[str, Any]:
-    """A native search's answer dict for the majority leaf, status ``memory_limit`` (or
-    ``status``: ``"interrupted"`` for a Ctrl-C during the preparation).
+    status: _native.SearchStatus = _native.SearchStatus.memory_limit,
+) -> _native.SearchOutput:
+    """A native search's answer for the majority leaf, status ``memory_limit`` (or
+    ``status``: ``interrupted`` for a Ctrl-C during the preparation).
 
     What a search returns when even its preprocessing could not get memory (a MemoryError
     from the native code), or was interrupted: the single leaf is a model of every problem, and
@@ -107,18 +114,16 @@ def leaf_answer(
     label = int(np.argmax(class_weight)) if total > 0 else 0
     objective = (total - float(class_weight[label])) / total if total > 0 else 0.0
     objective += leaf_cost
-    return {
-        "tree": [-(label + 1)],
-        "objective": objective,
-        "lower_bound": min(lam, objective),
-        "status": status,
-        "n_explored": 0,
-        "peak_memory_mb": 0.0,
-        "trace_time": [0.0],
-        "trace_incumbent": [objective],
-        "trace_bound": [min(lam, objective)],
-        "stats": {"out_of_memory": float(status == "memory_limit")},
-    }
+    return _native.SearchOutput(
+        tree=[-(label + 1)],
+        objective=objective,
+        lower_bound=min(lam, objective),
+        status=status,
+        trace_time=[0.0],
+        trace_incumbent=[objective],
+        trace_bound=[min(lam, objective)],
+        stats={"out_of_memory": float(status == _native.SearchStatus.memory_limit)},
+    )
 
 
 def search_config(
@@ -157,11 +162,12 @@ def encode_tree(tree: Tree) -> list[int]:
     while stack:
         node = stack.pop()
         if node.is_leaf:
-            out.append(-(int(node.label) + 1))
+            out.append(-(int(node.as_leaf()) + 1))  # a numpy integer label too
         else:
-            out.append(int(node.feature))
-            stack.append(node.right)
-            stack.append(node.left)
+            feature, left, right = node.as_split()
+            out.append(int(feature))
+            stack.append(right)
+            stack.append(left)
     return out
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -199,7 +198,7 @@ def split_feature(
 
 
 def decode_answer(
-    raw: Mapping[str, Any], binarizer: Binarizer, columns: NativeColumns
+    raw: _native.SearchOutput, binarizer: Binarizer, columns: NativeColumns
 ) -> tuple[Tree, Binarizer]:
     """The native answer's tree over ``binarizer`` restricted to the thresholds it uses, and
     that restricted Binarizer.
@@ -207,15 +206,8 @@ def decode_answer(
     A native split node's first child is its "le" side, its second the "gt" side; a Tree's
     left child takes the rows whose feature is 0, so a threshold node (bit 1 = le) swaps them.
     """
-    splits = list(
-        zip(
-            raw.get("split_column", []),
-            raw.get("split_rank", []),
-            raw.get("split_missing_le", []),
-            strict=True,
-        )
-    )
-    shape = decode_tree(raw["tree"])  # features are split numbers
+    splits = list(zip(raw.split_column, raw.split_rank, raw.split_missing_le, strict=True))
+    shape = decode_tree(raw.tree)  # features are split numbers
     features: dict[int, tuple[FeatureSpec, bool]] = {}
     for j in shape.features_used():
         if j >= len(splits):
@@ -466,15 +458,23 @@ def search_numeric(
             config.initial_tree = code
         return columns, splits
 
-    def run(prepared: tuple[NativeColumns, list[tuple[int, int, int]]]) -> dict[str, Any]:
+    # the columns of the answer `run` returned (none for the leaf of a Ctrl-C or MemoryError
+    # before the search)
+    searched: list[NativeColumns] = []
+
+    def run(prepared: tuple[NativeColumns, list[tuple[int, int, int]]]) -> _native.SearchOutput:
         columns, splits = prepared
         if guess and guess[0].status == "interrupted":
             # a Ctrl-C during the guessed-threshold dp: its tree, no exact search
-            return {**_start_answer(guess[0], splits, config.initial_tree, lam), "cols": columns}
+            searched.append(columns)
+            return _start_answer(guess[0], splits, config.initial_tree, lam)
         if not columns.sources:
             # no column can split a row from another: the majority leaf is optimal
-            answer = leaf_answer(row_codes, unit, int(classes.size), lam, status="optimal")
-            return {**answer, "stats": {}, "cols": columns}
+            answer = leaf_answer(
+                row_codes, unit, int(classes.size), lam, status=_native.SearchStatus.optimal
+            )
+            searched.append(columns)
+            return answer.replace(stats={})
         with Progress("exact search (all thresholds)", progress) as bar:
             raw = _native.search_numeric(
                 columns.values,
@@ -485,11 +485,13 @@ def search_numeric(
                 bar.update if bar.active else None,
                 splits,
             )
-        return {**raw, "cols": columns}
+        searched.append(columns)
+        return raw
 
     raw = _guarded_answer(prepare, run, row_codes, unit, int(classes.size), lam)
-    columns = raw.pop("cols", None)
-    if columns is None:  # the leaf of a Ctrl-C or MemoryError before the search: no split
+    if searched:
+        columns = searched[-1]
+    else:  # the leaf of a Ctrl-C or MemoryError before the search: no split
         columns = NativeColumns(np.zeros((row_codes.size, 0)), [], [], np.zeros(0, dtype=bool))
     tree, restricted = decode_answer(raw, binarizer, columns)
     data = Dataset(
@@ -500,7 +502,7 @@ def search_numeric(
         sample_weight=weights,
     )
     result = _verified_result(
-        {**raw, "tree": encode_tree(tree)},
+        raw.replace(tree=encode_tree(tree)),
         data,
         lam=lam,
         max_depth=max_depth,
@@ -531,24 +533,23 @@ def search_numeric(
 
 def _start_answer(
     guessed: Result, splits: list[tuple[int, int, int]], code: list[int], lam: float
-) -> dict[str, Any]:
+) -> _native.SearchOutput:
     """A native-style answer holding the guessed-threshold tree (status ``interrupted``): its
     bound is over the guessed thresholds only, so the answer's is ``lam`` (every tree pays one
     leaf at least)."""
     objective = float(guessed.objective)
     bound = min(lam, objective)
-    return {
-        "tree": list(code),
-        "objective": objective,
-        "lower_bound": bound,
-        "status": "interrupted",
-        "n_explored": int(guessed.n_explored),
-        "peak_memory_mb": float(guessed.peak_memory_mb),
-        "trace_time": [0.0],
-        "trace_incumbent": [objective],
-        "trace_bound": [bound],
-        "stats": {},
-        "split_column": [s[0] for s in splits],
-        "split_rank": [s[1] for s in splits],
-        "split_missing_le": [s[2] for s in splits],
-    }
+    return _native.SearchOutput(
+        tree=list(code),
+        objective=objective,
+        lower_bound=bound,
+        status=_native.SearchStatus.interrupted,
+        n_explored=int(guessed.n_explored),
+        peak_memory_mb=float(guessed.peak_memory_mb),
+        trace_time=[0.0],
+        trace_incumbent=[objective],
+        trace_bound=[bound],
+        split_column=[s[0] for s in splits],
+        split_rank=[s[1] for s in splits],
+        split_missing_le=[s[2] for s in splits],
+    )

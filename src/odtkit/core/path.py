@@ -47,7 +47,7 @@ from odtkit._validation import (
     weight_exponent,
 )
 from odtkit.core import _native
-from odtkit.core._problem import build_problem, decode_tree, search_config
+from odtkit.core._problem import build_problem, decode_tree, native_status, search_config
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import unique_rows
 from odtkit.results import Status
@@ -387,18 +387,18 @@ class _PathSearch:
         t0 = time.perf_counter()
         raw = _native.search_dp(self.problem, config)
         elapsed = time.perf_counter() - t0
-        status = Status.parse(raw["status"])
-        tree = decode_tree(raw["tree"])
+        status = native_status(raw.status)
+        tree = decode_tree(raw.tree)
         if self.max_depth is not None and tree.depth > self.max_depth:
             raise RuntimeError(f"dp returned a tree of depth {tree.depth} > max_depth")
         line = self.add_tree(tree)
         # the native objective must agree with the re-evaluated tree (as search_tree checks)
-        if abs(line.value(lam_n) - raw["objective"] * self.N) > 1e-9 * max(1.0, self.N):
+        if abs(line.value(lam_n) - raw.objective * self.N) > 1e-9 * max(1.0, self.N):
             raise RuntimeError(
-                f"dp reported objective {raw['objective']!r} at lam={lam!r} but its tree scores "
+                f"dp reported objective {raw.objective!r} at lam={lam!r} but its tree scores "
                 f"{line.value(lam_n) / self.N!r} (odtkit.metrics): this is a bug"
             )
-        bound = line.value(lam_n) if status == Status.OPTIMAL else raw["lower_bound"] * self.N
+        bound = line.value(lam_n) if status == Status.OPTIMAL else raw.lower_bound * self.N
         self.log.append(
             {
                 "lam": lam,
@@ -406,7 +406,7 @@ class _PathSearch:
                 "status": status.value,
                 "time": elapsed,
                 "upper_bound": math.nan if upper is None else upper / self.N,
-                "n_explored": int(raw["n_explored"]),
+                "n_explored": raw.n_explored,
             }
         )
         if status != Status.OPTIMAL:

@@ -225,8 +225,8 @@ def build_rashomon(
         bounds={},
         max_depth=-1 if max_depth is None else max_depth,
     )
-    problem = build_problem(dataset)
-    native_set = _native.rashomon_build(problem, config, bound, leaves == "majority")
+    native_problem = build_problem(dataset)
+    native_set = _native.rashomon_build(native_problem, config, bound, leaves == "majority")
     wrong, n_leaves, _, hex_counts = native_set.histogram()
     counts = [int(c, 16) for c in hex_counts]
     key_objective = np.asarray(

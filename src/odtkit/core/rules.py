@@ -27,6 +27,7 @@ from odtkit.core._problem import (
     POLICIES,
     build_problem,
     leaf_answer,
+    native_status,
     problem_from_arrays,
     search_config,
 )
@@ -447,14 +448,21 @@ def search_rule_list(
         problem, is_matrix, names = None, False, None
         literal_sets, truth = [], np.zeros((dataset.n_samples, 0), dtype=bool)
         mining_stopped, mining = "interrupted", {"mining_complete": 0}
-        raw = leaf_answer(dataset.y, dataset.weights, 2, lam, leaf_cost=0.0, status="interrupted")
+        raw = leaf_answer(
+            dataset.y,
+            dataset.weights,
+            2,
+            lam,
+            leaf_cost=0.0,
+            status=_native.SearchStatus.interrupted,
+        )
     if problem is not None:
         try:
             with Progress("rule list search", progress) as bar:
                 raw = _native.search_corels(problem, config, bar.update if bar.active else None)
         except MemoryError:
             raw = leaf_answer(dataset.y, dataset.weights, 2, lam, leaf_cost=0.0)
-    prefix, labels, default_label = _decode_rule_list(raw["tree"])
+    prefix, labels, default_label = _decode_rule_list(raw.tree)
     model = RuleList(
         [(literal_sets[r], label) for r, label in zip(prefix, labels, strict=True)],
         default_label,
@@ -473,26 +481,26 @@ def search_rule_list(
         else dataset
     )
     objective = metrics.objective(model, check_on, lam=lam)
-    if abs(objective - raw["objective"]) > OBJECTIVE_TOLERANCE:
+    if abs(objective - raw.objective) > OBJECTIVE_TOLERANCE:
         raise RuntimeError(
-            f"corels reported objective {raw['objective']!r} but the returned rule list scores "
+            f"corels reported objective {raw.objective!r} but the returned rule list scores "
             f"{objective!r} (odtkit.metrics.objective): this is a bug"
         )
-    status = Status.parse(raw["status"])
-    lower_bound = objective if status == "optimal" else min(float(raw["lower_bound"]), objective)
+    status = native_status(raw.status)
+    lower_bound = objective if status == "optimal" else min(raw.lower_bound, objective)
     if mining_stopped is not None:
         # the search's bound holds over the mined antecedents only
         status = Status.parse(mining_stopped)
         lower_bound = min(_universal_lower_bound(dataset, lam), objective)
     trace = pd.DataFrame(
         {
-            "time": raw["trace_time"],
-            "incumbent": raw["trace_incumbent"],
-            "bound": raw["trace_bound"],
+            "time": raw.trace_time,
+            "incumbent": raw.trace_incumbent,
+            "bound": raw.trace_bound,
         },
         columns=list(TRACE_COLUMNS),
     ).astype(float)
-    stats: dict[str, Any] = {key: int(value) for key, value in raw["stats"].items()}  # counters
+    stats: dict[str, Any] = {key: int(value) for key, value in raw.stats.items()}  # counters
     stats.update(mining)
     stats["n_antecedents"] = truth.shape[1]
     stats["antecedents"] = list(names) if names is not None else literal_sets
@@ -503,8 +511,8 @@ def search_rule_list(
         status=status,
         time=time.perf_counter() - start,
         method="corels",
-        n_explored=int(raw["n_explored"]),
-        peak_memory_mb=float(raw["peak_memory_mb"]),
+        n_explored=raw.n_explored,
+        peak_memory_mb=raw.peak_memory_mb,
         trace=trace,
         stats=stats,
     )

@@ -39,13 +39,14 @@ from odtkit.core._problem import (
     build_search_problem,
     decode_tree,
     leaf_answer,
+    native_status,
     restore_features,
     search_config,
 )
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import unique_rows
 from odtkit.fairness import Fairness, FairnessGroups
-from odtkit.results import TRACE_COLUMNS, Result
+from odtkit.results import TRACE_COLUMNS, Result, Status
 
 __all__ = [
     "BOUNDS",
@@ -423,18 +424,19 @@ def _charged(config: Any, start: float) -> Any:
 
 
 def _native_answer(
-    dataset: Dataset, lam: float, run: Callable[[Any], dict[str, Any]]
-) -> dict[str, Any]:
+    dataset: Dataset, lam: float, run: Callable[[Any], _native.SearchOutput]
+) -> _native.SearchOutput:
     """``run(problem)`` on the problem over the features some row tells apart, its tree mapped
     back to the dataset's features (under :func:`_guarded_answer`).
     """
 
-    def search(prepared: tuple[Any, np.ndarray]) -> dict[str, Any]:
+    def search(prepared: tuple[Any, np.ndarray]) -> _native.SearchOutput:
         problem, kept = prepared
         raw = run(problem)
-        raw["tree"] = restore_features(raw["tree"], kept)
-        raw["stats"]["features_merged"] = dataset.n_features - kept.size
-        return raw
+        return raw.replace(
+            tree=restore_features(raw.tree, kept),
+            stats={**raw.stats, "features_merged": dataset.n_features - kept.size},
+        )
 
     return _guarded_answer(
         lambda: build_search_problem(dataset),
@@ -448,12 +450,12 @@ def _native_answer(
 
 def _guarded_answer(
     prepare: Callable[[], Any],
-    run: Callable[[Any], dict[str, Any]],
+    run: Callable[[Any], _native.SearchOutput],
     y: np.ndarray,
     weights: np.ndarray,
     n_classes: int,
     lam: float,
-) -> dict[str, Any]:
+) -> _native.SearchOutput:
     """``run(prepare())``: a native search on its prepared input, never an exception for a
     Ctrl-C or a failed allocation.
 
@@ -468,7 +470,7 @@ def _guarded_answer(
         try:
             prepared = prepare()
         except KeyboardInterrupt:
-            return leaf_answer(y, weights, n_classes, lam, status="interrupted")
+            return leaf_answer(y, weights, n_classes, lam, status=_native.SearchStatus.interrupted)
         return run(prepared)
     except MemoryError:
         return leaf_answer(y, weights, n_classes, lam)
@@ -590,7 +592,7 @@ def _warn_if_trivial(
 
 
 def _verified_result(
-    raw: Mapping[str, Any],
+    raw: _native.SearchOutput,
     dataset: Dataset,
     *,
     lam: float,
@@ -599,26 +601,25 @@ def _verified_result(
     start: float,
 ) -> Result:
     """Decode a native search's answer, re-evaluate it with :mod:`odtkit.metrics` and wrap it."""
-    tree = decode_tree(raw["tree"])
+    tree = decode_tree(raw.tree)
     if max_depth is not None and tree.depth > max_depth:
         raise RuntimeError(f"{method} returned a tree of depth {tree.depth} > max_depth")
     objective = metrics.objective(tree, dataset, lam=lam)
-    if abs(objective - raw["objective"]) > OBJECTIVE_TOLERANCE:
+    if abs(objective - raw.objective) > OBJECTIVE_TOLERANCE:
         raise RuntimeError(
-            f"{method} reported objective {raw['objective']!r} but the returned tree scores "
+            f"{method} reported objective {raw.objective!r} but the returned tree scores "
             f"{objective!r} (odtkit.metrics.objective): this is a bug"
         )
-    if float(raw["lower_bound"]) > objective + OBJECTIVE_TOLERANCE:
+    if raw.lower_bound > objective + OBJECTIVE_TOLERANCE:
         raise RuntimeError(
-            f"{method} reported lower bound {raw['lower_bound']!r} above the objective "
+            f"{method} reported lower bound {raw.lower_bound!r} above the objective "
             f"{objective!r} of its own tree: this is a bug"
         )
-    lower_bound = min(float(raw["lower_bound"]), objective)
-    if raw["status"] == "optimal":
-        lower_bound = objective
+    status = native_status(raw.status)
+    lower_bound = objective if status == Status.OPTIMAL else min(raw.lower_bound, objective)
     # one float block, not a dict of lists: DataFrame-from-dict costs ~5 ms, more than many searches
     trace = pd.DataFrame(
-        np.column_stack([raw["trace_time"], raw["trace_incumbent"], raw["trace_bound"]]),
+        np.column_stack([raw.trace_time, raw.trace_incumbent, raw.trace_bound]),
         columns=list(TRACE_COLUMNS),
         dtype=float,
     )
@@ -626,11 +627,11 @@ def _verified_result(
         model=tree,
         objective=objective,
         lower_bound=lower_bound,
-        status=str(raw["status"]),
+        status=status,
         time=time.perf_counter() - start,
         method=method,
-        n_explored=int(raw["n_explored"]),
-        peak_memory_mb=float(raw["peak_memory_mb"]),
+        n_explored=raw.n_explored,
+        peak_memory_mb=raw.peak_memory_mb,
         trace=trace,
-        stats=dict(raw["stats"]),
+        stats=raw.stats,
     )

@@ -6,6 +6,9 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
+
+#include "search_types.hpp"
 
 namespace odtkit {
 void bind_bitset(nanobind::module_& m);
@@ -25,4 +28,33 @@ struct ProgressCell;
 // values (a live progress line); an exception from `report` is dropped, never the search.
 std::function<bool()> python_interrupt_check(std::shared_ptr<ProgressCell> cell = {},
                                              nanobind::object report = {});
+
+// work(budget) with the GIL released, under a Budget of these limits (0: none; a negative one
+// is a ValueError before anything runs) that Ctrl-C interrupts; returns what work returns. The
+// contract of every native function with limits that is not a search (max flow, the ensemble
+// cut, the tree extraction).
+template <class Work>
+auto run_with_limits(double time_limit, double memory_limit_mb, Work&& work) {
+  SearchConfig config;
+  config.time_limit = time_limit;
+  config.memory_limit_mb = memory_limit_mb;
+  config.validate();
+  nanobind::gil_scoped_release release;
+  Budget budget(config, python_interrupt_check());
+  return work(budget);
+}
+
+// A dict from name/value pairs, in that order: as_dict("flow", out.flow, "cut", out.cut).
+inline void fill_dict(nanobind::dict&) {}
+template <class Value, class... Rest>
+void fill_dict(nanobind::dict& d, const char* name, Value&& value, Rest&&... rest) {
+  d[name] = nanobind::cast(std::forward<Value>(value));
+  fill_dict(d, std::forward<Rest>(rest)...);
+}
+template <class... Pairs>
+nanobind::dict as_dict(Pairs&&... pairs) {
+  nanobind::dict d;
+  fill_dict(d, std::forward<Pairs>(pairs)...);
+  return d;
+}
 }  // namespace odtkit

@@ -47,7 +47,10 @@ void bind_bitset(nb::module_& m) {
       .def("__or__", &Bitset::operator|)
       .def("__xor__", &Bitset::operator^)
       .def("__invert__", [](const Bitset& b) { return ~b; })
-      .def("__eq__", [](const Bitset& a, const Bitset& b) { return a == b; })
+      // an operator: a comparison with another type is NotImplemented (False), as object's
+      // __eq__, which the stub's signature must match
+      .def("__eq__", [](const Bitset& a, const Bitset& b) { return a == b; }, nb::is_operator(),
+           nb::sig("def __eq__(self, other: object, /) -> bool"))
       .def("__len__", &Bitset::size)
       .def_prop_ro("n_words", &Bitset::n_words)
       .def("words", [](const Bitset& b) { return std::vector<std::uint64_t>(b.words()); })

@@ -804,7 +804,7 @@ SearchOutput BnbSearch::run() {
   const bool finished = !budget_.stopped() && !memory_stop_;
   double lb = finished ? threshold() : std::min({threshold(), open_min_bound(), partial_bound_});
   lb = std::min(lb, Rc_);
-  out_.status = memory_stop_ ? "memory_limit" : budget_.status();
+  out_.status = memory_stop_ ? SearchStatus::memory_limit : budget_.status();
   out_.objective = Rc_ / N_;
   out_.lower_bound = lb / N_;
   if (!best_leaves_.empty()) {
@@ -839,7 +839,7 @@ SearchOutput search_bnb(const Problem& problem, const SearchConfig& config,
   SearchOutput out = search.run();
   // An upper bound that no tree attains (below the optimum) prunes everything: the search then
   // proves nothing about the optimum, so it reruns without it (same contract as the dp).
-  if (std::isfinite(config.upper_bound) && out.status == "optimal" &&
+  if (std::isfinite(config.upper_bound) && out.status == SearchStatus::optimal &&
       out.objective > config.upper_bound + count_tolerance(problem.total_weight()) /
                                                 problem.total_weight()) {
     BnbSearch again(problem, config, interrupted, std::numeric_limits<double>::infinity());

@@ -631,16 +631,12 @@ void solver_stats(const DPSolver& solver, const Problem& problem, const SearchCo
 
 SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
                        std::function<bool()> interrupted) {
-  SearchOutput out;
-  out.progress = config.progress;
+  SearchOutput out(config);
   Budget budget(config, std::move(interrupted));
   DPSolver solver(problem, config, budget);
-  const double N = problem.total_weight();
   const int depth = config.max_depth < 0 ? -1 : config.max_depth;
-  const double tau = count_tolerance(N);
-  const double Lambda = config.lam * N;
-
   Incumbent start = first_incumbent(problem, config, depth, budget, out);
+  const double N = problem.total_weight();
   double incumbent = start.value;
   std::vector<int> incumbent_tree = std::move(start.tree);
   auto normalized = [N](double v) { return v / N; };
@@ -652,6 +648,7 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
 
   // A user bound prunes with a little slack so that a bound equal to the optimum still lets
   // the search return the tree attaining it.
+  const double tau = count_tolerance(N);
   double ub = incumbent + tau;
   const bool user_bound = std::isfinite(config.upper_bound) && config.upper_bound * N < incumbent;
   if (user_bound) ub = user_bound_threshold(config.upper_bound, N);
@@ -687,7 +684,7 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
     catch_out_of_memory(budget, [&] {
       std::vector<int> partial;
       if (solver.extract_root_split(depth, partial)) {
-        const double v = evaluate_tree(problem, partial, Lambda, depth);
+        const double v = evaluate_tree(problem, partial, config.lam * N, depth);
         if (v < incumbent) {
           incumbent = v;
           out.tree = std::move(partial);
@@ -698,7 +695,7 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
   lower = std::min(std::max(lower, root_lb), incumbent);
   out.status = budget.status();
   out.objective = normalized(incumbent);
-  out.lower_bound = out.status == "optimal" ? out.objective : normalized(lower);
+  out.lower_bound = out.status == SearchStatus::optimal ? out.objective : normalized(lower);
   out.n_explored = budget.nodes();
   budget.note_memory(solver.bytes());
   out.peak_memory_mb = budget.peak_memory_mb();
@@ -724,8 +721,7 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
 // is valid at every moment; lower only rises and the incumbent only falls (the trace).
 SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& config,
                                std::function<bool()> interrupted) {
-  SearchOutput out;
-  out.progress = config.progress;
+  SearchOutput out(config);
   Budget budget(config, std::move(interrupted));
   DPSolver solver(problem, config, budget);
   const double N = problem.total_weight();
@@ -856,7 +852,7 @@ SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& confi
   out.tree = best.tree;
   out.status = budget.status();
   out.objective = normalized(best.value);
-  out.lower_bound = out.status == "optimal" ? out.objective : normalized(std::min(lower, best.value));
+  out.lower_bound = out.status == SearchStatus::optimal ? out.objective : normalized(std::min(lower, best.value));
   out.n_explored = budget.nodes();
   budget.note_memory(solver.bytes());
   out.peak_memory_mb = budget.peak_memory_mb();

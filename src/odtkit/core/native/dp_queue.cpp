@@ -443,7 +443,7 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   out.stats["out_of_memory"] = budget.ran_out_of_memory() ? 1.0 : 0.0;
   const double value = evaluate_tree(problem, tree, config.lam * N, depth);
   out.objective = normalized(value);
-  out.lower_bound = out.status == "optimal" ? out.objective : normalized(std::min(root_lb(), value));
+  out.lower_bound = out.status == SearchStatus::optimal ? out.objective : normalized(std::min(root_lb(), value));
   out.record(budget.elapsed(), out.objective, out.lower_bound);
   return out;
 }

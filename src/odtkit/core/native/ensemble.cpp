@@ -153,7 +153,7 @@ ExtractOutput extract_trees(const std::vector<SkTree>& trees, const float* X, st
     }
   });
   out.trees.resize(done);
-  out.status = budget.status();
+  out.status = status_name(budget.status());
   return out;
 }
 

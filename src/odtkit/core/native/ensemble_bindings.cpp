@@ -58,17 +58,11 @@ nb::tuple run_extract_trees(std::vector<Int64Array> children_left,
   }
   if (y.shape(0) != X32.shape(0))
     throw std::invalid_argument("y must have one class code per row of X32");
-  SearchConfig config;
-  config.time_limit = time_limit;
-  config.validate();
   const auto n_rows = static_cast<std::int64_t>(X32.shape(0));
   const auto n_features = static_cast<std::int64_t>(X32.shape(1));
-  ExtractOutput out;
-  {
-    nb::gil_scoped_release release;
-    Budget budget(config, python_interrupt_check());
-    out = extract_trees(trees, X32.data(), n_rows, n_features, y.data(), n_classes, budget);
-  }
+  ExtractOutput out = run_with_limits(time_limit, 0.0, [&](Budget& budget) {
+    return extract_trees(trees, X32.data(), n_rows, n_features, y.data(), n_classes, budget);
+  });
   nb::list result;
   for (ExtractedTree& tr : out.trees) {
     const std::size_t nn = tr.left.size();

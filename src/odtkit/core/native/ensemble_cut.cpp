@@ -541,21 +541,27 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
   for (std::int64_t g = 0; g < n; ++g)
     if (!out.kept[g]) out.lost_gain += net.gain(g);
   for (const std::uint8_t p : red.paid) out.n_paid += p;
-  out.status = budget.status();
+  out.status = status_name(budget.status());
   out.peak_memory_mb = budget.peak_memory_mb();
   out.seconds = seconds_since(start);
   return out;
 }
+
+namespace {
+// reduce_and_build without limits, for the entry points that return the network itself
+Reduced reduce_unlimited(const CutBuilder& net, const CompactEnsemble& ens, Reduction reduction,
+                         bool merge_pairs) {
+  Budget budget{SearchConfig{}};
+  return reduce_and_build(net, ens.n_features, ens.n_samples, reduction, merge_pairs, 0.0, budget);
+}
+}  // namespace
 
 ReducedNetwork ensemble_reduced_network(const CompactEnsemble& ens, double lam, double scale,
                                         bool merge_pairs) {
   if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
   check_ensemble(ens);
   CutBuilder net(ens, lam, scale);
-  SearchConfig config;
-  Budget budget(config);
-  Reduced red = reduce_and_build(net, ens.n_features, ens.n_samples, Reduction::kDeadAndForced,
-                                 merge_pairs, 0.0, budget);
+  Reduced red = reduce_unlimited(net, ens, Reduction::kDeadAndForced, merge_pairs);
   ReducedNetwork out;
   out.source_cap = std::move(red.src);
   out.sink_cap = std::move(red.snk);
@@ -575,10 +581,7 @@ EnsembleNetwork ensemble_network(const CompactEnsemble& ens, bool merge_pairs) {
   // lam = 1, scale = 1: a pair gets a sink arc iff its cost is positive, which is all the
   // structure needs; the path sets its own capacities per lam
   CutBuilder net(ens, 1.0, 1.0);
-  SearchConfig config;
-  Budget budget(config);
-  Reduced red = reduce_and_build(net, ens.n_features, ens.n_samples, Reduction::kDead,
-                                 merge_pairs, 0.0, budget);
+  Reduced red = reduce_unlimited(net, ens, Reduction::kDead, merge_pairs);
   EnsembleNetwork out;
   out.split_node = std::move(red.split_of);
   out.tails = std::move(red.tails);

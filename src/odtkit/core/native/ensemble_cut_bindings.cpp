@@ -97,40 +97,18 @@ class CompactTrees {
 
 nb::dict run_ensemble_min_cut(const CompactTrees& trees, double lam, double scale, bool reduce,
                               bool merge_pairs, double time_limit, double memory_limit_mb) {
-  SearchConfig config;
-  config.time_limit = time_limit;
-  config.memory_limit_mb = memory_limit_mb;
-  config.validate();
-  EnsembleCutOutput out;
-  {
-    nb::gil_scoped_release release;
-    Budget budget(config, python_interrupt_check());
-    out = ensemble_min_cut(trees.view(), lam, scale, reduce, merge_pairs, budget);
-  }
-  nb::dict d;
-  d["kept"] = to_numpy(std::move(out.kept));
-  d["flow"] = out.flow;
-  d["cut"] = out.cut;
-  d["total_gain"] = out.total_gain;
-  d["lost_gain"] = out.lost_gain;
-  d["paid_cost"] = out.paid_cost;
-  d["status"] = out.status;
-  d["phases"] = out.phases;
-  d["augmentations"] = out.augmentations;
-  d["iterations"] = out.iterations;
-  d["n_splits"] = out.n_splits;
-  d["n_forced"] = out.n_forced;
-  d["n_dead"] = out.n_dead;
-  d["n_paid"] = out.n_paid;
-  d["n_nodes"] = out.n_nodes;
-  d["n_arcs"] = out.n_arcs;
-  d["n_nodes_unmerged"] = out.n_nodes_unmerged;
-  d["n_arcs_unmerged"] = out.n_arcs_unmerged;
-  d["reduce_seconds"] = out.reduce_seconds;
-  d["flow_seconds"] = out.flow_seconds;
-  d["seconds"] = out.seconds;
-  d["peak_memory_mb"] = out.peak_memory_mb;
-  return d;
+  EnsembleCutOutput out = run_with_limits(time_limit, memory_limit_mb, [&](Budget& budget) {
+    return ensemble_min_cut(trees.view(), lam, scale, reduce, merge_pairs, budget);
+  });
+  return as_dict("kept", to_numpy(std::move(out.kept)), "flow", out.flow, "cut", out.cut,
+                 "total_gain", out.total_gain, "lost_gain", out.lost_gain, "paid_cost",
+                 out.paid_cost, "status", out.status, "phases", out.phases, "augmentations",
+                 out.augmentations, "iterations", out.iterations, "n_splits", out.n_splits,
+                 "n_forced", out.n_forced, "n_dead", out.n_dead, "n_paid", out.n_paid, "n_nodes",
+                 out.n_nodes, "n_arcs", out.n_arcs, "n_nodes_unmerged", out.n_nodes_unmerged,
+                 "n_arcs_unmerged", out.n_arcs_unmerged, "reduce_seconds", out.reduce_seconds,
+                 "flow_seconds", out.flow_seconds, "seconds", out.seconds, "peak_memory_mb",
+                 out.peak_memory_mb);
 }
 
 nb::dict run_ensemble_network(const CompactTrees& trees, bool merge_pairs) {
@@ -139,17 +117,12 @@ nb::dict run_ensemble_network(const CompactTrees& trees, bool merge_pairs) {
     nb::gil_scoped_release release;
     out = ensemble_network(trees.view(), merge_pairs);
   }
-  nb::dict d;
-  d["split_node"] = to_numpy(std::move(out.split_node));
-  d["gain"] = to_numpy(std::move(out.gain));
-  d["pair_cost"] = to_numpy(std::move(out.pair_cost));
-  d["pair_first"] = to_numpy(std::move(out.pair_first));
-  d["tails"] = to_numpy(std::move(out.tails));
-  d["heads"] = to_numpy(std::move(out.heads));
-  d["n_dead"] = out.n_dead;
-  d["n_nodes_unmerged"] = out.n_nodes_unmerged;
-  d["n_arcs_unmerged"] = out.n_arcs_unmerged;
-  return d;
+  return as_dict("split_node", to_numpy(std::move(out.split_node)), "gain",
+                 to_numpy(std::move(out.gain)), "pair_cost", to_numpy(std::move(out.pair_cost)),
+                 "pair_first", to_numpy(std::move(out.pair_first)), "tails",
+                 to_numpy(std::move(out.tails)), "heads", to_numpy(std::move(out.heads)),
+                 "n_dead", out.n_dead, "n_nodes_unmerged", out.n_nodes_unmerged,
+                 "n_arcs_unmerged", out.n_arcs_unmerged);
 }
 
 nb::dict run_ensemble_reduced_network(const CompactTrees& trees, double lam, double scale,
@@ -159,16 +132,10 @@ nb::dict run_ensemble_reduced_network(const CompactTrees& trees, double lam, dou
     nb::gil_scoped_release release;
     out = ensemble_reduced_network(trees.view(), lam, scale, merge_pairs);
   }
-  nb::dict d;
-  d["source_cap"] = to_numpy(std::move(out.source_cap));
-  d["sink_cap"] = to_numpy(std::move(out.sink_cap));
-  d["tails"] = to_numpy(std::move(out.tails));
-  d["heads"] = to_numpy(std::move(out.heads));
-  d["constant"] = out.constant;
-  d["n_splits"] = out.n_splits;
-  d["n_forced"] = out.n_forced;
-  d["n_dead"] = out.n_dead;
-  return d;
+  return as_dict("source_cap", to_numpy(std::move(out.source_cap)), "sink_cap",
+                 to_numpy(std::move(out.sink_cap)), "tails", to_numpy(std::move(out.tails)),
+                 "heads", to_numpy(std::move(out.heads)), "constant", out.constant, "n_splits",
+                 out.n_splits, "n_forced", out.n_forced, "n_dead", out.n_dead);
 }
 
 }  // namespace

@@ -682,7 +682,7 @@ ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* sourc
   out.algorithm = algorithm_name(algorithm);
   // nothing to go on: the empty closure (prune every tree to its root) is the incumbent
   auto empty_closure = [&] {
-    out.status = budget.status();
+    out.status = status_name(budget.status());
     out.flow = 0;
     out.cut = 0;
     out.source_side.assign(static_cast<std::size_t>(n_nodes), 0);
@@ -708,7 +708,7 @@ ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* sourc
   });
   if (!network || !catch_out_of_memory(budget, [&] { network->finish(out); }))
     return empty_closure();
-  out.status = budget.status();
+  out.status = status_name(budget.status());
   out.peak_memory_mb = budget.peak_memory_mb();
   out.seconds = budget.elapsed();
   return out;

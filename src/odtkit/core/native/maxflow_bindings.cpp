@@ -40,34 +40,21 @@ nb::dict run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int32Ar
     throw std::invalid_argument("source_cap and sink_cap must have one entry per node");
   if (tails.shape(0) != heads.shape(0))
     throw std::invalid_argument("tails and heads must have one entry per arc");
-  SearchConfig config;
-  config.time_limit = time_limit;
-  config.memory_limit_mb = memory_limit_mb;
-  config.validate();
   const auto n = static_cast<std::int64_t>(source_cap.shape(0));
   const auto m = static_cast<std::int64_t>(tails.shape(0));
-  ClosureCutOutput out;
-  {
-    nb::gil_scoped_release release;
-    Budget budget(config, python_interrupt_check());
-    out = closure_min_cut(n, source_cap.data(), sink_cap.data(), m, tails.data(), heads.data(),
-                          budget, which);
-  }
+  ClosureCutOutput out = run_with_limits(time_limit, memory_limit_mb, [&](Budget& budget) {
+    return closure_min_cut(n, source_cap.data(), sink_cap.data(), m, tails.data(), heads.data(),
+                           budget, which);
+  });
   auto* side = new std::uint8_t[out.source_side.size() ? out.source_side.size() : 1];
   std::copy(out.source_side.begin(), out.source_side.end(), side);
   nb::capsule owner(side, [](void* p) noexcept { delete[] static_cast<std::uint8_t*>(p); });
-  nb::dict d;
-  d["source_side"] = nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<1>>(
-      side, {out.source_side.size()}, owner);
-  d["flow"] = out.flow;
-  d["cut"] = out.cut;
-  d["status"] = out.status;
-  d["algorithm"] = out.algorithm;
-  d["phases"] = out.phases;
-  d["augmentations"] = out.augmentations;
-  d["peak_memory_mb"] = out.peak_memory_mb;
-  d["seconds"] = out.seconds;
-  return d;
+  return as_dict("source_side",
+                 nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<1>>(side, {out.source_side.size()},
+                                                                   owner),
+                 "flow", out.flow, "cut", out.cut, "status", out.status, "algorithm",
+                 out.algorithm, "phases", out.phases, "augmentations", out.augmentations,
+                 "peak_memory_mb", out.peak_memory_mb, "seconds", out.seconds);
 }
 
 }  // namespace

@@ -1023,7 +1023,7 @@ SearchOutput search_numeric(const NumericTable& table, const SearchConfig& confi
     }
   });
   Answer best{std::min(lower, incumbent_cost), incumbent_cost, incumbent};
-  if (budget.status() == "optimal") best.lb = best.cost;
+  if (budget.status() == SearchStatus::optimal) best.lb = best.cost;
   const double lower_final = best.lb;
 
   splits_out.clear();

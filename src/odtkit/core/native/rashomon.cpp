@@ -65,7 +65,7 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
     ensure(root_, bound * total_weight_ + tolerance_);
   });
   complete_ = !budget.stopped();
-  status_ = budget.status();
+  status_ = status_name(budget.status());
   seconds_ = budget.elapsed();
   peak_memory_mb_ = budget.peak_memory_mb();
   budget_ = nullptr;

@@ -1,11 +1,13 @@
-// Bindings of the search contract (search_types.hpp): the typed SearchConfig and one function
-// per search, all through run_search: copy the config, release the GIL, run, convert the output.
+// Bindings of the search contract (search_types.hpp): the typed SearchConfig, the SearchStatus
+// enum and the typed SearchOutput (read-only), and one function per search, all through
+// run_guarded: copy the config, release the GIL, run, return the output.
 // Python (odtkit.core.search / odtkit.core.rules) validates names and ranges first; the typed
 // config still turns a misspelt keyword or attribute, or a wrong type, into a Python error.
 #include <Python.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -15,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -73,21 +76,6 @@ std::function<bool()> python_interrupt_check(std::shared_ptr<ProgressCell> cell,
 
 namespace {
 
-nb::dict output_to_dict(const SearchOutput& o) {
-  nb::dict d;
-  d["tree"] = nb::cast(o.tree);
-  d["objective"] = o.objective;
-  d["lower_bound"] = o.lower_bound;
-  d["status"] = o.status;
-  d["n_explored"] = o.n_explored;
-  d["peak_memory_mb"] = o.peak_memory_mb;
-  d["trace_time"] = nb::cast(o.trace_time);
-  d["trace_incumbent"] = nb::cast(o.trace_incumbent);
-  d["trace_bound"] = nb::cast(o.trace_bound);
-  d["stats"] = nb::cast(o.stats);
-  return d;
-}
-
 using SearchFunction = SearchOutput (*)(const Problem&, const SearchConfig&,
                                         std::function<bool()>);
 
@@ -95,7 +83,7 @@ using SearchFunction = SearchOutput (*)(const Problem&, const SearchConfig&,
 // `progress`: None, or a callable(incumbent, bound) called about every 5 ms with the search's
 // latest trace values (GIL held).
 template <typename Run>
-nb::dict run_guarded(const SearchConfig& config, nb::object progress, Run&& search) {
+SearchOutput run_guarded(const SearchConfig& config, nb::object progress, Run&& search) {
   // a copy: another Python thread could assign to `config` while the GIL is released
   SearchConfig local = config;
   local.validate();
@@ -106,7 +94,8 @@ nb::dict run_guarded(const SearchConfig& config, nb::object progress, Run&& sear
     nb::gil_scoped_release release;
     out = search(local, std::move(interrupt));
   }
-  return output_to_dict(out);
+  out.progress.reset();  // the binding's cell: not part of the answer
+  return out;
 }
 
 // Every search works in count units, Lambda = lam * total weight. A Lambda that overflows to
@@ -119,7 +108,7 @@ void check_penalty(const Problem& problem, double lam) {
 }
 
 template <SearchFunction Search>
-nb::dict run_search(const Problem& problem, const SearchConfig& config, nb::object progress) {
+SearchOutput run_search(const Problem& problem, const SearchConfig& config, nb::object progress) {
   check_penalty(problem, config.lam);
   return run_guarded(config, std::move(progress),
                      [&problem](const SearchConfig& c, std::function<bool()> stop) {
@@ -131,7 +120,7 @@ using CoefMatrix = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::devi
 
 // The fair search takes the disparity coefficients (FairnessGroups.coefficients) besides the
 // problem; they are copied before the GIL is released.
-nb::dict run_fair_search(const Problem& problem, CoefMatrix coefficients, double delta,
+SearchOutput run_fair_search(const Problem& problem, CoefMatrix coefficients, double delta,
                          int positive_code, const SearchConfig& config, nb::object progress) {
   if (coefficients.shape(0) != problem.n_samples())
     throw std::invalid_argument("coefficients must have one row per sample of the problem");
@@ -155,7 +144,7 @@ using WeightVector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::de
 
 // The exact search over every threshold (numeric.hpp): the table is checked and copied before
 // the GIL is released; the answer adds the split table its tree indexes.
-nb::dict run_numeric_search(ValueMatrix values, LabelVector labels, WeightVector weights,
+SearchOutput run_numeric_search(ValueMatrix values, LabelVector labels, WeightVector weights,
                             int n_classes, const SearchConfig& config, nb::object progress,
                             std::vector<std::tuple<int, int, int>> initial_splits) {
   const std::size_t n = values.shape(0), m = values.shape(1);
@@ -188,20 +177,59 @@ nb::dict run_numeric_search(ValueMatrix values, LabelVector labels, WeightVector
   t.n_columns = m;
   t.n_classes = n_classes;
   std::vector<NumericSplit> splits;
-  nb::dict d = run_guarded(config, std::move(progress),
-                           [&](const SearchConfig& c, std::function<bool()> stop) {
-                             return search_numeric(t, c, start, splits, std::move(stop));
-                           });
-  std::vector<int> column, rank, missing_le;
+  SearchOutput out = run_guarded(config, std::move(progress),
+                                 [&](const SearchConfig& c, std::function<bool()> stop) {
+                                   return search_numeric(t, c, start, splits, std::move(stop));
+                                 });
   for (const NumericSplit& s : splits) {
-    column.push_back(s.column);
-    rank.push_back(s.rank);
-    missing_le.push_back(s.missing_le);
+    out.split_column.push_back(s.column);
+    out.split_rank.push_back(s.rank);
+    out.split_missing_le.push_back(s.missing_le);
   }
-  d["split_column"] = nb::cast(column);
-  d["split_rank"] = nb::cast(rank);
-  d["split_missing_le"] = nb::cast(missing_le);
-  return d;
+  return out;
+}
+
+// SearchOutput(...) from Python: the answers Python makes itself (the certified leaf after a
+// MemoryError or a Ctrl-C before the search, the exact search's guessed start).
+void init_output(SearchOutput* self, std::vector<int> tree, double objective, double lower_bound,
+                 SearchStatus status, long long n_explored, double peak_memory_mb,
+                 std::vector<double> trace_time, std::vector<double> trace_incumbent,
+                 std::vector<double> trace_bound, std::map<std::string, double> stats,
+                 std::vector<int> split_column, std::vector<int> split_rank,
+                 std::vector<int> split_missing_le) {
+  if (trace_incumbent.size() != trace_time.size() || trace_bound.size() != trace_time.size())
+    throw std::invalid_argument("trace_time, trace_incumbent and trace_bound differ in length");
+  if (split_rank.size() != split_column.size() || split_missing_le.size() != split_column.size())
+    throw std::invalid_argument("split_column, split_rank and split_missing_le differ in length");
+  SearchOutput* o = new (self) SearchOutput();
+  o->tree = std::move(tree);
+  o->objective = objective;
+  o->lower_bound = lower_bound;
+  o->status = status;
+  o->n_explored = n_explored;
+  o->peak_memory_mb = peak_memory_mb;
+  o->trace_time = std::move(trace_time);
+  o->trace_incumbent = std::move(trace_incumbent);
+  o->trace_bound = std::move(trace_bound);
+  o->stats = std::move(stats);
+  o->split_column = std::move(split_column);
+  o->split_rank = std::move(split_rank);
+  o->split_missing_le = std::move(split_missing_le);
+}
+
+// A copy with some fields changed (the output is read-only: Python maps the tree back to the
+// dataset's features and adds statistics through this).
+SearchOutput replace_output(const SearchOutput& o, std::optional<std::vector<int>> tree,
+                            std::optional<double> objective, std::optional<double> lower_bound,
+                            std::optional<SearchStatus> status,
+                            std::optional<std::map<std::string, double>> stats) {
+  SearchOutput r = o;
+  if (tree) r.tree = std::move(*tree);
+  if (objective) r.objective = *objective;
+  if (lower_bound) r.lower_bound = *lower_bound;
+  if (status) r.status = *status;
+  if (stats) r.stats = std::move(*stats);
+  return r;
 }
 
 void init_config(SearchConfig* self, double lam, int max_depth, double time_limit,
@@ -274,6 +302,48 @@ std::pair<double, std::uint64_t> popcount_kernel_bench(std::size_t n_features,
 }  // namespace
 
 void bind_searches(nb::module_& m) {
+  nb::enum_<SearchStatus>(m, "SearchStatus",
+                          "Why a native search stopped (odtkit.core._problem.native_status maps "
+                          "it to odtkit.results.Status).")
+      .value("optimal", SearchStatus::optimal)
+      .value("time_limit", SearchStatus::time_limit)
+      .value("node_limit", SearchStatus::node_limit)
+      .value("memory_limit", SearchStatus::memory_limit)
+      .value("interrupted", SearchStatus::interrupted);
+
+  const SearchOutput empty;
+  nb::class_<SearchOutput>(
+      m, "SearchOutput",
+      "The answer of a native search (search_types.hpp), read-only: tree (pre-order code), "
+      "objective and lower_bound (normalized), status, n_explored, peak_memory_mb, the trace "
+      "(trace_time, trace_incumbent, trace_bound), stats, and for search_numeric the split "
+      "table its tree indexes (split_column, split_rank, split_missing_le; empty elsewhere).")
+      .def("__init__", &init_output, nb::kw_only(), nb::arg("tree"), nb::arg("objective"),
+           nb::arg("lower_bound"), nb::arg("status"), nb::arg("n_explored") = 0,
+           nb::arg("peak_memory_mb") = 0.0, nb::arg("trace_time") = empty.trace_time,
+           nb::arg("trace_incumbent") = empty.trace_incumbent,
+           nb::arg("trace_bound") = empty.trace_bound, nb::arg("stats") = empty.stats,
+           nb::arg("split_column") = empty.split_column,
+           nb::arg("split_rank") = empty.split_rank,
+           nb::arg("split_missing_le") = empty.split_missing_le)
+      .def_ro("tree", &SearchOutput::tree)
+      .def_ro("objective", &SearchOutput::objective)
+      .def_ro("lower_bound", &SearchOutput::lower_bound)
+      .def_ro("status", &SearchOutput::status)
+      .def_ro("n_explored", &SearchOutput::n_explored)
+      .def_ro("peak_memory_mb", &SearchOutput::peak_memory_mb)
+      .def_ro("trace_time", &SearchOutput::trace_time)
+      .def_ro("trace_incumbent", &SearchOutput::trace_incumbent)
+      .def_ro("trace_bound", &SearchOutput::trace_bound)
+      .def_ro("stats", &SearchOutput::stats)
+      .def_ro("split_column", &SearchOutput::split_column)
+      .def_ro("split_rank", &SearchOutput::split_rank)
+      .def_ro("split_missing_le", &SearchOutput::split_missing_le)
+      .def("replace", &replace_output, nb::kw_only(), nb::arg("tree") = nb::none(),
+           nb::arg("objective") = nb::none(), nb::arg("lower_bound") = nb::none(),
+           nb::arg("status") = nb::none(), nb::arg("stats") = nb::none(),
+           "A copy with the given fields changed.");
+
   const SearchConfig defaults;
   nb::class_<SearchConfig>(
       m, "SearchConfig",
@@ -308,7 +378,7 @@ void bind_searches(nb::module_& m) {
 
   m.def("search_dp", &run_search<search_dp>, nb::arg("problem"), nb::arg("config"),
         nb::arg("progress") = nb::none(),
-        "Recursive DP over supports (search_tree(method='dp')); returns a dict.");
+        "Recursive DP over supports (search_tree(method='dp')); returns a SearchOutput.");
   m.def("search_dp_anytime", &run_search<search_dp_anytime>, nb::arg("problem"),
         nb::arg("config"), nb::arg("progress") = nb::none(),
         "Anytime DP: iterative deepening and bound raising on one memo "

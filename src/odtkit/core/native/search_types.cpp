@@ -40,4 +40,15 @@ const char* symmetry_name(Symmetry symmetry) {
   return "permutation_map";
 }
 
+const char* status_name(SearchStatus status) {
+  switch (status) {
+    case SearchStatus::optimal: return "optimal";
+    case SearchStatus::time_limit: return "time_limit";
+    case SearchStatus::node_limit: return "node_limit";
+    case SearchStatus::memory_limit: return "memory_limit";
+    case SearchStatus::interrupted: return "interrupted";
+  }
+  return "optimal";
+}
+
 }  // namespace odtkit

@@ -15,7 +15,7 @@
 //         if (budget.tick(bytes_in_use)) break;     // once per expanded node/state
 //         ...
 //       }
-//       out.status = budget.status();               // "optimal" if nothing stopped it
+//       out.status = budget.status();               // optimal if nothing stopped it
 //   tick() counts the node, checks the node limit every call, the clock every 16 calls, the
 //   memory every call and the interrupt callback at most every ~5 ms.
 // * Memory: bytes_in_use counts every large container of the search (pages, hash-table slot
@@ -63,12 +63,17 @@ enum class Policy { curiosity, lower_bound, objective, bfs, dfs };
 // Symmetry-aware map of corels (docs/formulations-search-and-pruning.md §5.4): one prefix
 // per antecedent set, per captured set, or no map. The tree searches ignore it.
 enum class Symmetry { permutation_map, captured_map, none };
+// Why a search stopped; crosses the binding as the enum odtkit.core._native.SearchStatus
+// (Python maps it to odtkit.results.Status). The outputs that are still dicts (max flow, the
+// ensemble cut) carry status_name().
+enum class SearchStatus { optimal, time_limit, node_limit, memory_limit, interrupted };
 
 // Name <-> enum; parse_* throw std::invalid_argument (ValueError in Python) on an unknown name.
 Policy parse_policy(const std::string& name);
 const char* policy_name(Policy policy);
 Symmetry parse_symmetry(const std::string& name);
 const char* symmetry_name(Symmetry symmetry);
+const char* status_name(SearchStatus status);
 
 // The latest incumbent and bound of a running search (normalized), for a progress display:
 // SearchOutput::record writes it, the binding's interrupt check (GIL held, ~every 5 ms) reads
@@ -112,12 +117,18 @@ struct SearchOutput {
   std::vector<int> tree;  // encoding above
   double objective = std::numeric_limits<double>::infinity();  // normalized
   double lower_bound = 0.0;                                    // normalized, always valid
-  std::string status = "optimal";  // optimal, time_limit, node_limit, memory_limit, interrupted
+  SearchStatus status = SearchStatus::optimal;
   long long n_explored = 0;
   double peak_memory_mb = 0.0;
   std::vector<double> trace_time, trace_incumbent, trace_bound;
   std::map<std::string, double> stats;
+  // search_numeric only: the split table its tree's feature codes index (empty elsewhere)
+  std::vector<int> split_column, split_rank, split_missing_le;
   std::shared_ptr<ProgressCell> progress;  // config.progress: mirrors the last trace row
+
+  SearchOutput() = default;
+  // The output of a search run with `config`: record() mirrors into its progress cell.
+  explicit SearchOutput(const SearchConfig& config) : progress(config.progress) {}
 
   // Whether record() would append a row: the incumbent or the bound changed, or no row yet.
   // Lets a hot loop skip reading the clock when nothing changed.
@@ -156,7 +167,7 @@ class Budget {
   // limit, i.e. before an allocation would cross it).
   bool tick(std::size_t bytes_in_use = 0, std::size_t bytes_ahead = 0) {
     if (stopped_) return true;
-    if (node_limit_ > 0 && nodes_ >= node_limit_) return stop("node_limit");
+    if (node_limit_ > 0 && nodes_ >= node_limit_) return stop(SearchStatus::node_limit);
     ++nodes_;
     if (!memory_ok(bytes_in_use, bytes_ahead)) return true;
     if ((nodes_ & 15) == 0 && check_clock()) return true;
@@ -186,7 +197,7 @@ class Budget {
     note_memory(bytes_in_use);
     if (memory_limit_bytes_ > 0 &&
         static_cast<double>(bytes_in_use) + static_cast<double>(bytes_ahead) > memory_limit_bytes_) {
-      stop("memory_limit");
+      stop(SearchStatus::memory_limit);
       return false;
     }
     return true;
@@ -196,10 +207,10 @@ class Budget {
   bool check_clock() {
     if (stopped_) return true;
     const auto now = Clock::now();
-    if (time_limit_ > 0 && seconds(now) >= time_limit_) return stop("time_limit");
+    if (time_limit_ > 0 && seconds(now) >= time_limit_) return stop(SearchStatus::time_limit);
     if (interrupted_ && now - last_interrupt_check_ >= std::chrono::milliseconds(5)) {
       last_interrupt_check_ = now;
-      if (interrupted_()) return stop("interrupted");
+      if (interrupted_()) return stop(SearchStatus::interrupted);
     }
     return false;
   }
@@ -207,7 +218,7 @@ class Budget {
   // allowed (another process, `ulimit -v`, a container limit), so it ends the search exactly as
   // the memory limit does, with its incumbent and bound (catch_out_of_memory).
   void out_of_memory() {
-    stop("memory_limit");
+    stop(SearchStatus::memory_limit);
     out_of_memory_ = true;
   }
   bool ran_out_of_memory() const { return out_of_memory_; }
@@ -215,14 +226,23 @@ class Budget {
     if (static_cast<double>(bytes) > peak_bytes_) peak_bytes_ = static_cast<double>(bytes);
   }
 
+  // Nodes a sub-search explored under its own Budget before this one took over (the fair
+  // search's unconstrained presolve): they count toward node_limit and nodes(); true when
+  // that limit is already reached.
+  bool add_nodes(long long n) {
+    nodes_ += n;
+    if (node_limit_ > 0 && nodes_ >= node_limit_) return stop(SearchStatus::node_limit);
+    return stopped_;
+  }
+
   bool stopped() const { return stopped_; }
-  const std::string& status() const { return status_; }
+  SearchStatus status() const { return status_; }
   long long nodes() const { return nodes_; }
   double elapsed() const { return seconds(Clock::now()); }
   double peak_memory_mb() const { return peak_bytes_ / 1048576.0; }
 
  private:
-  bool stop(const char* why) {
+  bool stop(SearchStatus why) {
     stopped_ = true;
     paused_ = false;
     status_ = why;
@@ -240,7 +260,7 @@ class Budget {
   long long nodes_ = 0, work_ = 0, pause_at_ = 0;
   double peak_bytes_ = 0.0;
   bool stopped_ = false, paused_ = false, out_of_memory_ = false;
-  std::string status_ = "optimal";
+  SearchStatus status_ = SearchStatus::optimal;
 };
 
 // Runs `phase` (a search loop or a step of it); a std::bad_alloc raised inside ends the search
