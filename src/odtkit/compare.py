@@ -41,7 +41,7 @@ from odtkit._validation import (
 from odtkit.datasets import Dataset
 from odtkit.datasets._bundled import resolve
 from odtkit.fairness import Fairness, FairnessGroups
-from odtkit.formulations import EXACT, VALID_BOUND, Formulation
+from odtkit.formulations import EXACT, VALID_BOUND, Formulation, Property
 from odtkit.methods import METHODS, Method, check_fair, get_method
 from odtkit.pipeline import solve_formulation
 from odtkit.results import Result, Status
@@ -113,7 +113,7 @@ class Run:
     method: str
     result: Result
     certificate: str
-    properties: frozenset[str] = frozenset()
+    properties: frozenset[Property] = frozenset()
     reader: Binarizer | None = None
     warm_start: bool = False
     answered: bool = True

@@ -102,7 +102,7 @@ class Backend(ABC):
     name: ClassVar[str] = ""
     #: Solver used when ``solve(..., solver=None)``; named in capability errors.
     default_solver: ClassVar[str] = ""
-    capabilities: ClassVar[frozenset[str]] = frozenset()
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
 
     @classmethod
     def solver_names(cls) -> tuple[str, ...]:
@@ -114,7 +114,7 @@ class Backend(ABC):
         return (cls.default_solver,) if cls.default_solver else ()
 
     @classmethod
-    def capabilities_for(cls, solver: str | None = None, **extra: Any) -> frozenset[str]:
+    def capabilities_for(cls, solver: str | None = None, **extra: Any) -> frozenset[Capability]:
         """Capabilities with ``solver`` (``None``: the default solver).
 
         ``extra`` holds the solver options of the call (e.g. an executable's path). The default
@@ -182,7 +182,9 @@ def available_backends() -> list[str]:
     return [name for name in sorted(_BACKENDS) if _BACKENDS[name].available()]
 
 
-def backend_capabilities(name: str, solver: str | None = None, **extra: Any) -> frozenset[str]:
+def backend_capabilities(
+    name: str, solver: str | None = None, **extra: Any
+) -> frozenset[Capability]:
     """The capabilities of backend ``name`` with ``solver`` (``None``: its default solver).
 
     ``extra`` are solver options that select the solver software (e.g. ``path=`` for pulp,

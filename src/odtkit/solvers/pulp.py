@@ -95,7 +95,13 @@ from odtkit.solvers._common import (
     timings,
     used_columns,
 )
-from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
+from odtkit.solvers._registry import (
+    CAPABILITIES,
+    Backend,
+    Capability,
+    SolveOptions,
+    register_backend,
+)
 from odtkit.solvers._solution import Solution
 
 __all__ = [
@@ -111,10 +117,12 @@ __all__ = [
 #: Solver used when ``solver=None``.
 DEFAULT_SOLVER = "highs"
 
-SOLVER_CAPABILITIES: dict[str, frozenset[str]] = {
+SOLVER_CAPABILITIES: dict[str, frozenset[Capability]] = {
     "highs": CAPABILITIES,
-    "cbc": frozenset({"mip_start", "dual_bound", "duals", "interrupt"}),
-    "highs_cmd": frozenset({"mip_start", "dual_bound"}),
+    "cbc": frozenset(
+        {Capability.MIP_START, Capability.DUAL_BOUND, Capability.DUALS, Capability.INTERRUPT}
+    ),
+    "highs_cmd": frozenset({Capability.MIP_START, Capability.DUAL_BOUND}),
 }
 
 
@@ -571,7 +579,7 @@ class PulpBackend(Backend):
     @classmethod
     def capabilities_for(
         cls, solver: str | None = None, path: str | None = None, **extra: Any
-    ) -> frozenset[str]:
+    ) -> frozenset[Capability]:
         """Capabilities of ``solver`` (see the module docstring); ValueError if it is unknown or
         cannot run here (``path=`` names its executable)."""
         name = _solver_name(solver)

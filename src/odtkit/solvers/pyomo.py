@@ -81,7 +81,13 @@ from odtkit.results import Status
 from odtkit.solvers import _cmd
 from odtkit.solvers import _common as common
 from odtkit.solvers import _highs_driver as driver
-from odtkit.solvers._registry import CAPABILITIES, Backend, SolveOptions, register_backend
+from odtkit.solvers._registry import (
+    CAPABILITIES,
+    Backend,
+    Capability,
+    SolveOptions,
+    register_backend,
+)
 from odtkit.solvers._solution import Solution
 
 __all__ = ["DEFAULT_SOLVER", "PyomoBackend", "PyomoModel", "to_pyomo"]
@@ -91,7 +97,9 @@ DEFAULT_SOLVER = "appsi_highs"
 
 # Pyomo's newer HiGHS interface sets up its highspy object inside solve(): no MIP start in this
 # Pyomo, and no way to attach the driver's callbacks before the run
-_CONTRIB_HIGHS_CAPS = frozenset({"dual_bound", "duals", "lp_method", "heuristics_off"})
+_CONTRIB_HIGHS_CAPS = frozenset(
+    {Capability.DUAL_BOUND, Capability.DUALS, Capability.LP_METHOD, Capability.HEURISTICS_OFF}
+)
 
 # Classic SolverFactory option names per solver: option -> (solver option name, converter).
 _LEGACY_KEYS = ("time_limit", "threads", "seed", "mip_gap", "node_limit")
@@ -339,7 +347,7 @@ class PyomoBackend(Backend):
     @classmethod
     def capabilities_for(
         cls, solver: str | None = None, executable: str | None = None, **extra: Any
-    ) -> frozenset[str]:
+    ) -> frozenset[Capability]:
         """Capabilities of ``solver`` through Pyomo (ValueError if it is not available here;
         ``executable=`` names a classic solver's binary)."""
         name = solver or DEFAULT_SOLVER
@@ -348,9 +356,9 @@ class PyomoBackend(Backend):
         if name == "highs":
             return _CONTRIB_HIGHS_CAPS
         opt = cls._legacy_solver(name, executable)
-        caps = {"duals"}
+        caps = {Capability.DUALS}
         if opt.warm_start_capable():
-            caps.add("mip_start")
+            caps.add(Capability.MIP_START)
         return frozenset(caps)
 
     @staticmethod
