@@ -19,12 +19,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import odtkit.core
 from odtkit.core import _native
 from odtkit.core._problem import leaf_answer, native_status
 from odtkit.results import Status
 
-CORE = Path(_native.__file__).resolve().parent
-STUB = CORE / "_native.pyi"
+# the package's folder, not the extension's: an editable install keeps the built module in
+# site-packages and the stub (a source file) in src/
+STUB = Path(odtkit.core.__file__).resolve().parent / "_native.pyi"
 NATIVE_SOURCES = Path(__file__).resolve().parents[1] / "src" / "odtkit" / "core" / "native"
 
 
