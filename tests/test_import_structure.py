@@ -34,9 +34,6 @@ PACKAGE = SRC / "odtkit"
 #: Function-level imports that would be module-level cycles, left on purpose (importer, target):
 #: why each one stays lazy. Anything else that closes a cycle fails (a).
 LAZY_CYCLES = {
-    # check_dataset's isinstance test needs Dataset, and the datasets package validates its
-    # arrays with _validation at module level
-    ("odtkit._validation", "odtkit.datasets"): "Dataset is checked by the module it imports",
     # search_tree(thresholds="all") hands the raw table to search_numeric, which runs the
     # search_tree of its binarization: one dispatch each way
     ("odtkit.core.search", "odtkit.core.numeric"): "search_tree <-> search_numeric dispatch",
@@ -49,6 +46,7 @@ NO_LAZY_ODTKIT = (
     "odtkit._limits",
     "odtkit._pruning_objective",
     "odtkit.formulations.pruning",
+    "odtkit._validation",
 )
 
 

@@ -31,7 +31,7 @@ import pandas as pd
 
 from odtkit import metrics
 from odtkit._progress import Progress
-from odtkit._validation import check_dataset, check_depth, check_lambda, check_switches
+from odtkit._validation import check_depth, check_lambda, check_switches
 from odtkit._warnings import warn as _warn
 from odtkit.core import _native
 from odtkit.core._problem import (
@@ -44,7 +44,7 @@ from odtkit.core._problem import (
     search_config,
 )
 from odtkit.datasets import Dataset
-from odtkit.datasets._dataset import unique_rows
+from odtkit.datasets._dataset import check_dataset, unique_rows
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.results import TRACE_COLUMNS, Result, Status
 
