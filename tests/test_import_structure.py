@@ -5,9 +5,9 @@ five imports hidden inside functions -- a cycle that only stayed harmless becaus
 them. These checks keep such cycles out:
 
 * (a) an ``import`` inside a function of an odtkit module that would close a cycle if it stood
-  at module level is refused (the :data:`LAZY_CYCLES` below are the ones left, each with why);
-  in the packages this issue untangled (:data:`NO_LAZY_ODTKIT`) no function imports an odtkit
-  module at all;
+  at module level is refused (:data:`LAZY_CYCLES` would list any left on purpose, with why:
+  none is); in the packages this issue untangled (:data:`NO_LAZY_ODTKIT`) no function imports
+  an odtkit module at all;
 * (b) ``cli.py`` imports no private name (``odtkit._x``, ``from odtkit.x import _y``): what the
   command line needs has a public home;
 * (c) the module-level import graph has no cycle. An import of ``odtkit.p.m`` runs every
@@ -32,15 +32,10 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "odtkit"
 
 #: Function-level imports that would be module-level cycles, left on purpose (importer, target):
-#: why each one stays lazy. Anything else that closes a cycle fails (a).
-LAZY_CYCLES = {
-    # check_dataset's isinstance test needs Dataset, and the datasets package validates its
-    # arrays with _validation at module level
-    ("odtkit._validation", "odtkit.datasets"): "Dataset is checked by the module it imports",
-    # search_tree(thresholds="all") hands the raw table to search_numeric, which runs the
-    # search_tree of its binarization: one dispatch each way
-    ("odtkit.core.search", "odtkit.core.numeric"): "search_tree <-> search_numeric dispatch",
-}
+#: why each one stays lazy. Anything else that closes a cycle fails (a). Empty since the last two
+#: went (issue 26): check_dataset moved beside Dataset, and the search on a Dataset moved to
+#: core/_binary.py below both search_tree and search_numeric.
+LAZY_CYCLES: dict[tuple[str, str], str] = {}
 
 #: Packages and modules whose functions import no odtkit module at all (issue 26, point 4).
 NO_LAZY_ODTKIT = (
@@ -49,6 +44,9 @@ NO_LAZY_ODTKIT = (
     "odtkit._limits",
     "odtkit._pruning_objective",
     "odtkit.formulations.pruning",
+    "odtkit._validation",
+    "odtkit.core.search",
+    "odtkit.core._binary",
 )
 
 

@@ -22,8 +22,8 @@ import pytest
 from conftest import sigint_inside
 
 import odtkit._limits as limits
+import odtkit.core._binary as search_module  # the search on a Dataset
 import odtkit.core.rules as rules_module
-import odtkit.core.search as search_module
 from odtkit import metrics
 from odtkit.core import TrivialAnswerWarning, _native, search_rule_list, search_tree
 from odtkit.datasets import Binarizer, Dataset

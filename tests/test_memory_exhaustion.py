@@ -173,7 +173,7 @@ def test_the_default_budget_sees_ulimit_and_container_limits(monkeypatch):
 def test_a_failed_preprocessing_allocation_still_returns_a_certified_leaf(monkeypatch):
     """MemoryError before any incumbent exists (building the Problem): the majority leaf for a
     tree (it pays lam), the empty rule list (the default rule is free), each with a valid bound."""
-    from odtkit.core import rules, search
+    from odtkit.core import _binary, rules
     from odtkit.core.rules import search_rule_list
 
     def no_memory(*args, **kwargs):
@@ -182,7 +182,7 @@ def test_a_failed_preprocessing_allocation_still_returns_a_certified_leaf(monkey
     dataset = datasets.load("monk1")
     optimum = search_tree(dataset, lam=0.01, max_depth=3).objective
     list_optimum = search_rule_list(dataset, lam=0.01).objective
-    monkeypatch.setattr(search, "build_search_problem", no_memory)
+    monkeypatch.setattr(_binary, "build_search_problem", no_memory)
     monkeypatch.setattr(rules, "problem_from_arrays", no_memory)
     tree = search_tree(dataset, lam=0.01, max_depth=3)
     assert tree.status == "memory_limit" and tree.model.is_leaf

@@ -162,7 +162,7 @@ BACKENDS = frozenset(registered_backends())
 ALLOWED = {
     # the native core sits below the registry (odtkit.methods builds on it): its own names of
     # its searches, kept equal to the registry's search methods
-    ("core/search.py", ("dp", "bnb")): lambda names: names == SEARCH_METHODS,
+    ("core/_binary.py", ("dp", "bnb")): lambda names: names == SEARCH_METHODS,
     # the methods search_tree accepts on a raw table: dp (run as the exact search) and exact
     ("core/search.py", ("dp", "exact")): lambda names: METHODS[names[1]].raw,
     # defaults: a choice among the registry's names, not a list of them

@@ -9,12 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
-
-if TYPE_CHECKING:  # the datasets package imports this module
-    from odtkit.datasets import Dataset
 
 
 def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
@@ -226,24 +223,6 @@ def check_switches(switches: Any, known: tuple[str, ...], name: str = "bounds") 
             raise TypeError(f"{name}[{key!r}] must be a bool, got {type(value).__name__}")
         out[key] = value
     return out
-
-
-def check_dataset(dataset: object, name: str = "dataset") -> Dataset:
-    """Return ``dataset`` if a solver or a metric can use it, else raise naming ``name``.
-
-    A usable dataset is an :class:`odtkit.datasets.Dataset` (whose own construction checked
-    shapes, dtypes and codes) with at least one sample and a positive total weight: every
-    objective divides by that weight.
-    """
-    from odtkit.datasets import Dataset  # the datasets package imports this module
-
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"{name} must be an odtkit Dataset, got {type(dataset).__name__}")
-    if dataset.n_samples == 0:
-        raise ValueError(f"{name} has no samples: it needs at least one")
-    if not dataset.total_weight > 0:
-        raise ValueError(f"{name} has zero total sample weight: it needs a positive total")
-    return dataset
 
 
 def check_dataset_fields(

@@ -32,7 +32,6 @@ from numpy.typing import ArrayLike
 from odtkit import metrics
 from odtkit._limits import stop_on_interrupt
 from odtkit._validation import (
-    check_dataset,
     check_depth,
     check_lambda,
     check_names,
@@ -40,6 +39,7 @@ from odtkit._validation import (
 )
 from odtkit.datasets import Dataset
 from odtkit.datasets._bundled import resolve
+from odtkit.datasets._dataset import check_dataset
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.formulations import EXACT, VALID_BOUND, Formulation, Property
 from odtkit.methods import METHODS, Method, check_fair, get_method

@@ -36,7 +36,6 @@ from odtkit import metrics
 from odtkit._limits import Deadline, charged, sigint_handler, stop_on_interrupt
 from odtkit._validation import (
     as_binary_matrix,
-    check_dataset,
     check_depth,
     check_lambda,
     check_positive_number,
@@ -45,6 +44,7 @@ from odtkit._validation import (
 from odtkit._warnings import silencing, warn
 from odtkit.datasets import Dataset
 from odtkit.datasets._binarizer import Binarizer  # the class itself (the package loads it lazily)
+from odtkit.datasets._dataset import check_dataset
 from odtkit.fairness import NOTIONS
 from odtkit.methods import (
     DEFAULT_MAX_DEPTH,

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtkit._validation import check_dataset
+from odtkit.datasets._dataset import check_dataset
 
 __all__ = [
     "FAIRNESS_TOLERANCE",

@@ -17,10 +17,11 @@ with fractional parts, whose class sums round differently, can break a near-tie 
 
 from __future__ import annotations
 
-from odtkit._validation import check_dataset, check_depth, check_lambda
+from odtkit._validation import check_depth, check_lambda
 from odtkit.core import _native
 from odtkit.core._problem import decode_tree, problem_from_arrays
 from odtkit.datasets import Dataset
+from odtkit.datasets._dataset import check_dataset
 from odtkit.tree import Tree
 
 __all__ = ["greedy_tree"]

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from odtkit._validation import check_dataset, check_lambda
+from odtkit._validation import check_lambda
 from odtkit.datasets import Dataset
+from odtkit.datasets._dataset import check_dataset
 
 if TYPE_CHECKING:
     from odtkit.fairness import Fairness, FairnessGroups

@@ -38,8 +38,9 @@ import numpy as np
 import pandas as pd
 
 from odtkit._limits import LoopStop
-from odtkit._validation import check_dataset, check_depth, check_lambda, check_positive_number
+from odtkit._validation import check_depth, check_lambda, check_positive_number
 from odtkit.datasets import Dataset
+from odtkit.datasets._dataset import check_dataset
 from odtkit.results import Status
 
 __all__ = ["SWEEP_COLUMNS", "sweep"]

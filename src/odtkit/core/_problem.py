@@ -18,14 +18,13 @@ import numpy as np
 
 from odtkit._limits import default_memory_limit_mb
 from odtkit._validation import (
-    check_dataset,
     check_node_limit,
     check_positive_number,
     scale_weights,
 )
 from odtkit.core import _native
 from odtkit.datasets import Dataset
-from odtkit.datasets._dataset import distinct_features
+from odtkit.datasets._dataset import check_dataset, distinct_features
 from odtkit.results import Status
 from odtkit.tree import Tree
 

@@ -38,8 +38,14 @@ from odtkit._validation import (
     scale_weights,
 )
 from odtkit.core import _native
+from odtkit.core._binary import (
+    charge_elapsed,
+    check_upper_bound,
+    guarded_answer,
+    search_dataset,
+    verified_result,
+)
 from odtkit.core._problem import decode_tree, encode_tree, leaf_answer, search_config
-from odtkit.core.search import _charged, _check_upper_bound, _guarded_answer, _verified_result
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.datasets._binarizer import _as_frame, _numeric, _numeric_block
 from odtkit.render import FeatureSpec
@@ -295,7 +301,6 @@ def _guess_start(
 
     Threshold guessing and the dp share ``GUESS_SHARE`` of ``time_limit``.
     """
-    from odtkit.core.search import search_tree
     from odtkit.methods import GUESS_ROUNDS  # the MIP stack: only when a guess is asked for
 
     deadline = Deadline(None if time_limit is None else GUESS_SHARE * time_limit)
@@ -309,7 +314,7 @@ def _guess_start(
         tuple(guessed.get_feature_names_out()),
         sample_weight=weights,
     )
-    result = search_tree(
+    result = search_dataset(
         data,
         lam=lam,
         max_depth=max_depth,
@@ -431,7 +436,7 @@ def search_numeric(
         bounds={},
         # a useful split leaves rows on both sides, so no optimal tree is deeper than n - 1
         max_depth=min(max_depth, row_codes.size - 1),
-        upper_bound=_check_upper_bound(upper_bound),
+        upper_bound=check_upper_bound(upper_bound),
     )
     binarizer = Binarizer(categorical=categorical).fit(rows)
     guess: list[Result] = []
@@ -481,14 +486,14 @@ def search_numeric(
                 np.ascontiguousarray(row_codes, dtype=np.int32),
                 np.ascontiguousarray(scale_weights(unit), dtype=np.float64),
                 int(classes.size),
-                _charged(config, began),
+                charge_elapsed(config, began),
                 bar.update if bar.active else None,
                 splits,
             )
         searched.append(columns)
         return raw
 
-    raw = _guarded_answer(prepare, run, row_codes, unit, int(classes.size), lam)
+    raw = guarded_answer(prepare, run, row_codes, unit, int(classes.size), lam)
     if searched:
         columns = searched[-1]
     else:  # the leaf of a Ctrl-C or MemoryError before the search: no split
@@ -501,7 +506,7 @@ def search_numeric(
         tuple(restricted.get_feature_names_out()),
         sample_weight=weights,
     )
-    result = _verified_result(
+    result = verified_result(
         raw.replace(tree=encode_tree(tree)),
         data,
         lam=lam,

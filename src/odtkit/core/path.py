@@ -40,7 +40,6 @@ from odtkit import metrics
 from odtkit._limits import stop_on_interrupt
 from odtkit._progress import Progress
 from odtkit._validation import (
-    check_dataset,
     check_depth,
     check_lambda,
     check_positive_number,
@@ -49,7 +48,7 @@ from odtkit._validation import (
 from odtkit.core import _native
 from odtkit.core._problem import build_problem, decode_tree, native_status, search_config
 from odtkit.datasets import Dataset
-from odtkit.datasets._dataset import unique_rows
+from odtkit.datasets._dataset import check_dataset, unique_rows
 from odtkit.results import Status
 from odtkit.tree import Tree, majority_label
 

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from odtkit._validation import (
-    check_dataset,
     check_depth,
     check_lambda,
     check_nonnegative_number,
@@ -31,6 +30,7 @@ from odtkit._validation import (
 from odtkit.core import _native
 from odtkit.core._problem import build_problem, decode_tree, search_config
 from odtkit.datasets import Dataset
+from odtkit.datasets._dataset import check_dataset
 from odtkit.tree import Tree
 
 __all__ = ["LEAF_RULES", "PAD", "RashomonCore", "RashomonProblem", "build_rashomon"]

@@ -20,7 +20,7 @@ import pandas as pd
 
 from odtkit import metrics
 from odtkit._progress import Progress
-from odtkit._validation import as_binary_matrix, check_dataset, check_lambda, check_switches
+from odtkit._validation import as_binary_matrix, check_lambda, check_switches
 from odtkit._warnings import warn as _warn
 from odtkit.core import _native
 from odtkit.core._problem import (
@@ -33,6 +33,7 @@ from odtkit.core._problem import (
 )
 from odtkit.core.search import TrivialAnswerWarning, trivial_answer_message
 from odtkit.datasets import Dataset
+from odtkit.datasets._dataset import check_dataset
 from odtkit.results import TRACE_COLUMNS, Result, Status
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
 

@@ -233,3 +233,20 @@ class Dataset:
             f"n_features={self.n_features}, "
             f"classes={{{counts}}}{', weighted' if self.sample_weight is not None else ''})"
         )
+
+
+def check_dataset(dataset: object, name: str = "dataset") -> Dataset:
+    """Return ``dataset`` if a solver or a metric can use it, else raise naming ``name``.
+
+    A usable dataset is an :class:`odtkit.datasets.Dataset` (whose own construction checked
+    shapes, dtypes and codes) with at least one sample and a positive total weight: every
+    objective divides by that weight. It lives beside the class it checks (not in
+    :mod:`odtkit._validation`, which this module imports) so that no import closes a cycle.
+    """
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"{name} must be an odtkit Dataset, got {type(dataset).__name__}")
+    if dataset.n_samples == 0:
+        raise ValueError(f"{name} has no samples: it needs at least one")
+    if not dataset.total_weight > 0:
+        raise ValueError(f"{name} has zero total sample weight: it needs a positive total")
+    return dataset

@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from odtkit import metrics
-from odtkit._validation import check_dataset, check_depth, check_lambda, scale_weights
+from odtkit._validation import check_depth, check_lambda, scale_weights
 from odtkit.datasets import Dataset
-from odtkit.datasets._dataset import unique_rows
+from odtkit.datasets._dataset import check_dataset, unique_rows
 from odtkit.fairness import FAIRNESS_TOLERANCE, Fairness, FairnessGroups
 from odtkit.formulations._base import (
     Formulation,
