@@ -43,6 +43,7 @@ __all__ = [
     "NOTION_REGISTRY",
     "Notion",
     "notion_help",
+    "resolve_fairness",
     "split_protected",
 ]
 
@@ -484,3 +485,16 @@ def split_protected(dataset: Any, columns: str | Sequence[str]) -> tuple[Any, np
     )
     values = dataset.X[:, index].astype(int)
     return rest, values[:, 0] if isinstance(columns, str) else values
+
+
+def resolve_fairness(fairness: object, dataset: Any) -> FairnessGroups:
+    """``fairness`` (a :class:`Fairness`) resolved against ``dataset``, or an already resolved
+    :class:`FairnessGroups` checked to belong to it: the one place every fair solver and
+    :mod:`odtkit.metrics` turn their ``fairness=`` argument into group pairs."""
+    if isinstance(fairness, FairnessGroups):
+        if fairness.coefficients.shape[0] != check_dataset(dataset).n_samples:
+            raise ValueError("fairness was resolved against another dataset (row count differs)")
+        return fairness
+    if not isinstance(fairness, Fairness):
+        raise TypeError(f"fairness must be an odtkit.Fairness, got {type(fairness).__name__}")
+    return fairness.groups(dataset)

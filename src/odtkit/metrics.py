@@ -17,6 +17,7 @@ import numpy as np
 from odtkit._validation import check_lambda
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset
+from odtkit.fairness import FAIRNESS_TOLERANCE, resolve_fairness
 
 if TYPE_CHECKING:
     from odtkit.fairness import Fairness, FairnessGroups
@@ -104,26 +105,12 @@ def fairness_gap(model: Classifier, dataset: Dataset, fairness: Fairness | Fairn
         The constraint (a :class:`~odtkit.fairness.FairnessGroups` already resolved against
         ``dataset`` skips the resolution).
     """
-    groups = _fairness_groups(fairness, dataset)
+    groups = resolve_fairness(fairness, dataset)
     positive = model.predict(dataset.X) == groups.positive_code
     return groups.gap(positive)
 
 
 def is_fair(model: Classifier, dataset: Dataset, fairness: Fairness | FairnessGroups) -> bool:
     """Whether ``fairness_gap <= delta`` up to ``odtkit.fairness.FAIRNESS_TOLERANCE``."""
-    from odtkit.fairness import FAIRNESS_TOLERANCE
-
-    groups = _fairness_groups(fairness, dataset)
+    groups = resolve_fairness(fairness, dataset)
     return fairness_gap(model, dataset, groups) <= groups.delta + FAIRNESS_TOLERANCE
-
-
-def _fairness_groups(fairness: object, dataset: Dataset) -> FairnessGroups:
-    from odtkit.fairness import Fairness, FairnessGroups
-
-    if isinstance(fairness, FairnessGroups):
-        if fairness.coefficients.shape[0] != check_dataset(dataset).n_samples:
-            raise ValueError("fairness was resolved against another dataset (row count differs)")
-        return fairness
-    if not isinstance(fairness, Fairness):
-        raise TypeError(f"fairness must be an odtkit.Fairness, got {type(fairness).__name__}")
-    return fairness.groups(dataset)

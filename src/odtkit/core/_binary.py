@@ -43,7 +43,7 @@ from odtkit.core._problem import (
 )
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset, unique_rows
-from odtkit.fairness import Fairness, FairnessGroups
+from odtkit.fairness import Fairness, resolve_fairness
 from odtkit.results import TRACE_COLUMNS, Result, Status
 
 __all__ = [
@@ -199,7 +199,7 @@ def _search_fair(
     progress: bool | None,
 ) -> Result:
     """``search_tree(..., fairness=...)``: the native fair DP, its answer re-verified."""
-    groups = _fairness_groups(fairness, dataset)
+    groups = resolve_fairness(fairness, dataset)
     if method != "dp":
         raise ValueError(f"fairness requires method='dp', got method={method!r}")
     if strategy != "recursive":
@@ -304,17 +304,6 @@ def guarded_answer(
         return run(prepared)
     except MemoryError:
         return leaf_answer(y, weights, n_classes, lam)
-
-
-def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups:
-    """A :class:`Fairness` resolved against ``dataset`` (or an already resolved one checked)."""
-    if isinstance(fairness, FairnessGroups):
-        if fairness.coefficients.shape[0] != dataset.n_samples:
-            raise ValueError("fairness was resolved against another dataset (row count differs)")
-        return fairness
-    if not isinstance(fairness, Fairness):
-        raise TypeError(f"fairness must be an odtkit.Fairness, got {type(fairness).__name__}")
-    return fairness.groups(dataset)
 
 
 class TrivialAnswerWarning(UserWarning):
