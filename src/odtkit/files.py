@@ -221,7 +221,7 @@ def load_forest(path: Path, *, trust_pickle: bool, data: Path | None = None) -> 
     the file names. ``data`` (the DATA argument) lets the message say when two arguments look
     swapped.
     """
-    from odtkit.datasets._bundled import _binary_kind
+    from odtkit.datasets._bundled import binary_kind
 
     name = path.name
     try:
@@ -234,11 +234,11 @@ def load_forest(path: Path, *, trust_pickle: bool, data: Path | None = None) -> 
     if raw.startswith(b"PK\x03\x04"):  # a zip archive: skops' format
         return _load_skops(raw, name), "skops"
     if not trust_pickle:
-        if _binary_kind(raw[:4096]) is None:  # text
+        if binary_kind(raw[:4096]) is None:  # text
             swapped = False
             if data is not None and data.is_file():
                 with data.open("rb") as handle:
-                    swapped = _binary_kind(handle.read(4096)) is not None
+                    swapped = binary_kind(handle.read(4096)) is not None
             hint = "FOREST and DATA look swapped" if swapped else "expected a skops file"
             raise ValueError(f"FOREST: {name} is a text file, not a forest ({hint}; {usage})")
         what = "a pickle" if raw.startswith(b"\x80") else "not a skops file (a pickle?)"

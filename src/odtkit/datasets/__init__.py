@@ -9,18 +9,16 @@ Benchmark-only sets (COMPAS, coupon, ...) are read from the shared data director
 
 from typing import TYPE_CHECKING
 
-# the table readers the CLI reads files with, under public names (no caller outside the package
-# imports a private one)
-from odtkit.datasets._bundled import _binary_kind as binary_kind
-from odtkit.datasets._bundled import _check_labels as check_labels
-from odtkit.datasets._bundled import _read_table as read_table
 from odtkit.datasets._bundled import (
     binarize_frame,
+    binary_kind,
+    check_labels,
     describe,
     load,
     load_file,
     load_shared,
     names,
+    read_table,
     resolve,
     shared_path,
 )

@@ -145,7 +145,7 @@ def _detect_separator(first_line: str) -> str:
     return ","
 
 
-def _binary_kind(head: bytes) -> str | None:
+def binary_kind(head: bytes) -> str | None:
     """What a file that starts with ``head`` probably is, if it is not UTF-8 text; else None."""
     if head.startswith(b"\x80"):  # pickle protocol 2 and later (scikit-learn, joblib)
         return "a pickle?"
@@ -161,7 +161,7 @@ def _binary_kind(head: bytes) -> str | None:
     return None
 
 
-def _read_table(path: Path, sep: str | None, *, header: bool = True) -> pd.DataFrame:
+def read_table(path: Path, sep: str | None, *, header: bool = True) -> pd.DataFrame:
     """The delimited text table at ``path``; ``header=False``: the first line is data and the
     columns are named ``0, 1, ...`` by position.
 
@@ -170,7 +170,7 @@ def _read_table(path: Path, sep: str | None, *, header: bool = True) -> pd.DataF
     """
     with path.open("rb") as raw:
         head = raw.read(4096)
-    kind = _binary_kind(head)
+    kind = binary_kind(head)
     if kind is not None:
         raise ValueError(f"{path.name} is not a text table ({kind})")
     # utf-8-sig drops a byte-order mark, which would otherwise glue itself to the first name.
@@ -201,7 +201,7 @@ def _blank_labels(labels: pd.Series) -> np.ndarray:
     return np.flatnonzero(blank)
 
 
-def _check_labels(frame: pd.DataFrame, label: str, *, first_line: int | None = None) -> None:
+def check_labels(frame: pd.DataFrame, label: str, *, first_line: int | None = None) -> None:
     """Refuse blank label cells, naming the first few rows.
 
     ``first_line``: ``frame`` was read from a file whose row 0 is that line (2 below a header
@@ -283,7 +283,7 @@ def load_file(
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(f"path {str(path)!r} does not exist or is not a file")
-    frame = _read_table(file, sep)
+    frame = read_table(file, sep)
     if frame.shape[1] < 2:
         raise ValueError(
             f"path {str(path)!r} has {frame.shape[1]} column(s); need features plus a label "
@@ -296,7 +296,7 @@ def load_file(
     elif label not in columns:
         raise ValueError(f"label {label!r} is not a column of {str(path)!r}; columns are {columns}")
     dataset_name = file.stem if name is None else name
-    _check_labels(frame, label, first_line=2)
+    check_labels(frame, label, first_line=2)
 
     features = frame.drop(columns=[label])
     bad = _non_binary_columns(features)
@@ -359,7 +359,7 @@ def binarize_frame(
         raise ValueError(
             f"label {label!r} is not a column of frame; columns are {list(frame.columns)}"
         )
-    _check_labels(frame, label)
+    check_labels(frame, label)
     # scikit-learn (behind Binarizer) costs seconds to import: only pay it when binarizing
     from odtkit.datasets._binarizer import Binarizer
 
