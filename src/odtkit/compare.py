@@ -42,7 +42,17 @@ from odtkit.datasets._bundled import resolve
 from odtkit.datasets._dataset import check_dataset
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.formulations import EXACT, VALID_BOUND, Formulation, Property
-from odtkit.methods import METHODS, Method, check_fair, get_method
+from odtkit.methods import (
+    METHODS,
+    MIP_METHODS,
+    RAW_METHODS,
+    SEARCH_METHODS,
+    Method,
+    check_fair,
+    fill_code_names,
+    get_method,
+    method_names,
+)
 from odtkit.pipeline import solve_formulation
 from odtkit.results import Result, Status
 from odtkit.tree import Tree
@@ -382,11 +392,6 @@ def _seconds(t: float) -> str:
     return f"{t * 1000:.2g} ms" if t < 0.1 else f"{t:.2g} s"
 
 
-def _names(which: Callable[[Method], bool]) -> str:
-    """The registry's method names that ``which`` selects, as the docstring quotes them."""
-    return ", ".join(f'``"{name}"``' for name, m in METHODS.items() if which(m))
-
-
 def compare(
     dataset: Dataset | str | pd.DataFrame | ArrayLike,
     *,
@@ -418,10 +423,11 @@ def compare(
         to it (``odtkit._validation.check_depth``).
     methods : str or sequence of str
         Names of :data:`odtkit.methods.METHODS` (one name, ``"dp,flowoct"`` or a sequence;
-        repeated names run once): search methods (<SEARCH>) run once, MIP methods
-        (<MIP>) once per backend. The raw-table methods (<RAW>: the search over every
-        threshold of the raw numeric columns, :func:`odtkit.core.search_numeric` started from
-        the guessed-threshold tree) need a raw table and ``y``.
+        repeated names run once): search methods ({SEARCH_METHODS}) run once, MIP
+        methods ({MIP_METHODS}) once per backend. The raw-table methods ({RAW_METHODS}: the
+        search over every threshold of the raw numeric columns,
+        :func:`odtkit.core.search_numeric` started from the guessed-threshold tree) need a raw
+        table and ``y``.
     backends : str or sequence of str
         Solver backends for the MIPs (names of :func:`odtkit.solvers.registered_backends`),
         given like ``methods``.
@@ -440,7 +446,7 @@ def compare(
         Solve the fairness-constrained problem instead: the lowest objective over trees of
         depth <= D whose disparity (``fairness.notion`` between the groups of
         ``fairness.protected``) is at most ``fairness.delta``. Only methods that can honour it
-        are accepted (<FAIR>). Every tree is re-measured with
+        are accepted ({FAIR_METHODS}). Every tree is re-measured with
         :func:`odtkit.metrics.fairness_gap` (column ``fairness_gap``); a tree above δ is an
         error row and never agrees. The MIPs start from the search's tree (always δ-fair), or
         from the greedy tree if it is δ-fair, else from the best single leaf (always fair).
@@ -507,12 +513,12 @@ def compare(
     return _read(plan, runs, source)
 
 
-compare.__doc__ = (
-    (compare.__doc__ or "")
-    .replace("<SEARCH>", _names(lambda m: m.is_search and not m.raw))
-    .replace("<MIP>", _names(lambda m: not m.is_search))
-    .replace("<RAW>", _names(lambda m: m.raw))
-    .replace("<FAIR>", _names(lambda m: m.fair))
+compare.__doc__ = fill_code_names(
+    compare.__doc__,
+    SEARCH_METHODS=SEARCH_METHODS,
+    MIP_METHODS=MIP_METHODS,
+    RAW_METHODS=RAW_METHODS,
+    FAIR_METHODS=method_names(fair=True),
 )
 
 

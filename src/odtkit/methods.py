@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
-from typing import Any
+from typing import Any, overload
 
 from odtkit.formulations import (
     DECODE_NOT_WORSE,
@@ -54,6 +54,7 @@ __all__ = [
     "SEARCH_METHODS",
     "check_fair",
     "describe",
+    "fill_code_names",
     "fill_method_names",
     "get_method",
     "method_names",
@@ -363,16 +364,23 @@ def describe() -> str:
     return "\n".join(f"{name:<{width}}  {m.description}" for name, m in METHODS.items())
 
 
-def _fill_module_doc(doc: str) -> str:
-    """This module's docstring with its name lists read from :data:`METHODS`."""
-    for key, names in (
-        ("SEARCH_METHODS", SEARCH_METHODS),
-        ("MIP_METHODS", MIP_METHODS),
-        ("RAW_METHODS", RAW_METHODS),
-    ):
+@overload
+def fill_code_names(doc: str, **lists: tuple[str, ...]) -> str: ...
+@overload
+def fill_code_names(doc: None, **lists: tuple[str, ...]) -> None: ...
+def fill_code_names(doc: str | None, **lists: tuple[str, ...]) -> str | None:
+    """``doc`` with each ``{KEY}`` replaced by its list of names in running text
+    (````"dp"``, ``"bnb"````): how this module's and :func:`odtkit.compare`'s docstrings list
+    what the registry holds (:func:`fill_method_names` writes the numpy-doc form). None (under
+    ``python -OO``) stays None."""
+    if doc is None:
+        return None
+    for key, names in lists.items():
         doc = doc.replace("{" + key + "}", _code_list(names))
     return doc
 
 
 if __doc__ is not None:  # None under python -OO
-    __doc__ = _fill_module_doc(__doc__)
+    __doc__ = fill_code_names(
+        __doc__, SEARCH_METHODS=SEARCH_METHODS, MIP_METHODS=MIP_METHODS, RAW_METHODS=RAW_METHODS
+    )
