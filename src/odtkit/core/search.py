@@ -119,8 +119,13 @@ def search_tree(
         is given, else ``"recursive"``. ``"recursive"`` (DL8.5/MurTree-style bound passing) is
         the fastest way to a certificate, but being depth-first it improves its incumbent late
         and its global lower bound stays weak until the end. ``"anytime"`` makes both good at
-        every moment: three searches share the recursive search's memo and take turns in
-        slices of work that double each round: iterative deepening (the optimum at depth 1, 2,
+        every moment. At unlimited depth under a time or node limit it first spends up to half
+        of that limit on dives (the optimum at depth 2, 3, ... by the recursive search, each
+        warm-started from the last, is a tree of the unlimited problem: an incumbent; the bound
+        meanwhile is the a-priori one) and up to a tenth on polishing the best (every subtree
+        of height h <= 3 replaced by the optimum of depth h + 2 on its rows). Then three
+        searches share the recursive search's memo, warm-started from that tree, and take turns
+        in slices of work that double each round: iterative deepening (the optimum at depth 1, 2,
         ... is an incumbent), depth-relaxed deepening (the best tree of depth d whose nodes at
         depth d cost only a lower bound on their best subtree bounds the optimum from below,
         and certifies it when it reaches the incumbent) and the recursive search of the stated

@@ -27,6 +27,7 @@
 #include "bnb.hpp"
 #include "corels.hpp"
 #include "dp.hpp"
+#include "dp_dives.hpp"
 #include "dp_queue.hpp"
 #include "fair_dp.hpp"
 #include "greedy.hpp"
@@ -379,7 +380,7 @@ void bind_searches(nb::module_& m) {
   m.def("search_dp", &run_search<search_dp>, nb::arg("problem"), nb::arg("config"),
         nb::arg("progress") = nb::none(),
         "Recursive DP over supports (search_tree(method='dp')); returns a SearchOutput.");
-  m.def("search_dp_anytime", &run_search<search_dp_anytime>, nb::arg("problem"),
+  m.def("search_dp_anytime", &run_search<search_dp_dives>, nb::arg("problem"),
         nb::arg("config"), nb::arg("progress") = nb::none(),
         "Anytime DP: iterative deepening and bound raising on one memo "
         "(search_tree(method='dp', strategy='anytime')).");
