@@ -13,6 +13,13 @@ task; Ctrl-C returns the finished rows and the rest as ``"interrupted"`` rows. T
 sorted by the grid, so a local and a Dask run of the same sweep give the same table (up to the
 ``time`` column).
 
+Tasks go to the workers longest first (:mod:`odtkit._schedule`: an estimate from each task's
+rows, features, depth, λ or path and method, replaced by the measured times of the finished
+folds of the same cell), a worker's next task chosen when one finishes, so that the last tasks
+to run are short ones. Each worker receives each dataset once, with the fold of each row (the
+pool's ``initializer``; ``client.scatter(..., broadcast=True)`` on Dask); a task carries only its
+coordinates and cuts its fold from them.
+
 The local pool and a Dask ``LocalCluster`` start their workers with ``"spawn"``, which imports
 the calling script again: a script calls ``sweep`` under ``if __name__ == "__main__":`` (a
 worker that finds ``sweep`` called while it imports the script exits at once, and the parent
@@ -566,7 +573,7 @@ def _run_dask(
     tasks: list[_Task], shipped: Mapping[str, _Folds], timeout: float, client: Any
 ) -> Iterator[tuple[_Task, list[dict]]]:
     try:
-        from distributed import wait as dask_wait
+        from distributed import as_completed
     except ImportError as exc:  # pragma: no cover - a client implies distributed
         raise ImportError("client= needs dask.distributed: pip install 'odtkit[dask]'") from exc
     run = uuid.uuid4().hex
@@ -579,6 +586,8 @@ def _run_dask(
     threads = max(n_workers, sum(int(w.get("nthreads", 1)) for w in workers.values()))
     budget = timeout * math.ceil(len(tasks) / n_workers)
     submitted: list[Any] = []
+    # one event-driven stream of finished futures for the whole grid; its deadline is the grid's
+    finished = as_completed(timeout=None if math.isinf(budget) else budget)
 
     def submit(task: _Task) -> Any:
         future = client.submit(
@@ -589,12 +598,13 @@ def _run_dask(
             pure=False,
         )
         submitted.append(future)
+        finished.add(future)
         return future
 
     def wait(futures: list[Any], seconds: float | None) -> set[Any]:
         try:
-            return set(dask_wait(futures, timeout=seconds, return_when="FIRST_COMPLETED").done)
-        except TimeoutError:
+            return set(finished.next_batch(block=True))
+        except (TimeoutError, StopIteration):
             return set()
 
     try:
