@@ -92,6 +92,62 @@ def test_scheduler_refinement_is_replayed_by_the_simulator():
     assert ideal_makespan(times, 2) == 10.5
 
 
+class _ReferenceScheduler:
+    """The scheduler's rule written out plainly (every remaining task's estimate on each pop):
+    the oracle of the heap-based Scheduler."""
+
+    def __init__(self, priors, groups):
+        self.priors, self.groups = list(priors), list(groups)
+        self.remaining = set(range(len(priors)))
+        self.times: dict = {}
+        self.ratios: list[float] = []
+
+    def estimate(self, i):
+        if self.times.get(self.groups[i]):
+            return sum(self.times[self.groups[i]]) / len(self.times[self.groups[i]])
+        calibration = math.exp(sum(self.ratios) / len(self.ratios)) if self.ratios else 1.0
+        return self.priors[i] * calibration
+
+    def pop(self):
+        best = min(self.remaining, key=lambda i: (-self.estimate(i), i))
+        self.remaining.discard(best)
+        return best
+
+    def done(self, i, seconds):
+        if seconds > 0 and math.isfinite(seconds):
+            self.times.setdefault(self.groups[i], []).append(seconds)
+            self.ratios.append(math.log(seconds / self.priors[i]))
+
+
+def test_scheduler_agrees_with_its_plain_rule_on_random_grids():
+    import random
+
+    rng = random.Random(27)
+    for _ in range(300):
+        n = rng.randint(1, 30)
+        priors = [float(rng.randint(1, 20)) for _ in range(n)]
+        # keys that do not order among themselves (None, str, tuple): never compared
+        groups = [rng.choice([None, 1, "a", (1, None), 2.5][: rng.randint(1, 5)]) for _ in range(n)]
+        reported = [rng.choice([rng.uniform(0.1, 30.0), math.nan, 0.0]) for _ in range(n)]
+        times = [t if t > 0 else 1.0 for t in reported]  # nan > 0 is False
+        workers = rng.randint(1, 5)
+        sequences = []
+        for policy in (Scheduler(priors, groups), _ReferenceScheduler(priors, groups)):
+            popped: list[int] = []
+
+            class Recording:
+                def pop(self, policy=policy, popped=popped):
+                    popped.append(policy.pop())
+                    return popped[-1]
+
+                def done(self, i, seconds, policy=policy, reported=reported):
+                    policy.done(i, reported[i])  # the nan and 0 times too
+
+            simulate(times, workers, Recording())
+            sequences.append(popped)
+        assert sequences[0] == sequences[1]
+
+
 def test_prior_cost_grows_with_the_work():
     base = prior_cost(1000, 20, 4, path=False)
     assert prior_cost(2000, 20, 4, path=False) > base

@@ -517,6 +517,11 @@ def _run_installed(task: _Task) -> list[dict[str, Any]]:
     return run_task(task, _SHIPPED[task.dataset])
 
 
+def _processes(executor: ProcessPoolExecutor) -> list[Any]:
+    """The pool's worker processes (none once it is shut down)."""
+    return list((getattr(executor, "_processes", None) or {}).values())
+
+
 def _run_pool(
     tasks: list[_Task], shipped: Mapping[str, _Folds], timeout: float, n_jobs: int
 ) -> Iterator[tuple[_Task, list[dict]]]:
@@ -549,7 +554,7 @@ def _run_pool(
         nonlocal checked
         if not checked and isinstance(future.exception(), BrokenProcessPool):
             checked = True  # another cause: the remaining broken futures need no check
-            if _unguarded(list(getattr(executor, "_processes", {}).values())):
+            if _unguarded(_processes(executor)):
                 raise RuntimeError(_UNGUARDED_MESSAGE)
         return _result_rows(future, task)
 
@@ -564,7 +569,7 @@ def _run_pool(
         if any(not f.done() for f in submitted):
             # a running task cannot be cancelled (it hung, or the sweep was interrupted):
             # end the worker processes
-            for process in list(getattr(executor, "_processes", {}).values()):
+            for process in _processes(executor):
                 process.terminate()
         executor.shutdown(wait=False, cancel_futures=True)
 
