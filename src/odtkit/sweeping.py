@@ -537,6 +537,8 @@ def _run_pool(
     )
     checked = False
     submitted: list[Future] = []
+    # every worker the pool started, kept here: a broken pool need not keep its list of them
+    workers: dict[int, Any] = {}
 
     def submit(task: _Task) -> Future:
         try:
@@ -545,6 +547,7 @@ def _run_pool(
             future = Future()
             future.set_exception(exc)
         submitted.append(future)
+        workers.update({p.pid: p for p in _processes(executor)})
         return future
 
     def wait(futures: list[Future], seconds: float | None) -> set[Future]:
@@ -554,7 +557,7 @@ def _run_pool(
         nonlocal checked
         if not checked and isinstance(future.exception(), BrokenProcessPool):
             checked = True  # another cause: the remaining broken futures need no check
-            if _unguarded(_processes(executor)):
+            if _unguarded(list(workers.values())):
                 raise RuntimeError(_UNGUARDED_MESSAGE)
         return _result_rows(future, task)
 
