@@ -85,6 +85,24 @@ def test_dask_timeout_is_a_row():
     assert "task_timeout" in by_name.loc["tic-tac-toe", "message"]
 
 
+def test_pool_timeout_is_a_row():
+    # the pool's workers are ended at the grid's deadline; the finished task keeps its row
+    table = sweep(
+        ["monk1", "tic-tac-toe"],
+        lams=(0.0002,),
+        depths=(None,),
+        folds=None,
+        time_limit=None,
+        task_timeout=1.0,
+        n_jobs=2,
+        progress=False,
+    )
+    by_name = table.set_index("dataset")
+    assert by_name.loc["tic-tac-toe", "status"] == "time_limit"
+    assert "task_timeout" in by_name.loc["tic-tac-toe", "message"]
+    assert by_name.loc["monk1", "status"] in {"optimal", "time_limit"}  # a slow spawn: both
+
+
 def test_failed_task_is_a_row():
     # a MIP over a complete tree needs a depth: that task fails, the dp task of the grid does not
     table = sweep(

@@ -13,6 +13,13 @@ task; Ctrl-C returns the finished rows and the rest as ``"interrupted"`` rows. T
 sorted by the grid, so a local and a Dask run of the same sweep give the same table (up to the
 ``time`` column).
 
+Tasks go to the workers longest first (:mod:`odtkit._schedule`: an estimate from each task's
+rows, features, depth, λ or path and method, replaced by the measured times of the finished
+folds of the same cell), a worker's next task chosen when one finishes, so that the last tasks
+to run are short ones. Each worker receives each dataset once, with the fold of each row (the
+pool's ``initializer``; ``client.scatter(..., broadcast=True)`` on Dask); a task carries only its
+coordinates and cuts its fold from them.
+
 The local pool and a Dask ``LocalCluster`` start their workers with ``"spawn"``, which imports
 the calling script again: a script calls ``sweep`` under ``if __name__ == "__main__":`` (a
 worker that finds ``sweep`` called while it imports the script exits at once, and the parent
@@ -28,8 +35,8 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
+from concurrent.futures import wait as futures_wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from odtkit._limits import LoopStop
+from odtkit._schedule import FifoOrder, Scheduler, ideal_makespan, prior_cost, simulate
 from odtkit._validation import check_depth, check_lambda, check_positive_number
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset
@@ -67,7 +75,8 @@ _SORT = ["dataset", "fold", "depth", "method", "lam"]
 
 @dataclass(frozen=True)
 class _Task:
-    """One cell of the grid, with the data it needs (pickled to a worker)."""
+    """One cell of the grid: its coordinates and parameters, not its data (a worker holds each
+    dataset once and cuts the fold from it: :class:`_Folds`)."""
 
     index: int
     dataset: str
@@ -75,11 +84,34 @@ class _Task:
     depth: int | None
     method: str
     lam: float | None  # None: the whole regularization path
-    train: Dataset
-    test: Dataset | None
     time_limit: float | None
     lam_min: float
     backend: str
+
+
+@dataclass(frozen=True)
+class _Folds:
+    """One dataset and the fold of each row: what a worker receives once per sweep."""
+
+    data: Dataset
+    # the test fold of each row (k-fold: each row is tested once, trained on in the other
+    # folds); None: no folds (train on all the data, no test)
+    fold_of_row: np.ndarray | None
+
+    def fold(self, fold: int) -> tuple[Dataset, Dataset | None]:
+        """(train, test) of fold ``fold``, cut on demand (a copy of a few rows, next to a solve):
+        the rows of scikit-learn's split, in its (ascending) order."""
+        if self.fold_of_row is None:
+            return self.data, None
+        test = self.fold_of_row == fold
+        return self.data.subset(np.flatnonzero(~test)), self.data.subset(np.flatnonzero(test))
+
+    def train_shape(self, fold: int) -> tuple[int, int]:
+        """(rows, features) of fold ``fold``'s training set, without cutting it."""
+        if self.fold_of_row is None:
+            return self.data.n_samples, self.data.n_features
+        rows = int(np.count_nonzero(self.fold_of_row != fold))
+        return rows, self.data.n_features
 
 
 def _row(task: _Task, **values: Any) -> dict[str, Any]:
@@ -99,11 +131,11 @@ def _row(task: _Task, **values: Any) -> dict[str, Any]:
     return row
 
 
-def _accuracies(tree: Any, task: _Task) -> dict[str, float]:
+def _accuracies(tree: Any, train: Dataset, test: Dataset | None) -> dict[str, float]:
     from odtkit import metrics
 
-    test = math.nan if task.test is None else metrics.accuracy(tree, task.test)
-    return {"train_accuracy": metrics.accuracy(tree, task.train), "test_accuracy": test}
+    on_test = math.nan if test is None else metrics.accuracy(tree, test)
+    return {"train_accuracy": metrics.accuracy(tree, train), "test_accuracy": on_test}
 
 
 #: Key of a row dict carrying the odtkit warnings its task raised, as ``(category, text)``
@@ -111,8 +143,9 @@ def _accuracies(tree: Any, task: _Task) -> dict[str, float]:
 _WARNINGS = "_warnings"
 
 
-def run_task(task: _Task) -> list[dict[str, Any]]:
-    """Rows of one task; an exception becomes an ``error`` row (never raises).
+def run_task(task: _Task, folds: _Folds) -> list[dict[str, Any]]:
+    """Rows of one task on its dataset's ``folds``; an exception becomes an ``error`` row (never
+    raises).
 
     odtkit's warnings (e.g. a λ that makes the single leaf optimal) are not shown here, in a
     worker whose stderr is not the user's: each row's ``message`` ends with them, and the rows
@@ -121,7 +154,7 @@ def run_task(task: _Task) -> list[dict[str, Any]]:
     from odtkit._warnings import collecting
 
     with collecting() as caught:
-        rows = _task_rows(task)
+        rows = _task_rows(task, folds)
     if caught:
         unique = list(dict.fromkeys(caught))
         said = "; ".join(f"{category.__name__}: {text}" for category, text in unique)
@@ -131,12 +164,13 @@ def run_task(task: _Task) -> list[dict[str, Any]]:
     return rows
 
 
-def _task_rows(task: _Task) -> list[dict[str, Any]]:
+def _task_rows(task: _Task, folds: _Folds) -> list[dict[str, Any]]:
     start = time.perf_counter()
     try:
+        train, test = folds.fold(task.fold)
         if task.lam is None:
-            return _run_path(task, start)
-        return [_run_solve(task, task.lam, start)]
+            return _run_path(task, train, test, start)
+        return [_run_solve(task, train, test, task.lam, start)]
     except Exception as exc:  # noqa: BLE001 - a failed task is a row, not a lost sweep
         message = f"{type(exc).__name__}: {exc}"
         detail = traceback.format_exc(limit=3).strip().splitlines()[-1]
@@ -150,18 +184,22 @@ def _task_rows(task: _Task) -> list[dict[str, Any]]:
         ]
 
 
-def _run_solve(task: _Task, lam: float, start: float) -> dict[str, Any]:
+def _run_solve(
+    task: _Task, train: Dataset, test: Dataset | None, lam: float, start: float
+) -> dict[str, Any]:
     from odtkit.methods import get_method
 
     result = get_method(task.method).solve(
-        task.train,
+        train,
         lam=lam,
         max_depth=task.depth,
         backend=task.backend,
         time_limit=task.time_limit,
     )
     tree = result.model
-    accuracies = _accuracies(tree, task) if tree is not None else {"train_accuracy": math.nan}
+    accuracies = (
+        _accuracies(tree, train, test) if tree is not None else {"train_accuracy": math.nan}
+    )
     return _row(
         task,
         objective=result.objective,
@@ -174,11 +212,13 @@ def _run_solve(task: _Task, lam: float, start: float) -> dict[str, Any]:
     )
 
 
-def _run_path(task: _Task, start: float) -> list[dict[str, Any]]:
+def _run_path(
+    task: _Task, train: Dataset, test: Dataset | None, start: float
+) -> list[dict[str, Any]]:
     from odtkit.core import regularization_path
 
     path = regularization_path(
-        task.train, max_depth=task.depth, lam_min=task.lam_min, time_limit=task.time_limit
+        train, max_depth=task.depth, lam_min=task.lam_min, time_limit=task.time_limit
     )
     elapsed = time.perf_counter() - start
     rows = []
@@ -194,7 +234,7 @@ def _run_path(task: _Task, start: float) -> list[dict[str, Any]]:
                 status=Status.OPTIMAL.value if s.certified else path.status.value,
                 leaves=s.n_leaves,
                 time=elapsed,
-                **_accuracies(s.tree, task),
+                **_accuracies(s.tree, train, test),
             )
         )
     return rows
@@ -231,10 +271,11 @@ def _named_datasets(datasets: Any) -> list[tuple[str, Dataset]]:
     return items
 
 
-def _splits(data: Dataset, folds: int | None, seed: int) -> list[tuple[Dataset, Dataset | None]]:
-    """(train, test) per fold: stratified k-fold when every class has ``folds`` rows."""
+def _splits(data: Dataset, folds: int | None, seed: int) -> _Folds:
+    """The dataset with its (train, test) rows per fold: stratified k-fold when every class has
+    ``folds`` rows."""
     if folds is None:
-        return [(data, None)]
+        return _Folds(data, None)
     from sklearn.model_selection import KFold, StratifiedKFold
 
     counts = np.bincount(data.y, minlength=data.n_classes)
@@ -242,9 +283,10 @@ def _splits(data: Dataset, folds: int | None, seed: int) -> list[tuple[Dataset, 
     splitter = (StratifiedKFold if stratify else KFold)(folds, shuffle=True, random_state=seed)
     if folds > data.n_samples:
         raise ValueError(f"folds={folds} exceeds the {data.n_samples} rows of {data.name!r}")
-    return [
-        (data.subset(train), data.subset(test)) for train, test in splitter.split(data.X, data.y)
-    ]
+    fold_of_row = np.full(data.n_samples, -1, dtype=np.int32)
+    for fold, (_, test) in enumerate(splitter.split(data.X, data.y)):
+        fold_of_row[test] = fold
+    return _Folds(data, fold_of_row)
 
 
 def _grid(
@@ -257,7 +299,8 @@ def _grid(
     lam_min: float,
     backend: str,
     seed: int,
-) -> list[_Task]:
+) -> tuple[list[_Task], dict[str, _Folds]]:
+    """The grid's tasks in grid order, and each dataset with its folds (shipped once)."""
     from odtkit.methods import DATASET_METHODS, get_method
 
     path = isinstance(lams, str)
@@ -279,8 +322,10 @@ def _grid(
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
         raise ValueError(f"folds must be an integer >= 2 or None, got {folds!r}")
     tasks: list[_Task] = []
+    shipped: dict[str, _Folds] = {}
     for name, data in _named_datasets(datasets):
-        for fold, (train, test) in enumerate(_splits(data, folds, seed)):
+        shipped[name] = _splits(data, folds, seed)
+        for fold in range(1 if folds is None else folds):
             for depth in depth_values:
                 for method in method_names:
                     for lam in lam_values:
@@ -292,14 +337,12 @@ def _grid(
                                 depth,
                                 method,
                                 lam,
-                                train,
-                                test,
                                 time_limit,
                                 lam_min,
                                 backend,
                             )
                         )
-    return tasks
+    return tasks, shipped
 
 
 def _as_list(values: Any, name: str) -> list[Any]:
@@ -336,9 +379,77 @@ def _result_rows(future: Any, task: _Task) -> list[dict[str, Any]]:
         return [_row(task, status=Status.ERROR.value, message=repr(exc))]
 
 
-def _run_serial(tasks: list[_Task], timeout: float) -> Iterator[tuple[_Task, list[dict]]]:
+def _run_serial(
+    tasks: list[_Task], shipped: Mapping[str, _Folds]
+) -> Iterator[tuple[_Task, list[dict]]]:
     for task in tasks:
-        yield task, run_task(task)
+        yield task, run_task(task, shipped[task.dataset])
+
+
+def _schedule(tasks: list[_Task], shipped: Mapping[str, _Folds]) -> Scheduler:
+    """Longest estimated task first (:mod:`odtkit._schedule`): the estimate of a task is its
+    :func:`~odtkit._schedule.prior_cost` until tasks of its group (the folds of one dataset,
+    depth, method and λ) have finished, then their mean time."""
+    priors = []
+    for t in tasks:
+        rows, features = shipped[t.dataset].train_shape(t.fold)
+        priors.append(prior_cost(rows, features, t.depth, path=t.lam is None, method=t.method))
+    return Scheduler(priors, [(t.dataset, t.depth, t.method, t.lam) for t in tasks])
+
+
+def _task_seconds(rows: list[dict[str, Any]]) -> float:
+    """A finished task's own wall time (a path's rows repeat it); nan when it has none."""
+    times = [r.get("time", math.nan) for r in rows]
+    finite = [t for t in times if isinstance(t, float) and math.isfinite(t)]
+    return max(finite) if finite else math.nan
+
+
+def _drive(
+    tasks: list[_Task],
+    schedule: Scheduler,
+    slots: int,
+    submit: Callable[[_Task], Any],
+    wait: Callable[[list[Any], float | None], set[Any]],
+    rows_of: Callable[[Any, _Task], list[dict[str, Any]]],
+    budget: float,
+    timeout: float,
+) -> Iterator[tuple[_Task, list[dict]]]:
+    """Run ``tasks`` with at most ``slots`` submitted at once, the next always the scheduler's
+    longest (so each finished task's time refines the order of the rest); yield ``(task,
+    rows)`` as they finish. Past ``budget`` seconds in all, every unfinished task is a
+    ``time_limit`` row (the caller ends what still runs)."""
+    deadline = time.monotonic() + budget
+    running: dict[Any, _Task] = {}
+
+    def fill() -> None:
+        while len(schedule) and len(running) < slots:
+            task = tasks[schedule.pop()]
+            running[submit(task)] = task
+
+    fill()
+    while running:
+        left = deadline - time.monotonic()
+        done = (
+            wait(list(running), None if math.isinf(left) else max(left, 0.0)) if left > 0 else set()
+        )
+        if not done:
+            break
+        for future in sorted(done, key=lambda f: running[f].index):
+            task = running.pop(future)
+            rows = rows_of(future, task)
+            schedule.done(task.index, _task_seconds(rows))
+            yield task, rows
+        fill()
+    unfinished = sorted(running.values(), key=lambda t: t.index)
+    unfinished += [tasks[i] for i in sorted(schedule.order())]
+    for task in unfinished:
+        yield task, _timeout_rows(task, timeout)
+
+
+#: Tasks submitted beyond one per worker: a worker that finishes finds its next task queued
+#: instead of waiting for the parent to choose it (one more keeps every worker fed; more would
+#: fix the order before the finished tasks' times could refine it).
+_QUEUED = 1
 
 
 #: Exit code of a worker process that found ``sweep`` called again while it imported the
@@ -385,66 +496,139 @@ def _unguarded(workers: Sequence[Any], patience: float = 10.0) -> bool:
         alive[0].join(timeout=0.05)
 
 
+#: A pool worker's datasets (:func:`_install`): the parent ships each once per worker, through
+#: the pool's ``initializer``, instead of once per task.
+_SHIPPED: dict[str, _Folds] = {}
+
+
+def _install(shipped: Mapping[str, _Folds]) -> None:
+    """Pool worker start-up: keep the sweep's datasets, and import the solvers now (in
+    parallel on every worker) rather than in the first task."""
+    import odtkit.core
+    import odtkit.methods
+    import odtkit.metrics  # noqa: F401
+
+    _SHIPPED.clear()
+    _SHIPPED.update(shipped)
+
+
+def _run_installed(task: _Task) -> list[dict[str, Any]]:
+    """A pool worker's task: its data from the worker's :data:`_SHIPPED`."""
+    return run_task(task, _SHIPPED[task.dataset])
+
+
+def _processes(executor: ProcessPoolExecutor) -> list[Any]:
+    """The pool's worker processes (none once it is shut down)."""
+    return list((getattr(executor, "_processes", None) or {}).values())
+
+
 def _run_pool(
-    tasks: list[_Task], timeout: float, n_jobs: int
+    tasks: list[_Task], shipped: Mapping[str, _Folds], timeout: float, n_jobs: int
 ) -> Iterator[tuple[_Task, list[dict]]]:
-    # spawn: a clean interpreter per worker (no inherited threads or native state). A worker
-    # that dies breaks the executor: its tasks become error rows instead of being retried.
+    # spawn: a clean interpreter per worker (no inherited threads or native state); each
+    # worker lives for the whole sweep, its datasets installed once. A worker that dies breaks
+    # the executor: its tasks become error rows instead of being retried.
     processes = min(n_jobs, len(tasks))
-    executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
-    futures = {executor.submit(run_task, t): t for t in tasks}
-    workers = list(getattr(executor, "_processes", {}).values())
+    executor = ProcessPoolExecutor(
+        processes,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_install,
+        initargs=(dict(shipped),),
+    )
+    checked = False
+    submitted: list[Future] = []
+    # every worker the pool started, kept here: a broken pool need not keep its list of them
+    workers: dict[int, Any] = {}
+
+    def submit(task: _Task) -> Future:
+        try:
+            future = executor.submit(_run_installed, task)
+        except BrokenProcessPool as exc:  # broken while the grid was being fed
+            future = Future()
+            future.set_exception(exc)
+        submitted.append(future)
+        workers.update({p.pid: p for p in _processes(executor)})
+        return future
+
+    def wait(futures: list[Future], seconds: float | None) -> set[Future]:
+        return set(futures_wait(futures, seconds, return_when=FIRST_COMPLETED).done)
+
+    def rows_of(future: Future, task: _Task) -> list[dict[str, Any]]:
+        nonlocal checked
+        if not checked and isinstance(future.exception(), BrokenProcessPool):
+            checked = True  # another cause: the remaining broken futures need no check
+            if _unguarded(list(workers.values())):
+                raise RuntimeError(_UNGUARDED_MESSAGE)
+        return _result_rows(future, task)
+
     # tasks queue behind each other, so the fair deadline is the grid's: rounds x task_timeout
     budget = timeout * math.ceil(len(tasks) / processes)
-    finished: set[Future] = set()
+    schedule = _schedule(tasks, shipped)
     try:
-        for future in as_completed(futures, timeout=None if math.isinf(budget) else budget):
-            finished.add(future)
-            task = futures[future]
-            if isinstance(future.exception(), BrokenProcessPool):
-                if _unguarded(workers):
-                    raise RuntimeError(_UNGUARDED_MESSAGE)
-                workers = []  # another cause: the remaining broken futures need no check
-            yield task, _result_rows(future, task)
-    except FuturesTimeout:
-        for future, task in futures.items():
-            if future not in finished:
-                yield task, _timeout_rows(task, timeout)
+        yield from _drive(
+            tasks, schedule, processes + _QUEUED, submit, wait, rows_of, budget, timeout
+        )
     finally:
-        if any(not f.done() for f in futures):
+        if any(not f.done() for f in submitted):
             # a running task cannot be cancelled (it hung, or the sweep was interrupted):
             # end the worker processes
-            for process in list(getattr(executor, "_processes", {}).values()):
+            for process in _processes(executor):
                 process.terminate()
         executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _run_dask(
-    tasks: list[_Task], timeout: float, client: Any
+    tasks: list[_Task], shipped: Mapping[str, _Folds], timeout: float, client: Any
 ) -> Iterator[tuple[_Task, list[dict]]]:
     try:
         from distributed import as_completed
     except ImportError as exc:  # pragma: no cover - a client implies distributed
         raise ImportError("client= needs dask.distributed: pip install 'odtkit[dask]'") from exc
     run = uuid.uuid4().hex
-    futures = {client.submit(run_task, t, key=f"odtkit-sweep-{run}-{t.index}"): t for t in tasks}
-    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    # each dataset (with its folds' rows) to every worker once; the tasks name it by its future
+    data = {
+        name: client.scatter(folds, broadcast=True, hash=False) for name, folds in shipped.items()
+    }
+    workers = client.scheduler_info().get("workers", {})
+    n_workers = max(1, len(workers))
+    threads = max(n_workers, sum(int(w.get("nthreads", 1)) for w in workers.values()))
     budget = timeout * math.ceil(len(tasks) / n_workers)
-    finished = as_completed(list(futures), timeout=None if math.isinf(budget) else budget)
-    seen = set()
+    submitted: list[Any] = []
+    # one event-driven stream of finished futures for the whole grid; its deadline is the grid's
+    finished = as_completed(timeout=None if math.isinf(budget) else budget)
+
+    def submit(task: _Task) -> Any:
+        future = client.submit(
+            run_task,
+            task,
+            data[task.dataset],
+            key=f"odtkit-sweep-{run}-{task.index}",
+            pure=False,
+        )
+        submitted.append(future)
+        finished.add(future)
+        return future
+
+    def wait(futures: list[Any], seconds: float | None) -> set[Any]:
+        try:
+            return set(finished.next_batch(block=True))
+        except (TimeoutError, StopIteration):
+            return set()
+
     try:
-        for future in finished:
-            task = futures[future]
-            seen.add(future.key)
-            yield task, _result_rows(future, task)
-    except TimeoutError:
-        for future, task in futures.items():
-            if future.key not in seen:
-                future.cancel()
-                yield task, _timeout_rows(task, timeout)
+        yield from _drive(
+            tasks,
+            _schedule(tasks, shipped),
+            threads + _QUEUED,
+            submit,
+            wait,
+            _result_rows,
+            budget,
+            timeout,
+        )
     finally:
-        for future in futures:
-            if future.key not in seen:
+        for future in submitted:
+            if not future.done():
                 future.cancel()
 
 
@@ -467,6 +651,7 @@ def sweep(
     seed: int = 0,
     progress: bool = True,
     on_rows: Callable[[list[dict[str, Any]]], None] | None = None,
+    plan: bool = False,
 ) -> pd.DataFrame:
     """Solve a grid of problems and return one tidy table, locally or on a Dask cluster.
 
@@ -510,6 +695,13 @@ def sweep(
         A tqdm progress bar while results stream in (when tqdm is installed).
     on_rows : callable, optional
         Called with each finished task's rows as they arrive (e.g. to append to a file).
+    plan : bool, default False
+        Print the estimate of the sweep before running it: the tasks, their estimated serial
+        time and longest task, and the estimated wall time on the workers it will use (list
+        scheduling of the estimates in the sweep's longest-first order), beside the ideal
+        max(sum / workers, longest) and the grid's order. The estimates come from each task's
+        rows, binary features, depth, λ or path and method (:func:`odtkit._schedule.prior_cost`)
+        and are good to a factor of a few; the sweep then runs as without ``plan``.
 
     Returns
     -------
@@ -527,6 +719,13 @@ def sweep(
 
     Notes
     -----
+    Tasks run longest first: each task's cost is estimated before the sweep (``plan``) and,
+    once tasks of the same dataset, depth, method and λ have finished, from their measured
+    times; the next free worker takes the remaining task of the largest estimate. Each worker
+    receives each dataset once (the local pool's initializer; on Dask, ``client.scatter`` to
+    every worker), the tasks only its name, fold and parameters. The order changes how soon the
+    sweep ends, never its table.
+
     With ``n_jobs`` > 1 (the default on a machine with several cores) the tasks run in worker
     processes started with ``"spawn"``: each imports the calling script again, as
     ``__mp_main__``. A script that calls ``sweep`` at its top level would start the sweep
@@ -565,15 +764,26 @@ def sweep(
         isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1
     ):
         raise ValueError(f"n_jobs must be a positive integer or None, got {n_jobs!r}")
-    tasks = _grid(datasets, lams, depths, folds, methods, time_limit, lam_min, backend, seed)
+    if not isinstance(plan, bool):
+        raise TypeError(f"plan must be True or False, got {plan!r}")
+    tasks, shipped = _grid(
+        datasets, lams, depths, folds, methods, time_limit, lam_min, backend, seed
+    )
     if client is not None:
-        stream = _run_dask(tasks, task_timeout, client)
+        workers = _dask_threads(client)
+        where = f"Dask worker thread{'s' if workers > 1 else ''}"
+        stream = _run_dask(tasks, shipped, task_timeout, client)
     elif (n_jobs or multiprocessing.cpu_count()) == 1 or len(tasks) == 1:
-        stream = _run_serial(tasks, task_timeout)
+        workers, where = 1, "this process (serial)"
+        stream = _run_serial(tasks, shipped)
     else:
-        stream = _run_pool(tasks, task_timeout, n_jobs or multiprocessing.cpu_count())
+        workers = min(n_jobs or multiprocessing.cpu_count(), len(tasks))
+        where = f"pool worker{'s' if workers > 1 else ''}"
+        stream = _run_pool(tasks, shipped, task_timeout, workers)
+    if plan:
+        print(_plan_text(tasks, shipped, workers, where), flush=True)
     bar = _progress_bar(len(tasks), progress)
-    rows: list[dict[str, Any]] = []
+    by_task: dict[int, list[dict[str, Any]]] = {}
     finished: set[int] = set()
     # odtkit warning (category, text) -> the tasks that raised it, in the order they finished
     raised: dict[tuple[type[Warning], str], list[_Task]] = {}
@@ -584,7 +794,7 @@ def sweep(
                 for key in row.pop(_WARNINGS, ()):
                     if not raised.setdefault(key, []) or raised[key][-1] is not task:
                         raised[key].append(task)
-            rows.extend(task_rows)
+            by_task[task.index] = task_rows
             if on_rows is not None:
                 on_rows(task_rows)
             if bar is not None:
@@ -596,19 +806,50 @@ def sweep(
         # Ctrl-C keeps what finished; the rest are rows saying so
         if hasattr(stream, "close"):
             stream.close()  # ends the pool's workers / cancels the Dask futures
-        rows += [
-            _row(t, status=Status.INTERRUPTED.value, message="interrupted before it finished")
-            for t in tasks
-            if t.index not in finished
-        ]
+        for t in tasks:
+            if t.index not in finished:
+                by_task[t.index] = [
+                    _row(
+                        t, status=Status.INTERRUPTED.value, message="interrupted before it finished"
+                    )
+                ]
     finally:
         if bar is not None:
             bar.close()
     _report_warnings(raised)
+    # the grid's order, whatever order the tasks ran and finished in
+    rows = [row for index in sorted(by_task) for row in by_task[index]]
     frame = pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
     frame["depth"] = frame["depth"].astype("Int64")
     frame["leaves"] = frame["leaves"].astype(int)
     return frame.sort_values(_SORT, kind="stable", na_position="first").reset_index(drop=True)
+
+
+def _dask_threads(client: Any) -> int:
+    """Task slots of a Dask cluster: its workers' threads (at least one)."""
+    workers = client.scheduler_info().get("workers", {})
+    return max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+
+
+def _plan_text(tasks: list[_Task], shipped: Mapping[str, _Folds], workers: int, where: str) -> str:
+    """``plan=True``'s estimate: serial time, longest task, and the wall time of the
+    longest-first order on ``workers`` (list scheduling of the estimates), the ideal and the
+    grid's order beside it."""
+    schedule = _schedule(tasks, shipped)
+    cost = [schedule.estimate(t.index) for t in tasks]
+    wall = simulate(cost, workers, schedule)
+    fifo = simulate(cost, workers, FifoOrder(range(len(tasks))))
+    return (
+        f"sweep plan: {len(tasks)} task{'s' if len(tasks) > 1 else ''}, estimated serial "
+        f"{_seconds(math.fsum(cost))}, longest task {_seconds(max(cost))}; estimated wall "
+        f"{_seconds(wall)} on {workers} {where}, longest first (ideal max(sum/W, longest) "
+        f"{_seconds(ideal_makespan(cost, workers))}, grid order {_seconds(fifo)}); estimates "
+        "from rows, features, depth, λ or path and method, good to a factor of a few"
+    )
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.2g} s" if value < 10 else f"{value:.0f} s"
 
 
 def _where(task: _Task) -> str:
