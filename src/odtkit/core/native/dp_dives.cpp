@@ -7,8 +7,11 @@
 // the recursive DP ~10 s on its own. Any tree of bounded depth is a feasible tree of the
 // unlimited problem, so the optimum at depth 2, 3, ... is an incumbent.
 //
-// What. Under a time or node limit and an unlimited depth, a share (kDiveShare) of the limit
-// goes first to the recursive DP (search_dp) at depth 2, 3, ..., each warm-started from the best
+// What. Under a time or node limit and an unlimited depth, the anytime DP first runs alone on a
+// small share of the limit (kProbeShare): what it certifies there (car-evaluation, tic-tac-toe
+// at small lambda: seconds) is returned as before, without the dives' cost (which doubled those
+// times), and its bound stays valid for the rest of the run. Otherwise a share (kDiveShare) of
+// the limit goes to the recursive DP (search_dp) at depth 2, 3, ..., each warm-started from the best
 // tree so far (which prunes it); a depth whose search stops part-way still hands back its best
 // tree. The dives end when their share is spent, when deepening stopped paying (the depth-d
 // optimum uses fewer than d levels), or at depth n_features. The anytime DP then runs on the
@@ -33,6 +36,10 @@
 namespace odtkit {
 namespace {
 
+// Share of the time (or node) limit for the anytime DP alone, before any dive: what certifies
+// quickly stays as fast as without dives (the probe's work is lost to the later phases, at most
+// this share, and its incumbent and bound carry over).
+constexpr double kProbeShare = 0.1;
 // Share of the time (or node) limit spent on dives at most: enough for the depth-6 optimum of
 // planted 800 x 30 within a 60 s limit on a loaded machine, and leaves most of the clock to the
 // bound.
@@ -195,18 +202,52 @@ SearchOutput search_dp_dives(const Problem& problem, const SearchConfig& config,
     }
   }
   const double eq = config.bound_on("equivalent_points") ? problem.minority_total() : 0.0;
-  const double apriori = InitialBound(problem, config).split_bound(eq);
-  auto bound = [&] { return std::min(apriori, best_value) / N; };
+  const double apriori = InitialBound(problem, config).split_bound(eq) / N;
+  double probe_bound = 0.0;  // the probe's (valid) bound, normalized
+  auto bound = [&] { return std::min(std::max(apriori, probe_bound), best_value / N); };
   out.record(elapsed(), best_value / N, bound());
 
-  const double time_share = config.time_limit > 0 ? kDiveShare * config.time_limit : 0.0;
   // (rounded down: the anytime DP keeps at least one node, so n_explored <= node_limit)
-  const long long node_share =
-      static_cast<long long>(kDiveShare * static_cast<double>(config.node_limit));
-  if (config.time_limit <= 0 && node_share < 1)
+  auto nodes_of = [&](double share) {
+    return static_cast<long long>(share * static_cast<double>(config.node_limit));
+  };
+  if (config.time_limit <= 0 && nodes_of(kDiveShare) < 1)
     return search_dp_anytime(problem, config, std::move(interrupted));
   long long nodes = 0;
   double peak_mb = 0.0;
+
+  // the probe: the anytime DP alone on kProbeShare of the limit
+  if (config.time_limit > 0 || nodes_of(kProbeShare) >= 1) {
+    SearchConfig probe_config = config;
+    probe_config.initial_tree = best;
+    probe_config.time_limit = config.time_limit > 0 ? kProbeShare * config.time_limit : 0.0;
+    probe_config.node_limit = config.node_limit > 0 ? std::max(1LL, nodes_of(kProbeShare)) : 0;
+    SearchOutput probe = search_dp_anytime(problem, probe_config, interrupted);
+    const bool own_limit = probe.status == SearchStatus::time_limit ||
+                           probe.status == SearchStatus::node_limit;
+    if (!own_limit || (config.node_limit > 0 && probe.n_explored >= config.node_limit)) {
+      // certified (or interrupted, out of memory, ...): the answer, as without dives
+      probe.stats["dive_depth"] = 0.0;
+      probe.stats["probe_seconds"] = elapsed();
+      return probe;
+    }
+    nodes += probe.n_explored;
+    peak_mb = std::max(peak_mb, probe.peak_memory_mb);
+    for (std::size_t i = 0; i < probe.trace_time.size(); ++i)
+      out.record(probe.trace_time[i], std::min(probe.trace_incumbent[i], best_value / N),
+                 probe.trace_bound[i]);
+    const double v = evaluate_tree(problem, probe.tree, Lambda, -1);
+    if (v < best_value - tau) {
+      best = probe.tree;
+      best_value = v;
+    }
+    probe_bound = probe.lower_bound;
+    out.record(elapsed(), best_value / N, bound());
+  }
+  const double probe_seconds = elapsed();
+  const double time_share =
+      config.time_limit > 0 ? (kProbeShare + kDiveShare) * config.time_limit : 0.0;
+  const long long node_share = nodes_of(kProbeShare + kDiveShare);
   int dive_depth = 0;
   SearchStatus stop = SearchStatus::optimal;  // a dive stopped by an interrupt ends everything
   for (int d = 2; d <= n_features; ++d) {
@@ -240,7 +281,7 @@ SearchOutput search_dp_dives(const Problem& problem, const SearchConfig& config,
     // the depth-d optimum does not use depth d: deeper dives are unlikely to pay
     if (tree_depth(dive.tree) < d) break;
   }
-  const double dive_seconds = elapsed();
+  const double dive_seconds = elapsed() - probe_seconds;
 
   // polish the best dive below its top (kPolishShare of the limit at most)
   double polish_gain = 0.0;
@@ -269,7 +310,7 @@ SearchOutput search_dp_dives(const Problem& problem, const SearchConfig& config,
     nodes += polisher.nodes();
     if (polisher.interrupted()) stop = SearchStatus::interrupted;
   }
-  const double polish_seconds = elapsed() - dive_seconds;
+  const double polish_seconds = elapsed() - probe_seconds - dive_seconds;
 
   if (stop == SearchStatus::interrupted) {
     out.tree = best;
@@ -289,10 +330,11 @@ SearchOutput search_dp_dives(const Problem& problem, const SearchConfig& config,
     SearchOutput main = search_dp_anytime(problem, rest, std::move(interrupted));
     for (std::size_t i = 0; i < main.trace_time.size(); ++i)
       out.record(offset + main.trace_time[i], std::min(main.trace_incumbent[i], best_value / N),
-                 main.trace_bound[i]);
+                 std::max(main.trace_bound[i], std::min(probe_bound, main.trace_incumbent[i])));
     out.tree = std::move(main.tree);
     out.objective = main.objective;
-    out.lower_bound = main.lower_bound;
+    // both bounds are valid; the probe's can be the higher one when the rest is short
+    out.lower_bound = std::max(main.lower_bound, std::min(probe_bound, main.objective));
     out.status = main.status;
     out.n_explored = nodes + main.n_explored;
     out.peak_memory_mb = std::max(peak_mb, main.peak_memory_mb);
@@ -300,6 +342,7 @@ SearchOutput search_dp_dives(const Problem& problem, const SearchConfig& config,
     out.record(elapsed(), out.objective, out.lower_bound);
   }
   out.stats["dive_depth"] = static_cast<double>(dive_depth);
+  out.stats["probe_seconds"] = probe_seconds;
   out.stats["dive_seconds"] = dive_seconds;
   out.stats["dive_nodes"] = static_cast<double>(nodes);
   out.stats["polish_seconds"] = polish_seconds;
