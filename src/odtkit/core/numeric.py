@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -46,11 +46,14 @@ from odtkit.core._binary import (
     verified_result,
 )
 from odtkit.core._problem import decode_tree, encode_tree, leaf_answer, search_config
-from odtkit.datasets import Binarizer, Dataset
-from odtkit.datasets._binarizer import _as_frame, _numeric, _numeric_block
+from odtkit.datasets import Dataset
+from odtkit.datasets._columns import _as_frame, _numeric, _numeric_block
 from odtkit.render import FeatureSpec
 from odtkit.results import Result
 from odtkit.tree import Tree
+
+if TYPE_CHECKING:
+    from odtkit.datasets import Binarizer
 
 __all__ = [
     "CERTIFICATE",
@@ -301,6 +304,7 @@ def _guess_start(
 
     Threshold guessing and the dp share ``GUESS_SHARE`` of ``time_limit``.
     """
+    from odtkit.datasets import Binarizer  # scikit-learn: only when a search reads raw columns
     from odtkit.methods import GUESS_ROUNDS  # the MIP stack: only when a guess is asked for
 
     deadline = Deadline(None if time_limit is None else GUESS_SHARE * time_limit)
@@ -401,6 +405,8 @@ def search_numeric(
         If the native answer breaks its contract or its objective disagrees with
         :func:`odtkit.metrics.objective` (a bug).
     """
+    from odtkit.datasets import Binarizer  # scikit-learn: only when a search reads raw columns
+
     began = time.perf_counter()
     lam = check_lambda(lam)
     if max_depth is None:

@@ -1,0 +1,60 @@
+"""Reading a table's columns as numbers, without scikit-learn.
+
+The Binarizer (``_binarizer``) and the exact numeric search (``odtkit.core.numeric``) read
+columns the same way; these helpers live apart from the Binarizer so that importing the search
+core does not import scikit-learn (about 3 s of a sweep worker's start-up on a loaded machine).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def _as_frame(X: object, name: str) -> tuple[pd.DataFrame, bool]:
+    """``X`` as a DataFrame, plus whether it came as one (names are then meaningful)."""
+    if isinstance(X, pd.DataFrame):
+        return X, True
+    if isinstance(X, pd.Series):
+        raise ValueError(f"{name} must be 2-dimensional; pass a DataFrame (e.g. series.to_frame())")
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-dimensional (n_samples, n_columns), got shape {arr.shape}"
+        )
+    frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+    # An object array may hold plain numbers; let pandas find the real column types.
+    return frame.infer_objects(), False
+
+
+def _numeric_block(frame: pd.DataFrame, names: list[str]) -> np.ndarray | None:
+    """All of ``frame`` as one float array (missing cells NaN) when every column is numeric
+    (bool included, as :func:`_numeric` reads it), else None; an infinite value is refused
+    naming its column, as :func:`_numeric` does."""
+    if not all(
+        pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)
+        for dtype in frame.dtypes
+    ):
+        return None
+    try:
+        block = frame.to_numpy(dtype=float, na_value=np.nan)
+    except (TypeError, ValueError):
+        return None  # let the column-by-column path name the column
+    infinite = np.isinf(block).any(axis=0)
+    if infinite.any():
+        name = names[int(np.flatnonzero(infinite)[0])]
+        raise ValueError(f"column {name!r} has infinite values; Binarizer needs finite numbers")
+    return block
+
+
+def _numeric(column: pd.Series, name: str) -> np.ndarray:
+    """The column as floats, a missing cell (NaN, None, ``pd.NA``) as NaN; infinities refused."""
+    try:
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"column {name!r} must be numeric, got values such as {column.iloc[:3].tolist()}"
+        ) from exc
+    if np.isinf(values).any():
+        raise ValueError(f"column {name!r} has infinite values; Binarizer needs finite numbers")
+    return values
