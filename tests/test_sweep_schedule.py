@@ -11,6 +11,7 @@ import pytest
 
 from odtkit import datasets, sweeping
 from odtkit._schedule import FifoOrder, Scheduler, ideal_makespan, prior_cost, simulate
+from odtkit.methods import get_method
 from odtkit.sweeping import SWEEP_COLUMNS, sweep
 
 NOT_TIME = [c for c in SWEEP_COLUMNS if c != "time"]
@@ -154,10 +155,13 @@ def test_prior_cost_grows_with_the_work():
     assert prior_cost(1000, 30, 4, path=False) > base
     assert prior_cost(1000, 20, 5, path=False) > base
     assert prior_cost(1000, 20, 4, path=True) > base
-    assert prior_cost(1000, 20, 4, path=False, method="rbinoct") > base
+    assert (
+        prior_cost(1000, 20, 4, path=False, relative_cost=get_method("rbinoct").relative_cost)
+        > base
+    )
     # a depth above the features is the features; unlimited depth on wide data stays finite
     assert prior_cost(100, 5, 9, path=False) == prior_cost(100, 5, None, path=False)
-    assert math.isfinite(prior_cost(10**6, 5000, None, path=True, method="flowoct"))
+    assert math.isfinite(prior_cost(10**6, 5000, None, path=True, relative_cost=200.0))
 
 
 # --- the sweep --------------------------------------------------------------------------------

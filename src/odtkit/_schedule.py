@@ -44,18 +44,13 @@ _OVERHEAD = 0.002
 #: How much longer a whole regularization path takes than one λ's solve (a path solves a
 #: handful of λ near its breakpoints).
 _PATH_FACTOR = 6.0
-#: Cost of the methods relative to the dp on the same cell. Unknown names are the MIPs (a
-#: formulation's build and a HiGHS solve): only the ordering matters, and MIPs are the long
-#: tasks of any mixed grid.
-_METHOD_FACTOR = {"dp": 1.0, "bnb": 3.0}
-_MIP_FACTOR = 200.0
 #: Sub-problems per level of depth, per binary feature (bounds prune the rest).
 _GROWTH_PER_FEATURE = 1 / 3
 _LOG_WORK_CAP = 400.0
 
 
 def prior_cost(
-    n_rows: int, n_features: int, depth: int | None, *, path: bool, method: str = "dp"
+    n_rows: int, n_features: int, depth: int | None, *, path: bool, relative_cost: float = 1.0
 ) -> float:
     """Estimated seconds of one task, before anything was measured.
 
@@ -64,14 +59,15 @@ def prior_cost(
     features per level of depth above two (the sub-problems the bounds leave); a depth above
     the features counts as the features (:func:`odtkit._validation.check_depth` clamps it the
     same way), None as unlimited. Good to a factor of a few: only the order of the tasks and
-    ``sweep(plan=True)``'s estimate rest on it.
+    ``sweep(plan=True)``'s estimate rest on it. ``relative_cost`` is the method's cost relative
+    to the dp on the same cell (:attr:`odtkit.methods.Method.relative_cost`).
     """
     p = max(int(n_features), 1)
     d = p if depth is None else min(int(depth), p)
     growth = max(p * _GROWTH_PER_FEATURE, 1.0)
     log_work = math.log(max(int(n_rows), 1)) + 2 * math.log(p) + max(d - 2, 0) * math.log(growth)
     work = math.exp(min(log_work, _LOG_WORK_CAP))  # unlimited depth on wide data: huge, finite
-    factor = (_PATH_FACTOR if path else 1.0) * _METHOD_FACTOR.get(method, _MIP_FACTOR)
+    factor = (_PATH_FACTOR if path else 1.0) * relative_cost
     return factor * (_OVERHEAD + _SECONDS_PER_UNIT * work)
 
 

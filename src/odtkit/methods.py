@@ -93,6 +93,10 @@ class Method:
         formulation's declared properties, stated here so that reading them constructs no
         formulation; a search certifies the optimum of the stated problem and its bound is
         valid for it (the default).
+    cost : float or None
+        Time on a cell relative to the dp's, for the order in which a sweep runs its tasks
+        (:func:`odtkit._schedule.prior_cost`; only the order rests on it); None: 1 for a search,
+        200 for a MIP (a formulation's build and a HiGHS solve: the long tasks of a mixed grid).
     """
 
     name: str
@@ -101,6 +105,14 @@ class Method:
     fair: bool = False
     raw: bool = False
     properties: frozenset[Property] = frozenset({EXACT, VALID_BOUND})
+    cost: float | None = None
+
+    @property
+    def relative_cost(self) -> float:
+        """:attr:`cost`, or its default: 1 for a search, 200 for a MIP."""
+        if self.cost is not None:
+            return self.cost
+        return 1.0 if self.factory is None else 200.0
 
     @property
     def certificate(self) -> str:
@@ -260,7 +272,7 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
         m.name: m
         for m in (
             Method("dp", "native dynamic programming with bounds (GOSDT/STreeD-style)", fair=True),
-            Method("bnb", "native OSDT branch-and-bound"),
+            Method("bnb", "native OSDT branch-and-bound", cost=3.0),
             Method(
                 "exact",
                 "native search over every threshold of the raw numeric columns: optimum over "

@@ -390,10 +390,13 @@ def _schedule(tasks: list[_Task], shipped: Mapping[str, _Folds]) -> Scheduler:
     """Longest estimated task first (:mod:`odtkit._schedule`): the estimate of a task is its
     :func:`~odtkit._schedule.prior_cost` until tasks of its group (the folds of one dataset,
     depth, method and λ) have finished, then their mean time."""
+    from odtkit.methods import get_method
+
     priors = []
     for t in tasks:
         rows, features = shipped[t.dataset].train_shape(t.fold)
-        priors.append(prior_cost(rows, features, t.depth, path=t.lam is None, method=t.method))
+        cost = get_method(t.method).relative_cost
+        priors.append(prior_cost(rows, features, t.depth, path=t.lam is None, relative_cost=cost))
     return Scheduler(priors, [(t.dataset, t.depth, t.method, t.lam) for t in tasks])
 
 
