@@ -1,6 +1,8 @@
 #include "depth2.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "search_types.hpp"
 
@@ -47,6 +49,134 @@ Depth2Solver::Depth2Solver(const Problem& problem)
     for (int j = 0; j < M_; ++j)
       for (std::uint64_t b = features[static_cast<std::size_t>(j)][w]; b; b &= b - 1)
         ones_[at[(w << 6) + static_cast<std::size_t>(__builtin_ctzll(b))]++] = j;
+  double pairs = 0.0;
+  for (std::size_t u = 0; u < U; ++u) {
+    const double on = static_cast<double>(ones_start_[u + 1] - ones_start_[u]);
+    pairs += on * (on + 1) / 2;
+  }
+  mean_pairs_ = U ? pairs / static_cast<double>(U) : 0.0;
+  mean_ones_ = U ? static_cast<double>(ones_.size()) / static_cast<double>(U) : 0.0;
+  if (!problem.integral()) return;
+  // the bit-planes of the per-class integer weights; plane ids in order of first use
+  std::vector<int> plane_of(static_cast<std::size_t>(K_) * 64, -1);
+  std::vector<std::uint64_t> planes(U, 0);  // per point, its planes as bits
+  for (std::size_t u = 0; u < U; ++u) {
+    for (int k = 0; k < K_; ++k) {
+      const double v = pcw[u * static_cast<std::size_t>(K_) + k];
+      if (!(v > 0.0)) continue;
+      for (auto x = static_cast<std::uint64_t>(v); x; x &= x - 1) {
+        const int bit = __builtin_ctzll(x);
+        int& id = plane_of[static_cast<std::size_t>(k) * 64 + bit];
+        if (id < 0) {
+          if (plane_class_.size() == 64) return;  // too many planes: the point-pair pass only
+          id = static_cast<int>(plane_class_.size());
+          plane_class_.push_back(k);
+          plane_bit_.push_back(bit);
+          plane_scale_.push_back(std::ldexp(1.0, bit));
+        }
+        planes[u] |= std::uint64_t{1} << id;
+      }
+    }
+  }
+  // per point, its features then its planes as bits of R_ words (the rows that compact_counts
+  // transposes 64 points at a time)
+  const std::size_t B = static_cast<std::size_t>(M_) + plane_class_.size();
+  R_ = (B + 63) / 64;
+  rows_.assign(U * R_, 0);
+  for (std::size_t u = 0; u < U; ++u) {
+    std::uint64_t* row = &rows_[u * R_];
+    const OnesView on = ones(u);
+    for (std::size_t x = 0; x < on.size(); ++x) {
+      const auto j = static_cast<std::size_t>(on[x]);
+      row[j >> 6] |= std::uint64_t{1} << (j & 63);
+    }
+    for (std::uint64_t q = planes[u]; q; q &= q - 1) {
+      const std::size_t b = static_cast<std::size_t>(M_) + static_cast<std::size_t>(__builtin_ctzll(q));
+      row[b >> 6] |= std::uint64_t{1} << (b & 63);
+    }
+  }
+  has_planes_ = true;
+}
+
+namespace {
+// In place: bit i of a[j] becomes bit j of a[i] (64 x 64 bit matrix, recursive block swaps).
+inline void transpose64(std::uint64_t* a) {
+  std::uint64_t m = 0x00000000FFFFFFFFULL;
+  for (int j = 32; j != 0; j >>= 1, m ^= (m << j)) {
+    for (int k = 0; k < 64; k = ((k | j) + 1) & ~j) {
+      const std::uint64_t t = ((a[k] >> j) ^ a[k | j]) & m;
+      a[k] ^= t << j;
+      a[k | j] ^= t;
+    }
+  }
+}
+}  // namespace
+
+double Depth2Solver::compact_cost(std::size_t n_s) const {
+  if (!has_planes_) return std::numeric_limits<double>::infinity();
+  const double words = static_cast<double>((n_s + 63) / 64);
+  const double pairs = static_cast<double>(M_) * (M_ + 1) / 2;
+  // one scattered bit set per (point, feature equal to 1) to build the compacted bitsets,
+  // then ~1/4 of a scattered add per (pair, plane, word): AND + POPCNT + add, streaming
+  return (words + 1) * static_cast<double>(R_) * 64 +
+         0.25 * pairs * words * static_cast<double>(plane_class_.size()) +
+         static_cast<double>(M_) * M_ * K_;
+}
+
+bool Depth2Solver::compact_counts(const std::uint64_t* s, std::size_t n_s, double* F) {
+  const std::size_t M = static_cast<std::size_t>(M_), K = static_cast<std::size_t>(K_);
+  const std::size_t P = plane_class_.size();
+  const std::size_t CW = (n_s + 63) / 64;
+  const std::size_t B = M + P;
+  if (compact_feats_.size() < B * W_) {
+    compact_feats_.resize(B * W_);
+    compact_scratch_.resize(P * W_);
+    compact_row_.resize(M * P);
+    compact_block_.resize(R_ * 64);
+  }
+  // the support's points renumbered t = 0 .. n_s - 1; 64 of them at a time, their rows are
+  // transposed into word t / 64 of every feature's and plane's compacted bitset
+  std::uint64_t* cf = compact_feats_.data();
+  std::uint64_t* block = compact_block_.data();
+  const std::size_t R = R_;
+  auto flush = [&](std::size_t tw, std::size_t filled) {
+    for (std::size_t r = 0; r < R; ++r) {
+      std::uint64_t* a = block + r * 64;
+      std::fill(a + filled, a + 64, 0);
+      transpose64(a);
+      const std::size_t last = std::min<std::size_t>(64, B - r * 64);
+      for (std::size_t q = 0; q < last; ++q) cf[(r * 64 + q) * CW + tw] = a[q];
+    }
+  };
+  std::size_t t = 0;
+  for (std::size_t w = 0; w < W_; ++w) {
+    for (std::uint64_t b = s[w]; b; b &= b - 1) {
+      const std::size_t u = (w << 6) + static_cast<std::size_t>(__builtin_ctzll(b));
+      const std::uint64_t* row = &rows_[u * R];
+      for (std::size_t r = 0; r < R; ++r) block[r * 64 + (t & 63)] = row[r];
+      if ((++t & 63) == 0) flush((t >> 6) - 1, 64);
+    }
+  }
+  if (t & 63) flush(t >> 6, t & 63);
+  const std::uint64_t* cp = cf + M * CW;
+  points_visited_ += static_cast<long long>(n_s);
+  if (poll(CW * R * 64)) return false;
+  const PopcountMode mode = problem_.popcount_mode();
+  for (std::size_t i = 0; i < M; ++i) {
+    kernels::pair_plane_row(mode, cf, M, i, cp, P, CW, compact_scratch_.data(),
+                            compact_row_.data());
+    double* row = F + i * M * K;
+    for (std::size_t j = i; j < M; ++j) {
+      double* cell = row + j * K;
+      for (std::size_t k = 0; k < K; ++k) cell[k] = 0.0;
+      const std::uint32_t* c = compact_row_.data() + (j - i) * P;
+      for (std::size_t p = 0; p < P; ++p)
+        cell[plane_class_[p]] += static_cast<double>(c[p]) * plane_scale_[p];
+    }
+    if (poll((M - i) * CW * P / 4 + 1)) return false;
+  }
+  ++compact_calls_;
+  return true;
 }
 
 std::size_t Depth2Solver::upfront_bytes(const Problem& problem) {
@@ -62,6 +192,9 @@ std::size_t Depth2Solver::bytes() const {
   std::size_t total = 0;
   for (const auto& slot : slots_)
     total += slot.F.capacity() * sizeof(double) + slot.support.capacity() * 8;
+  total += (compact_feats_.capacity() + compact_block_.capacity() +
+            compact_scratch_.capacity() + rows_.capacity()) * 8 +
+           compact_row_.capacity() * sizeof(std::uint32_t);
   total += ones_.capacity() * sizeof(int) + ones_start_.capacity() * sizeof(std::size_t);
   return total;
 }
@@ -166,6 +299,9 @@ bool Depth2Solver::load_counts(const std::uint64_t* s) {
     }
   }
   bool complete;
+  // a fresh count by compaction when it costs less than the update of the nearest slot
+  const double compact = compact_cost(fresh);
+  if (compact < pair_pass_cost(best_diff)) best = nullptr;
   if (best) {
     for (std::size_t w = 0; w < W_; ++w) diff_[w] = s[w] & ~best->support[w];
     complete = accumulate(diff_.data(), best->F.data(), 1.0);
@@ -189,8 +325,12 @@ bool Depth2Solver::load_counts(const std::uint64_t* s) {
         best = least_recent();
       }
     }
-    std::fill(best->F.begin(), best->F.end(), 0.0);
-    complete = accumulate(s, best->F.data(), 1.0);
+    if (compact < pair_pass_cost(fresh)) {
+      complete = compact_counts(s, fresh, best->F.data());
+    } else {
+      std::fill(best->F.begin(), best->F.end(), 0.0);
+      complete = accumulate(s, best->F.data(), 1.0);
+    }
   }
   if (!complete) {
     best->last_use = -1;  // its counts are of no support: refilled from zero when next used
