@@ -1,8 +1,8 @@
 """The depth-two solver's compacted pair counts (issue 27): on large supports the counts come
 from AND + popcount over the support's points renumbered densely instead of the point-pair
-pass. Both give the same integer counts, so every optimum must equal the brute-force oracle's
-and the generic recursion's (``depth2`` switched off), on weighted (multi-plane) and
-three-class data too.
+pass, and the second child of a split from its parent's counts less its sibling's. All give the
+same integer counts, so every optimum must equal the brute-force oracle's and the generic
+recursion's (``depth2`` switched off), on weighted (multi-plane) and three-class data too.
 """
 
 from __future__ import annotations
@@ -42,4 +42,5 @@ def test_compact_counts_match_the_generic_recursion(depth: int) -> None:
     generic = search_tree(d, lam=0.002, max_depth=depth, method="dp", bounds={"depth2": False})
     assert fast.status == generic.status == "optimal"
     assert fast.stats["depth2_compact_counts"] > 0
+    assert fast.stats["depth2_sibling_counts"] > 0  # a parent's counts less a sibling's
     assert fast.objective == pytest.approx(generic.objective, abs=1e-12)

@@ -96,6 +96,8 @@ Depth2Solver::Depth2Solver(const Problem& problem)
     }
   }
   has_planes_ = true;
+  unit_planes_ = plane_class_.size() == static_cast<std::size_t>(K_) &&
+                 std::all_of(plane_bit_.begin(), plane_bit_.end(), [](int b) { return b == 0; });
 }
 
 namespace {
@@ -166,12 +168,19 @@ bool Depth2Solver::compact_counts(const std::uint64_t* s, std::size_t n_s, doubl
     kernels::pair_plane_row(mode, cf, M, i, cp, P, CW, compact_scratch_.data(),
                             compact_row_.data());
     double* row = F + i * M * K;
-    for (std::size_t j = i; j < M; ++j) {
-      double* cell = row + j * K;
-      for (std::size_t k = 0; k < K; ++k) cell[k] = 0.0;
-      const std::uint32_t* c = compact_row_.data() + (j - i) * P;
-      for (std::size_t p = 0; p < P; ++p)
-        cell[plane_class_[p]] += static_cast<double>(c[p]) * plane_scale_[p];
+    const std::uint32_t* c = compact_row_.data();
+    if (unit_planes_) {
+      // one plane per class, of weight 1: a cell is its plane counts
+      for (std::size_t j = i; j < M; ++j, c += P)
+        for (std::size_t p = 0; p < P; ++p)
+          row[j * K + static_cast<std::size_t>(plane_class_[p])] = static_cast<double>(c[p]);
+    } else {
+      for (std::size_t j = i; j < M; ++j, c += P) {
+        double* cell = row + j * K;
+        for (std::size_t k = 0; k < K; ++k) cell[k] = 0.0;
+        for (std::size_t p = 0; p < P; ++p)
+          cell[plane_class_[p]] += static_cast<double>(c[p]) * plane_scale_[p];
+      }
     }
     if (poll((M - i) * CW * P / 4 + 1)) return false;
   }
@@ -195,6 +204,7 @@ std::size_t Depth2Solver::bytes() const {
   total += (compact_feats_.capacity() + compact_block_.capacity() +
             compact_scratch_.capacity() + rows_.capacity()) * 8 +
            compact_row_.capacity() * sizeof(std::uint32_t);
+  total += parent_.F.capacity() * sizeof(double) + parent_.support.capacity() * 8;
   total += ones_.capacity() * sizeof(int) + ones_start_.capacity() * sizeof(std::size_t);
   return total;
 }
@@ -286,6 +296,69 @@ bool Depth2Solver::accumulate(const std::uint64_t* bits, double* F, double sign)
 
 bool Depth2Solver::load_counts(const std::uint64_t* s) {
   ++calls_;
+  // the previous support's slot: s and it may be the two children of one split
+  Slot* last = nullptr;
+  for (auto& slot : slots_)
+    if (slot.last_use >= 0 && (!last || slot.last_use > last->last_use)) last = &slot;
+  const bool siblings = slots_.size() > 1 && last && disjoint(s, last->support.data());
+  if (siblings && parent_valid_ && is_union(parent_.support.data(), s, last->support.data())) {
+    // s = parent \ last: its counts are the parent's less the sibling's (exact: integers)
+    Slot* target = &slots_[0];
+    for (auto& slot : slots_)
+      if (&slot != last && (target == last || slot.last_use < target->last_use)) target = &slot;
+    const std::size_t cells = static_cast<std::size_t>(M_) * M_ * K_;
+    if (target->F.size() == cells || try_resize(target->F, cells)) {
+      const double* a = parent_.F.data();
+      const double* b = last->F.data();
+      double* out = target->F.data();
+      for (std::size_t c = 0; c < cells; ++c) out[c] = a[c] - b[c];
+      std::copy(s, s + W_, target->support.begin());
+      target->last_use = calls_;
+      F_ = out;
+      ++parent_hits_;
+      return !poll(cells);
+    }
+  }
+  const std::size_t n_slots = slots_.size();
+  const bool counted = fresh_counts(s);
+  if (counted && siblings && slots_.size() == n_slots && F_ != last->F.data()) {
+    // keep the union of the two siblings: the next sibling pair of the same parent needs one
+    // fresh count instead of two
+    const std::size_t cells = static_cast<std::size_t>(M_) * M_ * K_;
+    if (parent_.F.size() == cells || try_resize(parent_.F, cells)) {
+      parent_.support.resize(W_);
+      for (std::size_t w = 0; w < W_; ++w) parent_.support[w] = s[w] | last->support[w];
+      const double* b = last->F.data();
+      for (std::size_t c = 0; c < cells; ++c) parent_.F[c] = F_[c] + b[c];
+      parent_valid_ = true;
+    }
+  }
+  return counted;
+}
+
+bool Depth2Solver::disjoint(const std::uint64_t* a, const std::uint64_t* b) const {
+  for (std::size_t w = 0; w < W_; ++w)
+    if (a[w] & b[w]) return false;
+  return true;
+}
+
+bool Depth2Solver::is_union(const std::uint64_t* u, const std::uint64_t* a,
+                            const std::uint64_t* b) const {
+  for (std::size_t w = 0; w < W_; ++w)
+    if (u[w] != (a[w] | b[w])) return false;
+  return true;
+}
+
+bool Depth2Solver::try_resize(std::vector<double>& F, std::size_t cells) {
+  try {
+    F.assign(cells, 0.0);
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;  // an accelerator: go without
+  }
+}
+
+bool Depth2Solver::fresh_counts(const std::uint64_t* s) {
   const PopcountMode mode = problem_.popcount_mode();
   const std::size_t fresh = kernels::count(mode, s, W_);
   Slot* best = nullptr;
