@@ -44,3 +44,19 @@ def test_compact_counts_match_the_generic_recursion(depth: int) -> None:
     assert fast.stats["depth2_compact_counts"] > 0
     assert fast.stats["depth2_sibling_counts"] > 0  # a parent's counts less a sibling's
     assert fast.objective == pytest.approx(generic.objective, abs=1e-12)
+
+
+def test_compact_counts_identical_with_the_portable_popcount() -> None:
+    from odtkit.core import _native
+    from odtkit.core._problem import build_problem
+
+    d, _ = planted_tree_dataset(6, 4000, 14, 4, 0.1, class_weights=(0.8, 0.2))
+    outs = [
+        _native.search_dp(
+            build_problem(d, popcount=m), _native.SearchConfig(lam=0.002, max_depth=4)
+        )
+        for m in ("portable", "auto")
+    ]
+    for key in ("tree", "objective", "lower_bound", "status", "n_explored"):
+        assert getattr(outs[0], key) == getattr(outs[1], key), key
+    assert outs[0].stats["depth2_compact_counts"] > 0
