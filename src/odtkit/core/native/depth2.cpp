@@ -82,7 +82,19 @@ Depth2Solver::Depth2Solver(const Problem& problem)
   // transposes 64 points at a time)
   const std::size_t B = static_cast<std::size_t>(M_) + plane_class_.size();
   R_ = (B + 63) / 64;
-  rows_.assign(U * R_, 0);
+  try {
+    rows_.assign(U * R_, 0);
+    compact_feats_.resize(B * W_);
+    compact_scratch_.resize(plane_class_.size() * W_);
+    compact_row_.resize(static_cast<std::size_t>(M_) * plane_class_.size());
+    compact_block_.resize(R_ * 64);
+  } catch (const std::bad_alloc&) {
+    // an accelerator: without room for it, the point-pair pass counts every support
+    rows_ = {};
+    compact_feats_ = {};
+    compact_scratch_ = {};
+    return;
+  }
   for (std::size_t u = 0; u < U; ++u) {
     std::uint64_t* row = &rows_[u * R_];
     const OnesView on = ones(u);
@@ -129,13 +141,7 @@ bool Depth2Solver::compact_counts(const std::uint64_t* s, std::size_t n_s, doubl
   const std::size_t M = static_cast<std::size_t>(M_), K = static_cast<std::size_t>(K_);
   const std::size_t P = plane_class_.size();
   const std::size_t CW = (n_s + 63) / 64;
-  const std::size_t B = M + P;
-  if (compact_feats_.size() < B * W_) {
-    compact_feats_.resize(B * W_);
-    compact_scratch_.resize(P * W_);
-    compact_row_.resize(M * P);
-    compact_block_.resize(R_ * 64);
-  }
+  const std::size_t B = M + P;  // the buffers are sized in the constructor
   // the support's points renumbered t = 0 .. n_s - 1; 64 of them at a time, their rows are
   // transposed into word t / 64 of every feature's and plane's compacted bitset
   std::uint64_t* cf = compact_feats_.data();
