@@ -471,19 +471,38 @@ def random_dataset(
 
 
 def planted_tree_dataset(
-    seed: int, n_samples: int, n_features: int, depth: int, noise: float
+    seed: int,
+    n_samples: int,
+    n_features: int,
+    depth: int,
+    noise: float,
+    *,
+    n_classes: int = 2,
+    class_weights: Any = None,
 ) -> tuple[Dataset, Tree]:
     """A hard instance for benchmarks: labels of a random complete tree, then label noise.
 
     Features are i.i.d. Bernoulli(1/2). The planted tree splits every node of depth < ``depth``
-    on a feature not yet used on its path (uniformly drawn), and its leaves predict 0 or 1
-    (uniformly); each label is then flipped with probability ``noise``. Reproducible from
-    ``seed``.
+    on a feature not yet used on its path (uniformly drawn), and its leaves predict a class
+    (uniformly among ``n_classes``, or by ``class_weights``); each label is then replaced, with
+    probability ``noise``, by another class (uniformly; with two classes: flipped).
+    Reproducible from ``seed``; the defaults draw exactly what they drew before these options.
+
+    Parameters
+    ----------
+    seed, n_samples, n_features, depth, noise
+        As above; ``noise`` lies in [0, 0.5].
+    n_classes : int, keyword-only
+        Number of classes (>= 2).
+    class_weights : sequence of n_classes non-negative numbers, keyword-only
+        Shares of the planted leaves per class (normalised; largest-remainder quotas of the
+        ``2**depth`` leaves, shuffled), so that e.g. ``(0.9, 0.1)`` plants a 90/10 imbalance
+        before noise. None: each leaf's class is drawn uniformly.
 
     Returns
     -------
-    (dataset, planted) : the binary dataset (named ``planted-n x p-d-noise-seed``) and the
-    planted tree.
+    (dataset, planted) : the dataset (named ``planted-n x p-d-noise-seed``, with ``-kK`` /
+    ``-w...`` appended when the options are used) and the planted tree.
     """
     checked = check_depth(depth)
     if checked is None or checked > n_features:
@@ -491,24 +510,57 @@ def planted_tree_dataset(
     depth = checked
     if not 0.0 <= noise <= 0.5:
         raise ValueError(f"noise must lie in [0, 0.5], got {noise!r}")
+    if isinstance(n_classes, bool) or not isinstance(n_classes, int | np.integer) or n_classes < 2:
+        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
+    n_classes = int(n_classes)
+    quotas: list[int] | None = None
+    if class_weights is not None:
+        w = np.asarray(class_weights, dtype=float)
+        if w.shape != (n_classes,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise ValueError(
+                f"class_weights must be {n_classes} non-negative finite numbers with a positive "
+                f"sum (one per class), got {class_weights!r}"
+            )
+        n_leaves = 2**depth
+        share = w / w.sum() * n_leaves
+        counts = np.floor(share).astype(int)
+        order = np.argsort(-(share - counts), kind="stable")
+        counts[order[: n_leaves - int(counts.sum())]] += 1
+        quotas = [int(c) for c in np.repeat(np.arange(n_classes), counts)]
     rng = np.random.default_rng(seed)
     X = rng.random((n_samples, n_features)) < 0.5
+    if quotas is not None:
+        quotas = [int(c) for c in rng.permutation(quotas)]
+    leaves = iter(quotas or ())
 
     def grow(level: int, used: frozenset[int]) -> Tree:
         if level == depth:
-            return Tree.leaf(int(rng.integers(2)))
+            if quotas is not None:
+                return Tree.leaf(next(leaves))
+            return Tree.leaf(int(rng.integers(n_classes)))
         feature = int(rng.choice([j for j in range(n_features) if j not in used]))
         used = used | {feature}
         return Tree.split(feature, grow(level + 1, used), grow(level + 1, used))
 
     planted = grow(0, frozenset())
     y = planted.predict(X).astype(np.int64)
-    y ^= rng.random(n_samples) < noise
+    flip = rng.random(n_samples) < noise
+    if n_classes == 2:
+        y ^= flip
+    else:
+        # another class, uniformly: a shift by 1 .. K-1
+        y[flip] = (y[flip] + rng.integers(1, n_classes, size=int(flip.sum()))) % n_classes
     name = f"planted-{n_samples}x{n_features}-d{depth}-{noise:g}-{seed}"
+    if n_classes != 2:
+        name += f"-k{n_classes}"
+    if class_weights is not None:
+        name += "-w" + ":".join(f"{v:g}" for v in np.asarray(class_weights, dtype=float))
     Xc = np.ascontiguousarray(X)
     Xc.setflags(write=False)
     y.setflags(write=False)
-    return Dataset(Xc, y, np.arange(2), tuple(f"x{j}" for j in range(n_features)), name), planted
+    classes = np.arange(n_classes)
+    names = tuple(f"x{j}" for j in range(n_features))
+    return Dataset(Xc, y, classes, names, name), planted
 
 
 def dataset_strategy(

@@ -1,6 +1,8 @@
 #include "depth2.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "search_types.hpp"
 
@@ -47,6 +49,149 @@ Depth2Solver::Depth2Solver(const Problem& problem)
     for (int j = 0; j < M_; ++j)
       for (std::uint64_t b = features[static_cast<std::size_t>(j)][w]; b; b &= b - 1)
         ones_[at[(w << 6) + static_cast<std::size_t>(__builtin_ctzll(b))]++] = j;
+  double pairs = 0.0;
+  for (std::size_t u = 0; u < U; ++u) {
+    const double on = static_cast<double>(ones_start_[u + 1] - ones_start_[u]);
+    pairs += on * (on + 1) / 2;
+  }
+  mean_pairs_ = U ? pairs / static_cast<double>(U) : 0.0;
+  mean_ones_ = U ? static_cast<double>(ones_.size()) / static_cast<double>(U) : 0.0;
+  if (!problem.integral()) return;
+  // the bit-planes of the per-class integer weights; plane ids in order of first use
+  std::vector<int> plane_of(static_cast<std::size_t>(K_) * 64, -1);
+  std::vector<std::uint64_t> planes(U, 0);  // per point, its planes as bits
+  for (std::size_t u = 0; u < U; ++u) {
+    for (int k = 0; k < K_; ++k) {
+      const double v = pcw[u * static_cast<std::size_t>(K_) + k];
+      if (!(v > 0.0)) continue;
+      for (auto x = static_cast<std::uint64_t>(v); x; x &= x - 1) {
+        const int bit = __builtin_ctzll(x);
+        int& id = plane_of[static_cast<std::size_t>(k) * 64 + bit];
+        if (id < 0) {
+          if (plane_class_.size() == 64) return;  // too many planes: the point-pair pass only
+          id = static_cast<int>(plane_class_.size());
+          plane_class_.push_back(k);
+          plane_bit_.push_back(bit);
+          plane_scale_.push_back(std::ldexp(1.0, bit));
+        }
+        planes[u] |= std::uint64_t{1} << id;
+      }
+    }
+  }
+  // per point, its features then its planes as bits of R_ words (the rows that compact_counts
+  // transposes 64 points at a time)
+  const std::size_t B = static_cast<std::size_t>(M_) + plane_class_.size();
+  R_ = (B + 63) / 64;
+  try {
+    rows_.assign(U * R_, 0);
+    compact_feats_.resize(B * W_);
+    compact_scratch_.resize(plane_class_.size() * W_);
+    compact_row_.resize(static_cast<std::size_t>(M_) * plane_class_.size());
+    compact_block_.resize(R_ * 64);
+  } catch (const std::bad_alloc&) {
+    // an accelerator: without room for it, the point-pair pass counts every support
+    rows_ = {};
+    compact_feats_ = {};
+    compact_scratch_ = {};
+    return;
+  }
+  for (std::size_t u = 0; u < U; ++u) {
+    std::uint64_t* row = &rows_[u * R_];
+    const OnesView on = ones(u);
+    for (std::size_t x = 0; x < on.size(); ++x) {
+      const auto j = static_cast<std::size_t>(on[x]);
+      row[j >> 6] |= std::uint64_t{1} << (j & 63);
+    }
+    for (std::uint64_t q = planes[u]; q; q &= q - 1) {
+      const std::size_t b = static_cast<std::size_t>(M_) + static_cast<std::size_t>(__builtin_ctzll(q));
+      row[b >> 6] |= std::uint64_t{1} << (b & 63);
+    }
+  }
+  has_planes_ = true;
+  unit_planes_ = plane_class_.size() == static_cast<std::size_t>(K_) &&
+                 std::all_of(plane_bit_.begin(), plane_bit_.end(), [](int b) { return b == 0; });
+}
+
+namespace {
+// In place: bit i of a[j] becomes bit j of a[i] (64 x 64 bit matrix, recursive block swaps).
+inline void transpose64(std::uint64_t* a) {
+  std::uint64_t m = 0x00000000FFFFFFFFULL;
+  for (int j = 32; j != 0; j >>= 1, m ^= (m << j)) {
+    for (int k = 0; k < 64; k = ((k | j) + 1) & ~j) {
+      const std::uint64_t t = ((a[k] >> j) ^ a[k | j]) & m;
+      a[k] ^= t << j;
+      a[k | j] ^= t;
+    }
+  }
+}
+}  // namespace
+
+double Depth2Solver::compact_cost(std::size_t n_s) const {
+  if (!has_planes_) return std::numeric_limits<double>::infinity();
+  const double words = static_cast<double>((n_s + 63) / 64);
+  const double pairs = static_cast<double>(M_) * (M_ + 1) / 2;
+  // one scattered bit set per (point, feature equal to 1) to build the compacted bitsets,
+  // then ~1/4 of a scattered add per (pair, plane, word): AND + POPCNT + add, streaming
+  return (words + 1) * static_cast<double>(R_) * 64 +
+         0.25 * pairs * words * static_cast<double>(plane_class_.size()) +
+         static_cast<double>(M_) * M_ * K_;
+}
+
+bool Depth2Solver::compact_counts(const std::uint64_t* s, std::size_t n_s, double* F) {
+  const std::size_t M = static_cast<std::size_t>(M_), K = static_cast<std::size_t>(K_);
+  const std::size_t P = plane_class_.size();
+  const std::size_t CW = (n_s + 63) / 64;
+  const std::size_t B = M + P;  // the buffers are sized in the constructor
+  // the support's points renumbered t = 0 .. n_s - 1; 64 of them at a time, their rows are
+  // transposed into word t / 64 of every feature's and plane's compacted bitset
+  std::uint64_t* cf = compact_feats_.data();
+  std::uint64_t* block = compact_block_.data();
+  const std::size_t R = R_;
+  auto flush = [&](std::size_t tw, std::size_t filled) {
+    for (std::size_t r = 0; r < R; ++r) {
+      std::uint64_t* a = block + r * 64;
+      std::fill(a + filled, a + 64, 0);
+      transpose64(a);
+      const std::size_t last = std::min<std::size_t>(64, B - r * 64);
+      for (std::size_t q = 0; q < last; ++q) cf[(r * 64 + q) * CW + tw] = a[q];
+    }
+  };
+  std::size_t t = 0;
+  for (std::size_t w = 0; w < W_; ++w) {
+    for (std::uint64_t b = s[w]; b; b &= b - 1) {
+      const std::size_t u = (w << 6) + static_cast<std::size_t>(__builtin_ctzll(b));
+      const std::uint64_t* row = &rows_[u * R];
+      for (std::size_t r = 0; r < R; ++r) block[r * 64 + (t & 63)] = row[r];
+      if ((++t & 63) == 0) flush((t >> 6) - 1, 64);
+    }
+  }
+  if (t & 63) flush(t >> 6, t & 63);
+  const std::uint64_t* cp = cf + M * CW;
+  points_visited_ += static_cast<long long>(n_s);
+  if (poll(CW * R * 64)) return false;
+  const PopcountMode mode = problem_.popcount_mode();
+  for (std::size_t i = 0; i < M; ++i) {
+    kernels::pair_plane_row(mode, cf, M, i, cp, P, CW, compact_scratch_.data(),
+                            compact_row_.data());
+    double* row = F + i * M * K;
+    const std::uint32_t* c = compact_row_.data();
+    if (unit_planes_) {
+      // one plane per class, of weight 1: a cell is its plane counts
+      for (std::size_t j = i; j < M; ++j, c += P)
+        for (std::size_t p = 0; p < P; ++p)
+          row[j * K + static_cast<std::size_t>(plane_class_[p])] = static_cast<double>(c[p]);
+    } else {
+      for (std::size_t j = i; j < M; ++j, c += P) {
+        double* cell = row + j * K;
+        for (std::size_t k = 0; k < K; ++k) cell[k] = 0.0;
+        for (std::size_t p = 0; p < P; ++p)
+          cell[plane_class_[p]] += static_cast<double>(c[p]) * plane_scale_[p];
+      }
+    }
+    if (poll((M - i) * CW * P / 4 + 1)) return false;
+  }
+  ++compact_calls_;
+  return true;
 }
 
 std::size_t Depth2Solver::upfront_bytes(const Problem& problem) {
@@ -62,6 +207,10 @@ std::size_t Depth2Solver::bytes() const {
   std::size_t total = 0;
   for (const auto& slot : slots_)
     total += slot.F.capacity() * sizeof(double) + slot.support.capacity() * 8;
+  total += (compact_feats_.capacity() + compact_block_.capacity() +
+            compact_scratch_.capacity() + rows_.capacity()) * 8 +
+           compact_row_.capacity() * sizeof(std::uint32_t);
+  total += parent_.F.capacity() * sizeof(double) + parent_.support.capacity() * 8;
   total += ones_.capacity() * sizeof(int) + ones_start_.capacity() * sizeof(std::size_t);
   return total;
 }
@@ -153,6 +302,69 @@ bool Depth2Solver::accumulate(const std::uint64_t* bits, double* F, double sign)
 
 bool Depth2Solver::load_counts(const std::uint64_t* s) {
   ++calls_;
+  // the previous support's slot: s and it may be the two children of one split
+  Slot* last = nullptr;
+  for (auto& slot : slots_)
+    if (slot.last_use >= 0 && (!last || slot.last_use > last->last_use)) last = &slot;
+  const bool siblings = slots_.size() > 1 && last && disjoint(s, last->support.data());
+  if (siblings && parent_valid_ && is_union(parent_.support.data(), s, last->support.data())) {
+    // s = parent \ last: its counts are the parent's less the sibling's (exact: integers)
+    Slot* target = &slots_[0];
+    for (auto& slot : slots_)
+      if (&slot != last && (target == last || slot.last_use < target->last_use)) target = &slot;
+    const std::size_t cells = static_cast<std::size_t>(M_) * M_ * K_;
+    if (target->F.size() == cells || try_resize(target->F, cells)) {
+      const double* a = parent_.F.data();
+      const double* b = last->F.data();
+      double* out = target->F.data();
+      for (std::size_t c = 0; c < cells; ++c) out[c] = a[c] - b[c];
+      std::copy(s, s + W_, target->support.begin());
+      target->last_use = calls_;
+      F_ = out;
+      ++parent_hits_;
+      return !poll(cells);
+    }
+  }
+  const std::size_t n_slots = slots_.size();
+  const bool counted = fresh_counts(s);
+  if (counted && siblings && slots_.size() == n_slots && F_ != last->F.data()) {
+    // keep the union of the two siblings: the next sibling pair of the same parent needs one
+    // fresh count instead of two
+    const std::size_t cells = static_cast<std::size_t>(M_) * M_ * K_;
+    if (parent_.F.size() == cells || try_resize(parent_.F, cells)) {
+      parent_.support.resize(W_);
+      for (std::size_t w = 0; w < W_; ++w) parent_.support[w] = s[w] | last->support[w];
+      const double* b = last->F.data();
+      for (std::size_t c = 0; c < cells; ++c) parent_.F[c] = F_[c] + b[c];
+      parent_valid_ = true;
+    }
+  }
+  return counted;
+}
+
+bool Depth2Solver::disjoint(const std::uint64_t* a, const std::uint64_t* b) const {
+  for (std::size_t w = 0; w < W_; ++w)
+    if (a[w] & b[w]) return false;
+  return true;
+}
+
+bool Depth2Solver::is_union(const std::uint64_t* u, const std::uint64_t* a,
+                            const std::uint64_t* b) const {
+  for (std::size_t w = 0; w < W_; ++w)
+    if (u[w] != (a[w] | b[w])) return false;
+  return true;
+}
+
+bool Depth2Solver::try_resize(std::vector<double>& F, std::size_t cells) {
+  try {
+    F.assign(cells, 0.0);
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;  // an accelerator: go without
+  }
+}
+
+bool Depth2Solver::fresh_counts(const std::uint64_t* s) {
   const PopcountMode mode = problem_.popcount_mode();
   const std::size_t fresh = kernels::count(mode, s, W_);
   Slot* best = nullptr;
@@ -166,6 +378,9 @@ bool Depth2Solver::load_counts(const std::uint64_t* s) {
     }
   }
   bool complete;
+  // a fresh count by compaction when it costs less than the update of the nearest slot
+  const double compact = compact_cost(fresh);
+  if (compact < pair_pass_cost(best_diff)) best = nullptr;
   if (best) {
     for (std::size_t w = 0; w < W_; ++w) diff_[w] = s[w] & ~best->support[w];
     complete = accumulate(diff_.data(), best->F.data(), 1.0);
@@ -189,8 +404,12 @@ bool Depth2Solver::load_counts(const std::uint64_t* s) {
         best = least_recent();
       }
     }
-    std::fill(best->F.begin(), best->F.end(), 0.0);
-    complete = accumulate(s, best->F.data(), 1.0);
+    if (compact < pair_pass_cost(fresh)) {
+      complete = compact_counts(s, fresh, best->F.data());
+    } else {
+      std::fill(best->F.begin(), best->F.end(), 0.0);
+      complete = accumulate(s, best->F.data(), 1.0);
+    }
   }
   if (!complete) {
     best->last_use = -1;  // its counts are of no support: refilled from zero when next used

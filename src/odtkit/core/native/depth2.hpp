@@ -54,6 +54,17 @@ class Depth2Solver {
   // make F_ point at counts for support s, reusing the cached slot closest to s; false when
   // the budget stopped it (the slot is then dropped from the cache and F_ is null)
   bool load_counts(const std::uint64_t* s);
+  // load_counts without the sibling shortcut: the nearest slot updated, or a fresh count
+  bool fresh_counts(const std::uint64_t* s);
+  bool disjoint(const std::uint64_t* a, const std::uint64_t* b) const;
+  bool is_union(const std::uint64_t* u, const std::uint64_t* a, const std::uint64_t* b) const;
+  static bool try_resize(std::vector<double>& F, std::size_t cells);
+  // fresh counts of s into F by word-parallel AND + popcount on s's points compacted to
+  // ceil(|s| / 64) words (see `planes_`); false when the budget stopped it
+  bool compact_counts(const std::uint64_t* s, std::size_t n_s, double* F);
+  // estimated work of the point-pair pass over `n` points, and of compact_counts over n_s
+  double pair_pass_cost(std::size_t n) const { return static_cast<double>(n) * mean_pairs_; }
+  double compact_cost(std::size_t n_s) const;
   // count `work` units; every kPollStride units, true when the budget says stop
   bool poll(std::size_t work);
   // ~1 ms of pair-count updates or root-loop cells between clock reads: the read costs
@@ -90,7 +101,34 @@ class Depth2Solver {
     return {ones_.data() + ones_start_[u], ones_start_[u + 1] - ones_start_[u]};
   }
   std::vector<int> single_class_;       // the only class with weight at a point, or -1
+  // Compact counting (integer weights only): the per-class weights as bit-planes (plane p is
+  // bit plane_bit_[p] of class plane_class_[p]), so F_k(i, j) = sum over k's planes of
+  // 2^bit * popcount(f_i & f_j & plane) on the support's points renumbered 0 .. |s| - 1. Its
+  // cost, M^2 / 2 * |s| / 64 * planes words, beats the point-pair pass (|s| * ones^2 / 2
+  // scattered adds) on large supports: planted 10,000 x 30 at depth 5 spent 69 % of its time
+  // in that pass. rows_: per point, R_ words holding its features (bits 0 .. M-1) and planes
+  // (bits M ..), transposed 64 points at a time into the compacted bitsets. Off
+  // (has_planes_ false) when the weights are not integral or need over 64 planes.
+  bool has_planes_ = false;
+  bool unit_planes_ = false;  // K planes, each bit 0 of one class (unit weights)
+  std::size_t R_ = 0;
+  std::vector<std::uint64_t> rows_;
+  std::vector<int> plane_class_, plane_bit_;
+  std::vector<double> plane_scale_;  // 2^plane_bit_
+  std::vector<std::uint64_t> compact_feats_, compact_scratch_, compact_block_;
+  std::vector<std::uint32_t> compact_row_;
+  double mean_pairs_ = 0.0;  // mean over points of ones * (ones + 1) / 2
+  double mean_ones_ = 0.0;   // mean over points of ones
+  long long compact_calls_ = 0;
   std::vector<Slot> slots_;
+  // Sibling shortcut (integer weights): the DP solves s & ~X_j, then s & X_j, for the features
+  // j of a depth-3 node s. When two successive supports are disjoint, their counts' sum is
+  // kept as the counts of their union (the parent); a later support that, with the one
+  // before it, makes up the same parent gets the parent's counts less its sibling's, M^2 K
+  // subtractions instead of a pass over its points.
+  Slot parent_;
+  bool parent_valid_ = false;
+  long long parent_hits_ = 0;
   double* F_ = nullptr;                 // M x M x K of the active slot, upper triangle i <= j
   std::vector<std::uint64_t> diff_;
   long long calls_ = 0;
@@ -100,6 +138,9 @@ class Depth2Solver {
 
  public:
   long long points_visited() const { return points_visited_; }
+  long long compact_calls() const { return compact_calls_; }
+  long long parent_hits() const { return parent_hits_; }
+  long long calls() const { return calls_; }
 
  private:
   std::vector<double> total_;           // K

@@ -252,6 +252,10 @@ class DPSolver {
   }
   std::size_t memo_size() const { return memo_.size(); }
   long long depth2_calls() const { return depth2_calls_; }
+  // depth-two count passes done by compaction (Depth2Solver::compact_counts)
+  long long depth2_compact_counts() const { return depth2_ ? depth2_->compact_calls() : 0; }
+  // depth-two counts obtained as a parent's less a sibling's (Depth2Solver::load_counts)
+  long long depth2_sibling_counts() const { return depth2_ ? depth2_->parent_hits() : 0; }
   long long similar_prunes() const { return similar_prunes_; }
 
  private:
@@ -617,6 +621,8 @@ void solver_stats(const DPSolver& solver, const Problem& problem, const SearchCo
                   const Budget& budget, SearchOutput& out) {
   out.stats["memo_entries"] = static_cast<double>(solver.memo_size());
   out.stats["depth2_calls"] = static_cast<double>(solver.depth2_calls());
+  out.stats["depth2_compact_counts"] = static_cast<double>(solver.depth2_compact_counts());
+  out.stats["depth2_sibling_counts"] = static_cast<double>(solver.depth2_sibling_counts());
   // 1: the depth-two solver's up-front matrices would have taken over half the memory limit
   out.stats["depth2_over_memory"] =
       config.bound_on("depth2") && !depth2_fits(problem, config) ? 1.0 : 0.0;

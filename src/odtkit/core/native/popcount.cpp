@@ -85,6 +85,40 @@ ODTKIT_ALWAYS_INLINE std::size_t count_xor_body(const std::uint64_t* a, const st
   return total;
 }
 
+ODTKIT_ALWAYS_INLINE void pair_plane_row_body(const std::uint64_t* feats, std::size_t n_feats,
+                                              std::size_t i, const std::uint64_t* planes,
+                                              std::size_t n_planes, std::size_t n_words,
+                                              std::uint64_t* scratch, std::uint32_t* out) {
+  // feats_i & plane_p once per row, then one AND + popcount per (j, p, word)
+  const std::uint64_t* fi = feats + i * n_words;
+  for (std::size_t p = 0; p < n_planes; ++p)
+    for (std::size_t k = 0; k < n_words; ++k) scratch[p * n_words + k] = fi[k] & planes[p * n_words + k];
+  for (std::size_t j = i; j < n_feats; ++j) {
+    const std::uint64_t* fj = feats + j * n_words;
+    std::uint32_t* o = out + (j - i) * n_planes;
+    if (n_planes == 2) {
+      // the common case (two classes, unit weights): both planes in one sweep of f_j
+      const std::uint64_t* a = scratch;
+      const std::uint64_t* b = scratch + n_words;
+      std::uint64_t ca = 0, cb = 0;
+      for (std::size_t k = 0; k < n_words; ++k) {
+        ca += static_cast<std::uint64_t>(__builtin_popcountll(a[k] & fj[k]));
+        cb += static_cast<std::uint64_t>(__builtin_popcountll(b[k] & fj[k]));
+      }
+      o[0] = static_cast<std::uint32_t>(ca);
+      o[1] = static_cast<std::uint32_t>(cb);
+      continue;
+    }
+    for (std::size_t p = 0; p < n_planes; ++p) {
+      const std::uint64_t* a = scratch + p * n_words;
+      std::uint64_t c = 0;
+      for (std::size_t k = 0; k < n_words; ++k)
+        c += static_cast<std::uint64_t>(__builtin_popcountll(a[k] & fj[k]));
+      o[p] = static_cast<std::uint32_t>(c);
+    }
+  }
+}
+
 }  // namespace
 
 #define ODTKIT_KERNEL_VARIANTS(ret, name, body, params, args) \
@@ -106,6 +140,12 @@ ODTKIT_KERNEL_VARIANTS(std::size_t, count, count_body,
 ODTKIT_KERNEL_VARIANTS(std::size_t, count_xor, count_xor_body,
                        (const std::uint64_t* a, const std::uint64_t* b, std::size_t n_words),
                        (a, b, n_words))
+
+ODTKIT_KERNEL_VARIANTS(void, pair_plane_row, pair_plane_row_body,
+                       (const std::uint64_t* feats, std::size_t n_feats, std::size_t i,
+                        const std::uint64_t* planes, std::size_t n_planes, std::size_t n_words,
+                        std::uint64_t* scratch, std::uint32_t* out),
+                       (feats, n_feats, i, planes, n_planes, n_words, scratch, out))
 
 }  // namespace kernels
 }  // namespace odtkit

@@ -55,6 +55,14 @@ ODTKIT_KERNEL_PAIR(std::uint64_t, interleaved_plane_sum,
 ODTKIT_KERNEL_PAIR(std::size_t, count, (const std::uint64_t* a, std::size_t n_words))
 ODTKIT_KERNEL_PAIR(std::size_t, count_xor,
                    (const std::uint64_t* a, const std::uint64_t* b, std::size_t n_words))
+// The depth-two solver's pair counts on compacted supports, one row i at a time:
+// out[(j - i) * n_planes + p] = popcount(feats_i & feats_j & planes_p) for j = i .. n_feats - 1,
+// feats being n_feats and planes n_planes consecutive word arrays of n_words words; scratch
+// holds n_planes * n_words words.
+ODTKIT_KERNEL_PAIR(void, pair_plane_row,
+                   (const std::uint64_t* feats, std::size_t n_feats, std::size_t i,
+                    const std::uint64_t* planes, std::size_t n_planes, std::size_t n_words,
+                    std::uint64_t* scratch, std::uint32_t* out))
 #undef ODTKIT_KERNEL_PAIR
 
 #if ODTKIT_POPCNT_DISPATCH
@@ -82,6 +90,12 @@ inline std::size_t count(PopcountMode mode, const std::uint64_t* a, std::size_t 
 inline std::size_t count_xor(PopcountMode mode, const std::uint64_t* a, const std::uint64_t* b,
                              std::size_t n_words) {
   return ODTKIT_DISPATCH(mode, count_xor, a, b, n_words);
+}
+inline void pair_plane_row(PopcountMode mode, const std::uint64_t* feats, std::size_t n_feats,
+                           std::size_t i, const std::uint64_t* planes, std::size_t n_planes,
+                           std::size_t n_words, std::uint64_t* scratch, std::uint32_t* out) {
+  ODTKIT_DISPATCH(mode, pair_plane_row, feats, n_feats, i, planes, n_planes, n_words, scratch,
+                  out);
 }
 #undef ODTKIT_DISPATCH
 
