@@ -594,19 +594,23 @@ def _run_dask(
     }
     workers = client.scheduler_info().get("workers", {})
     n_workers = max(1, len(workers))
-    threads = max(n_workers, sum(int(w.get("nthreads", 1)) for w in workers.values()))
     budget = timeout * math.ceil(len(tasks) / n_workers)
     submitted: list[Any] = []
     # one event-driven stream of finished futures for the whole grid; its deadline is the grid's
     finished = as_completed(timeout=None if math.isinf(budget) else budget)
 
     def submit(task: _Task) -> Any:
+        # every task at once, each ranked by the scheduler's order (Dask runs a higher priority
+        # first): a worker that finishes takes the next from the Dask scheduler's queue, where
+        # a client choosing it on each completion left workers idle for a round trip per task
+        # (occupancy 0.77 against the pool's 0.89 on 180 tasks at 2 workers)
         future = client.submit(
             run_task,
             task,
             data[task.dataset],
             key=f"odtkit-sweep-{run}-{task.index}",
             pure=False,
+            priority=len(tasks) - len(submitted),
         )
         submitted.append(future)
         finished.add(future)
@@ -622,7 +626,7 @@ def _run_dask(
         yield from _drive(
             tasks,
             _schedule(tasks, shipped),
-            threads + _QUEUED,
+            len(tasks),
             submit,
             wait,
             _result_rows,
