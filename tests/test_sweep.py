@@ -60,6 +60,20 @@ def test_dask_local_cluster_gives_the_same_table(serial: pd.DataFrame):
     pd.testing.assert_frame_equal(on_dask[NOT_TIME], serial[NOT_TIME])
 
 
+def _one_slow_task(**where) -> pd.DataFrame:
+    # tic-tac-toe at unlimited depth and this λ takes the dp seconds; monk1 milliseconds
+    return sweep(
+        ["monk1", "tic-tac-toe"],
+        lams=(0.0002,),
+        depths=(None,),
+        folds=None,
+        time_limit=None,
+        task_timeout=1.0,
+        progress=False,
+        **where,
+    )
+
+
 def test_dask_timeout_is_a_row():
     distributed = pytest.importorskip("distributed")
     with (
@@ -68,17 +82,7 @@ def test_dask_timeout_is_a_row():
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
-        # tic-tac-toe at unlimited depth and this λ takes the dp seconds; monk1 milliseconds
-        table = sweep(
-            ["monk1", "tic-tac-toe"],
-            lams=(0.0002,),
-            depths=(None,),
-            folds=None,
-            time_limit=None,
-            task_timeout=1.0,
-            client=client,
-            progress=False,
-        )
+        table = _one_slow_task(client=client)
     by_name = table.set_index("dataset")
     assert by_name.loc["monk1", "status"] == "optimal"
     assert by_name.loc["tic-tac-toe", "status"] == "time_limit"
@@ -87,16 +91,7 @@ def test_dask_timeout_is_a_row():
 
 def test_pool_timeout_is_a_row():
     # the pool's workers are ended at the grid's deadline; the finished task keeps its row
-    table = sweep(
-        ["monk1", "tic-tac-toe"],
-        lams=(0.0002,),
-        depths=(None,),
-        folds=None,
-        time_limit=None,
-        task_timeout=1.0,
-        n_jobs=2,
-        progress=False,
-    )
+    table = _one_slow_task(n_jobs=2)
     by_name = table.set_index("dataset")
     assert by_name.loc["tic-tac-toe", "status"] == "time_limit"
     assert "task_timeout" in by_name.loc["tic-tac-toe", "message"]
