@@ -27,6 +27,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <new>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -92,6 +94,8 @@ Problem restricted(const Problem& P, const std::uint64_t* s) {
 // Passes at height 3 while they pay, then one at height 4 (bigger sub-problems: first spending
 // the share at height 4 found nothing on planted 800 x 30 where height 3 gained 0.02-0.04).
 constexpr int kPolishExtra = 2;
+// Share of the memory limit a subtree's copy of its rows may take (else it is not polished).
+constexpr double kPolishMemoryShare = 0.25;
 constexpr int kPolishPasses = 4;
 
 class Polisher {
@@ -142,7 +146,20 @@ class Polisher {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
   std::vector<int> solve(const std::uint64_t* s, const std::vector<int>& subtree, int depth) {
-    const Problem sub_problem = restricted(P_, s);
+    // the copy of the subtree's rows (a byte per cell, then its bitsets) is outside the
+    // search's own memory accounting: keep it to a small share of the limit, and a failed
+    // allocation keeps the subtree (polishing only ever improves an incumbent)
+    const double rows = static_cast<double>(words::count(s, P_.n_words())) * P_.n_classes();
+    const double copy_mb = rows * static_cast<double>(P_.n_features()) * 1.25 / 1048576.0;
+    if (config_.memory_limit_mb > 0 && copy_mb > kPolishMemoryShare * config_.memory_limit_mb)
+      return subtree;
+    std::optional<Problem> made;
+    try {
+      made.emplace(restricted(P_, s));
+    } catch (const std::bad_alloc&) {
+      return subtree;
+    }
+    const Problem& sub_problem = *made;
     const double n = sub_problem.total_weight();
     if (!(n > 0)) return subtree;
     SearchConfig sub = config_;
