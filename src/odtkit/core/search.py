@@ -115,27 +115,27 @@ def search_tree(
         search falls back to its own incumbent (``stats["upper_bound_invalid"]``).
     strategy : {"recursive", "queue", "anytime"}, optional
         Search order of ``method="dp"`` (``bnb`` accepts only ``None`` or ``"recursive"``).
-        ``None`` (the default) is ``"anytime"`` when ``max_depth=None`` and a ``time_limit``
-        is given, else ``"recursive"``. ``"recursive"`` (DL8.5/MurTree-style bound passing) is
-        the fastest way to a certificate, but being depth-first it improves its incumbent late
-        and its global lower bound stays weak until the end. ``"anytime"`` makes both good at
-        every moment. At unlimited depth under a time or node limit it first spends up to half
-        of that limit on dives (the optimum at depth 2, 3, ... by the recursive search, each
+        ``None`` (the default) is ``"anytime"`` when ``max_depth=None`` and a ``time_limit`` is
+        given, else ``"recursive"``. ``"recursive"`` (DL8.5/MurTree-style bound passing) is the
+        fastest way to a certificate, but being depth-first it improves its incumbent late and its
+        global lower bound stays weak until the end. ``"anytime"`` makes both good at every moment.
+        At unlimited depth under a time or node limit it first runs the three searches below alone
+        on a tenth of that limit (what they certify there is the answer), then spends up to half of
+        the limit on dives (the optimum at depth 2, 3, ... by the recursive search, each
         warm-started from the last, is a tree of the unlimited problem: an incumbent; the bound
-        meanwhile is the a-priori one) and up to a tenth on polishing the best (every subtree
-        of height h <= 3 replaced by the optimum of depth h + 2 on its rows). Then three
-        searches share the recursive search's memo, warm-started from that tree, and take turns
-        in slices of work that double each round: iterative deepening (the optimum at depth 1, 2,
-        ... is an incumbent), depth-relaxed deepening (the best tree of depth d whose nodes at
-        depth d cost only a lower bound on their best subtree bounds the optimum from below,
-        and certifies it when it reaches the incumbent) and the recursive search of the stated
-        problem, pruned by the incumbent. It certifies the same optimum, on easy problems up to
-        ~3x more slowly than ``"recursive"``, on hard ones far sooner, and with a limit returns
-        a much better tree and bound (``benchmarks/results/anytime_search.md``). ``"queue"``
-        (GOSDT Algorithm 1: dependency graph, bound propagation to parents, best-first priority
-        queue) certifies the same optimum, usually more slowly, with a global lower bound that
-        rises steadily. The queue ignores the ``similar_support`` and ``depth2`` switches and
-        uses ``upper_bound`` only at the root.
+        meanwhile is the first tenth's) and up to a tenth on polishing the best (every subtree of
+        height h <= 3 replaced by the optimum of depth h + 2 on its rows). Then three searches share
+        the recursive search's memo, warm-started from that tree, and take turns in slices of work
+        that double each round: iterative deepening (the optimum at depth 1, 2, ... is an
+        incumbent), depth-relaxed deepening (the best tree of depth d whose nodes at depth d cost
+        only a lower bound on their best subtree bounds the optimum from below, and certifies it
+        when it reaches the incumbent) and the recursive search of the stated problem, pruned by the
+        incumbent. It certifies the same optimum, on easy problems up to ~3x more slowly than
+        ``"recursive"``, on hard ones far sooner, and with a limit returns a much better tree and
+        bound (``benchmarks/results/anytime_search.md``). ``"queue"`` (GOSDT Algorithm 1: dependency
+        graph, bound propagation to parents, best-first priority queue) certifies the same optimum,
+        usually more slowly, with a global lower bound that rises steadily. The queue ignores the
+        ``similar_support`` and ``depth2`` switches and uses ``upper_bound`` only at the root.
     fairness : Fairness, optional
         Only δ-fair trees are admitted (see :class:`odtkit.Fairness`: the notion, the protected
         attribute(s), ``delta`` and the positive class). Needs ``method="dp"``,
