@@ -13,12 +13,13 @@ task; Ctrl-C returns the finished rows and the rest as ``"interrupted"`` rows. T
 sorted by the grid, so a local and a Dask run of the same sweep give the same table (up to the
 ``time`` column).
 
-Tasks go to the workers longest first (:mod:`odtkit._schedule`: an estimate from each task's
-rows, features, depth, λ or path and method, replaced by the measured times of the finished
-folds of the same cell), a worker's next task chosen when one finishes, so that the last tasks
-to run are short ones. Each worker receives each dataset once, with the fold of each row (the
-pool's ``initializer``; ``client.scatter(..., broadcast=True)`` on Dask); a task carries only its
-coordinates and cuts its fold from them.
+Tasks go to the workers longest first (:mod:`odtkit._schedule`: an estimate from each task's rows,
+features, depth, λ or path and method, replaced by the measured times of the finished folds of the
+same cell), a pool worker's next task chosen when one finishes, so that the last tasks to run are
+short ones; on Dask every task is submitted at once, ranked by the estimates before the sweep
+(Dask's ``priority``), so its order is not refined. Each worker receives each dataset once, with the
+fold of each row (the pool's ``initializer``; ``client.scatter(..., broadcast=True)`` on Dask); a
+task carries only its coordinates and cuts its fold from them.
 
 The local pool and a Dask ``LocalCluster`` start their workers with ``"spawn"``, which imports
 the calling script again: a script calls ``sweep`` under ``if __name__ == "__main__":`` (a
@@ -728,7 +729,8 @@ def sweep(
     -----
     Tasks run longest first: each task's cost is estimated before the sweep (``plan``) and,
     once tasks of the same dataset, depth, method and λ have finished, from their measured
-    times; the next free worker takes the remaining task of the largest estimate. Each worker
+    times; the next free worker takes the remaining task of the largest estimate (on Dask the
+    order of the first estimates, as task priorities, without that refinement). Each worker
     receives each dataset once (the local pool's initializer; on Dask, ``client.scatter`` to
     every worker), the tasks only its name, fold and parameters. The order changes how soon the
     sweep ends, never its table.
