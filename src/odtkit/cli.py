@@ -244,7 +244,9 @@ def _label(frame: pd.DataFrame, args: argparse.Namespace, name: str) -> str:
         named = [c for c in frame.columns if not _unnamed(str(c))]
         return str(named[-1] if named else frame.columns[-1])
     if not label.strip():
-        raise BadInput("--label '': give the label column's name (default: the last column)")
+        raise BadInput(
+            f"--label {label!r}: give the label column's name (default: the last column)"
+        )
     if label not in frame.columns:
         raise BadInput(
             f"--label {label!r} is not a column of {name} (columns: {_shown(frame.columns)})"
