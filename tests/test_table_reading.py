@@ -245,3 +245,20 @@ def test_a_duplicated_label_column_no_longer_gives_a_perfect_tree(tmp_path):
     data = odtkit.datasets.load_file(path, binarize=True)
     tree = odtkit.search_tree(data, lam=0.01, max_depth=2).model
     assert metrics.accuracy(tree, data) < 1.0
+
+
+def test_dates_are_month_first_unless_only_day_first_reads_every_cell(tmp_path):
+    epoch = pd.Timestamp("1970-01-01")
+    path = _write(tmp_path, "dm.csv", "d,y\n01/03/2024,a\n13/03/2024,b\n20/04/2024,a\n")
+    frame, _ = _read(path, dates="as-numbers")
+    assert frame["d"][0] == (pd.Timestamp("2024-03-01") - epoch).days
+    path = _write(tmp_path, "md.csv", "d,y\n01/03/2024,a\n12/13/2024,b\n")
+    frame, _ = _read(path, dates="as-numbers")
+    assert frame["d"][0] == (pd.Timestamp("2024-01-03") - epoch).days
+    path = _write(tmp_path, "bad.csv", "d,y\n2024-01-03,a\n2024-02-30,b\n2024-03-01,a\n")
+    frame, notes = _read(path, dates="as-numbers")
+    assert pd.isna(frame["d"][1])
+    assert notes == [
+        "bad.csv: column 'd' read as days since 1970-01-01 (dates='as-numbers'); 1 cell not a "
+        "date read as missing"
+    ]

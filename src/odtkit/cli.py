@@ -15,6 +15,13 @@ binarization is then the thresholds it uses. The output says over what each answ
 certified (``certificate``: all thresholds, guessed thresholds, or the binarization).
 Warnings print as one line ``odtkit: warning: ...`` on stderr, each once.
 
+A table is read by :func:`odtkit.datasets.read_table_and_reading`: the separator from the
+lines (tab for ``.tsv``), a line longer than the header or a name given twice refused, text
+stripped of surrounding spaces, and a warning per column that looks like numbers or dates,
+naming the option that parses it (``--na-values``, ``--decimal``, ``--thousands``,
+``--dates as-numbers``). ``fit --out`` stores how the table was read, and ``predict`` reads
+new rows the same way (its own options replace the stored ones).
+
 Files (:mod:`odtkit.files`): ``--out`` is checked before any work (never an input file, an
 existing file only with ``--force``) and written atomically; stderr (and ``out`` in the
 ``--json`` payload) says whether it was written. ``prune`` reads a forest saved by skops,
@@ -1515,9 +1522,10 @@ def _add_reading_arguments(parser: argparse.ArgumentParser, *, stored: bool = Fa
     group.add_argument(
         "--dates",
         choices=("keep", "as-numbers"),
-        help="as-numbers: a column of dates (2024-03-01, 01/03/2024) becomes days since "
-        "1970-01-01, of date-times (2024-03-01 12:30) seconds since 1970-01-01, so thresholds "
-        "apply; keep (the default): they are categories",
+        help="as-numbers: a column of dates (2024-03-01, 01/03/2024: month first unless only "
+        "day first reads every cell) becomes days since 1970-01-01, of date-times "
+        "(2024-03-01 12:30) seconds since 1970-01-01, so thresholds apply; keep (the "
+        "default): they are categories",
     )
 
 

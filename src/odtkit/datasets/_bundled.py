@@ -199,8 +199,9 @@ def load_file(
     label : str, optional
         Name of the label column; defaults to the last column.
     sep : str, optional
-        Field separator. By default it is detected from the header: ``;``, else ``,``,
-        else whitespace.
+        Field separator. By default tab for ``.tsv``/``.tab`` files, else the one of ``;``
+        ``,`` tab ``|`` that splits the lines into as many fields as the header, runs of
+        blanks only when none does (see :func:`read_table`).
     name : str, optional
         Dataset name; defaults to the file name without extension.
     binarize : bool, default=False

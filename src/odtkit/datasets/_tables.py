@@ -429,9 +429,9 @@ class _Tidy:
         for column in frame.columns:
             unit = reading.date_units.get(str(column))
             values = frame[column]
+            if not _is_text(values):
+                continue  # numbers already (or blank): nothing to parse
             if unit is None:
-                if not _is_text(values):
-                    continue
                 unit = _date_unit(values)
                 if unit is None:
                     continue
@@ -529,7 +529,15 @@ def _date_numbers(values: pd.Series, unit: str) -> tuple[pd.Series, int]:
     )  # ISO 8601: one format, no day-first guessing
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pandas' "could not infer format" notes
-        parsed = pd.to_datetime(text, errors="coerce", format="ISO8601" if iso else None)
+        if iso:
+            parsed = pd.to_datetime(text, errors="coerce", format="ISO8601")
+        else:
+            # 01/03/2024: month first (pandas' default) unless only day first reads more cells
+            # (13/03/2024)
+            parsed = pd.to_datetime(text, errors="coerce")
+            day_first = pd.to_datetime(text, errors="coerce", dayfirst=True)
+            if day_first.notna().sum() > parsed.notna().sum():
+                parsed = day_first
     if getattr(parsed.dt, "tz", None) is not None:
         parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
     numbers = (parsed - _EPOCH).dt.total_seconds() / _UNITS[unit]
