@@ -172,7 +172,8 @@ def _records(text: str, sep: str) -> Iterable[tuple[int, list[str]]]:
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
     try:
         for row in reader:
-            if row and any(cell.strip() for cell in row):
+            # a blank line (pandas skips it too); a line of separators is a row of blanks
+            if len(row) > 1 or (row and row[0].strip()):
                 yield reader.line_num, row
     except csv.Error:  # an unterminated quote: pandas names it better
         return
@@ -403,7 +404,7 @@ class _Tidy:
             values = frame[column]
             if not _is_text(values):
                 continue
-            text = values.map(lambda v: v.strip() if isinstance(v, str) else v)
+            text = values.str.strip() if values.dtype != object else values.map(_stripped)
             changed = int((text != values).sum() - (values.isna() & text.isna()).sum())
             if not changed:
                 continue
@@ -460,22 +461,24 @@ class _Tidy:
             values = frame[column]
             if not _is_text(values):
                 continue
-            text = pd.Series([v for v in values.dropna() if isinstance(v, str)], dtype=object)
-            if text.empty:
+            counts = _text_counts(values)
+            if counts.empty:
                 continue
-            note = self._number_note(text, reading)
+            note = self._number_note(counts)
             if note:
                 warn(f"{self.name}: column {str(column)!r} is read as categories, but {note}")
 
-    def _number_note(self, text: pd.Series, reading: TableReading) -> str | None:
-        n = len(text)
-        plain = text.map(lambda v: bool(_NUMBER.fullmatch(v)))
-        grouped = text.map(lambda v: bool(_THOUSANDS.fullmatch(v)))
-        comma = text.map(lambda v: bool(_DECIMAL_COMMA.fullmatch(v)))
-        share = (plain | grouped | comma).sum() / n
+    def _number_note(self, counts: pd.Series) -> str | None:
+        """What the distinct texts ``counts`` (text -> cells) look like, if numbers."""
+        text = counts.index.to_series()
+        n = counts.sum()
+        plain = text.map(lambda v: bool(_NUMBER.fullmatch(v))).to_numpy()
+        grouped = text.map(lambda v: bool(_THOUSANDS.fullmatch(v))).to_numpy()
+        comma = text.map(lambda v: bool(_DECIMAL_COMMA.fullmatch(v))).to_numpy()
+        share = counts[plain | grouped | comma].sum() / n
         if share >= _MOSTLY and (grouped | comma).any():
             example = text[grouped | comma].iloc[0]
-            if comma.any() and not (grouped[comma]).all():
+            if comma.any() and not grouped[comma].all():
                 return (
                     f"its cells look like numbers with a decimal comma (e.g. {example!r}): "
                     f"{self._option('decimal', ',')} reads them as numbers"
@@ -485,16 +488,27 @@ class _Tidy:
                 f"{self._option('thousands', ',')} reads them as numbers"
                 + (f" (decimal commas? {self._option('decimal', ',')})" if comma.all() else "")
             )
-        if plain.sum() / n >= 0.5:
-            others = text[~plain].value_counts()
-            if 0 < len(others) <= 5:
-                tokens = ", ".join(f"{t!r} ({k}x)" for t, k in others.items())
-                joined = ",".join(str(t) for t in others.index)
-                return (
-                    f"{plain.sum() / n:.0%} of its cells are numbers; the others are {tokens}: "
-                    f"if they mean missing, {self._option('na_values', joined)} reads them so"
-                )
+        numbers = counts[plain].sum() / n
+        others = counts[~plain]
+        if numbers >= 0.5 and 0 < len(others) <= 5:
+            tokens = ", ".join(f"{t!r} ({k}x)" for t, k in others.items())
+            joined = ",".join(str(t) for t in others.index)
+            return (
+                f"{numbers:.0%} of its cells are numbers; the others are {tokens}: "
+                f"if they mean missing, {self._option('na_values', joined)} reads them so"
+            )
         return None
+
+
+def _text_counts(values: pd.Series) -> pd.Series:
+    """The distinct text cells of ``values`` (in order of appearance) and how many cells hold
+    each: the checks run over distinct texts, a handful in a column of thousands of cells."""
+    counts = values.dropna().value_counts(sort=False)
+    return counts[[isinstance(v, str) for v in counts.index]]
+
+
+def _stripped(value: object) -> object:
+    return value.strip() if isinstance(value, str) else value
 
 
 def _is_text(values: pd.Series) -> bool:
@@ -508,11 +522,12 @@ def _first_text(values: pd.Series) -> str:
 
 def _date_unit(values: pd.Series) -> str | None:
     """``"days"`` for a text column of dates, ``"seconds"`` for date-times, else None."""
-    text = [v.strip() for v in values if isinstance(v, str)]
-    if not text:
+    counts = _text_counts(values)
+    if counts.empty:
         return None
-    dates = [bool(_DATE.match(v)) for v in text]
-    if sum(dates) / len(text) < _MOSTLY:
+    text = [str(v).strip() for v in counts.index]
+    dates = np.array([bool(_DATE.match(v)) for v in text])
+    if counts[dates].sum() / counts.sum() < _MOSTLY:
         return None
     rest = [v[m.end() :] for v in text if (m := _DATE.match(v)) is not None]
     if all(r == "" for r in rest):
