@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,12 @@ def files(tmp_path, monkeypatch):
     frame[["y"]].to_csv(tmp_path / "label_only.csv", index=False)
     frame.assign(a=1, b=2.5).to_csv(tmp_path / "constant.csv", index=False)
     (tmp_path / "notes.txt").write_text("These are my notes.\nNothing tabular here.\n")
+    # issue 37: lines longer than the header, names given twice, an unnamed column
+    (tmp_path / "long.csv").write_text("a,b,y\n1,2,0\n3,4,1\n5,dark,red,0\n")
+    (tmp_path / "dup.csv").write_text("a,y,y\n1,0,0\n2,1,1\n3,0,0\n")
+    (tmp_path / "unnamed.csv").write_text("a,,y\n1,2,0\n3,4,1\n5,6,0\n")
+    fair = frame.assign(h=np.arange(40) % 2, one=1)[["a", "b", "h", "one", "y"]]
+    fair.to_csv(tmp_path / "fair.csv", index=False)
     (tmp_path / "empty.skops").write_bytes(b"")
     (tmp_path / "evil.pkl").write_bytes(pickle.dumps(_Payload()))
     (tmp_path / "evil0.pkl").write_bytes(pickle.dumps(_Payload(), protocol=0))
@@ -67,6 +74,7 @@ def files(tmp_path, monkeypatch):
 
 
 PRUNE = ["--lam", "0.01"]
+FAIR = ["compare", "--dataset", "fair.csv", "--methods", "dp", "--fairness"]
 HUGE = ["99999999999999999999", str(2**31), str(2**63)]
 
 #: (argv, exit code, a fragment of stderr); exit 2 rows print exactly one line
@@ -147,6 +155,47 @@ CASES = [
     (["prune", "forest.skops", "data.csv", *PRUNE, "--out", "outdir"], 2, "is a directory"),
     (["predict", "tree.json", "data.csv", "--out", "outdir"], 2, "is a directory"),
     (["fit", "data.csv", "--out", ""], 2, "--out '': give a file name"),
+    # issue 37 item 1: a line longer than the header is named, never a shifted table; item 4:
+    # a name given twice in the header is refused; by every command that reads a table
+    *[
+        (argv, 2, message)
+        for data, message in (
+            ("long.csv", "long.csv: 1 line with more fields than the 3 of the first line (line 4"),
+            ("dup.csv", "dup.csv: the header row names a column twice: 'y' (columns 2, 3)"),
+        )
+        for argv in (
+            ["fit", data],
+            ["compare", "--dataset", data],
+            ["rashomon", data],
+            ["predict", "tree.json", data],
+            ["prune", "forest.skops", data, *PRUNE],
+        )
+    ],
+    # item 5: an empty --label, an unnamed one
+    (["fit", "data.csv", "--label", ""], 2, "--label '': give the label column's name"),
+    (["fit", "data.csv", "--label", " "], 2, "--label ' ': give the label column's name"),
+    (["compare", "--dataset", "data.csv", "--label", ""], 2, "--label '': give the label"),
+    (["rashomon", "data.csv", "--label", ""], 2, "--label '': give the label"),
+    (["prune", "forest.skops", "data.csv", "--label", "", *PRUNE], 2, "--label '': give"),
+    (["fit", "unnamed.csv", "--label", "Unnamed: 1"], 2, "has no name in the header row"),
+    # item 6: the reading options, checked
+    (["fit", "data.csv", "--decimal", "ab"], 2, "--decimal must be one punctuation character"),
+    (["fit", "data.csv", "--thousands", "7"], 2, "--thousands must be one punctuation char"),
+    (["fit", "data.csv", "--decimal", ",", "--thousands", ","], 2, "--thousands and --decimal"),
+    (["predict", "tree.json", "data.csv", "--decimal", "xy"], 2, "--decimal must be one"),
+    (["fit", "data.csv", "--dates", "epoch"], 2, "--dates: invalid choice: 'epoch'"),
+    # item 7: fairness options, one line each
+    *[
+        (FAIR + options, 2, message)
+        for options, message in (
+            (["sp", "--protected", "one"], "--protected attribute 'one' has a single value"),
+            (["csp", "--legit", "h", "--protected", "h"], "--legit 'h' is also --protected"),
+            (["sp", "--protected", "y"], "--protected 'y' is the label column of fair.csv"),
+            (["csp", "--protected", "h", "--legit", "y"], "--legit 'y' is the label column"),
+            (["sp", "--protected", "h,h"], "--protected names h twice"),
+            (["csp", "--protected", "h", "--legit", "a,b"], "--legit 'a,b': give one column"),
+        )
+    ],
 ]
 
 
@@ -244,3 +293,39 @@ def test_help_says_a_pickle_runs_code(capsys):
         main(["prune", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--trust-pickle" in text and "skops" in text and "RUNS ANY CODE" in text
+
+
+#: the values each column option takes in the fuzz below (None: not given)
+FUZZ = {
+    "--protected": [None, "h", "one", "y", "h,a", "nope"],
+    "--legit": [None, "h", "a", "y"],
+    "--label": [None, "h", "y", ""],
+    "--columns": [None, "a", "h"],
+    "--drop": [None, "h", "a"],
+}
+
+
+def test_column_options_in_every_combination_end_in_an_answer_or_one_line(files, capsys):
+    """Issue 37 item 7: every combination of --protected/--legit/--label/--columns/--drop over
+    a small table ends in an answer (exit 0 or 3) or one line naming an option (exit 2)."""
+    import itertools
+
+    base = ["compare", "--dataset", "fair.csv", "--methods", "dp", "--max-depth", "1"]
+    base += ["--thresholds", "2"]
+    seen = Counter()
+    for values in itertools.product(*FUZZ.values()):
+        argv = list(base)
+        for option, value in zip(FUZZ, values, strict=True):
+            if value is not None:
+                argv += [option, value]
+        if values[0] is not None:
+            argv += ["--fairness", "sp" if values[1] is None else "csp"]
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code in (0, 2, 3) and "Traceback" not in err, (argv, err)
+        if code == 2:
+            lines = [line for line in err.splitlines() if "warning" not in line]
+            assert len(lines) == 1 and lines[0].startswith("odtkit compare: error: "), argv
+            assert "--" in lines[0], lines  # it names an option
+        seen[code] += 1
+    assert seen[0] and seen[2]  # both outcomes are exercised

@@ -16,6 +16,7 @@ from odtkit import metrics
 from odtkit.cli import build_parser, main
 from odtkit.datasets import Binarizer, binarize_frame
 from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT, GUESS_ROUNDS
+from odtkit.tree import Tree
 
 
 @pytest.fixture
@@ -285,3 +286,120 @@ def test_the_objective_of_a_fit_is_the_metric_of_its_tree(table, capsys):
     data, _ = binarize_frame(frame, "y", guess_thresholds=GUESS_ROUNDS)
     tree = Tree.from_dict(payload["tree"])
     assert metrics.objective(tree, data, lam=0.01) == pytest.approx(payload["objective"])
+
+
+# -- issue 37: outside tables as TSV, number-like text, the reading stored for predict -----------
+
+
+def _outside_tables():
+    """Real tables bundled with scikit-learn, each with a text column whose cells hold spaces
+    (the label of iris: 'Iris setosa'), a blank cell and a text cell padded with spaces."""
+    from sklearn.datasets import load_iris, load_wine
+
+    iris = load_iris(as_frame=True)
+    frame = iris.frame.drop(columns="target")
+    frame["species"] = ["Iris " + iris.target_names[t] for t in iris.target]
+    frame["size class"] = np.where(frame["petal length (cm)"] > 4, "very large", "rather small")
+    frame.loc[3, "size class"] = None
+    yield "iris", frame, "species"
+    wine = load_wine(as_frame=True)
+    frame = wine.frame.drop(columns="target")
+    frame["cultivar"] = [f"cultivar {t}" for t in wine.target]
+    frame["hue word"] = np.where(frame["hue"] > 1, "bright red", "deep  purple")
+    frame.loc[5, "hue word"] = "bright red "  # surrounding spaces: one note, then stripped
+    yield "wine", frame, "cultivar"
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_outside_tables_saved_as_tsv_fit_as_their_csv(tmp_path, capsys, index):
+    name, frame, label = list(_outside_tables())[index]
+    csv_path, tsv_path = tmp_path / f"{name}.csv", tmp_path / f"{name}.tsv"
+    frame.to_csv(csv_path, index=False)
+    frame.to_csv(tsv_path, index=False, sep="\t")
+    payloads = []
+    for path in (csv_path, tsv_path):
+        code, out, err = _run(["fit", path, "--label", label, "--json"], capsys)
+        assert code in (0, 3) and "Traceback" not in err
+        payloads.append(json.loads(out))
+    by_csv, by_tsv = payloads
+    for key in ("objective", "feature_names", "tree", "classes", "binarization"):
+        assert by_tsv[key] == by_csv[key], key
+    assert by_tsv["reading"]["sep"] == "\t" and by_csv["reading"]["sep"] == ","
+    # the fitted table is the CSV as pandas reads it (text stripped): the same objective
+    clean = frame.copy()
+    clean[clean.columns[-1]] = clean[clean.columns[-1]].str.strip()
+    data, _ = binarize_frame(clean, label, guess_thresholds=GUESS_ROUNDS)
+    assert list(data.feature_names) == by_tsv["feature_names"]
+    tree = Tree.from_dict(by_tsv["tree"])
+    assert by_tsv["objective"] == pytest.approx(metrics.objective(tree, data, lam=0.01))
+    assert len(data.classes) == len(by_tsv["classes"]) == 3
+
+
+def test_a_tab_separated_file_with_spaces_and_blank_cells_keeps_its_columns(tmp_path, capsys):
+    # issue 37 item 1: 'age' became the index and the blank cells surfaced as blank labels
+    rows = ["age\tcolour\ty"] + [
+        f"{20 + i}\t{['dark red', 'light blue', ''][i % 3]}\t{'yes' if i % 2 else 'no'}"
+        for i in range(30)
+    ]
+    path = tmp_path / "people.tsv"
+    path.write_text("\n".join(rows) + "\n")
+    code, out, err = _run(["fit", path, "--json"], capsys)
+    payload = json.loads(out)
+    assert code == 0 and payload["label"] == "y" and payload["classes"] == ["no", "yes"]
+    columns = {c["name"]: c for c in payload["binarization"]["columns"]}
+    assert set(columns) == {"age", "colour"}
+    assert columns["colour"]["categories"] == ["dark red", "light blue"]
+    assert columns["colour"]["blank_cells"] is True
+
+
+NUMBER_TEXT = (
+    'income,score,rating,joined,y\n"1,200",3.5,?,2020-01-05,no\n"2,300",2.5,4,2020-02-05,yes\n'
+    '"12,000",1.5,5,2021-01-01,yes\n"999",1,6,2022-03-03,no\n"1,000",0,7,2022-03-04,no\n'
+    '"5,500",2,8,2022-05-04,yes\n'
+)
+
+
+def test_number_like_text_is_named_per_column_with_the_option_that_parses_it(tmp_path, capsys):
+    path = tmp_path / "money.csv"
+    path.write_text(NUMBER_TEXT)
+    code, _, err = _run(["fit", path, "--max-depth", "1"], capsys)
+    assert code == 0
+    notes = [line for line in err.splitlines() if line.startswith("odtkit: warning:")]
+    assert len(notes) == 3
+    assert "column 'income'" in notes[1] and "--thousands ," in notes[1]
+    assert "column 'rating'" in notes[2] and "--na-values ?" in notes[2]
+    assert "column 'joined' looks like dates" in notes[0] and "--dates as-numbers" in notes[0]
+    summary = next(line for line in err.splitlines() if line.startswith("binarized"))
+    assert "3 categorical columns" in summary
+
+
+def test_predict_reads_new_rows_as_the_tree_was_fitted(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "money.csv").write_text(NUMBER_TEXT)
+    options = ["--thousands", ",", "--na-values", "?", "--dates", "as-numbers"]
+    argv = ["fit", "money.csv", "--max-depth", "2", "--lam", "0", "--out", "t.json", "--json"]
+    code, out, err = _run([*argv, *options], capsys)
+    payload = json.loads(out)
+    assert code == 0 and payload["train_accuracy"] == 1.0
+    assert payload["reading"] == {
+        "sep": ",",
+        "na_values": ["?"],
+        "decimal": ".",
+        "thousands": ",",
+        "dates": "as-numbers",
+        "date_units": {"joined": "days"},
+    }
+    summary = payload["binarization"]["summary"]
+    assert "4 numeric columns" in summary
+    assert "column 'joined' read as days since 1970-01-01 (--dates as-numbers)" in err
+    # predict, given no option, reads the rows as fit did: the same (perfect) predictions
+    code, out, err = _run(["predict", "t.json", "money.csv"], capsys)
+    assert code == 0 and "accuracy 1.0000 on the 6 rows" in err
+    assert out.splitlines()[1:] == ["no", "yes", "yes", "no", "no", "yes"]
+    # a tree file of an older odtkit has no reading: loaded, read with the defaults
+    older = json.loads((tmp_path / "t.json").read_text())
+    del older["reading"]
+    (tmp_path / "old.json").write_text(json.dumps(older))
+    (tmp_path / "plain.csv").write_text("income,score,rating,joined,y\n1200,3.5,5,18266,no\n")
+    code, out, err = _run(["predict", "old.json", "plain.csv"], capsys)
+    assert code == 0 and out.splitlines()[0] == "prediction"

@@ -15,6 +15,13 @@ binarization is then the thresholds it uses. The output says over what each answ
 certified (``certificate``: all thresholds, guessed thresholds, or the binarization).
 Warnings print as one line ``odtkit: warning: ...`` on stderr, each once.
 
+A table is read by :func:`odtkit.datasets.read_table_and_reading`: the separator from the
+lines (tab for ``.tsv``), a line longer than the header or a name given twice refused, text
+stripped of surrounding spaces, and a warning per column that looks like numbers or dates,
+naming the option that parses it (``--na-values``, ``--decimal``, ``--thousands``,
+``--dates as-numbers``). ``fit --out`` stores how the table was read, and ``predict`` reads
+new rows the same way (its own options replace the stored ones).
+
 Files (:mod:`odtkit.files`): ``--out`` is checked before any work (never an input file, an
 existing file only with ``--force``) and written atomically; stderr (and ``out`` in the
 ``--json`` payload) says whether it was written. ``prune`` reads a forest saved by skops,
@@ -27,6 +34,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import warnings
 from collections import Counter
@@ -124,6 +132,9 @@ class _Data:
     #: all``), which reads them instead of a binarization (None otherwise)
     frame: pd.DataFrame | None = None
     labels: Any = None
+    #: how the table was read (odtkit.datasets.TableReading; None for a bundled dataset):
+    #: ``fit --out`` stores it so that ``predict`` reads new rows the same way
+    reading: Any = None
 
 
 def _is_file_argument(text: str) -> bool:
@@ -131,17 +142,68 @@ def _is_file_argument(text: str) -> bool:
     return path.suffix.lower() in (".csv", ".tsv", ".txt") or path.is_file()
 
 
+def _reading(args: argparse.Namespace, stored: Any = None) -> Any:
+    """How to read a table: ``stored`` (what the model was fitted with; None: the defaults)
+    with the options given on the command line (``--na-values``, ``--decimal``,
+    ``--thousands``, ``--dates``) in place of its own; the separator is detected afresh."""
+    import dataclasses
+
+    from odtkit.datasets import TableReading
+
+    given = {
+        "na_values": getattr(args, "na_values", None),
+        "decimal": getattr(args, "decimal", None),
+        "thousands": getattr(args, "thousands", None),
+        "dates": getattr(args, "dates", None),
+    }
+    if given["na_values"] is not None:
+        given["na_values"] = tuple(_columns(given["na_values"]))
+    changes = {key: value for key, value in given.items() if value is not None}
+    try:
+        return dataclasses.replace(stored or TableReading(), sep=None, **changes)
+    except (ValueError, TypeError) as exc:
+        message = str(exc)
+        for key in given:
+            message = message.replace(key, "--" + key.replace("_", "-"), 1)
+        raise BadInput(message) from None
+
+
 def _read_data(
-    text: str, what: str, *, min_rows: int = 2, min_columns: int = 2, header: bool = True
+    text: str,
+    what: str,
+    *,
+    min_rows: int = 2,
+    min_columns: int = 2,
+    header: bool = True,
+    reading: Any = None,
 ) -> tuple[pd.DataFrame, str]:
-    """The table of a file argument and its file name; refuses what is not a table.
+    """The table of a file argument and its file name (see :func:`_read_table`)."""
+    frame, name, _ = _read_table(
+        text, what, min_rows=min_rows, min_columns=min_columns, header=header, reading=reading
+    )
+    return frame, name
+
+
+def _read_table(
+    text: str,
+    what: str,
+    *,
+    min_rows: int = 2,
+    min_columns: int = 2,
+    header: bool = True,
+    reading: Any = None,
+) -> tuple[pd.DataFrame, str, Any]:
+    """The table of a file argument, its file name and how it was read (a
+    :class:`odtkit.datasets.TableReading`: the separator found, the date columns' units);
+    refuses what is not a table.
 
     ``what`` is the argument as the usage names it (``DATA``, ``--dataset``). ``header=False``
     (``--no-header``): the first row is data and the columns are named ``0, 1, ...``; with a
     header, a first row made only of numbers is refused (it is data: pandas would silently
-    take it for the column names and lose it).
+    take it for the column names and lose it). Notes on the reading (spaces removed, columns
+    that look like numbers or dates) are warnings: one line each on stderr.
     """
-    from odtkit.datasets import read_table
+    from odtkit.datasets import read_table_and_reading
     from odtkit.files import numeric_header
 
     path = Path(text)
@@ -149,7 +211,7 @@ def _read_data(
         reason = "is a directory, not a file" if path.is_dir() else "no such file"
         raise BadInput(f"{what} {text!r}: {reason}")
     try:
-        frame = read_table(path, None, header=header)
+        frame, how = read_table_and_reading(path, reading, header=header, flags=True)
     except ValueError as exc:
         raise BadInput(f"{what}: {exc}") from None
     except OSError as exc:
@@ -169,11 +231,39 @@ def _read_data(
     elif frame.shape[0] < min_rows:
         reason = f"{frame.shape[0]} row(s) under the header, need at least {min_rows}"
     else:
-        return frame, path.name
+        return frame, path.name, how
     raise BadInput(
         f"{what}: {path.name} is not a table ({reason}); expected a header row, then one row "
         "per example, e.g. 'age,income,colour,y'"
     )
+
+
+def _unnamed(column: str) -> bool:
+    """A column pandas named because its header cell is blank (``Unnamed: 3``)."""
+    return re.fullmatch(r"Unnamed: \d+", column) is not None
+
+
+def _label(frame: pd.DataFrame, args: argparse.Namespace, name: str) -> str:
+    """``--label``, checked: a column of ``frame`` with a name in the header; by default the
+    last named column."""
+    label = args.label
+    if label is None:
+        named = [c for c in frame.columns if not _unnamed(str(c))]
+        return str(named[-1] if named else frame.columns[-1])
+    if not label.strip():
+        raise BadInput(
+            f"--label {label!r}: give the label column's name (default: the last column)"
+        )
+    if label not in frame.columns:
+        raise BadInput(
+            f"--label {label!r} is not a column of {name} (columns: {_shown(frame.columns)})"
+        )
+    if _unnamed(label):
+        raise BadInput(
+            f"--label {label!r}: that column of {name} has no name in the header row ({label!r} "
+            "is what pandas calls it); write a name in the header and pass it to --label"
+        )
+    return str(label)
 
 
 def _select_columns(
@@ -360,20 +450,13 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
     legit: Any = None
     label: str | None = None
     binarization: dict[str, Any] | None = None
+    reading: Any = None
     if _is_file_argument(args.dataset):
-        frame, name = _read_data(args.dataset, what, header=not args.no_header)
-        label = args.label or str(frame.columns[-1])
-        for option, names in (
-            ("--label", [label]),
-            ("--protected", protected),
-            ("--legit", _columns(legit_column)),
-        ):
-            for column in names:
-                if column not in frame.columns:
-                    raise BadInput(
-                        f"{option} {column!r} is not a column of {name} "
-                        f"(columns: {_shown(frame.columns)})"
-                    )
+        frame, name, reading = _read_table(
+            args.dataset, what, header=not args.no_header, reading=_reading(args)
+        )
+        label = _label(frame, args, name)
+        legit_column = _fairness_columns(frame, name, label, protected, legit_column)
         frame = _select_columns(
             frame, args, keep=[label, *protected, *_columns(legit_column)], name=name
         )
@@ -400,6 +483,7 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
                 label,
                 frame=frame.drop(columns=[label]),
                 labels=frame[label].to_numpy(),
+                reading=reading,
             )
         try:
             dataset, binarizer = binarize_frame(
@@ -436,7 +520,7 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
             "over every threshold (method exact) reads a CSV file's numeric columns"
         )
     if notion is None:
-        return _Data(dataset, None, features, label, binarization, specs)
+        return _Data(dataset, None, features, label, binarization, specs, reading=reading)
     # the labels of a CSV may be numbers: match the class whose text is --positive-class
     positive = next((c for c in dataset.classes if str(c) == args.positive_class), None)
     if positive is None:
@@ -444,12 +528,61 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
             f"--positive-class {args.positive_class!r} is not a class of the label "
             f"(classes: {_shown(dataset.classes)}); name the favourable one"
         )
-    fairness = _checked(
-        lambda: Fairness(
+    try:
+        fairness = Fairness(
             notion, protected=values, delta=args.delta, positive_class=positive, legit=legit
         )
-    )
-    return _Data(dataset, fairness, features, label, binarization, specs)
+        fairness.groups(dataset)  # resolved here, so that its refusals are one line
+    except (ValueError, TypeError, KeyError) as exc:
+        raise BadInput(_fairness_message(str(exc), protected, legit_column)) from None
+    return _Data(dataset, fairness, features, label, binarization, specs, reading=reading)
+
+
+def _fairness_message(text: str, protected: Sequence[str], legit: str | None) -> str:
+    """A refusal of :class:`odtkit.Fairness`, its argument names as the options and columns
+    the user gave (``protected attribute 'protected'`` is ``--protected 'sex'``)."""
+    for k, column in enumerate(protected):
+        text = text.replace(f"'protected[{k}]'", repr(column))
+    if len(protected) == 1:
+        text = text.replace("'protected'", repr(protected[0]))
+    if legit:
+        text = text.replace("'legit'", repr(legit))
+    for word in ("protected", "legit", "delta"):
+        if re.match(rf"{word}\b", text):
+            return f"--{word} {text[len(word) :].lstrip(' =:')}"
+    return f"--fairness: {text}"
+
+
+def _fairness_columns(
+    frame: pd.DataFrame, name: str, label: str, protected: list[str], legit: str | None
+) -> str | None:
+    """Refuse ``--protected``/``--legit`` columns that are not feature columns of ``frame``
+    (unknown, the label, named twice, or one column both protected and legitimate); the
+    ``--legit`` column's name."""
+    legit_names = _columns(legit)
+    if len(legit_names) > 1:
+        raise BadInput(f"--legit {legit!r}: give one column (the legitimate factor)")
+    for option, names in (("--protected", protected), ("--legit", legit_names)):
+        for column in names:
+            if column == label:
+                raise BadInput(
+                    f"{option} {column!r} is the label column of {name}; name a feature column "
+                    "(or another --label)"
+                )
+            if column not in frame.columns:
+                raise BadInput(
+                    f"{option} {column!r} is not a column of {name} "
+                    f"(columns: {_shown(frame.columns)})"
+                )
+        twice = sorted({c for c in names if names.count(c) > 1})
+        if twice:
+            raise BadInput(f"{option} names {_shown(twice)} twice")
+    if legit_names and legit_names[0] in protected:
+        raise BadInput(
+            f"--legit {legit_names[0]!r} is also --protected; the legitimate factor is another "
+            "column"
+        )
+    return legit_names[0] if legit_names else None
 
 
 def _named_dataset(name: str, what: str) -> Any:
@@ -588,6 +721,9 @@ def _tree_payload(result: Any, data: _Data, args: argparse.Namespace) -> dict[st
         "time": result.time,
         "message": result.message,
         "binarization": data.binarization,
+        # how the table was read: predict reads new rows the same way (a file without it,
+        # from an older odtkit, is read with the defaults)
+        "reading": None if data.reading is None else data.reading.to_dict(),
     }
     if tree is not None:
         payload.update(
@@ -900,11 +1036,13 @@ class _SavedTree:
     specs: list[dict[str, Any]]
     classes: list[Any]
     label: str | None
+    #: how the training table was read (odtkit.datasets.TableReading)
+    reading: Any = None
 
 
 def _read_model(text: str) -> _SavedTree:
     """The tree file ``fit --out`` wrote, checked (JSON only: loading it runs no code)."""
-    from odtkit.datasets import binary_kind
+    from odtkit.datasets import TableReading, binary_kind
     from odtkit.tree import Tree
 
     path = Path(text)
@@ -942,7 +1080,13 @@ def _read_model(text: str) -> _SavedTree:
     if (used and max(used) >= len(specs)) or max(labels) >= len(classes):
         raise BadInput(f"MODEL: {name}: the tree indexes features or classes it does not list")
     label = payload.get("label")
-    return _SavedTree(tree, specs, classes, label if isinstance(label, str) else None)
+    reading = payload.get("reading")
+    try:
+        # absent (a file of an older odtkit) or null: the default reading
+        how = TableReading.from_dict(reading if isinstance(reading, dict) else None)
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"MODEL: {name} has a malformed 'reading' ({exc})") from None
+    return _SavedTree(tree, specs, classes, label if isinstance(label, str) else None, how)
 
 
 def _numbers(column: pd.Series, source: str, name: str) -> Any:
@@ -1018,7 +1162,14 @@ def _predict(args: argparse.Namespace) -> int:
 
     saved = _read_model(args.model)
     _check_out(args, MODEL=args.model, DATA=args.data)
-    raw, name = _read_data(args.data, "DATA", min_rows=1, min_columns=1, header=not args.no_header)
+    raw, name = _read_data(
+        args.data,
+        "DATA",
+        min_rows=1,
+        min_columns=1,
+        header=not args.no_header,
+        reading=_reading(args, saved.reading),
+    )
     frame = _select_columns(raw, args, keep=[], name=name)
     used = saved.tree.features_used()
     needed = list(dict.fromkeys(saved.specs[j]["source"] for j in sorted(used)))
@@ -1234,10 +1385,8 @@ def _prune(args: argparse.Namespace) -> int:
     ensemble, fmt = _checked(
         lambda: load_forest(forest_path, trust_pickle=args.trust_pickle, data=data_path)
     )
-    frame, name = _read_data(args.data, "DATA", header=not args.no_header)
-    label = args.label or str(frame.columns[-1])
-    if label not in frame.columns:
-        raise BadInput(f"--label {label!r} is not a column of {name}")
+    frame, name = _read_data(args.data, "DATA", header=not args.no_header, reading=_reading(args))
+    label = _label(frame, args, name)
     _check_labels(frame, label, "DATA", name, header=not args.no_header)
     X, y = frame.drop(columns=[label]), frame[label].to_numpy()
     costs = _costs(args.costs, [str(c) for c in X.columns])
@@ -1344,12 +1493,40 @@ def _out_help(what: str) -> str:
     )
 
 
-def _add_column_arguments(parser: argparse.ArgumentParser, *, stay: str) -> None:
+def _add_column_arguments(
+    parser: argparse.ArgumentParser, *, stay: str, stored: bool = False
+) -> None:
     parser.add_argument(
         "--columns", metavar="A,B,...", help=f"use only these columns of a CSV file{stay}"
     )
     parser.add_argument("--drop", metavar="A,B", help="leave these columns of a CSV file out")
     parser.add_argument("--no-header", action="store_true", help=NO_HEADER_HELP)
+    _add_reading_arguments(parser, stored=stored)
+
+
+def _add_reading_arguments(parser: argparse.ArgumentParser, *, stored: bool = False) -> None:
+    """``--na-values``, ``--decimal``, ``--thousands``, ``--dates``: how a CSV's text is read
+    (``stored``: predict, whose default is what the tree was fitted with)."""
+    default = " (default: as the tree was fitted)" if stored else ""
+    group = parser.add_argument_group("reading a CSV file" + default)
+    group.add_argument(
+        "--na-values",
+        metavar="A,B",
+        help="cell texts that mean missing, comma-separated (e.g. '?,-'), besides pandas' own "
+        "(empty, NA, N/A, n/a, NaN, null, None)",
+    )
+    group.add_argument("--decimal", metavar="C", help="decimal mark of numbers: ',' reads 3,5")
+    group.add_argument(
+        "--thousands", metavar="C", help="thousands separator of numbers: ',' reads 1,234"
+    )
+    group.add_argument(
+        "--dates",
+        choices=("keep", "as-numbers"),
+        help="as-numbers: a column of dates (2024-03-01, 01/03/2024: month first unless only "
+        "day first reads every cell) becomes days since 1970-01-01, of date-times "
+        "(2024-03-01 12:30) seconds since 1970-01-01, so thresholds apply; keep (the "
+        "default): they are categories",
+    )
 
 
 def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None) -> None:
@@ -1478,7 +1655,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         action="store_true",
         help="copy the input columns (after --columns/--drop) before the prediction column",
     )
-    _add_column_arguments(pred, stay="")
+    _add_column_arguments(pred, stay="", stored=True)
 
     cmp = _subcommand(
         sub,
@@ -1555,6 +1732,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         help="label column (default: the last column; with --no-header, its 0-based position)",
     )
     prn.add_argument("--no-header", action="store_true", help=NO_HEADER_HELP)
+    _add_reading_arguments(prn)
     prn.add_argument("--lam", type=float, help="weight of the average feature cost")
     prn.add_argument("--budget", type=float, help="instead of --lam: largest average cost")
     prn.add_argument("--costs", help="feature costs NAME=COST,... (others cost 1)")

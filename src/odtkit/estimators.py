@@ -44,6 +44,7 @@ from odtkit._validation import (
 from odtkit._warnings import silencing, warn
 from odtkit.datasets import Dataset
 from odtkit.datasets._binarizer import Binarizer  # the class itself (the package loads it lazily)
+from odtkit.datasets._columns import check_unique_columns
 from odtkit.datasets._dataset import check_dataset
 from odtkit.fairness import NOTIONS
 from odtkit.methods import (
@@ -286,6 +287,7 @@ class _BinaryInputMixin:
         from sklearn.utils.validation import check_array, validate_data
 
         if hasattr(X, "columns") and hasattr(X, "iloc"):
+            check_unique_columns(X, "X")  # before scikit-learn, whose error names no argument
             check_array(X, dtype=None, ensure_all_finite=False)  # shape, sparse, emptiness
             validate_data(self, X, skip_check_array=True, reset=reset)
             return X

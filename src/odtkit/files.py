@@ -221,7 +221,7 @@ def load_forest(path: Path, *, trust_pickle: bool, data: Path | None = None) -> 
     the file names. ``data`` (the DATA argument) lets the message say when two arguments look
     swapped.
     """
-    from odtkit.datasets._bundled import binary_kind
+    from odtkit.datasets._tables import binary_kind
 
     name = path.name
     try:

@@ -11,18 +11,17 @@ from typing import TYPE_CHECKING
 
 from odtkit.datasets._bundled import (
     binarize_frame,
-    binary_kind,
     check_labels,
     describe,
     load,
     load_file,
     load_shared,
     names,
-    read_table,
     resolve,
     shared_path,
 )
 from odtkit.datasets._dataset import Dataset
+from odtkit.datasets._tables import TableReading, binary_kind, read_table, read_table_and_reading
 
 if TYPE_CHECKING:  # the type checker sees the class; at run time __getattr__ loads it late
     from odtkit.datasets._binarizer import Binarizer
@@ -30,6 +29,7 @@ if TYPE_CHECKING:  # the type checker sees the class; at run time __getattr__ lo
 __all__ = [
     "Binarizer",
     "Dataset",
+    "TableReading",
     "binarize_frame",
     "binary_kind",
     "check_labels",
@@ -39,6 +39,7 @@ __all__ = [
     "load_shared",
     "names",
     "read_table",
+    "read_table_and_reading",
     "resolve",
     "shared_path",
 ]

@@ -281,10 +281,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         frame, from_frame = _as_frame(X, "X")
         if frame.shape[0] == 0:
             raise ValueError("X is empty: Binarizer needs at least one row to fit")
-        names = [str(c) for c in frame.columns]
-        if len(set(names)) != len(names):
-            dupes = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f"X has duplicate column names {dupes}")
+        names = [str(c) for c in frame.columns]  # unique: _as_frame checked
         forced = self._check_categorical(names)
         # an estimator's fit charges binarization to its time limit (odtkit._limits.charged)
         deadline = active_deadline()

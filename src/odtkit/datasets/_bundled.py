@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import importlib.resources
 import os
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ import pandas as pd
 
 from odtkit._warnings import warn
 from odtkit.datasets._dataset import Dataset
+from odtkit.datasets._tables import read_table
 
 if TYPE_CHECKING:
     from odtkit.datasets._binarizer import Binarizer
@@ -134,64 +134,6 @@ def describe() -> pd.DataFrame:
 # -- arbitrary CSV files ---------------------------------------------------------------------------
 
 
-def _detect_separator(first_line: str) -> str:
-    # Semicolon first: a ';'-file may carry commas inside names, never the reverse in practice.
-    if ";" in first_line:
-        return ";"
-    if "," in first_line:
-        return ","
-    if "\t" in first_line or " " in first_line.strip():
-        return r"\s+"
-    return ","
-
-
-def binary_kind(head: bytes) -> str | None:
-    """What a file that starts with ``head`` probably is, if it is not UTF-8 text; else None."""
-    if head.startswith(b"\x80"):  # pickle protocol 2 and later (scikit-learn, joblib)
-        return "a pickle?"
-    if head.startswith(b"PK\x03\x04"):
-        return "a zip archive or an Excel workbook? save it as CSV"
-    if b"\x00" in head:
-        return "binary data"
-    try:
-        # a multi-byte character cut at the end of the sample is not an error
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
-    except UnicodeDecodeError as exc:
-        return f"not UTF-8 at byte {exc.start}: save it as UTF-8 text"
-    return None
-
-
-def read_table(path: Path, sep: str | None, *, header: bool = True) -> pd.DataFrame:
-    """The delimited text table at ``path``; ``header=False``: the first line is data and the
-    columns are named ``0, 1, ...`` by position.
-
-    Raises ValueError naming the file when it is not a text table (a pickle, a workbook,
-    another encoding) or when pandas cannot parse it, instead of a codec or tokenizer error.
-    """
-    with path.open("rb") as raw:
-        head = raw.read(4096)
-    kind = binary_kind(head)
-    if kind is not None:
-        raise ValueError(f"{path.name} is not a text table ({kind})")
-    # utf-8-sig drops a byte-order mark, which would otherwise glue itself to the first name.
-    with path.open("r", encoding="utf-8-sig", newline="") as handle:
-        first = handle.readline()
-    if sep is None:
-        sep = _detect_separator(first)
-    try:
-        frame = pd.read_csv(path, sep=sep, encoding="utf-8-sig", header=0 if header else None)
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"{path.name} is not a text table (not UTF-8 at byte {exc.start}: save it as UTF-8)"
-        ) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "nothing to read"
-        raise ValueError(f"{path.name} is not a table ({reason})") from None
-    if not header:
-        frame.columns = [str(i) for i in range(frame.shape[1])]
-    return frame
-
-
 def _blank_labels(labels: pd.Series) -> np.ndarray:
     """Positions of the blank cells of a label column (missing, or only spaces)."""
     blank = np.array(labels.isna(), dtype=bool)
@@ -257,8 +199,9 @@ def load_file(
     label : str, optional
         Name of the label column; defaults to the last column.
     sep : str, optional
-        Field separator. By default it is detected from the header: ``;``, else ``,``,
-        else whitespace.
+        Field separator. By default tab for ``.tsv``/``.tab`` files, else the one of ``;``
+        ``,`` tab ``|`` that splits the lines into as many fields as the header, runs of
+        blanks only when none does (see :func:`read_table`).
     name : str, optional
         Dataset name; defaults to the file name without extension.
     binarize : bool, default=False

@@ -11,9 +11,27 @@ import numpy as np
 import pandas as pd
 
 
+def check_unique_columns(X: object, name: str = "X") -> None:
+    """Refuse a DataFrame ``X`` that names a column twice: every frame entering the Binarizer,
+    the exact search and the estimators passes here. A duplicated column read by name would
+    be the first of them, or both (a duplicated label column becomes a feature)."""
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return
+    names = [str(c) for c in columns]
+    if len(set(names)) == len(names):
+        return
+    twice = sorted({n for n in names if names.count(n) > 1})
+    raise ValueError(
+        f"{name} has duplicate column names {twice}: each column needs a name of its own"
+    )
+
+
 def _as_frame(X: object, name: str) -> tuple[pd.DataFrame, bool]:
-    """``X`` as a DataFrame, plus whether it came as one (names are then meaningful)."""
+    """``X`` as a DataFrame, plus whether it came as one (names are then meaningful); a
+    DataFrame naming a column twice is refused (:func:`check_unique_columns`)."""
     if isinstance(X, pd.DataFrame):
+        check_unique_columns(X, name)
         return X, True
     if isinstance(X, pd.Series):
         raise ValueError(f"{name} must be 2-dimensional; pass a DataFrame (e.g. series.to_frame())")

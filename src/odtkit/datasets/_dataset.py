@@ -76,6 +76,24 @@ def distinct_features(X: np.ndarray) -> np.ndarray:
     return np.flatnonzero(keep)
 
 
+def check_padded_classes(classes: np.ndarray, name: str = "y") -> None:
+    """Refuse text classes that differ only by surrounding spaces (``"yes"`` and ``"yes "``):
+    almost always an artefact of the file, which would split one class in two."""
+    if classes.dtype.kind not in "US":
+        return
+    seen: dict[str, list[str]] = {}
+    for value in classes.tolist():
+        text = value.decode() if isinstance(value, bytes) else str(value)
+        seen.setdefault(text.strip(), []).append(text)
+    padded = [variants for variants in seen.values() if len(variants) > 1]
+    if padded:
+        shown = "; ".join(" and ".join(repr(v) for v in variants) for variants in padded[:3])
+        raise ValueError(
+            f"{name} has classes that differ only by surrounding spaces ({shown}): strip "
+            "them first (e.g. y.str.strip())"
+        )
+
+
 @dataclass(frozen=True, eq=False)
 class Dataset:
     """A binary classification problem: ``X`` (bool, n x p) and ``y`` (int codes 0..K-1).
@@ -143,6 +161,7 @@ class Dataset:
         columns = list(X.columns) if isinstance(X, pd.DataFrame) else None
         Xb = as_binary_matrix(X, "X")
         codes, classes = encode_labels(y, "y")
+        check_padded_classes(classes, "y")
         if Xb.shape[0] == 0:
             raise ValueError("X is empty: a dataset needs at least one sample")
         if feature_names is None:
