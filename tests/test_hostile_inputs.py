@@ -322,6 +322,9 @@ SPECIAL: dict[tuple[str, str], Any] = {
     ("Binarizer", "X inf"): (ERR, r"column 'x0' has infinite values"),
     # a forest splits raw numbers; its labels are fixed by the fitted forest
     ("prune", "X not binary"): "ok",
+    # a forest routes a missing cell as its trees learned (tests/test_pruning_inputs.py)
+    ("prune", "X NaN"): "ok",
+    ("prune", "X inf"): (ERR, r"\bX\b column 'column \d+' has 1 infinite value"),
     ("prune", "y string labels"): (ERR, r"\by\b contains labels .* unknown to the ensemble"),
     ("prune", "a class per row (1000 classes)"): (ERR, r"\by\b contains labels"),
     ("prune", "zero features"): (ERR, r"\bX\b has 0 features"),

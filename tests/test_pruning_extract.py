@@ -145,8 +145,8 @@ def test_bad_input():
     with pytest.raises(ValueError, match="features"):
         extract(rf, X[:, :-1], y)
     Xn = X.copy()
-    Xn[0, 0] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
+    Xn[0, 0] = np.inf  # NaN is routed as the trees route it (tests/test_pruning_inputs.py)
+    with pytest.raises(ValueError, match="X column 'column 0' has 1 infinite value"):
         extract(rf, Xn, y)
     with pytest.raises(ValueError, match="unknown"):
         extract(rf, X, y + 5)
@@ -246,6 +246,8 @@ def _edge_rows(ens, X, seed):
         for v in np.flatnonzero(tr.children_left >= 0):
             f = tr.feature[v] if fmaps is None else fmaps[t][tr.feature[v]]
             thr = tr.threshold[v]
+            if not np.isfinite(thr):  # a missing-or-not split (threshold inf): no edge
+                continue
             f32 = np.float32(thr)
             cands = [
                 thr,
@@ -280,15 +282,27 @@ def _forests(X, y):
     }
 
 
+def _holes(X, rate, seed):
+    """``X`` with a fraction ``rate`` of its cells missing (NaN)."""
+    X = X.copy()
+    X[np.random.default_rng(seed).random(X.shape) < rate] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("missing", [False, True], ids=["complete", "nan"])
 @pytest.mark.parametrize("classes", [2, 3])
 @pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("kind", ["rf", "et", "bag_subsets", "best_first"])
-def test_native_extraction_equals_the_numpy_reference(kind, ties, classes):
+def test_native_extraction_equals_the_numpy_reference(kind, ties, classes, missing):
     """Issue 25: the native extraction gives today's arrays, entries in today's order, on
-    forests with equal thresholds (integer features) and rows on / next to thresholds."""
+    forests with equal thresholds (integer features) and rows on / next to thresholds.
+    Issue 37: with missing cells (forests fitted on them) NaN goes where scikit-learn's
+    ``decision_path`` sends it, so the reference built from it needs no NaN rule of its own."""
     X, y = _data(n=150, k=7, classes=classes, seed=11)
     if ties:  # few distinct values: equal thresholds across nodes and trees
         X = np.round(X)
+    if missing:
+        X = _holes(X, 0.15, seed=classes)
     ens = _forests(X, y)[kind]
     Xe = _edge_rows(ens, X, seed=3)
     d = extract(ens, Xe, y)
@@ -306,6 +320,8 @@ def test_native_extraction_equals_the_numpy_reference(kind, ties, classes):
             assert getattr(tree, name).dtype == np.int32, name
         np.testing.assert_array_equal(tree.threshold, ref["threshold"])
         np.testing.assert_array_equal(tree.counts, ref["counts"])
+        est_nan_left = np.asarray(ests[d.trees.index(tree)].tree_.missing_go_to_left, bool)
+        np.testing.assert_array_equal(tree.missing_left, est_nan_left[tree.sk_node] & ~tree.is_leaf)
         for got, want in zip(
             (tree.use_example, tree.use_feature, tree.use_node), ref["entries"], strict=True
         ):
@@ -319,6 +335,39 @@ def test_native_extraction_equals_the_numpy_reference(kind, ties, classes):
     for name, w in zip(("pair_key", "entry_pair", "entry_group", "group_start"), want, strict=True):
         np.testing.assert_array_equal(getattr(d, name), w, err_msg=name)
     assert d.n_groups == want[3].shape[0]
+
+
+@pytest.mark.parametrize("kind", ["rf", "et", "bag_subsets", "best_first"])
+def test_missing_values_reach_the_leaves_the_forest_sends_them_to(kind):
+    """Issue 37: NaN in the training rows and in new rows reaches, in every tree, the leaf the
+    tree's own ``apply`` gives (the extraction, and the unpruned ensemble's routing)."""
+    from odtkit.pruning import PrunedEnsemble
+    from odtkit.pruning._ensemble import unpruned
+
+    X, y = _data(n=200, k=7, seed=5)
+    X = _holes(X, 0.2, seed=1)
+    ens = _forests(X, y)[kind]
+    d = extract(ens, X, y)
+    fresh = _holes(_data(n=120, k=7, seed=6)[0], 0.3, seed=2)
+    applied = PrunedEnsemble(d, unpruned(d), 0.0).apply(fresh)
+    ests = ens if isinstance(ens, list) else ens.estimators_
+    fmaps = getattr(ens, "estimators_features_", None) or [None] * len(ests)
+    for t, (est, fmap, tree) in enumerate(zip(ests, fmaps, d.trees, strict=True)):
+        cols = slice(None) if fmap is None else fmap
+        Xt, fresh_t = X[:, cols].astype(np.float32), fresh[:, cols].astype(np.float32)
+        np.testing.assert_array_equal(tree.sk_node[tree.leaf_of], est.apply(Xt))
+        np.testing.assert_array_equal(tree.sk_node[applied[:, t]], est.apply(fresh_t))
+
+
+def test_a_forest_fitted_without_nan_sends_it_where_scikit_learn_does():
+    """A node that saw no missing value at fit sends NaN to the child that got more training
+    samples (scikit-learn's rule, read from ``tree_.missing_go_to_left``)."""
+    X, y = _data(n=200, k=7, seed=5)
+    rf = RandomForestClassifier(5, max_depth=5, random_state=0).fit(X, y)
+    Xn = _holes(X, 0.2, seed=3)
+    d = extract(rf, Xn, y)
+    for est, tree in zip(rf.estimators_, d.trees, strict=True):
+        np.testing.assert_array_equal(tree.sk_node[tree.leaf_of], est.apply(Xn.astype(np.float32)))
 
 
 def test_entry_counts_do_not_materialize_the_lists():

@@ -373,7 +373,8 @@ BAD_PRUNE_INPUTS = [
     ("X too many features", {"X": "add_column"}, ValueError, r"X has 6 features"),
     ("y shorter than X", {"y": "short"}, ValueError, r"^y must be 1-dimensional"),
     ("y unknown label", {"y": "unknown"}, ValueError, r"^y contains labels"),
-    ("X with nan", {"X": "nan"}, ValueError, r"^X contains NaN"),
+    # NaN is routed as the forest routes it (tests/test_pruning_inputs.py); inf is refused
+    ("X with inf", {"X": "inf"}, ValueError, r"^X column 'column 3' has 1 infinite value"),
     ("unfitted forest", {"ensemble": "unfitted"}, Exception, r"not fitted"),
     ("time_limit inf", {"time_limit": float("inf")}, None, None),
 ]
@@ -389,7 +390,7 @@ def test_bad_prune_inputs(case, overrides, error, match):
     special = {
         "drop_column": lambda: X[:, :4],
         "add_column": lambda: np.hstack([X, X[:, :1]]),
-        "nan": lambda: np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X),
+        "inf": lambda: np.where(np.arange(X.size).reshape(X.shape) == 3, np.inf, X),
         "short": lambda: y[:-1],
         "unknown": lambda: np.where(np.arange(y.size) == 0, 7, y),
         "unfitted": _unfitted,

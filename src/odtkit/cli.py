@@ -1371,6 +1371,39 @@ def _costs(text: str | None, columns: list[str]) -> Any:
     return costs
 
 
+def _forest_columns(
+    ensemble: Any, frame: pd.DataFrame, label: str, name: str, *, given: bool
+) -> tuple[pd.DataFrame, list[str], bool]:
+    """The feature columns of DATA for the forest, the columns ignored, and whether the
+    forest knows its columns by name.
+
+    A forest fitted on a DataFrame knows its columns (``feature_names_in_``): they are taken by
+    NAME, in its order (reordered columns are fine; one it needs and DATA lacks is an error
+    naming it; others besides the label are ignored and reported). A forest fitted on an
+    array takes every column but the label, by position.
+    """
+    names = getattr(ensemble, "feature_names_in_", None)
+    if names is None and isinstance(ensemble, (list, tuple)) and ensemble:
+        names = getattr(ensemble[0], "feature_names_in_", None)
+    if names is None:
+        return frame.drop(columns=[label]), [], False
+    names = [str(n) for n in names]
+    if label in names:
+        default = "" if given else " (the default: the last column)"
+        raise BadInput(
+            f"--label {label!r}{default} is a feature the forest was fitted on; name the label "
+            "column with --label"
+        )
+    absent = [n for n in names if n not in frame.columns]
+    if absent:
+        raise BadInput(
+            f"DATA: {name} has no column {_shown(absent)}, which the forest was fitted on "
+            f"(its features: {_shown(names)})"
+        )
+    ignored = [str(c) for c in frame.columns if c != label and c not in names]
+    return frame[names], ignored, True
+
+
 def _prune(args: argparse.Namespace) -> int:
     from odtkit.files import dump_forest, load_forest
     from odtkit.pruning import check_ensemble, prune
@@ -1388,25 +1421,32 @@ def _prune(args: argparse.Namespace) -> int:
     frame, name = _read_data(args.data, "DATA", header=not args.no_header, reading=_reading(args))
     label = _label(frame, args, name)
     _check_labels(frame, label, "DATA", name, header=not args.no_header)
-    X, y = frame.drop(columns=[label]), frame[label].to_numpy()
-    costs = _costs(args.costs, [str(c) for c in X.columns])
     try:  # what was loaded safely may still be no forest (a skops file of another model)
         check_ensemble(ensemble)
     except (TypeError, ValueError) as exc:
         raise BadInput(f"FOREST: {forest_path.name}: {exc}") from None
-    result = _checked(
-        lambda: prune(
-            ensemble,
-            X,
-            y,
-            costs=costs,
-            lam=args.lam,
-            budget=args.budget,
-            time_limit=args.time_limit,
-            memory_limit_mb=args.memory_limit_mb,
-        )
+    X, ignored, by_name = _forest_columns(
+        ensemble, frame, label, name, given=args.label is not None
     )
-    pruned = result.model
+    y = frame[label].to_numpy()
+    costs = _costs(args.costs, [str(c) for c in X.columns])
+    with warnings.catch_warnings():
+        if not by_name:  # positional by design here: the API's warning would only be noise
+            warnings.filterwarnings("ignore", "X has feature names", UserWarning)
+        result = _checked(
+            lambda: prune(
+                ensemble,
+                X,
+                y,
+                costs=costs,
+                lam=args.lam,
+                budget=args.budget,
+                time_limit=args.time_limit,
+                memory_limit_mb=args.memory_limit_mb,
+            )
+        )
+        pruned = result.model
+        accuracy = None if pruned is None else 1.0 - pruned.error(X, y)
     payload: dict[str, Any] = {
         "status": result.status,
         "objective": result.objective,
@@ -1414,9 +1454,11 @@ def _prune(args: argparse.Namespace) -> int:
         "time": result.time,
         "message": result.message,
     }
+    if ignored:
+        payload["ignored_columns"] = ignored
     if pruned is not None:
         payload.update(pruned.summary())
-        payload.update(n_trees=pruned.n_trees, train_accuracy=1.0 - pruned.error(X, y))
+        payload.update(n_trees=pruned.n_trees, train_accuracy=accuracy)
     if args.out is not None:
         if pruned is not None:
             # the pruned scikit-learn ensemble, in FOREST's format: loadable by scikit-learn
@@ -1433,6 +1475,8 @@ def _prune(args: argparse.Namespace) -> int:
         f"status {result.status}, objective {result.objective:.6g}, lower bound "
         f"{result.lower_bound:.6g}, time {result.time:.2f} s"
     )
+    if ignored:
+        print(f"columns the forest was not fitted on, ignored: {_shown(ignored)}")
     if pruned is None:
         print(f"no pruning: {result.message}")
         return _exit_code(result.status)
@@ -1720,7 +1764,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         help="a fitted RandomForest/ExtraTrees/Bagging classifier saved by skops.io.dump (or a "
         "pickle, with --trust-pickle)",
     )
-    prn.add_argument("data", metavar="DATA", help="CSV of the training rows the forest saw")
+    prn.add_argument(
+        "data",
+        metavar="DATA",
+        help="CSV of the training rows the forest saw. A forest fitted on named columns takes "
+        "its columns by name (in any order; others besides the label are ignored and listed), "
+        "one fitted on an array every column but the label, by position; a blank cell is a "
+        "missing value, routed as the forest routes it",
+    )
     prn.add_argument(
         "--trust-pickle",
         action="store_true",

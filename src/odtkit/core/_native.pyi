@@ -485,9 +485,14 @@ def extract_trees(
     ],
     n_classes: int,
     time_limit: float = 0.0,
+    missing_go_to_left: Sequence[
+        Annotated[
+            NDArray[numpy.uint8], dict(shape=(None,), order="C", device="cpu", writable=False)
+        ]
+    ] = [],
 ) -> tuple:
     """
-    Extract sklearn trees for the pruning (ensemble.hpp): lists (one per tree) of the tree_ arrays children_left, children_right, feature (int64, global columns) and threshold (float64); X32 float32 (N, K) and y int32 (N,) C-contiguous. Returns (list of per-tree dicts: left, right, parent, depth, end, feature, sk_node, leaf_of, by_leaf int32, threshold float64, counts float64 (n_nodes, n_classes), leaf_start int64 (n_nodes + 1,), first_use bool; status). A stop (time_limit, interrupted, memory_limit) returns the trees done so far.
+    Extract sklearn trees for the pruning (ensemble.hpp): lists (one per tree) of the tree_ arrays children_left, children_right, feature (int64, global columns) and threshold (float64); X32 float32 (N, K) and y int32 (N,) C-contiguous; missing_go_to_left (uint8, one array per tree, or none: every NaN goes right) says where a NaN goes, as sklearn routes it. Returns (list of per-tree dicts: left, right, parent, depth, end, feature, sk_node, leaf_of, by_leaf int32, threshold float64, counts float64 (n_nodes, n_classes), leaf_start int64 (n_nodes + 1,), first_use and missing_left bool; status). A stop (time_limit, interrupted, memory_limit) returns the trees done so far.
     """
 
 def tree_entries(

@@ -339,6 +339,7 @@ def _stopped(
         inputs["n_features"],
         inputs["codes"],
         inputs["costs"],
+        inputs["schema"],
     )
     # the trees extracted before the stop bound their own errors; the others by 0
     errors = int(sum(inputs.get("leaf_errors", ())))

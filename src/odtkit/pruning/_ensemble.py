@@ -189,14 +189,20 @@ class PrunedEnsemble:
 
     # ---------------------------------------------------------------- routing
     def _X(self, X: Any) -> np.ndarray:
-        return as_numeric_matrix(X, self.data.n_features)
+        # checked like the ensemble's own predict: its feature names, NaN routed as its trees do
+        schema = self.data.schema
+        return as_numeric_matrix(X, self.data.n_features if schema is None else schema)
+
+    def _paths(self, tree: TreeData, z: np.ndarray, X32: np.ndarray) -> np.ndarray:
+        """Paths of the rows of ``X32`` through ``tree`` pruned to the leaves ``z``."""
+        return route(tree.left, tree.right, tree.feature, tree.threshold, X32, z, tree.missing_left)
 
     def apply(self, X: Any) -> np.ndarray:
         """Pre-order id of the pruned leaf each row reaches in each tree, shape (n, T)."""
         X32 = self._X(X)
         out = np.empty((X32.shape[0], self.n_trees), dtype=np.int64)
         for t, (tree, z) in enumerate(zip(self.data.trees, self.leaves, strict=True)):
-            paths = route(tree.left, tree.right, tree.feature, tree.threshold, X32, stop=z)
+            paths = self._paths(tree, z, X32)
             out[:, t] = paths[np.arange(X32.shape[0]), (paths >= 0).sum(axis=1) - 1]
         return out
 
@@ -248,7 +254,7 @@ class PrunedEnsemble:
         used = np.zeros((n, self.data.n_features), dtype=bool)
         rows = np.arange(n)
         for tree, z in zip(self.data.trees, self.leaves, strict=True):
-            paths = route(tree.left, tree.right, tree.feature, tree.threshold, X32, stop=z)
+            paths = self._paths(tree, z, X32)
             for d in range(paths.shape[1] - 1):
                 # a node is passed "strictly above" the leaf iff the path continues below it
                 nxt = paths[:, d + 1] >= 0

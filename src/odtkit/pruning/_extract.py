@@ -29,8 +29,17 @@ none of these examples has ``S_h`` empty, ``e_h = 0`` and predicts its parent's 
 Routing is native (``_native.extract_trees``, core/native/ensemble.hpp): one call walks every
 tree's ``tree_`` arrays with the GIL released, stops between trees on the time limit or
 Ctrl-C, and reproduces scikit-learn's rule exactly (``X`` is cast to float32 and compared
-``<=`` against the float64 threshold, as sklearn's Cython code does); tests cross-check it
-against ``decision_path``. ``BaggingClassifier`` feature subsets are mapped to global columns
+``<=`` against the float64 threshold, as sklearn's Cython code does; a missing value, NaN,
+goes to the child ``tree_.missing_go_to_left`` names: the side the node learned, or for a
+node that saw none at fit the child that got more training samples); tests cross-check it
+against ``decision_path``.
+
+``X`` is checked as scikit-learn checks it at ``predict`` (:class:`FeatureSchema`): a
+DataFrame's column names must be the ensemble's ``feature_names_in_`` in order (a
+``ValueError`` lists the unexpected, missing or reordered names; names on one side only are a
+warning and the columns go by position), infinite values are refused naming the column, and
+NaN is routed when the trees can route it (scikit-learn >= 1.4 trees; else refused naming
+the column). ``BaggingClassifier`` feature subsets are mapped to global columns
 before the call. :func:`route` (numpy, level by level) stays for predictions of pruned trees.
 """
 
@@ -43,11 +52,12 @@ from typing import Any
 import numpy as np
 
 from odtkit._limits import check_deadline
+from odtkit._warnings import warn
 from odtkit.core import _native
 from odtkit.pruning._guard import Stopped
 from odtkit.results import Status
 
-__all__ = ["TreeData", "EnsembleData", "extract", "check_ensemble", "route"]
+__all__ = ["TreeData", "EnsembleData", "FeatureSchema", "extract", "check_ensemble", "route"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +77,7 @@ class TreeData:
     end: np.ndarray  # subtree of h = [h, end[h])
     feature: np.ndarray  # global feature index, -1 at leaves
     threshold: np.ndarray  # float64, nan at leaves
+    missing_left: np.ndarray  # bool: a missing value (NaN) goes left (tree_.missing_go_to_left)
     counts: np.ndarray  # float64 (n_nodes, n_classes): training class counts of S_h
     dist: np.ndarray  # class distribution (nearest non-empty ancestor for empty nodes)
     pred: np.ndarray  # int64 class codes
@@ -156,6 +167,21 @@ class TreeData:
         return indptr, indices
 
 
+@dataclass(frozen=True)
+class FeatureSchema:
+    """What a fitted ensemble expects of ``X``, checked as scikit-learn checks it at predict.
+
+    ``names`` is its ``feature_names_in_`` (None when it was fitted on an array); ``nan`` says
+    whether its trees route missing values (empty) or why they cannot (``nan_refusal``).
+    """
+
+    n_features: int
+    names: tuple[str, ...] | None = None
+    nan: bool = False
+    owner: str = "the ensemble"  # the estimator's class, for messages
+    nan_refusal: str = "the ensemble cannot route missing values"
+
+
 @dataclass(frozen=True, eq=False)
 class EnsembleData:
     """All trees of an ensemble on one training set, plus global indexing for the models.
@@ -173,6 +199,8 @@ class EnsembleData:
     #: False for the stand-in a stopped ``prune`` returns with its root-only pruning
     #: (statistics at the roots only, no entries): see ``root_only_data`` below
     complete: bool = True
+    #: what X must look like to be routed (width, fitted names, NaN): checked like sklearn
+    schema: FeatureSchema | None = None
     node_offset: np.ndarray = field(init=False)  # global z id of tree t's node h = offset[t] + h
     entry_offset: np.ndarray = field(init=False)  # global w^(t) id = entry_offset[t] + j
 
@@ -352,28 +380,184 @@ def check_ensemble(ensemble: Any) -> tuple[list[Any], list[np.ndarray | None], n
     return _estimators(ensemble)
 
 
-def as_numeric_matrix(X: Any, n_features: int, name: str = "X") -> np.ndarray:
-    """``X`` as float32 (n, n_features) exactly as sklearn trees compare it, or raise."""
-    if hasattr(X, "to_numpy"):
-        X = X.to_numpy()
+def feature_schema(ensemble: Any, ests: list[Any], n_features: int) -> FeatureSchema:
+    """The :class:`FeatureSchema` of a validated ensemble (``ests``: its trees)."""
+    if isinstance(ensemble, (list, tuple)):  # a list of trees (or one tree): all must agree
+        names = _fitted_names(ests[0])
+        for j, est in enumerate(ests):
+            if _fitted_names(est) != names:
+                raise ValueError(
+                    f"ensemble[{j}] was fitted on other feature names than ensemble[0] "
+                    f"({_listed(_fitted_names(est) or ())} vs {_listed(names or ())})"
+                )
+        owner = type(ests[0]).__name__
+    else:
+        names, owner = _fitted_names(ensemble), type(ensemble).__name__
+    refusals = [why for why in map(_nan_refusal, ests) if why]
+    return FeatureSchema(
+        n_features=n_features,
+        names=names,
+        nan=not refusals,
+        owner=owner,
+        nan_refusal=refusals[0] if refusals else "",
+    )
+
+
+def _fitted_names(est: Any) -> tuple[str, ...] | None:
+    names = getattr(est, "feature_names_in_", None)
+    return None if names is None else tuple(str(n) for n in names)
+
+
+def _nan_refusal(tree: Any) -> str:
+    """Why scikit-learn's predict would refuse NaN for ``tree`` ("" when it routes it): the
+    forests ask their first tree's ``allow_nan`` tag (``_validate_X_predict``), and the routing
+    reads ``tree_.missing_go_to_left`` (scikit-learn >= 1.3)."""
+    from sklearn.utils import get_tags
+
+    name = type(tree).__name__
+    if not hasattr(tree.tree_, "missing_go_to_left"):
+        return f"{name} has no tree_.missing_go_to_left (fitted by scikit-learn < 1.3)"
     try:
-        arr = np.asarray(X)
-    except Exception as exc:
-        raise TypeError(f"{name} must be a numeric array, got {type(X).__name__}") from exc
+        allowed = bool(get_tags(tree).input_tags.allow_nan)
+    except (AttributeError, TypeError):  # an estimator without scikit-learn's tags
+        allowed = False
+    if not allowed:
+        return f"scikit-learn's {name} (splitter={getattr(tree, 'splitter', '?')!r}) refuses NaN"
+    return ""
+
+
+def _listed(names: Any, limit: int = 8) -> str:
+    texts = [repr(str(n)) for n in names]
+    more = f", ... ({len(texts)} in all)" if len(texts) > limit else ""
+    return "[" + ", ".join(texts[:limit]) + more + "]"
+
+
+def _column_names(X: Any, name: str) -> tuple[str, ...] | None:
+    """The column names of a DataFrame ``X`` as scikit-learn reads them: all strings, else
+    none (mixed strings and others is an error, as in scikit-learn)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "shape"):
+        return None
+    kinds = sorted({type(c).__name__ for c in columns})
+    if len(kinds) > 1 and "str" in kinds:
+        raise TypeError(
+            f"{name}'s column names must all be strings to be matched with the ensemble's "
+            f"feature names; got names of types {kinds}"
+        )
+    return tuple(columns) if kinds == ["str"] else None
+
+
+def check_feature_names(X: Any, schema: FeatureSchema, name: str = "X") -> None:
+    """scikit-learn's rule at predict: a DataFrame's columns must be the fitted feature names
+    in order (``ValueError`` naming ``name`` and the names off); names on one side only warn,
+    and the columns are then taken by position."""
+    got, fitted = _column_names(X, name), schema.names
+    if got is None and fitted is None:
+        return
+    if fitted is None:
+        warn(
+            f"{name} has feature names, but {schema.owner} was fitted without feature names: "
+            "its columns are taken by position",
+            UserWarning,
+        )
+        return
+    if got is None:
+        warn(
+            f"{name} does not have valid feature names, but {schema.owner} was fitted with "
+            f"feature names {_listed(fitted)}: its columns are taken by position",
+            UserWarning,
+        )
+        return
+    if got == fitted:
+        return
+    unexpected = [c for c in got if c not in fitted]
+    missing = [c for c in fitted if c not in got]
+    parts = []
+    if unexpected:
+        parts.append(f"unseen at fit: {_listed(unexpected)}")
+    if missing:
+        parts.append(f"seen at fit, now missing: {_listed(missing)}")
+    if not parts:
+        parts.append(
+            f"the same names in another order: fitted {_listed(fitted)}, got {_listed(got)}"
+        )
+    raise ValueError(
+        f"{name}'s column names must be the feature names {schema.owner} was fitted on, in the "
+        f"same order (as scikit-learn requires; select them with {name}[names]): "
+        + "; ".join(parts)
+    )
+
+
+def as_numeric_matrix(X: Any, schema: FeatureSchema | int, name: str = "X") -> np.ndarray:
+    """``X`` as float32 (n, n_features) exactly as sklearn trees compare it, or raise.
+
+    ``schema`` (or just the number of features) says what the ensemble expects: its feature
+    names (:func:`check_feature_names`) and whether NaN may pass (it is routed as the trees
+    route it); infinite values (or finite ones beyond float32, which the trees compare in) are
+    refused naming the column, as scikit-learn refuses them.
+    """
+    if not isinstance(schema, FeatureSchema):
+        schema = FeatureSchema(int(schema))
+    check_feature_names(X, schema, name)
+    labels = _column_names(X, name)
+    arr = _as_array(X, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got {arr.shape}")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
-    if arr.shape[1] != n_features:
+    if arr.shape[1] != schema.n_features:
         raise ValueError(
-            f"{name} has {arr.shape[1]} features but the ensemble was fitted on {n_features}"
+            f"{name} has {arr.shape[1]} features but the ensemble was fitted on {schema.n_features}"
         )
     if arr.shape[0] == 0:
         raise ValueError(f"{name} must contain at least one sample")
-    arr = np.ascontiguousarray(arr, dtype=np.float32)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
+    with np.errstate(over="ignore"):  # beyond float32: inf, refused below naming the column
+        arr = np.ascontiguousarray(arr, dtype=np.float32)
+    if np.isfinite(arr).all():
+        return arr
+    if labels is None:
+        labels = schema.names or tuple(f"column {j}" for j in range(arr.shape[1]))
+    infinite = np.isinf(arr).any(axis=0)
+    if infinite.any():
+        j = int(np.argmax(infinite))
+        raise ValueError(
+            f"{name} column {labels[j]!r} has {int(np.isinf(arr[:, j]).sum())} infinite "
+            "value(s) (or values too large for float32, which the trees compare in); "
+            "scikit-learn's trees refuse them too"
+        )
+    if not schema.nan:
+        j = int(np.argmax(np.isnan(arr).any(axis=0)))
+        raise ValueError(
+            f"{name} column {labels[j]!r} has {int(np.isnan(arr[:, j]).sum())} missing value(s) "
+            f"(NaN), which these trees cannot route ({schema.nan_refusal}); impute them first"
+        )
     return arr
+
+
+def _as_array(X: Any, name: str) -> np.ndarray:
+    """``X`` as a numpy array; a DataFrame's non-numeric columns are named, and its nullable
+    columns (pandas' Int64, boolean, ...) read with NaN for a missing cell."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns") and hasattr(X, "iloc"):
+        bad = [
+            (str(c), dt)
+            for c, dt in zip(X.columns, dtypes, strict=True)
+            if getattr(dt, "kind", "O") not in "biuf"
+        ]
+        if bad:
+            raise TypeError(
+                f"{name} must be numeric: column(s) {_listed(c for c, _ in bad)} are not "
+                f"(dtype {bad[0][1]}); encode them as they were encoded for the forest's fit"
+            )
+        if all(isinstance(dt, np.dtype) for dt in dtypes):
+            return np.asarray(X.to_numpy())
+        return np.asarray(X.to_numpy(dtype=np.float64, na_value=np.nan))
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy()
+    try:
+        return np.asarray(X)
+    except Exception as exc:
+        raise TypeError(f"{name} must be a numeric array, got {type(X).__name__}") from exc
 
 
 def encode_y(y: Any, classes: np.ndarray, n: int) -> np.ndarray:
@@ -432,9 +616,15 @@ def _native_trees(
     """All trees through one native call: per-tree dicts of the :class:`TreeData` arrays
     (``pred``/``dist``/``error`` excepted) for the trees done, and the native status
     (``optimal``; or ``time_limit``/``interrupted``/``memory_limit`` with fewer trees)."""
-    left, right, feature, threshold = [], [], [], []
+    left, right, feature, threshold, missing = [], [], [], [], []
     for est, fmap in zip(ests, fmaps, strict=True):
         tr = est.tree_
+        # where a NaN goes (sklearn >= 1.3); without it every NaN goes right, but X then has
+        # none: as_numeric_matrix refuses NaN for such trees (FeatureSchema.nan)
+        nan_left = getattr(tr, "missing_go_to_left", None)
+        if nan_left is None:
+            nan_left = np.zeros(tr.node_count, dtype=np.uint8)
+        missing.append(np.ascontiguousarray(nan_left, dtype=np.uint8))
         left.append(np.ascontiguousarray(tr.children_left, dtype=np.int64))
         right.append(np.ascontiguousarray(tr.children_right, dtype=np.int64))
         feat = np.ascontiguousarray(tr.feature, dtype=np.int64)
@@ -451,6 +641,7 @@ def _native_trees(
         np.ascontiguousarray(codes, dtype=np.int32),
         int(n_classes),
         time_limit=float(time_limit),
+        missing_go_to_left=missing,
     )
 
 
@@ -470,7 +661,17 @@ def _native_stop(status: str, phase: str, guard: Any) -> BaseException:
 
 #: the native extraction's arrays of one tree that are its structure (shared by every pruning of
 #: it), and its compact feature-use entries (see TreeData)
-_STRUCTURE = ("left", "right", "parent", "depth", "end", "feature", "threshold", "sk_node")
+_STRUCTURE = (
+    "left",
+    "right",
+    "parent",
+    "depth",
+    "end",
+    "feature",
+    "threshold",
+    "missing_left",
+    "sk_node",
+)
 _COMPACT_ENTRIES = ("leaf_of", "by_leaf", "leaf_start", "first_use")
 
 
@@ -510,10 +711,12 @@ def route(
     threshold: np.ndarray,
     X32: np.ndarray,
     stop: np.ndarray | None = None,
+    missing_left: np.ndarray | None = None,
 ) -> np.ndarray:
     """Paths of all rows of ``X32`` from the root: int64 (N, D+1), padded with -1.
 
-    ``stop`` (bool per node) marks nodes where routing ends early (pruned leaves).
+    ``stop`` (bool per node) marks nodes where routing ends early (pruned leaves);
+    ``missing_left`` (bool per node; None: all False) where a NaN goes, as sklearn routes it.
     """
     n = X32.shape[0]
     node = np.zeros(n, dtype=np.int64)
@@ -522,7 +725,10 @@ def route(
     active = np.flatnonzero(~is_stop[node])
     while active.size:
         nd = node[active]
-        go_left = X32[active, feature[nd]].astype(np.float64) <= threshold[nd]
+        x = X32[active, feature[nd]].astype(np.float64)
+        go_left = x <= threshold[nd]
+        if missing_left is not None:
+            go_left = np.where(np.isnan(x), missing_left[nd], go_left)
         node[active] = np.where(go_left, left[nd], right[nd])
         col = np.full(n, -1, dtype=np.int64)
         col[active] = node[active]
@@ -533,15 +739,17 @@ def route(
 
 def checked_inputs(ensemble: Any, X: Any, y: Any, costs: Any = None) -> dict[str, Any]:
     """Every input of :func:`extract` validated: the trees, their feature maps, ``classes``,
-    ``n_features``, ``X32`` (float32, as the trees compare), ``codes`` (class codes of y) and
-    ``costs``."""
+    ``n_features``, ``schema`` (names, NaN), ``X32`` (float32, as the trees compare),
+    ``codes`` (class codes of y) and ``costs``."""
     ests, fmaps, classes, nf = _estimators(ensemble)
-    X32 = as_numeric_matrix(X, nf)
+    schema = feature_schema(ensemble, ests, nf)
+    X32 = as_numeric_matrix(X, schema)
     return {
         "ests": ests,
         "fmaps": fmaps,
         "classes": classes,
         "n_features": nf,
+        "schema": schema,
         "X32": X32,
         "codes": encode_y(y, classes, X32.shape[0]),
         "costs": check_costs(costs, nf),
@@ -594,6 +802,7 @@ def extract_checked(inputs: dict[str, Any], guard: Any = None) -> EnsembleData:
         costs=inputs["costs"],
         n_features=inputs["n_features"],
         estimators=list(ests),
+        schema=inputs["schema"],
     )
 
 
@@ -606,7 +815,10 @@ def extract(ensemble: Any, X: Any, y: Any, costs: Any = None) -> EnsembleData:
         Fitted scikit-learn ensemble of decision trees, or a list of fitted
         ``DecisionTreeClassifier`` sharing classes and features.
     X : array-like (N, K)
-        Numeric training features (the data the pruning objective is measured on).
+        Numeric training features (the data the pruning objective is measured on). A
+        DataFrame's column names must be the ensemble's ``feature_names_in_``, in order, as
+        scikit-learn requires at predict; missing values (NaN) are routed as the trees route
+        them (``tree_.missing_go_to_left``), infinite values refused.
     y : array-like (N,)
         Labels, all among ``ensemble.classes_``.
     costs : array-like (K,), optional
@@ -626,6 +838,7 @@ def root_only_data(
     n_features: int,
     codes: np.ndarray,
     costs: np.ndarray,
+    schema: FeatureSchema | None = None,
 ) -> Any:
     """An :class:`EnsembleData` that holds only what the root-only pruning needs.
 
@@ -678,4 +891,5 @@ def root_only_data(
         n_features=n_features,
         estimators=list(ests),
         complete=False,
+        schema=schema,
     )

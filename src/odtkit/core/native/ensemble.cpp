@@ -2,6 +2,7 @@
 #include "ensemble.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,7 @@ void structure(const SkTree& sk, std::size_t t, std::int64_t n_features,
                   &out.sk_node})
     a->reserve(cap);
   out.threshold.reserve(cap);
+  out.missing_left.reserve(cap);
   out.first_use.reserve(cap);
   std::vector<std::uint8_t> seen(cap, 0);
   // explicit stack: enter frames (sk >= 0) and exit frames (sk = -1 - u, ends u's subtree)
@@ -72,6 +74,7 @@ void structure(const SkTree& sk, std::size_t t, std::int64_t n_features,
       out.right.push_back(-1);
       out.feature.push_back(-1);
       out.threshold.push_back(std::numeric_limits<double>::quiet_NaN());
+      out.missing_left.push_back(0);
       out.first_use.push_back(0);
       continue;
     }
@@ -80,6 +83,8 @@ void structure(const SkTree& sk, std::size_t t, std::int64_t n_features,
     out.right.push_back(-1);    // set when the right child is entered
     out.feature.push_back(f);
     out.threshold.push_back(sk.threshold[v]);
+    out.missing_left.push_back(
+        sk.missing_go_to_left != nullptr && sk.missing_go_to_left[v] != 0 ? 1 : 0);
     out.first_use.push_back(uses[f] == 0 ? 1 : 0);
     ++uses[f];
     stack.push_back({-1 - static_cast<std::int64_t>(u), -1, false});
@@ -92,21 +97,27 @@ void structure(const SkTree& sk, std::size_t t, std::int64_t n_features,
 void route(ExtractedTree& out, const float* X, std::int64_t n_rows, std::int64_t n_features,
            const std::int32_t* y, std::int32_t n_classes) {
   const auto nn = static_cast<std::int64_t>(out.left.size());
-  // left child is u + 1 in pre-order, so a node needs only (feature, right, threshold)
+  // left child is u + 1 in pre-order, so a node needs only (feature, right, threshold, where
+  // a missing value goes)
   struct Node {
     std::int32_t feature;
     std::int32_t right;
     double threshold;
+    bool missing_left;
   };
   std::vector<Node> nodes(static_cast<std::size_t>(nn));
-  for (std::int64_t u = 0; u < nn; ++u) nodes[u] = {out.feature[u], out.right[u], out.threshold[u]};
+  for (std::int64_t u = 0; u < nn; ++u)
+    nodes[u] = {out.feature[u], out.right[u], out.threshold[u], out.missing_left[u] != 0};
   out.leaf_of.resize(static_cast<std::size_t>(n_rows));
   for (std::int64_t i = 0; i < n_rows; ++i) {
     const float* row = X + i * n_features;
     std::int32_t v = 0;
     while (nodes[v].feature >= 0) {
       const Node& nd = nodes[v];
-      v = static_cast<double>(row[nd.feature]) <= nd.threshold ? v + 1 : nd.right;
+      const float x = row[nd.feature];
+      // sklearn's order: NaN first (it would compare false and go right)
+      const bool left = std::isnan(x) ? nd.missing_left : static_cast<double>(x) <= nd.threshold;
+      v = left ? v + 1 : nd.right;
     }
     out.leaf_of[i] = v;
   }

@@ -11,8 +11,9 @@
 // whole entry list is therefore implicit in 8 bytes per example (leaf_of, by_leaf) plus
 // per-node arrays, instead of ~24 bytes per (example, feature on its path).
 //
-// Routing reproduces sklearn exactly: left iff (double)X32[i, f] <= threshold (sklearn compares
-// the float32 feature with the float64 threshold).
+// Routing reproduces sklearn exactly (Tree._apply_dense): a missing value (NaN) goes to the
+// child missing_go_to_left names, any other value left iff (double)X32[i, f] <= threshold
+// (sklearn compares the float32 feature with the float64 threshold).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,8 @@ struct SkTree {
   const std::int64_t* children_right = nullptr;  // -1 at leaves
   const std::int64_t* feature = nullptr;         // GLOBAL column at internal nodes
   const double* threshold = nullptr;
+  // tree_.missing_go_to_left (1: a NaN goes left); nullptr: every NaN goes right
+  const std::uint8_t* missing_go_to_left = nullptr;
   std::int64_t n_nodes = 0;
 };
 
@@ -36,6 +39,7 @@ struct SkTree {
 struct ExtractedTree {
   std::vector<std::int32_t> left, right, parent, depth, end, feature, sk_node;
   std::vector<double> threshold;    // NaN at leaves
+  std::vector<std::uint8_t> missing_left;  // 1: a missing value goes left (0 at leaves)
   std::vector<double> counts;       // (n_nodes, n_classes) row-major: class counts of S_h
   std::vector<std::int32_t> leaf_of;     // (N,) leaf reached by each example
   std::vector<std::int32_t> by_leaf;     // (N,) examples sorted by (leaf_of, index)

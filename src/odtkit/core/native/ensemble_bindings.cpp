@@ -24,6 +24,7 @@ namespace {
 using Int64Array = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Float64Array = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Int32Array = nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using UInt8Array = nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Float32Matrix = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
 // A numpy array that owns `values` (moved to the heap, freed with the array).
@@ -40,11 +41,13 @@ nb::tuple run_extract_trees(std::vector<Int64Array> children_left,
                             std::vector<Int64Array> children_right,
                             std::vector<Int64Array> feature, std::vector<Float64Array> threshold,
                             Float32Matrix X32, Int32Array y, std::int32_t n_classes,
-                            double time_limit) {
+                            double time_limit, std::vector<UInt8Array> missing_go_to_left) {
   const std::size_t T = children_left.size();
   if (children_right.size() != T || feature.size() != T || threshold.size() != T)
     throw std::invalid_argument(
         "children_left, children_right, feature and threshold must have one array per tree");
+  if (!missing_go_to_left.empty() && missing_go_to_left.size() != T)
+    throw std::invalid_argument("missing_go_to_left must be empty or have one array per tree");
   std::vector<SkTree> trees(T);
   for (std::size_t t = 0; t < T; ++t) {
     const std::size_t n = children_left[t].shape(0);
@@ -53,8 +56,15 @@ nb::tuple run_extract_trees(std::vector<Int64Array> children_left,
       throw std::invalid_argument("tree " + std::to_string(t) +
                                   ": children_left, children_right, feature and threshold "
                                   "must have the same length");
+    const std::uint8_t* nan_left = nullptr;
+    if (!missing_go_to_left.empty()) {
+      if (missing_go_to_left[t].shape(0) != n)
+        throw std::invalid_argument("tree " + std::to_string(t) +
+                                    ": missing_go_to_left must have one entry per node");
+      nan_left = missing_go_to_left[t].data();
+    }
     trees[t] = {children_left[t].data(), children_right[t].data(), feature[t].data(),
-                threshold[t].data(), static_cast<std::int64_t>(n)};
+                threshold[t].data(), nan_left, static_cast<std::int64_t>(n)};
   }
   if (y.shape(0) != X32.shape(0))
     throw std::invalid_argument("y must have one class code per row of X32");
@@ -74,6 +84,7 @@ nb::tuple run_extract_trees(std::vector<Int64Array> children_left,
     d["end"] = to_numpy(std::move(tr.end), nn);
     d["feature"] = to_numpy(std::move(tr.feature), nn);
     d["threshold"] = to_numpy(std::move(tr.threshold), nn);
+    d["missing_left"] = to_numpy<std::uint8_t, bool>(std::move(tr.missing_left), nn);
     d["counts"] = to_numpy(std::move(tr.counts), nn, static_cast<std::size_t>(n_classes));
     d["sk_node"] = to_numpy(std::move(tr.sk_node), nn);
     d["leaf_of"] = to_numpy(std::move(tr.leaf_of), static_cast<std::size_t>(n_rows));
@@ -107,13 +118,16 @@ void bind_ensemble(nb::module_& m) {
         nb::arg("children_right"), nb::arg("feature"), nb::arg("threshold"),
         nb::arg("X32").noconvert(), nb::arg("y").noconvert(), nb::arg("n_classes"),
         nb::arg("time_limit") = 0.0,
+        nb::arg("missing_go_to_left") = std::vector<UInt8Array>{},
         "Extract sklearn trees for the pruning (ensemble.hpp): lists (one per tree) of the "
         "tree_ arrays children_left, children_right, feature (int64, global columns) and "
-        "threshold (float64); X32 float32 (N, K) and y int32 (N,) C-contiguous. Returns "
+        "threshold (float64); X32 float32 (N, K) and y int32 (N,) C-contiguous; "
+        "missing_go_to_left (uint8, one array per tree, or none: every NaN goes right) says "
+        "where a NaN goes, as sklearn routes it. Returns "
         "(list of per-tree dicts: left, right, parent, depth, end, feature, sk_node, leaf_of, "
         "by_leaf int32, threshold float64, counts float64 (n_nodes, n_classes), leaf_start "
-        "int64 (n_nodes + 1,), first_use bool; status). A stop (time_limit, interrupted, "
-        "memory_limit) returns the trees done so far.");
+        "int64 (n_nodes + 1,), first_use and missing_left bool; status). A stop (time_limit, "
+        "interrupted, memory_limit) returns the trees done so far.");
   m.def("tree_entries", &run_tree_entries, nb::arg("parent").noconvert(),
         nb::arg("first_use").noconvert(), nb::arg("leaf_of").noconvert(),
         "The feature-use entries of one extracted tree: (example, node), int64, sorted by "
