@@ -128,6 +128,10 @@ def test_predict_refuses_in_one_line(fitted, capsys):
     assert main(["fit", str(folder / "train.csv"), "--out", str(model)]) == 0
     train.drop(columns="age").to_csv(folder / "no_age.csv", index=False)
     (folder / "forest.pkl").write_bytes(pickle.dumps({"a": 1}))
+    # fit refuses an infinite cell; so does predict, naming the column and line (issue 37)
+    infinite = train.astype({"age": float})
+    infinite.loc[3, ["age", "income"]] = [np.inf, -np.inf]
+    infinite.to_csv(folder / "inf.csv", index=False)
     (folder / "old.json").write_text(json.dumps({"tree": {"label": 0}, "classes": [0, 1]}))
     capsys.readouterr()
     for argv, message in [
@@ -137,6 +141,7 @@ def test_predict_refuses_in_one_line(fitted, capsys):
         ([folder / "old.json", folder / "train.csv"], "older odtkit"),
         ([model, folder / "train.csv", "--out", "/nonexistent/p.csv"], "--out"),
         ([folder / "nope.json", folder / "train.csv"], "MODEL "),
+        ([model, folder / "inf.csv"], "column 'age' of inf.csv has 1 infinite value (line 5)"),
     ]:
         assert main(["predict", *map(str, argv)]) == 2
         err = capsys.readouterr().err

@@ -1090,13 +1090,26 @@ def _read_model(text: str) -> _SavedTree:
 
 
 def _numbers(column: pd.Series, source: str, name: str) -> Any:
+    """The column's cells as floats; refuses text and infinite values as ``fit`` does (an
+    infinite cell has no side of a threshold learned from finite values)."""
+    import numpy as np
+
     try:
-        return column.to_numpy(dtype=float)
+        values = column.to_numpy(dtype=float)
     except (TypeError, ValueError):
         raise BadInput(
             f"DATA: column {source!r} of {name} must be numeric (the tree compares it with a "
             f"threshold), got values such as {column.iloc[:3].tolist()}"
         ) from None
+    infinite = np.flatnonzero(np.isinf(values))
+    if infinite.size:
+        lines = ", ".join(str(i + 2) for i in infinite[:5]) + (", ..." if infinite.size > 5 else "")
+        raise BadInput(
+            f"DATA: column {source!r} of {name} has {_plural(infinite.size, 'infinite value')} "
+            f"({'line' if infinite.size == 1 else 'lines'} {lines}); fit refuses them too: give "
+            "finite numbers or blank cells"
+        )
+    return values
 
 
 def _feature_bits(frame: pd.DataFrame, saved: _SavedTree, name: str) -> Any:
