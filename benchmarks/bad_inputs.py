@@ -514,16 +514,16 @@ def cli_cases(tables: dict[str, str], models: dict[str, str], folder: Path) -> l
         *quick,
     ]
     for extra, expect in (
-        (["--protected", "colour"], "answer"),
+        (["--protected", "colour"], "error"),
         (["--protected", "colour", "--fairness", "sp", "--delta", "0.2"], "either"),
-        (["--protected", "k"], "error"),
-        (["--protected", "y"], "error"),
-        (["--protected", "nope"], "error"),
+        (["--fairness", "sp", "--protected", "k"], "error"),
+        (["--fairness", "sp", "--protected", "y"], "error"),
+        (["--fairness", "sp", "--protected", "nope"], "error"),
         (["--fairness", "csp", "--legit", "colour", "--protected", "colour"], "error"),
         (["--fairness", "csp", "--protected", "colour"], "error"),
         (["--legit", "age"], "error"),
         (["--protected", "colour", "--drop", "colour"], "error"),
-        (["--protected", "colour", "--columns", "age"], "answer"),
+        (["--fairness", "sp", "--protected", "colour", "--columns", "age"], "answer"),
         (["--protected", "income"], "either"),
         (["--protected", "colour", "--delta", "-1"], "error"),
         (["--protected", "colour", "--delta", "nan"], "error"),
@@ -630,7 +630,7 @@ def cli_cases(tables: dict[str, str], models: dict[str, str], folder: Path) -> l
         forest = models["forest"]
         for key, expect in (
             ("forest_train", "answer"),
-            ("forest_swapped", "error"),
+            ("forest_swapped", "answer"),  # the CLI takes a named forest's columns by name
             ("forest_renamed", "error"),
             ("forest_reordered", "answer"),
             ("forest_nan", "answer"),
