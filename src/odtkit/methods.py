@@ -97,6 +97,12 @@ class Method:
         Time on a cell relative to the dp's, for the order in which a sweep runs its tasks
         (:func:`odtkit._schedule.prior_cost`; only the order rests on it); None: 1 for a search,
         200 for a MIP (a formulation's build and a HiGHS solve: the long tasks of a mixed grid).
+    answers_per_second : float or None
+        A MIP's reach: the nonzeros of its model (:meth:`Formulation.estimate_size
+        <odtkit.formulations._common.TreeFormulation.estimate_size>`, counted before building)
+        it can still answer per second of time limit, measured with HiGHS on real tables
+        (``benchmarks/compare_real_tables.py``). A larger model is left out of
+        :func:`odtkit.compare`'s default methods (:meth:`too_big`); None: never left out.
     """
 
     name: str
@@ -106,6 +112,27 @@ class Method:
     raw: bool = False
     properties: frozenset[Property] = frozenset({EXACT, VALID_BOUND})
     cost: float | None = None
+    answers_per_second: float | None = None
+
+    def too_big(self, dataset: Any, max_depth: int, time_limit: float | None) -> str:
+        """Why this MIP cannot answer ``dataset`` at ``max_depth`` within ``time_limit``
+        seconds ("" when it can, for a search, or without a limit): its estimated model has
+        more nonzeros than :attr:`answers_per_second` times the limit. Nothing is built."""
+        if self.is_search or self.answers_per_second is None or time_limit is None:
+            return ""
+        from odtkit.formulations._common import TreeFormulation
+
+        formulation = self.formulation()
+        if not isinstance(formulation, TreeFormulation):
+            return ""
+        size = formulation.estimate_size(dataset, max_depth)
+        reach = self.answers_per_second * time_limit
+        if size.n_nonzeros <= reach:
+            return ""
+        return (
+            f"its model has ~{size.n_nonzeros:,} nonzeros, more than it answers in "
+            f"{time_limit:g} s (~{reach:,.0f})"
+        )
 
     @property
     def relative_cost(self) -> float:
@@ -267,6 +294,15 @@ def check_fair(method: Method, fairness: Any) -> None:
 #: valid, and decoding never worsens the solver's objective.
 _EXACT_MIP = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
 
+#: The reach of the MIPs (``Method.answers_per_second``): nonzeros of the estimated model per
+#: second of time limit at which HiGHS still certified depth-2 and depth-3 trees with a warm
+#: start on sklearn's iris / wine, monk1 and car-evaluation (guessed thresholds, lam=0.01,
+#: this machine): PathOCT's integral LP certified 25,000 (its estimate) in 3.4 s, FlowOCT
+#: 14,000 in 8 s, RBinOCT nothing above 1,300 in 10 s (its big-M LP bound is lam); at depth 3
+#: PathOCT on wine (1.3 M) ended 10 s without a bound, FlowOCT on car-evaluation (147,000) at
+#: the trivial bound lam. BinOCT's family shares the big-M reach.
+_BIG_M_REACH = 1_000.0
+
 METHODS: MappingProxyType[str, Method] = MappingProxyType(
     {
         m.name: m
@@ -285,12 +321,14 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 RBinOCT,
                 fair=True,
                 properties=_EXACT_MIP,
+                answers_per_second=_BIG_M_REACH,
             ),
             Method(
                 "rbinoct_original",
                 "RBinOCT MIP of OSDT App. J, no null splits: its optimum may exceed OPT",
                 partial(RBinOCT, null_split=False),
                 properties=frozenset({DECODE_NOT_WORSE}),
+                answers_per_second=_BIG_M_REACH,
             ),
             Method(
                 "flowoct",
@@ -298,6 +336,7 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 FlowOCT,
                 fair=True,
                 properties=_EXACT_MIP,
+                answers_per_second=2_000.0,
             ),
             Method(
                 "pathoct",
@@ -306,12 +345,14 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 PathOCT,
                 fair=True,
                 properties=_EXACT_MIP,
+                answers_per_second=10_000.0,
             ),
             Method(
                 "binoct",
                 "BinOCT MIP: minimum errors at depth D; its bound converts to one on OPT",
                 BinOCT,
                 properties=frozenset({VALID_BOUND}),
+                answers_per_second=_BIG_M_REACH,
             ),
         )
     }
