@@ -198,6 +198,41 @@ def test_the_cli_exits_0_with_a_tiny_limit_when_dp_certified(capsys):
     assert code == 0 or "dp: time_limit" in out  # 3 only when dp itself did not finish
 
 
+def test_a_model_the_solver_could_not_even_set_up_in_the_limit_is_not_built(monkeypatch):
+    """Named methods run, but one whose model is far beyond what HiGHS sets up within the
+    limit (its presolve and root preparation poll no limit) is a time_limit row with its
+    warm start and the reason, never a build and an overrun."""
+    data = random_dataset(45, n_samples=300, n_features=10)
+    built = []
+    monkeypatch.setattr(PathOCT, "build", _raising(AssertionError("must not be built")))
+    real = FlowOCT.build
+
+    def counted(self, *args, **kwargs):
+        built.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(FlowOCT, "build", counted)
+    comparison = compare(
+        data, lam=0.01, max_depth=3, methods=("dp", "pathoct", "flowoct"), time_limit=0.05
+    )
+    dp = _check_dp_row(comparison, data, 0.01)
+    for run in comparison.runs[1:]:
+        why = METHODS[run.method].too_big(data, 3, 0.05, setup=True)
+        assert why.startswith("its model has ~") and "more than HiGHS sets up in 0.05 s" in why
+        assert run.status == Status.TIME_LIMIT and run.bound == -math.inf
+        assert run.tree is dp.tree and run.objective == pytest.approx(dp.objective)
+        assert run.result.message == (
+            f"not built: {why}; it would overrun the limit before solving; the row reports "
+            "its warm start"
+        )
+    assert not built
+    cold = compare(
+        data, lam=0.01, max_depth=3, methods="flowoct", time_limit=0.05, warm_start=False
+    )
+    (run,) = cold.runs
+    assert run.status == Status.TIME_LIMIT and run.tree is None and not built
+
+
 # --- item 12b: no bound says why -------------------------------------------------------------
 
 

@@ -1118,9 +1118,7 @@ def _compare(args: argparse.Namespace) -> int:
     else:
         dataset = data.dataset
         mips = [m for m in methods if not METHODS[m].is_search]
-        if dataset.n_features == 0 and mips and sized:
-            options["methods"] = methods = [m for m in methods if METHODS[m].is_search]
-        elif dataset.n_features == 0 and mips:
+        if dataset.n_features == 0 and mips:
             raise BadInput(
                 f"--dataset: {dataset.name} has 0 binary features (every feature column is "
                 f"constant), so the only tree is one leaf; the MIP methods ({', '.join(mips)}) "

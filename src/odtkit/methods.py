@@ -103,6 +103,11 @@ class Method:
         it can still answer per second of time limit, measured with HiGHS on real tables
         (``benchmarks/compare_real_tables.py``). A larger model is left out of
         :func:`odtkit.compare`'s default methods (:meth:`too_big`); None: never left out.
+    sets_up_per_second : float or None
+        The nonzeros HiGHS still sets up (reads, presolves, prepares its root) per second of
+        time limit: phases that poll no limit, so a larger model would overrun it whatever the
+        limit says; :func:`odtkit.compare` does not build it (status ``time_limit``, the warm
+        start kept, the reason in its row) even when named. None: always built.
     """
 
     name: str
@@ -113,12 +118,18 @@ class Method:
     properties: frozenset[Property] = frozenset({EXACT, VALID_BOUND})
     cost: float | None = None
     answers_per_second: float | None = None
+    sets_up_per_second: float | None = None
 
-    def too_big(self, dataset: Any, max_depth: int, time_limit: float | None) -> str:
+    def too_big(
+        self, dataset: Any, max_depth: int, time_limit: float | None, *, setup: bool = False
+    ) -> str:
         """Why this MIP cannot answer ``dataset`` at ``max_depth`` within ``time_limit``
         seconds ("" when it can, for a search, or without a limit): its estimated model has
-        more nonzeros than :attr:`answers_per_second` times the limit. Nothing is built."""
-        if self.is_search or self.answers_per_second is None or time_limit is None:
+        more nonzeros than :attr:`answers_per_second` times the limit (``setup``: than
+        :attr:`sets_up_per_second` times it, so that the solver could not even start within
+        the limit). Nothing is built."""
+        rate = self.sets_up_per_second if setup else self.answers_per_second
+        if self.is_search or rate is None or time_limit is None:
             return ""
         from odtkit.formulations._common import TreeFormulation
 
@@ -126,11 +137,12 @@ class Method:
         if not isinstance(formulation, TreeFormulation):
             return ""
         size = formulation.estimate_size(dataset, max_depth)
-        reach = self.answers_per_second * time_limit
+        reach = rate * time_limit
         if size.n_nonzeros <= reach:
             return ""
+        can = "HiGHS sets up" if setup else "it answers"
         return (
-            f"its model has ~{size.n_nonzeros:,} nonzeros, more than it answers in "
+            f"its model has ~{size.n_nonzeros:,} nonzeros, more than {can} in "
             f"{time_limit:g} s (~{reach:,.0f})"
         )
 
@@ -296,11 +308,16 @@ _EXACT_MIP = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
 
 #: The reach of the MIPs (``Method.answers_per_second``): nonzeros of the estimated model per
 #: second of time limit at which HiGHS still certified depth-2 and depth-3 trees with a warm
-#: start on sklearn's iris / wine, monk1 and car-evaluation (guessed thresholds, lam=0.01,
-#: this machine): PathOCT's integral LP certified 25,000 (its estimate) in 3.4 s, FlowOCT
-#: 14,000 in 8 s, RBinOCT nothing above 1,300 in 10 s (its big-M LP bound is lam); at depth 3
-#: PathOCT on wine (1.3 M) ended 10 s without a bound, FlowOCT on car-evaluation (147,000) at
-#: the trivial bound lam. BinOCT's family shares the big-M reach.
+#: start on sklearn's iris / wine, monk1, bar-7 and car-evaluation (guessed thresholds,
+#: lam=0.01, this machine at load 3): PathOCT's integral LP certified 25,000 (its estimate)
+#: in 3.4 s and bar-7's 110,000 in 6.4 s but not car-evaluation's 136,000 in 10 s, FlowOCT
+#: 14,000 in 8 s, RBinOCT nothing above 1,300 in 10 s (its big-M LP bound is lam); FlowOCT on
+#: car-evaluation at depth 3 (147,000) ended at the trivial bound lam. BinOCT's family shares
+#: the big-M reach. ``sets_up_per_second``: from the same runs at depth 3 and 10 s
+#: (benchmarks/results/compare_real_tables_forced), the models HiGHS overran on: PathOCT
+#: 600,000 (broward: 13.0 s) and 1.3 M (wine: 14.0 s), FlowOCT 353,000 (broward: 13.2 s),
+#: RBinOCT 2.4 M (coupon_carryout: 13.5 s); those it held at: PathOCT 288,000, FlowOCT
+#: 158,000, RBinOCT 450,000.
 _BIG_M_REACH = 1_000.0
 
 METHODS: MappingProxyType[str, Method] = MappingProxyType(
@@ -322,6 +339,7 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 fair=True,
                 properties=_EXACT_MIP,
                 answers_per_second=_BIG_M_REACH,
+                sets_up_per_second=100_000.0,
             ),
             Method(
                 "rbinoct_original",
@@ -329,6 +347,7 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 partial(RBinOCT, null_split=False),
                 properties=frozenset({DECODE_NOT_WORSE}),
                 answers_per_second=_BIG_M_REACH,
+                sets_up_per_second=100_000.0,
             ),
             Method(
                 "flowoct",
@@ -337,6 +356,7 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 fair=True,
                 properties=_EXACT_MIP,
                 answers_per_second=2_000.0,
+                sets_up_per_second=30_000.0,
             ),
             Method(
                 "pathoct",
@@ -345,7 +365,8 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 PathOCT,
                 fair=True,
                 properties=_EXACT_MIP,
-                answers_per_second=10_000.0,
+                answers_per_second=12_000.0,
+                sets_up_per_second=40_000.0,
             ),
             Method(
                 "binoct",
@@ -353,6 +374,7 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 BinOCT,
                 properties=frozenset({VALID_BOUND}),
                 answers_per_second=_BIG_M_REACH,
+                sets_up_per_second=100_000.0,
             ),
         )
     }
