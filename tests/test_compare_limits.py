@@ -168,6 +168,31 @@ def test_pathoct_refuses_before_allocating_the_next_level():
     assert size.n_vars > 5_000
 
 
+def test_the_solver_gets_what_the_build_left_of_the_limit(monkeypatch):
+    """HiGHS's own time_limit is the remaining time, not the whole limit: a build that took
+    0.3 s of a 2 s limit leaves the solver at most 1.7 s."""
+    import odtkit.solvers
+
+    real_build, real_solve, given = FlowOCT.build, odtkit.solvers.solve, []
+
+    def slow_build(self, *args, **kwargs):
+        import time
+
+        time.sleep(0.3)
+        return real_build(self, *args, **kwargs)
+
+    def spy(model, *, time_limit=None, **kwargs):
+        given.append(time_limit)
+        return real_solve(model, time_limit=time_limit, **kwargs)
+
+    monkeypatch.setattr(FlowOCT, "build", slow_build)
+    monkeypatch.setattr(odtkit.solvers, "solve", spy)
+    data = random_dataset(46, n_samples=60, n_features=6)
+    res = solve_formulation(FlowOCT(), data, time_limit=2.0, lam=0.01, max_depth=2)
+    assert res.stats["build_time"] >= 0.3
+    assert given and 0 < given[0] <= 2.0 - res.stats["build_time"] + 1e-3
+
+
 def test_a_tiny_limit_stops_every_mip_and_keeps_the_certified_dp():
     data = random_dataset(44, n_samples=400, n_features=12)
     comparison = compare(

@@ -687,7 +687,7 @@ def _too_big(
 ) -> dict[str, str]:
     """The MIPs of ``methods`` too big to answer ``data`` within ``time_limit``, with why
     (:meth:`Method.too_big`, nothing built). One method always stays: with every one too
-    big, the one nearest its reach runs, so that the table is never empty."""
+    big, the first runs, so that the table is never empty."""
     out = {m.name: m.too_big(data, depth, time_limit) for m in methods}
     out = {name: why for name, why in out.items() if why}
     if len(out) == len(methods) and methods:
