@@ -1068,8 +1068,9 @@ def _compare(args: argparse.Namespace) -> int:
     from odtkit.methods import METHODS
     from odtkit.solvers import registered_backends
 
-    sized = args.methods is None  # the default list: leave out the MIPs too big to answer
-    methods = [m.strip() for m in (_DEFAULT_METHODS if sized else args.methods).split(",")]
+    given = getattr(args, "methods", None)
+    sized = given is None  # the default list: leave out the MIPs too big to answer
+    methods = [m.strip() for m in (_DEFAULT_METHODS if given is None else given).split(",")]
     backends = [b.strip() for b in args.backends.split(",")]
     for option, names, known in (
         ("--methods", methods, tuple(METHODS)),
@@ -1517,6 +1518,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     _add_problem_arguments(cmp, depth=DEFAULT_MAX_DEPTH)
     cmp.add_argument(
         "--methods",
+        default=argparse.SUPPRESS,  # not given: the sized default list (no "(default: None)")
         help=f"comma-separated (default: {_DEFAULT_METHODS}, each MIP only when its model is "
         "small enough to answer within --time-limit; the ones left out are named), any of:\n"
         + describe_methods(),
