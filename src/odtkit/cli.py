@@ -1220,6 +1220,11 @@ def _predict(args: argparse.Namespace) -> int:
     return EXIT_OPTIMAL
 
 
+#: ``odtkit compare``'s methods when --methods is not given (the MIPs among them sized to the
+#: table and --time-limit: ``compare(..., sized=True)``).
+_DEFAULT_METHODS = "dp,pathoct,flowoct,rbinoct"
+
+
 def _compare(args: argparse.Namespace) -> int:
     # through the package's lazy attribute: importing the submodule by name would bind
     # ``odtkit.compare`` to the module, and every later ``odtkit.compare(...)`` would fail
@@ -1227,7 +1232,9 @@ def _compare(args: argparse.Namespace) -> int:
     from odtkit.methods import METHODS
     from odtkit.solvers import registered_backends
 
-    methods = [m.strip() for m in args.methods.split(",")]
+    given = getattr(args, "methods", None)
+    sized = given is None  # the default list: leave out the MIPs too big to answer
+    methods = [m.strip() for m in (_DEFAULT_METHODS if given is None else given).split(",")]
     backends = [b.strip() for b in args.backends.split(",")]
     for option, names, known in (
         ("--methods", methods, tuple(METHODS)),
@@ -1260,6 +1267,7 @@ def _compare(args: argparse.Namespace) -> int:
         "time_limit": args.time_limit,
         "warm_start": not args.no_warm_start,
         "memory_limit_mb": args.memory_limit_mb,
+        "sized": sized,
     }
     if raw:
         # the exact search reads the raw columns; compare binarizes them for the others
@@ -1314,13 +1322,16 @@ def _report_comparison(
             f"fairness: {fairness.notion} disparity <= {fairness.delta} between the groups of "
             f"{args.protected}, positive class {fairness.positive_class!r}"
         )
-    # messages are sentences: print them under the table, not as a column
-    shown = table.drop(columns="message")
+    # messages are sentences: print them under the table, not as a column; the runs' wall
+    # seconds are in --json (the printed table stays as it was)
+    shown = table.drop(columns=["message", "wall"])
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     for run in comparison:
         if run.result.message:
             print(f"note: {run.method} ({run.backend}): {run.result.message}")
+    if comparison.left_out:
+        print(_left_out_line(comparison, args))
     print(comparison.reading())
     if best is not None and best.tree is not None:
         optimum = comparison.certified_optimum
@@ -1335,6 +1346,16 @@ def _report_comparison(
         )
         print(best.tree.to_text(features, list(comparison.class_names)))
     return code
+
+
+def _left_out_line(comparison: Comparison, args: argparse.Namespace) -> str:
+    """One line: the default methods not run, why, and the --methods that forces them."""
+    why = "; ".join(f"{name}: {reason}" for name, reason in comparison.left_out.items())
+    every = ",".join(dict.fromkeys([*(r.method for r in comparison), *comparison.left_out]))
+    return (
+        f"left out of the default methods (too big for --time-limit {args.time_limit:g} s): "
+        f"{why}; run them anyway with --methods {every}"
+    )
 
 
 def _comparison_payload(
@@ -1354,6 +1375,8 @@ def _comparison_payload(
         },
         "certificate": best.certificate if certified and best is not None else None,
         "rows": table.to_dict(orient="records"),
+        # the default methods not run (too big for the time limit), each with why
+        "left_out": dict(comparison.left_out),
         "best_tree": None if best is None or best.tree is None else best.tree.to_dict(),
         "feature_names": _feature_names(features, comparison),
         "classes": list(comparison.class_names),
@@ -1729,8 +1752,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     _add_problem_arguments(cmp, depth=DEFAULT_MAX_DEPTH)
     cmp.add_argument(
         "--methods",
-        default="dp,pathoct,flowoct,rbinoct",
-        help="comma-separated, any of:\n" + describe_methods(),
+        default=argparse.SUPPRESS,  # not given: the sized default list (no "(default: None)")
+        help=f"comma-separated (default: {_DEFAULT_METHODS}, each MIP only when its model is "
+        "small enough to answer within --time-limit; the ones left out are named), any of:\n"
+        + describe_methods(),
     )
     cmp.add_argument(
         "--backends", default="highs", help="comma-separated, any of: " + ",".join(backends)

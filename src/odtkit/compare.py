@@ -60,7 +60,7 @@ from odtkit.tree import Tree
 if TYPE_CHECKING:  # the Binarizer imports scikit-learn: only a raw table pays for it
     from odtkit.datasets._binarizer import Binarizer
 
-__all__ = ["COLUMNS", "TOLERANCE", "Comparison", "Run", "compare"]
+__all__ = ["COLUMNS", "DEFAULT_METHODS", "TOLERANCE", "Comparison", "Run", "compare"]
 
 COLUMNS = (
     "method",
@@ -76,9 +76,13 @@ COLUMNS = (
     "reported",
     "warm_start",
     "build_time",
+    "wall",
     "message",
 )
 TOLERANCE = 1e-6
+#: What :func:`compare` runs when ``methods`` is not given: each MIP only when its model is
+#: small enough to answer within the time limit (``sized``, :meth:`Method.too_big`).
+DEFAULT_METHODS = ("dp", "rbinoct", "flowoct")
 #: The certificates of a comparison, as the reading says them ("certified ... over ...").
 OVER = MappingProxyType({"all thresholds": "all thresholds", "binarization": "the binarization"})
 
@@ -118,6 +122,9 @@ class Run:
     agrees : bool or None
         The verified objective equals the certified optimum of the run's certificate within
         :data:`TOLERANCE` and its bound is consistent; None when nothing was certified.
+    wall : float
+        Seconds of the whole run as the comparison saw it (a MIP's build, translation, solve,
+        decode and verification: what its time limit covers); ``nan`` for a row not run.
     """
 
     method: str
@@ -130,6 +137,7 @@ class Run:
     fairness_gap: float | None = None
     unfair: bool = False
     agrees: bool | None = None
+    wall: float = math.nan
 
     @property
     def backend(self) -> str:
@@ -186,6 +194,7 @@ class Run:
             "agrees": self.agrees,
             "certificate": self.certificate,
             "warm_start": self.warm_start,
+            "wall": self.wall,
             "message": result.message,
         }
         if self.answered:
@@ -227,6 +236,9 @@ class Comparison:
         How a raw table was binarized (None for a Dataset).
     binarize_time : float
         Seconds of that shared binarization (no run's ``time`` includes it).
+    left_out : mapping of str to str
+        The methods of the default list that were not run, each with why: its model is too
+        big to answer within the time limit (``compare(..., sized=)``).
 
     ``to_frame()`` is the table; ``best``, ``agree`` and ``reading()`` read it. The object is
     immutable: ``filter`` and ``replace`` give new ones, and ``best`` is always computed from
@@ -245,10 +257,12 @@ class Comparison:
     binarizer: Binarizer | None = None
     thresholds: str | int | None = None
     binarize_time: float = 0.0
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "runs", tuple(self.runs))
         object.__setattr__(self, "certified_optima", MappingProxyType(dict(self.certified_optima)))
+        object.__setattr__(self, "left_out", MappingProxyType(dict(self.left_out)))
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -319,6 +333,8 @@ class Comparison:
         """The table in one sentence: who certified what how fast, who stopped with which gap,
         and whether every tree has the certified value (``odtkit compare`` prints it)."""
         parts = [_said(name, r) for name, r in zip(self.names, self.runs, strict=True)]
+        if self.left_out:
+            parts.append(f"not run (too big for the time limit): {', '.join(self.left_out)}")
         if len(self.certified_optima) > 1:
             # two problems in one table: the exact search's (every threshold) and the
             # binarization's
@@ -380,7 +396,12 @@ def _said(name: str, run: Run) -> str:
     if status == Status.OPTIMAL:
         return f"{name} certified {objective:.6g} in {_seconds(run.time)}"
     leaves = run.tree.n_leaves if run.tree is not None else 0
-    if leaves > 0 and status in (Status.TIME_LIMIT, Status.NODE_LIMIT, Status.INTERRUPTED):
+    stopped = status in (Status.TIME_LIMIT, Status.NODE_LIMIT, Status.INTERRUPTED)
+    if leaves > 0 and stopped and run.bound == -math.inf:
+        # a bare "-inf, gap inf" says nothing: the row's message says why there is no bound
+        why = run.result.message if run.result.message.startswith("no bound") else "no bound"
+        return f"{name} holds a tree of value {objective:.6g} but stopped ({status}) with {why}"
+    if leaves > 0 and stopped:
         return (
             f"{name} holds a tree of value {objective:.6g} but stopped ({status}) "
             f"with bound {run.bound:.4g}, gap {run.gap:.3g}"
@@ -397,7 +418,7 @@ def compare(
     *,
     lam: float,
     max_depth: int,
-    methods: str | Sequence[str] = ("dp", "rbinoct", "flowoct"),
+    methods: str | Sequence[str] | None = None,
     backends: str | Sequence[str] = ("highs",),
     time_limit: float | None = 60.0,
     warm_start: bool = True,
@@ -405,6 +426,7 @@ def compare(
     memory_limit_mb: float | None = None,
     y: Any = None,
     thresholds: str | int | None = None,
+    sized: bool | None = None,
     **solve_options: Any,
 ) -> Comparison:
     """Solve one problem with the search core and MIP formulations; verify and compare.
@@ -421,18 +443,22 @@ def compare(
         ``"rbinoct_original"``, which may be worse, and ``"binoct"``, which minimises errors).
         A depth above the number of features p is the same problem as depth p and is clamped
         to it (``odtkit._validation.check_depth``).
-    methods : str or sequence of str
+    methods : str or sequence of str, optional
         Names of :data:`odtkit.methods.METHODS` (one name, ``"dp,flowoct"`` or a sequence;
         repeated names run once): search methods ({SEARCH_METHODS}) run once, MIP
-        methods ({MIP_METHODS}) once per backend. The raw-table methods ({RAW_METHODS}: the
-        search over every threshold of the raw numeric columns,
+        methods ({MIP_METHODS}) once per backend. None: :data:`DEFAULT_METHODS`
+        ({DEFAULT_METHODS}), each MIP only when it can answer at the table's size
+        (``sized``). The raw-table methods ({RAW_METHODS}: the search over every threshold
+        of the raw numeric columns,
         :func:`odtkit.core.search_numeric` started from the guessed-threshold tree) need a raw
         table and ``y``.
     backends : str or sequence of str
         Solver backends for the MIPs (names of :func:`odtkit.solvers.registered_backends`),
         given like ``methods``.
     time_limit : float, optional
-        Seconds per run (search and each MIP solve).
+        Seconds per run: a search's whole call; a MIP's build, solve, decode and verification
+        together (a build that would overrun stops: status ``time_limit``, the row keeps its
+        warm start).
     warm_start : bool
         Start every MIP from the first search method's tree (from the greedy tree if no search
         method is requested; from the ``"exact"`` tree when it is better and every threshold
@@ -467,6 +493,11 @@ def compare(
         the estimators' guessed thresholds), ``"all"`` (every midpoint: the optimum over all
         thresholds too, but as a binary problem; thousands of features on continuous
         columns) or at most N thresholds per column. Only with ``y``.
+    sized : bool, optional
+        Leave out the MIPs whose model, estimated before it is built
+        (:meth:`odtkit.methods.Method.too_big`), is too big to answer within ``time_limit``;
+        ``Comparison.left_out`` says which and why. None (default): only when ``methods`` is
+        None, so that a method named explicitly always runs (and holds its limit).
     **solve_options
         Passed to :func:`odtkit.solvers.solve` (e.g. ``threads=1``).
 
@@ -507,6 +538,7 @@ def compare(
         memory_limit_mb=memory_limit_mb,
         y=y,
         thresholds=thresholds,
+        sized=sized,
         solve_options=solve_options,
     )
     runs, source = _run_all(plan)
@@ -519,6 +551,7 @@ compare.__doc__ = fill_code_names(
     MIP_METHODS=MIP_METHODS,
     RAW_METHODS=RAW_METHODS,
     FAIR_METHODS=method_names(fair=True),
+    DEFAULT_METHODS=DEFAULT_METHODS,
 )
 
 
@@ -552,6 +585,7 @@ class _Plan:
     binarizer: Binarizer | None = None
     thresholds: str | int | None = None
     binarize_time: float = 0.0
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def limits(self) -> _SearchLimits:
@@ -594,13 +628,19 @@ def _plan(
     memory_limit_mb: float | None,
     y: Any,
     thresholds: Any,
+    sized: bool | None,
     solve_options: Mapping[str, Any],
 ) -> _Plan:
     """Validate the arguments (in the order their errors are reported) and prepare the data."""
     from odtkit.solvers import backend_capabilities
 
     lam = check_lambda(lam)
-    chosen = tuple(get_method(m, what="methods entry") for m in check_names(methods, "methods"))
+    if sized is None:
+        sized = methods is None
+    elif not isinstance(sized, bool):
+        raise TypeError(f"sized must be True, False or None, got {sized!r}")
+    names = check_names(DEFAULT_METHODS if methods is None else methods, "methods")
+    chosen = tuple(get_method(m, what="methods entry") for m in names)
     raw: dict[str, Any] = {}
     if y is not None:
         raw = _binarized(dataset, y, thresholds)
@@ -621,12 +661,14 @@ def _plan(
     groups = _fairness_groups(fairness, data)
     for method in chosen:
         check_fair(method, fairness)
-    names = check_names(backends, "backends")
-    for b in names:
+    backend_names = check_names(backends, "backends")
+    for b in backend_names:
         backend_capabilities(b)  # raises ValueError naming the registered backends
+    left_out = _too_big(chosen, data, depth, time_limit) if sized else {}
     return _Plan(
-        methods=chosen,
-        backends=names,
+        methods=tuple(m for m in chosen if m.name not in left_out),
+        backends=backend_names,
+        left_out=left_out,
         lam=lam,
         max_depth=depth,
         raw_depth=raw_depth,
@@ -638,6 +680,19 @@ def _plan(
         solve_options=solve_options,
         **{"dataset": data, **raw},
     )
+
+
+def _too_big(
+    methods: tuple[Method, ...], data: Dataset, depth: int, time_limit: float | None
+) -> dict[str, str]:
+    """The MIPs of ``methods`` too big to answer ``data`` within ``time_limit``, with why
+    (:meth:`Method.too_big`, nothing built). One method always stays: with every one too
+    big, the first runs, so that the table is never empty."""
+    out = {m.name: m.too_big(data, depth, time_limit) for m in methods}
+    out = {name: why for name, why in out.items() if why}
+    if len(out) == len(methods) and methods:
+        out.pop(methods[0].name)
+    return out
 
 
 def _depth(max_depth: Any, n_features: int | None = None) -> int:
@@ -747,13 +802,38 @@ def _attempt(
         runs.append(plan.unanswered(method, backend, Status.NOT_RUN, _NOT_RUN))
         return True
     run = None
+    began = time.perf_counter()
     with stop_on_interrupt() as ctrl_c:  # Ctrl-C outside the solver
-        run = solve()
+        try:
+            run = solve()
+        except Exception as exc:  # noqa: BLE001 - one method's failure is its row (see _failed)
+            run = _failed(plan, method, backend, exc)
+        run = replace(run, wall=time.perf_counter() - began)
     if run is None:
         runs.append(plan.unanswered(method, backend, Status.INTERRUPTED, _INTERRUPTED_OUTSIDE))
         return True
     runs.append(run)
     return ctrl_c.interrupted or run.status == Status.INTERRUPTED
+
+
+#: The longest reason a failed run's row quotes from its exception.
+_REASON_CHARS = 200
+
+
+def _failed(plan: _Plan, method: Method, backend: str, exc: Exception) -> Run:
+    """The row of a run that raised: ``memory_limit`` for a MemoryError (a model too large
+    for the address space, e.g. PathOCT's cells under ``ulimit -v``), else ``error``, with the
+    exception in one line. The comparison goes on: the other rows and their verified answers
+    are worth more than one method's traceback (issue 37)."""
+    text = " ".join(str(exc).split())
+    if len(text) > _REASON_CHARS:
+        text = text[: _REASON_CHARS - 3] + "..."
+    said = f": {text}" if text else ""
+    if isinstance(exc, MemoryError):
+        status, message = Status.MEMORY_LIMIT, f"out of memory{said}; nothing was solved"
+    else:
+        status, message = Status.ERROR, f"failed with {type(exc).__name__}{said}"
+    return plan.unanswered(method, backend, status, message)
 
 
 def _run_search(plan: _Plan, method: Method) -> Run:
@@ -771,8 +851,12 @@ def _run_search(plan: _Plan, method: Method) -> Run:
 def _run_mip(
     plan: _Plan, method: Method, formulation: Formulation, backend: str, start: _Start
 ) -> Run:
-    """One MIP on one backend; a model that cannot be built is an error run."""
+    """One MIP on one backend; a model that cannot be built is an error run, one too big for
+    the solver to even set up within the limit is not built (a time_limit run)."""
     tree = start.tree if plan.warm_start else None
+    hopeless = method.too_big(plan.dataset, plan.max_depth, plan.time_limit, setup=True)
+    if hopeless:
+        return _not_built(plan, method, backend, tree, hopeless)
     try:
         result = solve_formulation(
             formulation,
@@ -790,6 +874,8 @@ def _run_mip(
         return plan.unanswered(method, backend, Status.ERROR, str(exc))
     if tree is not None and result.model is None:
         result = _keep_start(result, tree, plan.dataset, plan.lam)
+    if result.lower_bound == -math.inf and not result.message and VALID_BOUND in method.properties:
+        result = result.replace(message=_no_bound(result, backend))
     return Run(
         method.name,
         result,
@@ -798,6 +884,53 @@ def _run_mip(
         plan.binarizer,
         warm_start=result.stats["warm_start"],
     )
+
+
+def _not_built(plan: _Plan, method: Method, backend: str, tree: Tree | None, why: str) -> Run:
+    """The row of a MIP not built because the solver could not set its model up within the
+    limit (HiGHS's presolve and root preparation poll no limit: such a model overran 10 s by
+    3-4 s on broward and wine): status time_limit, the warm start verified, no bound."""
+    message = f"not built: {why}; it would overrun the limit before solving"
+    if tree is None:
+        return plan.unanswered(method, backend, Status.TIME_LIMIT, message)
+    objective = metrics.objective(tree, plan.dataset, lam=plan.lam)
+    result = Result(
+        tree,
+        objective,
+        -math.inf,
+        Status.TIME_LIMIT,
+        0.0,
+        method.name,
+        backend,
+        stats={"build_time": 0.0, "solve_time": 0.0, "warm_start": True, "model_ir": None},
+        message=message + "; the row reports its warm start",
+    )
+    return Run(
+        method.name,
+        result,
+        plan.certificate(method),
+        method.properties,
+        plan.binarizer,
+        warm_start=True,
+    )
+
+
+def _no_bound(result: Result, backend: str) -> str:
+    """Why a MIP that declares a valid bound has none (``-inf``), in the row's words."""
+    solution = result.solution
+    if result.status == Status.INTERRUPTED:
+        return "no bound: interrupted (Ctrl-C) before the root LP relaxation was solved"
+    if solution is None or result.status == Status.ERROR:
+        return "no bound: nothing was solved"
+    if backend != "highs" and solution.nodes == 0 and result.status.stopped_early:
+        # the modelling layers read a bound back only from a finished solve
+        return f"no bound: the {backend} backend reports one only when the solve finishes"
+    if result.status.stopped_early and solution.nodes == 0:
+        return (
+            f"no bound: the root LP relaxation did not finish in the limit "
+            f"({solution.time:.3g} s of solver time)"
+        )
+    return f"no bound: the solver stopped ({result.status}) without one"
 
 
 def _start(plan: _Plan, searches: list[Run]) -> _Start:
@@ -921,6 +1054,7 @@ def _read(plan: _Plan, runs: list[Run], source: str) -> Comparison:
         binarizer=plan.binarizer,
         thresholds=plan.thresholds if plan.raw_X is not None else None,
         binarize_time=plan.binarize_time,
+        left_out=plan.left_out,
     )
 
 

@@ -97,6 +97,17 @@ class Method:
         Time on a cell relative to the dp's, for the order in which a sweep runs its tasks
         (:func:`odtkit._schedule.prior_cost`; only the order rests on it); None: 1 for a search,
         200 for a MIP (a formulation's build and a HiGHS solve: the long tasks of a mixed grid).
+    answers_per_second : float or None
+        A MIP's reach: the nonzeros of its model (:meth:`Formulation.estimate_size
+        <odtkit.formulations._common.TreeFormulation.estimate_size>`, counted before building)
+        it can still answer per second of time limit, measured with HiGHS on real tables
+        (``benchmarks/compare_real_tables.py``). A larger model is left out of
+        :func:`odtkit.compare`'s default methods (:meth:`too_big`); None: never left out.
+    sets_up_per_second : float or None
+        The nonzeros HiGHS still sets up (reads, presolves, prepares its root) per second of
+        time limit: phases that poll no limit, so a larger model would overrun it whatever the
+        limit says; :func:`odtkit.compare` does not build it (status ``time_limit``, the warm
+        start kept, the reason in its row) even when named. None: always built.
     """
 
     name: str
@@ -106,6 +117,34 @@ class Method:
     raw: bool = False
     properties: frozenset[Property] = frozenset({EXACT, VALID_BOUND})
     cost: float | None = None
+    answers_per_second: float | None = None
+    sets_up_per_second: float | None = None
+
+    def too_big(
+        self, dataset: Any, max_depth: int, time_limit: float | None, *, setup: bool = False
+    ) -> str:
+        """Why this MIP cannot answer ``dataset`` at ``max_depth`` within ``time_limit``
+        seconds ("" when it can, for a search, or without a limit): its estimated model has
+        more nonzeros than :attr:`answers_per_second` times the limit (``setup``: than
+        :attr:`sets_up_per_second` times it, so that the solver could not even start within
+        the limit). Nothing is built."""
+        rate = self.sets_up_per_second if setup else self.answers_per_second
+        if self.is_search or rate is None or time_limit is None:
+            return ""
+        from odtkit.formulations._common import TreeFormulation
+
+        formulation = self.formulation()
+        if not isinstance(formulation, TreeFormulation):
+            return ""
+        size = formulation.estimate_size(dataset, max_depth)
+        reach = rate * time_limit
+        if size.n_nonzeros <= reach:
+            return ""
+        can = "HiGHS sets up" if setup else "it answers"
+        return (
+            f"its model has ~{size.n_nonzeros:,} nonzeros, more than {can} in "
+            f"{time_limit:g} s (~{reach:,.0f})"
+        )
 
     @property
     def relative_cost(self) -> float:
@@ -267,6 +306,21 @@ def check_fair(method: Method, fairness: Any) -> None:
 #: valid, and decoding never worsens the solver's objective.
 _EXACT_MIP = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
 
+#: The reach of the MIPs (``Method.answers_per_second``): nonzeros of the estimated model per
+#: second of time limit up to which HiGHS, warm-started, still certified the depth-3 trees of
+#: real tables in 10 s (guessed thresholds, lam=0.01, load 2-3 on 2 cores;
+#: benchmarks/results/compare_real_tables_forced): PathOCT's integral LP certified
+#: car-evaluation (136,000), balance-scale (167,000), compas-2016 (243,000) and COMPAS
+#: (288,000, in 8 s) but not tic-tac-toe (243,000) nor anything from 600,000 on; FlowOCT
+#: certified 61,000 and 125,000 but not 32,000-42,000 on four others (its size predicts
+#: little: 2,000 keeps the tables it answers at depth 2, wine's 14,000 in 8 s); RBinOCT
+#: nothing above 1,300 (its big-M LP bound is lam). BinOCT's family shares the big-M reach.
+#: ``sets_up_per_second``: the models HiGHS overran 10 s on, first run of the same benchmark:
+#: PathOCT 600,000 (broward: 13.0 s) and 1.3 M (wine: 14.0 s), FlowOCT 353,000 (broward:
+#: 13.2 s), RBinOCT 2.4 M (coupon_carryout: 13.5 s); those it held: PathOCT 288,000, FlowOCT
+#: 158,000, RBinOCT 450,000.
+_BIG_M_REACH = 1_000.0
+
 METHODS: MappingProxyType[str, Method] = MappingProxyType(
     {
         m.name: m
@@ -285,12 +339,16 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 RBinOCT,
                 fair=True,
                 properties=_EXACT_MIP,
+                answers_per_second=_BIG_M_REACH,
+                sets_up_per_second=100_000.0,
             ),
             Method(
                 "rbinoct_original",
                 "RBinOCT MIP of OSDT App. J, no null splits: its optimum may exceed OPT",
                 partial(RBinOCT, null_split=False),
                 properties=frozenset({DECODE_NOT_WORSE}),
+                answers_per_second=_BIG_M_REACH,
+                sets_up_per_second=100_000.0,
             ),
             Method(
                 "flowoct",
@@ -298,6 +356,8 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 FlowOCT,
                 fair=True,
                 properties=_EXACT_MIP,
+                answers_per_second=2_000.0,
+                sets_up_per_second=30_000.0,
             ),
             Method(
                 "pathoct",
@@ -306,12 +366,16 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 PathOCT,
                 fair=True,
                 properties=_EXACT_MIP,
+                answers_per_second=25_000.0,
+                sets_up_per_second=40_000.0,
             ),
             Method(
                 "binoct",
                 "BinOCT MIP: minimum errors at depth D; its bound converts to one on OPT",
                 BinOCT,
                 properties=frozenset({VALID_BOUND}),
+                answers_per_second=_BIG_M_REACH,
+                sets_up_per_second=100_000.0,
             ),
         )
     }

@@ -12,11 +12,12 @@ import dataclasses
 import hashlib
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
 from odtkit import metrics
+from odtkit._limits import check_deadline
 from odtkit._validation import check_depth, check_lambda, scale_weights
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset, unique_rows
@@ -207,6 +208,7 @@ def separation_pairs(
     block = max(1, min(m, 4_000_000 // max(m, 1)))
     firsts, seconds, dists = [], [], []
     for lo in range(0, m, block):
+        check_deadline()  # O(m^2 p) in all: a compare's time limit includes it
         hi = min(m, lo + block)
         dist = ones[lo:hi] @ zeros.T + zeros[lo:hi] @ ones.T
         a, c = np.nonzero(
@@ -404,6 +406,22 @@ def check_complete_tree_size(max_depth: int, n_rows: int, requested: object = No
         )
 
 
+class ModelSize(NamedTuple):
+    """The size of the model a formulation would build, estimated from counts alone (the
+    merged rows, features, classes and the depth) without building it: what
+    :func:`odtkit.compare` reads to leave out of its default methods a MIP too big for the
+    time limit. Exact for FlowOCT and RBinOCT up to their cut rows; an upper bound for
+    PathOCT (every pair of features assumed to leave both sides of a cell non-empty)."""
+
+    n_vars: int
+    n_nonzeros: int
+
+
+def nonconstant_features(X: np.ndarray) -> int:
+    """How many columns of ``X`` take both values (the only ones a tree splits on usefully)."""
+    return int((X.any(axis=0) & ~X.all(axis=0)).sum()) if X.size else 0
+
+
 @dataclass(frozen=True)
 class TreeProblem:
     """The problem every tree formulation solves: OSDT's ``min R(T) = errors / W + lam * leaves``
@@ -579,6 +597,21 @@ class TreeFormulation(Formulation[TreeProblem, TM]):
             fairness_groups=groups,
         )
         return builder.build(self._model(builder, tree))
+
+    def estimate_size(self, dataset: Dataset, max_depth: int) -> ModelSize:
+        """The size of ``build(dataset, max_depth=max_depth, lam=...)`` without building it
+        (:class:`ModelSize`; milliseconds where the build takes seconds): the rows are merged
+        as the build merges them, then counted. Fairness blocks are not counted."""
+        dataset = check_dataset(dataset)
+        depth = check_depth(
+            max_depth, "max_depth", allow_none=False, minimum=1, n_features=dataset.n_features
+        )
+        assert depth is not None  # allow_none=False
+        return self._size(row_data(dataset, self.aggregate), depth)
+
+    @abstractmethod
+    def _size(self, rows: RowData, depth: int) -> ModelSize:
+        """:meth:`estimate_size` on merged ``rows`` at depth ``depth``."""
 
     @abstractmethod
     def _model(self, builder: ModelBuilder, tree: TreeMeta) -> TM:

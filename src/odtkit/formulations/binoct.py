@@ -76,12 +76,14 @@ from odtkit.formulations._base import (
 )
 from odtkit.formulations._common import (
     NO_FEATURE,
+    ModelSize,
     RowData,
     TreeFormulation,
     TreeMeta,
     branch_nodes,
     check_tree,
     embed,
+    nonconstant_features,
     prune_empty,
     subtree_leaf_ranges,
 )
@@ -277,6 +279,25 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
             regularized=self.regularized,
             features=tuple(features.tolist()),
         )
+
+    def _size(self, rows: RowData, depth: int) -> ModelSize:
+        """Counted as :func:`_build` adds them: (BB4) dominates, a nonzero per (usable
+        feature, row, leaf on one side of each branch node)."""
+        m, K, nJ = rows.n_rows, rows.n_classes, nonconstant_features(rows.X)
+        n_branch, n_leaf = 2**depth - 1, 2**depth
+        null, reg = int(self.null_split), int(self.regularized)
+        sides = depth * 2 ** (depth - 1)  # leaves in one subtree, summed over branch nodes
+        n_vars = n_branch * (nJ + null) + 2 * n_leaf * K + m * n_leaf + reg * n_leaf
+        nonzeros = (
+            n_branch * (nJ + null)  # (BB1) / (N1)
+            + m * n_leaf  # (BB2)
+            + 3 * n_leaf * K  # (BB3), (BB5)'s c and e
+            + nJ * (m * sides + n_branch)  # (BB4)
+            + m * n_leaf  # (BB5)'s q
+            + reg * (m * n_leaf + n_leaf)  # (R1)
+            + null * (m * sides + n_branch)  # (N2)
+        )
+        return ModelSize(n_vars, nonzeros)
 
     # decoding ----------------------------------------------------------------------------------
     def _tree(self, meta: BinOCTMeta, values: dict[str, np.ndarray]) -> Tree:

@@ -130,6 +130,7 @@ from odtkit.fairness import FairnessGroups
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
 from odtkit.formulations._common import (
     NO_FEATURE,
+    ModelSize,
     RowData,
     TreeFormulation,
     TreeMeta,
@@ -629,6 +630,25 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
             separation_distance=self.separation_distance,
             max_separation_cuts=max_cuts,
         )
+
+    def _size(self, rows: RowData, depth: int) -> ModelSize:
+        """Counted as :func:`_build` adds them, without the separation cuts (at most
+        ``max_separation_cuts`` short rows): (F6)/(F7) dominate, p + 2 nonzeros per (row,
+        branch node)."""
+        m, K, p = rows.n_rows, rows.n_classes, rows.n_features
+        n_branch, n_leaf, n_nodes = 2**depth - 1, 2**depth, 2 ** (depth + 1) - 1
+        ancestors = sum(d * 2**d for d in range(depth + 1))
+        n_vars = n_branch * p + n_nodes * (1 + K) + 2 * m * n_nodes
+        nonzeros = (
+            n_branch * p
+            + n_nodes
+            + ancestors  # (F1), (F2)
+            + n_nodes * (K + 1)  # (F3)
+            + m * (4 * n_branch + 2 * n_leaf)  # (F4), (F5)
+            + m * n_branch * (p + 2)  # (F6), (F7)
+            + 2 * m * n_nodes  # (F8)
+        )
+        return ModelSize(n_vars, nonzeros)
 
     def _tree(self, meta: FlowOCTMeta, values: dict[str, np.ndarray]) -> Tree:
         """From the root (§4.6): ``p_u > 0.5`` makes u a leaf with class ``argmax_k w_{u,k}``;

@@ -59,16 +59,19 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from odtkit._limits import check_deadline
 from odtkit._validation import check_depth
 from odtkit.fairness import FairnessGroups
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
 from odtkit.formulations._common import (
+    ModelSize,
     RowData,
     TreeFormulation,
     TreeMeta,
     branch_nodes,
     check_tree,
     label_of,
+    nonconstant_features,
     prune_empty,
     split_of,
 )
@@ -104,6 +107,14 @@ class PathLayout:
         return int(self.cell.size)
 
 
+def _refuse(depth: int, needed: int, max_paths: int) -> None:
+    raise ValueError(
+        f"PathOCT at max_depth={depth} needs more than {needed:,} path variables "
+        f"(limit max_paths={max_paths:,}): the model grows like (2p)^D; use FlowOCT "
+        "or RBinOCT for this depth, or raise max_paths"
+    )
+
+
 def _layout(
     rows: RowData, depth: int, max_paths: int, values: np.ndarray
 ) -> tuple[PathLayout, np.ndarray]:
@@ -130,6 +141,7 @@ def _layout(
         ones = np.empty((n_level, p))  # rows of the cell with x_j = 1
         size = np.empty((n_level, 1))
         for lo in range(0, n_level, chunk):
+            check_deadline()  # a deep level takes seconds: stop between chunks, not after
             block = np.unpackbits(masks[lo : lo + chunk], axis=1, count=m).astype(np.float64)
             sums[lo : lo + chunk] = block @ values
             if level < depth:
@@ -145,11 +157,7 @@ def _layout(
         first = n_y + np.concatenate([[0], np.cumsum(n_actions)[:-1]])
         total = int(n_actions.sum())
         if n_y + total > max_paths:
-            raise ValueError(
-                f"PathOCT at max_depth={depth} needs more than {n_y + total:,} path variables "
-                f"(limit max_paths={max_paths:,}): the model grows like (2p)^D; use FlowOCT "
-                "or RBinOCT for this depth, or raise max_paths"
-            )
+            _refuse(depth, n_y + total, max_paths)
         cells_node.append(level_nodes)
         cells_first.append(first)
         # actions: K leaves then the splits, per cell
@@ -172,6 +180,10 @@ def _layout(
         act_action.append(action)
         act_left.append(left)
         act_right.append(right)
+        if n_y + total + 2 * n_children * K > max_paths:
+            # every child cell has at least its K leaf actions: refuse before allocating its
+            # row masks (the next level's masks are what ran out of memory under ulimit -v)
+            _refuse(depth, n_y + total + 2 * n_children * K, max_paths)
         # next level: children of every split, left (x_j = 0) then right (x_j = 1)
         if level < depth and n_children:
             xs = packed_X[split_feat]  # (children, ceil(m / 8))
@@ -320,6 +332,22 @@ class PathOCT(TreeFormulation[PathOCTMeta]):
             builder, tree.rows, tree.max_depth, tree.lam, tree.fairness_groups, self.max_paths
         )
         return tree.extend(PathOCTMeta, fair_rows=fair, layout=layout, max_paths=self.max_paths)
+
+    def _size(self, rows: RowData, depth: int) -> ModelSize:
+        """An upper bound: every cell of depth d < D splits on each of the p - d usable
+        features not on its history into two non-empty cells (so level d holds at most
+        2^d p!/(p-d)! cells); each cell has its K leaf actions. Nonzeros: each y in its cell's
+        row and in one marginal row, each non-root cell once more as its parent's split."""
+        K, p = rows.n_classes, nonconstant_features(rows.X)
+        n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
+        cells, n_y, n_cells = 1, 0, 0
+        for level in range(depth + 1):
+            splits = cells * max(p - level, 0) if level < depth else 0
+            n_y += cells * K + splits
+            n_cells += cells
+            cells = 2 * splits
+        marginals = n_branch * p + n_nodes * K
+        return ModelSize(n_y + marginals, 2 * n_y + (n_cells - 1) + marginals)
 
     def _tree(self, meta: PathOCTMeta, values: dict[str, np.ndarray]) -> Tree:
         """From the root: a node whose leaf marginal ``c_u`` has a class above 0.5 is a leaf of
