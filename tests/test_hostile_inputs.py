@@ -17,6 +17,7 @@ import pickle
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -255,6 +256,14 @@ def with_value(a: np.ndarray, value: Any, dtype: Any = float) -> np.ndarray:
     return out
 
 
+def _list_cells(a: np.ndarray) -> np.ndarray:
+    """An object array whose first column holds one-element lists."""
+    out = a.astype(object)
+    for i in range(out.shape[0]):
+        out[i, 0] = [int(a[i, 0])]
+    return out
+
+
 THOUSAND_X, _ = base_table(n=1000, p=3, seed=1)
 DATA_KINDS: list[tuple[str, tuple[Any, Any, Any], Any]] = [
     ("X not an array", table(X="abc"), (ERR, r"\bX\b")),
@@ -285,6 +294,12 @@ DATA_KINDS: list[tuple[str, tuple[Any, Any, Any], Any]] = [
     ("weights tiny", table(w=np.linspace(1, 3, len(Y0)) * 1e-300), "ok"),
     ("weights huge", table(w=np.linspace(1, 3, len(Y0)) * 1e300), "ok"),
     ("weights one zero", table(w=with_value(W0, 0.0)), "ok"),
+    # issue 37 item 10: errors that named no input
+    ("y with None", table(y=with_value(Y0, None, object)), (ERR, r"\by\b.*missing")),
+    ("y mixed ints and strings", table(y=with_value(Y0, "a", object)), (ERR, r"\by\b.*one type")),
+    ("y complex", table(y=Y0 + 1j), (ERR, r"\by\b.*complex")),
+    ("X complex", table(X=X0 + 1j), (ERR, r"\bX\b.*complex")),
+    ("X list-valued cells", table(X=_list_cells(X0)), (ERR, r"\bX\b.*\[1\]|\bX\b.*\[0\]")),
 ]
 
 PARAM_KINDS: list[tuple[str, dict[str, Any], Any]] = [
@@ -293,6 +308,8 @@ PARAM_KINDS: list[tuple[str, dict[str, Any], Any]] = [
     ("lam inf", {"lam": math.inf}, (ERR, r"\blam\b")),
     ("lam string", {"lam": "0.1"}, (ERR, r"\blam\b")),
     ("lam huge", {"lam": 1e6}, "ok"),
+    ("lam a Fraction", {"lam": Fraction(1, 50)}, "ok"),  # a real number: accepted as one
+    ("lam complex", {"lam": 0.1 + 0j}, (ERR, r"\blam\b")),
     ("max_depth negative", {"max_depth": -1}, (ERR, r"max_depth")),
     ("max_depth float", {"max_depth": 2.5}, (ERR, r"max_depth")),
     ("max_depth bool", {"max_depth": True}, (ERR, r"max_depth")),
@@ -320,6 +337,9 @@ SPECIAL: dict[tuple[str, str], Any] = {
     ("Binarizer", "X not binary"): "ok",
     ("Binarizer", "X NaN"): "ok",
     ("Binarizer", "X inf"): (ERR, r"column 'x0' has infinite values"),
+    ("Binarizer", "X complex"): (ERR, r"column 'x0' holds complex numbers"),
+    ("Binarizer", "X list-valued cells"): (ERR, r"column 'x0' holds values that cannot be"),
+    ("prune", "X list-valued cells"): (ERR, r"\bX\b must be numeric, got dtype object"),
     # a forest splits raw numbers; its labels are fixed by the fitted forest
     ("prune", "X not binary"): "ok",
     ("prune", "y string labels"): (ERR, r"\by\b contains labels .* unknown to the ensemble"),

@@ -31,8 +31,12 @@ def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
         )
     if arr.dtype == bool:
         return np.ascontiguousarray(arr)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} holds complex numbers; features must be binary (0/1)")
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold 0/1 numbers or booleans, got dtype {arr.dtype}")
+        odd = next((v for v in arr.ravel().tolist() if not isinstance(v, (int, float))), None)
+        such = "" if odd is None else f" (values such as {odd!r})"
+        raise TypeError(f"{name} must hold 0/1 numbers or booleans, got dtype {arr.dtype}{such}")
     if arr.size and arr.dtype.kind == "f" and np.isnan(arr).any():
         raise ValueError(f"{name} contains NaN; features must be binary (0/1)")
     if arr.size and not np.isin(arr, (0, 1)).all():
@@ -54,6 +58,7 @@ def encode_labels(y: object, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(y)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
+    check_label_kinds(arr, name)
     if arr.dtype.kind == "O":
         kinds = {type(v) for v in arr.tolist()}
         if kinds <= {str}:
@@ -78,6 +83,41 @@ def encode_labels(y: object, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
         raise TypeError(f"{name} must hold numeric or string class labels, got dtype {arr.dtype}")
     classes, codes = np.unique(arr, return_inverse=True)
     return codes.astype(np.int64), classes
+
+
+def _is_missing(value: object) -> bool:
+    """None, NaN or ``pd.NA`` (read without importing pandas)."""
+    if value is None or type(value).__name__ == "NAType":
+        return True
+    return isinstance(value, (float, np.floating)) and value != value
+
+
+def check_label_kinds(y: np.ndarray, name: str = "y") -> None:
+    """Refuse labels no classifier can take, naming ``name``: complex numbers, missing labels
+    (None, NaN, ``pd.NA`` in an object array) and a mix of numbers and strings (which cannot
+    be ordered: numpy's sort raised "'<' not supported"). Other checks (floats that are not
+    whole numbers, NaN in a float array) are left to the caller (scikit-learn's words for the
+    estimators)."""
+    if y.dtype.kind == "c":
+        raise TypeError(f"{name} must hold class labels (numbers or strings), got complex numbers")
+    if y.dtype.kind != "O":
+        return
+    values = y.tolist()
+    missing = [i for i, v in enumerate(values) if _is_missing(v)]
+    if missing:
+        raise ValueError(
+            f"{name} has {len(missing)} missing label(s) (None/NaN) at rows {missing[:5]}: "
+            "every row needs a class label (drop those rows or give them one)"
+        )
+    kinds = {type(v) for v in values}
+    if any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
+        raise TypeError(f"{name} must hold class labels (numbers or strings), got complex numbers")
+    texts = {k for k in kinds if issubclass(k, (str, bytes))}
+    if texts and texts != kinds:
+        names = sorted(k.__name__ for k in kinds)
+        raise TypeError(
+            f"{name} must hold labels of one type (all numbers or all strings), got {names}"
+        )
 
 
 def check_lambda(lam: object, name: str = "lam") -> float:
