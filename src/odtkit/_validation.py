@@ -19,8 +19,8 @@ def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
 
     Accepts bool arrays and numeric arrays whose entries are all 0 or 1.
     """
-    if hasattr(X, "to_numpy"):  # pandas DataFrame
-        X = X.to_numpy()
+    if hasattr(X, "to_numpy") and hasattr(X, "dtypes") and hasattr(X, "columns"):
+        X = _frame_as_numbers(X, name)
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
@@ -32,7 +32,10 @@ def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
     if arr.dtype == bool:
         return np.ascontiguousarray(arr)
     if arr.dtype.kind == "c":
-        raise TypeError(f"{name} holds complex numbers; features must be binary (0/1)")
+        raise ValueError(
+            f"Complex data not supported: {name} holds complex numbers; features must be "
+            "binary (0/1)"
+        )
     if arr.dtype.kind not in "biuf":
         odd = next((v for v in arr.ravel().tolist() if not isinstance(v, (int, float))), None)
         such = "" if odd is None else f" (values such as {odd!r})"
@@ -46,6 +49,27 @@ def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
             "(binarize raw tables with odtkit.datasets.Binarizer)"
         )
     return np.ascontiguousarray(arr.astype(bool))
+
+
+def _frame_as_numbers(frame: Any, name: str) -> np.ndarray:
+    """A DataFrame of 0/1 features as a float array, a column that cannot be one named:
+    pandas' nullable dtypes (Int64, boolean, Float64) read as numbers, their pd.NA refused
+    as a missing value, a categorical or text column refused by its dtype."""
+    for column, dtype in zip(frame.columns, frame.dtypes, strict=True):
+        if getattr(dtype, "kind", "O") not in "biuf":
+            raise TypeError(
+                f"{name} column {str(column)!r} has dtype {dtype}: features must be 0/1 numbers "
+                "or booleans (binarize raw tables with odtkit.datasets.Binarizer)"
+            )
+    arr = frame.to_numpy(dtype=float, na_value=np.nan)
+    absent = np.isnan(arr).any(axis=0)
+    if absent.any():
+        column = frame.columns[int(np.flatnonzero(absent)[0])]
+        raise ValueError(
+            f"{name} column {str(column)!r} has missing values (NaN); features must be binary "
+            "(0/1) (odtkit.datasets.Binarizer encodes missing cells as features)"
+        )
+    return arr
 
 
 def encode_labels(y: object, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
@@ -93,13 +117,17 @@ def _is_missing(value: object) -> bool:
 
 
 def check_label_kinds(y: np.ndarray, name: str = "y") -> None:
-    """Refuse labels no classifier can take, naming ``name``: complex numbers, missing labels
+    """Refuse labels no classifier can take, naming ``name``: complex numbers (scikit-learn's
+    words first, "Complex data not supported", as its estimator checks expect), missing labels
     (None, NaN, ``pd.NA`` in an object array) and a mix of numbers and strings (which cannot
     be ordered: numpy's sort raised "'<' not supported"). Other checks (floats that are not
     whole numbers, NaN in a float array) are left to the caller (scikit-learn's words for the
     estimators)."""
     if y.dtype.kind == "c":
-        raise TypeError(f"{name} must hold class labels (numbers or strings), got complex numbers")
+        raise ValueError(
+            f"Complex data not supported: {name} holds complex numbers; class labels must be "
+            "numbers or strings"
+        )
     if y.dtype.kind != "O":
         return
     values = y.tolist()
@@ -111,7 +139,10 @@ def check_label_kinds(y: np.ndarray, name: str = "y") -> None:
         )
     kinds = {type(v) for v in values}
     if any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
-        raise TypeError(f"{name} must hold class labels (numbers or strings), got complex numbers")
+        raise ValueError(
+            f"Complex data not supported: {name} holds complex numbers; class labels must be "
+            "numbers or strings"
+        )
     texts = {k for k in kinds if issubclass(k, (str, bytes))}
     if texts and texts != kinds:
         names = sorted(k.__name__ for k in kinds)
@@ -179,6 +210,19 @@ def check_depth(
     if n_features is not None:
         return min(value, max(int(n_features), minimum))
     return value
+
+
+def min_depth(needs_branch: bool) -> int:
+    """The smallest ``max_depth`` a method takes: the one rule of the API and the CLI.
+
+    ``max_depth=0`` (the single leaf, a constant prediction) is a legitimate baseline: the
+    searches take it and certify the majority leaf (with a TrivialAnswerWarning saying so).
+    A MIP formulation (``needs_branch``) models at least one branch node, so it needs 1. A
+    table with a single class is no error either, at either door: the optimum is the leaf
+    predicting that class (scikit-learn's ``check_classifiers_one_label`` convention), said
+    by the same warning (a single class often means the wrong label column).
+    """
+    return 1 if needs_branch else 0
 
 
 def check_names(value: object, name: str) -> tuple[str, ...]:

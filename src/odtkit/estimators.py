@@ -305,9 +305,9 @@ def _check_feature_values(X: Any) -> None:
         complex_at = list(range(arr.shape[1])) if arr.dtype.kind == "c" else []
         where = [] if complex_at else list(np.flatnonzero(np.isinf(arr).any(axis=0)))
     if complex_at:
-        raise TypeError(
-            f"X column {columns[complex_at[0]]!r} holds complex numbers; features must be real "
-            "numbers or categories"
+        raise ValueError(  # scikit-learn's words first: its estimator checks expect them
+            f"Complex data not supported: X column {columns[complex_at[0]]!r} holds complex "
+            "numbers; features must be real numbers or categories"
         )
     if where:
         raise ValueError(
@@ -431,12 +431,14 @@ class _BinaryInputMixin:
     def _fit_features(
         self, X: Any, y: np.ndarray, weights: np.ndarray | None
     ) -> tuple[np.ndarray, list[str]]:
-        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
         self._exact_search = False  # the features are a binarization (or the 0/1 input)
         if self._binarizes(X):
             self.binarizer_ = self._fitted_binarizer(X, y, weights)
             return self.binarizer_.transform(X), list(self.binarizer_.get_feature_names_out())
         self.binarizer_ = None
+        # 0/1 features as they are (a DataFrame of nullable dtypes read as numbers, a missing
+        # or categorical column refused by name)
+        raw = as_binary_matrix(X, "X")
         names = getattr(self, "feature_names_in_", None)
         if names is None:
             names = [f"x{j}" for j in range(raw.shape[1])]
