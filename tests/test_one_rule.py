@@ -3,7 +3,7 @@
 ``max_depth=0`` (the single leaf) is a baseline the searches take at both doors and a MIP
 refuses at both doors (it needs a branch node); a table with a single class is no error at
 either door: the tree is the leaf predicting it, with the same warning
-(``odtkit._validation.min_depth`` states the rule).
+(``odtkit.validation.min_depth`` states the rule).
 """
 
 from __future__ import annotations

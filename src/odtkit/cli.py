@@ -319,7 +319,7 @@ def _check_labels(
     frame: pd.DataFrame, label: str, what: str, name: str, *, header: bool = True
 ) -> None:
     """Refuse blank label cells (named by their line in the file). A single class is no
-    error, as in the API (``odtkit._validation.min_depth``): the tree is the one leaf, and the
+    error, as in the API (``odtkit.validation.min_depth``): the tree is the one leaf, and the
     search's warning says so."""
     from odtkit.datasets import check_labels as blank_cells
 
@@ -512,8 +512,7 @@ def _depth(text: str) -> int | None:
 
 
 def _check_common(args: argparse.Namespace, *, depth_required: bool) -> None:
-    from odtkit._validation import min_depth
-    from odtkit.validation import check_depth, check_lambda, check_positive_number
+    from odtkit.validation import check_depth, check_lambda, check_positive_number, min_depth
 
     _checked(lambda: check_lambda(args.lam), flag="--lam")
     # only the lower end here: a depth above the number of binary features is clamped once
