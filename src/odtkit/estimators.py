@@ -588,6 +588,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         Maximum number of splits on a path (:data:`odtkit.methods.DEFAULT_MAX_DEPTH`, as in
         ``odtkit fit`` and the CV and fair estimators). None = unlimited (the search only; the
         MIP methods need a depth; on continuous tables an unlimited search can be slow).
+        0 is the single leaf, a baseline the search methods take (a MIP needs 1 or more), and
+        a ``y`` of a single class fits the leaf predicting it: one rule with ``odtkit fit``
+        (:func:`odtkit.validation.min_depth`), each said by a TrivialAnswerWarning.
     method : {TREE_METHODS}, default="dp"
         A name of :data:`odtkit.methods.METHODS` whose optimum is the stated problem's:
         native search (dynamic programming or OSDT branch-and-bound) or an exact MIP
@@ -620,6 +623,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         0.2 s, and test accuracy is 0.949 against 0.935 for scikit-learn's CART with the same
         number of leaves (``benchmarks/continuous_defaults.py``). ``None``: every midpoint (the
         optimum over all thresholds; on continuous tables that can take hours and gigabytes).
+        At most 100,000; the guess is exact in float64 and its memory bounded (many classes
+        merged), see :class:`~odtkit.datasets.Binarizer`.
     thresholds : {"guess", "all"}, int or None, default=None
         Which thresholds of the numeric columns the tree may use, in one parameter:
 
