@@ -181,7 +181,6 @@ def _files(tmp_path, frame):
             "--positive-class '1' is not a class",
         ),
         (["fit", "notes.txt"], "DATA: notes.txt is not a table"),
-        (["fit", "one_class.csv"], "every row of one_class.csv has class 'same'"),
         (["fit", "blank_labels.csv"], "label column 'y' has 2 blank cells (lines 3, 5)"),
         (["fit", "model.pkl"], "DATA: model.pkl is not a text table (a pickle?)"),
         (["fit", "nosuchfile.csv"], "DATA 'nosuchfile.csv': no such file"),

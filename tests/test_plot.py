@@ -26,6 +26,46 @@ def test_plot_tree_labels_every_node():
     assert edges == ["no", "no", "yes", "yes"]
 
 
+def test_plot_tree_says_where_missing_values_go_as_export_text_does():
+    # issue 37 item 13: a split of a column with missing cells says which side they take
+    specs = [
+        FeatureSpec("age", "threshold", 40.5, missing=True),  # missing passes: "yes"
+        FeatureSpec("bmi", "threshold", 25.0, missing=False),  # missing fails: "no"
+        FeatureSpec("x", "threshold", 3.0),  # no missing values at fit: nothing said
+    ]
+    tree = Tree.split(
+        0, Tree.split(1, Tree.leaf(0), Tree.leaf(1)), Tree.split(2, Tree.leaf(1), Tree.leaf(0))
+    )
+    ax = plot_tree(tree, specs, ["neg", "pos"])
+    nodes = [t.get_text() for t in ax.texts if t.get_gid() == "odtkit-node"]
+    assert "age <= 40.5 or missing" in nodes
+    assert "bmi <= 25\nno: bmi > 25 or missing" in nodes
+    assert "x <= 3" in nodes
+    from odtkit.render import tree_to_text
+
+    text = tree_to_text(tree, specs, ["neg", "pos"])
+    for words in ("age <= 40.5 or missing", "bmi > 25 or missing"):
+        assert words in text  # the plot words it as export_text does
+    assert _overlapping_pairs(_boxes(ax)) == []
+    plt.close(ax.figure)
+
+
+def test_plot_tree_of_a_fit_with_missing_cells_names_their_side():
+    from odtkit.estimators import OptimalTreeClassifier
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=200)
+    y = (x > 0).astype(int)
+    x[rng.random(200) < 0.2] = np.nan
+    y[np.isnan(x)] = 1  # missing rows are positive: a good split sends them to x > t
+    clf = OptimalTreeClassifier(max_depth=1).fit(pd.DataFrame({"x": x}), y)
+    ax = plot_tree(clf)
+    nodes = [t.get_text() for t in ax.texts if t.get_gid() == "odtkit-node"]
+    splits = [label for label in nodes if "<=" in label]
+    assert splits and all("or missing" in label for label in splits)
+    plt.close(ax.figure)
+
+
 def _boxes(ax) -> np.ndarray:
     """Display-space extents (x0, y0, x1, y1) of every label's drawn box."""
     ax.figure.canvas.draw()

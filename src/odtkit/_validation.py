@@ -19,8 +19,8 @@ def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
 
     Accepts bool arrays and numeric arrays whose entries are all 0 or 1.
     """
-    if hasattr(X, "to_numpy"):  # pandas DataFrame
-        X = X.to_numpy()
+    if hasattr(X, "to_numpy") and hasattr(X, "dtypes") and hasattr(X, "columns"):
+        X = _frame_as_numbers(X, name)
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
@@ -31,8 +31,15 @@ def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
         )
     if arr.dtype == bool:
         return np.ascontiguousarray(arr)
+    if arr.dtype.kind == "c":
+        raise ValueError(
+            f"Complex data not supported: {name} holds complex numbers; features must be "
+            "binary (0/1)"
+        )
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold 0/1 numbers or booleans, got dtype {arr.dtype}")
+        odd = next((v for v in arr.ravel().tolist() if not isinstance(v, (int, float))), None)
+        such = "" if odd is None else f" (values such as {odd!r})"
+        raise TypeError(f"{name} must hold 0/1 numbers or booleans, got dtype {arr.dtype}{such}")
     if arr.size and arr.dtype.kind == "f" and np.isnan(arr).any():
         raise ValueError(f"{name} contains NaN; features must be binary (0/1)")
     if arr.size and not np.isin(arr, (0, 1)).all():
@@ -42,6 +49,27 @@ def as_binary_matrix(X: object, name: str = "X") -> np.ndarray:
             "(binarize raw tables with odtkit.datasets.Binarizer)"
         )
     return np.ascontiguousarray(arr.astype(bool))
+
+
+def _frame_as_numbers(frame: Any, name: str) -> np.ndarray:
+    """A DataFrame of 0/1 features as a float array, a column that cannot be one named:
+    pandas' nullable dtypes (Int64, boolean, Float64) read as numbers, their pd.NA refused
+    as a missing value, a categorical or text column refused by its dtype."""
+    for column, dtype in zip(frame.columns, frame.dtypes, strict=True):
+        if getattr(dtype, "kind", "O") not in "biuf":
+            raise TypeError(
+                f"{name} column {str(column)!r} has dtype {dtype}: features must be 0/1 numbers "
+                "or booleans (binarize raw tables with odtkit.datasets.Binarizer)"
+            )
+    arr = frame.to_numpy(dtype=float, na_value=np.nan)
+    absent = np.isnan(arr).any(axis=0)
+    if absent.any():
+        column = frame.columns[int(np.flatnonzero(absent)[0])]
+        raise ValueError(
+            f"{name} column {str(column)!r} has missing values (NaN); features must be binary "
+            "(0/1) (odtkit.datasets.Binarizer encodes missing cells as features)"
+        )
+    return arr
 
 
 def encode_labels(y: object, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
@@ -54,6 +82,7 @@ def encode_labels(y: object, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(y)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
+    check_label_kinds(arr, name)
     if arr.dtype.kind == "O":
         kinds = {type(v) for v in arr.tolist()}
         if kinds <= {str}:
@@ -78,6 +107,48 @@ def encode_labels(y: object, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
         raise TypeError(f"{name} must hold numeric or string class labels, got dtype {arr.dtype}")
     classes, codes = np.unique(arr, return_inverse=True)
     return codes.astype(np.int64), classes
+
+
+def _is_missing(value: object) -> bool:
+    """None, NaN or ``pd.NA`` (read without importing pandas)."""
+    if value is None or type(value).__name__ == "NAType":
+        return True
+    return isinstance(value, (float, np.floating)) and value != value
+
+
+def check_label_kinds(y: np.ndarray, name: str = "y") -> None:
+    """Refuse labels no classifier can take, naming ``name``: complex numbers (scikit-learn's
+    words first, "Complex data not supported", as its estimator checks expect), missing labels
+    (None, NaN, ``pd.NA`` in an object array) and a mix of numbers and strings (which cannot
+    be ordered: numpy's sort raised "'<' not supported"). Other checks (floats that are not
+    whole numbers, NaN in a float array) are left to the caller (scikit-learn's words for the
+    estimators)."""
+    if y.dtype.kind == "c":
+        raise ValueError(
+            f"Complex data not supported: {name} holds complex numbers; class labels must be "
+            "numbers or strings"
+        )
+    if y.dtype.kind != "O":
+        return
+    values = y.tolist()
+    missing = [i for i, v in enumerate(values) if _is_missing(v)]
+    if missing:
+        raise ValueError(
+            f"{name} has {len(missing)} missing label(s) (None/NaN) at rows {missing[:5]}: "
+            "every row needs a class label (drop those rows or give them one)"
+        )
+    kinds = {type(v) for v in values}
+    if any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
+        raise ValueError(
+            f"Complex data not supported: {name} holds complex numbers; class labels must be "
+            "numbers or strings"
+        )
+    texts = {k for k in kinds if issubclass(k, (str, bytes))}
+    if texts and texts != kinds:
+        names = sorted(k.__name__ for k in kinds)
+        raise TypeError(
+            f"{name} must hold labels of one type (all numbers or all strings), got {names}"
+        )
 
 
 def check_lambda(lam: object, name: str = "lam") -> float:
@@ -139,6 +210,19 @@ def check_depth(
     if n_features is not None:
         return min(value, max(int(n_features), minimum))
     return value
+
+
+def min_depth(needs_branch: bool) -> int:
+    """The smallest ``max_depth`` a method takes: the one rule of the API and the CLI.
+
+    ``max_depth=0`` (the single leaf, a constant prediction) is a legitimate baseline: the
+    searches take it and certify the majority leaf (with a TrivialAnswerWarning saying so).
+    A MIP formulation (``needs_branch``) models at least one branch node, so it needs 1. A
+    table with a single class is no error either, at either door: the optimum is the leaf
+    predicting that class (scikit-learn's ``check_classifiers_one_label`` convention), said
+    by the same warning (a single class often means the wrong label column).
+    """
+    return 1 if needs_branch else 0
 
 
 def check_names(value: object, name: str) -> tuple[str, ...]:

@@ -408,19 +408,15 @@ def _spec_dicts(specs: Sequence[Any]) -> list[dict[str, Any]]:
 def _check_labels(
     frame: pd.DataFrame, label: str, what: str, name: str, *, header: bool = True
 ) -> None:
-    """Refuse blank label cells (named by their line in the file) and a single class."""
+    """Refuse blank label cells (named by their line in the file). A single class is no
+    error, as in the API (``odtkit.validation.min_depth``): the tree is the one leaf, and the
+    search's warning says so."""
     from odtkit.datasets import check_labels as blank_cells
 
     try:
         blank_cells(frame, label, first_line=2 if header else 1)
     except ValueError as exc:
         raise BadInput(f"{what}: {name}: {exc}") from None
-    classes = pd.unique(frame[label].to_numpy())
-    if len(classes) < 2:
-        raise BadInput(
-            f"{what}: every row of {name} has class {classes[0]!r} in label column {label!r}; "
-            "a tree needs two classes or more (is --label right?)"
-        )
 
 
 def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
@@ -649,14 +645,16 @@ def _depth(text: str) -> int | None:
 
 
 def _check_common(args: argparse.Namespace, *, depth_required: bool) -> None:
-    from odtkit.validation import check_depth, check_lambda, check_positive_number
+    from odtkit.validation import check_depth, check_lambda, check_positive_number, min_depth
 
     _checked(lambda: check_lambda(args.lam), flag="--lam")
     # only the lower end here: a depth above the number of binary features is clamped once
-    # the data is loaded (_clamp_depth), so no huge integer reaches the native code
-    depth = args.max_depth if args.max_depth is None else min(args.max_depth, 1)
+    # the data is loaded (_clamp_depth), so no huge integer reaches the native code. The
+    # API's rule: depth 0 (one leaf) for the searches, >= 1 where a MIP runs (depth_required)
+    lowest = min_depth(needs_branch=depth_required)
+    depth = args.max_depth if args.max_depth is None else min(args.max_depth, max(lowest, 1))
     _checked(
-        lambda: check_depth(depth, allow_none=not depth_required, minimum=1),
+        lambda: check_depth(depth, allow_none=not depth_required, minimum=lowest),
         flag="--max-depth",
     )
     _checked(lambda: check_positive_number(args.time_limit, "time_limit"), flag="--time-limit")
@@ -1621,8 +1619,9 @@ def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None
         "--max-depth",
         type=_depth,
         default=depth,
-        help="maximum depth >= 1 ('none': unlimited, search methods only); a depth above the "
-        "number of binary features is clamped to it (the same optimum)",
+        help="maximum depth ('none': unlimited, search methods only): 0 (the single leaf, a "
+        "baseline) for the search methods, >= 1 for the MIPs, as in the Python API; a depth "
+        "above the number of binary features is clamped to it (the same optimum)",
     )
     parser.add_argument("--lam", type=float, default=0.01, help="penalty per leaf, >= 0")
     parser.add_argument(

@@ -37,13 +37,17 @@ from odtkit._limits import Deadline, charged, sigint_handler, stop_on_interrupt
 from odtkit._validation import (
     as_binary_matrix,
     check_depth,
+    check_label_kinds,
     check_lambda,
     check_positive_number,
     check_sample_weight,
 )
 from odtkit._warnings import silencing, warn
 from odtkit.datasets import Dataset
-from odtkit.datasets._binarizer import Binarizer  # the class itself (the package loads it lazily)
+from odtkit.datasets._binarizer import (  # the class itself (the package loads it lazily)
+    MAX_GUESS_ROUNDS,
+    Binarizer,
+)
 from odtkit.datasets._columns import check_unique_columns
 from odtkit.datasets._dataset import check_dataset
 from odtkit.fairness import NOTIONS
@@ -207,10 +211,23 @@ FAIR_METHODS = method_names(exact=True, fair=True, raw=False)
 #: A parameter's constraints (a list), or "no_validation".
 _Constraints = dict[str, list[Any] | str]
 
+
+class _RealInterval(Interval):
+    """scikit-learn's Interval of real numbers for any :class:`numbers.Real` (a
+    ``Fraction(1, 100)`` for ``lam``): its own check calls ``np.isnan``, which fails on a
+    Fraction with a TypeError that names no parameter; every other check reads it as the float
+    it is (``check_lambda``)."""
+
+    def __contains__(self, val: object) -> bool:
+        if isinstance(val, Real) and not isinstance(val, (int, float, np.number)):
+            val = float(val)
+        return super().__contains__(val)
+
+
 #: A positive limit in seconds or MB (inf allowed: no limit), or None (the default).
-_LIMIT = [Interval(Real, 0, None, closed="right"), None]
+_LIMIT = [_RealInterval(Real, 0, None, closed="right"), None]
 #: A penalty (lam, lam_min): a finite number >= 0.
-_PENALTY = [Interval(Real, 0, None, closed="left")]
+_PENALTY = [_RealInterval(Real, 0, None, closed="left")]
 #: A depth limit: an integer >= 0 (None added where unlimited is allowed).
 _DEPTH = [Interval(Integral, 0, None, closed="left")]
 #: The parameters every estimator here shares (binarization, limits).
@@ -219,7 +236,7 @@ _INPUT_CONSTRAINTS: _Constraints = {
     "memory_limit_mb": _LIMIT,
     "binarize": ["boolean", StrOptions({"auto"})],
     "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
-    "guess_thresholds": [Interval(Integral, 1, None, closed="left"), None],
+    "guess_thresholds": [Interval(Integral, 1, MAX_GUESS_ROUNDS, closed="both"), None],
     "thresholds": [StrOptions({"guess", "all"}), Interval(Integral, 1, None, closed="left"), None],
 }
 
@@ -257,6 +274,49 @@ def _tree_constraints(methods: tuple[str, ...], depth: list[Any]) -> Callable[[]
     return build
 
 
+def _check_feature_values(X: Any) -> None:
+    """Refuse complex numbers and infinite values in ``X`` naming the column, at ``fit`` and
+    ``predict`` alike (prediction skips reading a column the tree does not use, so an
+    infinity there passed unnoticed although ``fit`` refuses it). Missing cells are the
+    Binarizer's (or scikit-learn's) matter."""
+    import pandas as pd
+
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        columns = [str(c) for c in X.columns]
+        kinds = [
+            "c"
+            if getattr(d, "kind", "") == "c"
+            else "f"
+            if pd.api.types.is_numeric_dtype(d) and not isinstance(d, pd.CategoricalDtype)
+            else "o"
+            for d in X.dtypes
+        ]
+        numeric = [j for j, k in enumerate(kinds) if k == "f"]
+        block = X.iloc[:, numeric].to_numpy(dtype=float, na_value=np.nan)
+        where = [numeric[j] for j in np.flatnonzero(np.isinf(block).any(axis=0))]
+        complex_at = [j for j, k in enumerate(kinds) if k == "c"]
+    else:
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError):
+            return  # ragged and the like: scikit-learn's check words it
+        if arr.ndim != 2 or arr.dtype.kind not in "biufc":
+            return
+        columns = [f"x{j}" for j in range(arr.shape[1])]
+        complex_at = list(range(arr.shape[1])) if arr.dtype.kind == "c" else []
+        where = [] if complex_at else list(np.flatnonzero(np.isinf(arr).any(axis=0)))
+    if complex_at:
+        raise ValueError(  # scikit-learn's words first: its estimator checks expect them
+            f"Complex data not supported: X column {columns[complex_at[0]]!r} holds complex "
+            "numbers; features must be real numbers or categories"
+        )
+    if where:
+        raise ValueError(
+            f"X column {columns[int(where[0])]!r} has infinite values; features must be finite "
+            "numbers (or missing)"
+        )
+
+
 class _BinaryInputMixin:
     """Shared input validation (scikit-learn's conventions), binarization and transform."""
 
@@ -286,8 +346,11 @@ class _BinaryInputMixin:
         """
         from sklearn.utils.validation import check_array, validate_data
 
-        if hasattr(X, "columns") and hasattr(X, "iloc"):
+        frame = hasattr(X, "columns") and hasattr(X, "iloc")
+        if frame:
             check_unique_columns(X, "X")  # before scikit-learn, whose error names no argument
+        _check_feature_values(X)
+        if frame:
             check_array(X, dtype=None, ensure_all_finite=False)  # shape, sparse, emptiness
             validate_data(self, X, skip_check_array=True, reset=reset)
             return X
@@ -327,7 +390,16 @@ class _BinaryInputMixin:
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         X = self._check_X(X, reset=True, allow_nan=self.binarize is not False)
-        y = column_or_1d(y.to_numpy() if hasattr(y, "to_numpy") else y, warn=True)
+        y = y.to_numpy() if hasattr(y, "to_numpy") else y
+        try:
+            # a list as it is: numpy would turn [1, "a"] into the strings "1" and "a"
+            labels = np.asarray(y, dtype=object if isinstance(y, (list, tuple)) else None)
+        except (TypeError, ValueError):  # ragged: scikit-learn's check words it
+            labels = None
+        if labels is not None:
+            # None, complex numbers, numbers mixed with strings: refused naming y
+            check_label_kinds(labels.ravel())
+        y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
         check_classification_targets(y)
         weights = check_sample_weight(sample_weight, len(y), positive_sum=True)
@@ -363,12 +435,14 @@ class _BinaryInputMixin:
     def _fit_features(
         self, X: Any, y: np.ndarray, weights: np.ndarray | None
     ) -> tuple[np.ndarray, list[str]]:
-        raw = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
         self._exact_search = False  # the features are a binarization (or the 0/1 input)
         if self._binarizes(X):
             self.binarizer_ = self._fitted_binarizer(X, y, weights)
             return self.binarizer_.transform(X), list(self.binarizer_.get_feature_names_out())
         self.binarizer_ = None
+        # 0/1 features as they are (a DataFrame of nullable dtypes read as numbers, a missing
+        # or categorical column refused by name)
+        raw = as_binary_matrix(X, "X")
         names = getattr(self, "feature_names_in_", None)
         if names is None:
             names = [f"x{j}" for j in range(raw.shape[1])]
@@ -518,6 +592,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         Maximum number of splits on a path (:data:`odtkit.methods.DEFAULT_MAX_DEPTH`, as in
         ``odtkit fit`` and the CV and fair estimators). None = unlimited (the search only; the
         MIP methods need a depth; on continuous tables an unlimited search can be slow).
+        0 is the single leaf, a baseline the search methods take (a MIP needs 1 or more), and
+        a ``y`` of a single class fits the leaf predicting it: one rule with ``odtkit fit``
+        (:func:`odtkit.validation.min_depth`), each said by a TrivialAnswerWarning.
     method : {TREE_METHODS}, default="dp"
         A name of :data:`odtkit.methods.METHODS` whose optimum is the stated problem's:
         native search (dynamic programming or OSDT branch-and-bound) or an exact MIP
@@ -550,6 +627,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         0.2 s, and test accuracy is 0.949 against 0.935 for scikit-learn's CART with the same
         number of leaves (``benchmarks/continuous_defaults.py``). ``None``: every midpoint (the
         optimum over all thresholds; on continuous tables that can take hours and gigabytes).
+        At most 100,000; the guess is exact in float64 and its memory bounded (many classes
+        merged), see :class:`~odtkit.datasets.Binarizer`.
     thresholds : {"guess", "all"}, int or None, default=None
         Which thresholds of the numeric columns the tree may use, in one parameter:
 

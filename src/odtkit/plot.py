@@ -122,7 +122,10 @@ def plot_tree(
     feature_names : sequence of str or FeatureSpec, fitted Binarizer, or None
         As in :func:`odtkit.render.tree_to_text`: splits read ``age <= 40.5``, ``color = red``
         or ``x3 = 1``, with edges ``no`` (left, feature 0) and ``yes`` (right, feature 1).
-        Overrides an estimator's own.
+        A split of a column that had missing values says where they go, in
+        :func:`~odtkit.export_text`'s words: ``age <= 40.5 or missing`` (they take ``yes``), or
+        a second line ``no: age > 40.5 or missing`` (they take ``no``). Overrides an
+        estimator's own.
     class_names : sequence, optional
         Overrides an estimator's ``classes_``.
     ax : matplotlib Axes, optional
@@ -171,7 +174,12 @@ def plot_tree(
             leaf_keys.append(key)
         else:
             feature, left, right = node.as_split()
-            labels[key] = specs[feature].condition(1)
+            spec = specs[feature]
+            labels[key] = spec.condition(1)
+            if getattr(spec, "missing", None) is False:
+                # missing values take the "no" edge: say so in export_text's words (the "yes"
+                # side's text carries "or missing" itself when they go there)
+                labels[key] += f"\nno: {spec.condition(0)}"
             collect(left, 2 * key)
             collect(right, 2 * key + 1)
 
@@ -181,7 +189,11 @@ def plot_tree(
         """Half the height of a node's box (matplotlib's line spacing is 1.2 font sizes)."""
         return (1.2 * fontsize * (labels[key].count("\n") + 1) + 2 * pad) / 2
 
-    split_half = (1.2 * fontsize + 2 * pad) / 2
+    # a split's box is one line, or two when it says where missing values go
+    split_half = max(
+        [half_height(key) for key in labels if key not in leaf_keys],
+        default=(1.2 * fontsize + 2 * pad) / 2,
+    )
     leaf_half = max(half_height(key) for key in leaf_keys)
     # parent box, edge label and child box stacked with a gap between each
     level = max(4.2 * fontsize, split_half + leaf_half + edge_height + gap)
@@ -250,7 +262,7 @@ def plot_tree(
             cx, cy = positions[child_key]
             ax.plot([x, cx], [y, cy], color="0.5", zorder=0)
             # the edge label sits halfway between the two boxes, on the edge
-            ey = ((y - split_half) + (cy + half_height(child_key))) / 2
+            ey = ((y - half_height(key)) + (cy + half_height(child_key))) / 2
             ex = x + (cx - x) * (y - ey) / (y - cy)
             ax.text(
                 ex,

@@ -8,7 +8,7 @@ datasets package imports ``_validation``); this module is their public face, so 
 outside the package imports a private name.
 """
 
-from odtkit._validation import check_depth, check_lambda, check_positive_number
+from odtkit._validation import check_depth, check_lambda, check_positive_number, min_depth
 from odtkit.datasets._dataset import check_dataset
 
-__all__ = ["check_dataset", "check_depth", "check_lambda", "check_positive_number"]
+__all__ = ["check_dataset", "check_depth", "check_lambda", "check_positive_number", "min_depth"]

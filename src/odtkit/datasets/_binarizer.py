@@ -32,6 +32,16 @@ _DEADLINE_STRIDE = 64
 _GUESS_SHARE = 0.5
 #: Largest share of the guessing time one boosting round may take (more classes are merged).
 _ROUND_SHARE = 0.125
+#: Largest ``guess_thresholds``: the reference model keeps a tree per round (and per class),
+#: ~1-2 KB each; ``10**9`` rounds asked scikit-learn for a 7.45 GiB array of them.
+MAX_GUESS_ROUNDS = 100_000
+#: Most classes the reference model separates (the others are merged into one class): it
+#: fits one tree per class per round and holds several (rows x classes) float64 arrays.
+_GUESS_MAX_CLASSES = 64
+#: Most (rows x classes) cells of one of those arrays (32 MiB of float64).
+_GUESS_MAX_CELLS = 1 << 22
+#: Most trees (rounds x classes) of the reference model.
+_GUESS_MAX_TREES = 200_000
 
 
 def _midpoints(values: np.ndarray) -> np.ndarray:
@@ -97,6 +107,26 @@ def _splits_of(model: Any) -> dict[int, list[float]]:
     return splits
 
 
+def _guess_classes(n_rows: int, n_classes: int, rounds: int) -> int:
+    """How many classes the reference model may separate (the most frequent ones, the rest
+    merged into one): its memory is (rows x classes) arrays and (rounds x classes) trees,
+    so both stay bounded whatever the number of classes (10,000 classes of 20,000 rows
+    asked for 763 MiB in one array)."""
+    cap = min(_GUESS_MAX_CLASSES, _GUESS_MAX_CELLS // max(n_rows, 1), _GUESS_MAX_TREES // rounds)
+    return n_classes if n_classes <= max(cap, 2) else max(cap, 2)
+
+
+def _merged_labels(y: np.ndarray, keep: int) -> np.ndarray:
+    """``y`` as codes with only its ``keep - 1`` most frequent classes kept apart and every
+    other class one class (code -1); ``y`` itself when it has at most ``keep`` classes."""
+    classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if classes.size <= keep:
+        return y
+    order = np.argsort(-counts, kind="stable")
+    merged = np.isin(codes, order[keep - 1 :])
+    return np.where(merged, -1, codes).astype(np.int64)
+
+
 def _reference_splits(
     X: np.ndarray,
     y: np.ndarray,
@@ -107,13 +137,14 @@ def _reference_splits(
     """Splits of the ``rounds``-round depth-1 boosted reference model of threshold guessing,
     and whether ``deadline`` cut it short.
 
-    Under a deadline the model may take ``_GUESS_SHARE`` of the time left: a one-tree pilot
-    measures what a tree costs; one round fits a tree per class (2,000 rows of 1,000 classes:
-    3 s a round, 2 min for 40), so when a round would take more than ``_ROUND_SHARE`` of the
-    budget, the classes beyond the most frequent ones that fit are merged into one, and
-    boosting stops after the round that reaches the budget or the deadline (scikit-learn's
-    ``monitor``; a Ctrl-C in an estimator's fit ends the deadline). Without a deadline: the
-    full model.
+    The labels ``y`` come with at most :func:`_guess_classes` classes (the caller merged the
+    rest). Under a deadline the model may take ``_GUESS_SHARE`` of the time left: a one-tree
+    pilot measures what a tree costs; one round fits a tree per class (2,000 rows of 1,000
+    classes: 3 s a round, 2 min for 40), so when a round would take more than
+    ``_ROUND_SHARE`` of the budget, the classes beyond the most frequent ones that fit are
+    merged into one, and boosting stops after the round that reaches the budget or the
+    deadline (scikit-learn's ``monitor``; a Ctrl-C in an estimator's fit ends the deadline).
+    Without a deadline: the full model.
     """
     from sklearn.ensemble import GradientBoostingClassifier
 
@@ -125,9 +156,8 @@ def _reference_splits(
     start = time.perf_counter()
     stop_at = start + _GUESS_SHARE * (deadline.remaining() or 0.0)
     classes, counts = np.unique(y, return_counts=True)
-    order = np.argsort(-counts, kind="stable")
     # the pilot: the most frequent class against the rest, one tree
-    pilot = model(1).fit(X, y == classes[order[0]], sample_weight=sample_weight)
+    pilot = model(1).fit(X, y == classes[np.argmax(counts)], sample_weight=sample_weight)
     per_tree = time.perf_counter() - start
     room = stop_at - time.perf_counter()
     trees_per_round = 1 if classes.size == 2 else classes.size
@@ -140,9 +170,7 @@ def _reference_splits(
         # the most frequent classes that one round can separate in its share of the time; the
         # others are one class. Rounds that short let the monitor below see the deadline (and
         # a Ctrl-C, which ends it) often: one round of 1,000 classes held a Ctrl-C for 29 s.
-        keep = max(2, int(round_room / per_tree)) - 1
-        merged = np.isin(y, classes[order[keep:]])
-        labels = np.where(merged, -1, np.searchsorted(classes, y)).astype(np.int64)
+        labels = _merged_labels(y, max(2, int(round_room / per_tree)))
         truncated = True
     stopped = []
 
@@ -210,7 +238,16 @@ class Binarizer(TransformerMixin, BaseEstimator):
         each column. scikit-learn's ``GradientBoostingClassifier`` refuses NaN, so the
         reference model sees each missing cell as its column's median of present values: it
         only proposes thresholds (between present values); the features above still encode
-        missingness exactly, whichever way the tree then sends it.
+        missingness exactly, whichever way the tree then sends it. The reference model sees
+        each value's rank among its column's distinct values, so its float32 arithmetic
+        cannot merge distinct float64 values (``1e-50`` and ``2e-50``, ``16777216`` and
+        ``16777217``) or refuse large finite ones (``1e308``); each of its splits is mapped
+        back to the float64 midpoint of the two values it separates. At most
+        ``MAX_GUESS_ROUNDS`` (100,000) rounds (a ValueError above); more rounds than candidate
+        thresholds (distinct values minus one, summed over the columns) are fitted as that
+        many. Its memory is bounded: it separates at most 64 classes (fewer on many rows or
+        rounds: a tree per class and round, rows x classes arrays), the most frequent ones, the
+        others merged into one class (a ``UserWarning`` says so).
 
     Attributes
     ----------
@@ -398,33 +435,53 @@ class Binarizer(TransformerMixin, BaseEstimator):
             numeric = np.column_stack(
                 [_numeric(frame.iloc[:, j], str(frame.columns[j])) for j in columns]
             )
-        absent = np.isnan(numeric)
+        # The reference model (scikit-learn's trees) compares in float32: 1e-50 and 2e-50, or
+        # 16,777,216 and 16,777,217, are one value to it, and 1e308 is "too large". It sees
+        # each value's rank among its column's distinct values instead (exact in float32 up
+        # to 2**24 distinct values; the order, so every split, is the column's), and a split
+        # between ranks r and r + 1 maps back to the float64 midpoint of those two values.
+        ranks: np.ndarray = np.full(numeric.shape, np.nan)
+        for local, (_, _, distinct) in enumerate(guessed):
+            present = ~np.isnan(numeric[:, local])
+            ranks[present, local] = np.searchsorted(distinct, numeric[present, local])
+        absent = np.isnan(ranks)
         if absent.any():
             # GradientBoostingClassifier refuses NaN; the reference model only proposes
             # thresholds between present values, so a missing cell stands at the median of its
-            # column (every guessed column has at least 3 distinct present values)
-            numeric = np.where(absent, np.nanmedian(numeric, axis=0), numeric)
+            # column (every guessed column has at least 2 distinct present values)
+            ranks = np.where(absent, np.nanmedian(ranks, axis=0), ranks)
         labels = np.asarray(y)
-        if labels.shape[0] != numeric.shape[0]:
+        if labels.shape[0] != ranks.shape[0]:
             raise ValueError(
-                f"y has {labels.shape[0]} labels for {numeric.shape[0]} rows of X "
-                "(guess_thresholds)"
+                f"y has {labels.shape[0]} labels for {ranks.shape[0]} rows of X (guess_thresholds)"
             )
+        # more rounds than candidate thresholds cannot split more ways
+        rounds = min(rounds, sum(distinct.size - 1 for _, _, distinct in guessed))
         truncated = False
-        if np.unique(labels).size < 2:  # nothing to learn: no thresholds
+        n_classes = np.unique(labels).size
+        if n_classes < 2:  # nothing to learn: no thresholds
             splits: dict[int, list[float]] = {}
         else:
-            splits, truncated = _reference_splits(numeric, labels, sample_weight, rounds, deadline)
+            keep = _guess_classes(labels.shape[0], n_classes, rounds)
+            if keep < n_classes:
+                warn(
+                    f"Binarizer: threshold guessing separates the {keep - 1} most frequent of "
+                    f"{n_classes} classes and the others as one class: its reference model "
+                    f"fits a tree per class and round on rows x classes arrays, "
+                    f"so it is bounded at {keep} classes here; guess_thresholds=None keeps "
+                    "every threshold"
+                )
+                labels = _merged_labels(labels, keep)
+            splits, truncated = _reference_splits(ranks, labels, sample_weight, rounds, deadline)
         for local, (index, _, distinct) in enumerate(guessed):
             name, missing = spec[index][0], spec[index][3]
             if local not in splits:
                 # never split on: no feature (already so in spec and thresholds)
                 continue
-            # the reference model compares in float32: snap each of its thresholds to our
-            # midpoint between the two distinct values it separates
-            at = np.searchsorted(distinct, np.asarray(splits.get(local, []), float), side="right")
-            keep = np.unique(np.clip(at - 1, 0, distinct.size - 2))
-            cuts = _midpoints_between(distinct[keep], distinct[keep + 1])
+            # a threshold t on the ranks separates rank floor(t) from the next one
+            at = np.floor(np.asarray(splits[local], float)).astype(np.int64)
+            keep_at = np.unique(np.clip(at, 0, distinct.size - 2))
+            cuts = _midpoints_between(distinct[keep_at], distinct[keep_at + 1])
             if k is not None and cuts.size > k:
                 cuts = cuts[_quantile_indices(cuts.size + 1, k)]
             thresholds[name] = cuts
@@ -437,6 +494,11 @@ class Binarizer(TransformerMixin, BaseEstimator):
             return None
         if isinstance(g, bool) or not isinstance(g, Integral) or g < 1:
             raise ValueError(f"guess_thresholds must be a positive integer or None, got {g!r}")
+        if g > MAX_GUESS_ROUNDS:
+            raise ValueError(
+                f"guess_thresholds must be <= {MAX_GUESS_ROUNDS} (its reference model keeps a "
+                f"tree per round), got {g!r}; guess_thresholds=None keeps every threshold"
+            )
         if y is None:
             raise ValueError("guess_thresholds needs y: call fit(X, y)")
         return int(g)
@@ -613,7 +675,15 @@ def _categories(column: pd.Series, name: str) -> list:
     if isinstance(column.dtype, pd.CategoricalDtype):
         present = set(column.unique())
         return [c for c in column.cat.categories if c in present]
-    return sorted(pd.unique(column.to_numpy()).tolist(), key=_level_key)
+    try:
+        levels = pd.unique(column.to_numpy())
+    except TypeError as exc:  # "unhashable type: 'list'"
+        raise ValueError(
+            f"column {name!r} holds values that cannot be categories, such as "
+            f"{column.iloc[0]!r} ({type(column.iloc[0]).__name__}); a column must hold "
+            "numbers or categories (strings)"
+        ) from exc
+    return sorted(levels.tolist(), key=_level_key)
 
 
 def _level_key(value: object) -> tuple[str, object]:

@@ -54,6 +54,7 @@ def _numeric_block(frame: pd.DataFrame, names: list[str]) -> np.ndarray | None:
         for dtype in frame.dtypes
     ):
         return None
+    _refuse_complex(frame, names)
     try:
         block = frame.to_numpy(dtype=float, na_value=np.nan)
     except (TypeError, ValueError):
@@ -67,6 +68,7 @@ def _numeric_block(frame: pd.DataFrame, names: list[str]) -> np.ndarray | None:
 
 def _numeric(column: pd.Series, name: str) -> np.ndarray:
     """The column as floats, a missing cell (NaN, None, ``pd.NA``) as NaN; infinities refused."""
+    _refuse_complex(column.to_frame(), [name])
     try:
         values = column.to_numpy(dtype=float, na_value=np.nan)
     except (TypeError, ValueError) as exc:
@@ -76,3 +78,13 @@ def _numeric(column: pd.Series, name: str) -> np.ndarray:
     if np.isinf(values).any():
         raise ValueError(f"column {name!r} has infinite values; Binarizer needs finite numbers")
     return values
+
+
+def _refuse_complex(frame: pd.DataFrame, names: list[str]) -> None:
+    """A complex column refused naming it: cast to float it kept only its real part, with
+    nothing but numpy's ComplexWarning."""
+    for name, dtype in zip(names, frame.dtypes, strict=True):
+        if getattr(dtype, "kind", "") == "c":
+            raise ValueError(
+                f"column {name!r} holds complex numbers; Binarizer needs real numbers or categories"
+            )

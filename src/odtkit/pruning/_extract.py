@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from odtkit._limits import check_deadline
+from odtkit._validation import check_label_kinds
 from odtkit._warnings import warn
 from odtkit.core import _native
 from odtkit.pruning._guard import Stopped
@@ -569,6 +570,7 @@ def encode_y(y: Any, classes: np.ndarray, n: int) -> np.ndarray:
         raise ValueError(
             f"y must be 1-dimensional with {n} labels (one per row of X), got {arr.shape}"
         )
+    check_label_kinds(arr)  # None, complex, numbers mixed with strings: named, not "'<'"
     try:
         codes = np.searchsorted(classes, arr)
         codes = np.clip(codes, 0, len(classes) - 1)
