@@ -262,3 +262,31 @@ def test_dates_are_month_first_unless_only_day_first_reads_every_cell(tmp_path):
         "bad.csv: column 'd' read as days since 1970-01-01 (dates='as-numbers'); 1 cell not a "
         "date read as missing"
     ]
+
+
+def test_a_dataframe_s_number_like_text_columns_are_named_at_fit():
+    """Issue 37 item 6 through the API: a DataFrame column of numbers written as text (thousands
+    separators, '?' for missing, dates) is binarized as categories, and fit says so per column
+    with the reader keyword that parses it; a table read_table read is not told twice."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "income": [f"{v:,}" for v in rng.integers(1_000, 99_999, 50)],
+            "score": ["?" if i % 5 == 0 else str(i) for i in range(50)],
+            "day": pd.date_range("2020-01-01", periods=50).strftime("%Y-%m-%d"),
+            "colour": rng.choice(["red", "blue"], 50),
+        }
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Binarizer().fit(frame)
+    said = [str(w.message) for w in caught]
+    assert any("'income'" in m and "thousands=','" in m for m in said)
+    assert any("'score'" in m and "na_values=['?']" in m for m in said)
+    assert any("'day'" in m and "dates" in m for m in said)
+    assert not any("'colour'" in m for m in said)
+    frame.attrs["odtkit.text_columns_checked"] = True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Binarizer().fit(frame)
+    assert not caught

@@ -325,6 +325,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         truncated = False
 
         spec: list[_Column] = []
+        text_columns: list[int] = []  # positions of text columns read as categories
         guessed: list[tuple[int, int, np.ndarray]] = []  # (spec index, column, distinct values)
         thresholds: dict[str, np.ndarray] = {}
         categories: dict[str, list] = {}
@@ -358,6 +359,8 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 continue
             missing = bool(absent.any())
             if column is not None and (name in forced or _is_categorical_dtype(column)):
+                if name not in forced and not isinstance(column.dtype, pd.CategoricalDtype):
+                    text_columns.append(position)  # said once below if it looks like numbers
                 levels = _categories(column, name)
                 # the missing cell is one more level: two levels are a split
                 kind = "onehot" if len(levels) + missing > 1 else "constant"
@@ -392,6 +395,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 f"Binarizer: column(s) {dropped} have no present value (all missing) and yield "
                 "no feature"
             )
+        if text_columns and from_frame:
+            from odtkit.datasets._tables import warn_text_columns
+
+            checked = frame.iloc[:, text_columns]
+            checked.attrs.update(frame.attrs)  # a table read_table read was checked there
+            warn_text_columns(checked)
         if guessed and rounds is not None and not truncated:  # guessed only with rounds
             truncated = self._guess(
                 frame, guessed, y, sample_weight, rounds, k, spec, thresholds, deadline, block

@@ -61,6 +61,8 @@ _TIME = re.compile(r"[ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2}|[A
 _EPOCH = pd.Timestamp("1970-01-01")
 _UNITS = {"days": 86400.0, "seconds": 1.0}
 _DATE_CHOICES = ("keep", "as-numbers")
+#: ``DataFrame.attrs`` key of a table whose text columns :func:`read_table` has checked
+TEXT_CHECKED = "odtkit.text_columns_checked"
 
 
 @dataclass(frozen=True)
@@ -363,10 +365,36 @@ def read_table_and_reading(
     frame = tidy.strip_text(frame)
     frame, units = tidy.dates(frame, reading)
     tidy.number_like(frame, reading)
+    frame.attrs[TEXT_CHECKED] = True  # the Binarizer need not say it again
     return frame, replace(reading, sep=sep, date_units=units)
 
 
 # -- what pandas read, tidied and explained ---------------------------------------------------
+
+
+def warn_text_columns(frame: pd.DataFrame, name: str = "X") -> None:
+    """Warn once per text column of an in-memory table that looks like numbers or dates and so
+    is binarized as categories (the :class:`~odtkit.datasets.Binarizer` on a DataFrame): what
+    it looks like, and the ``pandas.read_csv`` / :func:`read_table` keyword or conversion that
+    reads it as numbers. A table :func:`read_table` read was checked already (its ``attrs``
+    say so)."""
+    if frame.attrs.get(TEXT_CHECKED):
+        return
+    tidy = _Tidy(name, flags=False, in_memory=True)
+    tidy.number_like(frame, TableReading())
+    for column in frame.columns:
+        values = frame[column]
+        if not _is_text(values):
+            continue
+        unit = _date_unit(values)
+        if unit is not None:
+            warn(
+                f"{name}: column {str(column)!r} looks like "
+                f"{'date-times' if unit == 'seconds' else 'dates'} (e.g. {_first_text(values)!r}) "
+                "and is binarized as categories; convert it to numbers first (e.g. "
+                f"pd.to_datetime(...) as {unit} since 1970-01-01; read_table(..., "
+                "dates='as-numbers') does it), so thresholds apply"
+            )
 
 
 @dataclass
@@ -375,13 +403,17 @@ class _Tidy:
 
     name: str
     flags: bool
+    #: the table is a DataFrame already: name the reader keywords as pandas.read_csv's too
+    in_memory: bool = False
 
     def _option(self, option: str, value: str) -> str:
         if self.flags:
             return f"--{option.replace('_', '-')} {value}"
-        if option == "na_values":
-            return f"na_values={value.split(',')!r}"
-        return f"{option}={value!r}"
+        keyword = f"na_values={value.split(',')!r}" if option == "na_values" else None
+        keyword = keyword or f"{option}={value!r}"
+        if self.in_memory:
+            return f"{keyword} in pandas.read_csv (or odtkit's read_table)"
+        return keyword
 
     def drop_empty_unnamed(self, frame: pd.DataFrame) -> pd.DataFrame:
         def blank(value: object) -> bool:
