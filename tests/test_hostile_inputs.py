@@ -628,3 +628,41 @@ def test_predict_refuses_inf_in_a_column_the_tree_does_not_read():
         )
     with pytest.raises(ValueError, match=r"X column 'unused' has infinite values"):
         OptimalTreeClassifier(max_depth=1).fit(X.assign(unused=np.inf), y)  # fit: same words
+
+
+def _raw_table() -> Any:
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"age": rng.integers(18, 80, 30).astype(float), "colour": ["a", "b"] * 15})
+    return X, (X.age > 40).astype(int).to_numpy()
+
+
+_RAW_X, _RAW_Y = _raw_table()
+_MIXED = np.array([1 if v else "no" for v in _RAW_Y], dtype=object)
+
+
+@pytest.mark.parametrize(
+    ("call", "pattern"),
+    [
+        (lambda: OptimalTreeClassifier().fit(_RAW_X.iloc[:0], _RAW_Y[:0]), r"^X: .*0 sample"),
+        (lambda: OptimalTreeClassifier().fit(_RAW_X.iloc[:, :0], _RAW_Y), r"^X has 0 feature"),
+        (lambda: OptimalTreeClassifier().fit(np.zeros((30, 2, 2)), _RAW_Y), r"^X: .*dim 3"),
+        (lambda: OptimalTreeClassifier().fit(_RAW_X, _RAW_Y[:-1]), r"^X and y .*\[30, 29\]"),
+        (lambda: OptimalTreeClassifier().fit(_RAW_X, np.zeros((30, 3))), r"^y .*1d array"),
+        (
+            lambda: compare(_RAW_X, y=_MIXED, max_depth=2, lam=LAM, methods=["dp"]),
+            r"^y must hold labels",
+        ),
+        (
+            lambda: compare(_RAW_X, y=_RAW_Y.astype(complex), max_depth=2, lam=LAM),
+            r"y holds complex",
+        ),
+    ],
+    ids=["no rows", "no columns", "3-D X", "y too short", "2-D y", "mixed y", "complex y"],
+)
+def test_a_raw_table_s_shape_and_label_errors_name_the_argument(call, pattern):
+    """Issue 37 item 10: scikit-learn's shape checks and numpy's sort word a problem without
+    the argument (X or y) it is in; every refusal of a raw table names it."""
+    with pytest.raises(ERR, match=pattern):
+        call()

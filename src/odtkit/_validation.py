@@ -7,6 +7,7 @@ what was expected, so a user sees *which* input is wrong rather than a failure d
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Iterable, Mapping
 from numbers import Integral, Real
 from typing import Any, Literal, overload
@@ -114,6 +115,16 @@ def _is_missing(value: object) -> bool:
     if value is None or type(value).__name__ == "NAType":
         return True
     return isinstance(value, (float, np.floating)) and value != value
+
+
+def named(name: str, error: BaseException) -> str:
+    """``error``'s message, led by ``name`` unless it names it already: scikit-learn's checks
+    word a problem ("Found array with 0 sample(s)") without the argument it found it in. The
+    original words stay, so a pattern matched against them still matches."""
+    message = str(error)
+    if re.search(rf"(^|[^\w]){re.escape(name)}([^\w]|$)", message):
+        return message
+    return f"{name}: {message}"
 
 
 def check_label_kinds(y: np.ndarray, name: str = "y") -> None:

@@ -41,6 +41,7 @@ from odtkit._validation import (
     check_lambda,
     check_positive_number,
     check_sample_weight,
+    named,
 )
 from odtkit._warnings import silencing, warn
 from odtkit.datasets import Dataset
@@ -349,13 +350,20 @@ class _BinaryInputMixin:
         frame = hasattr(X, "columns") and hasattr(X, "iloc")
         if frame:
             check_unique_columns(X, "X")  # before scikit-learn, whose error names no argument
+            if X.shape[1] == 0:  # numpy's "at least one array or dtype is required" otherwise
+                raise ValueError(
+                    f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required"
+                )
         _check_feature_values(X)
-        if frame:
-            check_array(X, dtype=None, ensure_all_finite=False)  # shape, sparse, emptiness
-            validate_data(self, X, skip_check_array=True, reset=reset)
-            return X
-        finite = "allow-nan" if allow_nan else True
-        return validate_data(self, X, dtype=None, reset=reset, ensure_all_finite=finite)
+        try:
+            if frame:
+                check_array(X, dtype=None, ensure_all_finite=False)  # shape, sparse, emptiness
+                validate_data(self, X, skip_check_array=True, reset=reset)
+                return X
+            finite = "allow-nan" if allow_nan else True
+            return validate_data(self, X, dtype=None, reset=reset, ensure_all_finite=finite)
+        except ValueError as exc:
+            raise ValueError(named("X", exc)) from None
 
     def _start_clock(self) -> Deadline:
         """The fit's one clock: ``time_limit`` covers binarization (threshold guessing) and the
@@ -399,8 +407,14 @@ class _BinaryInputMixin:
         if labels is not None:
             # None, complex numbers, numbers mixed with strings: refused naming y
             check_label_kinds(labels.ravel())
-        y = column_or_1d(y, warn=True)
-        check_consistent_length(X, y)
+        try:
+            y = column_or_1d(y, warn=True)
+        except ValueError as exc:
+            raise ValueError(named("y", exc)) from None
+        try:
+            check_consistent_length(X, y)
+        except ValueError as exc:
+            raise ValueError(f"X and y must have one row per example: {exc}") from None
         check_classification_targets(y)
         weights = check_sample_weight(sample_weight, len(y), positive_sum=True)
         return X, y, weights

@@ -510,6 +510,14 @@ class Binarizer(TransformerMixin, BaseEstimator):
             )
         if y is None:
             raise ValueError("guess_thresholds needs y: call fit(X, y)")
+        from odtkit._validation import check_label_kinds
+
+        try:  # a list as it is: numpy would turn [1, "a"] into the strings "1" and "a"
+            labels = np.asarray(y, dtype=object if isinstance(y, (list, tuple)) else None)
+        except (TypeError, ValueError):
+            labels = None  # ragged: the reference model's own check words it
+        if labels is not None:
+            check_label_kinds(labels.ravel())  # None, complex, numbers mixed with strings
         return int(g)
 
     def _check_max_thresholds(self) -> int | None:
