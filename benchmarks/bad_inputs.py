@@ -356,6 +356,11 @@ def _mentions(*words: str) -> Callable[[Any], str | None]:
     return check
 
 
+def _data(command: str, path: str) -> list[str]:
+    """A table as ``command`` takes it: ``compare`` by ``--dataset``, the others by position."""
+    return ["--dataset", path] if command == "compare" else [path]
+
+
 def cli_cases(tables: dict[str, str], models: dict[str, str], folder: Path) -> list[Case]:
     quick = ["--time-limit", "10"]
     cases: list[Case] = []
@@ -389,7 +394,12 @@ def cli_cases(tables: dict[str, str], models: dict[str, str], folder: Path) -> l
     # 4. duplicate names
     for key in ("dup_label", "dup_feature"):
         for command in ("fit", "compare", "rashomon"):
-            add(f"{command} {key}", "duplicates", "error", [command, tables[key], *quick])
+            add(
+                f"{command} {key}",
+                "duplicates",
+                "error",
+                [command, *_data(command, tables[key]), *quick],
+            )
     add(
         "predict duplicate columns",
         "duplicates",
@@ -422,12 +432,18 @@ def cli_cases(tables: dict[str, str], models: dict[str, str], folder: Path) -> l
     add("fit blank labels", "labels", "error", ["fit", tables["blank_labels"], *quick])
     add("fit label-only table", "labels", "error", ["fit", tables["label_only"], *quick])
     for command in ("fit", "compare", "rashomon"):
-        add(f"{command} single class", "labels", "error", [command, tables["single_class"], *quick])
+        # one rule at both doors (issue 37 item 5): a single class is the leaf predicting it
+        add(
+            f"{command} single class",
+            "labels",
+            "answer",
+            [command, *_data(command, tables["single_class"]), *quick],
+        )
         add(
             f"{command} --max-depth 0",
             "depth",
             "either",
-            [command, tables["base"], "--max-depth", "0", *quick],
+            [command, *_data(command, tables["base"]), "--max-depth", "0", *quick],
         )
     # 6. number-like text: an answer, and a word per column on stderr
     for key, column in (
@@ -465,7 +481,12 @@ def cli_cases(tables: dict[str, str], models: dict[str, str], folder: Path) -> l
     # not tables
     for key in ("empty", "header_only", "one_row", "binary", "latin1", "label_only"):
         for command in ("fit", "compare", "rashomon"):
-            add(f"{command} {key}", "not a table", "error", [command, tables[key], *quick])
+            add(
+                f"{command} {key}",
+                "not a table",
+                "error",
+                [command, *_data(command, tables[key]), *quick],
+            )
     add(
         "fit no header without --no-header",
         "not a table",
@@ -523,7 +544,11 @@ def cli_cases(tables: dict[str, str], models: dict[str, str], folder: Path) -> l
         (["--fairness", "csp", "--protected", "colour"], "error"),
         (["--legit", "age"], "error"),
         (["--protected", "colour", "--drop", "colour"], "error"),
-        (["--fairness", "sp", "--protected", "colour", "--columns", "age"], "answer"),
+        (
+            ["--fairness", "sp", "--protected", "colour", "--columns", "age"]
+            + ["--positive-class", "yes"],
+            "answer",
+        ),
         (["--protected", "income"], "either"),
         (["--protected", "colour", "--delta", "-1"], "error"),
         (["--protected", "colour", "--delta", "nan"], "error"),
@@ -570,7 +595,7 @@ def cli_cases(tables: dict[str, str], models: dict[str, str], folder: Path) -> l
             if command == "compare" and extra[0] == "--out":
                 continue
             extra = [tables["base"] if e == "TABLE" else e for e in extra]
-            data = ["--dataset", tables["base"]] if command == "compare" else [tables["base"]]
+            data = _data(command, tables["base"])
             limit = [] if "--time-limit" in extra else quick
             depth = (
                 ["--max-depth", "2"] if command == "compare" and "--max-depth" not in extra else []
