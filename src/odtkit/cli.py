@@ -168,22 +168,6 @@ def _reading(args: argparse.Namespace, stored: Any = None) -> Any:
         raise BadInput(message) from None
 
 
-def _read_data(
-    text: str,
-    what: str,
-    *,
-    min_rows: int = 2,
-    min_columns: int = 2,
-    header: bool = True,
-    reading: Any = None,
-) -> tuple[pd.DataFrame, str]:
-    """The table of a file argument and its file name (see :func:`_read_table`)."""
-    frame, name, _ = _read_table(
-        text, what, min_rows=min_rows, min_columns=min_columns, header=header, reading=reading
-    )
-    return frame, name
-
-
 def _read_table(
     text: str,
     what: str,
@@ -1173,7 +1157,7 @@ def _predict(args: argparse.Namespace) -> int:
 
     saved = _read_model(args.model)
     _check_out(args, MODEL=args.model, DATA=args.data)
-    raw, name = _read_data(
+    raw, name, _ = _read_table(
         args.data,
         "DATA",
         min_rows=1,
@@ -1452,7 +1436,9 @@ def _prune(args: argparse.Namespace) -> int:
     ensemble, fmt = _checked(
         lambda: load_forest(forest_path, trust_pickle=args.trust_pickle, data=data_path)
     )
-    frame, name = _read_data(args.data, "DATA", header=not args.no_header, reading=_reading(args))
+    frame, name, _ = _read_table(
+        args.data, "DATA", header=not args.no_header, reading=_reading(args)
+    )
     label = _label(frame, args, name)
     _check_labels(frame, label, "DATA", name, header=not args.no_header)
     try:  # what was loaded safely may still be no forest (a skops file of another model)
