@@ -445,22 +445,24 @@ def cli_cases(tables: dict[str, str], models: dict[str, str], folder: Path) -> l
             "either",
             [command, *_data(command, tables["base"]), "--max-depth", "0", *quick],
         )
-    # 6. number-like text: an answer, and a word per column on stderr
-    for key, column in (
-        ("thousands", "income"),
-        ("decimal_comma", "income"),
-        ("question_marks", "income"),
-        ("dates", "day"),
-        ("datetimes", "when"),
-        ("na_words", "income"),
+    # 6. number-like text: an answer, and per column the option that parses it on stderr
+    for key, column, option in (
+        ("thousands", "income", "--thousands"),
+        ("decimal_comma", "income", "--decimal"),
+        ("question_marks", "income", "--na-values"),
+        ("dates", "day", "--dates"),
+        ("datetimes", "when", "--dates"),
     ):
         add(
             f"fit {key}",
             "number-like text",
             "answer",
             ["fit", tables[key], *quick],
-            check=_mentions(column),
+            check=_mentions(f"'{column}'", option),
         )
+    add(  # pandas reads NULL and nan as missing already: nothing to say
+        "fit na_words", "number-like text", "answer", ["fit", tables["na_words"], *quick]
+    )
     add(
         "fit mixed text and numbers",
         "number-like text",
@@ -1057,7 +1059,10 @@ def _classify(case: Case, outcome: dict[str, Any]) -> tuple[str, str]:
 def _child(case: Case, queue: Any) -> None:
     import warnings
 
-    warnings.simplefilter("ignore")
+    if case.kind == "api":
+        warnings.simplefilter("ignore")  # the CLI's warnings are its stderr lines: kept
+    else:
+        warnings.simplefilter("default")
     outcome: dict[str, Any] = {}
     try:
         result = case.run()
