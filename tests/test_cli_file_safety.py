@@ -133,7 +133,7 @@ def test_a_read_only_directory_is_refused_before_the_work(folder, capsys, monkey
     def no_work(*args, **kwargs):
         raise AssertionError("the data was read before --out was checked")
 
-    monkeypatch.setattr(odtkit.cli, "_read_data", no_work)
+    monkeypatch.setattr(odtkit.cli, "_read_table", no_work)
     code, _, err = _run([*COMMANDS[command], "--out", locked / "out"], capsys)
     locked.chmod(0o755)
     assert code == 2 and "--out" in err and "cannot create a file in directory" in err
