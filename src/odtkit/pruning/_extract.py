@@ -51,10 +51,10 @@ from typing import Any
 
 import numpy as np
 
+from odtkit import _native
 from odtkit._limits import check_deadline
 from odtkit._validation import check_label_kinds
 from odtkit._warnings import warn
-from odtkit.core import _native
 from odtkit.pruning._guard import Stopped
 from odtkit.results import Status
 
