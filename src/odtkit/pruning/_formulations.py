@@ -40,7 +40,8 @@ and the constraint blocks ``leaf`` (Sherali rows, one per unpruned leaf), ``feat
 (NWS eq. 2, one per entry), ``link`` (``w^{(t)}_{k,i} <= w_{k,i}``), ``cover`` (IP1's
 ``w_{k,i} >= z_h``), ``budget`` (LP1) and ``convexity`` (master). Building is vectorized per
 tree (one numpy gather over the ancestor lists), so 40 trees x 10 000 examples build in about a
-second. The Lemma 4.1 certificate of these matrices is :mod:`odtkit.formulations.network`.
+second. The Lemma 4.1 certificate of these matrices is
+:func:`odtkit.pruning.certify_network_matrix`.
 """
 
 from __future__ import annotations
@@ -49,11 +50,10 @@ import math
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from odtkit._pruning_objective import individual_objective, objective_terms, tree_dp, tree_terms
 from odtkit._validation import check_lambda
 from odtkit.formulations._base import (
     DECODE_NOT_WORSE,
@@ -67,9 +67,8 @@ from odtkit.formulations._base import (
     solution_values,
 )
 from odtkit.model import Model, ModelBuilder
-
-if TYPE_CHECKING:
-    from odtkit.pruning import EnsembleData
+from odtkit.pruning._extract import EnsembleData
+from odtkit.pruning._objective import individual_objective, objective_terms, tree_dp, tree_terms
 
 __all__ = [
     "ColgenMaster",
@@ -226,7 +225,7 @@ def _gather_ancestors(
 
 
 def _leaf_rows(
-    data: Any, z_index: np.ndarray, trees: list[int]
+    data: EnsembleData, z_index: np.ndarray, trees: list[int]
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """COO of the Sherali rows ``z_h + sum_{u in p(h)} z_u = 1`` for the given trees."""
     R, C = [], []
@@ -243,7 +242,11 @@ def _leaf_rows(
 
 
 def _feature_rows(
-    data: Any, z_index: np.ndarray, wt_index: np.ndarray, trees: list[int], wt_base: np.ndarray
+    data: EnsembleData,
+    z_index: np.ndarray,
+    wt_index: np.ndarray,
+    trees: list[int],
+    wt_base: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """COO of ``w^{(t)}_{k,i} + z_u + sum_{h in p(u)} z_h = 1`` (one row per entry)."""
     R, C = [], []
@@ -262,7 +265,7 @@ def _feature_rows(
     return np.concatenate(R), np.concatenate(C), row0
 
 
-def _merge_pairs(data: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _merge_pairs(data: EnsembleData) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Classes of (feature, example) pairs linked to identical sets of aggregated wt columns.
 
     Candidates come from two independent random 64-bit signature sums; every class is then
@@ -294,7 +297,7 @@ def _merge_pairs(data: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
 
 
 def _meta(
-    data: Any, formulation: str, problem: PruningProblem, trees: list[int] | None = None
+    data: EnsembleData, formulation: str, problem: PruningProblem, trees: list[int] | None = None
 ) -> PruningMeta:
     return PruningMeta(
         formulation=formulation,
@@ -308,11 +311,11 @@ def _meta(
     )
 
 
-def _errors(data: Any, trees: Sequence[int]) -> np.ndarray:
+def _errors(data: EnsembleData, trees: Sequence[int]) -> np.ndarray:
     return np.concatenate([data.trees[t].error for t in trees]).astype(np.float64)
 
 
-def _error_objective(b: ModelBuilder, data: Any, z: Any) -> None:
+def _error_objective(b: ModelBuilder, data: EnsembleData, z: Any) -> None:
     """The average per-tree error ``1/(NT) sum_t sum_h e_h z_h`` on all trees' ``z``."""
     b.add_objective(z.index, _errors(data, range(data.n_trees)) / (data.n_samples * data.n_trees))
 
@@ -384,7 +387,7 @@ class PruningFormulation(Formulation[PruningProblem, PM]):
         return self._build(data, self._problem(problem, lam, budget))
 
     @abstractmethod
-    def _build(self, data: Any, problem: PruningProblem) -> Model[PM]:
+    def _build(self, data: EnsembleData, problem: PruningProblem) -> Model[PM]:
         """The model of ``data`` for a problem of a form this formulation models."""
 
     def _problem(self, problem: Any, lam: Any, budget: Any) -> PruningProblem:
@@ -420,7 +423,7 @@ class PruningFormulation(Formulation[PruningProblem, PM]):
         z = solution_values(model, solution)["z"].reshape(-1)
         return _split_trees(z > 0.5, model)
 
-    def evaluate(self, model: Model[PM], decoded: Any, data: Any) -> float:
+    def evaluate(self, model: Model[PM], decoded: Any, data: EnsembleData) -> float:
         """The stated problem's value of a pruning by :func:`~odtkit.pruning.objective_terms`:
         ``error_term + lam * cost_term``, or with a budget the error term (``inf`` over it)."""
         check_built_by(model, self)
@@ -460,7 +463,7 @@ class IP0(PruningFormulation[PruningMeta]):
     _properties = _ALL
     _forms = frozenset()
 
-    def _build(self, data: Any, problem: PruningProblem) -> Model[PruningMeta]:
+    def _build(self, data: EnsembleData, problem: PruningProblem) -> Model[PruningMeta]:
         b = ModelBuilder("pruning_ip0")
         z = b.add_vars("z", shape=(data.n_nodes,), kind="binary", lb=0.0, ub=1.0)
         r, c, m = _leaf_rows(data, z.index, list(range(data.n_trees)))
@@ -476,7 +479,7 @@ class IP0(PruningFormulation[PruningMeta]):
 
 def _ensemble_objective(
     b: ModelBuilder,
-    data: Any,
+    data: EnsembleData,
     z: Any,
     w: Any,
     cost: np.ndarray,
@@ -505,7 +508,7 @@ class IP1(PruningFormulation[PruningMeta]):
     _properties = _MIP
     _forms = frozenset({"lam", "budget"})
 
-    def _build(self, data: Any, problem: PruningProblem) -> Model[PruningMeta]:
+    def _build(self, data: EnsembleData, problem: PruningProblem) -> Model[PruningMeta]:
         b = ModelBuilder("pruning_ip1")
         z = b.add_vars("z", shape=(data.n_nodes,), kind="binary", lb=0.0, ub=1.0)
         w = b.add_vars("w", shape=(data.n_pairs,), kind="binary", lb=0.0, ub=1.0)
@@ -567,14 +570,14 @@ class IP2(PruningFormulation[PruningMeta]):
             raise TypeError(f"tree must be an int or None, got {type(tree).__name__}")
         self.tree = None if tree is None else int(tree)
 
-    def _trees(self, data: Any) -> list[int]:
+    def _trees(self, data: EnsembleData) -> list[int]:
         if self.tree is None:
             return list(range(data.n_trees))
         if not 0 <= self.tree < data.n_trees:
             raise ValueError(f"tree must be in 0..{data.n_trees - 1}, got {self.tree}")
         return [self.tree]
 
-    def _build(self, data: Any, problem: PruningProblem) -> Model[PruningMeta]:
+    def _build(self, data: EnsembleData, problem: PruningProblem) -> Model[PruningMeta]:
         """The IP2 model of ``data`` (of tree ``self.tree`` or of all trees) for ``lam``."""
         lam = problem.penalty
         trees = self._trees(data)
@@ -604,7 +607,7 @@ class IP2(PruningFormulation[PruningMeta]):
         b.add_objective(wt.index, lam * data.costs[feats] / N)
         return b.build(_meta(data, self.name, problem, trees=trees))
 
-    def evaluate(self, model: Model[PruningMeta], decoded: Any, data: Any) -> float:
+    def evaluate(self, model: Model[PruningMeta], decoded: Any, data: EnsembleData) -> float:
         """Individual-pruning objective of the model's trees (features paid once per tree),
         by :func:`~odtkit.pruning.individual_objective`."""
         check_built_by(model, self)
@@ -662,7 +665,7 @@ class IP3(PruningFormulation[IP3Meta]):
         self.aggregate = bool(aggregate)
         self.merge = bool(merge)
 
-    def _build(self, data: Any, problem: PruningProblem) -> Model[IP3Meta]:
+    def _build(self, data: EnsembleData, problem: PruningProblem) -> Model[IP3Meta]:
         """The IP3 model of ``data`` for ``lam`` (the budgeted problem: :class:`LP1`)."""
         b = ModelBuilder("pruning_ip3" if problem.budget is None else "pruning_lp1")
         z = b.add_vars("z", shape=(data.n_nodes,), kind="binary", lb=0.0, ub=1.0)
@@ -785,7 +788,7 @@ class _Layout:
         return int(self.w_cost.shape[0])
 
 
-def _layout(data: Any, lam: float, merge: bool) -> _Layout:
+def _layout(data: EnsembleData, lam: float, merge: bool) -> _Layout:
     pair_cost = lam * data.costs[data.pair_feature] / data.n_samples
     pair_class, class_rep = _merge_pairs(data) if merge else (None, None)
     if pair_class is None or class_rep is None:  # not merging (or the check refused to)
@@ -814,7 +817,7 @@ class MasterColumn:
     cost: float
 
 
-def _column(data: Any, layout: _Layout, t: int, z: np.ndarray) -> MasterColumn:
+def _column(data: EnsembleData, layout: _Layout, t: int, z: np.ndarray) -> MasterColumn:
     tree = data.trees[int(t)]
     z = np.asarray(z, dtype=bool)
     errors, wt = tree_terms(tree, z)
@@ -898,11 +901,11 @@ class ColgenMaster(PruningFormulation[MasterMeta]):
         """
         return self._master(data, self._problem(problem, lam, budget), columns)
 
-    def _build(self, data: Any, problem: PruningProblem) -> Model[MasterMeta]:
+    def _build(self, data: EnsembleData, problem: PruningProblem) -> Model[MasterMeta]:
         return self._master(data, problem, None)
 
     def _master(
-        self, data: Any, problem: PruningProblem, columns: Sequence[Any] | None
+        self, data: EnsembleData, problem: PruningProblem, columns: Sequence[Any] | None
     ) -> Model[MasterMeta]:
         lam = problem.penalty
         layout = _layout(data, lam, self.merge)
@@ -915,7 +918,7 @@ class ColgenMaster(PruningFormulation[MasterMeta]):
         return self._model(data, problem, layout, cols)
 
     def with_columns(
-        self, model: Model[MasterMeta], data: Any, columns: Sequence[Any]
+        self, model: Model[MasterMeta], data: EnsembleData, columns: Sequence[Any]
     ) -> Model[MasterMeta]:
         """The master of ``model``'s data and λ over other ``columns`` (its link layout
         reused, not recomputed); ``integral`` is this formulation's."""
@@ -928,13 +931,13 @@ class ColgenMaster(PruningFormulation[MasterMeta]):
         return self._model(data, PruningProblem(lam=model.meta.lam), layout, cols)
 
     def column(
-        self, model: Model[MasterMeta], data: Any, tree: int, leaves: np.ndarray
+        self, model: Model[MasterMeta], data: EnsembleData, tree: int, leaves: np.ndarray
     ) -> MasterColumn:
         """The master column of pruning ``leaves`` of tree ``tree``."""
         model = check_built_by(model, self)
         return _column(data, model.meta.layout, tree, leaves)
 
-    def initial_prunings(self, data: Any, lam: float) -> list[tuple[int, np.ndarray]]:
+    def initial_prunings(self, data: EnsembleData, lam: float) -> list[tuple[int, np.ndarray]]:
         """Each tree's root-only pruning, plus its individual-pruning DP optimum (``init``)."""
         N, T = data.n_samples, data.n_trees
         out: list[tuple[int, np.ndarray]] = []
@@ -971,7 +974,7 @@ class ColgenMaster(PruningFormulation[MasterMeta]):
         return costs, np.zeros(m), np.full(m, np.inf), starts, rows, np.ones(rows.shape[0])
 
     def _model(
-        self, data: Any, problem: PruningProblem, layout: _Layout, cols: list[MasterColumn]
+        self, data: EnsembleData, problem: PruningProblem, layout: _Layout, cols: list[MasterColumn]
     ) -> Model[MasterMeta]:
         b = ModelBuilder("pruning_master")
         J = len(cols)

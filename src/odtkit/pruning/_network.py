@@ -10,7 +10,7 @@ IP3 qualify; IP1's ``cover`` rows and LP1's ``budget`` row do not), and
 :func:`is_totally_unimodular` brute-forces total unimodularity of small matrices as an
 independent check.
 
-It lives apart from the builders (:mod:`odtkit.formulations.pruning`) because it certifies a
+It lives apart from the builders (``_formulations``) because it certifies a
 property of a matrix, whoever built it.
 """
 
@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from odtkit.formulations.pruning import IP3Meta
 from odtkit.model import Model
+from odtkit.pruning._formulations import IP3Meta
 
 __all__ = ["NetworkCertificate", "certify_network_matrix", "is_totally_unimodular"]
 
@@ -122,7 +122,7 @@ def certify_network_matrix(model: Model, tu_check: str | bool = "auto") -> Netwo
     Parameters
     ----------
     model : Model
-        Built by :class:`~odtkit.formulations.pruning.IP0`, ``IP2`` or ``IP3``. A model with
+        Built by :class:`~odtkit.pruning.IP0`, ``IP2`` or ``IP3``. A model with
         other blocks (``IP1``'s cover rows, ``LP1``'s budget row) is refused: ``ok`` is False
         and ``other_blocks`` names them.
     tu_check : "auto", True or False
