@@ -20,7 +20,8 @@ and docs/references.md for the papers.
 
 The ensemble-pruning formulations (IP0-IP3, LP1, the column-generation master) follow the same
 :class:`Formulation` protocol but live with the rest of pruning: ``odtkit.pruning.IP3`` ...
-(``odtkit.pruning.certify_network_matrix`` is their certificate).
+(the old paths ``odtkit.formulations.pruning`` and ``odtkit.formulations.network`` still import,
+with a FutureWarning).
 """
 
 from odtkit.formulations._base import (
