@@ -25,8 +25,8 @@ docs/formulations-search-and-pruning.md §7–9.
   :class:`ColgenMaster` (meta :class:`MasterMeta`, columns :class:`MasterColumn`);
   :func:`certify_network_matrix` — the Lemma 4.1 certificate on a built model.
 
-Everything pruning needs lives in this package: the extracted data (``_extract``), the one
-accounting (``_objective``), the formulations (``_formulations``), their certificate
+Everything pruning needs lives in this package: the data (``_data``, built by ``_extract``),
+the one accounting (``_objective``), the formulations (``_formulations``), their certificate
 (``_network``), the native cut and path (``_cut``, ``_path``, on the extension
 :mod:`odtkit._native` that the tree search shares) and the API. It imports no tree search
 (:mod:`odtkit.core`), and the search imports nothing from here. Each name has one public
@@ -42,6 +42,7 @@ from odtkit.pruning._api import (
 )
 from odtkit.pruning._budget import budget_prune, lambda_search
 from odtkit.pruning._colgen import column_generation
+from odtkit.pruning._data import EnsembleData, TreeData
 from odtkit.pruning._ensemble import (
     PrunedEnsemble,
     brute_force_prune,
@@ -50,7 +51,7 @@ from odtkit.pruning._ensemble import (
     tree_dp,
 )
 from odtkit.pruning._example import worked_example
-from odtkit.pruning._extract import EnsembleData, TreeData, check_ensemble, extract
+from odtkit.pruning._extract import check_ensemble, extract
 from odtkit.pruning._formulations import (
     IP0,
     IP1,

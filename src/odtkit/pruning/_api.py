@@ -20,9 +20,9 @@ from odtkit._warnings import warn as _warn
 from odtkit.pruning._budget import budget_prune, check_budget_method
 from odtkit.pruning._colgen import column_generation
 from odtkit.pruning._cut import cut_prune, example_weights
+from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._ensemble import PrunedEnsemble, individual_objective, tree_dp, unpruned
 from odtkit.pruning._extract import (
-    EnsembleData,
     checked_inputs,
     extract,
     extract_checked,

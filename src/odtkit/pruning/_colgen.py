@@ -34,8 +34,8 @@ from odtkit._limits import stop_on_interrupt
 from odtkit._validation import check_lambda
 from odtkit.model import Model
 from odtkit.pipeline import VERIFY_TOLERANCE, verify_solution
+from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._ensemble import PrunedEnsemble, tree_dp
-from odtkit.pruning._extract import EnsembleData
 from odtkit.pruning._formulations import ColgenMaster, MasterColumn
 from odtkit.pruning._solve import HIGHS_TOLERANCES, solver_options
 from odtkit.results import Result, Status, make_trace

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from odtkit.pruning._extract import EnsembleData, TreeData, as_numeric_matrix, encode_y, route
+from odtkit.pruning._data import EnsembleData, TreeData
+from odtkit.pruning._extract import as_numeric_matrix, encode_y, route
 from odtkit.pruning._objective import (
     acquired_counts,
     compact_arrays,

@@ -67,7 +67,7 @@ from odtkit.formulations._base import (
     solution_values,
 )
 from odtkit.model import Model, ModelBuilder
-from odtkit.pruning._extract import EnsembleData
+from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._objective import individual_objective, objective_terms, tree_dp, tree_terms
 
 __all__ = [

@@ -6,7 +6,7 @@ NWS 2016 as written up in docs/formulations-search-and-pruning.md §7.9–7.10.
 
 The pruning formulations (``_formulations``), the model object (``_ensemble``) and the
 algorithms all score prunings with these functions; this module sits below all of them in the
-package and imports only numpy and the extracted tree data (``_extract``).
+package and imports only numpy and the data types (``_data``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from odtkit.pruning._extract import EnsembleData, TreeData
+from odtkit.pruning._data import EnsembleData, TreeData
 
 __all__ = [
     "acquired_counts",
