@@ -180,7 +180,8 @@ def ours_child(
     X = pd.DataFrame(data["X"], columns=[str(c) for c in data["columns"]])
     y = data["y"]
     try:
-        from odtkit.core import _native, search_numeric
+        from odtkit import _native
+        from odtkit.core import search_numeric
 
         if not hasattr(_native, "search_numeric"):  # the Python face without its native search
             search_numeric = None

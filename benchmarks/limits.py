@@ -267,7 +267,8 @@ def _sweep(n_jobs: int, ready: Callable, limit: float | None) -> Callable:
 
 
 def _path(ready: Callable, limit: float | None) -> Callable:
-    from odtkit.core import _native, regularization_path
+    from odtkit import _native
+    from odtkit.core import regularization_path
 
     data = _random()
     _after_calls(_native, "search_dp", 3, ready)
@@ -289,7 +290,7 @@ def _prune(method: str, ready: Callable, limit: float | None) -> Callable:
 
 
 def _cost_error_path(ready: Callable, limit: float | None) -> Callable:
-    from odtkit.core import _native
+    from odtkit import _native
     from odtkit.pruning import cost_error_path
 
     data = _forest(8000, 60, 10)

@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
-from odtkit.core import _native
+from odtkit import _native
 from odtkit.pruning import extract
 from odtkit.pruning._cut import closure_network, reduced_network
 

@@ -28,8 +28,8 @@ import platform
 import time
 from pathlib import Path
 
-from odtkit import datasets
-from odtkit.core import _native, search_tree
+from odtkit import _native, datasets
+from odtkit.core import search_tree
 from odtkit.core._problem import build_problem
 
 OUT = Path(__file__).resolve().parent / "results"

@@ -48,8 +48,7 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
-from odtkit.formulations.pruning import IP3
-from odtkit.pruning import column_generation, extract, individual_prune, prune
+from odtkit.pruning import IP3, column_generation, extract, individual_prune, prune
 from odtkit.pruning._ensemble import PrunedEnsemble, unpruned
 
 NAME = "pruning"

@@ -40,7 +40,7 @@ TOLERANCE = 1e-9
 def available_tools() -> list[str]:
     tools = ["dp"]
     try:
-        from odtkit.core import _native
+        from odtkit import _native
 
         if hasattr(_native, "search_bnb"):
             tools.append("bnb")

@@ -8,8 +8,8 @@ from conftest import sigint_inside
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odtkit import datasets, metrics
-from odtkit.core import _native, search_rule_list
+from odtkit import _native, datasets, metrics
+from odtkit.core import search_rule_list
 from odtkit.core.rules import RULE_BOUNDS, RULE_POLICIES, SYMMETRY_MAPS, mine_antecedents
 from odtkit.datasets import Dataset
 from odtkit.results import Result

@@ -47,7 +47,7 @@ def test_compact_counts_match_the_generic_recursion(depth: int) -> None:
 
 
 def test_compact_counts_identical_with_the_portable_popcount() -> None:
-    from odtkit.core import _native
+    from odtkit import _native
     from odtkit.core._problem import build_problem
 
     d, _ = planted_tree_dataset(6, 4000, 14, 4, 0.1, class_weights=(0.8, 0.2))

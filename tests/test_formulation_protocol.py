@@ -21,20 +21,12 @@ from odtkit import Dataset, Status, metrics, solve_formulation
 from odtkit.formulations import (
     DECODE_NOT_WORSE,
     EXACT,
-    IP0,
-    IP1,
-    IP2,
-    IP3,
-    LP1,
     VALID_BOUND,
     BinOCT,
-    ColgenMaster,
     FlowOCT,
     Formulation,
     FormulationMeta,
     Property,
-    PruningMeta,
-    PruningProblem,
     RBinOCT,
     TreeMeta,
     TreeProblem,
@@ -43,7 +35,19 @@ from odtkit.greedy import greedy_tree
 from odtkit.methods import METHODS
 from odtkit.model import Model
 from odtkit.pipeline import verify_solution
-from odtkit.pruning import PrunedEnsemble, extract, worked_example
+from odtkit.pruning import (
+    IP0,
+    IP1,
+    IP2,
+    IP3,
+    LP1,
+    ColgenMaster,
+    PrunedEnsemble,
+    PruningMeta,
+    PruningProblem,
+    extract,
+    worked_example,
+)
 from odtkit.solvers import Solution, available_backends, solve
 from odtkit.testing import brute_force_tree, example_dataset_trees, random_dataset
 from odtkit.tree import Tree

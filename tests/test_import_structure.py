@@ -14,6 +14,9 @@ them. These checks keep such cycles out:
   package ``__init__`` on the way; an edge from a module to one of its *own* enclosing packages
   is not counted, because Python has started that ``__init__`` before the module (it is the
   accepted package-``__init__`` edge).
+* (d) the tree search (``odtkit.core``) and ensemble pruning (``odtkit.pruning``) are siblings
+  (issue 38): neither reaches the other through any chain of imports, module-level or inside
+  functions; both reach the native extension ``odtkit._native`` directly.
 
 Lazy imports of third-party modules (pyomo, pulp, highspy, sklearn, matplotlib, dask, tqdm,
 skops) are not checked: they keep ``import odtkit`` and the CLI fast and optional extras
@@ -44,8 +47,6 @@ NO_LAZY_ODTKIT = (
     "odtkit.pruning",
     "odtkit.solvers",
     "odtkit._limits",
-    "odtkit._pruning_objective",
-    "odtkit.formulations.pruning",
     "odtkit._validation",
     "odtkit.core.search",
     "odtkit.core._binary",
@@ -182,6 +183,41 @@ def test_untangled_packages_import_odtkit_only_at_module_level(scope):
         }
     )
     assert not inside, "\n".join(inside)
+
+
+def _combined_graph() -> nx.DiGraph:
+    graph, lazy_edges = _graph()
+    graph.add_edges_from((a, b) for a, b, _ in lazy_edges)
+    return graph
+
+
+def _inside(module: str, scope: str) -> bool:
+    return module == scope or module.startswith(scope + ".")
+
+
+@pytest.mark.parametrize(
+    ("importer", "target"), [("odtkit.pruning", "odtkit.core"), ("odtkit.core", "odtkit.pruning")]
+)
+def test_search_and_pruning_are_siblings(importer, target):
+    # pruning needs the extension's min cut, not the tree searches: importing odtkit.core (its
+    # __init__ loads every search) from pruning, or pruning from the search, is a layering error
+    graph = _combined_graph()
+    reached = sorted(
+        f"{source} -> {reachable}"
+        for source in graph
+        if _inside(source, importer)
+        for reachable in nx.descendants(graph, source)
+        if _inside(reachable, target)
+    )
+    assert not reached, "\n".join(reached[:10])
+
+
+@pytest.mark.parametrize("package", ["odtkit.pruning", "odtkit.core"])
+def test_the_native_extension_is_a_sibling_of_search_and_pruning(package):
+    graph = _combined_graph()
+    assert "odtkit._native" in graph, "the extension's stub src/odtkit/_native.pyi is missing"
+    users = {a for a, b in graph.in_edges("odtkit._native") if _inside(a, package)}
+    assert users, f"no module of {package} imports odtkit._native"
 
 
 def test_cli_imports_no_private_name():

@@ -287,7 +287,8 @@ def test_sigint_stops_a_sweep_and_keeps_the_finished_rows(n_jobs):
 
 def test_sigint_stops_the_regularization_path_with_valid_gaps():
     body = """
-    from odtkit.core import _native, regularization_path, search_tree
+    from odtkit import _native
+    from odtkit.core import regularization_path, search_tree
     data = random_data()
     real, calls = _native.search_dp, []
     def counting(*args, **kw):
@@ -358,7 +359,7 @@ def test_sigint_stops_column_generation_with_a_valid_bound():
 @pytest.mark.parametrize("algorithm", ["push_relabel", "boykov_kolmogorov"])
 def test_sigint_stops_the_max_flow_with_a_closure_and_a_valid_bound(algorithm):
     body = f"""
-    from odtkit.core import _native
+    from odtkit import _native
     rng = np.random.default_rng(3)
     S, P, fan = 400_000, 800_000, 8  # a pruning-shaped network: trees of splits over pairs
     parent = (rng.random(S - 1) * np.arange(1, S)).astype(np.int32)
@@ -387,7 +388,7 @@ def test_sigint_stops_the_max_flow_with_a_closure_and_a_valid_bound(algorithm):
 def test_sigint_stops_the_cost_error_path_with_valid_vertices():
     body = FOREST.format(n=8000, trees=60, depth=10) + textwrap.dedent(
         """
-    from odtkit.core import _native
+    from odtkit import _native
     real, calls = _native.closure_min_cut, []
     def counting(*args, **kw):
         calls.append(1)
@@ -417,7 +418,7 @@ def test_sigint_stops_the_cost_error_path_with_valid_vertices():
 
 def test_sigint_stops_the_cross_validated_estimator_on_the_folds_scored_so_far():
     body = """
-    from odtkit.core import _native
+    from odtkit import _native
     from odtkit.estimators import OptimalTreeClassifierCV
     data = random_data()
     real, calls = _native.search_dp, []

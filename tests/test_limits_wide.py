@@ -24,8 +24,8 @@ from conftest import sigint_inside
 import odtkit._limits as limits
 import odtkit.core._binary as search_module  # the search on a Dataset
 import odtkit.core.rules as rules_module
-from odtkit import metrics
-from odtkit.core import TrivialAnswerWarning, _native, search_rule_list, search_tree
+from odtkit import _native, metrics
+from odtkit.core import TrivialAnswerWarning, search_rule_list, search_tree
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.datasets import _binarizer as binarizer_module
 from odtkit.estimators import (

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from odtkit import Fairness, metrics
-from odtkit.core import _native, search_rule_list, search_tree
+from odtkit import Fairness, _native, metrics
+from odtkit.core import search_rule_list, search_tree
 from odtkit.core._problem import POLICIES, decode_tree
 from odtkit.core.rules import RULE_BOUNDS, SYMMETRY_MAPS, _decode_rule_list
 from odtkit.core.search import BOUNDS, FAIR_BOUNDS

@@ -1,11 +1,11 @@
 """The native extension's typed seam: its stub, its status enum and its typed search output.
 
-``src/odtkit/core/_native.pyi`` is what mypy checks every call into the extension against, so
+``src/odtkit/_native.pyi`` is what mypy checks every call into the extension against, so
 it must name exactly what the built module holds. It is written by nanobind's stubgen; after a
 change to the bindings, rebuild and regenerate it from the repository root with
 
-    stub=src/odtkit/core/_native.pyi
-    PYTHONPATH=src python -m nanobind.stubgen -P -m odtkit.core._native -o $stub
+    stub=src/odtkit/_native.pyi
+    PYTHONPATH=src python -m nanobind.stubgen -P -m odtkit._native -o $stub
     ruff check --fix $stub && ruff format $stub
 """
 
@@ -19,14 +19,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import odtkit.core
-from odtkit.core import _native
+import odtkit
+from odtkit import _native
 from odtkit.core._problem import leaf_answer, native_status
 from odtkit.results import Status
 
 # the package's folder, not the extension's: an editable install keeps the built module in
 # site-packages and the stub (a source file) in src/
-STUB = Path(odtkit.core.__file__).resolve().parent / "_native.pyi"
+STUB = Path(odtkit.__file__).resolve().parent / "_native.pyi"
 NATIVE_SOURCES = Path(__file__).resolve().parents[1] / "src" / "odtkit" / "core" / "native"
 
 

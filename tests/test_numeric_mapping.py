@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from odtkit import search_numeric, search_tree
-from odtkit.core import _native
+from odtkit import _native, search_numeric, search_tree
 from odtkit.core import numeric as numeric_module
 from odtkit.core.numeric import STARTS, decode_answer, encode_start, native_columns
 from odtkit.datasets import Binarizer, Dataset

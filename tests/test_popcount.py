@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from odtkit import datasets
-from odtkit.core import _native
+from odtkit import _native, datasets
 from odtkit.core._problem import build_problem, problem_from_arrays
 from odtkit.core.rules import mine_antecedents
 from odtkit.testing import random_dataset

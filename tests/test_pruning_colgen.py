@@ -13,9 +13,16 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
-from odtkit.formulations.network import certify_network_matrix
-from odtkit.formulations.pruning import IP3, ColgenMaster
-from odtkit.pruning import column_generation, extract, prune, tree_dp, worked_example
+from odtkit.pruning import (
+    IP3,
+    ColgenMaster,
+    certify_network_matrix,
+    column_generation,
+    extract,
+    prune,
+    tree_dp,
+    worked_example,
+)
 from odtkit.pruning._ensemble import enumerate_prunings, objective_terms
 from odtkit.results import TRACE_COLUMNS, Result, Status
 

@@ -18,7 +18,7 @@ from sklearn.datasets import make_classification
 from sklearn.ensemble import BaggingClassifier, ExtraTreesClassifier, RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from odtkit.core import _native
+from odtkit import _native
 from odtkit.pruning import (
     CostErrorPath,
     brute_force_prune,

@@ -397,7 +397,7 @@ def _sk_arrays(rf):
 
 
 def test_native_extraction_rejects_bad_input():
-    from odtkit.core import _native
+    from odtkit import _native
 
     X, y = _data(n=50, seed=2)
     rf = RandomForestClassifier(2, max_depth=3, random_state=0).fit(X, y)
@@ -460,7 +460,7 @@ def test_native_extraction_rejects_bad_input():
 
 
 def test_native_extraction_stops_on_a_tiny_time_limit():
-    from odtkit.core import _native
+    from odtkit import _native
     from odtkit.pruning import _extract
     from odtkit.pruning._guard import Guard, Stopped
     from odtkit.results import Status

@@ -24,8 +24,8 @@ from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
 import odtkit._limits as limits
-from odtkit.formulations.pruning import IP3
 from odtkit.pruning import (
+    IP3,
     EnsembleData,
     _cut,
     _extract,

@@ -13,10 +13,20 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
-from odtkit.formulations.network import certify_network_matrix, is_totally_unimodular
-from odtkit.formulations.pruning import IP0, IP1, IP2, IP3, LP1
 from odtkit.model import ModelBuilder
-from odtkit.pruning import brute_force_prune, extract, tree_dp, worked_example
+from odtkit.pruning import (
+    IP0,
+    IP1,
+    IP2,
+    IP3,
+    LP1,
+    brute_force_prune,
+    certify_network_matrix,
+    extract,
+    is_totally_unimodular,
+    tree_dp,
+    worked_example,
+)
 from odtkit.pruning._ensemble import enumerate_prunings, objective_terms
 from odtkit.solvers import solve
 
@@ -375,7 +385,7 @@ def _random_pruning(d, seed):
 
 def _formulations(d, pruning):
     """(formulation, problem, the pruning's leaves in the model's trees) of every pruning model."""
-    from odtkit.formulations.pruning import ColgenMaster
+    from odtkit.pruning import ColgenMaster
 
     budget = pruning.cost_term
     columns = [(t, z) for t, z in enumerate(pruning.leaves)]
@@ -420,7 +430,7 @@ def test_every_pruning_formulation_round_trips_start_check_decode(seed):
 
 def test_declared_properties():
     from odtkit.formulations import DECODE_NOT_WORSE, EXACT, LP_INTEGRAL, VALID_BOUND
-    from odtkit.formulations.pruning import ColgenMaster
+    from odtkit.pruning import ColgenMaster
 
     every = {EXACT, VALID_BOUND, DECODE_NOT_WORSE, LP_INTEGRAL}
     assert IP3().properties == IP3(aggregate=True, merge=True).properties == every

@@ -19,6 +19,9 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -47,6 +50,14 @@ NOT_API = {
 }
 
 
+#: Old import paths kept for one release, each a module that re-exports from the new home with a
+#: FutureWarning on import: old path -> the public package that now holds every name.
+DEPRECATED_PATHS = {
+    "odtkit.formulations.network": "odtkit.pruning",
+    "odtkit.formulations.pruning": "odtkit.pruning",
+}
+
+
 def _is_public(qualified: str) -> bool:
     return not any(part.startswith("_") for part in qualified.split("."))
 
@@ -66,7 +77,10 @@ PUBLIC_PACKAGES = [name for name, is_package in _public_modules().items() if is_
 
 def _import(name: str) -> ModuleType:
     try:
-        return importlib.import_module(name)
+        with warnings.catch_warnings():
+            if name in DEPRECATED_PATHS:  # its warning is checked once, below
+                warnings.simplefilter("ignore", FutureWarning)
+            return importlib.import_module(name)
     except ModuleNotFoundError as exc:  # an optional third-party dependency, not odtkit itself
         if exc.name and not exc.name.startswith("odtkit"):
             pytest.skip(f"{name} needs {exc.name}")
@@ -163,3 +177,24 @@ def test_the_package_level_names_are_importable_by_star():
     namespace: dict[str, object] = {}
     exec("from odtkit import *", namespace)
     assert {"search_tree", "Tree", "Dataset", "OptimalTreeClassifier"} <= set(namespace)
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(DEPRECATED_PATHS.items()))
+def test_a_deprecated_path_warns_and_holds_the_same_objects(old, new):
+    # a fresh interpreter: the import (and so the warning) happens once per process
+    script = f"""
+import warnings
+warnings.simplefilter("error", FutureWarning)
+try:
+    import {old}
+except FutureWarning as exc:
+    assert "{new}" in str(exc), exc
+else:
+    raise SystemExit("no FutureWarning")
+warnings.simplefilter("ignore", FutureWarning)
+import importlib
+old, new = importlib.import_module("{old}"), importlib.import_module("{new}")
+assert old.__all__ and all(getattr(old, n) is getattr(new, n) for n in old.__all__)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-500:]

@@ -494,7 +494,7 @@ def test_public_names():
 def _has_native() -> bool:
     import importlib.util
 
-    from odtkit.core import _native
+    from odtkit import _native
 
     return importlib.util.find_spec("odtkit.core.rashomon") is not None and hasattr(
         _native, "rashomon_build"

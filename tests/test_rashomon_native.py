@@ -14,8 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odtkit import datasets, metrics, rashomon, testing
-from odtkit.core import _native
+from odtkit import _native, datasets, metrics, rashomon, testing
 from odtkit.core.rashomon import RashomonProblem, build_rashomon
 from odtkit.datasets import Dataset
 

@@ -11,8 +11,8 @@ import pytest
 from conftest import sigint_inside
 
 import odtkit
-from odtkit import datasets, metrics
-from odtkit.core import _native, search_tree
+from odtkit import _native, datasets, metrics
+from odtkit.core import search_tree
 from odtkit.core._problem import build_problem, decode_tree, encode_tree
 from odtkit.results import Result, Status
 from odtkit.testing import brute_force_tree, example_dataset_a, random_dataset

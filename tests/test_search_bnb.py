@@ -10,8 +10,8 @@ from conftest import sigint_inside
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odtkit import metrics
-from odtkit.core import _native, search_tree
+from odtkit import _native, metrics
+from odtkit.core import search_tree
 from odtkit.core.search import BOUNDS, POLICIES
 from odtkit.datasets import Dataset
 from odtkit.results import Result
@@ -213,7 +213,7 @@ def test_bad_input() -> None:
 
 
 def test_native_binding_rejects_malformed_trees() -> None:
-    from odtkit.core import _native
+    from odtkit import _native
     from odtkit.core._problem import build_problem
 
     problem = build_problem(example_dataset_a())

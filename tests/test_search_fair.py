@@ -13,8 +13,7 @@ from conftest import sigint_inside
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from odtkit import Dataset, Fairness, metrics, search_tree
-from odtkit.core import _native
+from odtkit import Dataset, Fairness, _native, metrics, search_tree
 from odtkit.core._problem import build_problem, search_config
 from odtkit.core.search import FAIR_BOUNDS
 from odtkit.testing import (

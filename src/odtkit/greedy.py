@@ -8,7 +8,7 @@ single leaf. Growing and pruning happen in one recursion: a subtree is kept only
 cost strictly less (in count units) than collapsing it into one leaf, which is cost-complexity
 pruning with parameter ``lam`` (IP0 of §7.2 solved by dynamic programming).
 
-The tree is grown natively (``odtkit.core._native.greedy_tree``, the same function the native
+The tree is grown natively (``odtkit._native.greedy_tree``, the same function the native
 searches start from): bitset popcounts over the deduplicated points instead of numpy passes
 over the rows. It sums the Gini terms in numpy's order, so it returns the tree of the former
 numpy implementation (kept as the reference in tests/test_oracle_and_greedy.py); only weights
@@ -17,8 +17,8 @@ with fractional parts, whose class sums round differently, can break a near-tie 
 
 from __future__ import annotations
 
+from odtkit import _native
 from odtkit._validation import check_depth, check_lambda
-from odtkit.core import _native
 from odtkit.core._problem import decode_tree, problem_from_arrays
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset

@@ -1,6 +1,7 @@
-"""Python face of the native search core (``odtkit.core._native``)."""
+"""Python face of the native tree searches (the extension ``odtkit._native``, shared with
+:mod:`odtkit.pruning`)."""
 
-from odtkit.core._native import Bitset
+from odtkit._native import Bitset
 from odtkit.core.numeric import search_numeric
 from odtkit.core.path import RegularizationPath, regularization_path
 from odtkit.core.rules import search_rule_list

@@ -27,11 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtkit import metrics
+from odtkit import _native, metrics
 from odtkit._progress import Progress
 from odtkit._validation import check_depth, check_lambda, check_switches
 from odtkit._warnings import warn as _warn
-from odtkit.core import _native
 from odtkit.core._problem import (
     POLICIES,
     build_search_problem,

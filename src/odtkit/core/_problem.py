@@ -1,6 +1,6 @@
 """Construction of the native preprocessed ``Problem`` and of the typed ``SearchConfig``.
 
-The native searches (dp, bnb, corels) all start from ``odtkit.core._native.Problem``: identical
+The native searches (dp, bnb, corels) all start from ``odtkit._native.Problem``: identical
 feature rows collapsed into equivalence classes with per-class weights, per-feature bitsets over
 those classes and the equivalent-point minorities (docs/formulations-search-and-pruning.md §3.1).
 Inputs are checked by :mod:`odtkit._validation`; this module is the only place that turns a
@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from odtkit import _native
 from odtkit._limits import default_memory_limit_mb
 from odtkit._validation import (
     check_node_limit,
     check_positive_number,
     scale_weights,
 )
-from odtkit.core import _native
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset, distinct_features
 from odtkit.results import Status
@@ -33,7 +33,7 @@ POLICIES: tuple[str, ...] = ("curiosity", "lower_bound", "objective", "bfs", "df
 
 
 def build_problem(dataset: Dataset, popcount: str = "auto") -> Any:
-    """The native preprocessed instance of ``dataset`` (``odtkit.core._native.Problem``).
+    """The native preprocessed instance of ``dataset`` (``odtkit._native.Problem``).
 
     ``popcount="portable"`` forces the software popcount kernels (benchmarks and tests); the
     default uses the CPU's popcount instruction when it has one.

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from odtkit import _native
 from odtkit._limits import Deadline, charged
 from odtkit._progress import Progress
 from odtkit._validation import (
@@ -37,7 +38,6 @@ from odtkit._validation import (
     encode_labels,
     scale_weights,
 )
-from odtkit.core import _native
 from odtkit.core._binary import (
     charge_elapsed,
     check_upper_bound,

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtkit import metrics
+from odtkit import _native, metrics
 from odtkit._limits import stop_on_interrupt
 from odtkit._progress import Progress
 from odtkit._validation import (
@@ -45,7 +45,6 @@ from odtkit._validation import (
     check_positive_number,
     weight_exponent,
 )
-from odtkit.core import _native
 from odtkit.core._problem import build_problem, decode_tree, native_status, search_config
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset, unique_rows

@@ -21,13 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odtkit import _native
 from odtkit._validation import (
     check_depth,
     check_lambda,
     check_nonnegative_number,
     check_positive_number,
 )
-from odtkit.core import _native
 from odtkit.core._problem import build_problem, decode_tree, search_config
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset

@@ -4,7 +4,7 @@ Minimises ``misclassified/n + lam * n_rules`` (the default rule is free, every l
 empirical majority of what its rule captures) over rule lists built from pre-mined antecedents
 (Angelino et al. 2018 (CORELS); docs/formulations-search-and-pruning.md §5). Mining is
 vectorised numpy here, streamed in blocks that honour the time and memory limits; the branch and
-bound runs in C++ (``odtkit.core._native.search_corels``) with the GIL released.
+bound runs in C++ (``odtkit._native.search_corels``) with the GIL released.
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtkit import metrics
+from odtkit import _native, metrics
 from odtkit._progress import Progress
 from odtkit._validation import as_binary_matrix, check_lambda, check_switches
 from odtkit._warnings import warn as _warn
-from odtkit.core import _native
 from odtkit.core._problem import (
     POLICIES,
     build_problem,

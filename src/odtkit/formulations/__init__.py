@@ -18,10 +18,10 @@ and docs/references.md for the papers.
 ``build(..., fairness=Fairness(...))`` adds a fairness constraint to each tree formulation
 (:mod:`odtkit.formulations.fairness`).
 
-Ensemble pruning (:mod:`odtkit.formulations.pruning`): :class:`IP0`, :class:`IP1`,
-:class:`IP2`, :class:`IP3`, :class:`LP1` and the column-generation :class:`ColgenMaster`, on the
-:class:`Formulation` protocol (problem :class:`PruningProblem`, meta :class:`PruningMeta`);
-their network-matrix certificate is :mod:`odtkit.formulations.network`.
+The ensemble-pruning formulations (IP0-IP3, LP1, the column-generation master) follow the same
+:class:`Formulation` protocol but live with the rest of pruning: ``odtkit.pruning.IP3`` ...
+(the old paths ``odtkit.formulations.pruning`` and ``odtkit.formulations.network`` still import,
+with a FutureWarning).
 """
 
 from odtkit.formulations._base import (
@@ -37,54 +37,24 @@ from odtkit.formulations._base import (
 from odtkit.formulations._common import TreeMeta, TreeProblem
 from odtkit.formulations.binoct import BinOCT, BinOCTMeta, RBinOCT
 from odtkit.formulations.flowoct import FlowOCT, FlowOCTMeta
-from odtkit.formulations.network import (
-    NetworkCertificate,
-    certify_network_matrix,
-    is_totally_unimodular,
-)
 from odtkit.formulations.paths import PathOCT, PathOCTMeta
-from odtkit.formulations.pruning import (
-    IP0,
-    IP1,
-    IP2,
-    IP3,
-    LP1,
-    ColgenMaster,
-    IP3Meta,
-    MasterMeta,
-    PruningMeta,
-    PruningProblem,
-)
 
 __all__ = [
     "BinOCT",
     "BinOCTMeta",
-    "ColgenMaster",
     "DECODE_NOT_WORSE",
     "EXACT",
     "FlowOCT",
     "FlowOCTMeta",
     "Formulation",
     "FormulationMeta",
-    "IP0",
-    "IP1",
-    "IP2",
-    "IP3",
-    "IP3Meta",
-    "LP1",
     "LP_INTEGRAL",
-    "MasterMeta",
-    "NetworkCertificate",
     "PROPERTIES",
     "PathOCT",
     "PathOCTMeta",
     "Property",
-    "PruningMeta",
-    "PruningProblem",
     "RBinOCT",
     "TreeMeta",
     "TreeProblem",
     "VALID_BOUND",
-    "certify_network_matrix",
-    "is_totally_unimodular",
 ]

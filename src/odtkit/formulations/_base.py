@@ -3,11 +3,11 @@
 A formulation is **stateless**: its constructor takes modelling *choices* (null splits, cuts,
 aggregation) and never changes; the *problem* goes to :meth:`Formulation.build` with the data,
 as a small frozen dataclass (:class:`~odtkit.formulations.TreeProblem`,
-:class:`~odtkit.formulations.PruningProblem`) or as the same fields by keyword
+:class:`~odtkit.pruning.PruningProblem`) or as the same fields by keyword
 (``build(data, max_depth=2, lam=0.01)``). ``build`` returns an immutable
 :class:`~odtkit.model.Model` whose ``meta`` is the formulation's own frozen dataclass (a
 :class:`FormulationMeta`: :class:`~odtkit.formulations.TreeMeta`,
-:class:`~odtkit.formulations.PruningMeta` and their subclasses) holding everything
+:class:`~odtkit.pruning.PruningMeta` and their subclasses) holding everything
 :meth:`~Formulation.decode` and :meth:`~Formulation.start` need. So one formulation object can
 build many models, a model can be decoded without the object that built it being in any
 particular state, and every read of the meta is an attribute a type checker sees.

@@ -19,18 +19,20 @@ docs/formulations-search-and-pruning.md §7–9.
   the algorithms.
 * :class:`PrunedEnsemble` — predict / predict_proba / feature_cost / error / to_sklearn;
   :func:`objective_terms` — the one accounting every answer is checked with.
-* Formulations (:mod:`odtkit.formulations.pruning`): :class:`IP0`, :class:`IP1`,
-  :class:`IP2`, :class:`IP3`, :class:`LP1`, :class:`ColgenMaster`;
-  :func:`certify_network_matrix` — Lemma 4.1 certificate on a built model
-  (:mod:`odtkit.formulations.network`).
+* Formulations, on the :class:`odtkit.formulations.Formulation` protocol (problem
+  :class:`PruningProblem`, meta :class:`PruningMeta`): :class:`IP0`, :class:`IP1`,
+  :class:`IP2`, :class:`IP3` (meta :class:`IP3Meta`), :class:`LP1` and the column-generation
+  :class:`ColgenMaster` (meta :class:`MasterMeta`, columns :class:`MasterColumn`);
+  :func:`certify_network_matrix` — the Lemma 4.1 certificate on a built model.
+
+Everything pruning needs lives in this package: the data (``_data``, built by ``_extract``),
+the one accounting (``_objective``), the formulations (``_formulations``), their certificate
+(``_network``), the native cut and path (``_cut``, ``_path``, on the extension
+:mod:`odtkit._native` that the tree search shares) and the API. It imports no tree search
+(:mod:`odtkit.core`), and the search imports nothing from here. Each name has one public
+path: ``odtkit.pruning.<name>``.
 """
 
-from odtkit.formulations.network import (
-    NetworkCertificate,
-    certify_network_matrix,
-    is_totally_unimodular,
-)
-from odtkit.formulations.pruning import IP0, IP1, IP2, IP3, LP1, ColgenMaster
 from odtkit.pruning._api import (
     cost_error_path,
     individual_prune,
@@ -40,6 +42,7 @@ from odtkit.pruning._api import (
 )
 from odtkit.pruning._budget import budget_prune, lambda_search
 from odtkit.pruning._colgen import column_generation
+from odtkit.pruning._data import EnsembleData, TreeData
 from odtkit.pruning._ensemble import (
     PrunedEnsemble,
     brute_force_prune,
@@ -48,7 +51,25 @@ from odtkit.pruning._ensemble import (
     tree_dp,
 )
 from odtkit.pruning._example import worked_example
-from odtkit.pruning._extract import EnsembleData, TreeData, check_ensemble, extract
+from odtkit.pruning._extract import check_ensemble, extract
+from odtkit.pruning._formulations import (
+    IP0,
+    IP1,
+    IP2,
+    IP3,
+    LP1,
+    ColgenMaster,
+    IP3Meta,
+    MasterColumn,
+    MasterMeta,
+    PruningMeta,
+    PruningProblem,
+)
+from odtkit.pruning._network import (
+    NetworkCertificate,
+    certify_network_matrix,
+    is_totally_unimodular,
+)
 from odtkit.pruning._path import CostErrorPath
 
 __all__ = [
@@ -59,9 +80,14 @@ __all__ = [
     "IP1",
     "IP2",
     "IP3",
+    "IP3Meta",
     "LP1",
+    "MasterColumn",
+    "MasterMeta",
     "NetworkCertificate",
     "PrunedEnsemble",
+    "PruningMeta",
+    "PruningProblem",
     "TreeData",
     "brute_force_prune",
     "budget_prune",

@@ -17,18 +17,18 @@ import pandas as pd
 from odtkit._limits import Deadline, OutOfTime, charged
 from odtkit._validation import check_lambda, check_positive_number
 from odtkit._warnings import warn as _warn
-from odtkit.formulations.pruning import check_budget, check_problem
 from odtkit.pruning._budget import budget_prune, check_budget_method
 from odtkit.pruning._colgen import column_generation
 from odtkit.pruning._cut import cut_prune, example_weights
+from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._ensemble import PrunedEnsemble, individual_objective, tree_dp, unpruned
 from odtkit.pruning._extract import (
-    EnsembleData,
     checked_inputs,
     extract,
     extract_checked,
     root_only_data,
 )
+from odtkit.pruning._formulations import check_budget, check_problem
 from odtkit.pruning._guard import (
     CUT_BYTES_PER_ENTRY,
     DATA_BYTES_PER_ENTRY,

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from odtkit.formulations.pruning import check_budget
+from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._ensemble import PrunedEnsemble
-from odtkit.pruning._extract import EnsembleData
+from odtkit.pruning._formulations import check_budget
 from odtkit.pruning._path import exact_path
 from odtkit.pruning._solve import solve_ip3
 from odtkit.results import Result, Status, make_trace

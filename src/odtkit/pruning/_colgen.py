@@ -2,10 +2,10 @@
 
 docs/formulations-search-and-pruning.md §7.8–7.9.
 
-The restricted master is a formulation, :class:`odtkit.formulations.pruning.ColgenMaster`:
+The restricted master is a formulation, :class:`odtkit.pruning.ColgenMaster`:
 its ``build`` gives the initial master (root-only and individual-pruning columns) as a Model,
-:meth:`~odtkit.formulations.pruning.ColgenMaster.column_arrays` the coefficients of new columns
-and :meth:`~odtkit.formulations.pruning.ColgenMaster.with_columns` the master over any column
+:meth:`~odtkit.pruning.ColgenMaster.column_arrays` the coefficients of new columns
+and :meth:`~odtkit.pruning.ColgenMaster.with_columns` the master over any column
 set. With the ``"highs"`` backend the master lives in one :class:`odtkit.solvers.IncrementalLP`:
 built once from the initial columns, every iteration appends all the priced-out prunings in one
 vectorized ``addCols`` call and re-solves by simplex from the previous optimal basis, which stays
@@ -32,11 +32,11 @@ import numpy as np
 
 from odtkit._limits import stop_on_interrupt
 from odtkit._validation import check_lambda
-from odtkit.formulations.pruning import ColgenMaster, MasterColumn
 from odtkit.model import Model
 from odtkit.pipeline import VERIFY_TOLERANCE, verify_solution
+from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._ensemble import PrunedEnsemble, tree_dp
-from odtkit.pruning._extract import EnsembleData
+from odtkit.pruning._formulations import ColgenMaster, MasterColumn
 from odtkit.pruning._solve import HIGHS_TOLERANCES, solver_options
 from odtkit.results import Result, Status, make_trace
 from odtkit.solvers import IncrementalLP, Solution, solve

@@ -76,10 +76,10 @@ from typing import Any
 
 import numpy as np
 
+from odtkit import _native
 from odtkit._limits import check_deadline, default_memory_limit_mb
-from odtkit.core import _native
+from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._ensemble import PrunedEnsemble, compact_arrays, objective_value
-from odtkit.pruning._extract import EnsembleData
 from odtkit.results import Result, Status, make_trace
 
 __all__ = [

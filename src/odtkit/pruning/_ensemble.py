@@ -1,8 +1,8 @@
 """Pruned ensembles: the model object, test-time evaluation and the brute-force oracle.
 
 NWS 2016 as written up in docs/formulations-search-and-pruning.md §7.9–7.10. The accounting
-(the tree DP, objective terms) lives in :mod:`odtkit._pruning_objective`, below both this
-package and the pruning formulations, and is re-exported here.
+(the tree DP, objective terms) lives in ``_objective``, below this module and the pruning
+formulations, and is re-exported here.
 
 A pruning of tree ``t`` is a bool mask ``z[t]`` over its pre-order nodes (``z_h = 1`` iff ``h``
 is a leaf of the pruned tree). Everything here is vectorized per depth level, so evaluating a
@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from odtkit._pruning_objective import (
+from odtkit.pruning._data import EnsembleData, TreeData
+from odtkit.pruning._extract import as_numeric_matrix, encode_y, route
+from odtkit.pruning._objective import (
     acquired_counts,
     compact_arrays,
     covered_mask,
@@ -30,7 +32,6 @@ from odtkit._pruning_objective import (
     tree_dp,
     tree_terms,
 )
-from odtkit.pruning._extract import EnsembleData, TreeData, as_numeric_matrix, encode_y, route
 
 __all__ = [
     "PrunedEnsemble",

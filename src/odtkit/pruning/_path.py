@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odtkit import _native
 from odtkit._limits import stop_on_interrupt
 from odtkit._progress import Progress
-from odtkit.core import _native
 from odtkit.pruning._cut import ClosureNetwork, native_network
+from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._ensemble import PrunedEnsemble
-from odtkit.pruning._extract import EnsembleData
 from odtkit.results import Status
 
 __all__ = ["CostErrorPath", "exact_path"]

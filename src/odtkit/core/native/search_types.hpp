@@ -63,7 +63,7 @@ enum class Policy { curiosity, lower_bound, objective, bfs, dfs };
 // Symmetry-aware map of corels (docs/formulations-search-and-pruning.md §5.4): one prefix
 // per antecedent set, per captured set, or no map. The tree searches ignore it.
 enum class Symmetry { permutation_map, captured_map, none };
-// Why a search stopped; crosses the binding as the enum odtkit.core._native.SearchStatus
+// Why a search stopped; crosses the binding as the enum odtkit._native.SearchStatus
 // (Python maps it to odtkit.results.Status). The outputs that are still dicts (max flow, the
 // ensemble cut) carry status_name().
 enum class SearchStatus { optimal, time_limit, node_limit, memory_limit, interrupted };

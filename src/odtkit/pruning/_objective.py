@@ -4,21 +4,18 @@ objective (:func:`individual_objective`) and the exact per-tree DP (:func:`tree_
 
 NWS 2016 as written up in docs/formulations-search-and-pruning.md §7.9–7.10.
 
-Why a top-level module: the pruning formulations (:mod:`odtkit.formulations.pruning`) score and
-price prunings with these functions, and the :mod:`odtkit.pruning` package imports those
-formulations. Anything inside either package would run that package's ``__init__`` on import,
-so the one accounting both read lives below both: this module imports numpy and, for types
-only, the extracted tree data.
+The pruning formulations (``_formulations``), the model object (``_ensemble``) and the
+algorithms all score prunings with these functions; this module sits below all of them in the
+package and imports only numpy and the data types (``_data``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # types only: importing odtkit.pruning here would be the cycle this avoids
-    from odtkit.pruning._extract import EnsembleData, TreeData
+from odtkit.pruning._data import EnsembleData, TreeData
 
 __all__ = [
     "acquired_counts",
