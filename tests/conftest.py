@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import re
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -32,6 +34,23 @@ def cbc_binary() -> str | None:
 
 
 CBC = cbc_binary()
+
+
+def cbc_version(binary: str | None) -> str | None:
+    """The version CBC prints on start (``Version: 2.10.3``), or None."""
+    if binary is None:
+        return None
+    try:
+        done = subprocess.run(
+            [binary, "-quit"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"^Version:\s*(\S+)", done.stdout, re.MULTILINE)
+    return found.group(1) if found else None
+
+
+CBC_VERSION = cbc_version(CBC)
 needs_cbc = pytest.mark.skipif(CBC is None, reason="no CBC binary (optional solver)")
 
 
