@@ -384,7 +384,9 @@ def test_to_frame_rows(small):
 
 
 def test_plot_and_summary(small):
-    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib = pytest.importorskip(
+        "matplotlib", reason="matplotlib: the optional extra odtkit[plot] (in dev)"
+    )
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
