@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import re
 import shutil
 import signal
+import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,23 @@ def cbc_binary() -> str | None:
 
 
 CBC = cbc_binary()
+
+
+def cbc_version(binary: str | None) -> str | None:
+    """The version CBC prints on start (``Version: 2.10.3``), or None."""
+    if binary is None:
+        return None
+    try:
+        done = subprocess.run(
+            [binary, "-quit"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"^Version:\s*(\S+)", done.stdout, re.MULTILINE)
+    return found.group(1) if found else None
+
+
+CBC_VERSION = cbc_version(CBC)
 needs_cbc = pytest.mark.skipif(CBC is None, reason="no CBC binary (optional solver)")
 
 
@@ -108,6 +127,116 @@ def sigint_inside(module: Any, name: str, after: float = 0.1) -> Iterator[thread
         thread.join()
         if main:
             signal.signal(signal.SIGINT, previous)
+
+
+class SigintOnce:
+    """A callable that sends this process one SIGINT on its first call (and then does nothing).
+
+    Given to a MIP solve as ``log_callback`` (called *while it runs*, with the solve's own Ctrl-C
+    handling installed, which records the signal and stops the solver), it makes a Ctrl-C land
+    inside the run, deterministically: no timer races the solve, so a fast machine cannot
+    finish first (the tests that used a timer skipped then). ``sent`` is set once the signal
+    went out; ``then`` (optional) is called every time with the same arguments (the callback
+    this one stands in for); ``when`` (optional): send only from a call it accepts (a log line
+    that shows the solver in its node loop, where CBC reads the signal). Not for a native
+    search's ``progress`` (its Python frame would run the signal handler, and the search
+    discards what the callback raises: see :func:`sigint_at_first_poll`).
+    """
+
+    def __init__(
+        self, then: Callable[..., Any] | None = None, when: Callable[..., bool] | None = None
+    ) -> None:
+        self.sent = threading.Event()
+        self._then = then
+        self._when = when
+
+    def __call__(self, *args: Any) -> None:
+        if not self.sent.is_set() and (self._when is None or self._when(*args)):
+            self.sent.set()
+            os.kill(os.getpid(), signal.SIGINT)
+        if self._then is not None:
+            self._then(*args)
+
+
+@contextlib.contextmanager
+def sigint_at_first_poll(module: Any, name: str, progress_at: int) -> Iterator[threading.Event]:
+    """Send one SIGINT once a call of ``module.name`` (a native search) has polled for Ctrl-C.
+
+    The native searches call their ``progress`` callable (positional argument ``progress_at``)
+    each time they poll for Ctrl-C (Budget::check_clock, about every 5 ms of search), right
+    before ``PyErr_CheckSignals``. Here that callable is a builtin (``dict.__setitem__``: no
+    Python frame runs, so no signal handler can run inside it and be lost there); a helper
+    thread waits until it was first called -- the search is running -- and then sends the
+    signal, which the next poll turns into status ``interrupted``. No timer races the search,
+    so a fast machine cannot finish first (the tests that used one skipped then); a search
+    that ends between two polls can (the test asserts the status). The block's SIGINT handler
+    raises KeyboardInterrupt only while the search runs, and otherwise records the signal; the
+    previous handler is restored on exit. The yielded event is set once the signal went out.
+    """
+    real = getattr(module, name)
+    polled: dict[float, float] = {}
+    sent, inside, finished = threading.Event(), threading.Event(), threading.Event()
+    lock = threading.Lock()
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        args_list = list(args)
+        kwargs.pop("progress", None)
+        del args_list[progress_at:]
+        inside.set()
+        try:
+            return real(*args_list, progress=polled.__setitem__, **kwargs)
+        finally:
+            inside.clear()
+            with lock:
+                finished.set()
+
+    def fire() -> None:
+        while not polled and not finished.wait(0.001):
+            pass
+        with lock:
+            if not finished.is_set():
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                sent.set()
+
+    def only_inside(signum: int, frame: Any) -> None:
+        if inside.is_set():
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, only_inside)
+    thread = threading.Thread(target=fire, name="sigint-at-first-poll", daemon=True)
+    setattr(module, name, wrapper)
+    thread.start()
+    try:
+        yield sent
+    finally:
+        setattr(module, name, real)
+        finished.set()
+        thread.join()
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def sigint_at_first_log_line(module: Any, name: str = "solve") -> Iterator[threading.Event]:
+    """Send one SIGINT from the first log line of every ``module.name`` call (a MIP solve).
+
+    ``odtkit.solvers.solve`` installs its Ctrl-C handling before the solver writes its first
+    line, and HiGHS cannot finish before its first interrupt check: the signal stops the run,
+    deterministically. Any ``log_callback`` of the caller still gets every line.
+    """
+    real = getattr(module, name)
+    sent = threading.Event()
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        once = SigintOnce(kwargs.get("log_callback"))
+        once.sent = sent  # one signal for the block, whichever call writes first
+        kwargs["log_callback"] = once
+        return real(*args, **kwargs)
+
+    setattr(module, name, wrapper)
+    try:
+        yield sent
+    finally:
+        setattr(module, name, real)
 
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"

@@ -183,7 +183,7 @@ def test_prune_a_forest(tmp_path, capsys, fmt):
     # --out writes the pruned scikit-learn forest in the format FOREST was read in
     from sklearn.ensemble import RandomForestClassifier
 
-    sio = pytest.importorskip("skops.io")
+    sio = pytest.importorskip("skops.io", reason="skops: the optional extra odtkit[skops] (in dev)")
     rng = np.random.default_rng(1)
     X = pd.DataFrame(rng.normal(size=(120, 4)), columns=["a", "b", "c", "d"])
     y = (X.a + X.b > 0).astype(int)

@@ -35,7 +35,7 @@ def folder(tmp_path, monkeypatch):
     X.assign(y=y).to_csv(tmp_path / "data.csv", index=False)
     monkeypatch.chdir(tmp_path)
     assert main(["fit", "data.csv", "--max-depth", "2", "--out", "tree.json"]) == 0
-    sio = pytest.importorskip("skops.io")
+    sio = pytest.importorskip("skops.io", reason="skops: the optional extra odtkit[skops] (in dev)")
     from sklearn.ensemble import RandomForestClassifier
 
     forest = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
@@ -236,7 +236,7 @@ def test_the_written_file_says_so_in_json(folder, capsys):
 
 
 def test_prune_writes_the_format_it_read(folder, capsys):
-    sio = pytest.importorskip("skops.io")
+    sio = pytest.importorskip("skops.io", reason="skops: the optional extra odtkit[skops] (in dev)")
     assert _run([*COMMANDS["prune"], "--out", "pruned.skops"], capsys)[0] == 0
     raw = (folder / "pruned.skops").read_bytes()
     assert sio.get_untrusted_types(data=raw) == ["sklearn.tree._tree.Tree"]

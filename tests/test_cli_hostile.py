@@ -57,7 +57,7 @@ def files(tmp_path, monkeypatch):
     (tmp_path / "evil.pkl").write_bytes(pickle.dumps(_Payload()))
     (tmp_path / "evil0.pkl").write_bytes(pickle.dumps(_Payload(), protocol=0))
     (tmp_path / "outdir").mkdir()
-    sio = pytest.importorskip("skops.io")
+    sio = pytest.importorskip("skops.io", reason="skops: the optional extra odtkit[skops] (in dev)")
     from sklearn.ensemble import RandomForestClassifier
 
     forest = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0)

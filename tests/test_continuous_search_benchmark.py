@@ -48,7 +48,9 @@ def test_digits_are_pooled_by_summing_2x2_blocks(bench):
 )
 def test_datasets_load_offline_as_float_columns_and_class_codes(bench, name, shape, classes):
     if name in ("anes96", "fair"):
-        pytest.importorskip("statsmodels")  # a benchmark-only dependency
+        pytest.importorskip(
+            "statsmodels", reason="statsmodels: a benchmark-only dependency (its data sets)"
+        )
     X, y, cols = bench.load(name)
     assert X.shape == shape and X.dtype == np.float64 and np.isfinite(X).all()
     assert len(cols) == shape[1] and len(set(cols)) == shape[1]

@@ -283,7 +283,9 @@ def test_export_text_of_a_result_and_of_a_rule_list():
 
 
 def test_plot_tree_takes_the_estimator_and_shows_leaf_counts(fitted, tmp_path):
-    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib = pytest.importorskip(
+        "matplotlib", reason="matplotlib: the optional extra odtkit[plot] (in dev)"
+    )
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

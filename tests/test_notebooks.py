@@ -81,7 +81,7 @@ def _stored_text(output: dict) -> str:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_notebook_runs(path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason="matplotlib: the optional extra odtkit[plot] (in dev)")
     env = {**os.environ, "MPLBACKEND": "Agg"}
     if env.get("PYTHONPATH"):  # the child runs in notebooks/, as Jupyter would: no relative paths
         parts = env["PYTHONPATH"].split(os.pathsep)

@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-matplotlib = pytest.importorskip("matplotlib")
+matplotlib = pytest.importorskip(
+    "matplotlib", reason="matplotlib: the optional extra odtkit[plot] (in dev)"
+)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 

@@ -265,7 +265,7 @@ def test_property_pruned_objective_equals_the_forests_own_routing(seed, n, rate,
 # ------------------------------------------------------------------------ the CLI
 @pytest.fixture
 def cli_files(tmp_path, monkeypatch):
-    sio = pytest.importorskip("skops.io")
+    sio = pytest.importorskip("skops.io", reason="skops: the optional extra odtkit[skops] (in dev)")
     X, y = _issue_table(n=200)
     frame = X.assign(y=y)
     frame.to_csv(tmp_path / "ab.csv", index=False)

@@ -384,7 +384,9 @@ def test_to_frame_rows(small):
 
 
 def test_plot_and_summary(small):
-    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib = pytest.importorskip(
+        "matplotlib", reason="matplotlib: the optional extra odtkit[plot] (in dev)"
+    )
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -491,18 +493,6 @@ def test_public_names():
 # --------------------------------------------------------------------------------------------
 
 
-def _has_native() -> bool:
-    import importlib.util
-
-    from odtkit import _native
-
-    return importlib.util.find_spec("odtkit.core.rashomon") is not None and hasattr(
-        _native, "rashomon_build"
-    )
-
-
-needs_native = pytest.mark.skipif(not _has_native(), reason="the native Rashomon build")
-
 #: Rashomon sets larger than this are only counted (the oracle re-scores every tree).
 ORACLE_CAP = 3000
 
@@ -537,7 +527,6 @@ def rashomon_problems(draw: st.DrawFn) -> tuple[Dataset, dict]:
     return data, problem
 
 
-@needs_native
 @settings(max_examples=40, deadline=None)
 @given(rashomon_problems())
 def test_the_native_set_is_the_oracle_set(drawn):
@@ -580,7 +569,6 @@ def _weighted_tie() -> Dataset:
     return Dataset(X, np.array([0, 1, 0, 1, 0]), np.arange(2), ("x0", "x1"), "tie", weights)
 
 
-@needs_native
 @pytest.mark.parametrize(
     ("data", "lam"),
     [
@@ -598,7 +586,6 @@ def test_equal_objectives_come_fewer_leaves_first(data, lam):
     assert (np.diff(leaves)[tied] >= 0).all()
 
 
-@needs_native
 @pytest.mark.parametrize("leaves", ["any", "majority"])
 def test_counts_of_large_sets_match_the_oracle(leaves):
     data = testing.random_dataset(11, 12, 4, n_classes=2)
@@ -612,7 +599,6 @@ def test_counts_of_large_sets_match_the_oracle(leaves):
         assert usage.loc[name, "trees"] == sum(j in t.features_used() for t, _ in oracle)
 
 
-@needs_native
 def test_a_stopped_build_lists_only_genuine_members():
     data, _ = testing.planted_tree_dataset(3, 400, 14, 4, 0.2)
     rs = rashomon(data, lam=0.002, max_depth=4, epsilon=0.05, time_limit=0.05)
@@ -624,7 +610,6 @@ def test_a_stopped_build_lists_only_genuine_members():
     assert sum(rs.objective_histogram()["count"]) == rs.count()
 
 
-@needs_native
 def test_rashomon_end_to_end_on_a_real_table():
     from sklearn.datasets import load_breast_cancer
 

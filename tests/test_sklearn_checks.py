@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+import sklearn
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -16,60 +18,101 @@ from odtkit.datasets import Binarizer
 from odtkit.estimators import FairTreeClassifier, OptimalRuleListClassifier, OptimalTreeClassifier
 from odtkit.testing import random_dataset
 
-# FairTreeClassifier.fit needs the protected attribute (``sensitive=``, one value per row);
-# scikit-learn's checks call fit(X, y), so every check that fits must fail (with the message
-# "sensitive is required"). The checks that never fit, and those on input validation (which
-# runs before the protected attribute is asked for), pass.
-_FAIR_NEEDS_SENSITIVE = (
-    "check_classifier_data_not_an_array",
-    "check_classifiers_classes",
-    "check_classifiers_one_label",
-    "check_classifiers_one_label_sample_weights",
-    "check_classifiers_train",
-    "check_dict_unchanged",
-    "check_dont_overwrite_parameters",
-    "check_dtype_object",
-    "check_estimators_dtypes",
-    "check_estimators_fit_returns_self",
-    "check_estimators_overwrite_params",
-    "check_estimators_pickle",
-    "check_f_contiguous_array_estimator",
-    "check_fit2d_1feature",
-    "check_fit2d_1sample",
-    "check_fit2d_predict1d",
-    "check_fit_check_is_fitted",
-    "check_fit_idempotent",
-    "check_fit_score_takes_y",
-    "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance",
-    "check_n_features_in",
-    "check_n_features_in_after_fitting",
-    "check_pipeline_consistency",
-    "check_positive_only_tag_during_fit",
-    "check_readonly_memmap_input",
-    "check_sample_weight_equivalence_on_dense_data",
-    "check_sample_weights_list",
-    "check_sample_weights_not_an_array",
-    "check_sample_weights_not_overwritten",
-    "check_sample_weights_pandas_series",
-    "check_sample_weights_shape",
-    "check_supervised_y_2d",
-)
+
+class FairOnFirstColumn(FairTreeClassifier):
+    """``FairTreeClassifier`` whose protected attribute is the first column of ``X``.
+
+    scikit-learn's checks call ``fit(X, y)`` (and ``fit(X, y, sample_weight=w)``); the fair
+    estimator needs ``sensitive=`` too. This wrapper reads it from ``X`` -- the first column, cut
+    at its mean into two groups (a continuous column would make every row its own group) -- so
+    that every check runs the real fair fit. The column stays in ``X`` (the estimator keeps a
+    protected attribute out of the splits only when ``X`` does not hold it), so the fitted
+    estimator is the one the checks see: same ``n_features_in_``, same ``predict``.
+    """
+
+    def fit(self, X, y, sample_weight=None):  # type: ignore[override]
+        return super().fit(X, y, _first_column_groups(X), sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # check_classifiers_train wants > 0.83 training accuracy on blobs whose first column
+        # (the protected attribute here) separates the classes: a rate gap of at most delta
+        # between the groups costs accuracy there by design. poor_score is scikit-learn's tag
+        # for that: the check's other assertions still run (and one fails: _FAIR_NOT_APPLICABLE).
+        tags.classifier_tags.poor_score = True
+        return tags
+
+
+def _first_column_groups(X: object) -> np.ndarray | None:
+    """Two groups from the first column of ``X``: above its mean or not (two groups whenever
+    the column is not constant, 0/1 columns included; a missing value is in the second group).
+
+    None when ``X`` is no 2-d numeric table: then ``fit``'s own validation of ``X``, which runs
+    before the protected attribute is read, refuses it with its own message (what the
+    input-validation checks assert).
+    """
+    try:
+        column = np.asarray(X, dtype=float)[:, 0]
+    except (TypeError, ValueError, IndexError):
+        return None
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column's mean
+        return (column > np.nanmean(column)).astype(int)
+
+
+#: The checks that do not apply to the fair estimator, each with why (strict: xfail_strict in
+#: pyproject.toml; a check here that starts passing fails the run, so the list stays true).
+#: Its ``positive_class`` (default 1) is the favourable label whose rate the constraint bounds;
+#: ``fit`` refuses a ``y`` that does not hold it, naming it, rather than guess which label is
+#: favourable.
+_FAIR_NOT_APPLICABLE = {
+    "check_classifiers_classes": (
+        "string labels ('one', 'two', ...): positive_class=1 is none of them, and fit refuses "
+        "a favourable label that y does not hold"
+    ),
+    # a finding of these checks, not fixed here (it would change answers): the fair tree's
+    # leaf label is the one the constraint chose, which may go against the leaf's majority,
+    # while predict_proba is the leaf's training class fractions; scikit-learn expects
+    # predict == classes_[argmax(predict_proba)] (issue 38, reported to the lead)
+    "check_classifiers_train": (
+        "predict_proba (the leaf's training class fractions) disagrees with predict on the "
+        "leaves whose label the fairness constraint set against their majority"
+    ),
+    "check_fit2d_1sample": (
+        "one row, label 0: positive_class=1 is not a label of y (and the protected attribute "
+        "has one group); fit says so, not the '1 sample' / 'one class' the check looks for"
+    ),
+}
+
+
+#: Before scikit-learn 1.8, check_dtype_object fitted labels {0, 4} (``X[:, 0] * 4`` on the 0/1
+#: table the estimator's tags ask for): positive_class=1 is not among them either. From 1.8 on
+#: its labels are 0..3 and the check passes (the CI runs the oldest supported release too).
+_SKLEARN_BEFORE_1_8 = tuple(int(p) for p in sklearn.__version__.split(".")[:2]) < (1, 8)
 
 
 def _expected_failures(estimator: object) -> dict[str, str]:
-    if isinstance(estimator, FairTreeClassifier):
-        reason = "fit needs sensitive= (the protected attribute); the checks call fit(X, y)"
-        return dict.fromkeys(_FAIR_NEEDS_SENSITIVE, reason)
-    return {}
+    if not isinstance(estimator, FairTreeClassifier):
+        return {}
+    expected = dict(_FAIR_NOT_APPLICABLE)
+    if _SKLEARN_BEFORE_1_8:
+        expected["check_dtype_object"] = (
+            "labels {0, 4} (scikit-learn < 1.8): positive_class=1 is not a label of y"
+        )
+    if estimator.delta >= 1:  # no constraint binds: every leaf predicts its majority
+        del expected["check_classifiers_train"]
+    return expected
 
 
-# small instances keep the whole run to a few seconds: depth 2, single-literal rules
+# small instances keep the whole run to a few seconds: depth 2, single-literal rules; the fair
+# estimator twice, with its default delta and with delta=1 (no constraint binds), under which
+# check_classifiers_train runs to its end
 @parametrize_with_checks(
     [
         OptimalTreeClassifier(max_depth=2),
         OptimalRuleListClassifier(max_cardinality=1),
-        FairTreeClassifier(max_depth=2),
+        FairOnFirstColumn(max_depth=2),
+        FairOnFirstColumn(max_depth=2, delta=1.0),
     ],
     expected_failed_checks=_expected_failures,
 )

@@ -49,7 +49,9 @@ def test_process_pool_gives_the_same_table(serial: pd.DataFrame):
 
 
 def test_dask_local_cluster_gives_the_same_table(serial: pd.DataFrame):
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed: the optional extra odtkit[dask] (in dev)"
+    )
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
@@ -75,7 +77,9 @@ def _one_slow_task(**where) -> pd.DataFrame:
 
 
 def test_dask_timeout_is_a_row():
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed: the optional extra odtkit[dask] (in dev)"
+    )
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
@@ -156,7 +160,9 @@ def test_bad_datasets():
 
 
 def test_grid_search_distributes_through_joblibs_dask_backend():
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed: the optional extra odtkit[dask] (in dev)"
+    )
     import joblib
     from sklearn.model_selection import GridSearchCV
 

@@ -204,7 +204,9 @@ def test_a_task_carries_no_data():
 
 
 def test_dask_scatters_each_dataset_once_and_gives_the_same_table(monkeypatch, serial):
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed: the optional extra odtkit[dask] (in dev)"
+    )
     scattered: list = []
     submitted: list = []
     with (

@@ -29,6 +29,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any, overload
 
+from odtkit.datasets._columns import GUESS_ROUNDS
 from odtkit.formulations import (
     DECODE_NOT_WORSE,
     EXACT,
@@ -67,8 +68,6 @@ __all__ = [
 DEFAULT_MAX_DEPTH = 3
 #: Seconds; a limit returns the best tree so far with a valid bound, never nothing.
 DEFAULT_TIME_LIMIT = 60.0
-#: Rounds of the threshold-guessing reference model (``Binarizer(guess_thresholds=)``).
-GUESS_ROUNDS = 40
 
 
 @dataclass(frozen=True)

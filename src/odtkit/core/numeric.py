@@ -47,7 +47,7 @@ from odtkit.core._binary import (
 )
 from odtkit.core._problem import decode_tree, encode_tree, leaf_answer, search_config
 from odtkit.datasets import Dataset
-from odtkit.datasets._columns import _as_frame, _numeric, _numeric_block
+from odtkit.datasets._columns import GUESS_ROUNDS, _as_frame, _numeric, _numeric_block
 from odtkit.render import FeatureSpec
 from odtkit.results import Result
 from odtkit.tree import Tree
@@ -305,7 +305,6 @@ def _guess_start(
     Threshold guessing and the dp share ``GUESS_SHARE`` of ``time_limit``.
     """
     from odtkit.datasets import Binarizer  # scikit-learn: only when a search reads raw columns
-    from odtkit.methods import GUESS_ROUNDS  # the MIP stack: only when a guess is asked for
 
     deadline = Deadline(None if time_limit is None else GUESS_SHARE * time_limit)
     with charged(deadline):

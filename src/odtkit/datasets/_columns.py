@@ -10,6 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+#: Rounds of the threshold-guessing reference model every entry point asks for
+#: (``Binarizer(guess_thresholds=GUESS_ROUNDS)``). Part of the Binarizer's threshold policy; it
+#: stands here, without scikit-learn, so that the exact numeric search (``odtkit.core.numeric``)
+#: reads it without importing ``odtkit.methods`` (the MIP stack, which imports ``odtkit.core``:
+#: an import cycle). ``odtkit.methods`` re-exports it.
+GUESS_ROUNDS = 40
+
 
 def check_unique_columns(X: object, name: str = "X") -> None:
     """Refuse a DataFrame ``X`` that names a column twice: every frame entering the Binarizer,
