@@ -976,7 +976,12 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[self.tree_.predict(self._transform(X))]
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Training class fractions of the leaf each row reaches."""
+        """Training class fractions of the leaf each row reaches.
+
+        ``predict`` is the class with the largest fraction, except in a fair tree
+        (:class:`FairTreeClassifier`) whose constraint labels a leaf against its majority: there
+        the fractions stay the data's and ``predict`` is the constrained label.
+        """
         check_is_fitted(self, "tree_")
         return self.leaf_distribution_[self.tree_.apply(self._transform(X))]
 
