@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _routing import decision_paths
 from sklearn.datasets import make_classification
 from sklearn.ensemble import BaggingClassifier, ExtraTreesClassifier, RandomForestClassifier
 from sklearn.exceptions import NotFittedError
@@ -78,8 +79,8 @@ def test_routing_and_statistics_match_sklearn(kind):
         np.testing.assert_array_equal(tree.right[inner], tree.end[tree.left[inner]])
         # leaf reached = sklearn's apply, mapped through the pre-order renumbering
         np.testing.assert_array_equal(tree.sk_node[tree.leaf_of], est.apply(Xt))
-        # S_h class counts = decision_path indicator times one-hot labels
-        path = est.decision_path(Xt).toarray().astype(bool)[:, tree.sk_node]
+        # S_h class counts = path indicator (sklearn's routing) times one-hot labels
+        path = decision_paths(est, Xt)[:, tree.sk_node]
         onehot = np.eye(d.n_classes)[np.searchsorted(d.classes, y)]
         np.testing.assert_allclose(tree.counts, path.T.astype(float) @ onehot)
         # first node testing each feature on each path, by a plain loop
@@ -174,7 +175,8 @@ def test_bad_input():
 # issue 25: the native extraction against an independent numpy reference
 # ------------------------------------------------------------------------------------------
 def _reference_tree(est, fmap, X, codes, n_classes):
-    """The pre-2025 extraction of one tree, in numpy from sklearn's own ``decision_path``:
+    """The pre-2025 extraction of one tree, in numpy from sklearn's own routing (the path to
+    the leaf ``apply`` reaches: tests/_routing.py):
     pre-order ids, class counts, the leaf of each example, and the feature-use entries
     ``(i, k, u)`` (first node on i's path testing k) sorted by ``(u, k, i)``."""
     tr = est.tree_
@@ -193,7 +195,7 @@ def _reference_tree(est, fmap, X, codes, n_classes):
     if fmap is not None:
         feat = np.where(inner, fmap[np.maximum(feat, 0)], -1)
     Xt = X if fmap is None else X[:, fmap]
-    path = est.decision_path(Xt).toarray().astype(bool)[:, order]  # (N, n_nodes) pre-order
+    path = decision_paths(est, Xt)[:, order]  # (N, n_nodes) pre-order
     ex, fk, un = [], [], []
     for k in np.unique(feat[inner]):
         on = path & (feat == k)[None, :]
@@ -297,7 +299,7 @@ def test_native_extraction_equals_the_numpy_reference(kind, ties, classes, missi
     """Issue 25: the native extraction gives today's arrays, entries in today's order, on
     forests with equal thresholds (integer features) and rows on / next to thresholds.
     Issue 37: with missing cells (forests fitted on them) NaN goes where scikit-learn's
-    ``decision_path`` sends it, so the reference built from it needs no NaN rule of its own."""
+    ``apply`` sends it, so the reference built from it needs no NaN rule of its own."""
     X, y = _data(n=150, k=7, classes=classes, seed=11)
     if ties:  # few distinct values: equal thresholds across nodes and trees
         X = np.round(X)

@@ -7,8 +7,8 @@
   position, as in scikit-learn. The CLI selects a named forest's columns by name.
 * Missing values: scikit-learn's trees route NaN (``tree_.missing_go_to_left``); the
   extraction routes them the same way, so every leaf membership the objective counts is the
-  forest's own (checked against ``apply``/``decision_path``), the unpruned ensemble predicts
-  like the forest on rows with NaN, and the pruned objective equals one recomputed
+  forest's own (checked against ``apply`` and the paths to its leaves), the unpruned ensemble
+  predicts like the forest on rows with NaN, and the pruned objective equals one recomputed
   independently from scikit-learn's routing. Infinite values are refused naming the column.
 """
 
@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _routing import decision_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import BaggingClassifier, ExtraTreesClassifier, RandomForestClassifier
@@ -197,7 +198,7 @@ def test_trees_that_cannot_route_nan_refuse_it_naming_the_column():
 
 
 def _independent_objective(ensemble, X, y, leaves, data, lam):
-    """The pruning objective from scikit-learn's own routing (decision_path), without the
+    """The pruning objective from scikit-learn's own routing (tests/_routing.py), without the
     extraction: per tree, each row's pruned leaf is the deepest node of its path kept as a
     leaf; errors against the leaf's majority (ties: smallest class) over the rows reaching it;
     features paid once per row across trees, for the nodes strictly above its pruned leaf."""
@@ -205,7 +206,7 @@ def _independent_objective(ensemble, X, y, leaves, data, lam):
     codes = np.searchsorted(data.classes, y)
     errors, used = 0, np.zeros((N, data.n_features), dtype=bool)
     for (est, fmap), tree, z in zip(_sk_trees(ensemble), data.trees, leaves, strict=True):
-        path = est.decision_path(_columns(X, fmap)).toarray().astype(bool)
+        path = decision_paths(est, _columns(X, fmap))
         kept = np.zeros(est.tree_.node_count, dtype=bool)
         kept[tree.sk_node[z]] = True
         depth = np.zeros(est.tree_.node_count, dtype=np.int64)
