@@ -33,11 +33,11 @@ def _names(prefix_sizes: list[tuple[str, tuple[int, ...]]]) -> list[str]:
     return out
 
 
-def column_names(model: Model) -> list[str]:
+def column_names(model: Model[object]) -> list[str]:
     return _names([(g.name, g.shape) for g in model.vars.values()])
 
 
-def row_names(model: Model) -> list[str]:
+def row_names(model: Model[object]) -> list[str]:
     return _names([(b.name, (b.size,)) for b in model.constraints.values()])
 
 
@@ -59,7 +59,7 @@ def _terms(cols: np.ndarray, vals: np.ndarray, names: np.ndarray) -> str:
     return " ".join(parts)
 
 
-def write_lp(model: Model, path: str | os.PathLike[str]) -> None:
+def write_lp(model: Model[object], path: str | os.PathLike[str]) -> None:
     """Write ``model`` in CPLEX LP format."""
     names = np.asarray(column_names(model), dtype=object)
     rnames = row_names(model)
@@ -107,7 +107,7 @@ def write_lp(model: Model, path: str | os.PathLike[str]) -> None:
     _write(path, out)
 
 
-def write_mps(model: Model, path: str | os.PathLike[str]) -> None:
+def write_mps(model: Model[object], path: str | os.PathLike[str]) -> None:
     """Write ``model`` in free MPS format (objective constant as ``-RHS`` of the objective row)."""
     names = column_names(model)
     rnames = row_names(model)

@@ -47,7 +47,8 @@ _NAME = re.compile(rf"^{PREFIX}(\d+)_")
 
 _lock = threading.Lock()
 _dirs: set[str] = set()
-_children: set[subprocess.Popen] = set()
+# Any: popen passes its caller's keywords through, so a child may be in text or bytes mode
+_children: set[subprocess.Popen[Any]] = set()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -138,7 +139,7 @@ def _pdeathsig_preexec() -> Callable[[], None] | None:
     return preexec
 
 
-def popen(args: list[str], **kwargs: Any) -> subprocess.Popen:
+def popen(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """:class:`subprocess.Popen` in a new session, killed with its parent (Linux), registered
     for :func:`cleanup_on_sigterm`; unregister with :func:`kill` or :func:`forget`."""
     kwargs.setdefault("stdin", subprocess.DEVNULL)
@@ -153,7 +154,7 @@ def popen(args: list[str], **kwargs: Any) -> subprocess.Popen:
     return child
 
 
-def kill(child: subprocess.Popen) -> None:
+def kill(child: subprocess.Popen[Any]) -> None:
     """Kill ``child`` (its whole session on POSIX) and reap it."""
     if child.poll() is None:
         with contextlib.suppress(OSError):
@@ -166,7 +167,7 @@ def kill(child: subprocess.Popen) -> None:
     forget(child)
 
 
-def forget(child: subprocess.Popen) -> None:
+def forget(child: subprocess.Popen[Any]) -> None:
     """Stop tracking ``child`` (it has ended)."""
     with _lock:
         _children.discard(child)

@@ -73,18 +73,18 @@ class SolvePath(ABC, Generic[Native, Raw]):
     """
 
     @abstractmethod
-    def translate(self, model: Model, options: SolveOptions) -> Native:
+    def translate(self, model: Model[object], options: SolveOptions) -> Native:
         """The solver interface's model of ``model`` (time spent charged to the deadline)."""
 
     @abstractmethod
-    def run(self, native: Native, model: Model, options: SolveOptions) -> Raw:
+    def run(self, native: Native, model: Model[object], options: SolveOptions) -> Raw:
         """Run the solver on ``native``; what it left, for :meth:`read`."""
 
     @abstractmethod
-    def read(self, raw: Raw, model: Model, options: SolveOptions) -> Solution:
+    def read(self, raw: Raw, model: Model[object], options: SolveOptions) -> Solution:
         """The :class:`~odtkit.solvers.Solution` of the run."""
 
-    def solve(self, model: Model, options: SolveOptions) -> Solution:
+    def solve(self, model: Model[object], options: SolveOptions) -> Solution:
         """translate -> run -> read."""
         return self.read(self.run(self.translate(model, options), model, options), model, options)
 
@@ -125,7 +125,7 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def used_columns(model: Model) -> np.ndarray:
+def used_columns(model: Model[object]) -> np.ndarray:
     """bool per column: it appears in a row or in the objective. The modelling layers pass only
     those to a solver; the others get :func:`idle_values` when the solution is read back."""
     used = np.zeros(model.n_vars, dtype=bool)
@@ -134,7 +134,7 @@ def used_columns(model: Model) -> np.ndarray:
     return used
 
 
-def row_lists(model: Model) -> tuple[list[float], list[int], list[int]]:
+def row_lists(model: Model[object]) -> tuple[list[float], list[int], list[int]]:
     """The CSR constraint matrix as Python lists ``(data, indices, indptr)``: the per-row loops
     of PuLP and Pyomo slice them (native floats and ints, no numpy scalars per term)."""
     A = model.A
@@ -147,12 +147,12 @@ def row_lists(model: Model) -> tuple[list[float], list[int], list[int]]:
 BOUND_TOLERANCE = 1e-9
 
 
-def columns_bounded(model: Model) -> bool:
+def columns_bounded(model: Model[object]) -> bool:
     """Whether every column of ``model`` has finite bounds."""
     return bool(np.isfinite(model.col_lower).all() and np.isfinite(model.col_upper).all())
 
 
-def infeasible_or_unbounded(model: Model) -> Status:
+def infeasible_or_unbounded(model: Model[object]) -> Status:
     """Status for a solver's "infeasible or unbounded" verdict on ``model``.
 
     With every column bounded the model cannot be unbounded, so the solver proved infeasibility.
@@ -220,7 +220,7 @@ def final_trace(
     return make_trace(out)
 
 
-def idle_values(model: Model) -> np.ndarray:
+def idle_values(model: Model[object]) -> np.ndarray:
     """Values for columns a modelling layer never passed to the solver (in no row and without
     cost): 0 clipped into their bounds."""
     return np.clip(np.zeros(model.n_vars), model.col_lower, model.col_upper)
@@ -232,7 +232,9 @@ NO_SOLUTION = frozenset(
 )
 
 
-def feasible_or_none(model: Model, values: np.ndarray, tol: float = 1e-6) -> np.ndarray | None:
+def feasible_or_none(
+    model: Model[object], values: np.ndarray, tol: float = 1e-6
+) -> np.ndarray | None:
     """``values`` if it is a feasible point of ``model``, else None.
 
     Modelling layers hand back values for aborted and infeasible runs alike; for a solver whose
@@ -281,7 +283,7 @@ class Readout:
 
     def solution(
         self,
-        model: Model,
+        model: Model[object],
         *,
         backend: str,
         solver: str,
@@ -319,7 +321,7 @@ class Readout:
 
 
 def conclude(
-    model: Model,
+    model: Model[object],
     status: Status | str,
     x: np.ndarray | None,
     objective: float,

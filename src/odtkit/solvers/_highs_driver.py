@@ -492,7 +492,7 @@ def read_solution(
 
 def read(
     h: Any,
-    model: Model,
+    model: Model[object],
     session: Session | None = None,
     *,
     want_duals: bool,

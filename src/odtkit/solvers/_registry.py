@@ -136,7 +136,7 @@ class Backend(ABC):
         return ""
 
     @abstractmethod
-    def solve(self, model: Model, options: SolveOptions) -> Solution:
+    def solve(self, model: Model[object], options: SolveOptions) -> Solution:
         """Solve ``model`` with validated ``options``; limits are statuses, never exceptions."""
 
 
@@ -221,7 +221,7 @@ def _check_capabilities(
 
 
 def solve(
-    model: Model,
+    model: Model[object],
     backend: str = "highs",
     *,
     time_limit: float | None = None,

@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 
-def pass_model(h: Any, model: Model, integrality: np.ndarray) -> Any:
+def pass_model(h: Any, model: Model[object], integrality: np.ndarray) -> Any:
     """Hand ``model`` to the Highs object ``h`` in one ``passModel`` call (row-wise CSR arrays).
 
     Raises ValueError when HiGHS rejects the model.
@@ -115,7 +115,7 @@ class HighsBackend(Backend):
 
         return str(driver.new_highs().version())
 
-    def solve(self, model: Model, options: SolveOptions) -> Solution:
+    def solve(self, model: Model[object], options: SolveOptions) -> Solution:
 
         t0 = time.perf_counter()
         is_mip = model.is_mip
@@ -182,7 +182,12 @@ class IncrementalLP:
     """
 
     def __init__(
-        self, model: Model, *, lp_method: str = "simplex", verbose: bool = False, **options: Any
+        self,
+        model: Model[object],
+        *,
+        lp_method: str = "simplex",
+        verbose: bool = False,
+        **options: Any,
     ) -> None:
 
         if not isinstance(model, Model):

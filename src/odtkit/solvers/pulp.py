@@ -173,7 +173,7 @@ class PulpModel:
 
 # building hundreds of thousands of small PuLP objects: see paused_gc
 @paused_gc()
-def to_pulp(model: Model) -> PulpModel:
+def to_pulp(model: Model[object]) -> PulpModel:
     """``model`` as a PuLP ``LpProblem`` (how: the module docstring), with its variables and
     constraints listed in the IR's order (:class:`PulpModel`)."""
     import pulp
@@ -373,7 +373,7 @@ class _CbcWatch:
 
 def _run_cbc(
     built: PulpModel,
-    model: Model,
+    model: Model[object],
     options: SolveOptions,
     extra: dict[str, Any],
     path: str | None,
@@ -590,7 +590,7 @@ class PulpBackend(Backend):
             )
         return SOLVER_CAPABILITIES[name]
 
-    def solve(self, model: Model, options: SolveOptions) -> Solution:
+    def solve(self, model: Model[object], options: SolveOptions) -> Solution:
         solver = _solver_name(options.solver)
         extra = dict(options.extra)
         path = extra.pop("path", None)
@@ -632,7 +632,7 @@ class _HighsPath(SolvePath[_HighsModel, _HighsRun]):
     def __init__(self, extra: dict[str, Any]) -> None:
         self.extra = extra
 
-    def translate(self, model: Model, options: SolveOptions) -> _HighsModel:
+    def translate(self, model: Model[object], options: SolveOptions) -> _HighsModel:
         import pulp
 
         h = driver.new_highs()
@@ -655,7 +655,7 @@ class _HighsPath(SolvePath[_HighsModel, _HighsRun]):
         )
         return _HighsModel(built, h, passed, order, t_transfer)
 
-    def run(self, native: _HighsModel, model: Model, options: SolveOptions) -> _HighsRun:
+    def run(self, native: _HighsModel, model: Model[object], options: SolveOptions) -> _HighsRun:
         h = native.h
         start = options.start if model.is_mip else None
         with driver.attach(
@@ -675,7 +675,7 @@ class _HighsPath(SolvePath[_HighsModel, _HighsRun]):
             t_solve = time.perf_counter() - t1
         return _HighsRun(native, session, t_solve)
 
-    def read(self, raw: _HighsRun, model: Model, options: SolveOptions) -> Solution:
+    def read(self, raw: _HighsRun, model: Model[object], options: SolveOptions) -> Solution:
         native = raw.native
         passed, order = native.passed, native.order
         t2 = time.perf_counter()
@@ -719,7 +719,7 @@ class _CmdPath(SolvePath[PulpModel, _CmdRun]):
     def __init__(self, extra: dict[str, Any], solver: str, path: str | None) -> None:
         self.extra, self.solver, self.path = extra, solver, path
 
-    def translate(self, model: Model, options: SolveOptions) -> PulpModel:
+    def translate(self, model: Model[object], options: SolveOptions) -> PulpModel:
         with alarm_at(options.deadline):
             built = to_pulp(model)
         if options.start is not None:
@@ -727,7 +727,7 @@ class _CmdPath(SolvePath[PulpModel, _CmdRun]):
                 v.setInitialValue(val, check=False)
         return built
 
-    def run(self, native: PulpModel, model: Model, options: SolveOptions) -> _CmdRun:
+    def run(self, native: PulpModel, model: Model[object], options: SolveOptions) -> _CmdRun:
         if self.solver == "cbc":
             if options.lp_method is not None:  # pragma: no cover - refused above
                 raise ValueError("backend 'pulp' with solver 'cbc' has no lp_method")
@@ -737,7 +737,7 @@ class _CmdPath(SolvePath[PulpModel, _CmdRun]):
         emit_log(log, options)
         return _CmdRun(native, log, t_solve, None, {})
 
-    def read(self, raw: _CmdRun, model: Model, options: SolveOptions) -> Solution:
+    def read(self, raw: _CmdRun, model: Model[object], options: SolveOptions) -> Solution:
         import pulp
 
         built, solver, log = raw.built, self.solver, raw.log

@@ -179,7 +179,7 @@ def _component_name(block: Any, name: str, suffix: str) -> str:
 # Pyomo creates hundreds of thousands of small container objects here; the cyclic garbage
 # collector would rescan the growing heap again and again (measured 4-6x slower with it)
 @common.paused_gc()
-def to_pyomo(model: Model) -> PyomoModel:
+def to_pyomo(model: Model[object]) -> PyomoModel:
     """``model`` as a Pyomo ``ConcreteModel`` (how: the module docstring), with its ``VarData``
     and ``ConstraintData`` listed in the IR's order (:class:`PyomoModel`)."""
     import pyomo.environ as pe
@@ -259,7 +259,9 @@ def to_pyomo(model: Model) -> PyomoModel:
     return PyomoModel(m, xs, common.used_columns(model), cons, time.perf_counter() - t0)
 
 
-def _read_columns(get: Any, built: PyomoModel, model: Model, fill: np.ndarray) -> np.ndarray:
+def _read_columns(
+    get: Any, built: PyomoModel, model: Model[object], fill: np.ndarray
+) -> np.ndarray:
     """Column values from ``get(vars_to_load=...)`` for the used columns, ``fill`` elsewhere."""
     out = fill.astype(float)
     idx = np.flatnonzero(built.used)
@@ -270,7 +272,7 @@ def _read_columns(get: Any, built: PyomoModel, model: Model, fill: np.ndarray) -
     return out
 
 
-def _status_from_termination(tc: Any, model: Model, node_limit: int | None) -> str:
+def _status_from_termination(tc: Any, model: Model[object], node_limit: int | None) -> str:
     name = getattr(tc, "name", str(tc))
     mapping = {
         "optimal": "optimal",
@@ -388,7 +390,7 @@ class PyomoBackend(Backend):
         return opt
 
     # ------------------------------------------------------------------------------------------
-    def solve(self, model: Model, options: SolveOptions) -> Solution:
+    def solve(self, model: Model[object], options: SolveOptions) -> Solution:
         solver = options.solver or DEFAULT_SOLVER
         extra = dict(options.extra)
         executable = extra.pop("executable", None)
@@ -405,7 +407,7 @@ class PyomoBackend(Backend):
 # --- the three solve paths: translate -> run -> read (odtkit.solvers._common.SolvePath) ---------
 
 
-def _want_duals(model: Model, options: SolveOptions) -> bool:
+def _want_duals(model: Model[object], options: SolveOptions) -> bool:
     return not model.is_mip and options.duals is not False
 
 
@@ -415,7 +417,7 @@ class _PyomoPath(common.SolvePath[PyomoModel, common.Raw]):
     def __init__(self, extra: dict[str, Any], solver: str) -> None:
         self.extra, self.solver = extra, solver
 
-    def translate(self, model: Model, options: SolveOptions) -> PyomoModel:
+    def translate(self, model: Model[object], options: SolveOptions) -> PyomoModel:
         if "highs" in self.solver:
             driver.silence_banner()  # before Pyomo creates its own first Highs object
         with alarm_at(options.deadline):  # Pyomo's loops never return in between
@@ -433,13 +435,13 @@ class _HighsRun:
 
     built: PyomoModel
     loader: Any
-    out: driver.Readout
+    out: common.Readout
     solver: str
     solve_time: float
     transfer_time: float
 
 
-def _read_highs_run(raw: _HighsRun, model: Model) -> Solution:
+def _read_highs_run(raw: _HighsRun, model: Model[object]) -> Solution:
     """Values and duals through Pyomo's loader (it knows its column order), the rest from the
     driver's readout (duals only where it found HiGHS's dual feasible)."""
     built, loader, out = raw.built, raw.loader, raw.out
@@ -462,7 +464,7 @@ def _read_highs_run(raw: _HighsRun, model: Model) -> Solution:
     )
 
 
-def _lp_duals(opt: Any, built: PyomoModel, model: Model) -> tuple[np.ndarray, np.ndarray]:
+def _lp_duals(opt: Any, built: PyomoModel, model: Model[object]) -> tuple[np.ndarray, np.ndarray]:
     present = [c for c in built.constraints if c is not None]
     got = opt.get_duals(cons_to_load=present) if present else {}
     duals = np.zeros(model.n_constraints)
@@ -477,7 +479,7 @@ class _AppsiPath(_PyomoPath[_HighsRun]):
     """Pyomo's ``appsi_highs``: its highspy object configured, called back and read by the
     driver, so statuses, bounds and node counts are those of the highs backend."""
 
-    def run(self, native: PyomoModel, model: Model, options: SolveOptions) -> _HighsRun:
+    def run(self, native: PyomoModel, model: Model[object], options: SolveOptions) -> _HighsRun:
         from pyomo.contrib.appsi.solvers import Highs
 
         # only_child_vars: add every Var of the model in one call, instead of appsi discovering
@@ -535,7 +537,7 @@ class _AppsiPath(_PyomoPath[_HighsRun]):
         out = driver.read(h, model, session, want_duals=_want_duals(model, options))
         return _HighsRun(native, opt, out, "pyomo/appsi_highs", t_solve, t_transfer)
 
-    def read(self, raw: _HighsRun, model: Model, options: SolveOptions) -> Solution:
+    def read(self, raw: _HighsRun, model: Model[object], options: SolveOptions) -> Solution:
         return _read_highs_run(raw, model)
 
 
@@ -543,7 +545,7 @@ class _ContribHighsPath(_PyomoPath[_HighsRun]):
     """Pyomo's newer ``highs`` interface: it sets up its highspy object inside ``solve()`` (no
     MIP start, no callbacks attached before the run); the driver reads the object afterwards."""
 
-    def run(self, native: PyomoModel, model: Model, options: SolveOptions) -> _HighsRun:
+    def run(self, native: PyomoModel, model: Model[object], options: SolveOptions) -> _HighsRun:
         from pyomo.contrib.solver.common.factory import SolverFactory
 
         opt = SolverFactory("highs")
@@ -588,7 +590,7 @@ class _ContribHighsPath(_PyomoPath[_HighsRun]):
         transfer = max(t_total - t_solve, 0.0)
         return _HighsRun(native, res.solution_loader, out, "pyomo/highs", t_solve, transfer)
 
-    def read(self, raw: _HighsRun, model: Model, options: SolveOptions) -> Solution:
+    def read(self, raw: _HighsRun, model: Model[object], options: SolveOptions) -> Solution:
         return _read_highs_run(raw, model)
 
 
@@ -609,7 +611,7 @@ class _LegacyPath(_PyomoPath[_LegacyRun]):
         super().__init__(extra, solver)
         self.executable = executable
 
-    def run(self, native: PyomoModel, model: Model, options: SolveOptions) -> _LegacyRun:
+    def run(self, native: PyomoModel, model: Model[object], options: SolveOptions) -> _LegacyRun:
         import pyomo.environ as pe
         from pyomo.common.tee import capture_output
         from pyomo.common.tempfiles import TempfileManager
@@ -640,7 +642,7 @@ class _LegacyPath(_PyomoPath[_LegacyRun]):
         common.emit_log(log, options)
         return _LegacyRun(native, opt, res, log, t_solve, want_duals)
 
-    def read(self, raw: _LegacyRun, model: Model, options: SolveOptions) -> Solution:
+    def read(self, raw: _LegacyRun, model: Model[object], options: SolveOptions) -> Solution:
         built, res = raw.built, raw.result
         termination = res.solver.termination_condition
         status = _status_from_termination(termination, model, options.node_limit)
