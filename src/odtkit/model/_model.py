@@ -275,7 +275,8 @@ class Model(Generic[MetaT]):
 
     def is_feasible(self, x: Mapping[str, Any] | np.ndarray, tol: float = 1e-6) -> bool:
         """True when :meth:`check` finds no violation."""
-        return self.check(x, tol).empty
+        empty: bool = self.check(x, tol).empty  # pandas is untyped here (Any)
+        return empty
 
     def relaxed(self) -> Model[MetaT]:
         """The LP relaxation: the same model with every integrality requirement dropped."""
@@ -376,16 +377,17 @@ class Model(Generic[MetaT]):
         )
 
     def _repr_html_(self) -> str:
-        return f"<p><b>{_html_escape(repr(self))}</b></p>" + self.summary().to_html(index=False)
+        table: str = self.summary().to_html(index=False)  # pandas is untyped here (Any)
+        return f"<p><b>{_html_escape(repr(self))}</b></p>" + table
 
     # helpers ----------------------------------------------------------------------------------
     def _check_vector(self, x: Any, name: str) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if x.shape != (self.n_vars,):
+        v = np.asarray(x, dtype=float)
+        if v.shape != (self.n_vars,):
             raise ValueError(
-                f"{name} must be a vector of length n_vars={self.n_vars}, got shape {x.shape}"
+                f"{name} must be a vector of length n_vars={self.n_vars}, got shape {v.shape}"
             )
-        return x
+        return v
 
     def _row_blocks(self) -> tuple[np.ndarray, list[str], np.ndarray]:
         starts = np.array([b.start for b in self.constraints.values()], dtype=np.int64)
