@@ -245,11 +245,14 @@ class HeapTree:
 
     @property
     def is_leaf(self) -> np.ndarray:
-        return self.present & (self.feature == NO_FEATURE)
+        # annotated: numpy's stubs type ``&`` on ndarrays of unknown dtype as Any
+        leaf: np.ndarray = self.present & (self.feature == NO_FEATURE)
+        return leaf
 
     @property
     def is_internal(self) -> np.ndarray:
-        return self.present & (self.feature != NO_FEATURE)
+        internal: np.ndarray = self.present & (self.feature != NO_FEATURE)
+        return internal
 
 
 def split_of(node: Tree) -> tuple[int, Tree, Tree]:

@@ -126,6 +126,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from odtkit._validation import check_depth
+from odtkit.datasets._dataset import unique_rows
 from odtkit.fairness import FairnessGroups
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
 from odtkit.formulations._common import (
@@ -143,7 +144,6 @@ from odtkit.formulations._common import (
     paths,
     prune_empty,
     separation_pairs,
-    unique_rows,
 )
 from odtkit.formulations.fairness import FairRows, add_fairness_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
