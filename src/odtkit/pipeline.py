@@ -30,7 +30,7 @@ VERIFY_TOLERANCE = 1e-6
 
 
 def solve_formulation(
-    formulation: Formulation[Any, Any],
+    formulation: Formulation[Any, Any, Any, Any],
     data: Any,
     *,
     backend: str = "highs",
@@ -124,7 +124,11 @@ def solve_formulation(
 
 
 def _not_solved(
-    formulation: Formulation[Any, Any], backend: str, status: Status, deadline: Deadline, phase: str
+    formulation: Formulation[Any, Any, Any, Any],
+    backend: str,
+    status: Status,
+    deadline: Deadline,
+    phase: str,
 ) -> Result:
     """The answer of a call stopped (time limit, Ctrl-C) before a model existed to solve.
 
@@ -155,7 +159,7 @@ def _not_solved(
 
 
 def solve_model(
-    formulation: Formulation[Any, Any],
+    formulation: Formulation[Any, Any, Any, Any],
     model: Model[Any],
     data: Any,
     *,
@@ -189,7 +193,7 @@ def solve_model(
 
 
 def verify_solution(
-    formulation: Formulation[Any, Any], model: Model[Any], solution: Any, data: Any
+    formulation: Formulation[Any, Any, Any, Any], model: Model[Any], solution: Any, data: Any
 ) -> Result:
     """The model-level :class:`Result` of a backend ``solution`` of ``model``, re-verified.
 

@@ -80,14 +80,20 @@ class FormulationMeta:
 
 MT = TypeVar("MT", bound=FormulationMeta)
 
-#: A formulation's problem type (e.g. TreeProblem) and meta type (e.g. BinOCTMeta).
+#: A formulation's data (e.g. Dataset), problem (e.g. TreeProblem), meta (e.g. BinOCTMeta) and
+#: decoded (e.g. Tree) types. Invariant: data and decoded values are both taken and returned.
+DataT = TypeVar("DataT")
 P = TypeVar("P")
 M = TypeVar("M", bound=FormulationMeta)
+DecodedT = TypeVar("DecodedT")
 
 
-class Formulation(ABC, Generic[P, M]):
-    """Base of every formulation (see the module docstring), generic over its problem type
-    ``P`` and the type ``M`` of the ``meta`` of the models it builds.
+class Formulation(ABC, Generic[DataT, P, M, DecodedT]):
+    """Base of every formulation (see the module docstring), generic over the data ``DataT`` it
+    models, its problem type ``P``, the type ``M`` of the ``meta`` of the models it builds and
+    the type ``DecodedT`` of what :meth:`decode` returns: tree formulations are
+    ``Formulation[Dataset, TreeProblem, <Name>Meta, Tree]``, the pruning ones
+    ``Formulation[EnsembleData, PruningProblem, <Name>Meta, list[np.ndarray]]``.
 
     Subclasses set ``name`` and ``_properties`` (or override :attr:`properties` when they depend
     on the choices) and implement :meth:`build`, :meth:`decode`, :meth:`evaluate` and
@@ -106,12 +112,12 @@ class Formulation(ABC, Generic[P, M]):
         return self._properties
 
     @abstractmethod
-    def build(self, data: Any, problem: P | None = None, /) -> Model[M]:
+    def build(self, data: DataT, problem: P | None = None, /) -> Model[M]:
         """The model of ``data`` for ``problem``; every formulation also takes the problem's
         fields by keyword instead (``build(data, max_depth=2, lam=0.01)``)."""
 
     @abstractmethod
-    def decode(self, model: Model[M], solution: Any) -> Any:
+    def decode(self, model: Model[M], solution: Any) -> DecodedT:
         """The model object (tree, pruning ...) of a solution of ``model``.
 
         ``solution`` is a :class:`odtkit.solvers.Solution` with a solution, a dict of values by
@@ -119,16 +125,18 @@ class Formulation(ABC, Generic[P, M]):
         """
 
     @abstractmethod
-    def evaluate(self, model: Model[M], decoded: Any, data: Any) -> float:
+    def evaluate(self, model: Model[M], decoded: DecodedT, data: DataT) -> float:
         """The stated problem's objective of ``decoded`` on ``data``, by :mod:`odtkit.metrics`
         (or the pruning module's own accounting): the single truth every answer is checked
         against."""
 
     @abstractmethod
     def start(self, model: Model[M], obj: Any) -> np.ndarray:
-        """A complete, feasible start vector of ``model`` from a model object (e.g. a tree)."""
+        """A complete, feasible start vector of ``model`` from a model object (e.g. a tree; a
+        pruning starts from a ``PrunedEnsemble``, which holds its data, not from its decoded
+        leaf masks, so ``obj`` is not ``DecodedT``)."""
 
-    def violation(self, model: Model[M], decoded: Any, data: Any) -> str:
+    def violation(self, model: Model[M], decoded: DecodedT, data: DataT) -> str:
         """Why ``decoded`` breaks a side constraint of the stated problem on ``data`` (a
         fairness bound ...), re-measured by :mod:`odtkit.metrics`; ``""`` when it satisfies them
         all. The default states no side constraint. :func:`odtkit.pipeline.verify_solution`
@@ -165,7 +173,7 @@ def solution_values(model: Model[Any], solution: Any) -> dict[str, np.ndarray]:
     return model.values(np.asarray(solution, dtype=float))
 
 
-def check_built_by(model: object, formulation: Formulation[Any, M]) -> Model[M]:
+def check_built_by(model: object, formulation: Formulation[Any, Any, M, Any]) -> Model[M]:
     """``model`` if ``formulation`` (by name) built it, else a TypeError/ValueError naming it."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be an odtkit.model.Model, got {type(model).__name__}")

@@ -525,7 +525,7 @@ class TreeMeta(FormulationMeta):
 TM = TypeVar("TM", bound=TreeMeta)
 
 
-class TreeFormulation(Formulation[TreeProblem, TM]):
+class TreeFormulation(Formulation[Dataset, TreeProblem, TM, Tree]):
     """Base of BinOCT / RBinOCT / FlowOCT on the :class:`Formulation` protocol.
 
     The constructor keeps modelling choices only; :meth:`build` validates the problem

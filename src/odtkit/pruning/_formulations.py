@@ -361,7 +361,7 @@ def _stated_objective(terms: dict[str, Any], meta: PruningMeta) -> float:
     return float(terms["error_term"])
 
 
-class PruningFormulation(Formulation[PruningProblem, PM]):
+class PruningFormulation(Formulation[EnsembleData, PruningProblem, PM, list[np.ndarray]]):
     """Shared problem handling, decoding, accounting and starts of the pruning formulations.
 
     Subclasses set ``name``, ``_properties``, ``_forms`` (the problem forms ``build`` accepts:

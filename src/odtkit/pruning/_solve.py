@@ -15,12 +15,11 @@ from typing import Any
 import numpy as np
 
 from odtkit._limits import Deadline, OutOfTime, charged
-from odtkit.formulations._base import Formulation
 from odtkit.model import Model
 from odtkit.pipeline import solve_model, verify_solution
 from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._ensemble import PrunedEnsemble
-from odtkit.pruning._formulations import IP1, IP3, LP1, check_problem
+from odtkit.pruning._formulations import IP1, IP3, LP1, PruningFormulation, check_problem
 from odtkit.results import Result, Status
 from odtkit.solvers import backend_capabilities, solve
 
@@ -49,8 +48,8 @@ def max_fractionality(x: np.ndarray | None, integrality: np.ndarray | None = Non
 
 
 def solve_mip(
-    formulation: Formulation,
-    model: Model,
+    formulation: PruningFormulation[Any],
+    model: Model[Any],
     data: EnsembleData,
     *,
     backend: str,
