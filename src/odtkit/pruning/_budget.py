@@ -41,7 +41,8 @@ def check_budget_method(budget_method: Any) -> str:
     """``budget_method`` if it is ``"exact"`` or ``"lambda"``, else ValueError naming it."""
     if budget_method not in ("exact", "lambda"):
         raise ValueError(f"budget_method must be 'exact' or 'lambda', got {budget_method!r}")
-    return budget_method
+    checked: str = budget_method  # one of the two strings above
+    return checked
 
 
 def lambda_search(

@@ -44,7 +44,7 @@ from odtkit.solvers import IncrementalLP, Solution, solve
 __all__ = ["column_generation"]
 
 
-def _as_ir_result(res: Solution, model: Model, n_initial: int, n_w: int) -> Solution:
+def _as_ir_result(res: Solution, model: Model[object], n_initial: int, n_w: int) -> Solution:
     """Re-index an incremental master solution to ``model`` (the master of the same columns).
 
     The incremental LP holds ``[alpha_0..alpha_{J0-1}, w, alpha_{J0}..]`` (added columns go

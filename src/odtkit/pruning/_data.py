@@ -70,7 +70,9 @@ class TreeData:
     def entry_sizes(self) -> np.ndarray:
         """int64 ``|S_u|`` of each first-use node ``u`` (in ``np.flatnonzero(first_use)``)."""
         u = np.flatnonzero(self.first_use)
-        return self.leaf_start[self.end[u]] - self.leaf_start[u]
+        # annotated: numpy's stubs type arithmetic on an ndarray of unknown dtype as Any
+        sizes: np.ndarray = self.leaf_start[self.end[u]] - self.leaf_start[u]
+        return sizes
 
     @property
     def n_entries(self) -> int:

@@ -213,23 +213,29 @@ class PrunedEnsemble:
         proba = np.zeros((leaves.shape[0], self.data.n_classes))
         for t, tree in enumerate(self.data.trees):
             proba += tree.dist[leaves[:, t]]
-        return proba / self.n_trees
+        # annotated: numpy's stubs type arithmetic on an ndarray of unknown dtype as Any
+        mean: np.ndarray = proba / self.n_trees
+        return mean
 
     def predict(self, X: Any, vote: str = "soft") -> np.ndarray:
         """Predicted labels: ``vote="soft"`` argmax of :meth:`predict_proba` (sklearn forests'
         rule), ``"hard"`` majority of the leaves' ``Pred_h`` (BudgetRF); ties -> smallest class."""
-        return self.classes_[self._predict_codes(X, vote)]
+        labels: np.ndarray = self.classes_[self._predict_codes(X, vote)]
+        return labels
 
     def _predict_codes(self, X: Any, vote: str) -> np.ndarray:
+        codes: np.ndarray  # numpy's stubs type argmax along an axis as Any
         if vote == "soft":
-            return np.argmax(self.predict_proba(X), axis=1)
+            codes = np.argmax(self.predict_proba(X), axis=1)
+            return codes
         if vote == "hard":
             leaves = self.apply(X)
             votes = np.zeros((leaves.shape[0], self.data.n_classes), dtype=np.int64)
             rows = np.arange(leaves.shape[0])
             for t, tree in enumerate(self.data.trees):
                 np.add.at(votes, (rows, tree.pred[leaves[:, t]]), 1)
-            return np.argmax(votes, axis=1)
+            codes = np.argmax(votes, axis=1)
+            return codes
         raise ValueError(f"vote must be 'soft' or 'hard', got {vote!r}")
 
     def error(self, X: Any, y: Any, vote: str = "soft") -> float:
@@ -245,7 +251,8 @@ class PrunedEnsemble:
         wrong = 0
         for t, tree in enumerate(self.data.trees):
             wrong += int(np.count_nonzero(tree.pred[leaves[:, t]] != codes))
-        return wrong / (codes.shape[0] * self.n_trees)
+        n_rows: int = codes.shape[0]
+        return wrong / (n_rows * self.n_trees)
 
     def features_used(self, X: Any) -> np.ndarray:
         """Bool (n, K): feature ``k`` is acquired for row ``i`` by some tree (tested strictly above
@@ -264,7 +271,8 @@ class PrunedEnsemble:
 
     def feature_cost(self, X: Any) -> np.ndarray:
         """Per-row test-time feature cost: unique features acquired across trees, costed."""
-        return self.features_used(X).astype(np.float64) @ self.data.costs
+        cost: np.ndarray = self.features_used(X).astype(np.float64) @ self.data.costs
+        return cost
 
     def evaluate(self, X: Any, y: Any) -> dict[str, float]:
         """Soft/hard error, surrogate error term, and mean feature cost on ``(X, y)``."""

@@ -9,10 +9,12 @@ examples of §8.1.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
-def _fit(root: int, second: int, constant: int):  # noqa: ANN202 - sklearn object
+def _fit(root: int, second: int, constant: int) -> Any:  # a scikit-learn tree (untyped)
     from sklearn.tree import DecisionTreeClassifier
 
     # (root, second) -> label with multiplicities that make the greedy choice unique:
@@ -28,7 +30,7 @@ def _fit(root: int, second: int, constant: int):  # noqa: ANN202 - sklearn objec
     return DecisionTreeClassifier(random_state=0).fit(X, y)
 
 
-def worked_example() -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+def worked_example() -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]:
     """``(trees, X, y, costs)`` of §8: prune ``trees`` on ``(X, y)`` with ``costs``.
 
     Expected (tests): λ = 0.1 keeps both trees (objective 0.4); λ = 0.2 prunes both to the root

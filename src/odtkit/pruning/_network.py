@@ -74,13 +74,13 @@ class NetworkCertificate:
     tu_method: str
     per_tree: pd.DataFrame
     other_blocks: tuple[str, ...] = ()
-    matrices: list = field(default_factory=list, repr=False)
-    row_orders: list = field(default_factory=list, repr=False)
+    matrices: list[sp.csc_matrix] = field(default_factory=list, repr=False)
+    row_orders: list[np.ndarray] = field(default_factory=list, repr=False)
 
     def __bool__(self) -> bool:
         return self.ok
 
-    def graph(self, t: int):  # noqa: ANN201 - networkx object
+    def graph(self, t: int) -> Any:  # a networkx MultiDiGraph (networkx is untyped)
         """Tree ``t``'s shortest-path DAG of §7.9: nodes ``0..L``, one arc ``(a-1) -> b`` per
         column (attribute ``col`` = model column index)."""
         import networkx as nx
@@ -100,7 +100,7 @@ class NetworkCertificate:
         return g
 
 
-def _tree_blocks(model: Model) -> tuple[np.ndarray, str]:
+def _tree_blocks(model: Model[object]) -> tuple[np.ndarray, str]:
     rows = [np.arange(model.constraints["leaf"].start, model.constraints["leaf"].stop)]
     if "feature" in model.constraints:
         blk = model.constraints["feature"]
@@ -108,7 +108,9 @@ def _tree_blocks(model: Model) -> tuple[np.ndarray, str]:
     return np.concatenate(rows), "z"
 
 
-def certify_network_matrix(model: Model, tu_check: str | bool = "auto") -> NetworkCertificate:
+def certify_network_matrix(
+    model: Model[object], tu_check: str | bool = "auto"
+) -> NetworkCertificate:
     """Check Lemma 4.1 (and the link structure of Thm 4.2) on a built IP0, IP2 or IP3 model.
 
     Works from the constraint matrix alone: the ``z`` columns must be numbered in pre-order per

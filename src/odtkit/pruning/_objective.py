@@ -104,11 +104,13 @@ def tree_terms(tree: TreeData, z: np.ndarray) -> tuple[int, np.ndarray]:
     return int(tree.error[z].sum()), ~(covered[tree.use_node] | z[tree.use_node])
 
 
-class _Terms(dict):
+class _Terms(dict[str, Any]):
     """:func:`objective_terms`' answer. ``wt`` and ``w`` are built on first access: they need
     the explicit entry lists and the pair index, which the min cut never builds."""
 
-    def __init__(self, values: dict[str, float], data: EnsembleData, z: list, marks: Any):
+    def __init__(
+        self, values: dict[str, float], data: EnsembleData, z: list[np.ndarray], marks: Any
+    ):
         super().__init__(values)
         self._data, self._z, self._marks = data, z, marks
 

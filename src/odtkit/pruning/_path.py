@@ -155,8 +155,8 @@ class CostErrorPath:
             rows.append(row)
         return pd.DataFrame(rows)
 
-    def _check(self, j: Any) -> int:
-        j = int(j)
+    def _check(self, vertex: Any) -> int:
+        j = int(vertex)
         if j < 0:
             j += self.n_vertices
         if not 0 <= j < self.n_vertices:
@@ -279,7 +279,7 @@ def exact_path(
         )
         member[window] = False
 
-    def _split(window: tuple) -> None:
+    def _split(window: tuple[Any, ...]) -> None:
         """Cut one window at its lines' intersection: a breakpoint, or two new windows."""
         nodes, arcs, EL, CL, ER, CR, lam_l, lam_r = window
         dC = CL - CR
