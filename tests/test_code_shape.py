@@ -6,7 +6,9 @@
   :data:`MIN_RUN` or more identical lines that are not boilerplate: the same logic is written
   once (a small self-contained detector; CI has no external tool for it);
 * mypy checks every odtkit module: ``[tool.mypy]`` in pyproject.toml exempts third-party
-  packages only (``.ci/run`` runs mypy itself and fails on any error).
+  packages only (``.ci/run`` runs mypy itself and fails on any error); an override on odtkit
+  modules may only tighten, and ``model``, ``solvers``, ``formulations`` and ``pruning`` are
+  held to every flag ``mypy --strict`` implies that mypy accepts per module (issue 38 item 5).
 """
 
 from __future__ import annotations
@@ -222,18 +224,60 @@ def test_at_most_ten_duplicated_blocks_in_src() -> None:
 # --------------------------------------------------------------------------------------------
 
 
+#: The per-module flags ``mypy --strict`` implies (``mypy --help``; its other two,
+#: warn_unused_ignores and warn_redundant_casts, are global options) and their strict values.
+STRICT_FLAGS = {
+    "disallow_any_generics": True,
+    "disallow_subclassing_any": True,
+    "disallow_untyped_calls": True,
+    "disallow_untyped_defs": True,
+    "disallow_incomplete_defs": True,
+    "check_untyped_defs": True,
+    "disallow_untyped_decorators": True,
+    "warn_return_any": True,
+    "implicit_reexport": False,
+    "strict_equality": True,
+    "extra_checks": True,
+}
+
+#: The packages held to ``mypy --strict`` (the override's patterns in pyproject.toml).
+STRICT_PACKAGES = {"odtkit.model", "odtkit.solvers", "odtkit.formulations", "odtkit.pruning"}
+
+
+def _mypy_overrides() -> list[tuple[list[str], dict[str, object]]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    out = []
+    for override in config["tool"]["mypy"].get("overrides", []):
+        modules = override["module"]
+        out.append(([modules] if isinstance(modules, str) else modules, override))
+    return out
+
+
 def test_mypy_exempts_only_third_party_modules() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     mypy = config["tool"]["mypy"]
     assert "src/odtkit" in mypy.get("files", []), "mypy must check src/odtkit"
     assert not mypy.get("ignore_errors"), "[tool.mypy] must not ignore errors"
     assert not mypy.get("ignore_missing_imports"), "ignore_missing_imports only per package"
-    for override in mypy.get("overrides", []):
-        modules = override["module"]
-        modules = [modules] if isinstance(modules, str) else modules
-        ours = [m for m in modules if m == "odtkit" or m.startswith("odtkit.")]
-        assert not ours, f"a mypy override exempts odtkit modules {ours}"
+    for modules, override in _mypy_overrides():
         assert not override.get("ignore_errors"), f"an override ignores errors in {modules}"
-        assert set(override) <= {"module", "ignore_missing_imports"}, (
-            f"an override of {modules} relaxes more than missing imports: {override}"
-        )
+        ours = [m for m in modules if m == "odtkit" or m.startswith("odtkit.")]
+        if not ours:
+            assert set(override) <= {"module", "ignore_missing_imports"}, (
+                f"an override of {modules} relaxes more than missing imports: {override}"
+            )
+            continue
+        # an override of odtkit modules only tightens: strict flags at their strict values
+        assert ours == modules, f"one override mixes odtkit and third-party modules: {modules}"
+        settings = {k: v for k, v in override.items() if k != "module"}
+        relaxing = {k: v for k, v in settings.items() if STRICT_FLAGS.get(k, not v) != v}
+        assert not relaxing, f"a mypy override relaxes odtkit modules {ours}: {relaxing}"
+
+
+def test_mypy_strict_on_model_solvers_formulations_pruning() -> None:
+    strict = set()
+    for modules, override in _mypy_overrides():
+        if {k: v for k, v in override.items() if k != "module"} == STRICT_FLAGS:
+            strict |= {m.removesuffix(".*") for m in modules if m.endswith(".*")}
+    missing = STRICT_PACKAGES - strict
+    assert not missing, f"[tool.mypy] holds {sorted(missing)} to fewer than the strict flags"
