@@ -62,7 +62,7 @@ def _frame_as_numbers(frame: Any, name: str) -> np.ndarray:
                 f"{name} column {str(column)!r} has dtype {dtype}: features must be 0/1 numbers "
                 "or booleans (binarize raw tables with odtkit.datasets.Binarizer)"
             )
-    arr = frame.to_numpy(dtype=float, na_value=np.nan)
+    arr: np.ndarray = frame.to_numpy(dtype=float, na_value=np.nan)  # pandas is untyped (Any)
     absent = np.isnan(arr).any(axis=0)
     if absent.any():
         column = frame.columns[int(np.flatnonzero(absent)[0])]
@@ -422,7 +422,9 @@ def scale_weights(weights: np.ndarray) -> np.ndarray:
     weight: on subnormal weights (1e-320) they underflowed to 0 and the dp's objective lost
     digits (0.20665349 for a tree that scores 0.20666667); at scale ~1 both are exact.
     """
-    return np.ldexp(weights, -weight_exponent(weights))
+    # annotated: numpy's stubs type ldexp of an ndarray of unknown dtype as Any
+    scaled: np.ndarray = np.ldexp(weights, -weight_exponent(weights))
+    return scaled
 
 
 def weight_exponent(weights: np.ndarray) -> int:

@@ -169,7 +169,8 @@ class Tree:
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predicted class codes (int64) for the rows of binary matrix ``X``."""
         labels = np.array([label for _, label in self.leaves()], dtype=np.int64)
-        return labels[self.apply(X)]
+        predicted: np.ndarray = labels[self.apply(X)]  # numpy types fancy indexing as Any
+        return predicted
 
     # canonical form -------------------------------------------------------------------------
     def canonical(self, X: np.ndarray | None = None) -> Tree:
@@ -299,9 +300,12 @@ class Tree:
 def _as_feature_matrix(X: Any, tree: Tree) -> np.ndarray:
     from odtkit._validation import as_binary_matrix
 
-    if not (isinstance(X, np.ndarray) and X.dtype == bool and X.ndim == 2):
-        X = as_binary_matrix(X, "X")
+    matrix = (
+        X
+        if isinstance(X, np.ndarray) and X.dtype == bool and X.ndim == 2
+        else as_binary_matrix(X, "X")
+    )
     used = tree.features_used()
-    if used and max(used) >= X.shape[1]:
-        raise ValueError(f"X has {X.shape[1]} features but the tree tests feature {max(used)}")
-    return X
+    if used and max(used) >= matrix.shape[1]:
+        raise ValueError(f"X has {matrix.shape[1]} features but the tree tests feature {max(used)}")
+    return matrix
