@@ -144,7 +144,7 @@ class Formulation(ABC, Generic[P, M]):
         """
         if VALID_BOUND not in self.properties:
             return -math.inf
-        return float(solution.bound)
+        return float(solution.lower_bound)
 
     def __repr__(self) -> str:
         choices = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
