@@ -3,9 +3,10 @@ GOSDT with the same objective, on seeded planted-tree sets and bundled sets.
 
 For every instance and lambda, each tool runs once, unlimited depth, under the same time limit:
 
-* ``recursive``: ``search_tree(strategy="recursive")`` (the strategy landed before issue 14);
-* ``anytime``: ``search_tree(strategy="anytime")`` (the default for ``max_depth=None`` under a
-  time limit);
+* ``recursive``: ``search_tree(options=SearchOptions(strategy="recursive"))`` (the strategy
+  landed before issue 14);
+* ``anytime``: ``search_tree(options=SearchOptions(strategy="anytime"))`` (the default for
+  ``max_depth=None`` under a time limit);
 * ``streed``: pystreed's ``cost-complex-accuracy`` task with ``max_depth = min(p, 20)`` (its
   largest allowed depth; a tree on p binary features never needs more than p levels);
 * ``gosdt``: ``GOSDTClassifier(regularization=lam, allow_small_reg=True)`` without a depth
@@ -89,9 +90,9 @@ def load_instance(spec: Any) -> Any:
 # ------------------------------------------------------------------------------- child side
 def run_tool(tool: str, d: Any, lam: float, limit: float) -> dict[str, Any]:
     if tool in ("recursive", "anytime"):
-        from odtkit.core import search_tree
+        from odtkit.core import SearchOptions, search_tree
 
-        r = search_tree(d, lam=lam, strategy=tool, time_limit=limit)
+        r = search_tree(d, lam=lam, time_limit=limit, options=SearchOptions(strategy=tool))
         trace = r.trace.to_numpy()
         return {
             "time": r.time,

@@ -160,7 +160,7 @@ def _answer(result: Any, elapsed: float, file: str) -> dict[str, Any]:
         "time": elapsed,
         "status": str(result.status),
         "objective": float(result.objective),
-        "bound": float(result.bound),
+        "bound": float(result.lower_bound),
         "file": file,
     }
 

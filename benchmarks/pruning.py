@@ -117,7 +117,7 @@ def timed(fn):
     return out, time.perf_counter() - t
 
 
-def _run(d, lam, method, tl, formulation="compact"):
+def _run(d, lam, method, tl, formulation=None):
     res, t = timed(lambda: prune(d, lam=lam, method=method, time_limit=tl, formulation=formulation))
     if res.model is None:  # time limit without a solution
         return {"status": "no_solution", "time": tl, "objective": np.nan, "error": res.message}

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit import metrics
-from odtkit.core import search_tree
+from odtkit.core import SearchOptions, search_tree
 from odtkit.testing import LAMBDAS, brute_force_tree, dataset_strategy, planted_tree_dataset
 
 pytestmark = pytest.mark.filterwarnings("ignore::odtkit.core.search.TrivialAnswerWarning")
@@ -30,9 +30,9 @@ def test_incumbent_under_a_node_limit_is_no_worse_than_a_depth_limited_optimum(
     spec: tuple, lam: float, node_limit: int, depth: int
 ) -> None:
     d, _ = planted_tree_dataset(*spec)
-    bounded = search_tree(d, lam=lam, max_depth=depth, strategy="recursive")
+    bounded = search_tree(d, lam=lam, max_depth=depth, options=SearchOptions(strategy="recursive"))
     assert bounded.status == "optimal"
-    r = search_tree(d, lam=lam, strategy="anytime", node_limit=node_limit)
+    r = search_tree(d, lam=lam, options=SearchOptions(strategy="anytime", node_limit=node_limit))
     assert r.status == "node_limit"
     assert r.n_explored <= node_limit
     assert r.objective <= bounded.objective + 1e-12
@@ -74,7 +74,7 @@ def test_stopped_inside_the_dives_the_answer_brackets_the_optimum(
     # a time limit far away plus a node limit: the dives take up to half of the nodes, so small
     # limits stop inside a dive or right after it
     truth = brute_force_tree(d, lam=lam, max_depth=d.n_features)[1]
-    r = search_tree(d, lam=lam, time_limit=600, node_limit=node_limit)
+    r = search_tree(d, lam=lam, time_limit=600, options=SearchOptions(node_limit=node_limit))
     assert r.status in ("optimal", "node_limit")
     assert r.n_explored <= node_limit
     assert r.lower_bound <= truth + 1e-12
@@ -91,4 +91,9 @@ def test_dives_are_skipped_without_a_limit_and_under_a_depth_limit() -> None:
     d, _ = planted_tree_dataset(0, 200, 8, 3, 0.05)
     assert "dive_depth" in search_tree(d, lam=0.01, time_limit=30).stats
     for kwargs in ({}, {"max_depth": 3, "time_limit": 30}):
-        assert "dive_depth" not in search_tree(d, lam=0.01, strategy="anytime", **kwargs).stats
+        assert (
+            "dive_depth"
+            not in search_tree(
+                d, lam=0.01, **kwargs, options=SearchOptions(strategy="anytime")
+            ).stats
+        )

@@ -123,11 +123,11 @@ def test_every_backend_reaches_the_highs_optimum(name, backend, solver, extra):
     assert model.objective_value(res.x) == pytest.approx(res.objective, abs=1e-6)
     assert model.check(res.x, tol=1e-6).empty
     assert set(res.values) == set(model.vars)
-    assert res.bound == pytest.approx(res.objective, abs=1e-6)
+    assert res.lower_bound == pytest.approx(res.objective, abs=1e-6)
     assert list(res.trace.columns) == ["time", "incumbent", "bound"]
     # every layer ends the trace with the final (time, incumbent, bound)
     assert res.trace["incumbent"].iloc[-1] == pytest.approx(res.objective, abs=1e-6)
-    assert res.trace["bound"].iloc[-1] == pytest.approx(res.bound, abs=1e-6)
+    assert res.trace["bound"].iloc[-1] == pytest.approx(res.lower_bound, abs=1e-6)
     assert res.time >= 0 and res.solver.startswith(backend)
 
 
@@ -173,7 +173,7 @@ def test_infeasible_models_give_status_without_solution(backend, solver, extra):
         res = run(m, backend, solver, extra)
         assert res.status == "infeasible" and not res.has_solution
         assert res.x is None and res.values == {} and np.isnan(res.objective)
-        assert res.bound == np.inf
+        assert res.lower_bound == np.inf
         with pytest.raises(RuntimeError):
             res.raise_if_not_optimal()
 
@@ -186,7 +186,7 @@ def test_unbounded_lp_is_reported_not_raised(backend, solver, extra):
     b.add_objective(x.index, [-1.0, 0.0])
     res = run(b.build(), backend, solver, extra)
     assert res.status in ("unbounded", "infeasible_or_unbounded")
-    assert res.bound == -np.inf
+    assert res.lower_bound == -np.inf
 
 
 @pytest.mark.parametrize("backend,solver,extra", COMBOS)
@@ -204,7 +204,7 @@ def test_node_limit_with_and_without_a_start(backend, solver, extra):
     assert warm.status == "node_limit" and warm.has_solution
     assert warm.objective <= model.objective_value(planted) + 1e-9
     assert model.check(warm.x).empty
-    assert warm.bound <= warm.objective + 1e-9
+    assert warm.lower_bound <= warm.objective + 1e-9
 
 
 @functools.cache
@@ -252,13 +252,13 @@ def test_should_stop_gives_interrupted_with_a_valid_bound(backend, solver, extra
         if solver == "cbc" and res.status == "optimal":
             # on a loaded machine the child may finish before the parent's first poll, and
             # then its proven optimum is the right answer (nothing was left to interrupt)
-            assert res.bound == pytest.approx(best) and res.objective == pytest.approx(best)
+            assert res.lower_bound == pytest.approx(best) and res.objective == pytest.approx(best)
             continue
         assert res.status == "interrupted", (backend, solver, kw, res)
-        assert res.bound <= best + 1e-9, (backend, solver, kw, res)
+        assert res.lower_bound <= best + 1e-9, (backend, solver, kw, res)
         if res.has_solution:
             assert m.check(res.x).empty and res.objective >= best - 1e-9
-            assert res.bound <= res.objective + 1e-9
+            assert res.lower_bound <= res.objective + 1e-9
         if "start" in kw:
             # HiGHS takes the start before its first interrupt check
             assert res.has_solution and res.objective <= m.objective_value(start) + 1e-9
@@ -303,7 +303,7 @@ def test_ctrl_c_gives_interrupted_with_a_valid_bound_and_restores_the_handler(
     assert res.status == "interrupted" and res.has_solution, res
     assert model.check(res.x).empty
     optimum = _cover_optimum(70, 50, 4)
-    assert res.bound <= optimum + 1e-9 <= res.objective + 2e-9
+    assert res.lower_bound <= optimum + 1e-9 <= res.objective + 2e-9
 
 
 @pytest.mark.parametrize("backend,solver,extra", COMBOS)
@@ -342,7 +342,7 @@ def test_node_limit_with_a_changing_thread_count(backend, solver, extra):
     for threads in (1, 2):
         res = run(model, backend, solver, extra, node_limit=5, threads=threads, seed=3)
         assert res.status in ("node_limit", "optimal"), (threads, res)
-        assert res.nodes >= 1 and res.bound <= optimum + 1e-9
+        assert res.nodes >= 1 and res.lower_bound <= optimum + 1e-9
         if res.has_solution:
             assert res.objective >= optimum - 1e-9 and model.check(res.x).empty
 

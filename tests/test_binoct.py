@@ -34,7 +34,7 @@ def test_example_lambda_0_1_gives_11_30(null_split, depth):
     res, tree = solve_and_decode(form, model)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(11 / 30, abs=TOL)
-    assert res.bound == pytest.approx(11 / 30, abs=TOL)
+    assert res.lower_bound == pytest.approx(11 / 30, abs=TOL)
     assert metrics.objective(tree, ds, lam=0.1) == pytest.approx(11 / 30, abs=TOL)
     assert tree == Tree.split(0, Tree.leaf(0), Tree.leaf(1))
 
@@ -147,7 +147,7 @@ def _check_rbinoct(ds, depth, lam):
     res, tree = solve_and_decode(form, model)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(opt, abs=TOL)
-    assert res.bound <= opt + TOL
+    assert res.lower_bound <= opt + TOL
     assert metrics.objective(tree, ds, lam=lam) == pytest.approx(opt, abs=TOL)
     assert tree.depth <= depth
     # warm start from the greedy tree: feasible, accepted, never worse
@@ -185,7 +185,7 @@ def _check_binoct(ds, depth):
     # 3.999999 for a tree with 4 errors). The decoded tree's errors are exact.
     assert result.status == "optimal", result.message
     assert result.objective == pytest.approx(min_errors / ds.total_weight, abs=TOL)
-    solver_bound = result.solution.bound
+    solver_bound = result.solution.lower_bound
     assert np.ceil(solver_bound - 1e-6) <= min_errors + TOL or ds.sample_weight is not None
     assert metrics.misclassified(result.model, ds) == pytest.approx(min_errors, abs=TOL)
     if np.all(ds.weights == np.round(ds.weights)):

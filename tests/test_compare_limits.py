@@ -267,7 +267,7 @@ def _stopped_without_bound(status, nodes=0, backend="highs"):
             status=status,
             has_solution=False,  # the Result below holds the start as its tree
             objective=0.5,
-            bound=-math.inf,
+            lower_bound=-math.inf,
             time=9.5,
             nodes=nodes,
             backend=backend,

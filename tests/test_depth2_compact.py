@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from odtkit.core import search_tree
+from odtkit.core import SearchOptions, search_tree
 from odtkit.testing import brute_force_tree, planted_tree_dataset, random_dataset
 
 CASES = [
@@ -39,7 +39,9 @@ def test_compact_counts_match_the_oracle(
 def test_compact_counts_match_the_generic_recursion(depth: int) -> None:
     d, _ = planted_tree_dataset(5, 6000, 16, 4, 0.1, n_classes=3, class_weights=(5, 3, 2))
     fast = search_tree(d, lam=0.002, max_depth=depth, method="dp")
-    generic = search_tree(d, lam=0.002, max_depth=depth, method="dp", bounds={"depth2": False})
+    generic = search_tree(
+        d, lam=0.002, max_depth=depth, method="dp", options=SearchOptions(bounds={"depth2": False})
+    )
     assert fast.status == generic.status == "optimal"
     assert fast.stats["depth2_compact_counts"] > 0
     assert fast.stats["depth2_sibling_counts"] > 0  # a parent's counts less a sibling's

@@ -99,7 +99,7 @@ def test_mip_methods_reach_the_oracle_and_keep_the_certificate(method):
     assert clf.result_.objective == pytest.approx(metrics.objective(clf.tree_, data, lam=0.03))
     expected = brute_force_tree(data, lam=0.03, max_depth=2)[1]
     assert metrics.objective(clf.tree_, data, lam=0.03) == pytest.approx(expected, abs=1e-6)
-    assert clf.result_.bound <= expected + 1e-6
+    assert clf.result_.lower_bound <= expected + 1e-6
 
 
 def test_mip_method_needs_a_depth():

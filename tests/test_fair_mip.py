@@ -254,7 +254,7 @@ def test_a_decoded_tree_that_breaks_the_block_is_an_error(form):
         status="optimal",
         has_solution=True,
         objective=11 / 30,
-        bound=11 / 30,
+        lower_bound=11 / 30,
         x=x,
         values=model.values(x),
     )

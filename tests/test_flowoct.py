@@ -33,7 +33,7 @@ def test_worked_examples(depth, lam, value, tree):
     res = solve(model)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(value, abs=TOL)
-    assert res.bound == pytest.approx(value, abs=TOL)
+    assert res.lower_bound == pytest.approx(value, abs=TOL)
     decoded = form.decode(model, res)
     assert decoded == tree
     assert metrics.objective(decoded, ds, lam=lam) == pytest.approx(value, abs=TOL)
@@ -93,7 +93,7 @@ def _check(ds, depth, lam, separation_distance=2):
     res = solve(model)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(opt, abs=TOL)
-    assert res.bound <= opt + TOL
+    assert res.lower_bound <= opt + TOL
     tree = form.decode(model, res)
     assert metrics.objective(tree, ds, lam=lam) == pytest.approx(opt, abs=TOL)
     assert tree.depth <= depth

@@ -65,7 +65,7 @@ def test_optimum_matches_brute_force_and_offset_is_reported():
     res = solve(model)
     assert res.status == "optimal" and res.has_solution
     assert res.objective == pytest.approx(brute_force_cover(W, rhs, c), abs=1e-9)
-    assert res.bound == pytest.approx(res.objective, abs=1e-9) and res.gap == pytest.approx(
+    assert res.lower_bound == pytest.approx(res.objective, abs=1e-9) and res.gap == pytest.approx(
         0, abs=1e-9
     )
     assert model.check(res.x).empty
@@ -84,7 +84,7 @@ def test_trace_has_the_search_core_columns_and_is_monotone():
     bnd = res.trace["bound"].to_numpy()
     assert np.all(np.diff(inc) <= 1e-9)
     assert np.all(bnd <= inc + 1e-9)
-    assert inc[-1] == pytest.approx(res.objective) and bnd[-1] == pytest.approx(res.bound)
+    assert inc[-1] == pytest.approx(res.objective) and bnd[-1] == pytest.approx(res.lower_bound)
     assert "HiGHS" in res.log
 
 
@@ -115,7 +115,7 @@ def test_tiny_node_limit_returns_the_start_with_status_and_bound():
     res = solve(model, start=start, node_limit=1)
     assert res.status in ("node_limit", "optimal")
     assert res.has_solution and res.objective <= model.objective_value(start) + 1e-9
-    assert res.bound <= res.objective + 1e-9
+    assert res.lower_bound <= res.objective + 1e-9
     assert model.check(res.x).empty
 
 
@@ -123,7 +123,7 @@ def test_time_limit_is_a_status_not_an_exception():
     model, *_ = knapsack_cover(n=60, m=40, seed=2)
     res = solve(model, time_limit=0.02)
     assert res.status == "time_limit"
-    assert res.bound <= (res.objective if res.has_solution else np.inf)
+    assert res.lower_bound <= (res.objective if res.has_solution else np.inf)
     if res.has_solution:
         assert model.check(res.x).empty
     with pytest.raises(RuntimeError, match="time_limit"):
@@ -141,7 +141,7 @@ def test_should_stop_interrupts_with_incumbent():
     res = solve(model, start=np.ones(model.n_vars), should_stop=stop)
     assert res.status == "interrupted"
     assert res.has_solution and model.check(res.x).empty
-    assert res.bound <= res.objective + 1e-9
+    assert res.lower_bound <= res.objective + 1e-9
 
 
 @pytest.mark.skipif(os.name != "posix", reason="needs SIGINT delivery")
@@ -155,7 +155,7 @@ def test_ctrl_c_interrupts_and_restores_the_handler():
     assert ctrl_c.sent.is_set()
     assert signal.getsignal(signal.SIGINT) is before
     assert res.status == "interrupted" and res.has_solution
-    assert model.check(res.x).empty and res.bound <= res.objective + 1e-9
+    assert model.check(res.x).empty and res.lower_bound <= res.objective + 1e-9
 
 
 def infeasible_model() -> Model:
@@ -169,7 +169,8 @@ def infeasible_model() -> Model:
 def test_infeasible_model_status():
     res = solve(infeasible_model())
     assert res.status == "infeasible" and not res.has_solution
-    assert np.isnan(res.objective) and res.bound == np.inf and res.x is None and res.values == {}
+    assert np.isnan(res.objective) and res.lower_bound == np.inf
+    assert res.x is None and res.values == {}
     assert np.isnan(res.gap)
     with pytest.raises(RuntimeError, match="infeasible"):
         res.raise_if_not_optimal()
@@ -197,7 +198,7 @@ def test_lp_relaxation_duals_and_methods():
     for method in ("simplex", "ipm"):
         res = solve(model, relax=True, lp_method=method)
         assert res.status == "optimal" and res.objective == pytest.approx(1.6)
-        assert res.bound == pytest.approx(1.6)
+        assert res.lower_bound == pytest.approx(1.6)
         np.testing.assert_allclose(res.x, [0.4, 0.6], atol=1e-7)
         # HiGHS convention: c - A.T @ duals = reduced costs; cover dual 2, cap dual -1
         np.testing.assert_allclose(res.duals, [2.0, -1.0], atol=1e-7)
@@ -277,5 +278,7 @@ def test_heuristics_off_keeps_the_answer_and_sets_every_heuristic_option(backend
 def test_result_validates_status_and_trace():
     with pytest.raises(ValueError, match="status"):
         Solution(status="done", has_solution=False)
-    r = Solution(status="time_limit", has_solution=True, objective=2.0, bound=1.5, x=np.zeros(1))
+    r = Solution(
+        status="time_limit", has_solution=True, objective=2.0, lower_bound=1.5, x=np.zeros(1)
+    )
     assert r.gap == pytest.approx(0.5) and r.relative_gap == pytest.approx(0.25)

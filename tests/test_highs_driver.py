@@ -290,7 +290,7 @@ def test_the_offset_the_solver_does_not_know_is_added_to_every_value():
         h.run()
     out = driver.read(h, model, session, want_duals=False)
     assert out.objective == pytest.approx(ref.objective)
-    assert out.bound == pytest.approx(ref.bound)
+    assert out.bound == pytest.approx(ref.lower_bound)
     finite = out.trace["incumbent"][np.isfinite(out.trace["incumbent"])]
     assert finite.iloc[0] >= ref.objective - 1e-9 and finite.iloc[-1] == pytest.approx(
         ref.objective
@@ -343,7 +343,7 @@ def test_a_change_of_thread_count_in_one_thread_still_runs(backend):
     for threads in (None, 1, 2, None, 1):
         res = solve(model, backend=backend, threads=threads, node_limit=5)
         assert res.status in ("optimal", "node_limit"), (threads, res, res.log[-300:])
-        assert res.has_solution and res.bound <= ref.objective + 1e-9
+        assert res.has_solution and res.lower_bound <= ref.objective + 1e-9
 
 
 @pytest.mark.parametrize("backend", ["highs", "pyomo", "pulp"])

@@ -25,7 +25,7 @@ import odtkit._limits as limits
 import odtkit.core._binary as search_module  # the search on a Dataset
 import odtkit.core.rules as rules_module
 from odtkit import _native, metrics
-from odtkit.core import TrivialAnswerWarning, search_rule_list, search_tree
+from odtkit.core import SearchOptions, TrivialAnswerWarning, search_rule_list, search_tree
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.datasets import _binarizer as binarizer_module
 from odtkit.estimators import (
@@ -78,7 +78,13 @@ WIDE_LIMIT_CASES = [
 
 @pytest.mark.parametrize(("strategy", "max_depth"), WIDE_LIMIT_CASES)
 def test_depth_two_pass_stops_at_time_limit(wide: Dataset, strategy: str, max_depth: int) -> None:
-    result = search_tree(wide, lam=LAM, max_depth=max_depth, strategy=strategy, time_limit=0.05)
+    result = search_tree(
+        wide,
+        lam=LAM,
+        max_depth=max_depth,
+        time_limit=0.05,
+        options=SearchOptions(strategy=strategy),
+    )
     check_stopped(result, wide, "time_limit", 4 * LAM)
 
 

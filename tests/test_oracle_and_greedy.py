@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from odtkit import Dataset, Fairness, datasets, greedy_tree, metrics
-from odtkit.core import search_tree
+from odtkit.core import SearchOptions, search_tree
 from odtkit.testing import (
     EXAMPLE_TREES_PROTECTED,
     LAMBDAS,
@@ -203,7 +203,9 @@ def test_native_greedy_is_the_numpy_greedy_and_the_bnb_start(name: str) -> None:
     # trace row is the greedy objective, or the leaf's when the greedy tree is the leaf
     for lam, depth in ((0.01, 2), (0.02, None)):
         value = metrics.objective(_numpy_greedy_tree(data, lam=lam, max_depth=depth), data, lam=lam)
-        result = search_tree(data, lam=lam, max_depth=depth, method="bnb", node_limit=1)
+        result = search_tree(
+            data, lam=lam, max_depth=depth, method="bnb", options=SearchOptions(node_limit=1)
+        )
         assert result.trace["incumbent"].iloc[0] == pytest.approx(value, abs=1e-12)
 
 

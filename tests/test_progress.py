@@ -10,6 +10,7 @@ from conftest import hard_knapsack
 
 from odtkit import _progress
 from odtkit._progress import Progress, describe, progress_enabled
+from odtkit.core import SearchOptions
 from odtkit.solvers import solve
 
 
@@ -79,16 +80,23 @@ def test_native_searches_report_their_incumbent_and_bound(monkeypatch, capsys):
     monkeypatch.setattr(_progress, "DELAY", 0.05)
     monkeypatch.setattr(_progress, "INTERVAL", 0.05)
     data = planted_tree_dataset(1, 3000, 40, 5, 0.05)[0]
-    result = search_tree(data, lam=0.002, time_limit=1.0, progress=True)
+    result = search_tree(data, lam=0.002, time_limit=1.0, options=SearchOptions(progress=True))
     err = capsys.readouterr().err
     assert "search (dp, anytime): " in err and "incumbent" in err and "bound" in err
     assert result.lower_bound <= result.objective
     search_tree(data, lam=0.002, time_limit=0.5)  # default: stderr is not a terminal here
     assert "search (" not in capsys.readouterr().err
-    search_tree(data, lam=0.002, method="bnb", time_limit=0.5, progress=True)
+    search_tree(data, lam=0.002, method="bnb", time_limit=0.5, options=SearchOptions(progress=True))
     assert "search (bnb" in capsys.readouterr().err
     fairness = Fairness("sp", protected=data.X[:, 2].astype(int), delta=0.001)
-    search_tree(data, lam=0.0, max_depth=4, fairness=fairness, time_limit=0.5, progress=True)
+    search_tree(
+        data,
+        lam=0.0,
+        max_depth=4,
+        fairness=fairness,
+        time_limit=0.5,
+        options=SearchOptions(progress=True),
+    )
     assert "fair search" in capsys.readouterr().err
     search_rule_list(data, lam=0.001, time_limit=0.5, progress=True)
     assert "rule list search" in capsys.readouterr().err

@@ -207,7 +207,7 @@ def test_budgets_on_worked_example():
         assert res.objective == pe.error_term and res.lower_bound == pytest.approx(err)
         oracle, _ = brute_force_prune(d, lam=0.0, budget=B)
         assert pe.error_term == pytest.approx(oracle)
-        sweep = prune(d, budget=B, budget_method="lambda", method="lp")
+        sweep = prune(d, budget=B, method="lambda")
         assert sweep.model.cost_term <= B + 1e-12
         # the lambda search reaches only hull vertices: error 0.5 for every 0 <= B < 4; its
         # Lagrangian bound is valid, and proves optimality only where the hull is reached
@@ -333,7 +333,7 @@ def test_lam_is_required_and_exclusive_with_budget():
         prune(trees, X, y, costs=costs, lam=-0.1)
     with pytest.raises(TypeError, match="lam"):
         individual_prune(trees, X, y, costs=costs)
-    with pytest.raises(ValueError, match="budget_method"):
+    with pytest.raises(ValueError, match="solves the λ problem"):
         prune(trees, X, y, costs=costs, budget=2.0, method="colgen")
 
 

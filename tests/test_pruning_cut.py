@@ -264,7 +264,7 @@ def test_worked_example_path_and_budgets():
         res = prune(trees, X, y, costs=costs, budget=B)
         assert res.status == Status.OPTIMAL and res.method == how
         assert res.objective == pytest.approx(err) and res.model.cost_term <= B + 1e-12
-        hull = prune(trees, X, y, costs=costs, budget=B, budget_method="lambda")
+        hull = prune(trees, X, y, costs=costs, budget=B, method="hull")
         assert hull.objective == pytest.approx(0.5 if B < 4 else 0.0)
         assert hull.lower_bound <= err + 1e-12
         assert (hull.status == Status.OPTIMAL) == (hull.objective == pytest.approx(err))
@@ -448,7 +448,7 @@ def test_budgets_at_between_and_beyond_breakpoints_equal_the_oracle(seed):
         assert res.model.cost_term <= B + 1e-9
         assert res.objective == pytest.approx(oracle, abs=1e-9), (seed, B)
         assert res.lower_bound <= oracle + 1e-9
-        hull = prune(d, budget=B, budget_method="lambda")
+        hull = prune(d, budget=B, method="hull")
         assert hull.lower_bound <= oracle + 1e-9 <= hull.objective + 2e-9
 
 

@@ -115,7 +115,7 @@ def test_highs_through_pulp_reports_offset_bound_values_and_idle_columns():
     res = solve(model, backend="pulp")
     assert res.solver == "pulp/HiGHS" and res.backend == "pulp" and res.solver_version
     assert res.status == "optimal" and res.objective == pytest.approx(ref.objective)
-    assert res.bound == pytest.approx(res.objective)
+    assert res.lower_bound == pytest.approx(res.objective)
     assert res.values["idle"][0] == 2.0  # not in PuLP's model: 0 clipped into [2, 4]
     assert model.check(res.x).empty
     assert set(res.timings) == {"build", "transfer", "solve", "read"}
@@ -125,9 +125,9 @@ def test_highs_through_pulp_reports_offset_bound_values_and_idle_columns():
 def test_limits_are_statuses():
     model = hard_knapsack()
     res = solve(model, backend="pulp", time_limit=0.1)
-    assert res.status == "time_limit" and res.bound > -np.inf
+    assert res.status == "time_limit" and res.lower_bound > -np.inf
     if res.has_solution:
-        assert res.bound <= res.objective + 1e-9 and model.check(res.x).empty
+        assert res.lower_bound <= res.objective + 1e-9 and model.check(res.x).empty
     res = solve(model, backend="pulp", node_limit=2)
     assert res.status == "node_limit" and res.nodes >= 1  # PuLP itself has no entry for this
 
@@ -143,7 +143,7 @@ def test_should_stop_interrupts_with_status_interrupted():
     res = solve(model, backend="pulp", should_stop=stop)
     assert res.status == "interrupted" and calls
     if res.has_solution:
-        assert model.check(res.x).empty and res.bound <= res.objective + 1e-9
+        assert model.check(res.x).empty and res.lower_bound <= res.objective + 1e-9
 
 
 def test_lp_duals_and_methods_match_the_highs_backend():
@@ -190,7 +190,7 @@ def test_cbc_refuses_what_it_cannot_do_and_accepts_the_rest():
         model, backend="pulp", solver="PULP_CBC_CMD", threads=1, seed=5, time_limit=30, cuts="off"
     )
     assert res.solver == "pulp/CBC" and res.status == "optimal"
-    assert res.objective == pytest.approx(ref.objective) and res.bound == res.objective
+    assert res.objective == pytest.approx(ref.objective) and res.lower_bound == res.objective
     assert "-cuts off" in res.log or "cuts off" in res.log
     assert res.solver_version.count(".") == 2
 
@@ -244,9 +244,9 @@ def test_cbc_bound_and_nodes_come_from_its_log_with_the_offset_added():
     assert res.status == "node_limit" and res.has_solution
     assert res.nodes >= 1
     ref = solve(model, backend="highs")
-    assert res.bound <= ref.objective + 1e-6 <= res.objective + 2e-6
+    assert res.lower_bound <= ref.objective + 1e-6 <= res.objective + 2e-6
     parsed = parse_cbc_log(res.log)
-    assert res.bound == pytest.approx(parsed["bound"] + model.offset)
+    assert res.lower_bound == pytest.approx(parsed["bound"] + model.offset)
 
 
 CBC_TIME_LIMIT_LOG = """
@@ -274,7 +274,7 @@ def test_log_parsers_on_recorded_and_live_logs():
     got = parse_highs_log(res.log)
     assert got["status"] == res.status == "node_limit"
     assert got["objective"] == pytest.approx(res.objective)
-    assert got["bound"] == pytest.approx(res.bound)
+    assert got["bound"] == pytest.approx(res.lower_bound)
     assert got["nodes"] == res.nodes
     lp = solve(hard_knapsack().relaxed(), backend="highs")
     got = parse_highs_log(lp.log)

@@ -142,9 +142,9 @@ def test_time_limit_is_a_status_and_keeps_incumbent_and_bound():
     model = hard_knapsack()
     res = solve(model, backend="pyomo", time_limit=0.1)
     assert res.status == "time_limit"
-    assert res.bound > -np.inf  # dual_bound: the root LP bound at least
+    assert res.lower_bound > -np.inf  # dual_bound: the root LP bound at least
     if res.has_solution:
-        assert model.check(res.x).empty and res.bound <= res.objective + 1e-9
+        assert model.check(res.x).empty and res.lower_bound <= res.objective + 1e-9
         assert res.gap >= 0
 
 
@@ -230,7 +230,7 @@ def test_classic_solver_by_name_with_mapped_options():
     )
     assert res.solver == "pyomo/cbc" and res.status == "optimal"
     assert res.objective == pytest.approx(ref.objective)
-    assert res.bound == res.objective  # no dual bound capability: proven only when optimal
+    assert res.lower_bound == res.objective  # no dual bound capability: proven only when optimal
     assert "dual_bound" not in backend_capabilities("pyomo", "cbc", executable=CBC)
     with pytest.raises(ValueError, match="lp_method"):
         solve(model.relaxed(), backend="pyomo", solver="cbc", executable=CBC, lp_method="simplex")

@@ -12,7 +12,7 @@ from conftest import sigint_inside
 
 import odtkit
 from odtkit import _native, datasets, metrics
-from odtkit.core import search_tree
+from odtkit.core import SearchOptions, search_tree
 from odtkit.core._problem import build_problem, decode_tree, encode_tree
 from odtkit.results import Result, Status
 from odtkit.testing import brute_force_tree, example_dataset_a, random_dataset
@@ -217,9 +217,9 @@ def test_time_limit_is_honoured(hard) -> None:
 
 @pytest.mark.parametrize("strategy", ["recursive", "anytime"])
 def test_node_and_memory_limits(hard, strategy: str) -> None:
-    r = search_tree(hard, lam=HARD_LAM, node_limit=500, strategy=strategy)
+    r = search_tree(hard, lam=HARD_LAM, options=SearchOptions(node_limit=500, strategy=strategy))
     assert r.status == "node_limit" and r.n_explored <= 500
-    r = search_tree(hard, lam=HARD_LAM, memory_limit_mb=4, strategy=strategy)
+    r = search_tree(hard, lam=HARD_LAM, memory_limit_mb=4, options=SearchOptions(strategy=strategy))
     assert r.status == "memory_limit"
     assert r.peak_memory_mb <= 4 * 1.1 + 1.0
     assert r.lower_bound <= r.objective
@@ -229,7 +229,7 @@ def test_node_and_memory_limits(hard, strategy: str) -> None:
 def test_ctrl_c_returns_best_tree(hard, strategy: str) -> None:
     native = {"recursive": "search_dp", "anytime": "search_dp_anytime"}[strategy]
     with sigint_inside(_native, native) as sent:
-        r = search_tree(hard, lam=HARD_LAM, time_limit=30, strategy=strategy)
+        r = search_tree(hard, lam=HARD_LAM, time_limit=30, options=SearchOptions(strategy=strategy))
     assert sent.is_set() and r.status == "interrupted"
     assert r.lower_bound <= r.objective
     assert metrics.objective(r.tree, hard, lam=HARD_LAM) == pytest.approx(r.objective, abs=1e-9)
@@ -254,7 +254,7 @@ def test_limited_bound_is_below_the_certified_optimum() -> None:
     best = search_tree(d, lam=0.005)
     assert best.status == "optimal"
     for node_limit in (1, 10, 100, 1000):
-        r = search_tree(d, lam=0.005, node_limit=node_limit)
+        r = search_tree(d, lam=0.005, options=SearchOptions(node_limit=node_limit))
         assert r.status.stopped_early or r.status == Status.OPTIMAL
         assert r.lower_bound <= best.objective + 1e-12 <= r.objective + 2e-12
 
@@ -273,7 +273,7 @@ def test_result_never_worse_than_greedy() -> None:
     for seed in range(20):
         d = random_dataset(seed)
         g = metrics.objective(odtkit.greedy_tree(d, lam=0.01, max_depth=2), d, lam=0.01)
-        r = search_tree(d, lam=0.01, max_depth=2, node_limit=1)
+        r = search_tree(d, lam=0.01, max_depth=2, options=SearchOptions(node_limit=1))
         assert r.objective <= g + 1e-12
 
 
@@ -289,7 +289,9 @@ def test_an_upper_bound_equal_to_the_optimum_is_valid(name, strategy):
     for depth, lam in ((3, 0.01), (5, 0.005)):
         kwargs = {"strategy": strategy, "time_limit": 60} if strategy == "anytime" else {}
         optimum = search_tree(data, lam=lam, max_depth=depth).objective
-        result = search_tree(data, lam=lam, max_depth=depth, upper_bound=optimum, **kwargs)
+        result = search_tree(
+            data, lam=lam, max_depth=depth, **kwargs, options=SearchOptions(upper_bound=optimum)
+        )
         assert result.status == "optimal"
         assert result.objective == pytest.approx(optimum, abs=1e-12)
         assert result.stats.get("upper_bound_invalid", 0.0) == 0.0

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit import _native, metrics
-from odtkit.core import search_tree
+from odtkit.core import SearchOptions, search_tree
 from odtkit.core.search import BOUNDS, POLICIES
 from odtkit.datasets import Dataset
 from odtkit.results import Result
@@ -65,7 +65,9 @@ def test_example_a(lam: float, policy: str) -> None:
         (3, EXAMPLE_A_OPTIMA[lam][1]),
         (None, EXAMPLE_A_OPTIMA[lam][1]),
     ):
-        result = search_tree(data, lam=lam, method="bnb", max_depth=depth, policy=policy)
+        result = search_tree(
+            data, lam=lam, method="bnb", max_depth=depth, options=SearchOptions(policy=policy)
+        )
         assert result.status == "optimal"
         assert result.objective == pytest.approx(expected, abs=1e-6)
         check_result(result, data, lam, depth)
@@ -76,7 +78,9 @@ def test_matches_oracle(seed: int) -> None:
     """Seeded instances: every policy in turn, weights every third, 3 classes every fifth."""
     data, lam, depth = instance(seed, weighted=seed % 3 == 0, n_classes=3 if seed % 5 == 0 else 2)
     policy = POLICIES[seed % len(POLICIES)]
-    result = search_tree(data, lam=lam, method="bnb", max_depth=depth, policy=policy)
+    result = search_tree(
+        data, lam=lam, method="bnb", max_depth=depth, options=SearchOptions(policy=policy)
+    )
     assert result.status == "optimal"
     assert result.objective == pytest.approx(oracle(data, lam, depth), abs=1e-9)
     check_result(result, data, lam, depth)
@@ -92,8 +96,7 @@ def test_bounds_off_never_change_optimum(seed: int, bound: str) -> None:
         lam=lam,
         method="bnb",
         max_depth=depth,
-        bounds=switches,
-        policy=POLICIES[seed % len(POLICIES)],
+        options=SearchOptions(bounds=switches, policy=POLICIES[seed % len(POLICIES)]),
     )
     assert result.status == "optimal"
     assert result.objective == pytest.approx(oracle(data, lam, depth), abs=1e-9)
@@ -113,7 +116,9 @@ def test_matches_oracle_hypothesis(
     seed: int, policy: str, depth: int | None, lam: float, weighted: bool, n_classes: int
 ) -> None:
     data = random_dataset(seed, weighted=weighted, n_classes=n_classes)
-    result = search_tree(data, lam=lam, method="bnb", max_depth=depth, policy=policy)
+    result = search_tree(
+        data, lam=lam, method="bnb", max_depth=depth, options=SearchOptions(policy=policy)
+    )
     assert result.objective == pytest.approx(oracle(data, lam, depth), abs=1e-9)
     check_result(result, data, lam, depth)
 
@@ -148,11 +153,17 @@ def test_weights_equal_duplication(seed: int) -> None:
 def test_upper_bound(seed: int) -> None:
     data, lam, depth = instance(1500 + seed)
     best = oracle(data, lam, depth)
-    exact = search_tree(data, lam=lam, method="bnb", max_depth=depth, upper_bound=best)
+    exact = search_tree(
+        data, lam=lam, method="bnb", max_depth=depth, options=SearchOptions(upper_bound=best)
+    )
     assert exact.objective == pytest.approx(best, abs=1e-9) and exact.status == "optimal"
     # an upper bound below the optimum is attained by no tree: the result must still be right
     low = search_tree(
-        data, lam=lam, method="bnb", max_depth=depth, upper_bound=max(0.0, best - 0.05)
+        data,
+        lam=lam,
+        method="bnb",
+        max_depth=depth,
+        options=SearchOptions(upper_bound=max(0.0, best - 0.05)),
     )
     assert low.objective == pytest.approx(best, abs=1e-9)
     assert low.lower_bound <= best + 1e-9
@@ -177,7 +188,10 @@ def test_limits_return_valid_trees(seed: int) -> None:
 
 def test_limit_statuses() -> None:
     data = random_dataset(3, n_samples=60, n_features=8)
-    assert search_tree(data, lam=0.002, method="bnb", node_limit=1).status == "node_limit"
+    assert (
+        search_tree(data, lam=0.002, method="bnb", options=SearchOptions(node_limit=1)).status
+        == "node_limit"
+    )
     assert search_tree(data, lam=0.002, method="bnb", memory_limit_mb=1e-6).status == "memory_limit"
 
 
@@ -205,11 +219,11 @@ def test_interrupt_returns_incumbent() -> None:
 def test_bad_input() -> None:
     data = example_dataset_a()
     with pytest.raises(ValueError, match="unknown bound"):
-        search_tree(data, lam=0.1, method="bnb", bounds={"nonsense": False})
+        search_tree(data, lam=0.1, method="bnb", options=SearchOptions(bounds={"nonsense": False}))
     with pytest.raises(ValueError, match="policy"):
-        search_tree(data, lam=0.1, method="bnb", policy="random")
+        search_tree(data, lam=0.1, method="bnb", options=SearchOptions(policy="random"))
     with pytest.raises(TypeError):
-        search_tree(data, lam=0.1, method="bnb", bounds={"support": 0})
+        search_tree(data, lam=0.1, method="bnb", options=SearchOptions(bounds={"support": 0}))
 
 
 def test_native_binding_rejects_malformed_trees() -> None:
@@ -230,8 +244,12 @@ def test_matches_oracle_slow(seed: int) -> None:
     data, lam, depth = instance(seed, weighted=seed % 2 == 0, n_classes=2 + seed % 3 // 2)
     expected = oracle(data, lam, depth)
     for policy in POLICIES:
-        result = search_tree(data, lam=lam, method="bnb", max_depth=depth, policy=policy)
+        result = search_tree(
+            data, lam=lam, method="bnb", max_depth=depth, options=SearchOptions(policy=policy)
+        )
         assert result.objective == pytest.approx(expected, abs=1e-9)
     switches = dict.fromkeys(BNB_BOUNDS, False)
-    result = search_tree(data, lam=lam, method="bnb", max_depth=depth, bounds=switches)
+    result = search_tree(
+        data, lam=lam, method="bnb", max_depth=depth, options=SearchOptions(bounds=switches)
+    )
     assert result.objective == pytest.approx(expected, abs=1e-9)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit import metrics
-from odtkit.core import search_tree
+from odtkit.core import SearchOptions, search_tree
 from odtkit.core._problem import build_problem
 from odtkit.datasets import Dataset
 from odtkit.results import Status
@@ -179,11 +179,11 @@ def test_bound_switches_do_not_change_optimum(seed: int) -> None:
     switches.append({name: False for name in DP_BOUNDS})
     switches.append({name: bool(rng.random() < 0.5) for name in DP_BOUNDS})
     for bounds in switches:
-        r = search_tree(d, lam=lam, max_depth=depth, bounds=bounds)
+        r = search_tree(d, lam=lam, max_depth=depth, options=SearchOptions(bounds=bounds))
         assert r.objective == pytest.approx(reference, abs=1e-9), bounds
         check_certified(r, d, lam, depth)
     for policy in ("lower_bound", "objective", "bfs", "dfs"):
-        r = search_tree(d, lam=lam, max_depth=depth, policy=policy)
+        r = search_tree(d, lam=lam, max_depth=depth, options=SearchOptions(policy=policy))
         assert r.objective == pytest.approx(reference, abs=1e-9)
 
 
@@ -198,7 +198,7 @@ def test_user_upper_bound(seed: int) -> None:
     lam = LAMBDAS[seed % len(LAMBDAS)]
     best = oracle(d, lam, 3)
     for ub in (best, best + 0.05, 10.0, max(0.0, best - 0.05)):
-        r = search_tree(d, lam=lam, max_depth=3, upper_bound=ub)
+        r = search_tree(d, lam=lam, max_depth=3, options=SearchOptions(upper_bound=ub))
         assert r.objective == pytest.approx(best, abs=1e-9)
         check_certified(r, d, lam, 3)
 

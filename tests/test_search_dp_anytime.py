@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit import metrics
-from odtkit.core import search_tree
+from odtkit.core import SearchOptions, search_tree
 from odtkit.datasets import Dataset
 from odtkit.testing import LAMBDAS, brute_force_tree, dataset_strategy, planted_tree_dataset
 
@@ -51,7 +51,12 @@ def test_stopped_anywhere_the_answer_brackets_the_optimum(
     d: Dataset, lam: float, max_depth: int | None, node_limit: int
 ) -> None:
     # node limits stop it inside every phase (deepening, relaxed deepening, target search)
-    r = search_tree(d, lam=lam, max_depth=max_depth, strategy="anytime", node_limit=node_limit)
+    r = search_tree(
+        d,
+        lam=lam,
+        max_depth=max_depth,
+        options=SearchOptions(strategy="anytime", node_limit=node_limit),
+    )
     assert r.status in ("optimal", "node_limit")
     assert r.n_explored <= node_limit
     check_bracket(r, d, lam, oracle(d, lam, max_depth))
@@ -64,7 +69,7 @@ def test_stopped_anywhere_the_answer_brackets_the_optimum(
     node_limit=st.integers(1, 400),
 )
 def test_stopped_anywhere_weighted_three_classes(d: Dataset, lam: float, node_limit: int) -> None:
-    r = search_tree(d, lam=lam, strategy="anytime", node_limit=node_limit)
+    r = search_tree(d, lam=lam, options=SearchOptions(strategy="anytime", node_limit=node_limit))
     check_bracket(r, d, lam, oracle(d, lam, None))
 
 
@@ -76,7 +81,9 @@ def test_relaxed_bound_alone_is_below_the_optimum(seed: int) -> None:
     lam = 0.01
     truth = oracle(d, lam, None)
     for node_limit in (50, 200, 800, 3200):
-        r = search_tree(d, lam=lam, strategy="anytime", node_limit=node_limit)
+        r = search_tree(
+            d, lam=lam, options=SearchOptions(strategy="anytime", node_limit=node_limit)
+        )
         check_bracket(r, d, lam, truth)
 
 
@@ -86,7 +93,7 @@ def test_default_strategy_is_anytime_only_for_unlimited_depth_under_a_time_limit
     assert "relaxed_depth" in anytime.stats
     for kwargs in ({}, {"max_depth": 3, "time_limit": 30}, {"node_limit": 10**6}):
         assert "relaxed_depth" not in search_tree(d, lam=0.01, **kwargs).stats
-    recursive = search_tree(d, lam=0.01, strategy="recursive", time_limit=30)
+    recursive = search_tree(d, lam=0.01, time_limit=30, options=SearchOptions(strategy="recursive"))
     assert anytime.status == recursive.status == "optimal"
     assert anytime.objective == pytest.approx(recursive.objective, abs=1e-9)
 
@@ -95,7 +102,7 @@ def test_upper_bound_invalid_is_reported() -> None:
     d, _ = planted_tree_dataset(3, 120, 6, 3, 0.1)
     lam = 0.01
     truth = oracle(d, lam, None)
-    r = search_tree(d, lam=lam, strategy="anytime", upper_bound=truth - 0.05)
+    r = search_tree(d, lam=lam, options=SearchOptions(strategy="anytime", upper_bound=truth - 0.05))
     assert r.status == "optimal"
     assert r.objective == pytest.approx(truth, abs=1e-9)
     assert r.stats["upper_bound_invalid"] == 1.0
@@ -107,8 +114,8 @@ def test_beats_recursive_at_equal_work_on_a_planted_tree() -> None:
     d, _ = planted_tree_dataset(1, 2000, 20, 5, 0.1)
     lam = 0.005
     limit = 60_000
-    rec = search_tree(d, lam=lam, strategy="recursive", node_limit=limit)
-    any_ = search_tree(d, lam=lam, strategy="anytime", node_limit=limit)
+    rec = search_tree(d, lam=lam, options=SearchOptions(strategy="recursive", node_limit=limit))
+    any_ = search_tree(d, lam=lam, options=SearchOptions(strategy="anytime", node_limit=limit))
     assert rec.status == any_.status == "node_limit"
     assert any_.objective < rec.objective
     assert any_.lower_bound > 2 * rec.lower_bound

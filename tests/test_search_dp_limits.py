@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit import metrics
-from odtkit.core import search_tree
+from odtkit.core import SearchOptions, search_tree
 from odtkit.datasets import Dataset, load
 from odtkit.testing import LAMBDAS, brute_force_tree, dataset_strategy, random_dataset
 
@@ -51,7 +51,9 @@ STRATEGY = pytest.mark.parametrize("strategy", ["queue", "anytime"])
 
 
 def search(strategy: str, dataset: Dataset, lam: float, **kwargs):
-    return search_tree(dataset, lam=lam, method="dp", strategy=strategy, **kwargs)
+    return search_tree(
+        dataset, lam=lam, method="dp", **kwargs, options=SearchOptions(strategy=strategy)
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,7 +156,7 @@ def test_equals_recursive_on_monks(
     strategy: str, name: str, lam: float, max_depth: int | None
 ) -> None:
     d = load(name)
-    rec = search_tree(d, lam=lam, max_depth=max_depth, strategy="recursive")
+    rec = search_tree(d, lam=lam, max_depth=max_depth, options=SearchOptions(strategy="recursive"))
     q = search(strategy, d, lam, max_depth=max_depth)
     check_certified(q, d, lam, max_depth)
     assert q.objective == pytest.approx(rec.objective, abs=1e-9)
@@ -234,7 +236,7 @@ def test_matches_oracle_slow(strategy: str, d: Dataset, lam: float, max_depth: i
 @pytest.mark.parametrize("max_depth", [None, 4])
 def test_equals_recursive_slow(strategy: str, name: str, lam: float, max_depth: int | None) -> None:
     d = load(name)
-    rec = search_tree(d, lam=lam, max_depth=max_depth, strategy="recursive")
+    rec = search_tree(d, lam=lam, max_depth=max_depth, options=SearchOptions(strategy="recursive"))
     q = search(strategy, d, lam, max_depth=max_depth, time_limit=120)
     check_certified(q, d, lam, max_depth)
     assert q.objective == pytest.approx(rec.objective, abs=1e-9)
@@ -243,6 +245,6 @@ def test_equals_recursive_slow(strategy: str, name: str, lam: float, max_depth: 
 def test_strategy_is_validated() -> None:
     d = random_dataset(0)
     with pytest.raises(ValueError, match="strategy"):
-        search_tree(d, lam=0.01, strategy="bfs")
+        search_tree(d, lam=0.01, options=SearchOptions(strategy="bfs"))
     with pytest.raises(ValueError, match="strategy"):
-        search_tree(d, lam=0.01, method="bnb", strategy="queue")
+        search_tree(d, lam=0.01, method="bnb", options=SearchOptions(strategy="queue"))

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from odtkit import Dataset, Fairness, _native, metrics, search_tree
+from odtkit.core import SearchOptions
 from odtkit.core._problem import build_problem, search_config
 from odtkit.core.search import FAIR_BOUNDS
 from odtkit.testing import (
@@ -106,7 +107,9 @@ def test_section_7_5_stump_is_found_when_delta_allows_it() -> None:
 
 def compare_with_oracle(data, fairness, lam, depth, bounds=None) -> None:
     _, expected = brute_force_fair_tree(data, fairness, lam=lam, max_depth=depth)
-    result = search_tree(data, lam=lam, max_depth=depth, fairness=fairness, bounds=bounds)
+    result = search_tree(
+        data, lam=lam, max_depth=depth, fairness=fairness, options=SearchOptions(bounds=bounds)
+    )
     assert result.status == "optimal"
     assert result.objective == pytest.approx(expected, abs=1e-9), (fairness.notion, bounds)
     check_fair_result(result, data, fairness, lam, depth)
@@ -279,7 +282,13 @@ def test_front_statistics_are_reported() -> None:
     data = random_dataset(7, n_samples=12, n_features=4)
     fairness = usable_fairness(data, "sp", 0.0, 2, 7)
     assert fairness is not None
-    result = search_tree(data, lam=0.0, max_depth=3, fairness=fairness, bounds={"shortcut": False})
+    result = search_tree(
+        data,
+        lam=0.0,
+        max_depth=3,
+        fairness=fairness,
+        options=SearchOptions(bounds={"shortcut": False}),
+    )
     for key in ("front_max", "front_mean", "fronts_built", "n_pairs", "presolve_objective"):
         assert key in result.stats
     assert result.stats["n_pairs"] == 1.0
@@ -309,7 +318,13 @@ def test_node_limits_give_a_fair_tree_and_a_valid_bound() -> None:
     data, fairness, optimum = hard_instance()
     seen = set()
     for node_limit in (1, 2, 3, 5, 8, 13, 21, 34, 55, 89):
-        result = search_tree(data, lam=0.0, max_depth=3, fairness=fairness, node_limit=node_limit)
+        result = search_tree(
+            data,
+            lam=0.0,
+            max_depth=3,
+            fairness=fairness,
+            options=SearchOptions(node_limit=node_limit),
+        )
         seen.add(str(result.status))
         check_fair_result(result, data, fairness, 0.0, 3)
         assert result.lower_bound <= optimum + 1e-12

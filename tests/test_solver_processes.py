@@ -200,7 +200,7 @@ def test_ctrl_c_while_cbc_reads_no_signal_keeps_the_incumbent_its_log_showed(tmp
     assert res.has_solution and res.x is not None
     assert model.is_feasible(res.x)
     assert res.objective == pytest.approx(model.objective_value(res.x), abs=1e-6)
-    assert res.bound <= res.objective + 1e-6
+    assert res.lower_bound <= res.objective + 1e-6
     assert res.stats["cbc_killed"] == 0
     assert res.objective <= res.stats["cbc_log_incumbent"] + 1e-6
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from odtkit import Dataset, metrics, solve_formulation
-from odtkit.core import search_rule_list, search_tree
+from odtkit.core import SearchOptions, search_rule_list, search_tree
 from odtkit.formulations import FlowOCT, PathOCT, RBinOCT
 from odtkit.testing import brute_force_rule_list, brute_force_tree, enumerate_trees
 
@@ -137,7 +137,9 @@ def test_searches_are_exact_when_weights_are_tiny(method: str, strategy: str, we
         result = search_rule_list(data, lam=0.01, antecedents=data.X)
         truth = brute_force_rule_list(data, lam=0.01, antecedents=data.X, max_length=3)[1]
     else:
-        result = search_tree(data, lam=0.01, max_depth=2, method=method, strategy=strategy)
+        result = search_tree(
+            data, lam=0.01, max_depth=2, method=method, options=SearchOptions(strategy=strategy)
+        )
         truth = min(
             metrics.objective(t, data, lam=0.01) for t in enumerate_trees(3, 2, n_classes=2)
         )

@@ -14,6 +14,7 @@ This module imports nothing else from the package, so every layer can use it.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Result", "Status", "TRACE_COLUMNS", "empty_trace", "make_trace"]
+__all__ = ["Result", "Status", "TRACE_COLUMNS", "empty_trace", "make_trace", "relative_gap"]
 
 
 class Status(StrEnum):
@@ -95,6 +96,18 @@ def make_trace(rows: Any = None) -> pd.DataFrame:
         return empty_trace()
     arr = np.asarray(rows, dtype=float).reshape(-1, 3)
     return pd.DataFrame(arr, columns=list(TRACE_COLUMNS))
+
+
+def relative_gap(gap: float, objective: float) -> float:
+    """``gap / |objective|``, HiGHS's definition: 0 when the gap is 0, ``inf`` when the objective is
+    0 and the gap is not; a nan or infinite ``gap`` (no incumbent, no bound) is returned as is.
+
+    The one implementation behind :attr:`Result.relative_gap` and
+    :attr:`odtkit.solvers.Solution.relative_gap` (each computes its own absolute ``gap``).
+    """
+    if math.isnan(gap) or math.isinf(gap) or gap == 0.0:
+        return gap
+    return gap / abs(objective) if objective != 0 else math.inf
 
 
 def _check_trace(trace: pd.DataFrame) -> None:
@@ -172,7 +185,17 @@ class Result:
 
     @property
     def bound(self) -> float:
-        """Same as ``lower_bound``."""
+        """Deprecated spelling of :attr:`lower_bound` (FutureWarning; removed in 0.3.0).
+
+        ``lower_bound`` is the one name of the proven bound, on a :class:`Result` and on a
+        backend's :class:`~odtkit.solvers.Solution` alike.
+        """
+        warnings.warn(
+            "Result.bound is deprecated and will be removed in odtkit 0.3.0: use "
+            "Result.lower_bound (the same value)",
+            FutureWarning,
+            stacklevel=2,
+        )
         return self.lower_bound
 
     @property
@@ -190,11 +213,9 @@ class Result:
 
     @property
     def relative_gap(self) -> float:
-        """``gap / |objective|`` (0 if the gap is 0, inf when the objective is 0 and it is not)."""
-        gap = self.gap
-        if math.isnan(gap) or math.isinf(gap) or gap == 0.0:
-            return gap
-        return gap / abs(self.objective) if self.objective != 0 else math.inf
+        """``gap / |objective|`` (0 if the gap is 0, inf when the objective is 0 and it is not;
+        :func:`relative_gap`)."""
+        return relative_gap(self.gap, self.objective)
 
     @property
     def is_optimal(self) -> bool:

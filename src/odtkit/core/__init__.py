@@ -5,11 +5,17 @@ from odtkit._native import Bitset
 from odtkit.core.numeric import search_numeric
 from odtkit.core.path import RegularizationPath, regularization_path
 from odtkit.core.rules import search_rule_list
-from odtkit.core.search import TrivialAnswerWarning, informative_lam_range, search_tree
+from odtkit.core.search import (
+    SearchOptions,
+    TrivialAnswerWarning,
+    informative_lam_range,
+    search_tree,
+)
 
 __all__ = [
     "Bitset",
     "RegularizationPath",
+    "SearchOptions",
     "TrivialAnswerWarning",
     "informative_lam_range",
     "regularization_path",

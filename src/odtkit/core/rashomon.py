@@ -188,7 +188,7 @@ def build_rashomon(
     leaves ``complete`` False and a set whose every member is genuine. Without a certified
     OPT the bound is taken from the best tree found, so it may be larger than the stated one.
     """
-    from odtkit.core.search import TrivialAnswerWarning, search_tree
+    from odtkit.core.search import SearchOptions, TrivialAnswerWarning, search_tree
 
     if not isinstance(problem, RashomonProblem):
         raise TypeError(f"problem must be a RashomonProblem, got {type(problem).__name__}")
@@ -208,7 +208,7 @@ def build_rashomon(
             method="dp",
             time_limit=time_limit,
             memory_limit_mb=memory_limit_mb,
-            progress=progress,
+            options=SearchOptions(progress=progress),
         )
     dp_seconds = time.perf_counter() - started
     certified = optimum.status == "optimal"

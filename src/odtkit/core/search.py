@@ -23,11 +23,15 @@ below both this module and :mod:`odtkit.core.numeric` (whose guessed-threshold s
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from odtkit._warnings import warn
 
 # the names below are this module's public vocabulary, as before the search on a Dataset moved
 # to _binary (callers and tests read them here)
@@ -55,11 +59,54 @@ __all__ = [
     "POLICIES",
     "SEARCH_ALGORITHMS",
     "STRATEGIES",
+    "SearchOptions",
     "TrivialAnswerWarning",
     "informative_lam_range",
     "search_tree",
     "trivial_answer_message",
 ]
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How :func:`search_tree` searches: the settings that tune or instrument a search of a
+    Dataset but never change the problem it solves.
+
+    The problem and the limits every entry point shares (``lam``, ``max_depth``, ``method``,
+    ``time_limit``, ``memory_limit_mb``, ``fairness``) stay plain keywords of
+    :func:`search_tree`; these are the search's own. Values are checked when the search runs
+    (the message names the field).
+
+    Attributes
+    ----------
+    node_limit : int, optional
+        Stop after expanding this many sub-problems (dp) or states (bnb), with status
+        ``node_limit``.
+    bounds : mapping of str to bool, optional
+        Switch individual bounds off for ablations (all on by default); names in ``BOUNDS``
+        (``FAIR_BOUNDS`` with ``fairness``).
+    policy : str
+        Queue policy of ``bnb`` (one of ``POLICIES``); ``dp`` ignores it.
+    strategy : {"recursive", "queue", "anytime"}, optional
+        Search order of ``method="dp"`` (see :func:`search_tree`).
+    upper_bound : float, optional
+        Objective of a known tree (e.g. from a MIP) used to prune.
+    progress : bool, optional
+        A live line on stderr once the search has run for 2 s; None: when stderr is a terminal.
+    """
+
+    node_limit: int | None = None
+    bounds: Mapping[str, bool] | None = None
+    policy: str = "curiosity"
+    strategy: str | None = None
+    upper_bound: float | None = None
+    progress: bool | None = None
+
+
+#: search_tree's keywords that moved into SearchOptions (issue 38), deprecated until 0.3.0
+_MOVED = ("node_limit", "bounds", "policy", "strategy", "upper_bound", "progress")
+#: search_tree's keywords of a raw table, which search_numeric takes (deprecated until 0.3.0)
+_RAW_TABLE = ("y", "sample_weight", "categorical", "start")
 
 
 def search_tree(
@@ -69,13 +116,14 @@ def search_tree(
     max_depth: int | None = None,
     method: str = "dp",
     time_limit: float | None = None,
-    node_limit: int | None = None,
     memory_limit_mb: float | None = None,
+    fairness: Fairness | None = None,
+    options: SearchOptions | None = None,
+    node_limit: int | None = None,
     bounds: Mapping[str, bool] | None = None,
-    policy: str = "curiosity",
+    policy: str | None = None,
     upper_bound: float | None = None,
     strategy: str | None = None,
-    fairness: Fairness | None = None,
     progress: bool | None = None,
     y: Any = None,
     sample_weight: Any = None,
@@ -86,12 +134,11 @@ def search_tree(
 
     Parameters
     ----------
-    dataset : Dataset, or DataFrame / 2-d array-like with ``y``
-        A :class:`Dataset`: binary features, class codes (multi-class allowed) and optional
-        sample weights; the certificate holds over its features. A raw table (numeric,
-        categorical, missing cells) with its labels in ``y``: the exact search over every
-        threshold, :func:`odtkit.core.search_numeric` (``method`` "dp" or "exact", an integer
-        ``max_depth``; ``bounds``, ``policy``, ``strategy`` and ``fairness`` do not apply).
+    dataset : Dataset
+        Binary features, class codes (multi-class allowed) and optional sample weights; the
+        certificate holds over its features. A raw table (numeric, categorical, missing cells)
+        is :func:`odtkit.core.search_numeric`'s (the exact search over every threshold):
+        ``search_tree(X, y=y, ...)`` still runs it, with a FutureWarning, until 0.3.0.
     lam : float
         Penalty per leaf, ``>= 0``.
     max_depth : int, optional
@@ -103,65 +150,72 @@ def search_tree(
         no ``memory_limit_mb`` the search may use 75 % of the memory available when it starts
         (``$ODTKIT_MEMORY_LIMIT_MB`` overrides): at its limit it returns its best tree and a
         valid bound with status ``memory_limit`` instead of growing until the process dies.
-    node_limit : int, optional
-        Stop after expanding this many sub-problems (dp) or states (bnb).
-    bounds : mapping of str to bool, optional
-        Switch individual bounds off for ablations (all on by default); names in ``BOUNDS``.
-    policy : str
-        Queue policy of ``bnb`` (one of ``POLICIES``). ``dp`` accepts any of them and ignores
-        it: it always recurses into the split with the fewest one-split mistakes first.
-    upper_bound : float, optional
-        Objective of a known tree (e.g. from a MIP) used to prune. If no tree attains it, the
-        search falls back to its own incumbent (``stats["upper_bound_invalid"]``).
-    strategy : {"recursive", "queue", "anytime"}, optional
-        Search order of ``method="dp"`` (``bnb`` accepts only ``None`` or ``"recursive"``).
-        ``None`` (the default) is ``"anytime"`` when ``max_depth=None`` and a ``time_limit`` is
-        given, else ``"recursive"``. ``"recursive"`` (DL8.5/MurTree-style bound passing) is the
-        fastest way to a certificate, but being depth-first it improves its incumbent late and its
-        global lower bound stays weak until the end. ``"anytime"`` makes both good at every moment.
-        At unlimited depth under a time or node limit it first runs the three searches below alone
-        on a tenth of that limit (what they certify there is the answer), then spends up to half of
-        the limit on dives (the optimum at depth 2, 3, ... by the recursive search, each
-        warm-started from the last, is a tree of the unlimited problem: an incumbent; the bound
-        meanwhile is the first tenth's) and up to a tenth on polishing the best (every subtree of
-        height h <= 3 replaced by the optimum of depth h + 2 on its rows). Then three searches share
-        the recursive search's memo, warm-started from that tree, and take turns in slices of work
-        that double each round: iterative deepening (the optimum at depth 1, 2, ... is an
-        incumbent), depth-relaxed deepening (the best tree of depth d whose nodes at depth d cost
-        only a lower bound on their best subtree bounds the optimum from below, and certifies it
-        when it reaches the incumbent) and the recursive search of the stated problem, pruned by the
-        incumbent. It certifies the same optimum, on easy problems up to ~3x more slowly than
-        ``"recursive"``, on hard ones far sooner, and with a limit returns a much better tree and
-        bound (``benchmarks/results/anytime_search.md``). ``"queue"`` (GOSDT Algorithm 1: dependency
-        graph, bound propagation to parents, best-first priority queue) certifies the same optimum,
-        usually more slowly, with a global lower bound that rises steadily. The queue ignores the
-        ``similar_support`` and ``depth2`` switches and uses ``upper_bound`` only at the root.
+    options : SearchOptions, optional
+        The search's own settings (default ``SearchOptions()``); their meaning:
+
+        ``node_limit``: stop after expanding this many sub-problems (dp) or states (bnb).
+
+        ``bounds``: switch individual bounds off for ablations (all on by default); names in
+        ``BOUNDS``.
+
+        ``policy``: queue policy of ``bnb`` (one of ``POLICIES``). ``dp`` accepts any of them
+        and ignores it: it always recurses into the split with the fewest one-split mistakes
+        first.
+
+        ``upper_bound``: objective of a known tree (e.g. from a MIP) used to prune. If no tree
+        attains it, the search falls back to its own incumbent (``stats["upper_bound_invalid"]``).
+
+        ``progress``: a live line on stderr (elapsed, incumbent, bound, gap) once the search has
+        run for 2 s; None (default): shown when stderr is a terminal.
+
+        ``strategy`` ({"recursive", "queue", "anytime"}, optional): search order of ``method="dp"``
+        (``bnb`` accepts only ``None`` or ``"recursive"``). ``None`` (the default) is ``"anytime"``
+        when ``max_depth=None`` and a ``time_limit`` is given, else ``"recursive"``. ``"recursive"``
+        (DL8.5/MurTree-style bound passing) is the fastest way to a certificate, but being
+        depth-first it improves its incumbent late and its global lower bound stays weak until the
+        end. ``"anytime"`` makes both good at every moment. At unlimited depth under a time or node
+        limit it first runs the three searches below alone on a tenth of that limit (what they
+        certify there is the answer), then spends up to half of the limit on dives (the optimum at
+        depth 2, 3, ... by the recursive search, each warm-started from the last, is a tree of the
+        unlimited problem: an incumbent; the bound meanwhile is the first tenth's) and up to a tenth
+        on polishing the best (every subtree of height h <= 3 replaced by the optimum of depth h + 2
+        on its rows). Then three searches share the recursive search's memo, warm-started from that
+        tree, and take turns in slices of work that double each round: iterative deepening (the
+        optimum at depth 1, 2, ... is an incumbent), depth-relaxed deepening (the best tree of depth
+        d whose nodes at depth d cost only a lower bound on their best subtree bounds the optimum
+        from below, and certifies it when it reaches the incumbent) and the recursive search of the
+        stated problem, pruned by the incumbent. It certifies the same optimum, on easy problems up
+        to ~3x more slowly than ``"recursive"``, on hard ones far sooner, and with a limit returns a
+        much better tree and bound (``benchmarks/results/anytime_search.md``). ``"queue"`` (GOSDT
+        Algorithm 1: dependency graph, bound propagation to parents, best-first priority queue)
+        certifies the same optimum, usually more slowly, with a global lower bound that rises
+        steadily. The queue ignores the ``similar_support`` and ``depth2`` switches and uses
+        ``upper_bound`` only at the root.
     fairness : Fairness, optional
         Only δ-fair trees are admitted (see :class:`odtkit.Fairness`: the notion, the protected
         attribute(s), ``delta`` and the positive class). Needs ``method="dp"``,
-        ``strategy="recursive"`` and an integer ``max_depth``; ``upper_bound`` is not
-        supported. ``fairness.groups(dataset)`` is resolved once and the search bounds the
-        linear disparities of those pairs, so every notion (sp, pe, eopp, eodds, csp) and any
-        number of protected columns or values is supported, with multi-class labels (a leaf may
-        predict any class; only the positive one counts) and sample weights (rates and the
-        objective are both weighted). The search is a DP over Pareto fronts of (cost, disparity
-        vector): a sub-problem keeps the cheapest tree for every distinct disparity vector it
-        can reach, so fronts grow with the number of distinct vectors, roughly multiplicatively
-        in the number of constrained pairs (german-credit, depth 3: largest front ~2 thousand
-        entries for binary sp, ~40 thousand for eodds, two pairs). The fast case is one pair
-        (binary sp, pe, eopp), where Lagrangian cuts prune the fronts at the root's children
-        (up to ``max_depth=4``); several pairs are exact too but slower and hungrier. It first
-        solves the unconstrained problem: when that optimum is fair it is returned at once, and
-        its lower bound is always valid. ``bounds`` then takes the switches in ``FAIR_BOUNDS``
-        (``window``, ``budget``, ``lagrangian``, ``shortcut``).
-
-    progress : bool, optional
-        A live line on stderr (elapsed, incumbent, bound, gap) once the search has run for
-        2 s; None (default): shown when stderr is a terminal.
-    y, sample_weight, categorical, start : optional
-        Only with a raw table as ``dataset``: its labels, row weights, the numeric columns to
-        one-hot encode and the start of the exact search (see
-        :func:`odtkit.core.search_numeric`).
+        ``options.strategy="recursive"`` and an integer ``max_depth``; ``upper_bound`` is not
+        supported. ``fairness.groups(dataset)`` is resolved once and the search bounds the linear
+        disparities of those pairs, so every notion (sp, pe, eopp, eodds, csp) and any number of
+        protected columns or values is supported, with multi-class labels (a leaf may predict any
+        class; only the positive one counts) and sample weights (rates and the objective are both
+        weighted). The search is a DP over Pareto fronts of (cost, disparity vector): a sub-problem
+        keeps the cheapest tree for every distinct disparity vector it can reach, so fronts grow
+        with the number of distinct vectors, roughly multiplicatively in the number of constrained
+        pairs (german-credit, depth 3: largest front ~2 thousand entries for binary sp, ~40 thousand
+        for eodds, two pairs). The fast case is one pair (binary sp, pe, eopp), where Lagrangian
+        cuts prune the fronts at the root's children (up to ``max_depth=4``); several pairs are
+        exact too but slower and hungrier. It first solves the unconstrained problem: when that
+        optimum is fair it is returned at once, and its lower bound is always valid.
+        ``options.bounds`` then takes the switches in ``FAIR_BOUNDS`` (``window``, ``budget``,
+        ``lagrangian``, ``shortcut``).
+    node_limit, bounds, policy, upper_bound, strategy, progress : deprecated
+        The old spelling of the ``options`` fields of the same names: the same search, with a
+        FutureWarning; removed in odtkit 0.3.0. Give them in ``options`` instead.
+    y, sample_weight, categorical, start : deprecated
+        The old spelling of :func:`odtkit.core.search_numeric` on a raw ``dataset``
+        (``search_tree(X, y=y, ...)`` is ``search_numeric(X, y, ...)``): the same search, with a
+        FutureWarning; removed in odtkit 0.3.0.
 
     Returns
     -------
@@ -180,14 +234,29 @@ def search_tree(
         If the native objective disagrees with :func:`odtkit.metrics.objective`, or a fair
         search returns a tree that :func:`odtkit.metrics.is_fair` rejects (a bug).
     """
+    options = _options(
+        options,
+        node_limit=node_limit,
+        bounds=bounds,
+        policy=policy,
+        upper_bound=upper_bound,
+        strategy=strategy,
+        progress=progress,
+    )
     raw_table = {"y": y, "sample_weight": sample_weight, "categorical": categorical, "start": start}
     if not isinstance(dataset, Dataset) and y is not None:
+        warn(
+            "search_tree(X, y=y, ...) on a raw table is deprecated and will be removed in odtkit "
+            "0.3.0: use odtkit.core.search_numeric(X, y, ...) (the same search; sample_weight, "
+            "categorical and start are its keywords)",
+            FutureWarning,
+        )
         _check_raw_table_call(
             method,
             {
-                "bounds": bounds is not None,
-                "policy": policy != "curiosity",
-                "strategy": strategy is not None,
+                "bounds": options.bounds is not None,
+                "policy": options.policy != "curiosity",
+                "strategy": options.strategy is not None,
                 "fairness": fairness is not None,
             },
         )
@@ -199,17 +268,17 @@ def search_tree(
             sample_weight=sample_weight,
             categorical=categorical,
             time_limit=time_limit,
-            node_limit=node_limit,
+            node_limit=options.node_limit,
             memory_limit_mb=memory_limit_mb,
-            upper_bound=upper_bound,
+            upper_bound=options.upper_bound,
             start="greedy" if start is None else start,
-            progress=progress,
+            progress=options.progress,
         )
     if not isinstance(dataset, Dataset) and isinstance(dataset, (pd.DataFrame, np.ndarray, list)):
         raise TypeError(
-            f"dataset must be an odtkit Dataset, or a raw table with its labels: "
-            f"search_tree(X, y=y, lam=..., max_depth=...) (the exact search over every "
-            f"threshold); got a {type(dataset).__name__} without y"
+            f"dataset must be an odtkit Dataset, got a {type(dataset).__name__} without y: the "
+            "exact search over every threshold of a raw table is "
+            "odtkit.core.search_numeric(X, y, lam=..., max_depth=...)"
         )
     given = [name for name, value in raw_table.items() if value is not None]
     if given:
@@ -223,15 +292,44 @@ def search_tree(
         max_depth=max_depth,
         method=method,
         time_limit=time_limit,
-        node_limit=node_limit,
+        node_limit=options.node_limit,
         memory_limit_mb=memory_limit_mb,
-        bounds=bounds,
-        policy=policy,
-        upper_bound=upper_bound,
-        strategy=strategy,
+        bounds=options.bounds,
+        policy=options.policy,
+        upper_bound=options.upper_bound,
+        strategy=options.strategy,
         fairness=fairness,
-        progress=progress,
+        progress=options.progress,
     )
+
+
+def _options(options: SearchOptions | None, **old: Any) -> SearchOptions:
+    """``options`` with the deprecated keywords of the same names folded in (each given one
+    warns, naming its new spelling); TypeError when a field is given both ways."""
+    if options is None:
+        options = SearchOptions()
+    elif not isinstance(options, SearchOptions):
+        raise TypeError(
+            f"options must be an odtkit.core.SearchOptions, got {type(options).__name__}"
+        )
+    given = {name: value for name, value in old.items() if value is not None}
+    if not given:
+        return options
+    default = SearchOptions()
+    both = [name for name in given if getattr(options, name) != getattr(default, name)]
+    if both:
+        raise TypeError(
+            f"{', '.join(both)} given both as keyword and in options: give it in "
+            "options=SearchOptions(...) only"
+        )
+    spelled = ", ".join(f"{name}={value!r}" for name, value in given.items())
+    warn(
+        f"search_tree's keyword(s) {', '.join(given)} are deprecated and will be removed in "
+        f"odtkit 0.3.0: use search_tree(..., options=SearchOptions({spelled})) (the same "
+        "search; from odtkit.core import SearchOptions)",
+        FutureWarning,
+    )
+    return dataclasses.replace(options, **given)
 
 
 def _check_raw_table_call(method: Any, refused: Mapping[str, bool]) -> None:

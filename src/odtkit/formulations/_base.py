@@ -152,7 +152,7 @@ class Formulation(ABC, Generic[DataT, P, M, DecodedT]):
         """
         if VALID_BOUND not in self.properties:
             return -math.inf
-        return float(solution.bound)
+        return float(solution.lower_bound)
 
     def __repr__(self) -> str:
         choices = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))

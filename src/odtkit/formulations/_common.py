@@ -96,6 +96,8 @@ class RowData:
 
     @property
     def n_rows(self) -> int:
+        """Distinct weighted rows after merging: at most the data's ``n_samples`` (the
+        scikit-learn name the package uses for data rows), hence a name of its own."""
         return int(self.X.shape[0])
 
 

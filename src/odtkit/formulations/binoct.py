@@ -419,7 +419,7 @@ class BinOCT(_BinOCTBase):
         3.999999 certifies 4 errors.
         """
         model = check_built_by(model, self)
-        bound = float(solution.bound)
+        bound = float(solution.lower_bound)
         if math.isnan(bound) or bound == -math.inf:
             return -math.inf
         if bound == math.inf:

@@ -47,11 +47,26 @@ __all__ = [
     "tradeoff_grid",
     "solve_ip3",
     "METHODS",
+    "BUDGET_METHODS",
 ]
 
+#: ``prune(method=)`` for the λ problem (no ``budget``).
 METHODS = ("cut", "lp", "mip", "colgen", "ip1")
-#: methods that can answer a budget (the λ problems of the budget search are solved by them)
-BUDGET_METHODS = ("cut", "lp")
+#: ``prune(method=)`` with a ``budget``: the best pruning within it from the exact path's hull and
+#: LP1 off the hull ("cut") or from the λ search by LPs and LP1 ("lp"); or only the hull pruning
+#: within it (Corollary 4.3), from the exact path ("hull") or the λ search by LPs ("lambda").
+BUDGET_METHODS = ("cut", "lp", "hull", "lambda")
+#: the old (method, budget_method) pairs of a budget -> the one method that replaces them
+_OLD_BUDGET_SPELLING = {
+    ("cut", "exact"): "cut",
+    ("lp", "exact"): "lp",
+    ("cut", "lambda"): "hull",
+    ("lp", "lambda"): "lambda",
+}
+_BUDGET_PARTS = {new: old for old, new in _OLD_BUDGET_SPELLING.items()}
+#: the methods whose programs ``formulation=`` shapes, without / with a budget (the native cut,
+#: the hull of the exact path, column generation and IP1 build no IP3 or LP1)
+_FORMULATED = {False: ("lp", "mip"), True: ("cut", "lp", "lambda")}
 
 
 def _data(ensemble: Any, X: Any, y: Any, costs: Any) -> EnsembleData:
@@ -78,10 +93,10 @@ def prune(
     lam: float | None = None,
     method: str | None = None,
     budget: float | None = None,
-    budget_method: str = "exact",
+    budget_method: str | None = None,
     backend: str = "highs",
     time_limit: float | None = None,
-    formulation: str = "compact",
+    formulation: str | None = None,
     memory_limit_mb: float | None = None,
 ) -> Result:
     """Optimally prune a tree ensemble for error plus feature cost (NWS IP3).
@@ -106,28 +121,36 @@ def prune(
         example, so ``lam=0.01`` trades one unit of feature cost for 1 % of error. Above
         roughly (root-only error - unpruned error) / unpruned cost every tree is cut to its root
         (a warning says so); :func:`cost_error_path` lists every λ where the answer changes.
-    method : {"cut", "lp", "mip", "colgen", "ip1"}, optional
-        ``"cut"`` (the default): IP3 as one minimum s–t cut in the native core
-        (docs/formulations-search-and-pruning.md §7.11), certified by its flow (``lower_bound``) and
-        by re-scoring the pruning; ties go to the smaller pruning; ``backend`` and ``formulation``
-        are not used. ``"lp"``: LP relaxation of IP3 by simplex (integral vertex by Theorem 4.2,
-        checked; MIP fallback otherwise). ``"mip"``: IP3 as an integer program. ``"colgen"``:
-        Dantzig–Wolfe column generation with the tree-DP pricing. ``"ip1"``: the weak IP1 as a MIP
-        (baseline). With a budget ``"cut"`` (default: the exact cost–error path of
-        :func:`cost_error_path`) or ``"lp"`` (the λ search by LPs); choose how budgets off the path
-        are met with ``budget_method``.
+    method : str, optional
+        How the problem is solved: one setting, whose values depend on whether ``budget`` is
+        given. Without a budget (the λ problem, ``METHODS``): ``"cut"`` (the default): IP3 as one
+        minimum s–t cut in the native core (docs/formulations-search-and-pruning.md §7.11),
+        certified by its flow (``lower_bound``) and by re-scoring the pruning; ties go to the
+        smaller pruning; no solver backend. ``"lp"``: LP relaxation of IP3 by simplex (integral
+        vertex by Theorem 4.2, checked; MIP fallback otherwise). ``"mip"``: IP3 as an integer
+        program. ``"colgen"``: Dantzig–Wolfe column generation with the tree-DP pricing.
+        ``"ip1"``: the weak IP1 as a MIP (baseline).
+        With a budget (``BUDGET_METHODS``): ``"cut"`` (the default): the best pruning within the
+        budget. The lower convex hull of the cost/error trade-off comes from the exact cost–error
+        path (:func:`cost_error_path`); a budget at a hull vertex is answered there, one strictly
+        between two vertices goes to the budgeted LP1, and if its simplex vertex is fractional
+        (docs/formulations-search-and-pruning.md §8.6) LP1 is solved as a MIP warm-started from
+        the hull pruning within budget. ``"lp"``: the same answer with the hull from the λ search
+        by LPs. ``"hull"``: only the best hull pruning within the budget, from the exact path
+        (Corollary 4.3: exact for budgets at a hull vertex; its Lagrangian bound says how far off
+        it may be elsewhere, status ``feasible``); ``"lambda"``: the same from the λ search by LPs
+        (NWS's method).
     budget : float, optional
         Maximum average feature cost per example (>= 0): the error term is minimised subject to
-        it; see ``budget_method``.
-    budget_method : {"exact", "lambda"}
-        ``"lambda"``: the best pruning on the lower convex hull of the cost/error trade-off
-        (Corollary 4.3: exact for budgets at a hull vertex; its Lagrangian bound says how far off it
-        may be elsewhere). ``"exact"`` (default): a budget strictly between two hull vertices goes
-        to the budgeted LP1; if its simplex vertex is fractional
-        (docs/formulations-search-and-pruning.md §8.6), LP1 is solved as a MIP warm-started from the
-        hull pruning within budget, giving the best pruning within budget.
+        it; see ``method``.
+    budget_method : {"exact", "lambda"}, optional
+        Deprecated (FutureWarning; removed in odtkit 0.3.0): with a budget, ``method`` names how
+        it is met (``method="cut"`` or ``"lp"`` with ``budget_method="exact"`` are ``"cut"`` and
+        ``"lp"``; with ``"lambda"`` they are ``"hull"`` and ``"lambda"``); without one it never
+        had an effect.
     backend : str
-        Solver backend for the models (``odtkit.solvers``).
+        Solver backend of the methods that solve a program (``odtkit.solvers``); the native cut
+        and the exact path's hull use none.
     time_limit : float, optional
         Seconds for the whole call, from its start: extraction, network or model build and
         solve share one deadline (checked before each tree and between the vectorized steps;
@@ -149,10 +172,13 @@ def prune(
         counted.
         Ctrl-C anywhere in the call returns status ``interrupted`` the same way, never a
         ``KeyboardInterrupt``.
-    formulation : {"compact", "full"}
-        ``"full"``: IP3 exactly as printed (one ``w^{(t)}_{k,i}`` and feature row per tree,
-        feature, example). ``"compact"`` (default): the equivalent ``IP3(aggregate=True,
-        merge=True)`` — same optimum, integral vertices, far fewer rows and nonzeros.
+    formulation : {"compact", "full"}, optional
+        The form of IP3 (and of LP1 with a budget), for the methods that build it: ``"lp"`` and
+        ``"mip"``; with a budget ``"cut"``, ``"lp"`` and ``"lambda"``. ``"full"``: IP3 exactly as
+        printed (one ``w^{(t)}_{k,i}`` and feature row per tree, feature, example).
+        ``"compact"`` (the default): the equivalent ``IP3(aggregate=True, merge=True)`` — same
+        optimum, integral vertices, far fewer rows and nonzeros. Given with another method it has
+        no effect and warns (FutureWarning); from odtkit 0.3.0 that is an error.
 
     Returns
     -------
@@ -169,19 +195,11 @@ def prune(
         budget = check_budget(budget, allow_negative=False)
     time_limit = check_positive_number(time_limit, "time_limit")
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
-    if method is None:
-        method = "cut"
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if formulation not in ("compact", "full"):
-        raise ValueError(f"formulation must be 'compact' or 'full', got {formulation!r}")
-    check_budget_method(budget_method)
-    if budget is not None and method not in BUDGET_METHODS:
-        raise ValueError(
-            f"method={method!r} solves the λ problem; with a budget use method 'cut' or 'lp' "
-            "and choose budget_method"
-        )
-    aggregate = formulation == "compact"
+    method = _method(method, budget, budget_method)
+    aggregate = _formulation(formulation, method, budget) == "compact"
+    # below, a budget's method is (where its hull comes from: "cut" the path, "lp" the λ search
+    # by LPs; what is returned: "exact" the best pruning within budget, "lambda" the hull's)
+    method, budget_method = (method, "exact") if budget is None else _BUDGET_PARTS[method]
     guard = Guard(time_limit, memory_limit_mb)
     if method == "cut" and budget is None:
         # compact data only: the native cut budgets its (reduced) network itself
@@ -220,6 +238,62 @@ def prune(
         time=time.perf_counter() - t0,
         stats={**result.stats, "extract_time": state.get("extract_time", np.nan)},
     )
+
+
+def _method(method: Any, budget: float | None, budget_method: Any) -> str:
+    """``prune``'s ``method`` checked against whether a budget is given, the deprecated
+    ``budget_method`` folded in (a FutureWarning naming the method that replaces it)."""
+    if method is None:
+        method = "cut"
+    if budget_method is not None:
+        check_budget_method(budget_method)
+        if budget is None:
+            _warn(
+                "budget_method is deprecated and will be removed in odtkit 0.3.0; without a "
+                "budget it has no effect: drop it",
+                FutureWarning,
+            )
+        elif (method, budget_method) in _OLD_BUDGET_SPELLING:
+            new = _OLD_BUDGET_SPELLING[method, budget_method]
+            _warn(
+                f"budget_method is deprecated and will be removed in odtkit 0.3.0: with a "
+                f"budget, method names how it is met; method={method!r} with "
+                f"budget_method={budget_method!r} is method={new!r} (the same answer)",
+                FutureWarning,
+            )
+            method = new
+    if budget is not None and method not in BUDGET_METHODS:
+        if method in METHODS:
+            raise ValueError(
+                f"method={method!r} solves the λ problem; with a budget use one of {BUDGET_METHODS}"
+            )
+        raise ValueError(f"with a budget, method must be one of {BUDGET_METHODS}, got {method!r}")
+    if budget is None and method not in METHODS:
+        if method in BUDGET_METHODS:
+            raise ValueError(
+                f"method={method!r} meets a budget: give budget=, or use one of {METHODS} for "
+                "the λ problem"
+            )
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return str(method)
+
+
+def _formulation(formulation: Any, method: str, budget: float | None) -> str:
+    """``formulation`` checked (default ``"compact"``); a FutureWarning when ``method`` builds
+    no program it could shape."""
+    if formulation is None:
+        return "compact"
+    if formulation not in ("compact", "full"):
+        raise ValueError(f"formulation must be 'compact' or 'full', got {formulation!r}")
+    if method not in _FORMULATED[budget is not None]:
+        what = f"method={method!r}" + (" with a budget" if budget is not None else "")
+        _warn(
+            f"formulation has no effect with {what} (it shapes IP3 and LP1, built by methods "
+            f"{_FORMULATED[False]} and, with a budget, {_FORMULATED[True]}); passing it there "
+            "is deprecated and will be an error in odtkit 0.3.0",
+            FutureWarning,
+        )
+    return str(formulation)
 
 
 #: statuses of a call stopped early, which must still come with a pruning

@@ -106,7 +106,7 @@ def lambda_search(
                 message = (
                     "the λ search reaches only prunings on the lower convex hull of the "
                     f"(cost, error) trade-off; the Lagrangian bound leaves a gap of "
-                    f"{objective - bound:.3g} (budget_method='exact' closes it)"
+                    f"{objective - bound:.3g} (prune's method='lp' closes it)"
                 )
         stats = {
             **hi.stats,
@@ -251,7 +251,7 @@ def _hull_within(data: EnsembleData, budget: float, path: Any = None) -> Result:
         message = (
             "the budget lies between two vertices of the lower convex hull of the (cost, "
             f"error) trade-off; the Lagrangian bound leaves a gap of {objective - bound:.3g} "
-            "(budget_method='exact' closes it)"
+            "(prune's method='cut' closes it)"
         )
     elapsed = time.perf_counter() - t0
     return Result(

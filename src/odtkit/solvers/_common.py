@@ -168,7 +168,7 @@ def final_bound(
     objective: float,
     raw_bound: float | None = None,
 ) -> tuple[float, str | None]:
-    """The one rule for ``Solution.bound``; returns ``(bound, note)``.
+    """The one rule for ``Solution.lower_bound``; returns ``(bound, note)``.
 
     * infeasible: ``+inf``; an error proves nothing: ``-inf``;
     * a MIP: the solver's dual bound ``raw_bound`` when finite (offset included);
@@ -303,7 +303,7 @@ class Readout:
             status=self.status,
             has_solution=self.has_solution,
             objective=self.objective,
-            bound=self.bound,
+            lower_bound=self.bound,
             time=time,
             nodes=self.nodes,
             solver=solver,

@@ -20,9 +20,10 @@ backend lacks with that solver, so a backend only ever receives options it decla
 * ``options.duals=True`` needs ``"duals"`` (``None`` means "if you can");
 * ``options.heuristics=False`` needs ``"heuristics_off"``.
 
-``"dual_bound"`` declares that ``Solution.bound`` is a proven bound for MIPs (otherwise ``-inf``
-unless optimal). Backends solve ``options.relax`` by solving ``model.relaxed()`` — :func:`solve`
-already passes the relaxed model, so a backend sees ``options.relax`` only for reporting.
+``"dual_bound"`` declares that ``Solution.lower_bound`` is a proven bound for MIPs (otherwise
+``-inf`` unless optimal). Backends solve ``options.relax`` by solving ``model.relaxed()`` —
+:func:`solve` already passes the relaxed model, so a backend sees ``options.relax`` only for
+reporting.
 """
 
 from __future__ import annotations

@@ -8,13 +8,16 @@ answer (model, verified objective, bound) is an :class:`odtkit.results.Result`.
 
 from __future__ import annotations
 
+import functools
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from odtkit.results import TRACE_COLUMNS, Status, empty_trace, make_trace
+from odtkit.results import TRACE_COLUMNS, Status, empty_trace, make_trace, relative_gap
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,9 +32,11 @@ class Solution:
         Whether ``x`` holds a feasible incumbent (independent of ``status``).
     objective : float
         Incumbent objective including the model's offset; ``nan`` without a solution.
-    bound : float
+    lower_bound : float
         Best proven lower bound including the offset; ``-inf`` if none, ``inf`` when the model was
-        proven infeasible.
+        proven infeasible. The same name as :attr:`odtkit.results.Result.lower_bound`; the old
+        spelling ``bound`` (attribute and constructor keyword) still works with a FutureWarning
+        until odtkit 0.3.0.
     time : float
         Wall-clock seconds spent in the solver call (transfer excluded, see ``timings``).
     nodes : int
@@ -63,7 +68,7 @@ class Solution:
     status: Status
     has_solution: bool
     objective: float = float("nan")
-    bound: float = float("-inf")
+    lower_bound: float = float("-inf")
     time: float = 0.0
     nodes: int = 0
     solver: str = ""
@@ -121,23 +126,26 @@ class Solution:
         )
 
     @property
+    def bound(self) -> float:
+        """Deprecated spelling of :attr:`lower_bound` (FutureWarning; removed in 0.3.0)."""
+        warnings.warn(_BOUND_DEPRECATED, FutureWarning, stacklevel=2)
+        return self.lower_bound
+
+    @property
     def gap(self) -> float:
-        """Absolute gap ``objective - bound`` (nan without a solution, inf without a bound)."""
+        """Absolute gap ``objective - lower_bound`` (nan without a solution, inf without a
+        bound)."""
         if not self.has_solution:
             return float("nan")
-        if self.bound == -np.inf:
+        if self.lower_bound == -np.inf:
             return float("inf")
-        return max(0.0, float(self.objective - self.bound))
+        return max(0.0, float(self.objective - self.lower_bound))
 
     @property
     def relative_gap(self) -> float:
-        """HiGHS's definition ``|objective - bound| / |objective|`` (0 if both are 0)."""
-        gap = self.gap
-        if np.isnan(gap) or np.isinf(gap):
-            return gap
-        if gap == 0.0:
-            return 0.0
-        return gap / abs(self.objective) if self.objective != 0 else float("inf")
+        """HiGHS's definition ``|objective - lower_bound| / |objective|`` (0 if both are 0;
+        :func:`odtkit.results.relative_gap`)."""
+        return relative_gap(self.gap, self.objective)
 
     @property
     def is_optimal(self) -> bool:
@@ -149,7 +157,7 @@ class Solution:
             raise RuntimeError(
                 f"{self.solver or self.backend} stopped with status {self.status.value!r} "
                 f"(has_solution={self.has_solution}, objective={self.objective:.6g}, "
-                f"bound={self.bound:.6g})"
+                f"bound={self.lower_bound:.6g})"
             )
         return self
 
@@ -161,7 +169,7 @@ class Solution:
             "status": self.status.value,
             "has_solution": self.has_solution,
             "objective": self.objective,
-            "bound": self.bound,
+            "bound": self.lower_bound,
             "gap": self.gap,
             "time": self.time,
             "nodes": self.nodes,
@@ -170,6 +178,31 @@ class Solution:
     def __repr__(self) -> str:
         return (
             f"Solution(status={self.status.value!r}, has_solution={self.has_solution}, "
-            f"objective={self.objective:.10g}, bound={self.bound:.10g}, time={self.time:.3f}s, "
-            f"nodes={self.nodes}, solver={self.solver!r})"
+            f"objective={self.objective:.10g}, lower_bound={self.lower_bound:.10g}, "
+            f"time={self.time:.3f}s, nodes={self.nodes}, solver={self.solver!r})"
         )
+
+
+_BOUND_DEPRECATED = (
+    "Solution.bound is deprecated and will be removed in odtkit 0.3.0: use Solution.lower_bound "
+    "(the same value; the name Result uses)"
+)
+
+
+def _accepting_old_bound(init: Callable[..., None]) -> Callable[..., None]:
+    """``Solution(bound=...)`` (a third-party backend's constructor call) as
+    ``Solution(lower_bound=...)`` with a FutureWarning, until the old keyword goes in 0.3.0."""
+
+    @functools.wraps(init)
+    def __init__(self: Solution, *args: Any, **kwargs: Any) -> None:
+        if "bound" in kwargs:
+            if "lower_bound" in kwargs:
+                raise TypeError("give lower_bound only (bound is its deprecated spelling)")
+            warnings.warn(_BOUND_DEPRECATED, FutureWarning, stacklevel=2)
+            kwargs["lower_bound"] = kwargs.pop("bound")
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+Solution.__init__ = _accepting_old_bound(Solution.__init__)  # type: ignore[method-assign]
