@@ -130,9 +130,10 @@ def test_threshold_choices_and_their_certificates():
     assert capped.certificate_ == "binarization"
     assert len(capped.binarizer_.thresholds_["a"]) <= 2
     assert capped.binarizer_.guess_thresholds is None
-    # thresholds=None: max_thresholds / guess_thresholds decide, as before
+    # the deprecated max_thresholds / guess_thresholds still decide, with a FutureWarning
     old = OptimalTreeClassifier(lam=LAM, max_depth=2, max_thresholds=2, guess_thresholds=None)
-    assert old.fit(X, y).tree_ == capped.tree_
+    with pytest.warns(FutureWarning, match="use thresholds=2"):
+        assert old.fit(X, y).tree_ == capped.tree_
     default = OptimalTreeClassifier(lam=LAM, max_depth=2).fit(X, y)
     guess = OptimalTreeClassifier(lam=LAM, max_depth=2, thresholds="guess").fit(X, y)
     assert default.tree_ == guess.tree_ and default.certificate_ == "guessed thresholds"
@@ -196,7 +197,7 @@ def test_sklearn_checks_with_every_threshold(estimator, check):
         (OptimalTreeClassifier(thresholds="all", method="rbinoct"), "thresholds='all'.*rbinoct"),
         (OptimalTreeClassifier(thresholds="all", method="bnb"), "thresholds='all'.*bnb"),
         (OptimalTreeClassifier(thresholds=5, max_thresholds=3), "max_thresholds"),
-        (OptimalTreeClassifier(thresholds="guess", guess_thresholds=10), "guess_thresholds"),
+        (OptimalTreeClassifier(thresholds="all", guess_thresholds=10), "guess_thresholds"),
         (OptimalTreeClassifier(method="exact"), "method.*must be"),
         (OptimalTreeClassifierCV(thresholds="all"), "thresholds='all'"),
         (FairTreeClassifier(thresholds="all"), "thresholds='all'"),
