@@ -48,8 +48,8 @@ import pandas as pd
 from odtkit.fairness import NOTION_REGISTRY, NOTIONS, notion_help
 from odtkit.files import SKOPS_INSTALL
 
-if TYPE_CHECKING:  # odtkit.compare loads the MIP stack: only the compare command pays for it
-    from odtkit.compare import Comparison
+if TYPE_CHECKING:  # odtkit._compare loads the MIP stack: only the compare command pays for it
+    from odtkit import Comparison
 
 __all__ = ["BadInput", "build_parser", "main"]
 
