@@ -14,8 +14,8 @@ from conftest import sigint_at_first_log_line
 
 import odtkit
 from odtkit import Comparison, Dataset, Result, Status, compare, metrics
-from odtkit.cli import main
 from odtkit._compare import COLUMNS
+from odtkit.cli import main
 from odtkit.methods import METHODS, SEARCH_METHODS
 from odtkit.solvers import available_backends
 from odtkit.testing import (

@@ -349,7 +349,9 @@ class Comparison:
             # two problems in one table: the exact search's (every threshold) and the
             # binarization's
             known = {k: v for k, v in self.certified_optima.items() if not math.isnan(v)}
-            said = ", ".join(f"over {OVER.get(k, k)} {v:.6g}" for k, v in known.items())
+            said = ", ".join(
+                f"over {OVER.get(Certificate(k), k)} {v:.6g}" for k, v in known.items()
+            )
             tail = f"; certified optima: {said}" if said else ""
             return "reading: " + "; ".join(parts) + tail + "."
         ending = "; every tree has the certified value." if self.agree else "."

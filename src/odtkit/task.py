@@ -94,10 +94,20 @@ class Task:
     # -- construction ----------------------------------------------------------------------
 
     @classmethod
-    def from_dataset(cls, dataset: Any, *, fairness: Any = None) -> Task:
+    def from_dataset(
+        cls,
+        dataset: Any,
+        *,
+        fairness: Any = None,
+        time_limit: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> Task:
         """A task on binary features given as they are (a bundled or pre-binarized
-        :class:`~odtkit.datasets.Dataset`; its certificate is "binarization")."""
-        return cls(check_dataset(dataset, "dataset"), fairness=fairness, deadline=Deadline(None))
+        :class:`~odtkit.datasets.Dataset`; its certificate is "binarization": what it was
+        binarized from is unknown). ``time_limit`` / ``deadline``: the task's clock, as in
+        :meth:`from_table`."""
+        clock = Deadline(time_limit) if deadline is None else deadline
+        return cls(check_dataset(dataset, "dataset"), fairness=fairness, deadline=clock)
 
     @classmethod
     def from_table(
