@@ -586,36 +586,44 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         overrides). At the budget the best tree so far is kept with status ``memory_limit``.
         HiGHS has no memory limit: the MIP itself is bounded by ``time_limit`` only.
     binarize : {"auto", True, False}, default="auto"
-        Binarize non-binary inputs with :class:`~odtkit.datasets.Binarizer`.
-    max_thresholds : int or None, default=None
-        Passed to the Binarizer (thresholds per numeric column).
-    guess_thresholds : int or None, default=40
-        Threshold guessing for non-binary columns (McTavish et al. 2022): the Binarizer keeps
-        only the thresholds a 40-round depth-1 gradient-boosted reference model splits on.
-        The tree is then certified optimal *over those thresholds*. Measured on breast cancer
-        (5-fold CV, lam=0.002): 28-40 features instead of 15,310, the search certifies in
-        0.2 s, and test accuracy is 0.949 against 0.935 for scikit-learn's CART with the same
-        number of leaves (``benchmarks/continuous_defaults.py``). ``None``: every midpoint (the
-        optimum over all thresholds; on continuous tables that can take hours and gigabytes).
-        At most 100,000; the guess is exact in float64 and its memory bounded (many classes
-        merged), see :class:`~odtkit.datasets.Binarizer`.
-    thresholds : {"guess", "all"}, int or None, default=None
-        Which thresholds of the numeric columns the tree may use, in one parameter:
+        Whether ``X`` goes through :class:`~odtkit.datasets.Binarizer` at all: "auto" unless
+        every cell is 0/1 (its columns are then the features as they are), True always, False
+        never (the cells must be 0/1). ``thresholds`` says which thresholds a binarized
+        numeric column gets; it has no effect on 0/1 input used as it is.
+    thresholds : {"guess", "all"}, int or odtkit.datasets.Thresholds, default="guess"
+        Which thresholds of the numeric columns the tree may use, the one threshold setting
+        (:class:`odtkit.datasets.Thresholds`, shared with ``odtkit fit --thresholds`` and
+        :func:`odtkit.compare`):
 
-        * ``"guess"``: the guessed ones (``guess_thresholds=40``, today's default);
+        * ``"guess"``: those a 40-round depth-1 gradient-boosted reference model splits on
+          (McTavish et al. 2022); the tree is certified optimal *over those thresholds*
+          (``certificate_ == "guessed thresholds"``). Measured on breast cancer (5-fold CV,
+          lam=0.002): 28-40 features instead of 15,310, the search certifies in 0.2 s, and
+          test accuracy is 0.949 against 0.935 for scikit-learn's CART with the same number
+          of leaves (``benchmarks/continuous_defaults.py``). ``Thresholds("guess",
+          rounds=R)`` takes another number of rounds (at most 100,000; the guess is exact in
+          float64 and its memory bounded, see :class:`~odtkit.datasets.Binarizer`);
         * ``"all"``: every threshold, by the exact native search over the sorted columns
           (:func:`odtkit.core.search_numeric`, started from the guessed-threshold tree, both
           charged to ``time_limit``): the tree is certified optimal over *all* thresholds
           (``certificate_ == "all thresholds"``), and a limit still leaves it no worse than the
           guessed one. Method ``"dp"`` only (a MIP needs a binarized table: ValueError). With
           ``max_depth=None`` (the exact search is depth-limited) every midpoint is binarized
-          and searched by dp instead: the same optimum, much slower. 0/1 input is searched as
-          it is (every threshold of a 0/1 column is its one split);
-        * an int N: at most N thresholds per column, at quantiles (``max_thresholds=N``);
-        * ``None``: ``max_thresholds`` and ``guess_thresholds`` decide (as before).
+          and searched by dp instead: the same optimum, much slower
+          (``Thresholds("all", exact_search=False)`` asks for that at any depth). 0/1 input
+          is searched as it is (every threshold of a 0/1 column is its one split);
+        * an int N: at most N thresholds per column, at quantiles (``certificate_ ==
+          "binarization"``).
 
-        When set, ``max_thresholds`` and ``guess_thresholds`` must keep their defaults
-        (ValueError naming both otherwise: neither silently overrides the other).
+        None is "guess".
+    max_thresholds, guess_thresholds : deprecated
+        The old spelling of ``thresholds`` (a FutureWarning at ``fit``; removed in a later
+        release). With ``thresholds`` left at "guess" they map to: ``guess_thresholds=R``
+        -> ``Thresholds("guess", rounds=R)``; ``guess_thresholds=None`` ->
+        ``Thresholds("all", exact_search=False)`` (every midpoint binarized, as before);
+        ``max_thresholds=N`` with ``guess_thresholds=None`` -> ``N``; ``max_thresholds=N``
+        alone (guessing on, its old default) -> ``Thresholds("guess", max_per_column=N)``.
+        Set together with another ``thresholds``: ValueError naming both.
 
     Attributes
     ----------
@@ -628,11 +636,14 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         The fitted tree's objective on the training data and a valid lower bound on the optimum.
     certified_ : bool
         The tree is proven optimal (``status_ == "optimal"``).
-    certificate_ : {"all thresholds", "guessed thresholds", "binarization"} or None
-        Over what the tree is proven optimal: every threshold of the numeric columns (the
-        exact search of ``thresholds="all"``, every midpoint, or 0/1 input used as it is), the
-        guessed thresholds, or the at most ``max_thresholds`` per column; None when
-        ``certified_`` is False.
+    certificate_ : odtkit.Certificate or None
+        Over what the tree is proven optimal (a StrEnum: compares equal to the strings
+        "all thresholds", "guessed thresholds", "binarization"): every threshold of the
+        numeric columns (the exact search of ``thresholds="all"``, every midpoint, or a table
+        whose feature columns are all 0/1, used as they are or passed through the Binarizer),
+        the guessed thresholds, or the at most N per column; None when ``certified_`` is
+        False. The one rule of the API, ``odtkit fit`` and :func:`odtkit.compare`
+        (:meth:`odtkit.datasets.Thresholds.certificate`).
     classes_ : ndarray
     binarizer_ : Binarizer or None
     feature_names_ : list of str
@@ -1007,14 +1018,15 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
     random_state : int or None, default=0
         Shuffling of the folds when ``cv`` is an int.
     binarize, max_thresholds, guess_thresholds
-        As in :class:`OptimalTreeClassifier`. Each fold fits its own Binarizer on its training
-        rows (threshold guessing reads labels: no held-out label may shape the features a fold
-        is scored on), and its path runs on those features; the refit's Binarizer
-        (``binarizer_``) is fitted on all rows.
-    thresholds : {"guess"}, int or None, default=None
+        As in :class:`OptimalTreeClassifier` (the last two deprecated). Each fold fits its own
+        Binarizer on its training rows (threshold guessing reads labels: no held-out label may
+        shape the features a fold is scored on), and its path runs on those features; the
+        refit's Binarizer (``binarizer_``) is fitted on all rows.
+    thresholds : {"guess"}, int or odtkit.datasets.Thresholds, default="guess"
         As in :class:`OptimalTreeClassifier`, except ``"all"`` (ValueError): the exact search
-        over every threshold has no regularization path; ``guess_thresholds=None`` binarizes
-        every midpoint, whose path is optimal over all thresholds (slow on continuous tables).
+        over every threshold has no regularization path; ``Thresholds("all",
+        exact_search=False)`` binarizes every midpoint, whose path is optimal over all
+        thresholds (slow on continuous tables).
 
     Attributes
     ----------
@@ -1247,11 +1259,13 @@ class FairTreeClassifier(OptimalTreeClassifier):
     method : {FAIR_METHODS}, default="dp"
         The native fair dynamic program, or a fair MIP warm-started from it.
     backend, time_limit, binarize, max_thresholds, guess_thresholds, memory_limit_mb
-        As in :class:`OptimalTreeClassifier`.
-    thresholds : {"guess"}, int or None, default=None
+        As in :class:`OptimalTreeClassifier` (``max_thresholds`` and ``guess_thresholds``
+        deprecated).
+    thresholds : {"guess"}, int or odtkit.datasets.Thresholds, default="guess"
         As in :class:`OptimalTreeClassifier`, except ``"all"`` (ValueError): the exact search
-        over every threshold takes no fairness constraint; ``guess_thresholds=None`` binarizes
-        every midpoint, optimal over all thresholds (slow on continuous tables).
+        over every threshold takes no fairness constraint; ``Thresholds("all",
+        exact_search=False)`` binarizes every midpoint, optimal over all thresholds (slow on
+        continuous tables).
 
     Attributes
     ----------
@@ -1407,7 +1421,11 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         still unproven after 25 minutes); at the limit the best list so far is kept,
         ``status_`` says so and a :class:`LimitReachedWarning` states the gap. None: no limit.
     binarize, max_thresholds, guess_thresholds, memory_limit_mb
-        As in :class:`OptimalTreeClassifier`.
+        As in :class:`OptimalTreeClassifier` (``max_thresholds`` and ``guess_thresholds``
+        deprecated).
+    thresholds : {"guess"}, int or odtkit.datasets.Thresholds, default="guess"
+        As in :class:`OptimalTreeClassifier`, except ``"all"`` (ValueError): the exact search
+        builds trees; ``Thresholds("all", exact_search=False)`` binarizes every midpoint.
 
     Attributes
     ----------
@@ -1415,7 +1433,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
     result_ : odtkit.results.Result of the fit.
     status_, objective_, lower_bound_, certified_, certificate_
         As in :class:`OptimalTreeClassifier` (the list is optimal over the rules mined from
-        the binarization; ``thresholds`` is not a parameter here).
+        the binarization).
     classes_, binarizer_, feature_names_, n_features_in_, feature_names_in_
         As in :class:`OptimalTreeClassifier`.
     rule_distribution_ : ndarray (n_rules + 1, n_classes)

@@ -33,7 +33,7 @@ from odtkit.results import Certificate, Result, Status
 __all__ = ["Certificate", "Task", "Thresholds", "solve"]
 
 
-def is_binary_table(X: Any) -> bool:
+def _is_binary_table(X: Any) -> bool:
     """Every cell of ``X`` (a DataFrame or array) is 0 or 1 (or a bool): the table's columns
     can be the features as they are."""
     arr = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
@@ -153,7 +153,7 @@ class Task:
         if deadline is None:
             deadline = Deadline(time_limit)
         policy = Thresholds.parse(thresholds)
-        binarizes = binarize is True or (binarize == "auto" and not is_binary_table(X))
+        binarizes = binarize is True or (binarize == "auto" and not _is_binary_table(X))
         if exact is None:
             exact = policy.runs_exact_search
         weights = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -332,7 +332,7 @@ def _relabelled(tree: Any, codes: np.ndarray) -> Any:
     return Tree.split(tree.feature, _relabelled(tree.left, codes), _relabelled(tree.right, codes))
 
 
-def runs_exact(task: Task, method: Any, max_depth: int | None) -> bool:
+def _runs_exact(task: Task, method: Any, max_depth: int | None) -> bool:
     """The exact search over every threshold answers ``task`` for ``method``: a raw-table
     method, or ``dp`` on a table whose policy is "all" (exact search) at a limited depth."""
     if getattr(method, "raw", False):
@@ -379,7 +379,7 @@ def solve(
     from odtkit.methods import get_method
 
     chosen = get_method(method) if isinstance(method, str) else method
-    exact = runs_exact(task, chosen, max_depth)
+    exact = _runs_exact(task, chosen, max_depth)
     if exact:
         if not task.is_table:
             raise ValueError(
