@@ -475,6 +475,13 @@ class _BinaryInputMixin:
             self.feature_names_ = list(task.dataset.feature_names)
         return task
 
+    def _drop_raw_table(self) -> None:
+        """Keep the fitted task without its raw table (the fitted estimator needs its policy
+        and Binarizer, not a second copy of ``X`` in memory and in every pickle)."""
+        task = getattr(self, "_fit_task", None)
+        if task is not None and task.X is not None:
+            self._fit_task = replace(task, X=None, y=None, sample_weight=None)
+
     def _fitted_binarizer(self, X: Any, y: np.ndarray, weights: np.ndarray | None) -> Binarizer:
         """A new Binarizer as configured, fitted on the rows of ``X`` (and ``y``, to guess)."""
         binarizer: Binarizer = self._fit_task.fitted_binarizer(X, y, weights)
@@ -718,6 +725,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         self._rashomon_problem = (data, lam, depth)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
+        self._drop_raw_table()
         return self
 
     def _solved(self, task: Task, method: Method, lam: float, depth: int | None) -> Any:
@@ -1198,6 +1206,7 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
             extra=extra,
             certified=chosen.certified and status == path.status,
         )
+        self._drop_raw_table()
         return self
 
     def rashomon(self, *args: Any, **kwargs: Any) -> Any:
@@ -1370,6 +1379,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
         self.fairness_gap_ = metrics.fairness_gap(self.tree_, data, self.fairness_)
+        self._drop_raw_table()
         return self
 
     def rashomon(self, *args: Any, **kwargs: Any) -> Any:
@@ -1518,6 +1528,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         np.add.at(self.rule_counts_, (part, data.y), data.weights)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "rule list")
+        self._drop_raw_table()
         return self
 
     def _render_parts(self) -> tuple[Any, Any, Any, np.ndarray]:
