@@ -11,7 +11,14 @@ and the warm-start search are outside the clock). Workloads:
   pulp), cold and warm-started from the search tree, 1 thread, seed 0: the end-to-end time
   (build + translate + solve + decode + verification);
 * ``build``: a formulation's ``build`` alone on the largest bundled table;
-* ``prune``: ``pruning.prune`` (min-cut) of a random forest.
+* ``prune``: ``pruning.prune`` (min-cut) of a random forest;
+* ``estimator``: the scikit-learn estimators' ``fit`` on raw tables (breast cancer: guessed
+  thresholds, every threshold by the exact search, N per column, the CV and fair estimators)
+  and on a bundled 0/1 table (dp, and RBinOCT warm-started by it), settings spelled the same on both
+  sides; the fitted tree is compared too (issue 38: every front end through one task);
+* ``compare``: :func:`odtkit.compare` on a raw table (the exact search, and dp on its guessed
+  binarization) and on a bundled dataset (dp, RBinOCT, FlowOCT): every row's status,
+  objective and bound.
 
 Reports per workload the median time before and after, their ratio, and whether the answers
 (status, objective and bound to 1e-9) are the same; writes ``results/NAME.{json,md}``::
@@ -52,6 +59,17 @@ MIP = [
 ]
 BUILD = [("german-credit", "flowoct", 4), ("german-credit", "rbinoct", 4)]
 PRUNE = [(5000, 40, 8, 0.001)]
+#: (table, estimator, settings): keyword arguments valid before and after issue 38
+ESTIMATOR = [
+    ("cancer", "tree", {"lam": 0.01, "max_depth": 3}),
+    ("cancer", "tree", {"lam": 0.005, "max_depth": 2, "thresholds": "all"}),
+    ("cancer", "tree", {"lam": 0.01, "max_depth": 3, "thresholds": 4}),
+    ("monk1", "tree", {"lam": 0.025, "max_depth": 2, "method": "rbinoct"}),
+    ("cancer", "cv", {"max_depth": 2, "cv": 3}),
+    ("cancer", "fair", {"max_depth": 2, "delta": 0.05}),
+    ("monk1", "tree", {"lam": 0.01, "max_depth": 3}),
+]
+COMPARE = [("cancer200", ("exact", "dp"), 2), ("monk1", ("dp", "rbinoct", "flowoct"), 2)]
 
 
 def workloads() -> list[dict[str, Any]]:
@@ -76,6 +94,10 @@ def workloads() -> list[dict[str, Any]]:
         specs.append(dict(kind="build", dataset=dataset, formulation=formulation, depth=depth))
     for n, trees, depth, lam in PRUNE:
         specs.append(dict(kind="prune", n=n, trees=trees, depth=depth, lam=lam))
+    for table, estimator, settings in ESTIMATOR:
+        specs.append(dict(kind="estimator", table=table, estimator=estimator, **settings))
+    for table, methods, depth in COMPARE:
+        specs.append(dict(kind="compare", table=table, methods=",".join(methods), depth=depth))
     return specs
 
 
@@ -99,6 +121,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
     file = harness.imported_from("odtkit")["file"]
     kind = spec["kind"]
+    if kind in ("estimator", "compare"):
+        return _front_end(spec, file)
     if kind == "prune":
         from sklearn.datasets import make_classification
         from sklearn.ensemble import RandomForestClassifier
@@ -155,6 +179,80 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _table(name: str) -> tuple[Any, Any]:
+    """A raw table (breast cancer, all of it or its first 200 rows) or a bundled 0/1 one."""
+    import numpy as np
+
+    if name.startswith("cancer"):
+        from sklearn.datasets import load_breast_cancer
+
+        X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+        if name == "cancer200":
+            X, y = X.iloc[:200], y.iloc[:200]
+        return X, y.to_numpy()
+    from odtkit import datasets
+
+    ds = datasets.load(name)
+    return ds.X.astype(np.int64), ds.classes[ds.y]
+
+
+def _front_end(spec: dict[str, Any], file: str) -> dict[str, Any]:
+    """An estimator's fit or a compare, timed around the call; the answer with its tree(s)."""
+    import warnings
+
+    import numpy as np
+
+    import odtkit
+
+    X, y = _table(spec["table"])
+    settings = {k: v for k, v in spec.items() if k not in ("kind", "table", "estimator", "methods")}
+    warnings.simplefilter("ignore")
+    if spec["kind"] == "compare":
+        t0 = time.perf_counter()
+        if spec["table"] == "monk1":
+            comparison = odtkit.compare(
+                "monk1", lam=0.01, max_depth=spec["depth"], methods=spec["methods"], threads=1
+            )
+        else:
+            comparison = odtkit.compare(
+                X, y=y, lam=0.01, max_depth=spec["depth"], methods=spec["methods"], threads=1
+            )
+        elapsed = time.perf_counter() - t0
+        runs = list(comparison)
+        statuses = {str(r.status) for r in runs}
+        return {
+            "time": elapsed,
+            "status": statuses.pop() if len(statuses) == 1 else ",".join(sorted(statuses)),
+            "objective": float(sum(r.objective for r in runs)),
+            "bound": float(sum(r.bound for r in runs)),
+            "model": repr([(r.method, str(r.status), r.objective, r.bound) for r in runs]),
+            "file": file,
+        }
+    lam = settings.pop("lam", 0.0 if spec["estimator"] == "fair" else 0.01)
+    if spec["estimator"] == "cv":
+        est = odtkit.OptimalTreeClassifierCV(**settings)
+        t0 = time.perf_counter()
+        est.fit(X, y)
+    elif spec["estimator"] == "fair":
+        sensitive = np.random.default_rng(0).integers(0, 2, len(y))
+        est = odtkit.FairTreeClassifier(lam=lam, **settings)
+        t0 = time.perf_counter()
+        est.fit(X, y, sensitive)
+    else:
+        est = odtkit.OptimalTreeClassifier(lam=lam, **settings)
+        t0 = time.perf_counter()
+        est.fit(X, y)
+    elapsed = time.perf_counter() - t0
+    return {
+        "time": elapsed,
+        "status": str(est.status_),
+        "objective": float(est.objective_),
+        "bound": float(est.lower_bound_),
+        "model": est.to_text(),
+        "file": file,
+    }
+
+
 def _answer(result: Any, elapsed: float, file: str) -> dict[str, Any]:
     return {
         "time": elapsed,
@@ -174,6 +272,8 @@ def same_answer(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if a["status"] not in ("optimal", "built"):
         return True
     if not math.isclose(a["objective"], b["objective"], rel_tol=1e-9, abs_tol=1e-9):
+        return False
+    if a.get("model") != b.get("model"):  # the same fitted tree(s), where a workload gives one
         return False
     return math.isclose(a["bound"], b["bound"], rel_tol=1e-9, abs_tol=1e-9)
 
@@ -239,7 +339,7 @@ def markdown(payload: dict[str, Any]) -> str:
         "a time limit depends on the load, not on the code.",
         "",
     ]
-    for kind in ("search", "fair", "mip", "build", "prune"):
+    for kind in ("search", "fair", "mip", "build", "prune", "estimator", "compare"):
         mine = [r for r in rows if r["spec"]["kind"] == kind]
         if not mine:
             continue

@@ -14,8 +14,8 @@ from conftest import sigint_at_first_log_line
 
 import odtkit
 from odtkit import Comparison, Dataset, Result, Status, compare, metrics
+from odtkit._compare import COLUMNS
 from odtkit.cli import main
-from odtkit.compare import COLUMNS
 from odtkit.methods import METHODS, SEARCH_METHODS
 from odtkit.solvers import available_backends
 from odtkit.testing import (
@@ -513,7 +513,7 @@ def test_a_tree_above_delta_is_an_error_run_that_is_never_best(monkeypatch):
     honest = compare(data, lam=0.1, max_depth=1, methods=("dp", "flowoct"), fairness=fairness)
     assert honest.agree and honest.best is not None
     # compare's own re-measure only: the fair search checks its tree with the real one
-    module = sys.modules["odtkit.compare"]
+    module = sys.modules["odtkit._compare"]
     seen = SimpleNamespace(
         objective=metrics.objective, is_fair=metrics.is_fair, fairness_gap=lambda *_: 0.5
     )

@@ -288,7 +288,7 @@ def _stopped_without_bound(status, nodes=0, backend="highs"):
 
 
 def test_a_mip_without_a_bound_says_why_in_its_row_and_the_reading(monkeypatch):
-    module = sys.modules["odtkit.compare"]  # the package's compare is the function
+    module = sys.modules["odtkit._compare"]  # the package's compare is the function
     monkeypatch.setattr(module, "solve_formulation", _stopped_without_bound("time_limit"))
     data = random_dataset(37, n_samples=60, n_features=6)
     comparison = compare(data, lam=0.01, max_depth=2, methods=("dp", "flowoct"), time_limit=10)
@@ -302,7 +302,7 @@ def test_a_mip_without_a_bound_says_why_in_its_row_and_the_reading(monkeypatch):
 
 def test_a_mip_without_a_valid_bound_by_its_nature_gets_no_reason(monkeypatch):
     """rbinoct_original declares no valid bound: its -inf is what it is, not a stop."""
-    module = sys.modules["odtkit.compare"]  # the package's compare is the function
+    module = sys.modules["odtkit._compare"]  # the package's compare is the function
     monkeypatch.setattr(module, "solve_formulation", _stopped_without_bound("time_limit"))
     data = random_dataset(38, n_samples=60, n_features=6)
     comparison = compare(

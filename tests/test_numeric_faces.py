@@ -130,9 +130,10 @@ def test_threshold_choices_and_their_certificates():
     assert capped.certificate_ == "binarization"
     assert len(capped.binarizer_.thresholds_["a"]) <= 2
     assert capped.binarizer_.guess_thresholds is None
-    # thresholds=None: max_thresholds / guess_thresholds decide, as before
+    # the deprecated max_thresholds / guess_thresholds still decide, with a FutureWarning
     old = OptimalTreeClassifier(lam=LAM, max_depth=2, max_thresholds=2, guess_thresholds=None)
-    assert old.fit(X, y).tree_ == capped.tree_
+    with pytest.warns(FutureWarning, match="use thresholds=2"):
+        assert old.fit(X, y).tree_ == capped.tree_
     default = OptimalTreeClassifier(lam=LAM, max_depth=2).fit(X, y)
     guess = OptimalTreeClassifier(lam=LAM, max_depth=2, thresholds="guess").fit(X, y)
     assert default.tree_ == guess.tree_ and default.certificate_ == "guessed thresholds"
@@ -196,7 +197,7 @@ def test_sklearn_checks_with_every_threshold(estimator, check):
         (OptimalTreeClassifier(thresholds="all", method="rbinoct"), "thresholds='all'.*rbinoct"),
         (OptimalTreeClassifier(thresholds="all", method="bnb"), "thresholds='all'.*bnb"),
         (OptimalTreeClassifier(thresholds=5, max_thresholds=3), "max_thresholds"),
-        (OptimalTreeClassifier(thresholds="guess", guess_thresholds=10), "guess_thresholds"),
+        (OptimalTreeClassifier(thresholds="all", guess_thresholds=10), "guess_thresholds"),
         (OptimalTreeClassifier(method="exact"), "method.*must be"),
         (OptimalTreeClassifierCV(thresholds="all"), "thresholds='all'"),
         (FairTreeClassifier(thresholds="all"), "thresholds='all'"),
@@ -242,16 +243,19 @@ def test_compare_races_the_exact_search_against_the_binarized_methods():
     )
     table = comparison.to_frame()
     assert table["method"].tolist() == ["exact", "dp", "rbinoct"]
-    assert table["certificate"].tolist() == ["all thresholds", "binarization", "binarization"]
+    # the binarized methods are certified over the guessed thresholds (compare's default policy,
+    # the certificate the estimators and `odtkit fit` give the same binarization)
+    guessed = "guessed thresholds"
+    assert table["certificate"].tolist() == ["all thresholds", guessed, guessed]
     exact, dp = table.iloc[0], table.iloc[1]
     assert exact["status"] == "optimal" and dp["status"] == "optimal"
     # the exact optimum is over more trees: never worse than a certified binarized one
-    certified = table[(table["certificate"] == "binarization") & (table["status"] == "optimal")]
+    certified = table[(table["certificate"] == guessed) & (table["status"] == "optimal")]
     assert (exact["objective"] <= certified["objective"] + 1e-9).all()
     assert bool(exact["agrees"]) and bool(dp["agrees"])
     optima = comparison.certified_optima
     assert optima["all thresholds"] == pytest.approx(exact["objective"])
-    assert optima["binarization"] == pytest.approx(dp["objective"])
+    assert optima[guessed] == pytest.approx(dp["objective"])
     # every row's tree, read through its own binarizer, scores its objective on the raw rows
     for run in comparison:
         tree, reader, objective = run.tree, run.reader, run.objective
@@ -355,11 +359,11 @@ def test_cli_compare_with_thresholds_all_and_the_race(numeric_csv, capsys):
     payload = json.loads(capsys.readouterr().out)
     rows = {r["method"]: r for r in payload["rows"]}
     assert rows["exact"]["certificate"] == "all thresholds"
-    assert rows["dp"]["certificate"] == "binarization"
+    assert rows["dp"]["certificate"] == "guessed thresholds"
     assert rows["exact"]["objective"] == pytest.approx(all_optimum)
     assert rows["exact"]["objective"] <= rows["dp"]["objective"] + 1e-9
     assert payload["binarization"]["thresholds"] == "guess"
-    assert not math.isnan(payload["certified_optima"]["binarization"])
+    assert not math.isnan(payload["certified_optima"]["guessed thresholds"])
 
     assert main([*argv[:-1], "--methods", "exact,dp"]) == 0  # the table, read in one line
     assert "certified optima: over all thresholds" in capsys.readouterr().out

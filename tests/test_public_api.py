@@ -41,6 +41,7 @@ DOCUMENTED = {
     "odtkit.plot",
     "odtkit.pruning",
     "odtkit.solvers",
+    "odtkit.task",
     "odtkit.testing",
 }
 

@@ -167,7 +167,7 @@ ALLOWED = {
     ("core/search.py", ("dp", "exact")): lambda names: METHODS[names[1]].raw,
     # defaults: a choice among the registry's names, not a list of them
     ("cli.py", ("dp", "pathoct", "flowoct", "rbinoct")): lambda names: set(names) <= set(METHODS),
-    ("compare.py", ("dp", "rbinoct", "flowoct")): lambda names: set(names) <= set(METHODS),
+    ("_compare.py", ("dp", "rbinoct", "flowoct")): lambda names: set(names) <= set(METHODS),
 }
 
 

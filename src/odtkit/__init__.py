@@ -15,16 +15,18 @@ from odtkit.greedy import greedy_tree
 # be shadowed by the submodule once anything imported odtkit.rashomon first
 from odtkit.rashomon import RashomonSet, rashomon
 from odtkit.render import export_text
-from odtkit.results import Result, Status
+from odtkit.results import Certificate, Result, Status
 from odtkit.rulelist import RuleList
 from odtkit.tree import Tree
 
 if TYPE_CHECKING:  # the lazy attributes below, as type checkers should see them
-    from odtkit.compare import Comparison, compare
+    from odtkit._compare import Comparison, compare
+    from odtkit.task import Task, solve
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Certificate",
     "Dataset",
     "Comparison",
     "FairTreeClassifier",
@@ -37,6 +39,7 @@ __all__ = [
     "Result",
     "RuleList",
     "Status",
+    "Task",
     "Tree",
     "compare",
     "datasets",
@@ -50,6 +53,7 @@ __all__ = [
     "search_numeric",
     "search_rule_list",
     "search_tree",
+    "solve",
     "solve_formulation",
     "sweep",
     "__version__",
@@ -58,8 +62,11 @@ __all__ = [
 # Attributes that import scikit-learn / the MIP stack load on first use, so `import odtkit`
 # and the CLI start quickly.
 _LAZY = {
-    "compare": ("odtkit.compare", "compare"),
-    "Comparison": ("odtkit.compare", "Comparison"),
+    "compare": ("odtkit._compare", "compare"),
+    "Comparison": ("odtkit._compare", "Comparison"),
+    # the task imports the Binarizer's policy and the method registry only when solving
+    "Task": ("odtkit.task", "Task"),
+    "solve": ("odtkit.task", "solve"),
     "pruning": ("odtkit.pruning", None),
     "solve_formulation": ("odtkit.pipeline", "solve_formulation"),
     "sweep": ("odtkit.sweeping", "sweep"),
@@ -79,11 +86,6 @@ def __getattr__(name: str) -> Any:
 
     module_name, attribute = _LAZY[name]
     module = importlib.import_module(module_name)
-    # importing a submodule binds its name in this package: for odtkit.compare that would
-    # shadow the compare function, so every lazy name the module defines is bound here at once
-    for other, (source, attr) in _LAZY.items():
-        if source == module_name and attr is not None:
-            globals()[other] = getattr(module, attr)
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value

@@ -41,15 +41,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from odtkit.fairness import NOTION_REGISTRY, NOTIONS, notion_help
 from odtkit.files import SKOPS_INSTALL
 
-if TYPE_CHECKING:  # odtkit.compare loads the MIP stack: only the compare command pays for it
-    from odtkit.compare import Comparison
+if TYPE_CHECKING:  # odtkit._compare loads the MIP stack: only the compare command pays for it
+    from odtkit import Comparison
 
 __all__ = ["BadInput", "build_parser", "main"]
 
@@ -135,6 +135,8 @@ class _Data:
     #: how the table was read (odtkit.datasets.TableReading; None for a bundled dataset):
     #: ``fit --out`` stores it so that ``predict`` reads new rows the same way
     reading: Any = None
+    #: the problem as odtkit.Task states it (what fit solves and the certificate reads)
+    task: Any = None
 
 
 def _is_file_argument(text: str) -> bool:
@@ -294,23 +296,6 @@ def _threshold_choice(args: argparse.Namespace) -> str | int:
     return old
 
 
-class _ThresholdOptions(TypedDict, total=False):
-    """The threshold keywords of ``binarize_frame`` / ``Binarizer`` that ``--thresholds`` sets."""
-
-    max_thresholds: int
-    guess_thresholds: int
-
-
-def _binarizer_options(choice: str | int) -> _ThresholdOptions:
-    from odtkit.methods import GUESS_ROUNDS
-
-    if choice == "guess":
-        return {"guess_thresholds": GUESS_ROUNDS}
-    if choice == "all":
-        return {}
-    return {"max_thresholds": int(choice)}
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -403,7 +388,9 @@ def _check_labels(
         raise BadInput(f"{what}: {name}: {exc}") from None
 
 
-def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
+def _load(
+    args: argparse.Namespace, what: str, *, exact: bool = False, clock: bool = False
+) -> _Data:
     """The dataset (a name or a CSV path), the fairness constraint of the arguments and how to
     name its features when printing (the fitted Binarizer of a CSV: ``age <= 40.5``).
 
@@ -414,9 +401,11 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
 
     ``exact`` (the exact search over every threshold will run): a CSV is not binarized here,
     its feature columns and labels are returned raw (``frame``, ``labels``) with no dataset.
+    ``clock`` (fit): binarization is charged to ``--time-limit``, as the estimators charge it
+    to ``time_limit`` (:meth:`odtkit.Task.from_table`); the task's deadline holds what is left.
     """
-    from odtkit.datasets import binarize_frame
     from odtkit.fairness import Fairness, split_protected
+    from odtkit.task import Task
 
     notion = getattr(args, "fairness", None)  # fit has no fairness arguments
     protected = _columns(getattr(args, "protected", None))
@@ -466,11 +455,19 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
                 reading=reading,
             )
         try:
-            dataset, binarizer = binarize_frame(
-                frame, label, name=Path(args.dataset).stem, **_binarizer_options(choice)
+            task = Task.from_table(
+                frame.drop(columns=[label]),
+                frame[label].to_numpy(),
+                thresholds=choice,
+                binarize=True,
+                time_limit=args.time_limit if clock else None,
+                name=Path(args.dataset).stem,
+                exact=False,
             )
         except (ValueError, TypeError) as exc:
             raise BadInput(f"{what}: {name}: {exc}") from None
+        dataset, binarizer = task.dataset, task.binarizer
+        assert dataset is not None  # exact=False: binarized here
         features: Any = binarizer
         binarization = _binarization(binarizer, choice)
         specs = _spec_dicts(binarizer.get_feature_specs())
@@ -494,13 +491,16 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
             legit = legit_column
         features = dataset.feature_names
         specs = [{"source": str(n), "kind": "binary", "value": None} for n in features]
+        task = Task.from_dataset(dataset, time_limit=args.time_limit if clock else None)
     if exact:
         raise BadInput(
             f"{what} {args.dataset!r} is a bundled dataset, already binary: the exact search "
             "over every threshold (method exact) reads a CSV file's numeric columns"
         )
     if notion is None:
-        return _Data(dataset, None, features, label, binarization, specs, reading=reading)
+        return _Data(
+            dataset, None, features, label, binarization, specs, reading=reading, task=task
+        )
     # the labels of a CSV may be numbers: match the class whose text is --positive-class
     positive = next((c for c in dataset.classes if str(c) == args.positive_class), None)
     if positive is None:
@@ -515,7 +515,9 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
         fairness.groups(dataset)  # resolved here, so that its refusals are one line
     except (ValueError, TypeError, KeyError) as exc:
         raise BadInput(_fairness_message(str(exc), protected, legit_column)) from None
-    return _Data(dataset, fairness, features, label, binarization, specs, reading=reading)
+    return _Data(
+        dataset, fairness, features, label, binarization, specs, reading=reading, task=task
+    )
 
 
 def _fairness_message(text: str, protected: Sequence[str], legit: str | None) -> str:
@@ -721,15 +723,11 @@ def _tree_payload(result: Any, data: _Data, args: argparse.Namespace) -> dict[st
 
 
 def _certificate(result: Any, data: _Data) -> str | None:
-    """Over what ``result``'s tree is proven optimal (None: it is not): ``all thresholds``
-    (the exact search, or every midpoint), ``guessed thresholds`` or ``binarization`` (at most
-    N thresholds per column, or a bundled dataset's own binary features)."""
-    if result.status != "optimal":
-        return None
-    if result.method == "exact":
-        return "all thresholds"
-    choice = None if data.binarization is None else data.binarization["thresholds"]
-    return {"all": "all thresholds", "guess": "guessed thresholds"}.get(str(choice), "binarization")
+    """Over what ``result``'s tree is proven optimal (None: it is not): the Result's own
+    certificate, set by :func:`odtkit.solve` by the one rule of the API, the CLI and
+    ``compare`` (:meth:`odtkit.datasets.Thresholds.certificate`)."""
+    certificate = getattr(result, "certificate", None)
+    return None if certificate is None else str(certificate)
 
 
 _OVER = {
@@ -758,30 +756,33 @@ def _wants_exact(args: argparse.Namespace, method: Any) -> bool:
 
 
 def _exact_fit(args: argparse.Namespace, data: _Data) -> Any:
-    """The exact search on the CSV's raw columns; fills ``data`` with the binarization its
-    tree reads (the Result's Binarizer: the thresholds the tree uses), so the printed tree,
-    ``--json`` and ``--out`` (what ``predict`` re-evaluates) are as for a binarized fit."""
-    from odtkit.datasets import Dataset
-    from odtkit.methods import METHODS
+    """The exact search on the CSV's raw columns (:func:`odtkit.solve` of a task whose policy
+    is every threshold, its guess charged to ``--time-limit``); fills ``data`` with the
+    binarization its tree reads (the Result's Binarizer: the thresholds the tree uses), so the
+    printed tree, ``--json`` and ``--out`` (what ``predict`` re-evaluates) are as for a
+    binarized fit."""
+    from odtkit.task import Task, solve
 
+    task = Task.from_table(
+        data.frame,
+        data.labels,
+        thresholds="all",
+        binarize=True,
+        time_limit=args.time_limit,
+        name=Path(args.dataset).stem,
+        exact=True,
+    )
     result = _checked(
-        lambda: METHODS["exact"].search_raw(
-            data.frame,
-            data.labels,
+        lambda: solve(
+            task,
+            method="exact",
             lam=args.lam,
             max_depth=args.max_depth,
-            time_limit=args.time_limit,
             memory_limit_mb=args.memory_limit_mb,
         )
     )
-    binarizer = result.binarizer
-    names = [str(n) for n in binarizer.get_feature_names_out()]
-    data.dataset = Dataset.from_arrays(
-        binarizer.transform(data.frame),
-        data.labels,
-        feature_names=names,
-        name=Path(args.dataset).stem,
-    )
+    data.task = task
+    data.dataset, binarizer = task.features_of(result)
     data.features = binarizer
     data.binarization = _binarization(binarizer, "all", exact=True)
     data.specs = _spec_dicts(binarizer.get_feature_specs())
@@ -803,7 +804,7 @@ def _fit(args: argparse.Namespace) -> int:
     _check_backend(args.backend, "--backend")
     _check_out(args, DATA=args.dataset if _is_file_argument(args.dataset) else None)
     exact = _wants_exact(args, method)
-    data = _load(args, "DATA", exact=exact)
+    data = _load(args, "DATA", exact=exact, clock=True)
     if exact:  # the binarization is the tree's own, known once it is found
         result = _exact_fit(args, data)
     else:
@@ -812,13 +813,18 @@ def _fit(args: argparse.Namespace) -> int:
     if data.binarization is not None and not args.json:
         print(data.binarization["summary"], file=sys.stderr)
     if not exact:
-        result = method.solve(
-            dataset,
+        from odtkit.task import solve
+
+        # the time limit is what binarization left of --time-limit (the task's deadline); a
+        # MIP runs cold here, as it always has on the command line
+        result = solve(
+            data.task,
+            method=method,
             lam=args.lam,
             max_depth=args.max_depth,
             backend=args.backend,
-            time_limit=args.time_limit,
             memory_limit_mb=args.memory_limit_mb,
+            warm_start=False,
         )
     payload = _tree_payload(result, data, args)
     if args.out is not None:
@@ -1274,7 +1280,8 @@ def _compare(args: argparse.Namespace) -> int:
         _clamp_depth(args, dataset)
         if data.binarization is not None and not args.json:
             print(data.binarization["summary"], file=sys.stderr)
-        comparison = compare(dataset, fairness=data.fairness, **options)
+        # the task (not its dataset): its threshold policy gives each row's certificate
+        comparison = compare(data.task, fairness=data.fairness, **options)
     return _report_comparison(comparison, args, data, raw)
 
 

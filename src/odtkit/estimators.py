@@ -20,10 +20,9 @@ a fitted estimator. ``OptimalTreeClassifier.rashomon(epsilon=)`` after a fit is 
 
 from __future__ import annotations
 
-import contextlib
 import math
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -33,7 +32,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from odtkit import metrics
-from odtkit._limits import Deadline, charged, sigint_handler, stop_on_interrupt
+from odtkit._limits import Deadline, charged, stop_on_interrupt
 from odtkit._validation import (
     as_binary_matrix,
     check_depth,
@@ -43,26 +42,26 @@ from odtkit._validation import (
     check_sample_weight,
     named,
 )
-from odtkit._warnings import silencing, warn
+from odtkit._warnings import warn
 from odtkit.datasets import Dataset
 from odtkit.datasets._binarizer import (  # the class itself (the package loads it lazily)
     MAX_GUESS_ROUNDS,
     Binarizer,
 )
 from odtkit.datasets._columns import check_unique_columns
-from odtkit.datasets._dataset import check_dataset
+from odtkit.datasets._thresholds import Thresholds
 from odtkit.fairness import NOTIONS
 from odtkit.methods import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_TIME_LIMIT,
     GUESS_ROUNDS,
-    METHODS,
     Method,
     fill_method_names,
     get_method,
     method_names,
 )
 from odtkit.results import Status
+from odtkit.task import Task, solve
 from odtkit.tree import Tree
 
 __all__ = [
@@ -72,14 +71,6 @@ __all__ = [
     "OptimalTreeClassifier",
     "OptimalTreeClassifierCV",
 ]
-
-
-def _is_binary(X: np.ndarray) -> bool:
-    if X.dtype == bool:
-        return True
-    if X.dtype.kind not in "biuf":
-        return False
-    return bool(np.isin(X, (0, 1)).all())
 
 
 def _class_distribution(
@@ -236,9 +227,23 @@ _INPUT_CONSTRAINTS: _Constraints = {
     "time_limit": _LIMIT,
     "memory_limit_mb": _LIMIT,
     "binarize": ["boolean", StrOptions({"auto"})],
-    "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
-    "guess_thresholds": [Interval(Integral, 1, MAX_GUESS_ROUNDS, closed="both"), None],
-    "thresholds": [StrOptions({"guess", "all"}), Interval(Integral, 1, None, closed="left"), None],
+    # deprecated (FutureWarning at fit): thresholds says it alone
+    "max_thresholds": [
+        Interval(Integral, 1, None, closed="left"),
+        None,
+        StrOptions({"deprecated"}),
+    ],
+    "guess_thresholds": [
+        Interval(Integral, 1, MAX_GUESS_ROUNDS, closed="both"),
+        None,
+        StrOptions({"deprecated"}),
+    ],
+    "thresholds": [
+        StrOptions({"guess", "all"}),
+        Interval(Integral, 1, None, closed="left"),
+        Thresholds,
+        None,
+    ],
 }
 
 
@@ -318,6 +323,25 @@ def _check_feature_values(X: Any) -> None:
         )
 
 
+#: The default of the deprecated threshold settings (scikit-learn's spelling of "not given").
+_DEPRECATED = "deprecated"
+
+
+def _spelled(policy: Thresholds) -> str:
+    """How to write ``policy`` as the ``thresholds`` setting."""
+    default = Thresholds(policy.choice)
+    if policy == default:
+        return repr(policy.choice)
+    fields = [repr(policy.choice)]
+    if policy.rounds != default.rounds:
+        fields.append(f"rounds={policy.rounds}")
+    if policy.max_per_column is not None:
+        fields.append(f"max_per_column={policy.max_per_column}")
+    if not policy.exact_search:
+        fields.append("exact_search=False")
+    return f"odtkit.datasets.Thresholds({', '.join(fields)})"
+
+
 class _BinaryInputMixin:
     """Shared input validation (scikit-learn's conventions), binarization and transform."""
 
@@ -325,10 +349,10 @@ class _BinaryInputMixin:
     binarizer_: Binarizer | None
     time_limit: float | None
     memory_limit_mb: float | None
-    max_thresholds: int | None
-    guess_thresholds: int | None
-    #: "guess", "all", an int or None; estimators without the parameter behave as None
-    thresholds: str | int | None
+    max_thresholds: int | None | str  # deprecated: "deprecated" when not given
+    guess_thresholds: int | None | str
+    #: "guess", "all", an int, a Thresholds or None ("guess")
+    thresholds: str | int | Thresholds | None
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
@@ -376,23 +400,25 @@ class _BinaryInputMixin:
         """The fit's clock and its Dataset: validated, binarized as configured, classes and
         names remembered.
 
-        The threshold options are checked first; ``no_exact_search`` (the reason) refuses
+        The threshold policy is read first; ``no_exact_search`` (the reason) refuses
         ``thresholds="all"`` for an estimator that cannot run the exact search. Binarization
-        runs charged to the fit's clock: out of time, the Binarizer keeps what it has
-        (``binarizer_.truncated_``) and :meth:`_flag_truncated` says so in the result."""
-        self._threshold_options()
+        runs charged to the fit's clock (:meth:`odtkit.Task.from_table`): out of time, the
+        Binarizer keeps what it has (``binarizer_.truncated_``) and the result says so."""
+        policy = self._thresholds_policy(warn_old=True)
         if no_exact_search is not None:
             self._refuse_all_thresholds(no_exact_search)
         deadline = self._start_clock()
         X, y, weights = self._checked_input(X, y, sample_weight)
-        return deadline, self._binarized_dataset(X, y, weights, deadline)
+        task = self._task(X, y, weights, deadline, policy, exact=False)
+        assert task.dataset is not None  # exact=False: binarized here
+        return deadline, task.dataset
 
     def _checked_input(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
         """``(X, y, weights)`` checked as scikit-learn does (and ``binarize``, ``thresholds``)."""
         from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import check_consistent_length, column_or_1d
 
-        self._threshold_options()  # a bad thresholds value is refused before any work
+        self._thresholds_policy()  # a bad thresholds value is refused before any work
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
@@ -419,162 +445,106 @@ class _BinaryInputMixin:
         weights = check_sample_weight(sample_weight, len(y), positive_sum=True)
         return X, y, weights
 
-    def _binarizes(self, X: Any) -> bool:
-        """``X`` goes through a Binarizer (else its 0/1 columns are the features)."""
-        if self.binarize == "auto":
-            return not _is_binary(X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X))
-        return self.binarize is True
-
-    def _binarized_dataset(
-        self, X: Any, y: np.ndarray, weights: np.ndarray | None, deadline: Deadline | None
-    ) -> Dataset:
-        deadline = deadline or Deadline(None)
-        self._interrupted = False
-
-        def stop_binarizing(*_: Any) -> None:
-            # a Ctrl-C ends binarization as the time limit would (the Binarizer keeps what it
-            # has); the search that follows then stops at once, and the fit says "interrupted"
-            self._interrupted = True
-            deadline.at = time.perf_counter()
-
-        with charged(deadline), sigint_handler(stop_binarizing):
-            Xb, names = self._fit_features(X, y, weights)
-        data = check_dataset(
-            Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=weights), "data"
+    def _task(
+        self,
+        X: Any,
+        y: np.ndarray,
+        weights: np.ndarray | None,
+        deadline: Deadline,
+        policy: Thresholds,
+        exact: bool | None,
+        fairness: Any = None,
+    ) -> Task:
+        """The fit's :class:`odtkit.Task` (binarized as ``binarize`` and the policy say, under
+        the fit's deadline), remembered with its classes, features and Binarizer."""
+        task = Task.from_table(
+            X,
+            y,
+            sample_weight=weights,
+            thresholds=policy,
+            binarize=self.binarize,
+            fairness=fairness,
+            deadline=deadline,
+            exact=exact,
         )
-        self.classes_ = data.classes
-        self.feature_names_ = list(data.feature_names)
-        return data
+        self._fit_task = task
+        self._exact_search = False
+        self.binarizer_ = task.binarizer
+        if task.dataset is not None:
+            self.classes_ = task.dataset.classes
+            self.feature_names_ = list(task.dataset.feature_names)
+        return task
 
-    def _fit_features(
-        self, X: Any, y: np.ndarray, weights: np.ndarray | None
-    ) -> tuple[np.ndarray, list[str]]:
-        self._exact_search = False  # the features are a binarization (or the 0/1 input)
-        if self._binarizes(X):
-            self.binarizer_ = self._fitted_binarizer(X, y, weights)
-            return self.binarizer_.transform(X), list(self.binarizer_.get_feature_names_out())
-        self.binarizer_ = None
-        # 0/1 features as they are (a DataFrame of nullable dtypes read as numbers, a missing
-        # or categorical column refused by name)
-        raw = as_binary_matrix(X, "X")
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = [f"x{j}" for j in range(raw.shape[1])]
-        return raw, [str(c) for c in names]
+    def _drop_raw_table(self) -> None:
+        """Keep the fitted task without its raw table (the fitted estimator needs its policy
+        and Binarizer, not a second copy of ``X`` in memory and in every pickle)."""
+        task = getattr(self, "_fit_task", None)
+        if task is not None and task.X is not None:
+            self._fit_task = replace(task, X=None, y=None, sample_weight=None)
 
     def _fitted_binarizer(self, X: Any, y: np.ndarray, weights: np.ndarray | None) -> Binarizer:
         """A new Binarizer as configured, fitted on the rows of ``X`` (and ``y``, to guess)."""
-        options = self._threshold_options()
-        binarizer = Binarizer(
-            max_thresholds=options["max_thresholds"], guess_thresholds=options["guess_thresholds"]
-        )
-        # thresholds come from the rows that count: a row of weight 0 is a row left out
-        if weights is None or weights.all():
-            return binarizer.fit(X, y, sample_weight=weights)
-        kept = weights > 0
-        rows = X.iloc[kept] if hasattr(X, "iloc") else X[kept]
-        return binarizer.fit(rows, y[kept], sample_weight=weights[kept])
+        binarizer: Binarizer = self._fit_task.fitted_binarizer(X, y, weights)
+        return binarizer
 
-    def _threshold_options(self) -> dict[str, int | None]:
-        """The Binarizer's ``max_thresholds`` / ``guess_thresholds`` that ``thresholds`` means.
+    def _thresholds_policy(self, *, warn_old: bool = False) -> Thresholds:
+        """The :class:`odtkit.datasets.Thresholds` that ``thresholds`` (and, deprecated,
+        ``max_thresholds`` / ``guess_thresholds``) mean; the FutureWarning of the old settings
+        is issued when ``warn_old`` (the fit's first reading).
 
-        ``thresholds`` decides alone when it is set: ``max_thresholds`` and ``guess_thresholds``
-        must then be left at their defaults (a ValueError otherwise, rather than one silently
-        overriding the other). ``"all"`` here is every midpoint; the tree estimator runs the
-        exact numeric search instead where it can (:class:`OptimalTreeClassifier`).
+        The old settings map onto the policy (with ``thresholds`` left at ``"guess"``):
+        ``guess_thresholds=R`` is ``Thresholds("guess", rounds=R)``;
+        ``guess_thresholds=None`` is ``"all"`` (every midpoint binarized, as before: not the
+        exact search) and with ``max_thresholds=N`` it is ``N``; ``max_thresholds=N`` alone
+        (guessing on, as its default was) caps the guess at N per column. During the
+        deprecation period a ``thresholds`` other than ``"guess"`` together with either old
+        setting is a ValueError naming both (neither silently overrides the other).
         """
-        choice = getattr(self, "thresholds", None)
-        if choice is None:
-            return {
-                "max_thresholds": self.max_thresholds,
-                "guess_thresholds": self.guess_thresholds,
-            }
-        number = isinstance(choice, (int, np.integer)) and not isinstance(choice, (bool, np.bool_))
-        if not (choice in ("guess", "all") if isinstance(choice, str) else number and choice >= 1):
+        choice = getattr(self, "thresholds", "guess")
+        old_max = getattr(self, "max_thresholds", _DEPRECATED)
+        old_guess = getattr(self, "guess_thresholds", _DEPRECATED)
+        if old_max == _DEPRECATED and old_guess == _DEPRECATED:
+            return Thresholds.parse(choice)
+        if choice not in ("guess", None):
+            Thresholds.parse(choice)  # a bad value is refused as such first
             raise ValueError(
-                f"thresholds must be 'guess', 'all', a positive integer or None, got {choice!r}"
+                f"thresholds={choice!r} decides the thresholds alone: leave max_thresholds and "
+                "guess_thresholds (deprecated) unset, or set thresholds='guess' to use them "
+                f"(got max_thresholds={old_max!r}, guess_thresholds={old_guess!r})"
             )
-        if self.max_thresholds is not None or self.guess_thresholds != GUESS_ROUNDS:
-            raise ValueError(
-                f"thresholds={choice!r} decides the thresholds alone: leave max_thresholds "
-                f"(None) and guess_thresholds ({GUESS_ROUNDS}) at their defaults, or set "
-                f"thresholds=None to use them (got max_thresholds={self.max_thresholds!r}, "
-                f"guess_thresholds={self.guess_thresholds!r})"
+        most: Any = None if old_max == _DEPRECATED else old_max
+        rounds: Any = GUESS_ROUNDS if old_guess == _DEPRECATED else old_guess
+        if rounds is None:
+            policy = Thresholds("all", exact_search=False) if most is None else Thresholds(most)
+        else:
+            policy = Thresholds("guess", rounds=rounds, max_per_column=most)
+        if warn_old:  # once per fit, by its first reading
+            old = ", ".join(
+                f"{name}={value!r}"
+                for name, value in (("max_thresholds", old_max), ("guess_thresholds", old_guess))
+                if value != _DEPRECATED
             )
-        if choice == "guess":
-            return {"max_thresholds": None, "guess_thresholds": GUESS_ROUNDS}
-        if choice == "all":
-            return {"max_thresholds": None, "guess_thresholds": None}
-        return {"max_thresholds": int(choice), "guess_thresholds": None}
+            warn(
+                f"{type(self).__name__}: {old} is deprecated and will be removed; use "
+                f"thresholds={_spelled(policy)} (the same thresholds)",
+                FutureWarning,
+            )
+        return policy
 
     def _refuse_all_thresholds(self, why: str) -> None:
         """ValueError for an estimator that cannot run the exact search over every threshold."""
         if getattr(self, "thresholds", None) == "all":
             raise ValueError(
                 f"{type(self).__name__} does not take thresholds='all': {why}. The optimum over "
-                "every threshold is also reached with thresholds=None, guess_thresholds=None "
+                "every threshold is also reached with "
+                "thresholds=odtkit.datasets.Thresholds('all', exact_search=False) "
                 "(every midpoint binarized; slow on continuous tables)"
             )
 
     def _certificate_kind(self) -> str:
-        """Over what a certified model is optimal: ``"all thresholds"`` (the exact numeric
-        search, every midpoint binarized, or 0/1 input used as it is), ``"guessed thresholds"``
-        (threshold guessing) or ``"binarization"`` (at most ``max_thresholds`` per column)."""
-        binarizer = getattr(self, "binarizer_", None)
-        if getattr(self, "_exact_search", False) or binarizer is None:
-            return "all thresholds"
-        if binarizer.guess_thresholds is not None:
-            return "guessed thresholds"
-        return "all thresholds" if binarizer.max_thresholds is None else "binarization"
-
-    @contextlib.contextmanager
-    def _no_trivial_warning_if_truncated(self) -> Iterator[None]:
-        """Silence TrivialAnswerWarning when binarization was cut short: its reason (no feature
-        beats the leaf) is about the features built in time, not the data, and would mislead."""
-        from odtkit.core import TrivialAnswerWarning
-
-        if self._truncated():
-            with silencing(TrivialAnswerWarning):
-                yield
-        else:
-            yield
-
-    def _flag_truncated(self, result: Any) -> Any:
-        """``result``, with status ``time_limit`` (``interrupted`` after a Ctrl-C) and a message
-        if binarization was cut short (its optimum is then over fewer features than
-        configured), or if a Ctrl-C during binarization left the search no time."""
-        why = self._binarization_cut()
-        if why is None:
-            return result
-        return result.replace(
-            status=self._binarization_stop(result.status),
-            message="; ".join(filter(None, [result.message, why])),
-        )
-
-    def _truncated(self) -> bool:
-        return self.binarizer_ is not None and bool(getattr(self.binarizer_, "truncated_", False))
-
-    def _binarization_stop(self, status: Status) -> Status:
-        """The status of a fit whose search ended with ``status`` after a cut binarization (or
-        one that a Ctrl-C reached)."""
-        if status == Status.OPTIMAL and not self._truncated():
-            return status  # every configured feature was built, and the search proved it
-        if getattr(self, "_interrupted", False):
-            return Status.INTERRUPTED
-        return Status.TIME_LIMIT if status == Status.OPTIMAL else status
-
-    def _binarization_cut(self) -> str | None:
-        """What stopped binarization, for the result's message; None if nothing did."""
-        interrupted = getattr(self, "_interrupted", False)
-        if self._truncated():
-            what = "Ctrl-C stopped" if interrupted else "the time limit cut"
-            return (
-                f"{what} binarization (threshold guessing): the model is the best over the "
-                "features built in time, not over all the configured ones"
-            )
-        if interrupted:
-            return "Ctrl-C during binarization: the search that followed stopped at once"
-        return None
+        """Over what a certified model is optimal (:meth:`odtkit.Task.certificate`: the one
+        rule of the API, the CLI and ``compare``)."""
+        return self._fit_task.certificate(exact=getattr(self, "_exact_search", False))
 
     def _feature_specs(self) -> Any:
         """What each binary feature tests: the Binarizer's descriptions, else plain names."""
@@ -586,13 +556,6 @@ class _BinaryInputMixin:
         if self.binarizer_ is not None:
             return self.binarizer_.transform(X)
         return as_binary_matrix(X, "X")
-
-
-def _relabelled(tree: Tree, codes: np.ndarray) -> Tree:
-    """``tree`` with leaf label ``k`` replaced by ``codes[k]``."""
-    if tree.feature is None or tree.left is None or tree.right is None:  # a leaf
-        return Tree.leaf(int(codes[tree.label]))
-    return Tree.split(tree.feature, _relabelled(tree.left, codes), _relabelled(tree.right, codes))
 
 
 class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
@@ -630,36 +593,44 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         overrides). At the budget the best tree so far is kept with status ``memory_limit``.
         HiGHS has no memory limit: the MIP itself is bounded by ``time_limit`` only.
     binarize : {"auto", True, False}, default="auto"
-        Binarize non-binary inputs with :class:`~odtkit.datasets.Binarizer`.
-    max_thresholds : int or None, default=None
-        Passed to the Binarizer (thresholds per numeric column).
-    guess_thresholds : int or None, default=40
-        Threshold guessing for non-binary columns (McTavish et al. 2022): the Binarizer keeps
-        only the thresholds a 40-round depth-1 gradient-boosted reference model splits on.
-        The tree is then certified optimal *over those thresholds*. Measured on breast cancer
-        (5-fold CV, lam=0.002): 28-40 features instead of 15,310, the search certifies in
-        0.2 s, and test accuracy is 0.949 against 0.935 for scikit-learn's CART with the same
-        number of leaves (``benchmarks/continuous_defaults.py``). ``None``: every midpoint (the
-        optimum over all thresholds; on continuous tables that can take hours and gigabytes).
-        At most 100,000; the guess is exact in float64 and its memory bounded (many classes
-        merged), see :class:`~odtkit.datasets.Binarizer`.
-    thresholds : {"guess", "all"}, int or None, default=None
-        Which thresholds of the numeric columns the tree may use, in one parameter:
+        Whether ``X`` goes through :class:`~odtkit.datasets.Binarizer` at all: "auto" unless
+        every cell is 0/1 (its columns are then the features as they are), True always, False
+        never (the cells must be 0/1). ``thresholds`` says which thresholds a binarized
+        numeric column gets; it has no effect on 0/1 input used as it is.
+    thresholds : {"guess", "all"}, int or odtkit.datasets.Thresholds, default="guess"
+        Which thresholds of the numeric columns the tree may use, the one threshold setting
+        (:class:`odtkit.datasets.Thresholds`, shared with ``odtkit fit --thresholds`` and
+        :func:`odtkit.compare`):
 
-        * ``"guess"``: the guessed ones (``guess_thresholds=40``, today's default);
+        * ``"guess"``: those a 40-round depth-1 gradient-boosted reference model splits on
+          (McTavish et al. 2022); the tree is certified optimal *over those thresholds*
+          (``certificate_ == "guessed thresholds"``). Measured on breast cancer (5-fold CV,
+          lam=0.002): 28-40 features instead of 15,310, the search certifies in 0.2 s, and
+          test accuracy is 0.949 against 0.935 for scikit-learn's CART with the same number
+          of leaves (``benchmarks/continuous_defaults.py``). ``Thresholds("guess",
+          rounds=R)`` takes another number of rounds (at most 100,000; the guess is exact in
+          float64 and its memory bounded, see :class:`~odtkit.datasets.Binarizer`);
         * ``"all"``: every threshold, by the exact native search over the sorted columns
           (:func:`odtkit.core.search_numeric`, started from the guessed-threshold tree, both
           charged to ``time_limit``): the tree is certified optimal over *all* thresholds
           (``certificate_ == "all thresholds"``), and a limit still leaves it no worse than the
           guessed one. Method ``"dp"`` only (a MIP needs a binarized table: ValueError). With
           ``max_depth=None`` (the exact search is depth-limited) every midpoint is binarized
-          and searched by dp instead: the same optimum, much slower. 0/1 input is searched as
-          it is (every threshold of a 0/1 column is its one split);
-        * an int N: at most N thresholds per column, at quantiles (``max_thresholds=N``);
-        * ``None``: ``max_thresholds`` and ``guess_thresholds`` decide (as before).
+          and searched by dp instead: the same optimum, much slower
+          (``Thresholds("all", exact_search=False)`` asks for that at any depth). 0/1 input
+          is searched as it is (every threshold of a 0/1 column is its one split);
+        * an int N: at most N thresholds per column, at quantiles (``certificate_ ==
+          "binarization"``).
 
-        When set, ``max_thresholds`` and ``guess_thresholds`` must keep their defaults
-        (ValueError naming both otherwise: neither silently overrides the other).
+        None is "guess".
+    max_thresholds, guess_thresholds : deprecated
+        The old spelling of ``thresholds`` (a FutureWarning at ``fit``; removed in a later
+        release). With ``thresholds`` left at "guess" they map to: ``guess_thresholds=R``
+        -> ``Thresholds("guess", rounds=R)``; ``guess_thresholds=None`` ->
+        ``Thresholds("all", exact_search=False)`` (every midpoint binarized, as before);
+        ``max_thresholds=N`` with ``guess_thresholds=None`` -> ``N``; ``max_thresholds=N``
+        alone (guessing on, its old default) -> ``Thresholds("guess", max_per_column=N)``.
+        Set together with another ``thresholds``: ValueError naming both.
 
     Attributes
     ----------
@@ -672,11 +643,14 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         The fitted tree's objective on the training data and a valid lower bound on the optimum.
     certified_ : bool
         The tree is proven optimal (``status_ == "optimal"``).
-    certificate_ : {"all thresholds", "guessed thresholds", "binarization"} or None
-        Over what the tree is proven optimal: every threshold of the numeric columns (the
-        exact search of ``thresholds="all"``, every midpoint, or 0/1 input used as it is), the
-        guessed thresholds, or the at most ``max_thresholds`` per column; None when
-        ``certified_`` is False.
+    certificate_ : odtkit.Certificate or None
+        Over what the tree is proven optimal (a StrEnum: compares equal to the strings
+        "all thresholds", "guessed thresholds", "binarization"): every threshold of the
+        numeric columns (the exact search of ``thresholds="all"``, every midpoint, or a table
+        whose feature columns are all 0/1, used as they are or passed through the Binarizer),
+        the guessed thresholds, or the at most N per column; None when ``certified_`` is
+        False. The one rule of the API, ``odtkit fit`` and :func:`odtkit.compare`
+        (:meth:`odtkit.datasets.Thresholds.certificate`).
     classes_ : ndarray
     binarizer_ : Binarizer or None
     feature_names_ : list of str
@@ -704,10 +678,10 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         backend: str = "highs",
         time_limit: float | None = DEFAULT_TIME_LIMIT,
         binarize: bool | str = "auto",
-        max_thresholds: int | None = None,
-        guess_thresholds: int | None = GUESS_ROUNDS,
+        max_thresholds: int | None | str = _DEPRECATED,
+        guess_thresholds: int | None | str = _DEPRECATED,
         memory_limit_mb: float | None = None,
-        thresholds: str | int | None = None,
+        thresholds: str | int | Thresholds | None = "guess",
     ) -> None:
         self.lam = lam
         self.max_depth = max_depth
@@ -726,8 +700,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth)
         method = get_method(self.method, TREE_METHODS)
-        self._threshold_options()
-        if self.thresholds == "all" and method.name != "dp":
+        policy = self._thresholds_policy(warn_old=True)
+        if policy.every and method.name != "dp":
             raise ValueError(
                 f"thresholds='all' runs the exact search over every threshold, method 'dp' "
                 f"only; method={self.method!r} needs a binarized table (thresholds='guess' "
@@ -735,67 +709,42 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
             )
         deadline = self._start_clock()
         X, y, weights = self._checked_input(X, y, sample_weight)
-        if self.thresholds == "all" and depth is not None and self._binarizes(X):
-            data, result = self._search_every_threshold(X, y, weights, lam, depth, deadline)
-        else:
-            data = self._binarized_dataset(X, y, weights, deadline)
-            with self._no_trivial_warning_if_truncated():
-                result = self._solve(method, data, lam, depth, deadline=deadline)
-            result = self._flag_truncated(result)
+        # the exact search runs at a limited depth only (unlimited: every midpoint binarized)
+        task = self._task(
+            X, y, weights, deadline, policy, exact=None if depth is not None else False
+        )
+        result = self._solved(task, method, lam, depth)
+        data, self.binarizer_ = task.features_of(result)
+        if result.binarizer is not None:  # the exact search's: the thresholds its tree uses
+            self._exact_search = True
+            self.classes_ = data.classes
+            self.feature_names_ = list(data.feature_names)
         self.result_ = result
         self._keep_tree(data)
         # what rashomon() builds the set over: the fitted features, lam and depth as checked
         self._rashomon_problem = (data, lam, depth)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
+        self._drop_raw_table()
         return self
 
-    def _search_every_threshold(
-        self,
-        X: Any,
-        y: np.ndarray,
-        weights: np.ndarray | None,
-        lam: float,
-        depth: int,
-        deadline: Deadline,
-    ) -> tuple[Dataset, Any]:
-        """The exact search over every threshold of the raw columns (thresholds="all").
-
-        Its threshold guessing (the start) and the search share the fit's one ``deadline``;
-        ``binarizer_`` is the Result's (only the thresholds the tree uses), so prediction,
-        export and plotting read raw rows as for a binarized fit. Returns the training rows
-        through that binarizer (for the per-leaf counts) and the Result."""
-        self._interrupted = False
-        self._exact_search = True
-        # thresholds come from the rows that count, as _fitted_binarizer's: a row of weight 0
-        # is a row left out (scikit-learn's sample-weight equivalence)
-        kept = None if weights is None or weights.all() else weights > 0
-        rows = X if kept is None else (X.iloc[kept] if hasattr(X, "iloc") else X[kept])
-        with charged(deadline):
-            result = METHODS["exact"].search_raw(
-                rows,
-                y if kept is None else y[kept],
-                lam=lam,
-                max_depth=depth,
-                sample_weight=weights if kept is None or weights is None else weights[kept],
-                time_limit=deadline.limit_left(),
-                memory_limit_mb=self.memory_limit_mb,
-            )
-        if kept is not None:
-            # leaves predict codes into the kept rows' classes: renumber into all of y's
-            seen = np.unique(y[kept])
-            result = result.replace(
-                model=_relabelled(result.model, np.searchsorted(np.unique(y), seen))
-            )
-        self.binarizer_ = result.binarizer
-        names = [str(n) for n in self.binarizer_.get_feature_names_out()]
-        Xb = self.binarizer_.transform(X)
-        data = check_dataset(
-            Dataset.from_arrays(Xb, y, feature_names=names, sample_weight=weights), "data"
+    def _solved(self, task: Task, method: Method, lam: float, depth: int | None) -> Any:
+        """:func:`odtkit.solve` of the fit's task; a MIP that returned no tree (and had no
+        warm start to fall back on) is a RuntimeError: an estimator must hold a model."""
+        result = solve(
+            task,
+            method=method,
+            backend=self.backend,
+            lam=lam,
+            max_depth=depth,
+            memory_limit_mb=self.memory_limit_mb,
         )
-        self.classes_ = data.classes
-        self.feature_names_ = names
-        return data, result
+        if not result.has_model:
+            raise RuntimeError(
+                f"{method.name} on {self.backend} returned no tree (status "
+                f"{result.status.value!r}){': ' + result.message if result.message else ''}"
+            )
+        return result
 
     def _keep_tree(self, data: Dataset, tree: Any = None) -> None:
         """``tree_`` (``tree``, else the fitted result's), its leaf class distributions, the
@@ -915,60 +864,6 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "tree_")
         _, left, _ = _preorder(self.tree_)
         return self.tree_, self._feature_specs(), self.classes_, self.node_counts_[left < 0]
-
-    def _solve(
-        self,
-        method: Method,
-        data: Dataset,
-        lam: float,
-        depth: int | None,
-        fairness: Any = None,
-        deadline: Deadline | None = None,
-    ) -> Any:
-        # what binarization left of the fit's time limit
-        time_limit = self.time_limit if deadline is None else deadline.limit_left()
-        warm = None
-        if not method.is_search and depth is not None:
-            from odtkit.solvers import backend_capabilities
-
-            if "mip_start" in backend_capabilities(self.backend):
-                # the search core's tree is the warm start; a short budget keeps it cheap
-                budget = None if time_limit is None else max(0.1, 0.2 * time_limit)
-                warm = METHODS["dp"].search(
-                    data,
-                    lam=lam,
-                    max_depth=depth,
-                    time_limit=budget,
-                    memory_limit_mb=self.memory_limit_mb,
-                    fairness=fairness,
-                )
-        result = method.solve(
-            data,
-            lam=lam,
-            max_depth=depth,
-            backend=self.backend,
-            time_limit=time_limit if deadline is None else deadline.limit_left(),
-            memory_limit_mb=self.memory_limit_mb,
-            fairness=fairness,
-            start=None if warm is None else warm.model,
-            start_is_optimal=warm is not None and warm.status == Status.OPTIMAL,
-        )
-        if method.is_search:
-            return result
-        why = result.stats.get("stopped_before_solve")
-        if not result.has_model and why and warm is not None and warm.has_model:
-            # a limit returns the best tree so far: the search core's start, with its own
-            # bound (valid for the same problem), rather than no estimator at all
-            return warm.replace(
-                message=f"{method.name} on {self.backend}: {why}, so nothing was solved; the "
-                f"tree and bound are the search core's warm start ({warm.status.value})"
-            )
-        if not result.has_model:
-            raise RuntimeError(
-                f"{method.name} on {self.backend} returned no tree (status "
-                f"{result.status.value!r}){': ' + result.message if result.message else ''}"
-            )
-        return result
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class values (the original labels of ``y``)."""
@@ -1131,14 +1026,15 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
     random_state : int or None, default=0
         Shuffling of the folds when ``cv`` is an int.
     binarize, max_thresholds, guess_thresholds
-        As in :class:`OptimalTreeClassifier`. Each fold fits its own Binarizer on its training
-        rows (threshold guessing reads labels: no held-out label may shape the features a fold
-        is scored on), and its path runs on those features; the refit's Binarizer
-        (``binarizer_``) is fitted on all rows.
-    thresholds : {"guess"}, int or None, default=None
+        As in :class:`OptimalTreeClassifier` (the last two deprecated). Each fold fits its own
+        Binarizer on its training rows (threshold guessing reads labels: no held-out label may
+        shape the features a fold is scored on), and its path runs on those features; the
+        refit's Binarizer (``binarizer_``) is fitted on all rows.
+    thresholds : {"guess"}, int or odtkit.datasets.Thresholds, default="guess"
         As in :class:`OptimalTreeClassifier`, except ``"all"`` (ValueError): the exact search
-        over every threshold has no regularization path; ``guess_thresholds=None`` binarizes
-        every midpoint, whose path is optimal over all thresholds (slow on continuous tables).
+        over every threshold has no regularization path; ``Thresholds("all",
+        exact_search=False)`` binarizes every midpoint, whose path is optimal over all
+        thresholds (slow on continuous tables).
 
     Attributes
     ----------
@@ -1188,10 +1084,10 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         time_limit: float | None = DEFAULT_TIME_LIMIT,
         random_state: int | None = 0,
         binarize: bool | str = "auto",
-        max_thresholds: int | None = None,
-        guess_thresholds: int | None = GUESS_ROUNDS,
+        max_thresholds: int | None | str = _DEPRECATED,
+        guess_thresholds: int | None | str = _DEPRECATED,
         memory_limit_mb: float | None = None,
-        thresholds: str | int | None = None,
+        thresholds: str | int | Thresholds | None = "guess",
     ) -> None:
         self.max_depth = max_depth
         self.cv = cv
@@ -1297,9 +1193,9 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
                 "known fold trees, not proven optimal ones."
             )
         status = path.status
-        cut = self._binarization_cut()
+        cut = self._fit_task.binarization_cut()
         if cut is not None:
-            status = self._binarization_stop(status)
+            status = self._fit_task.binarization_stop(status)
             extra = f"{extra} {cut[0].upper()}{cut[1:]}.".strip()
         _record_outcome(
             self,
@@ -1310,6 +1206,7 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
             extra=extra,
             certified=chosen.certified and status == path.status,
         )
+        self._drop_raw_table()
         return self
 
     def rashomon(self, *args: Any, **kwargs: Any) -> Any:
@@ -1371,11 +1268,13 @@ class FairTreeClassifier(OptimalTreeClassifier):
     method : {FAIR_METHODS}, default="dp"
         The native fair dynamic program, or a fair MIP warm-started from it.
     backend, time_limit, binarize, max_thresholds, guess_thresholds, memory_limit_mb
-        As in :class:`OptimalTreeClassifier`.
-    thresholds : {"guess"}, int or None, default=None
+        As in :class:`OptimalTreeClassifier` (``max_thresholds`` and ``guess_thresholds``
+        deprecated).
+    thresholds : {"guess"}, int or odtkit.datasets.Thresholds, default="guess"
         As in :class:`OptimalTreeClassifier`, except ``"all"`` (ValueError): the exact search
-        over every threshold takes no fairness constraint; ``guess_thresholds=None`` binarizes
-        every midpoint, optimal over all thresholds (slow on continuous tables).
+        over every threshold takes no fairness constraint; ``Thresholds("all",
+        exact_search=False)`` binarizes every midpoint, optimal over all thresholds (slow on
+        continuous tables).
 
     Attributes
     ----------
@@ -1409,10 +1308,10 @@ class FairTreeClassifier(OptimalTreeClassifier):
         backend: str = "highs",
         time_limit: float | None = DEFAULT_TIME_LIMIT,
         binarize: bool | str = "auto",
-        max_thresholds: int | None = None,
-        guess_thresholds: int | None = GUESS_ROUNDS,
+        max_thresholds: int | None | str = _DEPRECATED,
+        guess_thresholds: int | None | str = _DEPRECATED,
         memory_limit_mb: float | None = None,
-        thresholds: str | int | None = None,
+        thresholds: str | int | Thresholds | None = "guess",
     ) -> None:
         super().__init__(
             lam=lam,
@@ -1473,15 +1372,14 @@ class FairTreeClassifier(OptimalTreeClassifier):
             positive_class=self.positive_class,
             legit=legit,
         )
-        with self._no_trivial_warning_if_truncated():
-            result = self._solve(
-                method, data, lam, depth, fairness=self.fairness_, deadline=deadline
-            )
-        self.result_ = self._flag_truncated(result)
+        self.result_ = self._solved(
+            replace(self._fit_task, fairness=self.fairness_), method, lam, depth
+        )
         self._keep_tree(data)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "tree")
         self.fairness_gap_ = metrics.fairness_gap(self.tree_, data, self.fairness_)
+        self._drop_raw_table()
         return self
 
     def rashomon(self, *args: Any, **kwargs: Any) -> Any:
@@ -1533,7 +1431,11 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         still unproven after 25 minutes); at the limit the best list so far is kept,
         ``status_`` says so and a :class:`LimitReachedWarning` states the gap. None: no limit.
     binarize, max_thresholds, guess_thresholds, memory_limit_mb
-        As in :class:`OptimalTreeClassifier`.
+        As in :class:`OptimalTreeClassifier` (``max_thresholds`` and ``guess_thresholds``
+        deprecated).
+    thresholds : {"guess"}, int or odtkit.datasets.Thresholds, default="guess"
+        As in :class:`OptimalTreeClassifier`, except ``"all"`` (ValueError): the exact search
+        builds trees; ``Thresholds("all", exact_search=False)`` binarizes every midpoint.
 
     Attributes
     ----------
@@ -1541,7 +1443,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
     result_ : odtkit.results.Result of the fit.
     status_, objective_, lower_bound_, certified_, certificate_
         As in :class:`OptimalTreeClassifier` (the list is optimal over the rules mined from
-        the binarization; ``thresholds`` is not a parameter here).
+        the binarization).
     classes_, binarizer_, feature_names_, n_features_in_, feature_names_in_
         As in :class:`OptimalTreeClassifier`.
     rule_distribution_ : ndarray (n_rules + 1, n_classes)
@@ -1565,9 +1467,10 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         min_support: float | None = None,
         time_limit: float | None = DEFAULT_TIME_LIMIT,
         binarize: bool | str = "auto",
-        max_thresholds: int | None = None,
-        guess_thresholds: int | None = GUESS_ROUNDS,
+        max_thresholds: int | None | str = _DEPRECATED,
+        guess_thresholds: int | None | str = _DEPRECATED,
         memory_limit_mb: float | None = None,
+        thresholds: str | int | Thresholds | None = "guess",
     ) -> None:
         self.lam = lam
         self.max_cardinality = max_cardinality
@@ -1577,6 +1480,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         self.binarize = binarize
         self.max_thresholds = max_thresholds
         self.guess_thresholds = guess_thresholds
+        self.thresholds = thresholds
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -1593,14 +1497,17 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         self._validate_params()  # scikit-learn's check against _parameter_constraints
 
         lam = check_lambda(self.lam)
-        deadline, data = self._start_fit(X, y, sample_weight)
+        deadline, data = self._start_fit(
+            X, y, sample_weight, "the exact search builds trees, not rule lists"
+        )
         if data.n_classes > 2:
             raise ValueError(
                 f"Only binary classification is supported: y has {data.n_classes} classes "
                 f"and {type(self).__name__} predicts one of two labels (use "
                 "OptimalTreeClassifier for multi-class data)"
             )
-        with self._no_trivial_warning_if_truncated():
+        task = self._fit_task
+        with task.quiet_if_truncated():
             result = search_rule_list(
                 data,
                 lam=lam,
@@ -1609,7 +1516,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
                 time_limit=deadline.limit_left(),
                 memory_limit_mb=self.memory_limit_mb,
             )
-        self.result_ = self._flag_truncated(result)
+        self.result_ = task.flag_truncated(result)
         self.rule_list_ = self.result_.model
         labels = np.array(
             [label for _, label in self.rule_list_.rules] + [self.rule_list_.default_label]
@@ -1621,6 +1528,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         np.add.at(self.rule_counts_, (part, data.y), data.weights)
         r = self.result_
         _record_outcome(self, r.status, r.objective, r.lower_bound, "rule list")
+        self._drop_raw_table()
         return self
 
     def _render_parts(self) -> tuple[Any, Any, Any, np.ndarray]:

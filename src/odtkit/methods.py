@@ -41,7 +41,7 @@ from odtkit.formulations import (
     Property,
     RBinOCT,
 )
-from odtkit.results import Result
+from odtkit.results import Certificate, Result
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -153,11 +153,13 @@ class Method:
         return 1.0 if self.factory is None else 200.0
 
     @property
-    def certificate(self) -> str:
-        """What an optimal answer is optimal over: ``"all thresholds"`` (a raw-table method) or
-        ``"binarization"`` (the binary features it was given), the ``certificate`` column of
-        :func:`odtkit.compare`."""
-        return "all thresholds" if self.raw else "binarization"
+    def certificate(self) -> Certificate:
+        """What an optimal answer is optimal over, knowing only the method: ``"all
+        thresholds"`` (a raw-table method) or ``"binarization"`` (the binary features it was
+        given). What a run on a table is certified over also depends on the table and its
+        threshold policy: :meth:`odtkit.Task.certificate` decides it (the ``certificate`` of
+        :func:`odtkit.solve`'s Result and of :func:`odtkit.compare`'s rows)."""
+        return Certificate.ALL_THRESHOLDS if self.raw else Certificate.BINARIZATION
 
     @property
     def is_search(self) -> bool:

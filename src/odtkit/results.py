@@ -22,7 +22,34 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Result", "Status", "TRACE_COLUMNS", "empty_trace", "make_trace", "relative_gap"]
+__all__ = [
+    "Certificate",
+    "Result",
+    "Status",
+    "TRACE_COLUMNS",
+    "empty_trace",
+    "make_trace",
+    "relative_gap",
+]
+
+
+class Certificate(StrEnum):
+    """Over what a certified (``optimal``) tree is proven optimal. A ``StrEnum``:
+    ``Certificate.ALL_THRESHOLDS == "all thresholds"`` holds, so the strings of the estimators'
+    ``certificate_``, :func:`odtkit.compare`'s column and the CLI's JSON compare as before.
+
+    ``BINARIZATION``: over the binary features the solver was given (at most N thresholds per
+    column, or a pre-binarized :class:`~odtkit.datasets.Dataset` given directly: what it was
+    binarized from is unknown). ``GUESSED_THRESHOLDS``: over the thresholds threshold guessing
+    kept. ``ALL_THRESHOLDS``: over every threshold of the numeric columns (the exact search,
+    every midpoint binarized, or a table whose feature columns are all 0/1 used as they are:
+    every threshold of a 0/1 column is its one split). The one rule that picks it is
+    :meth:`odtkit.datasets.Thresholds.certificate`.
+    """
+
+    BINARIZATION = "binarization"
+    GUESSED_THRESHOLDS = "guessed thresholds"
+    ALL_THRESHOLDS = "all thresholds"
 
 
 class Status(StrEnum):
@@ -157,6 +184,10 @@ class Result:
         threshold, :func:`odtkit.core.search_numeric`: restricted to the thresholds the tree
         uses), so ``model.predict(binarizer.transform(X))`` predicts raw rows; None when the
         solver was given binary features.
+    certificate : Certificate or None
+        Over what ``model`` is proven optimal, set by :func:`odtkit.solve` (which knows the
+        task's thresholds); None unless ``status`` is ``optimal``, and None from the layer
+        below (a search or a formulation alone does not know what its features stand for).
     """
 
     model: Any
@@ -173,9 +204,12 @@ class Result:
     solution: Any = None
     message: str = ""
     binarizer: Any = None
+    certificate: Certificate | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status.parse(self.status))
+        if self.certificate is not None:
+            object.__setattr__(self, "certificate", Certificate(self.certificate))
         _check_trace(self.trace)
 
     @property

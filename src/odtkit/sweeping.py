@@ -188,14 +188,17 @@ def _task_rows(task: _Task, folds: _Folds) -> list[dict[str, Any]]:
 def _run_solve(
     task: _Task, train: Dataset, test: Dataset | None, lam: float, start: float
 ) -> dict[str, Any]:
-    from odtkit.methods import get_method
+    from odtkit.task import Task, solve
 
-    result = get_method(task.method).solve(
-        train,
+    # the one solve path (odtkit.task); a sweep's MIPs run cold, each cell on its own limit
+    result = solve(
+        Task.from_dataset(train),
+        method=task.method,
         lam=lam,
         max_depth=task.depth,
         backend=task.backend,
         time_limit=task.time_limit,
+        warm_start=False,
     )
     tree = result.model
     accuracies = (

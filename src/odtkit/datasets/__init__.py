@@ -22,6 +22,7 @@ from odtkit.datasets._bundled import (
 )
 from odtkit.datasets._dataset import Dataset
 from odtkit.datasets._tables import TableReading, binary_kind, read_table, read_table_and_reading
+from odtkit.datasets._thresholds import Thresholds
 
 if TYPE_CHECKING:  # the type checker sees the class; at run time __getattr__ loads it late
     from odtkit.datasets._binarizer import Binarizer
@@ -30,6 +31,7 @@ __all__ = [
     "Binarizer",
     "Dataset",
     "TableReading",
+    "Thresholds",
     "binarize_frame",
     "binary_kind",
     "check_labels",

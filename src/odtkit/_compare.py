@@ -40,6 +40,7 @@ from odtkit._validation import (
 from odtkit.datasets import Dataset
 from odtkit.datasets._bundled import resolve
 from odtkit.datasets._dataset import check_dataset
+from odtkit.datasets._thresholds import Thresholds
 from odtkit.fairness import Fairness, FairnessGroups
 from odtkit.formulations import EXACT, VALID_BOUND, Formulation, Property
 from odtkit.methods import (
@@ -54,7 +55,8 @@ from odtkit.methods import (
     method_names,
 )
 from odtkit.pipeline import solve_formulation
-from odtkit.results import Result, Status
+from odtkit.results import Certificate, Result, Status
+from odtkit.task import Task, solve
 from odtkit.tree import Tree
 
 if TYPE_CHECKING:  # the Binarizer imports scikit-learn: only a raw table pays for it
@@ -84,7 +86,13 @@ TOLERANCE = 1e-6
 #: small enough to answer within the time limit (``sized``, :meth:`Method.too_big`).
 DEFAULT_METHODS = ("dp", "rbinoct", "flowoct")
 #: The certificates of a comparison, as the reading says them ("certified ... over ...").
-OVER = MappingProxyType({"all thresholds": "all thresholds", "binarization": "the binarization"})
+OVER = MappingProxyType(
+    {
+        Certificate.ALL_THRESHOLDS: "all thresholds",
+        Certificate.GUESSED_THRESHOLDS: "the guessed thresholds",
+        Certificate.BINARIZATION: "the binarization",
+    }
+)
 
 _NOT_RUN = "not run: interrupted (Ctrl-C)"
 _INTERRUPTED_OUTSIDE = "interrupted (Ctrl-C) outside the solver: no answer kept"
@@ -258,6 +266,8 @@ class Comparison:
     thresholds: str | int | None = None
     binarize_time: float = 0.0
     left_out: Mapping[str, str] = field(default_factory=dict)
+    #: the problem as the one front door states it: what fixes each run's certificate
+    task: Task | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "runs", tuple(self.runs))
@@ -339,7 +349,9 @@ class Comparison:
             # two problems in one table: the exact search's (every threshold) and the
             # binarization's
             known = {k: v for k, v in self.certified_optima.items() if not math.isnan(v)}
-            said = ", ".join(f"over {OVER.get(k, k)} {v:.6g}" for k, v in known.items())
+            said = ", ".join(
+                f"over {OVER.get(Certificate(k), k)} {v:.6g}" for k, v in known.items()
+            )
             tail = f"; certified optima: {said}" if said else ""
             return "reading: " + "; ".join(parts) + tail + "."
         ending = "; every tree has the certified value." if self.agree else "."
@@ -414,7 +426,7 @@ def _seconds(t: float) -> str:
 
 
 def compare(
-    dataset: Dataset | str | pd.DataFrame | ArrayLike,
+    dataset: Dataset | Task | str | pd.DataFrame | ArrayLike,
     *,
     lam: float,
     max_depth: int,
@@ -425,7 +437,7 @@ def compare(
     fairness: Fairness | None = None,
     memory_limit_mb: float | None = None,
     y: Any = None,
-    thresholds: str | int | None = None,
+    thresholds: str | int | Thresholds | None = None,
     sized: bool | None = None,
     **solve_options: Any,
 ) -> Comparison:
@@ -433,9 +445,10 @@ def compare(
 
     Parameters
     ----------
-    dataset : Dataset, str, DataFrame or array
+    dataset : Dataset, Task, str, DataFrame or array
         A Dataset, a bundled dataset name (``"monk1"``) or a shared one (``"compas-binary"``);
-        or, with ``y``, a raw table (numeric and categorical columns, missing cells).
+        or, with ``y``, a raw table (numeric and categorical columns, missing cells); or an
+        :class:`odtkit.Task` already built (binarized; its policy gives the certificates).
     lam : float
         Penalty per leaf (OSDT units).
     max_depth : int
@@ -586,6 +599,8 @@ class _Plan:
     thresholds: str | int | None = None
     binarize_time: float = 0.0
     left_out: Mapping[str, str] = field(default_factory=dict)
+    #: the problem as the one front door states it: what fixes each run's certificate
+    task: Task | None = None
 
     @property
     def limits(self) -> _SearchLimits:
@@ -600,10 +615,11 @@ class _Plan:
     def fair_kw(self) -> dict[str, Any]:
         return {} if self.fairness is None else {"fairness": self.fairness}
 
-    def certificate(self, method: Method) -> str:
-        # every midpoint of a raw table is every threshold: the same problem as "exact"
-        every = self.raw_X is not None and self.thresholds == "all"
-        return "all thresholds" if every else method.certificate
+    def certificate(self, method: Method) -> Certificate:
+        """Over what ``method``'s optimum holds: the task's rule (:meth:`odtkit.Task.certificate`:
+        every midpoint of a raw table is every threshold, the same problem as "exact")."""
+        assert self.task is not None
+        return self.task.certificate(exact=method.raw)
 
     def unanswered(self, method: Method, backend: str, status: Status, message: str) -> Run:
         """A run without an answer: it failed before solving, or an interrupt stopped it."""
@@ -648,13 +664,22 @@ def _plan(
     else:
         if thresholds is not None:
             raise ValueError("thresholds binarizes a raw table: pass it with y (the labels)")
+        given = dataset if isinstance(dataset, Task) else None
         needs_raw = [m.name for m in chosen if m.raw]
-        if needs_raw:
+        if needs_raw and (given is None or not given.is_table):
             raise ValueError(
                 f"methods entry {needs_raw[0]!r} searches every threshold of a raw table: pass "
                 "compare(X, y=labels, ...) with the table's numeric columns"
             )
-        data = check_dataset(resolve(dataset))
+        if given is not None and given.is_table:
+            raw = _task_fields(given.with_every_midpoint())
+            data = raw["dataset"]
+        elif given is not None:
+            data = check_dataset(given.dataset)
+            raw = {"task": given}
+        else:
+            data = check_dataset(resolve(dataset))
+            raw = {"task": Task.from_dataset(data)}
     raw_depth = _depth(max_depth)
     depth = _depth(max_depth, n_features=data.n_features)
     time_limit = check_positive_number(time_limit, "time_limit")
@@ -702,45 +727,31 @@ def _depth(max_depth: Any, n_features: int | None = None) -> int:
 
 
 def _binarized(X: Any, y: Any, thresholds: Any) -> dict[str, Any]:
-    """The raw table's fields of a :class:`_Plan`: the table, its labels, its binarization."""
-    if isinstance(X, (Dataset, str)):
+    """The raw table's fields of a :class:`_Plan`: the table, its labels, its binarization
+    (a :class:`odtkit.Task` of the threshold policy: every midpoint for ``"all"``, which the
+    methods on a binarization need; "exact" reads the table itself)."""
+    if isinstance(X, (Dataset, str, Task)):
         raise ValueError(
             "y is given, so dataset must be the raw table (a DataFrame or 2-D array) of "
             f"those labels, not a {type(X).__name__}"
         )
-    began = time.perf_counter()
-    data, binarizer, thresholds = _raw_table(X, y, thresholds)
+    task = Task.from_table(X, y, thresholds=thresholds, binarize=True, exact=False)
+    return _task_fields(task)
+
+
+def _task_fields(task: Task) -> dict[str, Any]:
+    """A table :class:`odtkit.Task`'s fields of a :class:`_Plan`."""
+    assert task.dataset is not None and task.thresholds is not None
+    choice = task.thresholds.choice
     return {
-        "dataset": data,
-        "raw_X": X,
-        "y": y,
-        "binarizer": binarizer,
-        "thresholds": thresholds,
-        "binarize_time": time.perf_counter() - began,
+        "dataset": task.dataset,
+        "raw_X": task.X,
+        "y": task.y,
+        "binarizer": task.binarizer,
+        "thresholds": choice if task.thresholds == Thresholds(choice) else task.thresholds,
+        "binarize_time": task.binarize_time,
+        "task": task,
     }
-
-
-def _raw_table(X: Any, y: Any, thresholds: Any) -> tuple[Dataset, Binarizer, str | int]:
-    """The binarization of a raw table ``X`` (labels ``y``) for the methods that need one, as
-    ``thresholds`` says (``"guess"``, ``"all"``: every midpoint, or at most N per column)."""
-    from odtkit.datasets._binarizer import Binarizer
-    from odtkit.methods import GUESS_ROUNDS
-
-    if thresholds is None:
-        thresholds = "guess"
-    number = isinstance(thresholds, (int, np.integer)) and not isinstance(thresholds, bool)
-    if not (thresholds in ("guess", "all") if isinstance(thresholds, str) else number):
-        raise ValueError(
-            f"thresholds must be 'guess', 'all' or a positive integer, got {thresholds!r}"
-        )
-    if number and thresholds < 1:
-        raise ValueError(f"thresholds must be a positive integer, got {thresholds!r}")
-    guess = GUESS_ROUNDS if thresholds == "guess" else None
-    most = int(thresholds) if number else None
-    binarizer = Binarizer(max_thresholds=most, guess_thresholds=guess).fit(X, y)
-    names = [str(n) for n in binarizer.get_feature_names_out()]
-    data = Dataset.from_arrays(binarizer.transform(X), y, feature_names=names)
-    return check_dataset(data, "dataset"), binarizer, thresholds
 
 
 def _fairness_groups(fairness: Any, dataset: Dataset) -> FairnessGroups | None:
@@ -837,13 +848,18 @@ def _failed(plan: _Plan, method: Method, backend: str, exc: Exception) -> Run:
 
 
 def _run_search(plan: _Plan, method: Method) -> Run:
-    """One native search (over the raw table's every threshold for a raw-table method)."""
-    if method.raw:
-        result = method.search_raw(plan.raw_X, plan.y, max_depth=plan.raw_depth, **plan.limits)
-    else:
-        result = method.search(
-            plan.dataset, max_depth=plan.max_depth, **plan.limits, **plan.fair_kw
-        )
+    """One native search (over the raw table's every threshold for a raw-table method),
+    through :func:`odtkit.solve` on the plan's task."""
+    assert plan.task is not None
+    task = plan.task if plan.fairness is None else replace(plan.task, fairness=plan.fairness)
+    result = solve(
+        task,
+        method=method,
+        lam=plan.lam,
+        max_depth=plan.raw_depth if method.raw else plan.max_depth,
+        time_limit=plan.time_limit,
+        memory_limit_mb=plan.memory_limit_mb,
+    )
     reader = result.binarizer if method.raw else plan.binarizer
     return Run(method.name, result, plan.certificate(method), method.properties, reader)
 
