@@ -58,10 +58,13 @@ def run(name: str, lam: float, guess: int | None, time_limit: float | None) -> d
     from sklearn.tree import DecisionTreeClassifier
 
     from odtkit import OptimalTreeClassifier
+    from odtkit.datasets import Thresholds
 
     X, y = _load(name)
+    # every midpoint at unlimited depth: dp over them (the exact search is depth-limited)
+    thresholds = "all" if guess is None else Thresholds("guess", rounds=guess)
     est = OptimalTreeClassifier(
-        lam=lam, max_depth=None, guess_thresholds=guess, time_limit=time_limit
+        lam=lam, max_depth=None, thresholds=thresholds, time_limit=time_limit
     )
     start = time.perf_counter()
     est.fit(X, y)
@@ -69,7 +72,7 @@ def run(name: str, lam: float, guess: int | None, time_limit: float | None) -> d
     ours, cart = [], []
     for train, test in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
         fold = OptimalTreeClassifier(
-            lam=lam, max_depth=None, guess_thresholds=guess, time_limit=time_limit
+            lam=lam, max_depth=None, thresholds=thresholds, time_limit=time_limit
         )
         fold.fit(X[train], y[train])
         ours.append(fold.score(X[test], y[test]))
