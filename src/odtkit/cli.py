@@ -31,7 +31,6 @@ trusting only the types of a tree ensemble, and a pickle only with ``--trust-pic
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import re
@@ -376,19 +375,6 @@ def _binarization(binarizer: Any, choice: str | int, exact: bool = False) -> dic
     }
 
 
-def _spec_dicts(specs: Sequence[Any]) -> list[dict[str, Any]]:
-    # "missing": where a blank cell goes (None: the column had no blanks when fitted)
-    return [
-        {
-            "source": s.source,
-            "kind": s.kind,
-            "value": s.value,
-            "missing": getattr(s, "missing", None),
-        }
-        for s in specs
-    ]
-
-
 def _check_labels(
     frame: pd.DataFrame, label: str, what: str, name: str, *, header: bool = True
 ) -> None:
@@ -417,6 +403,7 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
     """
     from odtkit.datasets import binarize_frame
     from odtkit.fairness import Fairness, split_protected
+    from odtkit.io import feature_dicts
 
     notion = getattr(args, "fairness", None)  # fit has no fairness arguments
     protected = _columns(getattr(args, "protected", None))
@@ -473,7 +460,7 @@ def _load(args: argparse.Namespace, what: str, *, exact: bool = False) -> _Data:
             raise BadInput(f"{what}: {name}: {exc}") from None
         features: Any = binarizer
         binarization = _binarization(binarizer, choice)
-        specs = _spec_dicts(binarizer.get_feature_specs())
+        specs = feature_dicts(binarizer.get_feature_specs())
     else:
         if _columns(args.columns) or _columns(args.drop) or args.no_header:
             raise BadInput(
@@ -668,56 +655,29 @@ def _clamp_depth(args: argparse.Namespace, dataset: Any) -> None:
 
 
 def _print_json(payload: dict[str, Any]) -> None:
-    print(json.dumps(payload, indent=1, default=_json_default))
+    from odtkit.io import dumps
 
-
-def _json_default(value: Any) -> Any:
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
+    print(dumps(payload))
 
 
 def _tree_payload(result: Any, data: _Data, args: argparse.Namespace) -> dict[str, Any]:
-    """What ``fit --json`` prints and ``--out`` writes: the answer, how to read the tree, and
-    everything ``odtkit predict`` needs to binarize new rows the same way (``features``: per
-    binary feature its source column, kind and threshold or category)."""
-    from odtkit import metrics
+    """What ``fit --json`` prints and ``--out`` writes (:func:`odtkit.io.tree_record`): the
+    answer, how to read the tree, and everything ``odtkit predict`` needs to binarize new rows
+    the same way."""
+    from odtkit.io import tree_record
 
-    dataset = data.dataset
-    tree = result.model
-    payload: dict[str, Any] = {
-        "data": dataset.name,
-        "label": data.label,
-        "method": result.method if result.method == "exact" else args.method,
-        "lam": args.lam,
-        "max_depth": args.max_depth,
-        "status": result.status,
-        "certificate": _certificate(result, data),
-        "objective": result.objective,
-        "lower_bound": result.lower_bound,
-        "gap": result.gap,
-        "time": result.time,
-        "message": result.message,
-        "binarization": data.binarization,
-        # how the table was read: predict reads new rows the same way (a file without it,
-        # from an older odtkit, is read with the defaults)
-        "reading": None if data.reading is None else data.reading.to_dict(),
-    }
-    if tree is not None:
-        payload.update(
-            n_leaves=tree.n_leaves,
-            depth=tree.depth,
-            train_accuracy=metrics.accuracy(tree, dataset),
-            feature_names=list(dataset.feature_names),
-            features=data.specs,
-            classes=dataset.classes.tolist(),
-            tree=tree.to_dict(),
-        )
-    return payload
+    return tree_record(
+        result,
+        data.dataset,
+        label=data.label,
+        method=result.method if result.method == "exact" else args.method,
+        lam=args.lam,
+        max_depth=args.max_depth,
+        certificate=_certificate(result, data),
+        binarization=data.binarization,
+        features=data.specs,
+        reading=data.reading,
+    )
 
 
 def _certificate(result: Any, data: _Data) -> str | None:
@@ -762,6 +722,7 @@ def _exact_fit(args: argparse.Namespace, data: _Data) -> Any:
     tree reads (the Result's Binarizer: the thresholds the tree uses), so the printed tree,
     ``--json`` and ``--out`` (what ``predict`` re-evaluates) are as for a binarized fit."""
     from odtkit.datasets import Dataset
+    from odtkit.io import feature_dicts
     from odtkit.methods import METHODS
 
     result = _checked(
@@ -784,7 +745,7 @@ def _exact_fit(args: argparse.Namespace, data: _Data) -> Any:
     )
     data.features = binarizer
     data.binarization = _binarization(binarizer, "all", exact=True)
-    data.specs = _spec_dicts(binarizer.get_feature_specs())
+    data.specs = feature_dicts(binarizer.get_feature_specs())
     return result
 
 
@@ -796,6 +757,7 @@ def _check_backend(name: str, option: str) -> None:
 
 
 def _fit(args: argparse.Namespace) -> int:
+    from odtkit.io import dumps
     from odtkit.methods import get_method
 
     method = _checked(lambda: get_method(args.method), flag="--method")
@@ -823,7 +785,7 @@ def _fit(args: argparse.Namespace) -> int:
     payload = _tree_payload(result, data, args)
     if args.out is not None:
         if result.model is not None:
-            saved = _save(args, json.dumps(payload, indent=1, default=_json_default))
+            saved = _save(args, dumps(payload))
         else:
             saved = _not_written(args, f"no tree (status {result.status})")
         payload["out"] = saved  # after writing: the file holds the answer, not this record
@@ -870,6 +832,7 @@ def _rashomon(args: argparse.Namespace) -> int:
     the optimum and bound, the exact count, the objective histogram, per-feature usage, the
     ``--top`` trees as text, and whether the build was complete."""
     from odtkit import metrics
+    from odtkit.io import dumps
     from odtkit.rashomon import rashomon
     from odtkit.render import export_text
 
@@ -943,7 +906,7 @@ def _rashomon(args: argparse.Namespace) -> int:
         "stats": dict(rset.stats),
     }
     if args.out is not None:
-        payload["out"] = _save(args, json.dumps(payload, indent=1, default=_json_default))
+        payload["out"] = _save(args, dumps(payload))
     if args.json:
         _print_json(payload)
         return code
@@ -1012,148 +975,21 @@ def _usage_text(usage: pd.DataFrame, count: int) -> str:
 # -- predict ---------------------------------------------------------------------------------
 
 
-@dataclass
-class _SavedTree:
-    tree: Any
-    specs: list[dict[str, Any]]
-    classes: list[Any]
-    label: str | None
-    #: how the training table was read (odtkit.datasets.TableReading)
-    reading: Any = None
+def _read_model(text: str) -> Any:
+    """The tree file ``fit --out`` wrote, checked by :func:`odtkit.io.load` (JSON only:
+    loading it runs no code); its refusals named ``MODEL``."""
+    from odtkit import io
 
-
-def _read_model(text: str) -> _SavedTree:
-    """The tree file ``fit --out`` wrote, checked (JSON only: loading it runs no code)."""
-    from odtkit.datasets import TableReading, binary_kind
-    from odtkit.tree import Tree
-
-    path = Path(text)
-    if not path.is_file():
-        raise BadInput(f"MODEL {text!r}: no such file")
-    name = path.name
-    written_by = "expected a tree file written by 'odtkit fit --out'"
-    raw = path.read_bytes()
-    kind = binary_kind(raw[:4096])
-    if kind is not None:
-        raise BadInput(f"MODEL: {name} is not JSON ({kind}); {written_by}")
     try:
-        payload = json.loads(raw.decode("utf-8-sig"))
+        return io.load(text)
+    except FileNotFoundError as exc:
+        raise BadInput(f"MODEL {exc}") from None
     except ValueError as exc:
-        raise BadInput(f"MODEL: {name} is not JSON ({exc}); {written_by}") from None
-    if not isinstance(payload, dict) or not isinstance(payload.get("tree"), dict):
-        raise BadInput(f"MODEL: {name} holds no tree; {written_by}")
-    if "features" not in payload:
-        raise BadInput(
-            f"MODEL: {name} was written by an older odtkit without the binarization; fit it "
-            "again with 'odtkit fit --out'"
-        )
-    specs, classes = payload["features"], payload.get("classes")
-    good_specs = isinstance(specs, list) and all(
-        isinstance(s, dict) and isinstance(s.get("source"), str) and "kind" in s for s in specs
-    )
-    if not good_specs or not isinstance(classes, list) or not classes:
-        raise BadInput(f"MODEL: {name} has malformed 'features' or 'classes'; {written_by}")
-    try:
-        tree = Tree.from_dict(payload["tree"])
-    except (TypeError, ValueError) as exc:
-        raise BadInput(f"MODEL: {name} has a malformed tree ({exc})") from None
-    used = tree.features_used()
-    labels = {label for _, label in tree.leaves()}
-    if (used and max(used) >= len(specs)) or max(labels) >= len(classes):
-        raise BadInput(f"MODEL: {name}: the tree indexes features or classes it does not list")
-    label = payload.get("label")
-    reading = payload.get("reading")
-    try:
-        # absent (a file of an older odtkit) or null: the default reading
-        how = TableReading.from_dict(reading if isinstance(reading, dict) else None)
-    except (TypeError, ValueError) as exc:
-        raise BadInput(f"MODEL: {name} has a malformed 'reading' ({exc})") from None
-    return _SavedTree(tree, specs, classes, label if isinstance(label, str) else None, how)
-
-
-def _numbers(column: pd.Series, source: str, name: str) -> Any:
-    """The column's cells as floats; refuses text and infinite values as ``fit`` does (an
-    infinite cell has no side of a threshold learned from finite values)."""
-    import numpy as np
-
-    try:
-        values = column.to_numpy(dtype=float)
-    except (TypeError, ValueError):
-        raise BadInput(
-            f"DATA: column {source!r} of {name} must be numeric (the tree compares it with a "
-            f"threshold), got values such as {column.iloc[:3].tolist()}"
-        ) from None
-    infinite = np.flatnonzero(np.isinf(values))
-    if infinite.size:
-        lines = ", ".join(str(i + 2) for i in infinite[:5]) + (", ..." if infinite.size > 5 else "")
-        raise BadInput(
-            f"DATA: column {source!r} of {name} has {_plural(infinite.size, 'infinite value')} "
-            f"({'line' if infinite.size == 1 else 'lines'} {lines}); fit refuses them too: give "
-            "finite numbers or blank cells"
-        )
-    return values
-
-
-def _feature_bits(frame: pd.DataFrame, saved: _SavedTree, name: str) -> Any:
-    """The binary features the tree tests, computed from the raw columns as the fitted
-    Binarizer computes them: ``x <= t``, the category's position among the fitted levels,
-    ``x == 1``, ``x is missing``. On a blank cell a feature is its spec's ``missing`` (True
-    for ``x <= t or missing``; False, or absent for a column fitted without blanks).
-    Features the tree does not test stay False."""
-    import numpy as np
-
-    specs = saved.specs
-    used = saved.tree.features_used()
-    X = np.zeros((len(frame), max(len(specs), 1)), dtype=bool)
-    for source in dict.fromkeys(specs[j]["source"] for j in sorted(used)):
-        column = frame[source]
-        absent = np.array(column.isna(), dtype=bool)
-        own = [s for s in specs if s["source"] == source]
-        fitted_with_blanks = any(s["kind"] == "missing" or s.get("missing") for s in own)
-        if absent.any() and not fitted_with_blanks:
-            rows = np.flatnonzero(absent)
-            lines = ", ".join(str(i + 2) for i in rows[:5]) + (", ..." if rows.size > 5 else "")
-            warnings.warn(
-                f"column {source!r} of {name} has {_plural(rows.size, 'blank cell')} (lines "
-                f"{lines}) but had none when the tree was fitted: a blank fails every test on "
-                "it (x <= t, x = v, x = 1)",
-                UserWarning,
-                stacklevel=1,
-            )
-        levels = [s["value"] for s in own if s["kind"] == "category"]
-        codes = pd.Index(levels).get_indexer(column.to_numpy()) if levels else None
-        if codes is not None and (codes[~absent] < 0).all():
-            warnings.warn(
-                f"no value of column {source!r} in {name} is one of the categories the tree "
-                f"was fitted on ({_shown(levels, 5)})",
-                UserWarning,
-                stacklevel=1,
-            )
-        level = 0
-        for j, spec in enumerate(specs):
-            if spec["source"] != source:
-                continue
-            kind, value = spec["kind"], spec["value"]
-            if kind == "category":
-                level += 1  # the levels are in the order of their features
-            if j not in used:
-                continue
-            if kind == "threshold":
-                bits = _numbers(column, source, name) <= float(value)
-            elif kind == "category" and codes is not None:
-                bits = codes == level - 1
-            elif kind == "binary":
-                bits = _numbers(column, source, name) == 1
-            elif kind == "missing":
-                bits = absent
-            else:
-                raise BadInput(f"MODEL: feature {j} is of kind {kind!r}, unknown to this odtkit")
-            X[:, j] = bits | (absent & bool(spec.get("missing")))
-    return X
+        raise BadInput(f"MODEL: {exc}") from None
 
 
 def _predict(args: argparse.Namespace) -> int:
-    import numpy as np
+    from odtkit.io import ModelFileError
 
     saved = _read_model(args.model)
     _check_out(args, MODEL=args.model, DATA=args.data)
@@ -1166,8 +1002,7 @@ def _predict(args: argparse.Namespace) -> int:
         reading=_reading(args, saved.reading),
     )
     frame = _select_columns(raw, args, keep=[], name=name)
-    used = saved.tree.features_used()
-    needed = list(dict.fromkeys(saved.specs[j]["source"] for j in sorted(used)))
+    needed = saved.used_columns()
     for column in needed:
         if column not in frame.columns:
             how = " (left out by --columns/--drop)" if column in raw.columns else ""
@@ -1175,8 +1010,12 @@ def _predict(args: argparse.Namespace) -> int:
                 f"DATA: {name} has no column {column!r}{how}, which the tree tests "
                 f"(it tests {_shown(needed)})"
             )
-    X = _feature_bits(frame, saved, name)
-    predictions = np.asarray(saved.classes, dtype=object)[saved.tree.predict(X)]
+    try:
+        predictions = saved.predict(frame, name=name, first_line=2)
+    except ModelFileError as exc:
+        raise BadInput(f"MODEL: {exc}") from None
+    except ValueError as exc:
+        raise BadInput(f"DATA: {exc}") from None
     out = frame.copy() if args.keep_input else pd.DataFrame(index=frame.index)
     if "prediction" in out.columns:
         raise BadInput(f"DATA: {name} already has a column 'prediction'; --drop it or rename it")
