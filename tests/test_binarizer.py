@@ -312,3 +312,49 @@ def test_guessing_needs_labels_and_a_positive_count():
         Binarizer(guess_thresholds=0).fit(X, np.arange(10) % 2)
     one_class = Binarizer(guess_thresholds=5).fit(X, np.zeros(10))
     assert len(one_class.get_feature_names_out()) == 0  # nothing to learn: no thresholds
+
+
+# -- FeatureSpec.evaluate: the one definition of what a feature computes (issue 38 item 2) -----
+
+
+def test_each_feature_spec_evaluates_to_its_column_of_transform():
+    # every kind, with and without blank cells at fit: feature j of transform is spec j
+    # evaluated on its source column, one at a time
+    rng = np.random.default_rng(3)
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n).astype(float),
+            "flag": rng.integers(0, 2, n).astype(float),
+            "colour": rng.choice(["red", "green", "blue"], n).astype(object),
+            "plain": rng.normal(size=n).round(1),
+        }
+    )
+    for column in ("age", "flag", "colour"):
+        frame.loc[rng.random(n) < 0.2, column] = np.nan
+    binarizer = Binarizer(max_thresholds=4).fit(frame)
+    specs = binarizer.get_feature_specs()
+    assert {s.kind for s in specs} == {"threshold", "binary", "category", "missing"}
+    new = frame.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    new.loc[0, "colour"] = "purple"  # an unseen level matches no category
+    expected = binarizer.transform(new)
+    for j, spec in enumerate(specs):
+        bits = spec.evaluate(new[spec.source])
+        assert bits.dtype == bool and bits.shape == (n,)
+        np.testing.assert_array_equal(bits, expected[:, j], err_msg=spec.name)
+
+
+def test_feature_spec_evaluate_refuses_text_and_infinite_values_naming_the_column():
+    from odtkit._features import UnreadableColumn
+    from odtkit.render import FeatureSpec
+
+    spec = FeatureSpec("age", "threshold", 40.5)
+    np.testing.assert_array_equal(
+        spec.evaluate(pd.Series([30.0, np.nan, 41.0])), [True, False, False]
+    )
+    assert FeatureSpec("age", "threshold", 40.5, missing=True).evaluate([np.nan]).tolist() == [True]
+    with pytest.raises(ValueError, match="column 'age' must be numeric"):
+        spec.evaluate(pd.Series(["young", "old"]))
+    with pytest.raises(UnreadableColumn, match="column 'age' has infinite values") as caught:
+        spec.evaluate(pd.Series([1.0, np.inf, 2.0, -np.inf]))
+    assert caught.value.source == "age" and caught.value.infinite_rows.tolist() == [1, 3]

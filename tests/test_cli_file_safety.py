@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import odtkit.cli
+import odtkit.cli._tables
 import odtkit.files
 from odtkit.cli import main
 
@@ -133,7 +133,7 @@ def test_a_read_only_directory_is_refused_before_the_work(folder, capsys, monkey
     def no_work(*args, **kwargs):
         raise AssertionError("the data was read before --out was checked")
 
-    monkeypatch.setattr(odtkit.cli, "_read_table", no_work)
+    monkeypatch.setattr(odtkit.cli._tables, "_read_table", no_work)
     code, _, err = _run([*COMMANDS[command], "--out", locked / "out"], capsys)
     locked.chmod(0o755)
     assert code == 2 and "--out" in err and "cannot create a file in directory" in err
@@ -250,13 +250,13 @@ def test_prune_writes_the_format_it_read(folder, capsys):
 
 
 def test_a_file_appearing_during_the_run_is_not_replaced_without_force(folder, capsys, monkeypatch):
-    real = odtkit.cli._load
+    real = odtkit.cli._tables._load
 
     def meanwhile(*args, **kwargs):
         (folder / "out").write_bytes(OLD)  # another program writes the name after the check
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(odtkit.cli, "_load", meanwhile)
+    monkeypatch.setattr(odtkit.cli._tables, "_load", meanwhile)
     code, _, err = _run([*COMMANDS["fit"], "--out", "out", "--json"], capsys)
     assert code == 2 and "appeared during the run; not replaced" in err
     assert (folder / "out").read_bytes() == OLD and not _leftovers(folder)

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odtkit.cli import _feature_bits, _SavedTree, _spec_dicts, main
+from odtkit.cli import main
 from odtkit.datasets import Binarizer, binarize_frame
+from odtkit.io import SavedModel, feature_dicts, loads
 from odtkit.methods import GUESS_ROUNDS
 from odtkit.tree import Tree
 
@@ -181,19 +182,25 @@ def _tables(draw):
     return pd.DataFrame({"u": draw(numbers), "v": draw(words), "w": draw(bits), "z": draw(numbers)})
 
 
+def _saved(tree: Tree, specs: list[dict]) -> SavedModel:
+    """The model a file holding ``tree`` over ``specs`` loads as (through JSON)."""
+    record = {"tree": tree.to_dict(), "features": json.loads(json.dumps(specs)), "classes": [0, 1]}
+    return loads(json.dumps(record))
+
+
 @settings(max_examples=40, deadline=None)
 @given(train=_tables(), new=_tables())
 def test_feature_bits_equal_the_binarizers_transform(train, new):
     binarizer = Binarizer().fit(train)
-    specs = _spec_dicts(binarizer.get_feature_specs())
+    specs = feature_dicts(binarizer.get_feature_specs())
     if not specs:
         return
     # a chain that tests every feature, so that every feature is computed
     tree = Tree.leaf(0)
     for j in reversed(range(len(specs))):
         tree = Tree.split(j, Tree.leaf(1), tree)
-    saved = _SavedTree(tree, json.loads(json.dumps(specs)), [0, 1], None)
-    np.testing.assert_array_equal(_feature_bits(new, saved, "new.csv"), binarizer.transform(new))
+    saved = _saved(tree, specs)
+    np.testing.assert_array_equal(saved.feature_bits(new, name="new.csv"), binarizer.transform(new))
 
 
 def _with_blanks(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
@@ -224,12 +231,12 @@ def test_feature_bits_equal_the_binarizers_transform_with_blank_cells(train, new
     except ValueError as exc:  # a Binarizer that refuses missing values: nothing to match
         assert "missing" in str(exc)
         return
-    specs = _spec_dicts(binarizer.get_feature_specs())
+    specs = feature_dicts(binarizer.get_feature_specs())
     tree = Tree.leaf(0)
     for j in reversed(range(len(specs))):
         tree = Tree.split(j, Tree.leaf(1), tree)
-    saved = _SavedTree(tree, json.loads(json.dumps(specs)), [0, 1], None)
+    saved = _saved(tree, specs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # blanks in a column fitted without: said, then done
-        bits = _feature_bits(new, saved, "new.csv")
+        bits = saved.feature_bits(new, name="new.csv")
     np.testing.assert_array_equal(bits[:, : expected.shape[1]], expected)

@@ -207,12 +207,12 @@ def test_every_mistake_is_one_line_and_exit_two(
 
 
 def test_out_is_checked_before_the_data_is_even_read(table, monkeypatch, capsys):
-    import odtkit.cli
+    import odtkit.cli._tables
 
     def no_loading(*args, **kwargs):
         raise AssertionError("the data was loaded before --out was checked")
 
-    monkeypatch.setattr(odtkit.cli, "_load", no_loading)
+    monkeypatch.setattr(odtkit.cli._tables, "_load", no_loading)
     code = main(["fit", str(table[0]), "--out", "/nonexistent/dir/t.json"])
     assert code == 2 and "does not exist" in capsys.readouterr().err
 
@@ -261,7 +261,7 @@ def test_a_warning_is_one_line_without_the_source_echo(capsys):
 
 
 def test_repeated_warnings_print_once(monkeypatch, capsys):
-    import odtkit.cli
+    import odtkit.cli._datasets
 
     def twice(args):
         for _ in range(3):
@@ -269,7 +269,7 @@ def test_repeated_warnings_print_once(monkeypatch, capsys):
         warnings.warn("another thing", RuntimeWarning, stacklevel=1)
         return 0
 
-    monkeypatch.setattr(odtkit.cli, "_datasets", twice)
+    monkeypatch.setattr(odtkit.cli._datasets, "run", twice)
     assert main(["datasets"]) == 0
     assert capsys.readouterr().err.splitlines() == [
         "odtkit: warning: the same thing again",

@@ -8,8 +8,9 @@ them. These checks keep such cycles out:
   at module level is refused (:data:`LAZY_CYCLES` would list any left on purpose, with why:
   none is); in the packages this issue untangled (:data:`NO_LAZY_ODTKIT`) no function imports
   an odtkit module at all;
-* (b) ``cli.py`` imports no private name (``odtkit._x``, ``from odtkit.x import _y``): what the
-  command line needs has a public home;
+* (b) the CLI (the package ``odtkit.cli``) imports no private name of the library (``odtkit._x``,
+  ``from odtkit.x import _y``): what the command line needs has a public home; no subcommand
+  module imports another, and no library module imports the CLI;
 * (c) the module-level import graph has no cycle. An import of ``odtkit.p.m`` runs every
   package ``__init__`` on the way; an edge from a module to one of its *own* enclosing packages
   is not counted, because Python has started that ``__init__`` before the module (it is the
@@ -259,23 +260,57 @@ def test_the_native_extension_is_a_sibling_of_search_and_pruning(package):
     assert users, f"no module of {package} imports odtkit._native"
 
 
-def test_cli_imports_no_private_name():
-    tree = ast.parse((PACKAGE / "cli.py").read_text(encoding="utf-8"))
+#: The command line's subcommand modules (issue 38: ``cli.py`` split into a package), each a thin
+#: adapter over the library beside the table door ``_tables`` and the shared ``_common``.
+CLI_SUBCOMMANDS = tuple(
+    f"odtkit.cli.{p.stem}"
+    for p in sorted((PACKAGE / "cli").glob("_*.py"))
+    if p.stem not in ("__init__", "__main__", "_common", "_tables")
+)
+
+
+def test_the_cli_imports_no_private_name_of_the_library():
     private = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("odtkit"):
-            names = [f"{node.module}.{a.name}" for a in node.names]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "odtkit" and any(
-                p.startswith("_") and not p.startswith("__") for p in parts
-            ):
-                private.append(f"cli.py:{node.lineno} {name}")
-    assert not private, "cli.py imports private names:\n" + "\n".join(private)
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("odtkit"):
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            for name in names:
+                if _inside(name, "odtkit.cli"):
+                    continue  # the package's own modules
+                parts = name.split(".")
+                if parts[0] == "odtkit" and any(
+                    p.startswith("_") and not p.startswith("__") for p in parts
+                ):
+                    private.append(f"cli/{path.name}:{node.lineno} {name}")
+    assert not private, "the CLI imports private names:\n" + "\n".join(private)
+
+
+def test_no_cli_subcommand_imports_another():
+    assert {"odtkit.cli._fit", "odtkit.cli._predict", "odtkit.cli._compare"} <= set(CLI_SUBCOMMANDS)
+    graph = _combined_graph()
+    crossing = sorted(
+        f"{a} -> {b}"
+        for a, b in graph.edges
+        if a in CLI_SUBCOMMANDS
+        and any(_inside(b, other) for other in CLI_SUBCOMMANDS if other != a)
+    )
+    assert not crossing, "\n".join(crossing)
+
+
+def test_the_library_never_imports_the_cli():
+    graph = _combined_graph()
+    inward = sorted(
+        f"{a} -> {b}"
+        for a, b in graph.edges
+        if _inside(b, "odtkit.cli") and not _inside(a, "odtkit.cli")
+    )
+    assert not inward, "\n".join(inward)
 
 
 def test_a_sweep_worker_runs_a_search_without_importing_scikit_learn():

@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.estimator_checks import check_param_validation
 
 from odtkit import cli
+from odtkit.cli import _common
 from odtkit.core import search as core_search
 from odtkit.estimators import (
     FairTreeClassifier,
@@ -63,16 +64,16 @@ def test_cli_help_lists_every_method_and_backend(capsys):
 
 
 def test_exit_codes_cover_every_status():
-    codes = {status: cli._exit_code(status) for status in Status}
-    assert codes[Status.OPTIMAL] == cli.EXIT_OPTIMAL
-    assert codes[Status.INTERRUPTED] == cli.EXIT_INTERRUPTED
+    codes = {status: _common._exit_code(status) for status in Status}
+    assert codes[Status.OPTIMAL] == _common.EXIT_OPTIMAL
+    assert codes[Status.INTERRUPTED] == _common.EXIT_INTERRUPTED
     for status in Status:
         if status.stopped_early and status is not Status.INTERRUPTED:
-            assert codes[status] == cli.EXIT_LIMIT, status  # every limit, read from the enum
-    assert codes[Status.FEASIBLE] == cli.EXIT_LIMIT
+            assert codes[status] == _common.EXIT_LIMIT, status  # every limit, read from the enum
+    assert codes[Status.FEASIBLE] == _common.EXIT_LIMIT
     for status in (Status.ERROR, Status.INFEASIBLE, Status.NOT_RUN):
-        assert codes[status] == cli.EXIT_NO_ANSWER
-    assert cli._exit_code("no such status") == cli.EXIT_NO_ANSWER
+        assert codes[status] == _common.EXIT_NO_ANSWER
+    assert _common._exit_code("no such status") == _common.EXIT_NO_ANSWER
 
 
 # --- the estimators ---------------------------------------------------------------------------
@@ -166,7 +167,9 @@ ALLOWED = {
     # the methods search_tree accepts on a raw table: dp (run as the exact search) and exact
     ("core/search.py", ("dp", "exact")): lambda names: METHODS[names[1]].raw,
     # defaults: a choice among the registry's names, not a list of them
-    ("cli.py", ("dp", "pathoct", "flowoct", "rbinoct")): lambda names: set(names) <= set(METHODS),
+    ("cli/_compare.py", ("dp", "pathoct", "flowoct", "rbinoct")): lambda names: (
+        set(names) <= set(METHODS)
+    ),
     ("_compare.py", ("dp", "rbinoct", "flowoct")): lambda names: set(names) <= set(METHODS),
 }
 

@@ -26,10 +26,13 @@ A plain string name carries no structure and is rendered as a ``binary`` feature
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+# the feature descriptions live beside the columns they read (one definition of what a
+# feature computes: FeatureSpec.evaluate); re-exported here, where the renderers read them
+from odtkit._features import FeatureSpec, format_threshold
 
 if TYPE_CHECKING:
     from odtkit.rulelist import RuleList
@@ -43,96 +46,6 @@ __all__ = [
     "rule_list_to_text",
     "tree_to_text",
 ]
-
-FeatureKind = Literal["binary", "threshold", "category", "missing"]
-_KINDS = ("binary", "threshold", "category", "missing")
-
-
-def format_threshold(value: float) -> str:
-    """Shortest text that reads back as exactly ``value`` (``25.5``, ``3``, ``1e-07``).
-
-    ``repr`` round-trips, so two different thresholds never get the same text; only the
-    redundant ``.0`` of whole numbers is dropped.
-    """
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
-
-
-def _format_value(value: object) -> str:
-    if isinstance(value, (float, np.floating)):
-        return format_threshold(float(value))
-    return str(value)
-
-
-@dataclass(frozen=True)
-class FeatureSpec:
-    """What one binary feature tests on the raw data.
-
-    Parameters
-    ----------
-    source : str
-        The raw column the feature is computed from.
-    kind : {"binary", "threshold", "category", "missing"}
-        ``threshold``: the feature is ``source <= value``; ``category``: ``source == value``;
-        ``binary``: the raw column itself is 0/1 (``value`` unused); ``missing``: the value of
-        ``source`` is missing (``value`` unused).
-    value : float, category value or None
-    missing : bool or None, default=None
-        The feature's value on a row whose ``source`` is missing, for a column that had
-        missing values when the features were chosen: ``True`` (``age <= 40.5 or missing``)
-        or ``False`` (``age <= 40.5``, so ``age > 40.5 or missing`` when 0). ``None``: the
-        column had no missing values; the text then does not mention them (such a feature is
-        0 on a missing value, see :class:`~odtkit.datasets.Binarizer`). Ignored by ``missing``.
-    """
-
-    source: str
-    kind: FeatureKind = "binary"
-    value: Any = None
-    missing: bool | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in _KINDS:
-            raise ValueError(
-                f"kind must be 'binary', 'threshold', 'category' or 'missing', got {self.kind!r}"
-            )
-        if self.missing not in (None, True, False):
-            raise ValueError(f"missing must be None, True or False, got {self.missing!r}")
-
-    @property
-    def name(self) -> str:
-        """The feature's column name (what ``Binarizer.get_feature_names_out`` returns)."""
-        if self.kind == "missing":
-            return f"{self.source} is missing"
-        if self.kind in ("threshold", "category"):
-            operator, value = self._comparison(1)
-            name = f"{self.source}{operator}{value}"
-        else:
-            name = self.source
-        # the "missing fails" feature keeps the plain name: it is what x <= t means on NaN
-        return f"{name} or missing" if self.missing else name
-
-    def condition(self, bit: int) -> str:
-        """The test a sample with feature value ``bit`` (0 or 1) passes, as text."""
-        if self.kind == "missing":
-            return f"{self.source} is {'' if bit else 'not '}missing"
-        if self.kind in ("threshold", "category"):
-            operator, value = self._comparison(bit)
-            text = f"{self.source} {operator} {value}"
-        else:
-            text = f"{self.source} = {int(bit)}"
-        # a missing value passes the side whose bit is the feature's value on it
-        if self.missing is not None and bool(bit) == self.missing:
-            text += " or missing"
-        return text
-
-    def _comparison(self, bit: int) -> tuple[str, str]:
-        """The operator and value text of a threshold or category feature's side ``bit``."""
-        if self.kind == "threshold":
-            return ("<=" if bit else ">"), format_threshold(self.value)
-        return ("=" if bit else "!="), _format_value(self.value)
-
-    def __str__(self) -> str:
-        return self.name
 
 
 def as_feature_specs(features: Any, n_features: int) -> list[FeatureSpec]:

@@ -369,12 +369,8 @@ def shared_path(relative: str | os.PathLike[str] = "") -> Path | None:
 
 
 def resolve(dataset: Any) -> Any:
-    """``dataset`` itself, or the bundled (else shared) dataset of that name.
-
-    Lives here, not in ``odtkit.compare``: importing that submodule from elsewhere would bind
-    ``odtkit.compare`` to the module before the package's lazy ``compare`` function is looked
-    up, so ``odtkit.compare(...)`` would fail after e.g. a sweep.
-    """
+    """``dataset`` itself, or the bundled (else shared) dataset of that name: what
+    :func:`odtkit.compare` and :func:`odtkit.sweep` accept by name."""
     if not isinstance(dataset, str):
         return dataset
     if dataset in names() or dataset == "car":

@@ -10,6 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+# the reading of one column as numbers sits with the features that read it (odtkit._features,
+# below the datasets package: the renderers import it)
+from odtkit._features import _numeric, _refuse_complex
+
+__all__ = ["GUESS_ROUNDS", "_numeric", "_refuse_complex", "check_unique_columns"]
+
 #: Rounds of the threshold-guessing reference model every entry point asks for
 #: (``Binarizer(guess_thresholds=GUESS_ROUNDS)``). Part of the Binarizer's threshold policy; it
 #: stands here, without scikit-learn, so that the exact numeric search (``odtkit.core.numeric``)
@@ -71,27 +77,3 @@ def _numeric_block(frame: pd.DataFrame, names: list[str]) -> np.ndarray | None:
         name = names[int(np.flatnonzero(infinite)[0])]
         raise ValueError(f"column {name!r} has infinite values; Binarizer needs finite numbers")
     return block
-
-
-def _numeric(column: pd.Series, name: str) -> np.ndarray:
-    """The column as floats, a missing cell (NaN, None, ``pd.NA``) as NaN; infinities refused."""
-    _refuse_complex(column.to_frame(), [name])
-    try:
-        values = column.to_numpy(dtype=float, na_value=np.nan)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"column {name!r} must be numeric, got values such as {column.iloc[:3].tolist()}"
-        ) from exc
-    if np.isinf(values).any():
-        raise ValueError(f"column {name!r} has infinite values; Binarizer needs finite numbers")
-    return values
-
-
-def _refuse_complex(frame: pd.DataFrame, names: list[str]) -> None:
-    """A complex column refused naming it: cast to float it kept only its real part, with
-    nothing but numpy's ComplexWarning."""
-    for name, dtype in zip(names, frame.dtypes, strict=True):
-        if getattr(dtype, "kind", "") == "c":
-            raise ValueError(
-                f"column {name!r} holds complex numbers; Binarizer needs real numbers or categories"
-            )

@@ -1,0 +1,219 @@
+"""``odtkit fit``: a certified optimal tree on a CSV file or a bundled dataset, printed, and
+with ``--out`` saved for ``odtkit predict`` (:mod:`odtkit.io`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from odtkit.cli import _tables
+from odtkit.cli._common import (
+    _OVER,
+    MEMORY_HELP,
+    BadInput,
+    _add_output_switches,
+    _check_common,
+    _check_out,
+    _checked,
+    _clamp_depth,
+    _exit_code,
+    _not_written,
+    _out_help,
+    _print_json,
+    _save,
+    _subcommand,
+)
+
+NAME = "fit"
+
+
+def _tree_payload(result: Any, data: _tables._Data, args: argparse.Namespace) -> dict[str, Any]:
+    """What ``fit --json`` prints and ``--out`` writes (:func:`odtkit.io.tree_record`): the
+    answer, how to read the tree, and everything ``odtkit predict`` needs to binarize new rows
+    the same way."""
+    from odtkit.io import tree_record
+
+    return tree_record(
+        result,
+        data.dataset,
+        label=data.label,
+        method=result.method if result.method == "exact" else args.method,
+        lam=args.lam,
+        max_depth=args.max_depth,
+        certificate=_certificate(result, data),
+        binarization=data.binarization,
+        features=data.specs,
+        reading=data.reading,
+    )
+
+
+def _certificate(result: Any, data: _tables._Data) -> str | None:
+    """Over what ``result``'s tree is proven optimal (None: it is not): the Result's own
+    certificate, set by :func:`odtkit.solve` by the one rule of the API, the CLI and
+    ``compare`` (:meth:`odtkit.datasets.Thresholds.certificate`)."""
+    certificate = getattr(result, "certificate", None)
+    return None if certificate is None else str(certificate)
+
+
+def _wants_exact(args: argparse.Namespace, method: Any) -> bool:
+    """The exact search over every threshold runs: ``--method exact``, or ``dp`` with
+    ``--thresholds all`` on a CSV at a limited depth (unlimited, every midpoint is binarized
+    and dp searches it: the same optimum, as before the exact search existed)."""
+    if getattr(method, "raw", False):
+        if args.max_depth is None:
+            raise BadInput(
+                f"--max-depth none: method {method.name} is depth-limited; give --max-depth N"
+            )
+        return True
+    return (
+        method.name == "dp"
+        and getattr(args, "thresholds", None) == "all"
+        and args.max_depth is not None
+        and _tables._is_file_argument(args.dataset)
+    )
+
+
+def _exact_fit(args: argparse.Namespace, data: _tables._Data) -> Any:
+    """The exact search on the CSV's raw columns (:func:`odtkit.solve` of a task whose policy
+    is every threshold, its guess charged to ``--time-limit``); fills ``data`` with the
+    binarization its tree reads (the Result's Binarizer: the thresholds the tree uses), so the
+    printed tree, ``--json`` and ``--out`` (what ``predict`` re-evaluates) are as for a
+    binarized fit."""
+    from odtkit.io import feature_dicts
+    from odtkit.task import Task, solve
+
+    task = Task.from_table(
+        data.frame,
+        data.labels,
+        thresholds="all",
+        binarize=True,
+        time_limit=args.time_limit,
+        name=Path(args.dataset).stem,
+        exact=True,
+    )
+    result = _checked(
+        lambda: solve(
+            task,
+            method="exact",
+            lam=args.lam,
+            max_depth=args.max_depth,
+            memory_limit_mb=args.memory_limit_mb,
+        )
+    )
+    data.task = task
+    data.dataset, binarizer = task.features_of(result)
+    data.features = binarizer
+    data.binarization = _tables._binarization(binarizer, "all", exact=True)
+    data.specs = feature_dicts(binarizer.get_feature_specs())
+    return result
+
+
+def _check_backend(name: str, option: str) -> None:
+    from odtkit.solvers import registered_backends
+
+    if name not in registered_backends():
+        raise BadInput(f"{option} {name!r}: choose from {', '.join(registered_backends())}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from odtkit.io import dumps
+    from odtkit.methods import get_method
+
+    method = _checked(lambda: get_method(args.method), flag="--method")
+    _check_common(args, depth_required=not method.is_search)
+    _check_backend(args.backend, "--backend")
+    _check_out(args, DATA=args.dataset if _tables._is_file_argument(args.dataset) else None)
+    exact = _wants_exact(args, method)
+    data = _tables._load(args, "DATA", exact=exact, clock=True)
+    if exact:  # the binarization is the tree's own, known once it is found
+        result = _exact_fit(args, data)
+    else:
+        _clamp_depth(args, data.dataset)
+    dataset = data.dataset
+    if data.binarization is not None and not args.json:
+        print(data.binarization["summary"], file=sys.stderr)
+    if not exact:
+        from odtkit.task import solve
+
+        # the time limit is what binarization left of --time-limit (the task's deadline); a
+        # MIP runs cold here, as it always has on the command line
+        result = solve(
+            data.task,
+            method=method,
+            lam=args.lam,
+            max_depth=args.max_depth,
+            backend=args.backend,
+            memory_limit_mb=args.memory_limit_mb,
+            warm_start=False,
+        )
+    payload = _tree_payload(result, data, args)
+    if args.out is not None:
+        if result.model is not None:
+            saved = _save(args, dumps(payload))
+        else:
+            saved = _not_written(args, f"no tree (status {result.status})")
+        payload["out"] = saved  # after writing: the file holds the answer, not this record
+    if args.json:
+        _print_json(payload)
+        return _exit_code(result.status)
+    depth = "unlimited" if args.max_depth is None else f"<= {args.max_depth}"
+    print(
+        f"data {dataset.name}: {dataset.n_samples} rows, {dataset.n_features} binary features, "
+        f"classes {dataset.classes.tolist()}; method {payload['method']}, lambda {args.lam}, "
+        f"depth {depth}"
+    )
+    certificate = payload["certificate"]
+    over = "" if certificate is None else f" over {_OVER[certificate]}"
+    print(
+        f"status {result.status}{over}, objective {result.objective:.6g}, lower bound "
+        f"{result.lower_bound:.6g} (gap {result.gap:.3g}), time {result.time:.2f} s"
+    )
+    if result.model is None:
+        print(f"no tree: {result.message}")
+        return _exit_code(result.status)
+    print(
+        f"{result.model.n_leaves} leaves, depth {result.model.depth}, train accuracy "
+        f"{payload['train_accuracy']:.4f}"
+        + ("" if args.out is None else f"; written to {args.out}")
+    )
+    if result.status != "optimal" and result.message:
+        print(f"note: {result.message}")
+    print(result.model.to_text(data.features, dataset.classes))
+    return _exit_code(result.status)
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``fit`` sub-parser to ``sub`` (:func:`odtkit.cli.build_parser`)."""
+    from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT
+    from odtkit.methods import describe as describe_methods
+    from odtkit.solvers import registered_backends
+
+    backends = registered_backends()
+
+    fit = _subcommand(
+        sub,
+        "fit",
+        help="fit a certified optimal tree on a CSV file (or a bundled dataset)",
+    )
+    fit.add_argument(
+        "dataset",
+        metavar="DATA",
+        help="CSV file with a header row, or none and --no-header (numeric and categorical "
+        "columns are binarized), or a bundled dataset name",
+    )
+    _tables._add_problem_arguments(fit, depth=DEFAULT_MAX_DEPTH)
+    fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
+    fit.add_argument("--backend", default="highs", help="MIP backend: " + ", ".join(backends))
+    fit.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds")
+    fit.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
+    fit.add_argument(
+        "--out",
+        metavar="FILE",
+        help=_out_help(
+            "the tree, its certificate and the binarization as JSON (what 'odtkit predict' reads)"
+        )
+        + "; a run that ends without a tree writes nothing and says so",
+    )
+    _add_output_switches(fit)
