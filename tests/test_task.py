@@ -218,3 +218,20 @@ def test_the_policy_parses_once_and_refuses_by_name():
     from odtkit.datasets._thresholds import _MAX_ROUNDS
 
     assert _MAX_ROUNDS == MAX_GUESS_ROUNDS
+
+
+def test_a_mip_is_warm_started_alike_by_the_cli_and_the_estimator(tmp_path, capsys):
+    """One path: ``odtkit fit --method M`` and ``fit(method=M)`` both warm-start the MIP by the
+    search core, so they give the same answer, status, bound and certificate."""
+    X, y = _numeric(3, n=40)
+    est = OptimalTreeClassifier(lam=LAM, max_depth=2, method="rbinoct", thresholds=3).fit(X, y)
+    path = tmp_path / "table.csv"
+    X.assign(outcome=y).to_csv(path, index=False)
+    argv = ["fit", str(path), "--max-depth", "2", "--lam", str(LAM), "--json"]
+    assert main([*argv, "--thresholds", "3", "--method", "rbinoct"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["status"] == est.status_ == "optimal"
+    assert payload["certificate"] == est.certificate_ == Certificate.BINARIZATION
+    assert payload["objective"] == pytest.approx(est.objective_)
+    assert payload["lower_bound"] == pytest.approx(est.lower_bound_, abs=1e-6)
+    assert est.result_.stats["warm_start"] is True

@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         from odtkit.task import solve
 
         # the time limit is what binarization left of --time-limit (the task's deadline); a
-        # MIP runs cold here, as it always has on the command line
+        # MIP is warm-started by the search core as the estimator's is: one path, one answer
         result = solve(
             data.task,
             method=method,
@@ -146,7 +146,6 @@ def run(args: argparse.Namespace) -> int:
             max_depth=args.max_depth,
             backend=args.backend,
             memory_limit_mb=args.memory_limit_mb,
-            warm_start=False,
         )
     payload = _tree_payload(result, data, args)
     if args.out is not None:
