@@ -17,7 +17,8 @@ BASH_BLOCKS = re.findall(r"```bash\n(.*?)```", TEXT, flags=re.S)
 
 
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
-def test_python_examples_run(index, capsys):
+def test_python_examples_run(index, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an example may write a file (io.save)
     exec(compile(PYTHON_BLOCKS[index], f"README.md python block {index}", "exec"), {})
     assert capsys.readouterr().out  # every example prints what it shows
 
