@@ -235,3 +235,31 @@ def test_a_mip_is_warm_started_alike_by_the_cli_and_the_estimator(tmp_path, caps
     assert payload["objective"] == pytest.approx(est.objective_)
     assert payload["lower_bound"] == pytest.approx(est.lower_bound_, abs=1e-6)
     assert est.result_.stats["warm_start"] is True
+
+
+def test_categorical_columns_are_categories_in_the_binarization_and_the_exact_search():
+    """A column of numeric codes named ``categorical`` gets one feature per value (no
+    threshold), whether the task is binarized or the exact search reads the table."""
+    rng = np.random.default_rng(5)
+    ward = rng.choice([3, 7, 11, 20], 120)
+    X = pd.DataFrame({"ward": ward.astype(float), "age": rng.integers(18, 80, 120).astype(float)})
+    # wards 7 and 20 (not an interval of codes) say yes: two category tests (3 leaves) tell
+    # them apart, where thresholds on the codes need 4 leaves
+    y = np.where(np.isin(ward, [7, 20]), "yes", "no")
+
+    task = Task.from_table(X, y, categorical=["ward"])
+    kinds = {s.kind for s in task.binarizer.get_feature_specs() if s.source == "ward"}
+    assert kinds == {"category"}
+    direct = Binarizer(categorical=["ward"], guess_thresholds=40).fit(X, y)
+    assert list(direct.get_feature_names_out()) == list(task.binarizer.get_feature_names_out())
+    result = solve(task, lam=LAM, max_depth=2)
+    assert result.objective == pytest.approx(3 * LAM)  # no mistake
+    codes = solve(Task.from_table(X, y), lam=LAM, max_depth=2)
+    assert codes.objective == pytest.approx(4 * LAM)
+
+    exact = Task.from_table(X, y, thresholds="all", categorical=["ward"])
+    result = solve(exact, lam=LAM, max_depth=2)
+    assert result.method == "exact" and result.certificate is Certificate.ALL_THRESHOLDS
+    _, binarizer = exact.features_of(result)
+    assert {s.kind for s in binarizer.get_feature_specs() if s.source == "ward"} == {"category"}
+    assert result.objective == pytest.approx(3 * LAM)

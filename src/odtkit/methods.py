@@ -266,8 +266,10 @@ class Method:
         sample_weight: Any = None,
         time_limit: float | None = None,
         memory_limit_mb: float | None = None,
+        categorical: list[str] | None = None,
     ) -> Result:
-        """Run this raw-table method on the columns ``X`` and labels ``y``.
+        """Run this raw-table method on the columns ``X`` and labels ``y`` (``categorical``:
+        columns taken as categories, as :func:`odtkit.core.search_numeric`'s).
 
         The exact search starts from the guessed-threshold dp tree (``start="guess"``, charged
         to ``time_limit``), so a limit never leaves it worse than the estimators' default; the
@@ -290,6 +292,7 @@ class Method:
             sample_weight=sample_weight,
             time_limit=time_limit,
             memory_limit_mb=memory_limit_mb,
+            categorical=categorical,
             start="guess",
         )
 

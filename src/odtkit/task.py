@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -76,6 +76,8 @@ class Task:
     interrupted : bool
         Ctrl-C reached binarization (which then ended as the time limit would).
     name : str or None
+    categorical : tuple of str or None
+        The columns :meth:`from_table` was told to take as categories.
     """
 
     dataset: Dataset | None
@@ -90,6 +92,7 @@ class Task:
     truncated: bool = False
     interrupted: bool = False
     name: str | None = None
+    categorical: tuple[str, ...] | None = None
 
     # -- construction ----------------------------------------------------------------------
 
@@ -123,6 +126,7 @@ class Task:
         deadline: Deadline | None = None,
         name: str | None = None,
         exact: bool | None = None,
+        categorical: Sequence[str] | None = None,
     ) -> Task:
         """A task on a raw table ``X`` (DataFrame or 2-D array) with labels ``y``.
 
@@ -149,6 +153,11 @@ class Task:
             binarized here: that search binarizes it itself). None: when the policy says so
             (``"all"`` with ``exact_search``) and the table is binarized; a caller that knows
             the search cannot run (no depth, a MIP, fairness) passes False.
+        categorical : list of str or None
+            Columns to take as categories even if their values are numbers (codes such as
+            ZIP or ward numbers): one feature per value instead of thresholds, in the
+            Binarizer and in the exact search alike (text, category and bool columns are
+            categories without being named).
         """
         if deadline is None:
             deadline = Deadline(time_limit)
@@ -165,6 +174,7 @@ class Task:
             "fairness": fairness,
             "deadline": deadline,
             "name": name,
+            "categorical": None if categorical is None else tuple(str(c) for c in categorical),
         }
         if binarizes and exact:
             return cls(None, **common)
@@ -181,7 +191,7 @@ class Task:
         binarizer = None
         with charged(deadline), sigint_handler(stop_binarizing):
             if binarizes:
-                binarizer = _fitted(policy, X, y, weights)
+                binarizer = _fitted(policy, X, y, weights, common["categorical"])
                 Xb = binarizer.transform(X)
                 names = [str(n) for n in binarizer.get_feature_names_out()]
             else:
@@ -308,13 +318,19 @@ class Task:
         """A new Binarizer of this task's policy fitted on other rows (a fold's), weight-0
         rows left out as for the task's own."""
         assert self.thresholds is not None
-        return _fitted(self.thresholds, X, y, sample_weight)
+        return _fitted(self.thresholds, X, y, sample_weight, self.categorical)
 
 
-def _fitted(policy: Thresholds, X: Any, y: Any, weights: np.ndarray | None) -> Any:
+def _fitted(
+    policy: Thresholds,
+    X: Any,
+    y: Any,
+    weights: np.ndarray | None,
+    categorical: tuple[str, ...] | None = None,
+) -> Any:
     """A Binarizer of ``policy`` fitted on the rows of ``X`` (and ``y``, to guess) that count:
-    a row of weight 0 is a row left out."""
-    binarizer = policy.binarizer()
+    a row of weight 0 is a row left out. ``categorical``: columns taken as categories."""
+    binarizer = policy.binarizer(None if categorical is None else list(categorical))
     y = np.asarray(y)
     if weights is None or weights.all():
         return binarizer.fit(X, y, sample_weight=weights)
@@ -425,6 +441,7 @@ def _exact(
             sample_weight=weights if kept is None or weights is None else weights[kept],
             time_limit=task.deadline.limit_left() if time_limit is None else time_limit,
             memory_limit_mb=memory_limit_mb,
+            categorical=None if task.categorical is None else list(task.categorical),
         )
     if kept is not None:
         # leaves predict codes into the kept rows' classes: renumber into all of y's
