@@ -16,6 +16,8 @@ and the warm-start search are outside the clock). Workloads:
   thresholds, every threshold by the exact search, N per column, the CV and fair estimators)
   and on a bundled 0/1 table (dp, and RBinOCT warm-started by it), settings spelled the same on both
   sides; the fitted tree is compared too (issue 38: every front end through one task);
+* ``rashomon``: :func:`odtkit.rashomon` on bundled datasets: the optimum, the set's bound,
+  its exact count, objective histogram and first trees;
 * ``compare``: :func:`odtkit.compare` on a raw table (the exact search, and dp on its guessed
   binarization) and on a bundled dataset (dp, RBinOCT, FlowOCT): every row's status,
   objective and bound.
@@ -69,6 +71,11 @@ ESTIMATOR = [
     ("cancer", "fair", {"max_depth": 2, "delta": 0.05}),
     ("monk1", "tree", {"lam": 0.01, "max_depth": 3}),
 ]
+RASHOMON = [
+    ("monk1", 4, 0.01, 0.1),
+    ("tic-tac-toe", 4, 0.01, 0.05),
+    ("german-credit", 3, 0.01, 0.02),
+]
 COMPARE = [("cancer200", ("exact", "dp"), 2), ("monk1", ("dp", "rbinoct", "flowoct"), 2)]
 
 
@@ -94,6 +101,8 @@ def workloads() -> list[dict[str, Any]]:
         specs.append(dict(kind="build", dataset=dataset, formulation=formulation, depth=depth))
     for n, trees, depth, lam in PRUNE:
         specs.append(dict(kind="prune", n=n, trees=trees, depth=depth, lam=lam))
+    for dataset, depth, lam, epsilon in RASHOMON:
+        specs.append(dict(kind="rashomon", dataset=dataset, depth=depth, lam=lam, epsilon=epsilon))
     for table, estimator, settings in ESTIMATOR:
         specs.append(dict(kind="estimator", table=table, estimator=estimator, **settings))
     for table, methods, depth in COMPARE:
@@ -153,6 +162,22 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             ds, lam=0.0, max_depth=spec["depth"], fairness=fairness, time_limit=60
         )
         return _answer(r, time.perf_counter() - t0, file)
+    if kind == "rashomon":
+        t0 = time.perf_counter()
+        rset = odtkit.rashomon(
+            ds, lam=spec["lam"], max_depth=spec["depth"], epsilon=spec["epsilon"], time_limit=60
+        )
+        elapsed = time.perf_counter() - t0
+        histogram = rset.objective_histogram().to_dict("records")
+        first = [tree.to_dict() for tree in rset[: min(20, rset.count())]]
+        return {
+            "time": elapsed,
+            "status": str(rset.status),
+            "objective": float(rset.optimum),
+            "bound": float(rset.bound),
+            "model": repr((rset.count(), histogram, first)),
+            "file": file,
+        }
     if kind == "build":
         form = _formulation(spec["formulation"])
         t0 = time.perf_counter()
