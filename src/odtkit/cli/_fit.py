@@ -11,8 +11,8 @@ from typing import Any
 from odtkit.cli import _tables
 from odtkit.cli._common import (
     _OVER,
-    MEMORY_HELP,
     BadInput,
+    _add_limits,
     _add_output_switches,
     _check_common,
     _check_out,
@@ -199,8 +199,7 @@ def add_parser(sub: Any) -> None:
     _tables._add_data_arguments(fit)
     fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
     fit.add_argument("--backend", default="highs", help="MIP backend: " + ", ".join(backends))
-    fit.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds")
-    fit.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
+    _add_limits(fit, default=DEFAULT_TIME_LIMIT, time_help="seconds")
     fit.add_argument(
         "--out",
         metavar="FILE",

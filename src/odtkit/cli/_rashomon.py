@@ -14,8 +14,8 @@ from odtkit.cli import _tables
 from odtkit.cli._common import (
     EXIT_LIMIT,
     EXIT_OPTIMAL,
-    MEMORY_HELP,
     BadInput,
+    _add_limits,
     _add_output_switches,
     _check_common,
     _check_out,
@@ -217,10 +217,7 @@ def add_parser(sub: Any) -> None:
         help="what a leaf may predict: any class, or only a class of maximal training weight",
     )
     rsh.add_argument("--top", type=int, default=3, help="print the N best trees (0: none)")
-    rsh.add_argument(
-        "--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds for the build"
-    )
-    rsh.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
+    _add_limits(rsh, default=DEFAULT_TIME_LIMIT, time_help="seconds for the build")
     rsh.add_argument(
         "--out",
         metavar="FILE",
