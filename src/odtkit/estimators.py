@@ -354,6 +354,23 @@ class _BinaryInputMixin:
     #: "guess", "all", an int, a Thresholds or None ("guess")
     thresholds: str | int | Thresholds | None
 
+    #: The table settings every estimator's ``__init__`` takes, annotated above
+    _TABLE_PARAMETERS = (
+        "time_limit",
+        "memory_limit_mb",
+        "binarize",
+        "max_thresholds",
+        "guess_thresholds",
+        "thresholds",
+    )
+
+    def _keep_table_parameters(self, given: dict[str, Any]) -> None:
+        """Store the table settings among an ``__init__``'s arguments (its ``locals()``) as they
+        are, scikit-learn's ``__init__`` contract (``get_params`` and ``clone`` read them back by
+        the signature's names): the six every estimator takes, assigned in one place."""
+        for name in self._TABLE_PARAMETERS:
+            setattr(self, name, given[name])
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         # string and categorical columns are one-hot encoded by the Binarizer
@@ -687,12 +704,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         self.max_depth = max_depth
         self.method = method
         self.backend = backend
-        self.time_limit = time_limit
-        self.memory_limit_mb = memory_limit_mb
-        self.binarize = binarize
-        self.max_thresholds = max_thresholds
-        self.guess_thresholds = guess_thresholds
-        self.thresholds = thresholds
+        self._keep_table_parameters(locals())
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifier:
         """Fit the optimal tree on ``X`` (binary, or raw when ``binarize`` allows) and ``y``."""
@@ -1092,13 +1104,8 @@ class OptimalTreeClassifierCV(OptimalTreeClassifier):
         self.max_depth = max_depth
         self.cv = cv
         self.lam_min = lam_min
-        self.time_limit = time_limit
-        self.memory_limit_mb = memory_limit_mb
         self.random_state = random_state
-        self.binarize = binarize
-        self.max_thresholds = max_thresholds
-        self.guess_thresholds = guess_thresholds
-        self.thresholds = thresholds
+        self._keep_table_parameters(locals())
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifierCV:
         """Compute the paths, score every candidate on the folds, keep the best tree."""
@@ -1475,12 +1482,7 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
         self.lam = lam
         self.max_cardinality = max_cardinality
         self.min_support = min_support
-        self.time_limit = time_limit
-        self.memory_limit_mb = memory_limit_mb
-        self.binarize = binarize
-        self.max_thresholds = max_thresholds
-        self.guess_thresholds = guess_thresholds
-        self.thresholds = thresholds
+        self._keep_table_parameters(locals())
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

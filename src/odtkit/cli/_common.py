@@ -211,6 +211,13 @@ def _subcommand(sub: Any, name: str, **options: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def _add_limits(parser: argparse.ArgumentParser, *, default: float | None, time_help: str) -> None:
+    """``--time-limit`` (seconds, ``time_help`` saying for what; ``default``) and
+    ``--memory-limit-mb`` of the commands that solve, the memory budget described once."""
+    parser.add_argument("--time-limit", type=float, default=default, help=time_help)
+    parser.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
+
+
 def _add_output_switches(parser: argparse.ArgumentParser) -> None:
     """``--force`` (overwrite ``--out``) and ``--json`` of the commands that write a result."""
     parser.add_argument("--force", action="store_true", help=FORCE_HELP)

@@ -17,8 +17,8 @@ from odtkit.cli._common import (
     EXIT_INTERRUPTED,
     EXIT_LIMIT,
     EXIT_OPTIMAL,
-    MEMORY_HELP,
     BadInput,
+    _add_limits,
     _check_common,
     _clamp_depth,
     _print_json,
@@ -232,8 +232,7 @@ def add_parser(sub: Any) -> None:
     cmp.add_argument(
         "--backends", default="highs", help="comma-separated, any of: " + ",".join(backends)
     )
-    cmp.add_argument("--time-limit", type=float, default=10.0, help="seconds per run")
-    cmp.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
+    _add_limits(cmp, default=10.0, time_help="seconds per run")
     cmp.add_argument("--no-warm-start", action="store_true", help="start the MIPs cold")
     cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
     fair = cmp.add_argument_group(f"fairness (methods {fair_methods})")

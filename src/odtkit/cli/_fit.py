@@ -11,8 +11,8 @@ from typing import Any
 from odtkit.cli import _tables
 from odtkit.cli._common import (
     _OVER,
-    MEMORY_HELP,
     BadInput,
+    _add_limits,
     _add_output_switches,
     _check_common,
     _check_out,
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     """Add the ``fit`` sub-parser to ``sub`` (:func:`odtkit.cli.build_parser`)."""
-    from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT
+    from odtkit.methods import DEFAULT_TIME_LIMIT
     from odtkit.methods import describe as describe_methods
     from odtkit.solvers import registered_backends
 
@@ -196,17 +196,10 @@ def add_parser(sub: Any) -> None:
         "fit",
         help="fit a certified optimal tree on a CSV file (or a bundled dataset)",
     )
-    fit.add_argument(
-        "dataset",
-        metavar="DATA",
-        help="CSV file with a header row, or none and --no-header (numeric and categorical "
-        "columns are binarized), or a bundled dataset name",
-    )
-    _tables._add_problem_arguments(fit, depth=DEFAULT_MAX_DEPTH)
+    _tables._add_data_arguments(fit)
     fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
     fit.add_argument("--backend", default="highs", help="MIP backend: " + ", ".join(backends))
-    fit.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds")
-    fit.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
+    _add_limits(fit, default=DEFAULT_TIME_LIMIT, time_help="seconds")
     fit.add_argument(
         "--out",
         metavar="FILE",

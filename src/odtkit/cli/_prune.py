@@ -12,9 +12,9 @@ import pandas as pd
 
 from odtkit.cli import _tables
 from odtkit.cli._common import (
-    MEMORY_HELP,
     NO_HEADER_HELP,
     BadInput,
+    _add_limits,
     _add_output_switches,
     _check_out,
     _checked,
@@ -209,10 +209,7 @@ def add_parser(sub: Any) -> None:
     prn.add_argument("--lam", type=float, help="weight of the average feature cost")
     prn.add_argument("--budget", type=float, help="instead of --lam: largest average cost")
     prn.add_argument("--costs", help="feature costs NAME=COST,... (others cost 1)")
-    prn.add_argument(
-        "--time-limit", type=float, help="seconds for the whole prune, extraction included"
-    )
-    prn.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
+    _add_limits(prn, default=None, time_help="seconds for the whole prune, extraction included")
     prn.add_argument(
         "--out",
         metavar="FILE",

@@ -14,8 +14,8 @@ from odtkit.cli import _tables
 from odtkit.cli._common import (
     EXIT_LIMIT,
     EXIT_OPTIMAL,
-    MEMORY_HELP,
     BadInput,
+    _add_limits,
     _add_output_switches,
     _check_common,
     _check_out,
@@ -185,7 +185,7 @@ def _usage_text(usage: pd.DataFrame, count: int) -> str:
 
 def add_parser(sub: Any) -> None:
     """Add the ``rashomon`` sub-parser to ``sub`` (:func:`odtkit.cli.build_parser`)."""
-    from odtkit.methods import DEFAULT_MAX_DEPTH, DEFAULT_TIME_LIMIT
+    from odtkit.methods import DEFAULT_TIME_LIMIT
 
     rsh = _subcommand(
         sub,
@@ -199,13 +199,7 @@ def add_parser(sub: Any) -> None:
         "and whether the build was complete (a limit or Ctrl-C leaves a partial set of genuine "
         "members: exit 3 or 130).",
     )
-    rsh.add_argument(
-        "dataset",
-        metavar="DATA",
-        help="CSV file with a header row, or none and --no-header (numeric and categorical "
-        "columns are binarized), or a bundled dataset name",
-    )
-    _tables._add_problem_arguments(rsh, depth=DEFAULT_MAX_DEPTH)
+    _tables._add_data_arguments(rsh)
     rsh.add_argument(
         "--epsilon",
         type=float,
@@ -223,10 +217,7 @@ def add_parser(sub: Any) -> None:
         help="what a leaf may predict: any class, or only a class of maximal training weight",
     )
     rsh.add_argument("--top", type=int, default=3, help="print the N best trees (0: none)")
-    rsh.add_argument(
-        "--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds for the build"
-    )
-    rsh.add_argument("--memory-limit-mb", type=float, help=MEMORY_HELP)
+    _add_limits(rsh, default=DEFAULT_TIME_LIMIT, time_help="seconds for the build")
     rsh.add_argument(
         "--out",
         metavar="FILE",

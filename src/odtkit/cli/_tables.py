@@ -530,6 +530,21 @@ def _add_reading_arguments(parser: argparse.ArgumentParser, *, stored: bool = Fa
     )
 
 
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The positional DATA (a CSV file or a bundled dataset) and the problem's arguments, at the
+    default depth: what ``fit`` and ``rashomon`` read a table with, in one place so both
+    subcommands take and describe it alike."""
+    from odtkit.methods import DEFAULT_MAX_DEPTH
+
+    parser.add_argument(
+        "dataset",
+        metavar="DATA",
+        help="CSV file with a header row, or none and --no-header (numeric and categorical "
+        "columns are binarized), or a bundled dataset name",
+    )
+    _add_problem_arguments(parser, depth=DEFAULT_MAX_DEPTH)
+
+
 def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None) -> None:
     from odtkit.methods import GUESS_ROUNDS
 

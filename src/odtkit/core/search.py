@@ -243,6 +243,16 @@ def search_tree(
         strategy=strategy,
         progress=progress,
     )
+    # the problem, the limits and the options both searches take (a raw table's and a Dataset's)
+    shared: dict[str, Any] = {
+        "lam": lam,
+        "max_depth": max_depth,
+        "time_limit": time_limit,
+        "node_limit": options.node_limit,
+        "memory_limit_mb": memory_limit_mb,
+        "upper_bound": options.upper_bound,
+        "progress": options.progress,
+    }
     raw_table = {"y": y, "sample_weight": sample_weight, "categorical": categorical, "start": start}
     if not isinstance(dataset, Dataset) and y is not None:
         warn(
@@ -263,16 +273,10 @@ def search_tree(
         return search_numeric(
             dataset,
             y,
-            lam=lam,
-            max_depth=max_depth,
             sample_weight=sample_weight,
             categorical=categorical,
-            time_limit=time_limit,
-            node_limit=options.node_limit,
-            memory_limit_mb=memory_limit_mb,
-            upper_bound=options.upper_bound,
             start="greedy" if start is None else start,
-            progress=options.progress,
+            **shared,
         )
     if not isinstance(dataset, Dataset) and isinstance(dataset, (pd.DataFrame, np.ndarray, list)):
         raise TypeError(
@@ -288,18 +292,12 @@ def search_tree(
         )
     return search_dataset(
         dataset,
-        lam=lam,
-        max_depth=max_depth,
         method=method,
-        time_limit=time_limit,
-        node_limit=options.node_limit,
-        memory_limit_mb=memory_limit_mb,
         bounds=options.bounds,
         policy=options.policy,
-        upper_bound=options.upper_bound,
         strategy=options.strategy,
         fairness=fairness,
-        progress=options.progress,
+        **shared,
     )
 
 

@@ -5,34 +5,14 @@ the accounting they are scored with; ``odtkit.pruning.IP3`` ... is their one pub
 module re-exports them with a FutureWarning and goes in a later release.
 """
 
+from odtkit import pruning as _package
 from odtkit._warnings import warn
-from odtkit.pruning import (
-    IP0,
-    IP1,
-    IP2,
-    IP3,
-    LP1,
-    ColgenMaster,
-    IP3Meta,
-    MasterColumn,
-    MasterMeta,
-    PruningMeta,
-    PruningProblem,
-)
+from odtkit.pruning import _formulations as _moved
 
-__all__ = [
-    "ColgenMaster",
-    "IP0",
-    "IP1",
-    "IP2",
-    "IP3",
-    "IP3Meta",
-    "LP1",
-    "MasterColumn",
-    "MasterMeta",
-    "PruningMeta",
-    "PruningProblem",
-]
+#: The moved module's public names, as the package exports them: derived, not listed again, so
+#: this path holds exactly what moved (the package-internal helpers of ``_formulations`` stay out).
+__all__ = [name for name in _moved.__all__ if name in _package.__all__]
+globals().update({name: getattr(_package, name) for name in __all__})
 
 warn(
     "odtkit.formulations.pruning is deprecated and will be removed: import the pruning "

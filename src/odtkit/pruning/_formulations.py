@@ -67,7 +67,7 @@ from odtkit.formulations._base import (
     solution_values,
 )
 from odtkit.model import Model, ModelBuilder
-from odtkit.pruning._data import EnsembleData
+from odtkit.pruning._data import EnsembleData, TreeData
 from odtkit.pruning._objective import individual_objective, objective_terms, tree_dp, tree_terms
 
 __all__ = [
@@ -208,12 +208,14 @@ PM = TypeVar("PM", bound=PruningMeta)
 # shared machinery
 # ------------------------------------------------------------------------------------------
 def _gather_ancestors(
-    indptr: np.ndarray, indices: np.ndarray, nodes: np.ndarray, skip_top: np.ndarray | None = None
+    tree: TreeData, nodes: np.ndarray, skip_top: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """For each ``nodes[j]`` the ancestors-or-self (root first), flattened: ``(owner j, node)``.
+    """For each ``nodes[j]`` of ``tree`` the ancestors-or-self (root first), flattened:
+    ``(owner j, node)``.
 
     ``skip_top[j]`` drops that many nodes from the root end (used for "strictly below u").
     """
+    indptr, indices = tree.ancestors_csr()
     start = indptr[nodes]
     stop = indptr[nodes + 1]
     if skip_top is not None:
@@ -232,9 +234,8 @@ def _leaf_rows(
     row0 = 0
     for t in trees:
         tree = data.trees[t]
-        indptr, indices = tree.ancestors_csr()
         leaves = np.flatnonzero(tree.is_leaf)
-        owner, anc = _gather_ancestors(indptr, indices, leaves)
+        owner, anc = _gather_ancestors(tree, leaves)
         R.append(owner + row0)
         C.append(z_index[data.node_offset[t] + anc])
         row0 += leaves.shape[0]
@@ -253,9 +254,8 @@ def _feature_rows(
     row0 = 0
     for t in trees:
         tree = data.trees[t]
-        indptr, indices = tree.ancestors_csr()
         m = tree.n_entries
-        owner, anc = _gather_ancestors(indptr, indices, tree.use_node)
+        owner, anc = _gather_ancestors(tree, tree.use_node)
         rows_local = np.arange(m, dtype=np.int64)
         R.append(np.concatenate([rows_local, owner]) + row0)
         C.append(
@@ -519,10 +519,9 @@ class IP1(PruningFormulation[PruningMeta]):
         row0 = 0
         for t in trees:
             tree = data.trees[t]
-            indptr, indices = tree.ancestors_csr()
             leaf = tree.leaf_of[tree.use_example]
             skip = tree.depth[tree.use_node] + 1
-            owner, below = _gather_ancestors(indptr, indices, leaf, skip_top=skip)
+            owner, below = _gather_ancestors(tree, leaf, skip_top=skip)
             pair = data.entry_pair[data.entry_offset[t] + owner]
             k = owner.shape[0]
             R.append(np.arange(k, dtype=np.int64) + row0)
@@ -685,8 +684,7 @@ class IP3(PruningFormulation[IP3Meta]):
                 tree = data.trees[t]
                 gs = np.flatnonzero(g_tree == t)
                 u = tree.use_node[data.group_start[gs] - data.entry_offset[t]]
-                indptr, indices = tree.ancestors_csr()
-                owner, anc = _gather_ancestors(indptr, indices, u)
+                owner, anc = _gather_ancestors(tree, u)
                 R.append(np.concatenate([np.arange(gs.shape[0]), owner]) + row0)
                 C.append(np.concatenate([wt.index[gs], z.index[data.node_offset[t] + anc]]))
                 row0 += gs.shape[0]
