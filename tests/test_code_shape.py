@@ -6,10 +6,9 @@
   :data:`MIN_RUN` or more identical lines that are not boilerplate: the same logic is written
   once (a small self-contained detector; CI has no external tool for it);
 * mypy checks every odtkit module: ``[tool.mypy]`` in pyproject.toml exempts third-party
-  packages only (``.ci/run`` runs mypy itself and fails on any error); an override on odtkit
-  modules may only tighten, and ``model``, ``solvers``, ``formulations``, ``pruning`` and the
-  modules in :data:`STRICT_MODULES` are held to every flag ``mypy --strict`` implies that mypy
-  accepts per module (issue 38 item 5).
+  packages only (``.ci/run`` runs mypy itself and fails on any error), under ``strict = true``;
+  an override on odtkit modules relaxes nothing but what :data:`RELAXED` names (issue 38
+  item 5).
 """
 
 from __future__ import annotations
@@ -241,17 +240,13 @@ STRICT_FLAGS = {
     "extra_checks": True,
 }
 
-#: The packages (``.*`` patterns) and modules held to ``mypy --strict`` in pyproject.toml.
-STRICT_MODULES = {
-    "odtkit.model.*",
-    "odtkit.solvers.*",
-    "odtkit.formulations.*",
-    "odtkit.pruning.*",
-    "odtkit._limits",
-    "odtkit._validation",
-    "odtkit.metrics",
-    "odtkit.results",
-    "odtkit.tree",
+#: The only odtkit modules held to less than ``mypy --strict``, and the strict flags each is
+#: excused from. estimators.py subclasses scikit-learn's untyped (Any) classes and returns
+#: values numpy and scikit-learn type as Any; it was left out while being refactored. Making it
+#: strict means removing its entry here and its override in pyproject.toml: a module may leave
+#: this table, and a flag may leave an entry, but nothing joins them.
+RELAXED: dict[str, dict[str, object]] = {
+    "odtkit.estimators": {"disallow_subclassing_any": False, "warn_return_any": False},
 }
 
 
@@ -282,13 +277,29 @@ def test_mypy_exempts_only_third_party_modules() -> None:
         assert ours == modules, f"one override mixes odtkit and third-party modules: {modules}"
         settings = {k: v for k, v in override.items() if k != "module"}
         relaxing = {k: v for k, v in settings.items() if STRICT_FLAGS.get(k, not v) != v}
-        assert not relaxing, f"a mypy override relaxes odtkit modules {ours}: {relaxing}"
+        if relaxing:
+            # a relaxation names its module alone, so that RELAXED can be checked against it
+            assert len(ours) == 1, f"a mypy override relaxes several odtkit modules: {ours}"
+            allowed = RELAXED.get(ours[0], {})
+            beyond = {k: v for k, v in relaxing.items() if allowed.get(k) != v}
+            assert not beyond, f"a mypy override relaxes odtkit module {ours[0]}: {beyond}"
 
 
-def test_mypy_strict_on_model_solvers_formulations_pruning() -> None:
-    strict = set()
+def test_mypy_strict_on_every_module_but_those_relaxed() -> None:
+    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert mypy.get("strict") is True, "[tool.mypy] must set strict = true"
+    # no global flag undoes part of strict (an odtkit module is relaxed by an override only)
+    undone = {k: v for k, v in mypy.items() if k in STRICT_FLAGS and v != STRICT_FLAGS[k]}
+    assert not undone, f"[tool.mypy] relaxes strict for every module: {undone}"
+    for flag in ("warn_unused_ignores", "warn_redundant_casts", "warn_unused_configs"):
+        assert mypy.get(flag, True), f"[tool.mypy] turns off {flag}, which strict implies"
+    relaxed = {}
     for modules, override in _mypy_overrides():
-        if {k: v for k, v in override.items() if k != "module"} == STRICT_FLAGS:
-            strict |= set(modules)
-    missing = STRICT_MODULES - strict
-    assert not missing, f"[tool.mypy] holds {sorted(missing)} to fewer than the strict flags"
+        for module in modules:
+            if module in RELAXED:
+                relaxed[module] = {k: v for k, v in override.items() if k != "module"}
+    # an entry of RELAXED that pyproject no longer relaxes is stale: remove it from the table
+    assert relaxed == RELAXED, f"pyproject's relaxations {relaxed} are not RELAXED {RELAXED}"
+    for module in RELAXED:
+        path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+        assert path.is_file(), f"RELAXED names {module}, which is not a module of src/odtkit"

@@ -42,7 +42,7 @@ from odtkit.datasets._bundled import resolve
 from odtkit.datasets._dataset import check_dataset
 from odtkit.datasets._thresholds import Thresholds
 from odtkit.fairness import Fairness, FairnessGroups
-from odtkit.formulations import EXACT, VALID_BOUND, Formulation, Property
+from odtkit.formulations import EXACT, VALID_BOUND, Formulation, Property, TreeProblem
 from odtkit.methods import (
     METHODS,
     MIP_METHODS,
@@ -155,7 +155,8 @@ class Run:
 
     @property
     def tree(self) -> Tree | None:
-        return self.result.model  # Result.model is Any: a comparison's models are trees
+        tree: Tree | None = self.result.model  # Result.model is Any: a comparison's are trees
+        return tree
 
     @property
     def status(self) -> Status:
@@ -865,7 +866,11 @@ def _run_search(plan: _Plan, method: Method) -> Run:
 
 
 def _run_mip(
-    plan: _Plan, method: Method, formulation: Formulation, backend: str, start: _Start
+    plan: _Plan,
+    method: Method,
+    formulation: Formulation[Dataset, TreeProblem, Any, Tree],
+    backend: str,
+    start: _Start,
 ) -> Run:
     """One MIP on one backend; a model that cannot be built is an error run, one too big for
     the solver to even set up within the limit is not built (a time_limit run)."""

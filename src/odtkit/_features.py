@@ -256,7 +256,7 @@ def _numeric(column: pd.Series, name: str) -> np.ndarray:
     """The column as floats, a missing cell (NaN, None, ``pd.NA``) as NaN; infinities refused."""
     _refuse_complex(column.to_frame(), [name])
     try:
-        values = column.to_numpy(dtype=float, na_value=np.nan)
+        values: np.ndarray = column.to_numpy(dtype=float, na_value=np.nan)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"column {name!r} must be numeric, got values such as {column.iloc[:3].tolist()}"

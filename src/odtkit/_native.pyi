@@ -2,7 +2,7 @@
 
 import enum
 from collections.abc import Mapping, Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy
 from numpy.typing import NDArray
@@ -327,7 +327,7 @@ def closure_min_cut(
     time_limit: float = 0.0,
     memory_limit_mb: float = 0.0,
     algorithm: str = "auto",
-) -> dict:
+) -> dict[str, Any]:
     """
     Minimum s-t cut of a closure network (maxflow.hpp): int64 C-contiguous source_cap, sink_cap (n,), int32 tails, heads (m,) of the infinite inner arcs. Returns a dict: source_side (uint8, the minimal source side, the same whatever the algorithm), flow, cut (equal when status is 'optimal'), status, algorithm (the one that ran: 'auto' picks by network size), phases, augmentations, peak_memory_mb, seconds. algorithm: 'auto', 'dinic', 'push_relabel' or 'boykov_kolmogorov'.
     """
@@ -395,19 +395,19 @@ def ensemble_min_cut(
     merge_pairs: bool = True,
     time_limit: float = 0.0,
     memory_limit_mb: float = 0.0,
-) -> dict:
+) -> dict[str, Any]:
     """
     IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop splits first; merge_pairs: pairs with the same predecessors as one node (both exact). Returns a dict: kept (uint8 per global node), flow, cut (integer, scaled), total_gain, lost_gain, paid_cost, status, the network's n_nodes and n_arcs (and before merging), n_forced, n_dead, n_paid, iterations, phases, augmentations, times and peak_memory_mb.
     """
 
 def ensemble_reduced_network(
     trees: CompactTrees, lam: float, scale: float, merge_pairs: bool = True
-) -> dict:
+) -> dict[str, Any]:
     """
     The network ensemble_min_cut gives its max-flow at lam (every exact reduction): int64 source_cap, sink_cap, int32 tails, heads, and constant (the capacity the forced pairs add to every cut), n_splits (split nodes come first), n_forced, n_dead.
     """
 
-def ensemble_network(trees: CompactTrees, merge_pairs: bool = True) -> dict:
+def ensemble_network(trees: CompactTrees, merge_pairs: bool = True) -> dict[str, Any]:
     """
     The lambda-independent cut network of CompactTrees (ensemble_cut.hpp), dead splits dropped and identical pairs merged: split_node (global ids), gain, pair_cost, pair_first, int32 tails/heads (split nodes first, then pair nodes), n_dead and the sizes before merging.
     """
@@ -490,7 +490,7 @@ def extract_trees(
             NDArray[numpy.uint8], dict(shape=(None,), order="C", device="cpu", writable=False)
         ]
     ] = [],
-) -> tuple:
+) -> tuple[list[dict[str, Any]], str]:
     """
     Extract sklearn trees for the pruning (ensemble.hpp): lists (one per tree) of the tree_ arrays children_left, children_right, feature (int64, global columns) and threshold (float64); X32 float32 (N, K) and y int32 (N,) C-contiguous; missing_go_to_left (uint8, one array per tree, or none: every NaN goes right) says where a NaN goes, as sklearn routes it. Returns (list of per-tree dicts: left, right, parent, depth, end, feature, sk_node, leaf_of, by_leaf int32, threshold float64, counts float64 (n_nodes, n_classes), leaf_start int64 (n_nodes + 1,), first_use and missing_left bool; status). A stop (time_limit, interrupted, memory_limit) returns the trees done so far.
     """
@@ -505,7 +505,10 @@ def tree_entries(
     leaf_of: Annotated[
         NDArray[numpy.int32], dict(shape=(None,), order="C", device="cpu", writable=False)
     ],
-) -> tuple:
+) -> tuple[
+    Annotated[NDArray[numpy.int64], dict(shape=(None,))],
+    Annotated[NDArray[numpy.int64], dict(shape=(None,))],
+]:
     """
     The feature-use entries of one extracted tree: (example, node), int64, sorted by (node, example); node runs over the first-use ancestors of each example's leaf.
     """

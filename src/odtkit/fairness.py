@@ -240,7 +240,8 @@ class FairnessGroups:
             raise ValueError(
                 f"positive must have shape ({self.coefficients.shape[0]},), got {positive.shape}"
             )
-        return positive @ self.coefficients
+        signed: np.ndarray = positive @ self.coefficients
+        return signed
 
     def gap(self, positive: np.ndarray) -> float:
         """Largest absolute disparity over the constrained pairs (0 when there are none)."""

@@ -287,4 +287,5 @@ def dump_forest(ensemble: Any, fmt: str) -> bytes:
     sio = _skops()
     if sio is None:
         raise ValueError(f"--out: writing a skops file needs skops: {SKOPS_INSTALL}")
-    return sio.dumps(ensemble)
+    written: bytes = sio.dumps(ensemble)  # skops is untyped
+    return written

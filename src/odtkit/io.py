@@ -286,7 +286,8 @@ class SavedModel:
         and what is refused or warned about).
         """
         bits = self.feature_bits(frame, name=name, first_line=first_line)
-        return np.asarray(self.classes, dtype=object)[self.tree.predict(bits)]
+        predicted: np.ndarray = np.asarray(self.classes, dtype=object)[self.tree.predict(bits)]
+        return predicted
 
     def _warn_on(self, column: pd.Series, source: str, name: str, first_line: int | None) -> None:
         own = [s for s in self.features if s is not None and s.source == source]

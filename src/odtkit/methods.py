@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from odtkit.datasets._columns import GUESS_ROUNDS
 from odtkit.formulations import (
@@ -40,8 +40,13 @@ from odtkit.formulations import (
     PathOCT,
     Property,
     RBinOCT,
+    TreeProblem,
 )
 from odtkit.results import Certificate, Result
+
+if TYPE_CHECKING:
+    from odtkit.datasets._dataset import Dataset
+    from odtkit.tree import Tree
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -111,7 +116,7 @@ class Method:
 
     name: str
     description: str
-    factory: Callable[[], Formulation] | None = None
+    factory: Callable[[], Formulation[Dataset, TreeProblem, Any, Tree]] | None = None
     fair: bool = False
     raw: bool = False
     properties: frozenset[Property] = frozenset({EXACT, VALID_BOUND})
@@ -166,7 +171,7 @@ class Method:
         """Run by the native search core (else a MIP formulation)."""
         return self.factory is None
 
-    def formulation(self) -> Formulation:
+    def formulation(self) -> Formulation[Dataset, TreeProblem, Any, Tree]:
         """A new formulation object of this MIP method."""
         if self.factory is None:
             raise ValueError(f"{self.name!r} is a search method, not a MIP formulation")

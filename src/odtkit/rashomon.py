@@ -460,7 +460,8 @@ class RashomonSet(Sequence[Tree]):
 
     def _rows(self, X: object) -> np.ndarray:
         if X is None:
-            return self.dataset.X
+            X_train: np.ndarray = self.dataset.X
+            return X_train
         Xb = as_binary_matrix(X, "X")
         if Xb.shape[1] != self.dataset.n_features:
             raise ValueError(
@@ -586,7 +587,8 @@ class RashomonSet(Sequence[Tree]):
         total = data.total_weight
 
         def losses(codes: np.ndarray, Xj: np.ndarray) -> np.ndarray:
-            return (predict_codes(codes, Xj) != y[None, :]) @ w / total
+            loss: np.ndarray = (predict_codes(codes, Xj) != y[None, :]) @ w / total
+            return loss
 
         base = losses(codes, X)
         opt_trees = [] if self.optimal_tree is None else [_encode(self.optimal_tree)]

@@ -61,7 +61,8 @@ def antecedent_truth(X: np.ndarray, antecedent: Antecedent) -> np.ndarray:
     """Boolean vector: which rows of binary ``X`` satisfy every literal of ``antecedent``."""
     features = [f for f, _ in antecedent]
     values = np.array([v for _, v in antecedent], dtype=bool)
-    return np.all(X[:, features] == values, axis=1)
+    truth: np.ndarray = np.all(X[:, features] == values, axis=1)
+    return truth
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,8 @@ class RuleList:
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class codes (int64) for the rows of binary matrix ``X``."""
         labels = np.array([label for _, label in self.rules] + [self.default_label], dtype=np.int64)
-        return labels[self.apply(X)]
+        predicted: np.ndarray = labels[self.apply(X)]  # numpy types fancy indexing as Any
+        return predicted
 
     # serialisation ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -378,14 +378,15 @@ def _result_rows(future: Any, task: _Task) -> list[dict[str, Any]]:
     """A finished task's rows, or one error row if it raised (a dead pool process, a killed
     Dask worker): a failed task is a row, never a lost sweep."""
     try:
-        return future.result()
+        rows: list[dict[str, Any]] = future.result()
+        return rows
     except Exception as exc:  # noqa: BLE001 - BrokenProcessPool, KilledWorker, the task's own
         return [_row(task, status=Status.ERROR.value, message=repr(exc))]
 
 
 def _run_serial(
     tasks: list[_Task], shipped: Mapping[str, _Folds]
-) -> Iterator[tuple[_Task, list[dict]]]:
+) -> Iterator[tuple[_Task, list[dict[str, Any]]]]:
     for task in tasks:
         yield task, run_task(task, shipped[task.dataset])
 
@@ -420,7 +421,7 @@ def _drive(
     rows_of: Callable[[Any, _Task], list[dict[str, Any]]],
     budget: float,
     timeout: float,
-) -> Iterator[tuple[_Task, list[dict]]]:
+) -> Iterator[tuple[_Task, list[dict[str, Any]]]]:
     """Run ``tasks`` with at most ``slots`` submitted at once, the next always the scheduler's
     longest (so each finished task's time refines the order of the rest); yield ``(task,
     rows)`` as they finish. Past ``budget`` seconds in all, every unfinished task is a
@@ -531,7 +532,7 @@ def _processes(executor: ProcessPoolExecutor) -> list[Any]:
 
 def _run_pool(
     tasks: list[_Task], shipped: Mapping[str, _Folds], timeout: float, n_jobs: int
-) -> Iterator[tuple[_Task, list[dict]]]:
+) -> Iterator[tuple[_Task, list[dict[str, Any]]]]:
     # spawn: a clean interpreter per worker (no inherited threads or native state); each
     # worker lives for the whole sweep, its datasets installed once. A worker that dies breaks
     # the executor: its tasks become error rows instead of being retried.
@@ -543,11 +544,12 @@ def _run_pool(
         initargs=(dict(shipped),),
     )
     checked = False
-    submitted: list[Future] = []
+    submitted: list[Future[list[dict[str, Any]]]] = []
     # every worker the pool started, kept here: a broken pool need not keep its list of them
     workers: dict[int, Any] = {}
 
-    def submit(task: _Task) -> Future:
+    def submit(task: _Task) -> Future[list[dict[str, Any]]]:
+        future: Future[list[dict[str, Any]]]
         try:
             future = executor.submit(_run_installed, task)
         except BrokenProcessPool as exc:  # broken while the grid was being fed
@@ -557,10 +559,12 @@ def _run_pool(
         workers.update({p.pid: p for p in _processes(executor)})
         return future
 
-    def wait(futures: list[Future], seconds: float | None) -> set[Future]:
+    def wait(
+        futures: list[Future[list[dict[str, Any]]]], seconds: float | None
+    ) -> set[Future[list[dict[str, Any]]]]:
         return set(futures_wait(futures, seconds, return_when=FIRST_COMPLETED).done)
 
-    def rows_of(future: Future, task: _Task) -> list[dict[str, Any]]:
+    def rows_of(future: Future[list[dict[str, Any]]], task: _Task) -> list[dict[str, Any]]:
         nonlocal checked
         if not checked and isinstance(future.exception(), BrokenProcessPool):
             checked = True  # another cause: the remaining broken futures need no check
@@ -586,7 +590,7 @@ def _run_pool(
 
 def _run_dask(
     tasks: list[_Task], shipped: Mapping[str, _Folds], timeout: float, client: Any
-) -> Iterator[tuple[_Task, list[dict]]]:
+) -> Iterator[tuple[_Task, list[dict[str, Any]]]]:
     try:
         from distributed import as_completed
     except ImportError as exc:  # pragma: no cover - a client implies distributed

@@ -19,7 +19,7 @@ import contextlib
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from odtkit._warnings import silencing
 from odtkit.datasets._dataset import Dataset, check_dataset
 from odtkit.datasets._thresholds import Thresholds
 from odtkit.results import Certificate, Result, Status
+
+if TYPE_CHECKING:
+    from odtkit.methods import Method
 
 __all__ = ["Certificate", "Task", "Thresholds", "solve"]
 
@@ -454,7 +457,7 @@ def _exact(
 
 def _on_dataset(
     task: Task,
-    method: Any,
+    method: Method,
     backend: str,
     lam: float,
     depth: int | None,

@@ -193,7 +193,8 @@ def _select_columns(
 
 def _threshold_choice(args: argparse.Namespace) -> str | int:
     """``--thresholds`` (default ``guess``), or the deprecated ``--max-thresholds N``."""
-    choice, old = getattr(args, "thresholds", None), getattr(args, "max_thresholds", None)
+    choice: str | int | None = getattr(args, "thresholds", None)
+    old: int | None = getattr(args, "max_thresholds", None)
     if old is None:
         return "guess" if choice is None else choice
     if choice is not None:

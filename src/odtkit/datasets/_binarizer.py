@@ -22,7 +22,7 @@ __all__ = ["Binarizer", "format_threshold"]
 
 #: How one raw column is encoded: (name, kind, thresholds or levels, had missing cells at fit);
 #: kind is "threshold", "binary", "onehot", "constant" or "dropped" (no present value).
-_Column = tuple[str, str, np.ndarray | list, bool]
+_Column = tuple[str, str, np.ndarray | list[Any], bool]
 #: The output features: their specs, their names, and per column that yields any (its position,
 #: its specs), the specs in ``transform``'s order.
 _Outputs = tuple[list[FeatureSpec], np.ndarray, list[tuple[int, list[FeatureSpec]]]]
@@ -189,7 +189,7 @@ def _reference_splits(
     return _splits_of(reference), truncated or bool(stopped)
 
 
-class Binarizer(TransformerMixin, BaseEstimator):
+class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklearn is untyped
     """Binarize numeric and categorical columns into boolean split features.
 
     Every numeric column ``c`` yields threshold features ``c<=t`` (True iff ``x <= t``);
@@ -331,7 +331,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         text_columns: list[int] = []  # positions of text columns read as categories
         guessed: list[tuple[int, int, np.ndarray]] = []  # (spec index, column, distinct values)
         thresholds: dict[str, np.ndarray] = {}
-        categories: dict[str, list] = {}
+        categories: dict[str, list[Any]] = {}
         binary: list[str] = []
         dropped: list[str] = []
         # a table of numbers only (no categorical column) is read as one float block: a
@@ -678,7 +678,7 @@ def _is_categorical_dtype(column: pd.Series) -> bool:
     )
 
 
-def _categories(column: pd.Series, name: str) -> list:
+def _categories(column: pd.Series, name: str) -> list[Any]:
     """The levels present in ``column`` (a missing cell is no level)."""
     column = column[column.notna().to_numpy()]
     if isinstance(column.dtype, pd.CategoricalDtype):

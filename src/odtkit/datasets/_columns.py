@@ -69,7 +69,7 @@ def _numeric_block(frame: pd.DataFrame, names: list[str]) -> np.ndarray | None:
         return None
     _refuse_complex(frame, names)
     try:
-        block = frame.to_numpy(dtype=float, na_value=np.nan)
+        block: np.ndarray = frame.to_numpy(dtype=float, na_value=np.nan)
     except (TypeError, ValueError):
         return None  # let the column-by-column path name the column
     infinite = np.isinf(block).any(axis=0)

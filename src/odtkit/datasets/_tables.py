@@ -545,7 +545,7 @@ def _stripped(value: object) -> object:
 
 def _is_text(values: pd.Series) -> bool:
     # pandas 3 reads text as its string dtype, pandas 2 as object
-    return values.dtype == object or pd.api.types.is_string_dtype(values.dtype)
+    return bool(values.dtype == object or pd.api.types.is_string_dtype(values.dtype))
 
 
 def _first_text(values: pd.Series) -> str:

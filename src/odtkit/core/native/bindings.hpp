@@ -44,6 +44,10 @@ auto run_with_limits(double time_limit, double memory_limit_mb, Work&& work) {
   return work(budget);
 }
 
+// The Python type of every dict of named results a binding returns: typed so that stubgen
+// writes `dict[str, typing.Any]` in _native.pyi (a bare `dict` fails mypy --strict).
+using NamedValues = nanobind::typed<nanobind::dict, nanobind::str, nanobind::any>;
+
 // A dict from name/value pairs, in that order: as_dict("flow", out.flow, "cut", out.cut).
 inline void fill_dict(nanobind::dict&) {}
 template <class Value, class... Rest>

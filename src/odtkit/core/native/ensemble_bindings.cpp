@@ -37,11 +37,18 @@ nb::object to_numpy(std::vector<T>&& values, std::size_t rows, std::size_t cols 
   return nb::cast(nb::ndarray<nb::numpy, Out, nb::ndim<2>>(data, {rows, cols}, owner));
 }
 
-nb::tuple run_extract_trees(std::vector<Int64Array> children_left,
-                            std::vector<Int64Array> children_right,
-                            std::vector<Int64Array> feature, std::vector<Float64Array> threshold,
-                            Float32Matrix X32, Int32Array y, std::int32_t n_classes,
-                            double time_limit, std::vector<UInt8Array> missing_go_to_left) {
+// (per-tree dicts, status) and (example, node): typed so that stubgen writes the element types
+// in _native.pyi (a bare `tuple` fails mypy --strict)
+using ExtractedTrees = nb::typed<nb::tuple, nb::typed<nb::list, NamedValues>, nb::str>;
+using Int64Vector = nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>;
+using TreeEntries = nb::typed<nb::tuple, Int64Vector, Int64Vector>;
+
+ExtractedTrees run_extract_trees(std::vector<Int64Array> children_left,
+                                 std::vector<Int64Array> children_right,
+                                 std::vector<Int64Array> feature,
+                                 std::vector<Float64Array> threshold, Float32Matrix X32,
+                                 Int32Array y, std::int32_t n_classes, double time_limit,
+                                 std::vector<UInt8Array> missing_go_to_left) {
   const std::size_t T = children_left.size();
   if (children_right.size() != T || feature.size() != T || threshold.size() != T)
     throw std::invalid_argument(
@@ -98,7 +105,7 @@ nb::tuple run_extract_trees(std::vector<Int64Array> children_left,
 
 using BoolArray = nb::ndarray<const bool, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-nb::tuple run_tree_entries(Int32Array parent, BoolArray first_use, Int32Array leaf_of) {
+TreeEntries run_tree_entries(Int32Array parent, BoolArray first_use, Int32Array leaf_of) {
   if (first_use.shape(0) != parent.shape(0))
     throw std::invalid_argument("parent and first_use must have one entry per node");
   std::vector<std::int64_t> example, node;

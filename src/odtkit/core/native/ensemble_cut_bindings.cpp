@@ -95,8 +95,9 @@ class CompactTrees {
   CompactEnsemble ens_;
 };
 
-nb::dict run_ensemble_min_cut(const CompactTrees& trees, double lam, double scale, bool reduce,
-                              bool merge_pairs, double time_limit, double memory_limit_mb) {
+NamedValues run_ensemble_min_cut(const CompactTrees& trees, double lam, double scale,
+                                 bool reduce, bool merge_pairs, double time_limit,
+                                 double memory_limit_mb) {
   EnsembleCutOutput out = run_with_limits(time_limit, memory_limit_mb, [&](Budget& budget) {
     return ensemble_min_cut(trees.view(), lam, scale, reduce, merge_pairs, budget);
   });
@@ -111,7 +112,7 @@ nb::dict run_ensemble_min_cut(const CompactTrees& trees, double lam, double scal
                  out.peak_memory_mb);
 }
 
-nb::dict run_ensemble_network(const CompactTrees& trees, bool merge_pairs) {
+NamedValues run_ensemble_network(const CompactTrees& trees, bool merge_pairs) {
   EnsembleNetwork out;
   {
     nb::gil_scoped_release release;
@@ -125,8 +126,8 @@ nb::dict run_ensemble_network(const CompactTrees& trees, bool merge_pairs) {
                  "n_arcs_unmerged", out.n_arcs_unmerged);
 }
 
-nb::dict run_ensemble_reduced_network(const CompactTrees& trees, double lam, double scale,
-                                      bool merge_pairs) {
+NamedValues run_ensemble_reduced_network(const CompactTrees& trees, double lam, double scale,
+                                         bool merge_pairs) {
   ReducedNetwork out;
   {
     nb::gil_scoped_release release;

@@ -20,9 +20,9 @@ namespace {
 using Int64Array = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Int32Array = nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-nb::dict run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int32Array tails,
-                             Int32Array heads, double time_limit, double memory_limit_mb,
-                             const std::string& algorithm) {
+NamedValues run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int32Array tails,
+                                Int32Array heads, double time_limit, double memory_limit_mb,
+                                const std::string& algorithm) {
   MaxFlowAlgorithm which;
   if (algorithm == "auto")
     which = MaxFlowAlgorithm::kAuto;
