@@ -85,7 +85,8 @@ def _class_distribution(
     np.add.at(dist, (part, data.y), data.weights)
     empty = dist.sum(axis=1) == 0
     dist[empty, labels[empty]] = 1.0
-    return dist / dist.sum(axis=1, keepdims=True)
+    fractions: np.ndarray = dist / dist.sum(axis=1, keepdims=True)
+    return fractions
 
 
 class LimitReachedWarning(UserWarning):
@@ -187,11 +188,13 @@ def _preorder(tree: Tree) -> tuple[list[Tree], np.ndarray, np.ndarray]:
 
 def _weighted_impurity(counts: np.ndarray, criterion: str) -> np.ndarray:
     """``total weight x impurity`` per row of class weights: Gini, or the minority weight."""
-    total = counts.sum(axis=1)
+    total: np.ndarray = counts.sum(axis=1)
     if criterion == "error":
-        return total - counts.max(axis=1, initial=0.0)
+        minority: np.ndarray = total - counts.max(axis=1, initial=0.0)
+        return minority
     safe = np.where(total > 0, total, 1.0)
-    return total - (counts**2).sum(axis=1) / safe
+    gini: np.ndarray = total - (counts**2).sum(axis=1) / safe
+    return gini
 
 
 #: The methods of :class:`OptimalTreeClassifier`: those whose optimum is the estimator's
@@ -204,7 +207,7 @@ FAIR_METHODS = method_names(exact=True, fair=True, raw=False)
 _Constraints = dict[str, list[Any] | str]
 
 
-class _RealInterval(Interval):
+class _RealInterval(Interval):  # type: ignore[misc]  # scikit-learn is untyped
     """scikit-learn's Interval of real numbers for any :class:`numbers.Real` (a
     ``Fraction(1, 100)`` for ``lam``): its own check calls ``np.isnan``, which fails on a
     Fraction with a TypeError that names no parameter; every other check reads it as the float
@@ -213,7 +216,7 @@ class _RealInterval(Interval):
     def __contains__(self, val: object) -> bool:
         if isinstance(val, Real) and not isinstance(val, (int, float, np.number)):
             val = float(val)
-        return super().__contains__(val)
+        return bool(super().__contains__(val))
 
 
 #: A positive limit in seconds or MB (inf allowed: no limit), or None (the default).
@@ -575,7 +578,7 @@ class _BinaryInputMixin:
         return as_binary_matrix(X, "X")
 
 
-class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
+class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """A certifiably optimal sparse decision tree: ``misclassified/n + lam * leaves`` minimal.
 
     Parameters
@@ -778,12 +781,14 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     def get_depth(self) -> int:
         """Splits on the longest root-to-leaf path (a single leaf has depth 0)."""
         check_is_fitted(self, "tree_")
-        return self.tree_.depth
+        depth: int = self.tree_.depth
+        return depth
 
     def get_n_leaves(self) -> int:
         """Number of leaves of the fitted tree."""
         check_is_fitted(self, "tree_")
-        return self.tree_.n_leaves
+        n_leaves: int = self.tree_.n_leaves
+        return n_leaves
 
     def apply(self, X: Any) -> np.ndarray:
         """The node id of the leaf each row of ``X`` reaches, shape (n_samples,).
@@ -880,7 +885,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class values (the original labels of ``y``)."""
         check_is_fitted(self, "tree_")
-        return self.classes_[self.tree_.predict(self._transform(X))]
+        labels: np.ndarray = self.classes_[self.tree_.predict(self._transform(X))]
+        return labels
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Training class fractions of the leaf each row reaches.
@@ -890,12 +896,14 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
         the fractions stay the data's and ``predict`` is the constrained label.
         """
         check_is_fitted(self, "tree_")
-        return self.leaf_distribution_[self.tree_.apply(self._transform(X))]
+        fractions: np.ndarray = self.leaf_distribution_[self.tree_.apply(self._transform(X))]
+        return fractions
 
     def to_text(self) -> str:
         """The fitted tree with feature names and class values."""
         check_is_fitted(self, "tree_")
-        return self.tree_.to_text(self._feature_specs(), self.classes_)
+        text: str = self.tree_.to_text(self._feature_specs(), self.classes_)
+        return text
 
     def rashomon(
         self,
@@ -1417,7 +1425,7 @@ class FairTreeClassifier(OptimalTreeClassifier):
         return metrics.fairness_gap(self.tree_, data, fairness)
 
 
-class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):
+class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """A certifiably optimal rule list (CORELS objective ``mis/n + lam * rules``), binary labels.
 
     Parameters
@@ -1541,17 +1549,20 @@ class OptimalRuleListClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimato
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class values (the original labels of ``y``)."""
         check_is_fitted(self, "rule_list_")
-        return self.classes_[self.rule_list_.predict(self._transform(X))]
+        labels: np.ndarray = self.classes_[self.rule_list_.predict(self._transform(X))]
+        return labels
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Training class fractions of the rule (or the default) that classifies each row."""
         check_is_fitted(self, "rule_list_")
-        return self.rule_distribution_[self.rule_list_.apply(self._transform(X))]
+        fractions: np.ndarray = self.rule_distribution_[self.rule_list_.apply(self._transform(X))]
+        return fractions
 
     def to_text(self) -> str:
         """The fitted rule list with feature names and class values."""
         check_is_fitted(self, "rule_list_")
-        return self.rule_list_.to_text(self._feature_specs(), self.classes_)
+        text: str = self.rule_list_.to_text(self._feature_specs(), self.classes_)
+        return text
 
 
 # the method lists of the docstrings come from the registry, so a new method reaches them
