@@ -6,7 +6,13 @@ The public API is re-exported here; see the README for the quickstart.
 from typing import TYPE_CHECKING, Any
 
 from odtkit import datasets, metrics
-from odtkit.core import regularization_path, search_numeric, search_rule_list, search_tree
+from odtkit.core import (
+    SearchOptions,
+    regularization_path,
+    search_numeric,
+    search_rule_list,
+    search_tree,
+)
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
 from odtkit.greedy import greedy_tree
@@ -38,6 +44,7 @@ __all__ = [
     "RashomonSet",
     "Result",
     "RuleList",
+    "SearchOptions",
     "Status",
     "Task",
     "Tree",
