@@ -552,3 +552,28 @@ def test_every_registered_backend_is_in_the_agreement_suite():
 
     covered = {p.values[0] for p in COMBOS}
     assert set(registered_backends()) <= covered, sorted(set(registered_backends()) - covered)
+
+
+@needs_cbc
+def test_cbc_consults_should_stop_even_when_it_finished_before_the_first_poll(monkeypatch):
+    """Whether a stop request is seen must not depend on how fast CBC was: a child that has
+    exited before the backend's first poll (a small model on a loaded machine) still has
+    should_stop consulted once, and its complete answer (nothing was left to stop) is kept."""
+    from odtkit.solvers import _cmd
+
+    real = _cmd.popen
+
+    def already_finished(args, **kwargs):
+        child = real(args, **kwargs)
+        child.wait(timeout=60)
+        return child
+
+    monkeypatch.setattr(_cmd, "popen", already_finished)
+    calls, stop = _stop_after_first_call(1)
+    model = mip_cover(n=12, m=6, seed=3)
+    res = run(model, "pulp", "cbc", {}, should_stop=stop)
+    assert len(calls) == 1
+    assert res.status == "optimal" and model.check(res.x).empty
+    full = solve(model, backend="highs", time_limit=60)
+    assert res.objective == pytest.approx(full.objective)
+    assert res.lower_bound == pytest.approx(full.objective)

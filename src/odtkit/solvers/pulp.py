@@ -448,7 +448,12 @@ def _run_cbc(
                 child = _cmd.popen(args, stdout=output.stdout, stderr=subprocess.STDOUT)
                 output.started()
                 signalled = math.inf
-                while child.poll() is None:
+                # should_stop, Ctrl-C and the deadline are consulted at least once, even when
+                # CBC has already exited by then (a small model on a loaded machine): whether a
+                # stop request is seen must not depend on how fast the child was
+                first = True
+                while first or child.poll() is None:
+                    first = False
                     now = time.perf_counter()
                     if why is None:
                         asked = options.should_stop is not None and options.should_stop()
