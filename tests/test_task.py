@@ -263,3 +263,52 @@ def test_categorical_columns_are_categories_in_the_binarization_and_the_exact_se
     _, binarizer = exact.features_of(result)
     assert {s.kind for s in binarizer.get_feature_specs() if s.source == "ward"} == {"category"}
     assert result.objective == pytest.approx(3 * LAM)
+
+
+_CLOCK_AFTER_IMPORTS = """
+import sys
+import numpy as np
+import pandas as pd
+import odtkit._limits as limits
+from odtkit import OptimalTreeClassifier, Task
+
+seen = []
+real = limits.Deadline.__init__
+
+
+def recording(self, *args, **kwargs):
+    seen.append("sklearn.ensemble" in sys.modules)
+    real(self, *args, **kwargs)
+
+
+limits.Deadline.__init__ = recording
+rng = np.random.default_rng(0)
+X = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
+y = (X["a"] > 0).astype(int).to_numpy()
+assert "sklearn.ensemble" not in sys.modules, "imported before the fit: the test shows nothing"
+OptimalTreeClassifier(lam=0.02, max_depth=2, time_limit=30).fit(X, y)
+first = seen[0]
+del sys.modules["sklearn.ensemble"]
+seen.clear()
+Task.from_table(X, y, thresholds="all", time_limit=30)
+print(first, seen[0])
+"""
+
+
+def test_a_fits_clock_starts_after_the_imports_it_needs():
+    """The first fit in a process imports scikit-learn's gradient boosting (the threshold
+    guess) before its time limit's clock starts, at both doors (issue 41: imports are the
+    process's cost, not the fit's); checked in a fresh interpreter, by what is imported when
+    the clock is made, not by timing."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _CLOCK_AFTER_IMPORTS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]

@@ -409,10 +409,14 @@ class _BinaryInputMixin:
         except ValueError as exc:
             raise ValueError(named("X", exc)) from None
 
-    def _start_clock(self) -> Deadline:
+    def _start_clock(self, policy: Thresholds | None = None) -> Deadline:
         """The fit's one clock: ``time_limit`` covers binarization (threshold guessing) and the
-        search alike, so the search gets what preprocessing left (``limit_left``)."""
-        return Deadline(check_positive_number(self.time_limit, "time_limit"))
+        search alike, so the search gets what preprocessing left (``limit_left``). What the
+        fit imports on first use (``policy``'s guess) is imported before the clock starts."""
+        limit = check_positive_number(self.time_limit, "time_limit")
+        if policy is not None and self.binarize is not False:
+            policy.load_dependencies()
+        return Deadline(limit)
 
     def _start_fit(
         self, X: Any, y: Any, sample_weight: Any, no_exact_search: str | None = None
@@ -427,7 +431,7 @@ class _BinaryInputMixin:
         policy = self._thresholds_policy(warn_old=True)
         if no_exact_search is not None:
             self._refuse_all_thresholds(no_exact_search)
-        deadline = self._start_clock()
+        deadline = self._start_clock(policy)
         X, y, weights = self._checked_input(X, y, sample_weight)
         task = self._task(X, y, weights, deadline, policy, exact=False)
         assert task.dataset is not None  # exact=False: binarized here
@@ -722,7 +726,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
                 f"only; method={self.method!r} needs a binarized table (thresholds='guess' "
                 "or an int)"
             )
-        deadline = self._start_clock()
+        deadline = self._start_clock(policy)
         X, y, weights = self._checked_input(X, y, sample_weight)
         # the exact search runs at a limited depth only (unlimited: every midpoint binarized)
         task = self._task(

@@ -162,9 +162,10 @@ class Task:
             Binarizer and in the exact search alike (text, category and bool columns are
             categories without being named).
         """
-        if deadline is None:
-            deadline = Deadline(time_limit)
         policy = Thresholds.parse(thresholds)
+        if deadline is None:
+            policy.load_dependencies()  # the process's imports, before the call's clock
+            deadline = Deadline(time_limit)
         binarizes = binarize is True or (binarize == "auto" and not _is_binary_table(X))
         if exact is None:
             exact = policy.runs_exact_search

@@ -93,6 +93,20 @@ class Thresholds:
         """``"all"`` by the exact search over the sorted columns, where a tree method can."""
         return self.every and self.exact_search
 
+    @property
+    def guesses(self) -> bool:
+        """Fitting under this policy runs the threshold guess: ``"guess"``, and ``"all"`` by
+        the exact search (which starts from the guessed-threshold tree)."""
+        return self.choice == "guess" or self.runs_exact_search
+
+    def load_dependencies(self) -> None:
+        """Import what fitting under this policy imports on first use (scikit-learn's
+        gradient boosting, for the guess), so that a caller can do it before starting its
+        clock: the first fit in a process then does not pay its imports out of its
+        ``time_limit`` (issue 41: the imports are a process's cost, not the fit's)."""
+        if self.guesses:
+            import sklearn.ensemble  # noqa: F401
+
     def binarizer_options(self) -> dict[str, int | None]:
         """The :class:`~odtkit.datasets.Binarizer`'s ``max_thresholds`` / ``guess_thresholds``."""
         if self.choice == "guess":
