@@ -312,3 +312,37 @@ def test_a_fits_clock_starts_after_the_imports_it_needs():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_the_exact_searchs_binarization_lists_only_what_its_tree_reads(tmp_path, capsys):
+    """Issue 41: a column with blank cells that the tree never tests gives no "is missing"
+    feature in the exact search's binarization, and ``odtkit fit`` says that the certificate
+    covers every threshold of the columns, the binary features being the tree's own."""
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"a": rng.normal(size=120).round(2), "b": rng.normal(size=120).round(2)})
+    X.loc[rng.random(120) < 0.1, "b"] = np.nan
+    y = np.where(X["a"] > 0.2, "yes", "no")
+    task = Task.from_table(X, y, thresholds="all")
+    result = solve(task, lam=LAM, max_depth=2)
+    assert result.tree.features_used() and result.objective == pytest.approx(2 * LAM)
+    names = list(result.binarizer.get_feature_names_out())
+    assert all(name.startswith("a") for name in names), names
+    # rows with blanks in the untested column are read as before
+    blanks = X.assign(b=np.nan)
+    assert (
+        result.tree.predict(result.binarizer.transform(blanks))
+        == result.tree.predict(result.binarizer.transform(X))
+    ).all()
+
+    # a column the tree tests keeps its missing-value variants
+    y2 = np.where(X["b"].isna() | (X["b"] > 0.5), "yes", "no")
+    tested = solve(Task.from_table(X, y2, thresholds="all"), lam=LAM, max_depth=2)
+    assert any(s.source == "b" for s in tested.binarizer.get_feature_specs())
+    assert (np.asarray(tested.tree.predict(tested.binarizer.transform(X))) == (y2 == "yes")).all()
+
+    path = tmp_path / "table.csv"
+    X.assign(outcome=y).to_csv(path, index=False)
+    argv = ["fit", str(path), "--max-depth", "2", "--lam", str(LAM), "--thresholds", "all"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "2 columns searched over every threshold (the tree reads 1 binary feature)" in out

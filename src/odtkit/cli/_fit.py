@@ -21,6 +21,7 @@ from odtkit.cli._common import (
     _exit_code,
     _not_written,
     _out_help,
+    _plural,
     _print_json,
     _save,
     _subcommand,
@@ -158,8 +159,14 @@ def run(args: argparse.Namespace) -> int:
         _print_json(payload)
         return _exit_code(result.status)
     depth = "unlimited" if args.max_depth is None else f"<= {args.max_depth}"
+    features = _plural(dataset.n_features, "binary feature")
+    if data.binarization is not None and data.binarization["exact_search"]:
+        # what the certificate covers is every threshold of the columns; the binary features
+        # are only the ones the returned tree reads
+        columns = _plural(data.binarization["n_columns"], "column")
+        features = f"{columns} searched over every threshold (the tree reads {features})"
     print(
-        f"data {dataset.name}: {dataset.n_samples} rows, {dataset.n_features} binary features, "
+        f"data {dataset.name}: {dataset.n_samples} rows, {features}, "
         f"classes {dataset.classes.tolist()}; method {payload['method']}, lambda {args.lam}, "
         f"depth {depth}"
     )

@@ -226,7 +226,9 @@ def decode_answer(
     for feature, _ in features.values():
         if feature.kind == "threshold":
             used.setdefault(feature.source, []).append(feature.value)
-    restricted = binarizer._restricted(used)
+    # a column's "is missing" feature stays only if the tree tests the column
+    tested = {feature.source for feature, _ in features.values()}
+    restricted = binarizer._restricted(used, tested=tested)
     position = {spec: f for f, spec in enumerate(restricted.get_feature_specs())}
 
     def build(node: Tree) -> Tree:

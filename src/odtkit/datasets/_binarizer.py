@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from numbers import Integral
 from typing import Any
 
@@ -618,7 +618,9 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
             outputs = self._outputs = (specs, names, by_column)
         return outputs
 
-    def _restricted(self, thresholds: Mapping[str, Any]) -> Binarizer:
+    def _restricted(
+        self, thresholds: Mapping[str, Any], tested: Collection[str] | None = None
+    ) -> Binarizer:
         """A copy of this fitted Binarizer whose numeric columns keep only ``thresholds[name]``
         (none for a numeric column not named); categorical, 0/1, constant and dropped columns
         are kept as they are.
@@ -628,7 +630,9 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
         copy's ``transform`` yields just the columns that tree indexes (each kept threshold
         with its missing-value variants), not one per distinct value. Each kept threshold must
         be one of the fitted ones (ValueError otherwise), so a row is encoded exactly as the
-        full Binarizer encodes it.
+        full Binarizer encodes it. ``tested``: the columns the tree tests; a numeric column
+        outside it keeping no threshold yields no feature at all (not even "is missing"), so
+        the copy lists only what its tree reads. None: every column is kept.
         """
         self._check_fitted()
         spec: list[_Column] = []
@@ -643,7 +647,8 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
                         f"{unknown[:3].tolist()}"
                     )
                 kept[name] = wanted
-                spec.append((name, kind, wanted, missing))
+                untested = tested is not None and name not in tested and wanted.size == 0
+                spec.append((name, kind, wanted, missing and not untested))
             else:
                 spec.append((name, kind, params, missing))
         unknown_names = sorted(set(thresholds) - set(kept))
