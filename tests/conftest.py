@@ -69,6 +69,44 @@ def hard_knapsack(n: int = 60, m: int = 8, seed: int = 0) -> Model:
 
 
 @contextlib.contextmanager
+def _sigint_while(
+    module: Any,
+    name: str,
+    wrapper: Callable[..., Any],
+    fire: Callable[[], None],
+    inside: threading.Event,
+    finished: threading.Event,
+    also: threading.Event | None = None,
+) -> Iterator[None]:
+    """The scaffold the SIGINT fixtures share: ``module.name`` replaced by ``wrapper`` and a
+    thread running ``fire`` for the block; a SIGINT handler (main thread only) that raises
+    KeyboardInterrupt only while ``inside`` is set and otherwise just lets the signal go; on
+    exit the real function and the previous handler come back, and ``finished`` (and ``also``)
+    are set so that the thread ends."""
+    real = getattr(module, name)
+
+    def only_inside(signum: int, frame: Any) -> None:
+        if inside.is_set():
+            raise KeyboardInterrupt
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, only_inside) if main else None
+    thread = threading.Thread(target=fire, name=f"sigint-{name}", daemon=True)
+    setattr(module, name, wrapper)
+    thread.start()
+    try:
+        yield
+    finally:
+        setattr(module, name, real)
+        if also is not None:
+            also.set()
+        finished.set()
+        thread.join()
+        if main:
+            signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
 def sigint_inside(module: Any, name: str, after: float = 0.1) -> Iterator[threading.Event]:
     """Send this process one SIGINT ``after`` seconds into a call of ``module.name``.
 
@@ -109,24 +147,8 @@ def sigint_inside(module: Any, name: str, after: float = 0.1) -> Iterator[thread
                 os.kill(os.getpid(), signal.SIGINT)
                 sent.set()
 
-    def only_inside(signum: int, frame: Any) -> None:
-        if inside.is_set():
-            raise KeyboardInterrupt
-
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, only_inside) if main else None
-    thread = threading.Thread(target=fire, name="sigint-inside", daemon=True)
-    setattr(module, name, wrapper)
-    thread.start()
-    try:
+    with _sigint_while(module, name, wrapper, fire, inside, finished, also=entered):
         yield sent
-    finally:
-        setattr(module, name, real)
-        entered.set()
-        finished.set()
-        thread.join()
-        if main:
-            signal.signal(signal.SIGINT, previous)
 
 
 class SigintOnce:
@@ -198,21 +220,8 @@ def sigint_at_first_poll(module: Any, name: str, progress_at: int) -> Iterator[t
                 signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
                 sent.set()
 
-    def only_inside(signum: int, frame: Any) -> None:
-        if inside.is_set():
-            raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGINT, only_inside)
-    thread = threading.Thread(target=fire, name="sigint-at-first-poll", daemon=True)
-    setattr(module, name, wrapper)
-    thread.start()
-    try:
+    with _sigint_while(module, name, wrapper, fire, inside, finished):
         yield sent
-    finally:
-        setattr(module, name, real)
-        finished.set()
-        thread.join()
-        signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
