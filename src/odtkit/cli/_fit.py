@@ -162,9 +162,9 @@ def run(args: argparse.Namespace) -> int:
     features = _plural(dataset.n_features, "binary feature")
     if data.binarization is not None and data.binarization["exact_search"]:
         # what the certificate covers is every threshold of the columns; the binary features
-        # are only the ones the returned tree reads
+        # are the returned tree's own binarization (its thresholds, the columns' categories)
         columns = _plural(data.binarization["n_columns"], "column")
-        features = f"{columns} searched over every threshold (the tree reads {features})"
+        features = f"{columns} searched over every threshold (the tree's binarization: {features})"
     print(
         f"data {dataset.name}: {dataset.n_samples} rows, {features}, "
         f"classes {dataset.classes.tolist()}; method {payload['method']}, lambda {args.lam}, "
