@@ -268,6 +268,25 @@ def test_alarm_at_stops_a_python_loop_that_never_checks():
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0  # the timer is off again
 
 
+def test_alarm_at_reports_the_limit_when_a_native_call_masks_it():
+    """The alarm's OutOfTime raised inside a native call can come out as that call's own error
+    (PuLP's HiGHS ``addRow`` said "incompatible function arguments" on a loaded machine): once
+    the alarm fired, what the block raises is the limit. An error before it stays itself."""
+    from odtkit._limits import Deadline, OutOfTime, alarm_at
+
+    def masking_call() -> None:
+        try:
+            time.sleep(60.0)  # the alarm's handler raises out of the sleep
+        except OutOfTime:
+            raise TypeError("incompatible function arguments") from None
+
+    with pytest.raises(OutOfTime), alarm_at(Deadline(0.2)):
+        masking_call()
+    with pytest.raises(TypeError), alarm_at(Deadline(60.0)):
+        raise TypeError("a real error, before any limit")
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+
+
 def test_stop_on_interrupt_ends_the_loop_at_an_interrupted_status_or_a_keyboard_interrupt():
     from odtkit._limits import stop_on_interrupt
 

@@ -170,13 +170,26 @@ def alarm_at(deadline: Deadline | None) -> Iterator[None]:
     if left <= 0.0:
         raise OutOfTime
 
+    fired = threading.Event()
+
     def expire(*_: Any) -> None:
+        fired.set()
         raise OutOfTime
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, left)
     try:
         yield
+    except OutOfTime:
+        raise
+    except Exception as exc:
+        # the handler's OutOfTime raised inside a native call (a binding converting its
+        # arguments, say) can come out as that call's own error, e.g. PuLP's HiGHS addRow
+        # reporting "incompatible function arguments" on a loaded machine: once the alarm
+        # fired, whatever the block raises is the limit
+        if fired.is_set():
+            raise OutOfTime from exc
+        raise
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0.0)
         signal.signal(signal.SIGALRM, previous)
