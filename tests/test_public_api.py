@@ -33,6 +33,7 @@ import odtkit
 #: find at least these (a guard against a discovery that silently finds nothing).
 DOCUMENTED = {
     "odtkit",
+    "odtkit.constraints",
     "odtkit.core",
     "odtkit.datasets",
     "odtkit.formulations",

@@ -5,7 +5,7 @@ The public API is re-exported here; see the README for the quickstart.
 
 from typing import TYPE_CHECKING, Any
 
-from odtkit import datasets, metrics
+from odtkit import constraints, datasets, metrics
 from odtkit.core import (
     SearchOptions,
     regularization_path,
@@ -49,6 +49,7 @@ __all__ = [
     "Task",
     "Tree",
     "compare",
+    "constraints",
     "datasets",
     "export_text",
     "greedy_tree",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Classifier",
     "accuracy",
+    "constraint_violations",
     "fairness_gap",
     "is_fair",
     "loss",
@@ -114,3 +115,30 @@ def is_fair(model: Classifier, dataset: Dataset, fairness: Fairness | FairnessGr
     """Whether ``fairness_gap <= delta`` up to ``odtkit.fairness.FAIRNESS_TOLERANCE``."""
     groups = resolve_fairness(fairness, dataset)
     return fairness_gap(model, dataset, groups) <= groups.delta + FAIRNESS_TOLERANCE
+
+
+def constraint_violations(
+    model: Any, dataset: Dataset, constraints: Any, *, sources: Any = None
+) -> list[str]:
+    """Every constraint of ``constraints`` that ``model`` (a Tree) breaks on ``dataset``.
+
+    The single truth for side constraints (:mod:`odtkit.constraints`): every tree a solver
+    returns under constraints is re-checked here, and one that breaks any is an error, never
+    a certificate.
+
+    Parameters
+    ----------
+    model : Tree
+    dataset : Dataset
+    constraints : list of constraints or ResolvedConstraints
+    sources : sequence of str, optional
+        The raw column of each binary feature (see :func:`odtkit.constraints.resolve`).
+
+    Returns
+    -------
+    list of str : one line per broken row (empty when the tree satisfies every constraint).
+    """
+    from odtkit.constraints import resolve
+
+    resolved = resolve(constraints, dataset, sources=sources)
+    return resolved.violations(model, dataset)

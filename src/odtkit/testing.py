@@ -29,6 +29,7 @@ __all__ = [
     "EXAMPLE_TREES_FAIR_OPTIMA",
     "EXAMPLE_TREES_PROTECTED",
     "LAMBDAS",
+    "brute_force_constrained_tree",
     "brute_force_fair_tree",
     "brute_force_rashomon_histogram",
     "brute_force_rashomon_set",
@@ -198,6 +199,45 @@ def brute_force_fair_tree(
         value = float(w[pred != y].sum()) + penalty * leaves
         if value < best[0] - tol or (abs(value - best[0]) <= tol and leaves < best[1]):
             best = (value, leaves, tree)
+    return best[2], best[0] / dataset.total_weight
+
+
+def brute_force_constrained_tree(
+    dataset: Dataset, constraints: Any, *, lam: float, max_depth: int
+) -> tuple[Tree | None, float]:
+    """Exact optimum of ``misclassified/n + lam * leaves`` over the trees of depth <=
+    ``max_depth`` that satisfy ``constraints`` (any list of :mod:`odtkit.constraints` values,
+    fairness included), as :meth:`~odtkit.constraints.ResolvedConstraints.violations` measures
+    them.
+
+    Every tree of :func:`enumerate_trees` is checked one by one, so nothing is assumed about
+    which trees can be optimal (an empty leaf, a split with two equal leaves: each is tried).
+    Ties go to fewer leaves. Keep ``p**depth`` small (p <= 4 at depth 2, p <= 3 at depth 3).
+
+    Returns
+    -------
+    (tree, objective) : an optimal feasible tree and its objective, or ``(None, inf)`` when no
+    tree satisfies the constraints.
+    """
+    from odtkit.constraints import resolve
+
+    lam = check_lambda(lam)
+    max_depth = check_depth(max_depth, allow_none=False, n_features=dataset.n_features)
+    resolved = resolve(constraints, dataset)
+    X, y, w = dataset.X, dataset.y, dataset.weights
+    penalty = lam * dataset.total_weight
+    tol = 1e-9 * dataset.total_weight
+    depth = min(max_depth, dataset.n_features)
+    best: tuple[float, int, Tree | None] = (np.inf, 0, None)
+    for tree in enumerate_trees(dataset.n_features, depth, dataset.n_classes):
+        value = float(w[tree.predict(X) != y].sum()) + penalty * tree.n_leaves
+        if value > best[0] + tol or (value >= best[0] - tol and tree.n_leaves >= best[1]):
+            continue
+        if resolved.violations(tree, dataset):
+            continue
+        best = (value, tree.n_leaves, tree)
+    if best[2] is None:
+        return None, float("inf")
     return best[2], best[0] / dataset.total_weight
 
 

@@ -173,13 +173,14 @@ class Tree:
         return predicted
 
     # canonical form -------------------------------------------------------------------------
-    def canonical(self, X: np.ndarray | None = None) -> Tree:
+    def canonical(self, X: np.ndarray | None = None, *, merge: bool = True) -> Tree:
         """Prune-empty then merge, in one post-order pass (docs/formulations-trees.md §1.4).
 
         With training rows ``X`` a node one of whose sides receives no row is replaced by its
         other side; without ``X`` only merging happens. A node whose two (processed) children are
         leaves with equal labels becomes that leaf. Predictions on ``X`` never change, depth never
-        grows and the number of leaves never grows.
+        grows and the number of leaves never grows. ``merge=False`` keeps equal sibling leaves
+        (a constraint may need their split: :class:`odtkit.constraints.RequireFeatures`).
         """
         Xb = None if X is None else _as_feature_matrix(X, self)
 
@@ -197,7 +198,7 @@ class Tree:
                 if left_rows.size == 0:
                     return walk(node_right, right_rows)
                 left, right = walk(node_left, left_rows), walk(node_right, right_rows)
-            if left.is_leaf and right.is_leaf and left.label == right.label:
+            if merge and left.is_leaf and right.is_leaf and left.label == right.label:
                 return left
             return Tree(feature=feature, left=left, right=right)
 
