@@ -19,6 +19,7 @@ import numpy as np
 from odtkit import metrics
 from odtkit._limits import check_deadline
 from odtkit._validation import check_depth, check_lambda, scale_weights
+from odtkit.constraints import ResolvedConstraints, check_constraints, resolve
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset, unique_rows
 from odtkit.fairness import FAIRNESS_TOLERANCE, Fairness, FairnessGroups
@@ -28,6 +29,7 @@ from odtkit.formulations._base import (
     check_built_by,
     solution_values,
 )
+from odtkit.formulations.constraints import ModelConstraints, model_constraints
 from odtkit.formulations.fairness import FairRows, check_fairness
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
@@ -370,6 +372,13 @@ def check_tree(tree: Any, meta: TreeMeta) -> Tree:
         raise ValueError(f"tree predicts a class code >= n_classes={meta.n_classes}")
     if meta.fair_rows is not None:
         check_fair_start(tree, meta.fair_X, meta.fair_rows)
+    if meta.constraints is not None:
+        broken = meta.constraints.start_violations(tree, meta.rows.X, meta.rows.weight)
+        if broken:
+            raise ValueError(
+                "the start tree breaks a side constraint, so it is not a feasible point of the "
+                "model: " + "; ".join(broken[:3])
+            )
     return tree
 
 
@@ -381,6 +390,21 @@ def check_fair_start(tree: Tree, X: np.ndarray, fair: FairRows) -> None:
         raise ValueError(
             f"the start tree is not {fair.delta:g}-fair ({fair.groups.fairness.notion}): its "
             f"largest disparity is {gap:.6g}, so it is not a feasible point of the fair model"
+        )
+
+
+def _check_carried(model: Model[Any], side: ModelConstraints, formulation: str) -> None:
+    """Refuse a model that leaves out a stated constraint: every block of ``side`` must be a
+    constraint block of the model under its name (``min_leaf_support`` too when stated), so no
+    formulation can silently ignore one."""
+    names = [b.name for b in side.blocks]
+    if side.min_leaf_weight > 0:
+        names.append("min_leaf_support")
+    missing = [n for n in names if n not in model.constraints]
+    if missing:
+        raise ValueError(
+            f"{formulation} does not carry the constraint(s) {', '.join(missing)}: no block of "
+            "that name in its model"
         )
 
 
@@ -443,17 +467,24 @@ class TreeProblem:
         Penalty per leaf (OSDT units), ``>= 0``.
     fairness : Fairness, optional
         A fairness constraint (docs/formulations-trees.md §5).
+    constraints : tuple or ResolvedConstraints
+        Side constraints of :mod:`odtkit.constraints` (docs/constraints.md); a
+        :class:`~odtkit.constraints.ResolvedConstraints` (resolved against the dataset, e.g.
+        with raw-column names) is kept as it is.
     """
 
     max_depth: int
     lam: float
     fairness: Fairness | None = None
+    constraints: tuple[Any, ...] | ResolvedConstraints = ()
 
     def __post_init__(self) -> None:
         depth = check_depth(self.max_depth, "max_depth", allow_none=False, minimum=1)
         object.__setattr__(self, "max_depth", depth)
         object.__setattr__(self, "lam", check_lambda(self.lam))
         object.__setattr__(self, "fairness", check_fairness(self.fairness))
+        if not isinstance(self.constraints, ResolvedConstraints):
+            object.__setattr__(self, "constraints", check_constraints(self.constraints))
 
     @classmethod
     def of(
@@ -462,22 +493,26 @@ class TreeProblem:
         max_depth: int | None = None,
         lam: float | None = None,
         fairness: Fairness | None = None,
+        constraints: Any = None,
     ) -> TreeProblem:
         """``problem``, or the problem given by keyword (exactly one of the two forms)."""
         if problem is not None:
             if not isinstance(problem, TreeProblem):
                 raise TypeError(f"problem must be a TreeProblem, got {type(problem).__name__}")
-            if max_depth is not None or lam is not None or fairness is not None:
+            keywords = (max_depth, lam, fairness, constraints)
+            if any(v is not None for v in keywords):
                 raise TypeError(
                     "give the problem as a TreeProblem or by keyword (max_depth=, lam=, "
-                    "fairness=), not both"
+                    "fairness=, constraints=), not both"
                 )
             return problem
         if max_depth is None or lam is None:
             given = (("max_depth", max_depth), ("lam", lam))
             missing = " and ".join(name for name, value in given if value is None)
             raise TypeError(f"build() needs {missing} (or a TreeProblem)")
-        return cls(max_depth, lam, fairness)
+        if not isinstance(constraints, ResolvedConstraints):
+            constraints = check_constraints(constraints)
+        return cls(max_depth, lam, fairness, constraints)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -504,6 +539,10 @@ class TreeMeta(FormulationMeta):
         The fairness constraint's groups on the dataset (``violation`` re-measures with them).
     fair_rows : FairRows or None
         The fairness block's rows, as the model sees them (starts are checked against them).
+    constraints : ModelConstraints or None
+        The side constraints (:mod:`odtkit.constraints`) on the model's rows; None when the
+        problem states none. ``decode`` returns ``constraints.resolved.canonical`` of the raw
+        tree and ``violation`` re-measures with ``constraints.resolved``.
     """
 
     max_depth: int
@@ -517,6 +556,7 @@ class TreeMeta(FormulationMeta):
     fairness: Fairness | None = None
     fairness_groups: FairnessGroups | None = None
     fair_rows: FairRows | None = None
+    constraints: ModelConstraints | None = None
 
     @property
     def fair_X(self) -> np.ndarray:
@@ -555,6 +595,7 @@ class TreeFormulation(Formulation[Dataset, TreeProblem, TM, Tree]):
         max_depth: int | None = None,
         lam: float | None = None,
         fairness: Fairness | None = None,
+        constraints: Any = None,
     ) -> Model[TM]:
         """The model of ``dataset`` (binary features, classes 0..K-1) for depth <= ``max_depth``.
 
@@ -572,9 +613,13 @@ class TreeFormulation(Formulation[Dataset, TreeProblem, TM, Tree]):
             δ-fair trees (:mod:`odtkit.formulations.fairness`), ``meta.fairness`` holds the
             constraint and ``meta.fairness_groups`` its groups on ``dataset``, which
             :meth:`violation` re-measures decoded trees with.
+        constraints : list of constraints or ResolvedConstraints, optional
+            Side constraints (:mod:`odtkit.constraints`, docs/constraints.md): the model then
+            describes only the trees that satisfy them, one named block per constraint;
+            ``meta.constraints`` holds them on the model's rows.
         """
         dataset = check_dataset(dataset)
-        problem = TreeProblem.of(problem, max_depth, lam, fairness)
+        problem = TreeProblem.of(problem, max_depth, lam, fairness, constraints)
         depth = check_depth(
             problem.max_depth,
             "max_depth",
@@ -587,6 +632,11 @@ class TreeFormulation(Formulation[Dataset, TreeProblem, TM, Tree]):
         groups = None if fairness is None else fairness.groups(dataset)
         rows = row_data(dataset, self.aggregate)
         check_complete_tree_size(depth, rows.n_rows, problem.max_depth)
+        side = None
+        if problem.constraints:
+            resolved = resolve(problem.constraints, dataset)
+            scale = rows.total_weight / dataset.total_weight if dataset.total_weight > 0 else 1.0
+            side = model_constraints(resolved, rows.source, rows.n_rows, scale)
         builder = ModelBuilder(self.name)
         tree = TreeMeta(
             formulation=self.name,
@@ -600,8 +650,12 @@ class TreeFormulation(Formulation[Dataset, TreeProblem, TM, Tree]):
             aggregate=self.aggregate,
             fairness=fairness,
             fairness_groups=groups,
+            constraints=side,
         )
-        return builder.build(self._model(builder, tree))
+        model = builder.build(self._model(builder, tree))
+        if side is not None:
+            _check_carried(model, side, self.name)
+        return model
 
     def estimate_size(self, dataset: Dataset, max_depth: int) -> ModelSize:
         """The size of ``build(dataset, max_depth=max_depth, lam=...)`` without building it
@@ -639,7 +693,10 @@ class TreeFormulation(Formulation[Dataset, TreeProblem, TM, Tree]):
         model = check_built_by(model, self)
         values = solution_values(model, solution)
         meta = model.meta
-        return self._tree(meta, values).canonical(meta.rows.X)
+        raw = self._tree(meta, values)
+        if meta.constraints is not None:
+            return meta.constraints.resolved.canonical(raw, meta.rows.X)
+        return raw.canonical(meta.rows.X)
 
     def evaluate(self, model: Model[TM], decoded: Any, data: Any) -> float:
         """``metrics.objective(decoded, data, lam)`` with the model's ``lam``: the one truth."""
@@ -655,11 +712,21 @@ class TreeFormulation(Formulation[Dataset, TreeProblem, TM, Tree]):
         or the model has none), measured by :func:`odtkit.metrics.fairness_gap`."""
         model = check_built_by(model, self)
         groups = model.meta.fairness_groups
-        if groups is None:
+        side = model.meta.constraints
+        if groups is None and side is None:
             return ""
         data = check_dataset(data, "data")
         if data_key(data) != model.meta.data_key:
             raise ValueError("data differs from the dataset the model was built on")
+        if side is not None:
+            broken = metrics.constraint_violations(decoded, data, side.resolved)
+            if broken:
+                return (
+                    "the decoded tree breaks a side constraint, so it is not a solution of the "
+                    "stated problem: " + "; ".join(broken[:3])
+                )
+        if groups is None:
+            return ""
         gap = metrics.fairness_gap(decoded, data, groups)
         if gap <= groups.delta + FAIRNESS_TOLERANCE:
             return ""
