@@ -173,6 +173,11 @@ ALLOWED = {
         set(names) <= set(METHODS)
     ),
     ("_compare.py", ("dp", "rbinoct", "flowoct")): lambda names: set(names) <= set(METHODS),
+    # solve(method="auto"): the exact MIPs that carry side constraints the search cannot, in
+    # the order tried (a choice among the registry's names)
+    ("task.py", ("pathoct", "flowoct")): lambda names: all(
+        EXACT in METHODS[n].properties and not METHODS[n].is_search for n in names
+    ),
 }
 
 
