@@ -121,9 +121,8 @@ class Task:
         :meth:`from_table`; ``constraints``: side constraints (:mod:`odtkit.constraints`)
         naming the dataset's features, resolved here."""
         clock = Deadline(time_limit) if deadline is None else deadline
-        data = check_dataset(dataset, "dataset")
-        resolved = _resolved(constraints, data, None)
-        return cls(data, fairness=fairness, deadline=clock, constraints=resolved)
+        task = cls(check_dataset(dataset, "dataset"), fairness=fairness, deadline=clock)
+        return task.constrained(constraints) if constraints is not None else task
 
     @classmethod
     def from_table(
@@ -234,20 +233,15 @@ class Task:
             "data",
         )
         truncated = binarizer is not None and bool(getattr(binarizer, "truncated_", False))
-        sources = (
-            None
-            if binarizer is None
-            else [str(spec.source) for spec in binarizer.get_feature_specs()]
-        )
-        return cls(
+        task = cls(
             data,
             binarizer=binarizer,
             binarize_time=time.perf_counter() - began,
             truncated=truncated,
             interrupted=stopped[0],
-            constraints=_resolved(given, data, sources),
             **common,
         )
+        return task.constrained(given) if given else task
 
     def with_every_midpoint(self) -> Task:
         """This task with its deferred binarization done over every midpoint (the same
@@ -266,6 +260,37 @@ class Task:
             name=self.name,
             exact=False,
         )
+
+    def constrained(self, constraints: Any) -> Task:
+        """This task with the side constraints ``constraints`` (:mod:`odtkit.constraints`; a
+        list, one, None for none, or a :class:`~odtkit.constraints.ResolvedConstraints` of
+        its dataset) in place of its own, resolved once against its binary features: a name
+        of a raw column (a Binarizer's ``FeatureSpec.source``) stands for all its binary
+        features. A task whose table is not binarized yet (the exact search's) is binarized
+        over every midpoint first: that search takes no constraint.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Naming the constraint that is not one, or that names no feature, column or
+            label of the data.
+        """
+        given = (
+            constraints
+            if isinstance(constraints, ResolvedConstraints)
+            else check_constraints(constraints)
+        )
+        task = self.with_every_midpoint() if given and self.dataset is None else self
+        if not given:
+            return replace(task, constraints=None)
+        assert task.dataset is not None
+        binarizer = task.binarizer
+        sources = (
+            None
+            if binarizer is None
+            else [str(spec.source) for spec in binarizer.get_feature_specs()]
+        )
+        return replace(task, constraints=resolve(given, task.dataset, sources=sources))
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -349,16 +374,6 @@ class Task:
         rows left out as for the task's own."""
         assert self.thresholds is not None
         return _fitted(self.thresholds, X, y, sample_weight, self.categorical)
-
-
-def _resolved(
-    constraints: Any, dataset: Dataset, sources: Sequence[str] | None
-) -> ResolvedConstraints | None:
-    """``constraints`` resolved against ``dataset`` (None when none is stated)."""
-    if isinstance(constraints, ResolvedConstraints):
-        return resolve(constraints, dataset) if constraints else None
-    given = check_constraints(constraints)
-    return resolve(given, dataset, sources=sources) if given else None
 
 
 def _fitted(
