@@ -57,7 +57,7 @@ from odtkit.methods import (
 )
 from odtkit.pipeline import solve_formulation
 from odtkit.results import Certificate, Result, Status
-from odtkit.task import Task, _search_sits_out, solve
+from odtkit.task import Task, search_sits_out, solve
 from odtkit.tree import Tree
 
 if TYPE_CHECKING:  # the Binarizer imports scikit-learn: only a raw table pays for it
@@ -652,7 +652,7 @@ class _Plan:
         assert task is not None
         if self.fairness is not None:
             task = replace(task, fairness=self.fairness)
-        return _search_sits_out(task, method.name)
+        return search_sits_out(task, method.name)
 
     def certificate(self, method: Method) -> Certificate:
         """Over what ``method``'s optimum holds: the task's rule (:meth:`odtkit.Task.certificate`:

@@ -34,7 +34,7 @@ from odtkit.results import Certificate, Result, Status
 if TYPE_CHECKING:
     from odtkit.methods import Method
 
-__all__ = ["Certificate", "Task", "Thresholds", "solve"]
+__all__ = ["Certificate", "Task", "Thresholds", "search_sits_out", "solve"]
 
 
 def _is_binary_table(X: Any) -> bool:
@@ -422,7 +422,7 @@ def _runs_exact(task: Task, method: Any, max_depth: int | None) -> bool:
 AUTO_MIPS = ("pathoct", "flowoct")
 
 
-def _search_sits_out(task: Task, method: str = "dp") -> str:
+def search_sits_out(task: Task, method: str = "dp") -> str:
     """Why the native search ``method`` cannot certify ``task``'s side constraints ("" when it
     can, or none is stated): :func:`odtkit.methods.search_refusal`; a fairness constraint
     stated beside side constraints is the MIPs' (the search takes one fairness alone)."""
@@ -449,14 +449,14 @@ def _chosen(
                     f"method {chosen.name!r} (the exact search over every threshold) takes no "
                     "side constraint: use method='auto', 'dp' or a MIP on the binarization"
                 )
-            why = _search_sits_out(task, chosen.name) if chosen.is_search else ""
+            why = search_sits_out(task, chosen.name) if chosen.is_search else ""
             if why:
                 raise ValueError(
                     f"method {chosen.name!r} cannot certify the constraints: {why}; use "
                     f"method='auto' or a MIP ({', '.join(AUTO_MIPS)})"
                 )
         return chosen, ""
-    why = _search_sits_out(task, "dp")
+    why = search_sits_out(task, "dp")
     if not why:
         return METHODS["dp"], ""
     assert task.dataset is not None  # a task with constraints is always binarized
@@ -519,7 +519,7 @@ def solve(
       limit, and when it stops before solving anything the warm start is the answer.
     * ``method="auto"`` (the default): ``dp``, unless the task's side constraints
       (:attr:`Task.constraints`) are ones the search cannot certify
-      (:func:`_search_sits_out`); then a MIP that carries them, PathOCT when its model fits
+      (:func:`search_sits_out`); then a MIP that carries them, PathOCT when its model fits
       the time limit, else FlowOCT (the Result's ``message`` says which, and why).
 
     With side constraints, the exact search over every threshold sits out (the certificate
@@ -621,7 +621,7 @@ def _on_dataset(
     limit = time_limit if given else task.deadline.limit_left()
     warm = None
     # with side constraints the search warm-starts a MIP only where it certifies them
-    searchable = not _search_sits_out(task, "dp")
+    searchable = not search_sits_out(task, "dp")
     if warm_start and not method.is_search and depth is not None and searchable:
         from odtkit.solvers import backend_capabilities
 

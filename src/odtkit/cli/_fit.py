@@ -117,12 +117,12 @@ def _check_constrained(args: argparse.Namespace, method: Any, data: _tables._Dat
     """Refuse a search named by ``--method`` for ``--constraint``s it cannot certify, and a
     MIP (``auto`` may pick one) without a depth, before anything is solved."""
     from odtkit.methods import METHODS, method_names
-    from odtkit.task import _search_sits_out
+    from odtkit.task import search_sits_out
 
     task = data.task
     if task is None or not task.constraints:
         return
-    why = _search_sits_out(task, method.name) if method.is_search else ""
+    why = search_sits_out(task, method.name) if method.is_search else ""
     if args.method == "auto":
         if why and args.max_depth is None:
             raise BadInput(
