@@ -175,7 +175,7 @@ def test_random_combinations_match_the_oracle(data: st.DataObject) -> None:
     _check_combination(data)
 
 
-@_settings(4)
+@_settings(2)
 @given(data=st.data())
 def test_depth_three_combinations_match_the_oracle(data: st.DataObject) -> None:
     _check_depth_three(data)
