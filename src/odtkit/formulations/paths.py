@@ -28,6 +28,30 @@ with :math:`\text{err}_k(R)` the weight of the rows of :math:`R` not of class k 
 \le \delta` with :math:`\gamma_j(R) = \sum_{i\in R}\gamma_{ij}` (the shared block of
 :mod:`odtkit.formulations.fairness`): no per-row variable at all, the counts are computed once.
 
+**Side constraints** (:mod:`odtkit.constraints`, ``constraints=``; each block named after its
+:attr:`~odtkit.constraints.LinearRows.name`). A cell has a fixed row set, so a row's prediction
+term :math:`\sum_i A_{r,i,\hat y_i}` is :math:`\sum_{(u,h),k} A_{r,k}(R(u,h))\,
+y_{u,h,\text{leaf }k}` with :math:`A_{r,k}(R) = \sum_{i \in R} A_{r,i,k}`, summed once with the
+cell sums (several :class:`~odtkit.fairness.Fairness` values this way too, beside
+``fairness=``, whose block is then named ``fairness_arg``); leaves count as
+:math:`\sum_{u,k} c_{u,k}` and splits on j as :math:`\sum_u b_{u,j}` (every split action is
+effective: both its cells are non-empty); a feature group g tested somewhere is a binary
+:math:`t_g` (``<name>_used``) with :math:`t_g \ge \sum_{j \in g} b_{u,j}` per branch node u
+(``<name>_used_lo``) and :math:`t_g \le \sum_{u, j \in g} b_{u,j}` (``<name>_used_hi``). A
+forbidden feature has no split action at all (its ``b`` are 0 through (P3), and its block
+states it). With a minimum leaf weight :math:`\underline{w}`, a split action exists only when
+both of its cells weigh at least :math:`\underline{w}`, so every cell below the root is heavy
+enough to be a leaf and the lighter ones are never created (``max_paths`` counts what remains);
+``min_leaf_support`` states per node :math:`\sum_{h,k} (w(R(u,h)) - \underline{w})\,
+y_{u,h,\text{leaf }k} \ge 0`, which binds only the root when the data weighs less than
+:math:`\underline{w}`. Each of these is exact at integer points, so the optimum is OPT over the
+trees of depth :math:`\le D` that satisfy the constraints (a tree and its pruned form satisfy
+the same ones); with side constraints the LP relaxation is no longer integral but a
+Lagrangian-type bound (one multiplier per side row): on german-credit at depth 2 with
+``FeatureBudget(1, 2, per="feature")``, ``MinLeafSupport(share=0.05)`` and
+``ClassRecall(0, at_least=0.6)`` (resp. ``0.8``) the root LP bound is 0.3018 (0.3572) against the
+optimal error 0.315 (0.363).
+
 **Exactness.** (i) Any tree :math:`T` of depth :math:`\le D` has a point of value
 :math:`R(\mathrm{prune\_empty}(T)) \le R(T)` with the same training predictions (so the same
 disparities): prune it (§1.4), then every node has a unique history, a non-empty cell and an
@@ -493,7 +517,8 @@ class PathOCTMeta(TreeMeta):
 
 class PathOCT(TreeFormulation[PathOCTMeta]):
     """Trees as nested choices along feature paths (P0)-(P3): optimum = OSDT's OPT(D, lam)
-    (over δ-fair trees with ``fairness=``); integral LP relaxation without side constraints.
+    (over δ-fair trees with ``fairness=``, over the trees satisfying ``constraints=``);
+    integral LP relaxation without side constraints.
 
     Declares ``EXACT``, ``VALID_BOUND`` and ``DECODE_NOT_WORSE``. Sized like ``(2p)^D``: meant
     for depth <= 2 (or 3 on few features).
@@ -562,7 +587,9 @@ class PathOCT(TreeFormulation[PathOCTMeta]):
 
     def start(self, model: Model[PathOCTMeta], tree: Tree) -> np.ndarray:
         """The point of ``prune_empty(tree)`` (value R(prune_empty(tree)) <= R(tree), same
-        training predictions); a δ-fair tree is required with ``fairness=``."""
+        training predictions, the feature-group binaries of side constraints set from its
+        splits); a δ-fair tree is required with ``fairness=``, one that satisfies the side
+        constraints with ``constraints=``."""
         model = check_built_by(model, self)
         meta = model.meta
         tree = check_tree(tree, meta)
