@@ -34,7 +34,7 @@ TOL = 1e-6
 LAM = 0.02
 DEPTH = 2
 #: every MIP that states the problem exactly, and the search
-METHODS = ["dp", "rbinoct", "pathoct"]
+METHODS = ["dp", "rbinoct", "flowoct", "pathoct"]
 
 # --- the walk: one binding constraint of every kind -------------------------------------------
 
