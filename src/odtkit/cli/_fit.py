@@ -206,6 +206,9 @@ def run(args: argparse.Namespace) -> int:
         f"classes {dataset.classes.tolist()}; method {payload['method']}, lambda {args.lam}, "
         f"depth {depth}"
     )
+    constraints = None if data.task is None else data.task.constraints
+    if constraints:
+        print(f"constraints: {constraints.describe()}")
     certificate = payload["certificate"]
     over = "" if certificate is None else f" over {_OVER[certificate]}"
     print(
