@@ -80,10 +80,12 @@ predictions, no more leaves and no more splits (equal leaves are merged only wit
 since every cost in the vocabulary is non-negative it satisfies every row the model does; and
 with null splits every feasible tree is a point of the model with its own value (its leaves
 continue by null splits, which occupy nothing new and split nothing). So RBinOCT with null
-splits stays ``EXACT`` under constraints. BinOCT without null splits completes shallow trees
-by real splits, which can add leaves and effective splits: it carries the prediction rows and
+splits stays ``EXACT`` under constraints. Without null splits (BinOCT's default, RBinOCT's
+``null_split=False``) shallow trees are completed by real splits, which can add leaves and
+effective splits: the model then carries the prediction rows and
 :class:`~odtkit.constraints.RequireFeatures` (both survive a completion) and refuses the
-others rather than lose its bound's validity.
+others (one line naming the constraint) rather than call a feasible problem infeasible or
+lose BinOCT's bound.
 """
 
 from __future__ import annotations
@@ -289,7 +291,7 @@ def _build(
 
 
 # side constraints ------------------------------------------------------------------------------
-#: Constraint kinds BinOCT without null splits refuses (``_BinOCTBase._check_side``).
+#: Constraint kinds a model without null splits refuses (``_BinOCTBase._check_side``).
 _STRUCTURAL = frozenset({"min_leaf_support", "max_leaves", "feature_budget", "forbid_features"})
 
 
@@ -651,12 +653,13 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
                 f"{self.name}: state the fairness constraint once, as fairness= or in "
                 "constraints=, not both"
             )
-        if self.null_split or self.regularized:
+        if self.null_split:
             return
-        # BinOCT without null splits describes complete trees of depth D: completing a
+        # without null splits the model describes complete trees of depth D: completing a
         # shallower tree adds leaves and splits (on any feature when none is constant on a
-        # leaf's rows), so a structural constraint would cut off feasible trees and its error
-        # bound would no longer bound their optimum. Predictions survive the completion.
+        # leaf's rows), so a structural constraint would cut off feasible trees: BinOCT's
+        # error bound would no longer bound their optimum, and either could call a feasible
+        # problem infeasible. Predictions (and a required split) survive the completion.
         for c, kind in zip(side.resolved.constraints, side.resolved.kinds, strict=True):
             if kind in _STRUCTURAL:
                 raise ValueError(
