@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     method = _checked(
         lambda: get_method("dp" if args.method == "auto" else args.method), flag="--method"
     )
-    if method.raw and getattr(args, "constraint", None):
+    if getattr(method, "raw", False) and getattr(args, "constraint", None):
         raise BadInput(
             f"--method {args.method}: the exact search over every threshold takes no "
             "--constraint; use --method auto, dp or a MIP"
