@@ -37,6 +37,7 @@ from odtkit._validation import (
     check_names,
     check_positive_number,
 )
+from odtkit.constraints import ResolvedConstraints
 from odtkit.datasets import Dataset
 from odtkit.datasets._bundled import resolve
 from odtkit.datasets._dataset import check_dataset
@@ -56,7 +57,7 @@ from odtkit.methods import (
 )
 from odtkit.pipeline import solve_formulation
 from odtkit.results import Certificate, Result, Status
-from odtkit.task import Task, solve
+from odtkit.task import Task, search_sits_out, solve
 from odtkit.tree import Tree
 
 if TYPE_CHECKING:  # the Binarizer imports scikit-learn: only a raw table pays for it
@@ -126,13 +127,18 @@ class Run:
     fairness_gap : float or None
         The tree's re-measured disparity (``nan`` without a tree); None without fairness.
     unfair : bool
-        The tree's disparity exceeds δ: not a feasible answer.
+        The tree's disparity exceeds δ, or it breaks a side constraint: not a feasible answer.
     agrees : bool or None
         The verified objective equals the certified optimum of the run's certificate within
         :data:`TOLERANCE` and its bound is consistent; None when nothing was certified.
     wall : float
         Seconds of the whole run as the comparison saw it (a MIP's build, translation, solve,
         decode and verification: what its time limit covers); ``nan`` for a row not run.
+    sat_out : str
+        Why the method did not run: a search that cannot certify the side constraints
+        (``compare(..., constraints=)``; status ``not_run``, the reason also in ``message``);
+        "" for a run. Such a row is not judged (``agrees`` None) and not counted by
+        :attr:`Comparison.agree`.
     """
 
     method: str
@@ -146,6 +152,7 @@ class Run:
     unfair: bool = False
     agrees: bool | None = None
     wall: float = math.nan
+    sat_out: str = ""
 
     @property
     def backend(self) -> str:
@@ -303,7 +310,7 @@ class Comparison:
     def agree(self) -> bool:
         """Every run's verified objective is its certificate's certified optimum (False when
         a run disagrees or nothing was certified)."""
-        return all(r.agrees is True for r in self.runs)
+        return all(r.agrees is True for r in self.runs if not r.sat_out)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -405,6 +412,8 @@ class Comparison:
 
 def _said(name: str, run: Run) -> str:
     """One run in the reading's words."""
+    if run.sat_out:
+        return f"{name} sat out ({run.sat_out})"
     status, objective = run.status, run.objective
     if status == Status.OPTIMAL:
         return f"{name} certified {objective:.6g} in {_seconds(run.time)}"
@@ -440,6 +449,7 @@ def compare(
     y: Any = None,
     thresholds: str | int | Thresholds | None = None,
     sized: bool | None = None,
+    constraints: Any = None,
     **solve_options: Any,
 ) -> Comparison:
     """Solve one problem with the search core and MIP formulations; verify and compare.
@@ -507,6 +517,13 @@ def compare(
         the estimators' guessed thresholds), ``"all"`` (every midpoint: the optimum over all
         thresholds too, but as a binary problem; thousands of features on continuous
         columns) or at most N thresholds per column. Only with ``y``.
+    constraints : list of constraints, optional
+        Side constraints (:mod:`odtkit.constraints`, docs/constraints.md) resolved once
+        against the binarized features (a raw column's name stands for all its binary
+        features): every MIP carries them as named blocks; a search runs only where it
+        certifies them, else its row sits out (status ``not_run``, ``message`` says why, not
+        judged); every tree is re-checked (one that breaks a constraint is an ``error`` row).
+        None: a given :class:`odtkit.Task`'s own.
     sized : bool, optional
         Leave out the MIPs whose model, estimated before it is built
         (:meth:`odtkit.methods.Method.too_big`), is too big to answer within ``time_limit``;
@@ -553,6 +570,7 @@ def compare(
         y=y,
         thresholds=thresholds,
         sized=sized,
+        constraints=constraints,
         solve_options=solve_options,
     )
     runs, source = _run_all(plan)
@@ -616,6 +634,26 @@ class _Plan:
     def fair_kw(self) -> dict[str, Any]:
         return {} if self.fairness is None else {"fairness": self.fairness}
 
+    @property
+    def constraints(self) -> ResolvedConstraints | None:
+        """The side constraints every run carries (None when none is stated)."""
+        return None if self.task is None else self.task.constraints
+
+    def sat_out(self, method: Method) -> str:
+        """Why the search ``method`` sits out the side constraints ("" when it runs): the
+        exact search takes none, another search only those it certifies."""
+        if not self.constraints:
+            return ""
+        if method.raw:
+            return "the exact search over every threshold takes no side constraint"
+        if not method.is_search:
+            return ""
+        task = self.task
+        assert task is not None
+        if self.fairness is not None:
+            task = replace(task, fairness=self.fairness)
+        return search_sits_out(task, method.name)
+
     def certificate(self, method: Method) -> Certificate:
         """Over what ``method``'s optimum holds: the task's rule (:meth:`odtkit.Task.certificate`:
         every midpoint of a raw table is every threshold, the same problem as "exact")."""
@@ -647,6 +685,7 @@ def _plan(
     thresholds: Any,
     sized: bool | None,
     solve_options: Mapping[str, Any],
+    constraints: Any = None,
 ) -> _Plan:
     """Validate the arguments (in the order their errors are reported) and prepare the data."""
     from odtkit.solvers import backend_capabilities
@@ -681,6 +720,11 @@ def _plan(
         else:
             data = check_dataset(resolve(dataset))
             raw = {"task": Task.from_dataset(data)}
+    if constraints is not None or (raw.get("task") is not None and raw["task"].constraints):
+        # resolved once against the binarized features (raw columns by name); a Task given
+        # with its own constraints keeps them unless others are given here
+        task = raw["task"] if constraints is None else raw["task"].constrained(constraints)
+        raw = {**raw, "task": task}
     raw_depth = _depth(max_depth)
     depth = _depth(max_depth, n_features=data.n_features)
     time_limit = check_positive_number(time_limit, "time_limit")
@@ -850,8 +894,13 @@ def _failed(plan: _Plan, method: Method, backend: str, exc: Exception) -> Run:
 
 def _run_search(plan: _Plan, method: Method) -> Run:
     """One native search (over the raw table's every threshold for a raw-table method),
-    through :func:`odtkit.solve` on the plan's task."""
+    through :func:`odtkit.solve` on the plan's task; a search that cannot certify the side
+    constraints sits out (a ``not_run`` row saying why)."""
     assert plan.task is not None
+    why = plan.sat_out(method)
+    if why:
+        run = plan.unanswered(method, "native", Status.NOT_RUN, f"sat out: {why}")
+        return replace(run, sat_out=why)
     task = plan.task if plan.fairness is None else replace(plan.task, fairness=plan.fairness)
     result = solve(
         task,
@@ -890,6 +939,7 @@ def _run_mip(
             lam=plan.lam,
             max_depth=plan.max_depth,
             **plan.fair_kw,
+            **({"constraints": plan.constraints} if plan.constraints else {}),
         )
     except ValueError as exc:  # e.g. original BinOCT on all-constant features
         return plan.unanswered(method, backend, Status.ERROR, str(exc))
@@ -986,6 +1036,16 @@ def _greedy_start(plan: _Plan) -> _Start:
     from odtkit.greedy import greedy_tree
 
     greedy = greedy_tree(plan.dataset, lam=plan.lam, max_depth=plan.max_depth)
+    constraints = plan.constraints
+    if constraints and constraints.violations(greedy, plan.dataset):
+        # never a start that breaks a side constraint: the single leaf if it meets them all,
+        # else the MIPs start cold
+        leaf = _best_leaf(plan.dataset)
+        if constraints.violations(leaf, plan.dataset):
+            return _Start()
+        if plan.groups is None or metrics.is_fair(leaf, plan.dataset, plan.groups):
+            return _Start(leaf, "single_leaf")
+        return _Start()
     if plan.groups is not None and not metrics.is_fair(greedy, plan.dataset, plan.groups):
         return _Start(_best_leaf(plan.dataset), "single_leaf")
     return _Start(greedy, "greedy_tree")
@@ -1058,6 +1118,8 @@ def _read(plan: _Plan, runs: list[Run], source: str) -> Comparison:
     each certificate, and each run's verdict against it."""
     if plan.groups is not None:
         runs = [_judged_fairness(run, plan.dataset, plan.groups) for run in runs]
+    if plan.constraints:
+        runs = [_judged_constraints(run, plan.dataset, plan.constraints) for run in runs]
     optima = {kind: _certified(runs, kind) for kind in dict.fromkeys(r.certificate for r in runs)}
     best = {kind: _best_verified(runs, kind) for kind in optima}
     runs = [replace(r, agrees=_agrees(r, optima[r.certificate], best[r.certificate])) for r in runs]
@@ -1076,7 +1138,25 @@ def _read(plan: _Plan, runs: list[Run], source: str) -> Comparison:
         thresholds=plan.thresholds if plan.raw_X is not None else None,
         binarize_time=plan.binarize_time,
         left_out=plan.left_out,
+        task=plan.task,
     )
+
+
+def _judged_constraints(run: Run, dataset: Dataset, constraints: ResolvedConstraints) -> Run:
+    """``run`` with its tree re-checked against the side constraints (:mod:`odtkit.metrics`'s
+    one truth); a tree that breaks one makes it an error run, never a certificate."""
+    tree = run.tree
+    if tree is None or run.unfair:
+        return run
+    broken = constraints.violations(tree, dataset)
+    if not broken:
+        return run
+    said = run.result.message
+    message = f"its tree breaks a side constraint: {broken[0]}: not a feasible answer" + (
+        f"; {said}" if said else ""
+    )
+    result = run.result.replace(status=Status.ERROR, lower_bound=-math.inf, message=message)
+    return replace(run, result=result, unfair=True)
 
 
 def _judged_fairness(run: Run, dataset: Dataset, groups: FairnessGroups) -> Run:
@@ -1134,6 +1214,8 @@ def _certified(runs: list[Run], kind: str) -> float:
 
 def _agrees(run: Run, certified: float, best: float) -> bool | None:
     """``run``'s verdict: its tree meets the certified optimum and its bound is consistent."""
+    if run.sat_out:
+        return None  # not run: nothing to judge
     if not run.feasible:
         return False
     # verify_solution flags a solver whose value or bound contradicts its own tree; a bound

@@ -58,8 +58,10 @@ __all__ = [
     "Predict",
     "RequireFeatures",
     "ResolvedConstraints",
+    "SYNTAX",
     "check_constraints",
     "effective_splits",
+    "parse",
     "resolve",
 ]
 
@@ -635,6 +637,12 @@ class _Context:
         for k, c in enumerate(classes):
             if c == label:
                 return k
+        if isinstance(label, str):
+            # a label given as text (the CLI's syntax, odtkit.constraints.parse) matches the
+            # class whose text is the same: "1" is the class 1 of integer labels
+            same = [k for k, c in enumerate(classes) if str(c) == label]
+            if len(same) == 1:
+                return same[0]
         raise ValueError(f"{argument}={label!r} is not a label of the dataset (labels: {classes})")
 
     def class_weight(self, rows: np.ndarray, argument: str) -> float:
@@ -771,3 +779,148 @@ def resolve(
         total_weight=dataset.total_weight,
         data_weights=dataset.weights,
     )
+
+
+# ------------------------------------------------------------------------------------------
+# the command line's syntax
+
+#: The one description of :func:`parse`'s syntax (the CLI's ``--constraint`` help prints it).
+SYNTAX = """\
+min-leaf-share=S              every leaf receives >= S of the total training weight (0..1)
+min-leaf-weight=W             every leaf receives >= W of training weight
+max-leaves=K                  at most K leaves
+max-features=K                at most K distinct features (raw columns) tested
+max-splits=K                  at most K splits
+feature-budget=B:NAME=C,...   distinct features tested cost <= B (features not named cost 0)
+feature-budget=B:C            the same, every feature costing C
+split-budget=B:NAME=C,...     the splits' summed cost <= B (split-budget=B:C: each costs C)
+forbid=NAME,...               never test these features (raw columns or binary features)
+require=NAME,...              test each of these at least once
+recall:CLASS>=R               recall of CLASS >= R (quote it: the shell reads > as a redirect)
+fpr:CLASS<=R                  false positive rate of CLASS <= R (quote it)
+predict:ROW,...=CLASS         these training rows (positions from 0) are predicted CLASS"""
+
+
+def parse(text: str) -> Constraint:
+    """One constraint from its text form: the CLI's ``--constraint`` syntax.
+
+    ::
+
+        {SYNTAX}
+
+    A NAME is a raw column of the table or one binary feature (resolved with the dataset,
+    :func:`resolve`); it holds no comma, and a cost is read after its last ``=`` (so
+    ``age<=40.5=2`` costs the binary feature ``age<=40.5`` 2). A CLASS is kept as text: it
+    matches the label whose text is the same when resolved. Blanks around parts are ignored.
+    ``max-features=K`` is ``FeatureBudget(1, K, per="feature")``, ``max-splits=K`` is
+    ``FeatureBudget(1, K, per="split")``. Fairness has its own flags (``--fairness``).
+
+    Raises
+    ------
+    ValueError
+        Naming the part of ``text`` that is wrong (an unknown key, a number that is not one, a
+        value out of range).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a constraint's text must be a string, got {type(text).__name__}")
+    stripped = text.strip()
+    try:
+        return _parse(stripped)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"constraint {text!r}: {exc}") from None
+
+
+if parse.__doc__ is not None:  # None under python -OO
+    parse.__doc__ = parse.__doc__.replace("{SYNTAX}", "\n        ".join(SYNTAX.splitlines()))
+
+
+_PREFIXED = ("recall:", "fpr:", "predict:")
+_KEYS = (
+    "min-leaf-share",
+    "min-leaf-weight",
+    "max-leaves",
+    "max-features",
+    "max-splits",
+    "feature-budget",
+    "split-budget",
+    "forbid",
+    "require",
+)
+
+
+def _parse(text: str) -> Constraint:
+    head = text.split(":", 1)[0].strip().lower() + ":"
+    if head in _PREFIXED:
+        body = text.split(":", 1)[1]
+        if head == "recall:":
+            cls, value = _split_once(body, ">=", "recall:CLASS>=R")
+            return ClassRecall(cls, at_least=_float(value, "R"))
+        if head == "fpr:":
+            cls, value = _split_once(body, "<=", "fpr:CLASS<=R")
+            return FalsePositiveRate(cls, at_most=_float(value, "R"))
+        rows, cls = body.split("=", 1) if "=" in body else (body, "")
+        if not cls.strip():
+            raise ValueError("expected predict:ROW,...=CLASS")
+        return Predict([_int(r, "ROW") for r in _items(rows, "ROW")], cls.strip())
+    if "=" not in text:
+        raise ValueError(f"expected KEY=VALUE or one of {', '.join(_PREFIXED)}; keys: {_KEYS}")
+    key, value = (part.strip() for part in text.split("=", 1))
+    key = key.lower()
+    if key == "min-leaf-share":
+        return MinLeafSupport(share=_float(value, "S"))
+    if key == "min-leaf-weight":
+        return MinLeafSupport(weight=_float(value, "W"))
+    if key == "max-leaves":
+        return MaxLeaves(_int(value, "K"))
+    if key in ("max-features", "max-splits"):
+        per = "feature" if key == "max-features" else "split"
+        return FeatureBudget(1, _int(value, "K"), per=per)
+    if key in ("feature-budget", "split-budget"):
+        per = "feature" if key == "feature-budget" else "split"
+        budget, costs = _split_once(value, ":", f"{key}=B:NAME=C,... or {key}=B:C")
+        if "=" not in costs:
+            return FeatureBudget(_float(costs, "C"), _float(budget, "B"), per=per)
+        named: dict[str, float] = {}
+        for item in _items(costs, "NAME=C"):
+            if "=" not in item:
+                raise ValueError(f"{item!r}: expected NAME=C")
+            name, cost = (part.strip() for part in item.rsplit("=", 1))
+            if name in named:
+                raise ValueError(f"{name!r} is given two costs")
+            named[name] = _float(cost, f"the cost of {name!r}")
+        return FeatureBudget(named, _float(budget, "B"), per=per)
+    if key == "forbid":
+        return ForbidFeatures(list(_items(value, "NAME")))
+    if key == "require":
+        return RequireFeatures(list(_items(value, "NAME")))
+    raise ValueError(f"unknown key {key!r}; keys: {', '.join(_KEYS + _PREFIXED)}")
+
+
+def _split_once(text: str, sep: str, form: str) -> tuple[str, str]:
+    if sep not in text:
+        raise ValueError(f"expected {form}")
+    left, right = text.rsplit(sep, 1) if sep != ":" else text.split(sep, 1)
+    if not left.strip() or not right.strip():
+        raise ValueError(f"expected {form}")
+    return left.strip(), right.strip()
+
+
+def _items(text: str, what: str) -> tuple[str, ...]:
+    items = tuple(part.strip() for part in text.split(","))
+    if not items or not all(items):
+        raise ValueError(f"expected a comma-separated list of {what}, got {text.strip()!r}")
+    return items
+
+
+def _float(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{what} must be a number, got {text.strip()!r}") from None
+
+
+def _int(text: str, what: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(f"{what} must be an integer, got {text.strip()!r}") from None

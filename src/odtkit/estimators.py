@@ -271,13 +271,17 @@ class _ParameterConstraints:
         return {name: every[name] for name in owner._get_param_names()}
 
 
-def _tree_constraints(methods: tuple[str, ...], depth: list[Any]) -> Callable[[], _Constraints]:
+def _tree_constraints(
+    methods: tuple[str, ...], depth: list[Any], *, auto: bool = False
+) -> Callable[[], _Constraints]:
     def build() -> _Constraints:
         return {
             "lam": _PENALTY,
             "max_depth": depth,
-            "method": [StrOptions(set(methods))],
+            "method": [StrOptions(set(methods) | {"auto"} if auto else set(methods))],
             "backend": _backend_constraint(),
+            # a list of odtkit.constraints values, checked by check_constraints at fit
+            "constraints": "no_validation",
         }
 
     return build
@@ -490,6 +494,8 @@ class _BinaryInputMixin:
             fairness=fairness,
             deadline=deadline,
             exact=exact,
+            # OptimalTreeClassifier's parameter (the estimators built on it state none)
+            constraints=getattr(self, "constraints", None),
         )
         self._fit_task = task
         self._exact_search = False
@@ -600,6 +606,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         A name of :data:`odtkit.methods.METHODS` whose optimum is the stated problem's:
         native search (dynamic programming or OSDT branch-and-bound) or an exact MIP
         formulation solved by ``backend`` and warm-started from the search core.
+        ``"auto"``: ``"dp"``, unless ``constraints`` holds one the search cannot certify;
+        then a MIP that carries them (PathOCT when it fits ``time_limit``, else FlowOCT;
+        :func:`odtkit.solve`).
     backend : str, default="highs"
         MIP backend, a name of :func:`odtkit.solvers.registered_backends`; ignored by the
         search methods.
@@ -656,6 +665,16 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         alone (guessing on, its old default) -> ``Thresholds("guess", max_per_column=N)``.
         Set together with another ``thresholds``: ValueError naming both.
 
+    constraints : list or None, default=None
+        Side constraints of :mod:`odtkit.constraints` (``MinLeafSupport``, ``MaxLeaves``,
+        ``FeatureBudget``, ``ForbidFeatures``, ``RequireFeatures``, ``ClassRecall``,
+        ``FalsePositiveRate``, ``Predict``, ``odtkit.Fairness``; docs/constraints.md),
+        resolved once against the binarized table: a feature name is a column of ``X`` (all
+        its thresholds) or one binary feature. A method that cannot certify them is refused
+        (``method="auto"`` picks one that can); the fitted tree satisfies every one, re-checked
+        by :func:`odtkit.metrics.constraint_violations`. With constraints the exact search over
+        every threshold sits out (``thresholds="all"`` binarizes every midpoint).
+
     Attributes
     ----------
     tree_ : Tree
@@ -692,7 +711,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         :meth:`compute_feature_importances` (also the misclassification decrease).
     """
 
-    _parameter_constraints = _ParameterConstraints(_tree_constraints(TREE_METHODS, [*_DEPTH, None]))
+    _parameter_constraints = _ParameterConstraints(
+        _tree_constraints(TREE_METHODS, [*_DEPTH, None], auto=True)
+    )
 
     def __init__(
         self,
@@ -706,21 +727,28 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         guess_thresholds: int | None | str = _DEPRECATED,
         memory_limit_mb: float | None = None,
         thresholds: str | int | Thresholds | None = "guess",
+        constraints: Any = None,
     ) -> None:
         self.lam = lam
         self.max_depth = max_depth
         self.method = method
         self.backend = backend
+        self.constraints = constraints
         self._keep_table_parameters(locals())
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifier:
         """Fit the optimal tree on ``X`` (binary, or raw when ``binarize`` allows) and ``y``."""
+        from odtkit.constraints import check_constraints
+
         self._validate_params()  # scikit-learn's check against _parameter_constraints
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth)
-        method = get_method(self.method, TREE_METHODS)
+        check_constraints(self.constraints)  # a TypeError names what is not a constraint
+        method: Method | str = (
+            "auto" if self.method == "auto" else get_method(self.method, TREE_METHODS)
+        )
         policy = self._thresholds_policy(warn_old=True)
-        if policy.every and method.name != "dp":
+        if policy.every and not isinstance(method, str) and method.name != "dp":
             raise ValueError(
                 f"thresholds='all' runs the exact search over every threshold, method 'dp' "
                 f"only; method={self.method!r} needs a binarized table (thresholds='guess' "
@@ -747,7 +775,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         self._drop_raw_table()
         return self
 
-    def _solved(self, task: Task, method: Method, lam: float, depth: int | None) -> Any:
+    def _solved(self, task: Task, method: Method | str, lam: float, depth: int | None) -> Any:
         """:func:`odtkit.solve` of the fit's task; a MIP that returned no tree (and had no
         warm start to fall back on) is a RuntimeError: an estimator must hold a model."""
         result = solve(
@@ -760,7 +788,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         )
         if not result.has_model:
             raise RuntimeError(
-                f"{method.name} on {self.backend} returned no tree (status "
+                f"{result.method} on {self.backend} returned no tree (status "
                 f"{result.status.value!r}){': ' + result.message if result.message else ''}"
             )
         return result

@@ -23,6 +23,7 @@ CLI's ``--method`` / ``--methods`` choices and help, and the docstrings that nam
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -59,6 +60,7 @@ __all__ = [
     "RAW_METHODS",
     "SEARCH_METHODS",
     "check_fair",
+    "search_refusal",
     "describe",
     "fill_code_names",
     "fill_method_names",
@@ -186,10 +188,13 @@ class Method:
         time_limit: float | None = None,
         fairness: Any = None,
         memory_limit_mb: float | None = None,
+        constraints: Any = None,
     ) -> Result:
         """Run this search method on ``dataset`` (a model-level Result with a Tree).
 
         ``memory_limit_mb=None`` is the searches' default budget (see ``search_tree``).
+        ``constraints``: side constraints (:mod:`odtkit.constraints`) the search must
+        certify; a ValueError naming the one it cannot (:func:`search_refusal`).
         """
         from odtkit.core import search_tree
 
@@ -202,7 +207,15 @@ class Method:
                 "OptimalTreeClassifier(thresholds='all') or odtkit.core.search_numeric"
             )
         check_fair(self, fairness)
-        extra = {} if fairness is None else {"fairness": fairness}
+        extra: dict[str, Any] = {} if fairness is None else {"fairness": fairness}
+        if constraints:
+            from odtkit.constraints import resolve
+
+            constraints = resolve(constraints, dataset)
+            why = search_refusal(constraints, self.name)
+            if why:
+                raise ValueError(f"method {self.name!r} cannot take the constraints: {why}")
+            extra["constraints"] = constraints
         return search_tree(
             dataset,
             lam=lam,
@@ -225,6 +238,7 @@ class Method:
         fairness: Any = None,
         start: Any = None,
         start_is_optimal: bool = False,
+        constraints: Any = None,
     ) -> Result:
         """Run this method on the binarized ``dataset``: the native search (:meth:`search`), or
         the formulation built and solved by ``backend`` (:func:`odtkit.solve_formulation`,
@@ -233,6 +247,10 @@ class Method:
         The one way the estimators, ``odtkit fit`` and :func:`odtkit.sweep` run a method, so
         that they agree on what a method means; ``memory_limit_mb`` bounds a search only (HiGHS
         has no memory limit), ``backend``, ``start`` and ``start_is_optimal`` a MIP only.
+        ``constraints`` (:mod:`odtkit.constraints`, a list or a
+        :class:`~odtkit.constraints.ResolvedConstraints` of ``dataset``): a MIP carries them
+        as named blocks, a search takes them only where it can certify them (ValueError
+        otherwise, :func:`search_refusal`).
         """
         if self.is_search:
             return self.search(
@@ -242,13 +260,16 @@ class Method:
                 time_limit=time_limit,
                 fairness=fairness,
                 memory_limit_mb=memory_limit_mb,
+                constraints=constraints,
             )
         from odtkit.pipeline import solve_formulation
 
         if max_depth is None:
             raise ValueError(f"method {self.name!r} is a MIP over a complete tree: set max_depth")
         check_fair(self, fairness)
-        extra = {} if fairness is None else {"fairness": fairness}
+        extra: dict[str, Any] = {} if fairness is None else {"fairness": fairness}
+        if constraints:
+            extra["constraints"] = constraints
         return solve_formulation(
             self.formulation(),
             dataset,
@@ -300,6 +321,32 @@ class Method:
             categorical=categorical,
             start="guess",
         )
+
+
+def search_refusal(constraints: Any, method: str = "dp") -> str:
+    """Why the native search ``method`` cannot certify ``constraints`` (a
+    :class:`~odtkit.constraints.ResolvedConstraints`, or a list); "" when it can or none is
+    stated.
+
+    The one rule is :func:`odtkit.core.search.search_refusal`; :func:`odtkit.solve`,
+    :func:`odtkit.compare` and :meth:`Method.search` ask it here, so the search sits out
+    with this reason rather than drop a constraint. A native core without that rule takes
+    no side constraint.
+    """
+    from odtkit.constraints import ResolvedConstraints
+
+    if not constraints:
+        return ""
+    core = importlib.import_module("odtkit.core.search")
+    refusal = getattr(core, "search_refusal", None)
+    if refusal is None:
+        shown = (
+            constraints.describe()
+            if isinstance(constraints, ResolvedConstraints)
+            else ", ".join(map(str, constraints))
+        )
+        return f"the native search takes no side constraint ({shown})"
+    return str(refusal(constraints, method))
 
 
 def check_fair(method: Method, fairness: Any) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 from odtkit._limits import Deadline, charged, sigint_handler
 from odtkit._validation import as_binary_matrix
 from odtkit._warnings import silencing
+from odtkit.constraints import ResolvedConstraints, check_constraints, resolve
 from odtkit.datasets._dataset import Dataset, check_dataset
 from odtkit.datasets._thresholds import Thresholds
 from odtkit.results import Certificate, Result, Status
@@ -33,7 +34,7 @@ from odtkit.results import Certificate, Result, Status
 if TYPE_CHECKING:
     from odtkit.methods import Method
 
-__all__ = ["Certificate", "Task", "Thresholds", "solve"]
+__all__ = ["Certificate", "Task", "Thresholds", "search_sits_out", "solve"]
 
 
 def _is_binary_table(X: Any) -> bool:
@@ -81,6 +82,10 @@ class Task:
     name : str or None
     categorical : tuple of str or None
         The columns :meth:`from_table` was told to take as categories.
+    constraints : ResolvedConstraints or None
+        The side constraints (:mod:`odtkit.constraints`, docs/constraints.md) resolved once
+        against ``dataset``, a name of a raw column standing for all its binary features;
+        None when none is stated.
     """
 
     dataset: Dataset | None
@@ -96,6 +101,7 @@ class Task:
     interrupted: bool = False
     name: str | None = None
     categorical: tuple[str, ...] | None = None
+    constraints: ResolvedConstraints | None = None
 
     # -- construction ----------------------------------------------------------------------
 
@@ -107,13 +113,16 @@ class Task:
         fairness: Any = None,
         time_limit: float | None = None,
         deadline: Deadline | None = None,
+        constraints: Any = None,
     ) -> Task:
         """A task on binary features given as they are (a bundled or pre-binarized
         :class:`~odtkit.datasets.Dataset`; its certificate is "binarization": what it was
         binarized from is unknown). ``time_limit`` / ``deadline``: the task's clock, as in
-        :meth:`from_table`."""
+        :meth:`from_table`; ``constraints``: side constraints (:mod:`odtkit.constraints`)
+        naming the dataset's features, resolved here."""
         clock = Deadline(time_limit) if deadline is None else deadline
-        return cls(check_dataset(dataset, "dataset"), fairness=fairness, deadline=clock)
+        task = cls(check_dataset(dataset, "dataset"), fairness=fairness, deadline=clock)
+        return task.constrained(constraints) if constraints is not None else task
 
     @classmethod
     def from_table(
@@ -130,6 +139,7 @@ class Task:
         name: str | None = None,
         exact: bool | None = None,
         categorical: Sequence[str] | None = None,
+        constraints: Any = None,
     ) -> Task:
         """A task on a raw table ``X`` (DataFrame or 2-D array) with labels ``y``.
 
@@ -161,7 +171,14 @@ class Task:
             ZIP or ward numbers): one feature per value instead of thresholds, in the
             Binarizer and in the exact search alike (text, category and bool columns are
             categories without being named).
+        constraints : list of constraints or None
+            Side constraints (:mod:`odtkit.constraints`, docs/constraints.md), resolved once
+            against the binarized features; a name of a raw column stands for all its binary
+            features (``ForbidFeatures(["age"])`` forbids every threshold on ``age``). With
+            constraints the table is always binarized here: the exact search over every
+            threshold takes none (its certificate is then over the binarization).
         """
+        given = check_constraints(constraints)
         policy = Thresholds.parse(thresholds)
         if deadline is None:
             policy.load_dependencies()  # the process's imports, before the call's clock
@@ -169,6 +186,8 @@ class Task:
         binarizes = binarize is True or (binarize == "auto" and not _is_binary_table(X))
         if exact is None:
             exact = policy.runs_exact_search
+        if given:
+            exact = False  # the exact numeric search carries no side constraint
         weights = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         common = {
             "X": X,
@@ -214,7 +233,7 @@ class Task:
             "data",
         )
         truncated = binarizer is not None and bool(getattr(binarizer, "truncated_", False))
-        return cls(
+        task = cls(
             data,
             binarizer=binarizer,
             binarize_time=time.perf_counter() - began,
@@ -222,6 +241,7 @@ class Task:
             interrupted=stopped[0],
             **common,
         )
+        return task.constrained(given) if given else task
 
     def with_every_midpoint(self) -> Task:
         """This task with its deferred binarization done over every midpoint (the same
@@ -240,6 +260,37 @@ class Task:
             name=self.name,
             exact=False,
         )
+
+    def constrained(self, constraints: Any) -> Task:
+        """This task with the side constraints ``constraints`` (:mod:`odtkit.constraints`; a
+        list, one, None for none, or a :class:`~odtkit.constraints.ResolvedConstraints` of
+        its dataset) in place of its own, resolved once against its binary features: a name
+        of a raw column (a Binarizer's ``FeatureSpec.source``) stands for all its binary
+        features. A task whose table is not binarized yet (the exact search's) is binarized
+        over every midpoint first: that search takes no constraint.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Naming the constraint that is not one, or that names no feature, column or
+            label of the data.
+        """
+        given = (
+            constraints
+            if isinstance(constraints, ResolvedConstraints)
+            else check_constraints(constraints)
+        )
+        task = self.with_every_midpoint() if given and self.dataset is None else self
+        if not given:
+            return replace(task, constraints=None)
+        assert task.dataset is not None
+        binarizer = task.binarizer
+        sources = (
+            None
+            if binarizer is None
+            else [str(spec.source) for spec in binarizer.get_feature_specs()]
+        )
+        return replace(task, constraints=resolve(given, task.dataset, sources=sources))
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -359,16 +410,97 @@ def _runs_exact(task: Task, method: Any, max_depth: int | None) -> bool:
         return True
     return (
         task.dataset is None
+        and not task.constraints
         and method.name == "dp"
         and max_depth is not None
         and task.fairness is None
     )
 
 
+#: The MIPs ``method="auto"`` hands side constraints the search cannot certify to, in order:
+#: PathOCT when its model fits the time limit (``Method.too_big``), else FlowOCT.
+AUTO_MIPS = ("pathoct", "flowoct")
+
+
+def search_sits_out(task: Task, method: str = "dp") -> str:
+    """Why the native search ``method`` cannot certify ``task``'s side constraints ("" when it
+    can, or none is stated): :func:`odtkit.methods.search_refusal`; a fairness constraint
+    stated beside side constraints is the MIPs' (the search takes one fairness alone)."""
+    from odtkit.methods import search_refusal
+
+    if not task.constraints:
+        return ""
+    if task.fairness is not None:
+        return "a fairness constraint together with side constraints is for the MIPs"
+    return search_refusal(task.constraints, method)
+
+
+def _chosen(
+    task: Task, method: Any, max_depth: int | None, time_limit: float | None
+) -> tuple[Method, str]:
+    """The method that runs and, for ``"auto"``, why it was chosen ("" otherwise)."""
+    from odtkit.methods import METHODS, get_method
+
+    if not (isinstance(method, str) and method == "auto"):
+        chosen = get_method(method) if isinstance(method, str) else method
+        if task.constraints:
+            if chosen.raw:
+                raise ValueError(
+                    f"method {chosen.name!r} (the exact search over every threshold) takes no "
+                    "side constraint: use method='auto', 'dp' or a MIP on the binarization"
+                )
+            why = search_sits_out(task, chosen.name) if chosen.is_search else ""
+            if why:
+                raise ValueError(
+                    f"method {chosen.name!r} cannot certify the constraints: {why}; use "
+                    f"method='auto' or a MIP ({', '.join(AUTO_MIPS)})"
+                )
+        return chosen, ""
+    why = search_sits_out(task, "dp")
+    if not why:
+        return METHODS["dp"], ""
+    assert task.dataset is not None  # a task with constraints is always binarized
+    limit = task.deadline.limit_left() if time_limit is None else time_limit
+    for name in AUTO_MIPS[:-1]:
+        if max_depth is not None and not METHODS[name].too_big(task.dataset, max_depth, limit):
+            break
+    else:
+        name = AUTO_MIPS[-1]
+    return METHODS[name], f"method auto: the search sat out ({why}), so {name} carried them"
+
+
+def _rechecked(result: Result, task: Task) -> Result:
+    """``result`` re-checked against the task's side constraints by :mod:`odtkit.metrics`'s
+    one truth: a returned tree that breaks one is status ``error``, never a certificate; an
+    ``infeasible`` verdict names a constraint no tree can meet, where one is found."""
+    constraints = task.constraints
+    if not constraints or task.dataset is None:
+        return result
+    if result.status == Status.INFEASIBLE:
+        why = constraints.obvious_infeasibility()
+        return (
+            result
+            if not why
+            else result.replace(message="; ".join(filter(None, [result.message, why])))
+        )
+    if not result.has_model:
+        return result
+    broken = constraints.violations(result.model, task.dataset)
+    if not broken:
+        return result
+    return result.replace(
+        status=Status.ERROR,
+        certificate=None,
+        message="; ".join(
+            filter(None, [result.message, "the tree breaks a side constraint: " + broken[0]])
+        ),
+    )
+
+
 def solve(
     task: Task,
     *,
-    method: Any = "dp",
+    method: Any = "auto",
     backend: str = "highs",
     lam: float,
     max_depth: int | None,
@@ -385,6 +517,17 @@ def solve(
     * Otherwise ``method`` on the task's binary features (:meth:`Method.solve`); a MIP is
       warm-started (``warm_start``, a backend with MIP starts) by the dp given 20 % of the
       limit, and when it stops before solving anything the warm start is the answer.
+    * ``method="auto"`` (the default): ``dp``, unless the task's side constraints
+      (:attr:`Task.constraints`) are ones the search cannot certify
+      (:func:`search_sits_out`); then a MIP that carries them, PathOCT when its model fits
+      the time limit, else FlowOCT (the Result's ``message`` says which, and why).
+
+    With side constraints, the exact search over every threshold sits out (the certificate
+    is over the binarization), a search runs only where it certifies them (else ValueError
+    naming the constraint), a MIP carries them as named blocks and is warm-started only by a
+    search that certifies them (else cold), and every returned tree is re-checked with
+    :meth:`odtkit.constraints.ResolvedConstraints.violations`: one that breaks a constraint
+    is status ``error``.
 
     ``time_limit``: seconds; None is what the task's deadline left. Binarization cut short
     (or reached by Ctrl-C) turns an ``optimal`` status into ``time_limit`` (``interrupted``)
@@ -396,9 +539,7 @@ def solve(
     ValueError
         For an unknown method, a MIP without depth, a raw-table method on a dataset.
     """
-    from odtkit.methods import get_method
-
-    chosen = get_method(method) if isinstance(method, str) else method
+    chosen, why = _chosen(task, method, max_depth, time_limit)
     exact = _runs_exact(task, chosen, max_depth)
     if exact:
         if not task.is_table:
@@ -416,7 +557,9 @@ def solve(
             result = _on_dataset(
                 task, chosen, backend, lam, max_depth, time_limit, memory_limit_mb, warm_start
             )
-        result = task.flag_truncated(result)
+        result = task.flag_truncated(_rechecked(result, task))
+    if why:
+        result = result.replace(message="; ".join(filter(None, [why, result.message])))
     certificate = task.certificate(exact=exact) if result.status == Status.OPTIMAL else None
     return result.replace(certificate=certificate)
 
@@ -470,12 +613,16 @@ def _on_dataset(
     from odtkit.methods import METHODS
 
     data = task.dataset
+    assert data is not None  # solve binarized a deferred table first
     fairness = task.fairness
+    constraints = task.constraints
     given = time_limit is not None
     # what binarization left of the call's time limit
     limit = time_limit if given else task.deadline.limit_left()
     warm = None
-    if warm_start and not method.is_search and depth is not None:
+    # with side constraints the search warm-starts a MIP only where it certifies them
+    searchable = not search_sits_out(task, "dp")
+    if warm_start and not method.is_search and depth is not None and searchable:
         from odtkit.solvers import backend_capabilities
 
         if "mip_start" in backend_capabilities(backend):
@@ -488,7 +635,10 @@ def _on_dataset(
                 time_limit=budget,
                 memory_limit_mb=memory_limit_mb,
                 fairness=fairness,
+                constraints=constraints,
             )
+            if warm.has_model and constraints and constraints.violations(warm.model, data):
+                warm = None  # never a start that breaks a constraint: the MIP starts cold
     result = method.solve(
         data,
         lam=lam,
@@ -499,6 +649,7 @@ def _on_dataset(
         fairness=fairness,
         start=None if warm is None else warm.model,
         start_is_optimal=warm is not None and warm.status == Status.OPTIMAL,
+        constraints=constraints,
     )
     if method.is_search:
         return result

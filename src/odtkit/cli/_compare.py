@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise BadInput(f"unknown backend(s) {unknown}; choose from {registered_backends()}")
     _check_common(args, depth_required=True)
-    every = getattr(args, "thresholds", None) == "all" and args.fairness is None
+    constrained = bool(getattr(args, "constraint", None))
+    every = getattr(args, "thresholds", None) == "all" and args.fairness is None and not constrained
     if every and _tables._is_file_argument(args.dataset):
         # every threshold: the exact search replaces dp (the MIPs get every midpoint; with
         # --fairness the fair dp keeps every midpoint: the exact search takes no constraint)
@@ -83,7 +84,13 @@ def run(args: argparse.Namespace) -> int:
         # the exact search reads the raw columns; compare binarizes them for the others
         choice = _tables._threshold_choice(args)
         try:
-            comparison = compare(data.frame, y=data.labels, thresholds=choice, **options)
+            comparison = compare(
+                data.frame,
+                y=data.labels,
+                thresholds=choice,
+                constraints=_tables._constraints(args) or None,
+                **options,
+            )
         except (ValueError, TypeError) as exc:
             raise BadInput(f"--dataset: {Path(args.dataset).name}: {exc}") from None
         comparison = comparison.replace(dataset=Path(args.dataset).stem)
@@ -103,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         if data.binarization is not None and not args.json:
             print(data.binarization["summary"], file=sys.stderr)
         # the task (not its dataset): its threshold policy gives each row's certificate
+        # its side constraints (--constraint) were resolved with the task, by raw column
         comparison = compare(data.task, fairness=data.fairness, **options)
     return _report_comparison(comparison, args, data, raw)
 
@@ -127,6 +135,9 @@ def _report_comparison(
         f"time limit {args.time_limit} s per run, MIP warm start from "
         f"{comparison.warm_start_source}"
     )
+    constraints = None if comparison.task is None else comparison.task.constraints
+    if constraints:
+        print(f"constraints: {constraints.describe()}")
     fairness = data.fairness
     if fairness is not None:
         print(
@@ -235,6 +246,7 @@ def add_parser(sub: Any) -> None:
     _add_limits(cmp, default=10.0, time_help="seconds per run")
     cmp.add_argument("--no-warm-start", action="store_true", help="start the MIPs cold")
     cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _tables._add_constraint_argument(cmp)
     fair = cmp.add_argument_group(f"fairness (methods {fair_methods})")
     fair.add_argument(
         "--fairness",

@@ -40,7 +40,7 @@ def _tree_payload(result: Any, data: _tables._Data, args: argparse.Namespace) ->
         result,
         data.dataset,
         label=data.label,
-        method=result.method if result.method == "exact" else args.method,
+        method=result.method if result.method == "exact" or args.method == "auto" else args.method,
         lam=args.lam,
         max_depth=args.max_depth,
         certificate=_certificate(result, data),
@@ -62,6 +62,8 @@ def _wants_exact(args: argparse.Namespace, method: Any) -> bool:
     """The exact search over every threshold runs: ``--method exact``, or ``dp`` with
     ``--thresholds all`` on a CSV at a limited depth (unlimited, every midpoint is binarized
     and dp searches it: the same optimum, as before the exact search existed)."""
+    if getattr(args, "constraint", None) and not getattr(method, "raw", False):
+        return False  # side constraints: the binarization's methods (the exact search sits out)
     if getattr(method, "raw", False):
         if args.max_depth is None:
             raise BadInput(
@@ -111,6 +113,30 @@ def _exact_fit(args: argparse.Namespace, data: _tables._Data) -> Any:
     return result
 
 
+def _check_constrained(args: argparse.Namespace, method: Any, data: _tables._Data) -> None:
+    """Refuse a search named by ``--method`` for ``--constraint``s it cannot certify, and a
+    MIP (``auto`` may pick one) without a depth, before anything is solved."""
+    from odtkit.methods import METHODS, method_names
+    from odtkit.task import search_sits_out
+
+    task = data.task
+    if task is None or not task.constraints:
+        return
+    why = search_sits_out(task, method.name) if method.is_search else ""
+    if args.method == "auto":
+        if why and args.max_depth is None:
+            raise BadInput(
+                f"--constraint: the search cannot certify them ({why}) and a MIP needs a "
+                "depth: give --max-depth N"
+            )
+    elif why:
+        mips = [n for n in method_names(exact=True, raw=False) if not METHODS[n].is_search]
+        raise BadInput(
+            f"--method {args.method} cannot certify the constraints: {why}; use --method auto "
+            f"or a MIP ({', '.join(mips)})"
+        )
+
+
 def _check_backend(name: str, option: str) -> None:
     from odtkit.solvers import registered_backends
 
@@ -122,7 +148,16 @@ def run(args: argparse.Namespace) -> int:
     from odtkit.io import dumps
     from odtkit.methods import get_method
 
-    method = _checked(lambda: get_method(args.method), flag="--method")
+    if args.method is None:  # the search, or a MIP for constraints it cannot certify
+        args.method = "auto" if getattr(args, "constraint", None) else "dp"
+    method = _checked(
+        lambda: get_method("dp" if args.method == "auto" else args.method), flag="--method"
+    )
+    if getattr(method, "raw", False) and getattr(args, "constraint", None):
+        raise BadInput(
+            f"--method {args.method}: the exact search over every threshold takes no "
+            "--constraint; use --method auto, dp or a MIP"
+        )
     _check_common(args, depth_required=not method.is_search)
     _check_backend(args.backend, "--backend")
     _check_out(args, DATA=args.dataset if _tables._is_file_argument(args.dataset) else None)
@@ -132,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
         result = _exact_fit(args, data)
     else:
         _clamp_depth(args, data.dataset)
+        _check_constrained(args, method, data)
     dataset = data.dataset
     if data.binarization is not None and not args.json:
         print(data.binarization["summary"], file=sys.stderr)
@@ -142,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         # MIP is warm-started by the search core as the estimator's is: one path, one answer
         result = solve(
             data.task,
-            method=method,
+            method="auto" if args.method == "auto" else method,
             lam=args.lam,
             max_depth=args.max_depth,
             backend=args.backend,
@@ -170,6 +206,9 @@ def run(args: argparse.Namespace) -> int:
         f"classes {dataset.classes.tolist()}; method {payload['method']}, lambda {args.lam}, "
         f"depth {depth}"
     )
+    constraints = None if data.task is None else data.task.constraints
+    if constraints:
+        print(f"constraints: {constraints.describe()}")
     certificate = payload["certificate"]
     over = "" if certificate is None else f" over {_OVER[certificate]}"
     print(
@@ -204,7 +243,13 @@ def add_parser(sub: Any) -> None:
         help="fit a certified optimal tree on a CSV file (or a bundled dataset)",
     )
     _tables._add_data_arguments(fit)
-    fit.add_argument("--method", default="dp", help="one of:\n" + describe_methods())
+    fit.add_argument(
+        "--method",
+        default=None,
+        help="auto (the default: dp, or with a --constraint the search cannot certify a MIP "
+        "that carries it: pathoct when it fits the time limit, else flowoct) or one of:\n"
+        + describe_methods(),
+    )
     fit.add_argument("--backend", default="highs", help="MIP backend: " + ", ".join(backends))
     _add_limits(fit, default=DEFAULT_TIME_LIMIT, time_help="seconds")
     fit.add_argument(
@@ -215,4 +260,5 @@ def add_parser(sub: Any) -> None:
         )
         + "; a run that ends without a tree writes nothing and says so",
     )
+    _tables._add_constraint_argument(fit)
     _add_output_switches(fit)

@@ -394,6 +394,12 @@ def _load(
             f"{what} {args.dataset!r} is a bundled dataset, already binary: the exact search "
             "over every threshold (method exact) reads a CSV file's numeric columns"
         )
+    constraints = _constraints(args)
+    if constraints:
+        try:
+            task = task.constrained(constraints)
+        except (ValueError, TypeError) as exc:
+            raise BadInput(f"--constraint: {exc}") from None
     if notion is None:
         return _Data(
             dataset, None, features, label, binarization, specs, reading=reading, task=task
@@ -414,6 +420,33 @@ def _load(
         raise BadInput(_fairness_message(str(exc), protected, legit_column)) from None
     return _Data(
         dataset, fairness, features, label, binarization, specs, reading=reading, task=task
+    )
+
+
+def _constraints(args: argparse.Namespace) -> list[Any]:
+    """The ``--constraint`` texts parsed (:func:`odtkit.constraints.parse`); [] when none."""
+    from odtkit.constraints import parse
+
+    out = []
+    for text in getattr(args, "constraint", None) or ():
+        try:
+            out.append(parse(text))
+        except ValueError as exc:
+            raise BadInput(f"--constraint: {exc}") from None
+    return out
+
+
+def _add_constraint_argument(parser: argparse.ArgumentParser) -> None:
+    """``--constraint TEXT`` (repeatable): a side constraint in the syntax of
+    :func:`odtkit.constraints.parse`, which ``fit`` and ``compare`` both take."""
+    from odtkit.constraints import SYNTAX
+
+    parser.add_argument(
+        "--constraint",
+        action="append",
+        metavar="TEXT",
+        help="a side constraint every tree must meet (repeat for several; NAME is a column "
+        "of the CSV, all its thresholds, or a binary feature; docs/constraints.md):\n" + SYNTAX,
     )
 
 

@@ -117,9 +117,14 @@ def search_dataset(
     strategy: str | None = None,
     fairness: Fairness | None = None,
     progress: bool | None = None,
+    min_leaf_weight: float = 0.0,
 ) -> Result:
     """:func:`odtkit.core.search_tree` on a :class:`~odtkit.datasets.Dataset` (its parameters,
-    returns and errors; the raw-table arguments are not taken here)."""
+    returns and errors; the raw-table arguments are not taken here).
+
+    ``min_leaf_weight``: the minimum leaf support as a share of the total weight (tolerance
+    already subtracted, in [0, 1]), for ``method="dp"`` without ``fairness`` only; 0: none.
+    :func:`odtkit.core.search_tree` resolves it from ``constraints``."""
     began = time.perf_counter()
     dataset = check_dataset(dataset)
     lam = check_lambda(lam)
@@ -135,6 +140,9 @@ def search_dataset(
         raise ValueError(f"strategy must be one of {STRATEGIES} or None, got {strategy!r}")
     if method != "dp" and strategy != "recursive":
         raise ValueError(f"strategy={strategy!r} applies only to method='dp', not {method!r}")
+    if min_leaf_weight and (method != "dp" or fairness is not None):
+        # search_tree refuses these combinations first (search_refusal); a guard for callers
+        raise ValueError("a minimum leaf support is taken by method='dp' without fairness only")
     if fairness is not None:
         return _search_fair(
             dataset,
@@ -160,6 +168,7 @@ def search_dataset(
         max_depth=-1 if max_depth is None else max_depth,
         upper_bound=check_upper_bound(upper_bound),
         policy=policy,
+        min_leaf_weight=float(min_leaf_weight),
     )
     # every search starts from the greedy tree of docs/formulations-search-and-pruning.md §3.2,
     # computed natively (microseconds)
@@ -177,7 +186,8 @@ def search_dataset(
             dataset, lam, lambda problem: native(problem, charge_elapsed(config, began), report)
         )
     result = verified_result(raw, dataset, lam=lam, max_depth=max_depth, method=method, start=began)
-    _warn_if_trivial(result, dataset, lam, max_depth)
+    # (a minimum leaf support, like fairness, may itself be what makes a single leaf optimal)
+    _warn_if_trivial(result, dataset, lam, max_depth, constrained=min_leaf_weight > 0)
     return result
 
 
@@ -237,7 +247,7 @@ def _search_fair(
             f"the fair search returned a tree with disparity {gap!r} > delta={groups.delta!r} "
             "(odtkit.metrics.fairness_gap): this is a bug"
         )
-    _warn_if_trivial(result, dataset, lam, max_depth, fair=True)
+    _warn_if_trivial(result, dataset, lam, max_depth, constrained=True)
     return dataclasses.replace(
         result, stats={**result.stats, "fairness_gap": gap}, time=time.perf_counter() - start
     )
@@ -387,12 +397,18 @@ def trivial_answer_message(
 
 
 def _warn_if_trivial(
-    result: Result, dataset: Dataset, lam: float, max_depth: int | None, *, fair: bool = False
+    result: Result,
+    dataset: Dataset,
+    lam: float,
+    max_depth: int | None,
+    *,
+    constrained: bool = False,
 ) -> None:
     """TrivialAnswerWarning when a certified answer is a single leaf (see the message).
 
     ``max_depth=0`` admits nothing else, which is said instead. Under a fairness constraint
-    only a single class is reported: the constraint itself may be what makes the leaf optimal.
+    (or a minimum leaf support: ``constrained``) only a single class is reported: the constraint
+    itself may be what makes the leaf optimal.
     """
     if result.status != "optimal" or not result.model.is_leaf:
         return
@@ -402,7 +418,7 @@ def _warn_if_trivial(
             "max_depth=0 admits only the single leaf (a constant prediction)", TrivialAnswerWarning
         )
         return
-    if fair and several_classes:
+    if constrained and several_classes:
         return
     message = trivial_answer_message(dataset, lam)
     if message is not None:

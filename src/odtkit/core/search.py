@@ -16,6 +16,12 @@ With ``fairness=`` (an :class:`odtkit.Fairness`) ``method="dp"`` minimises the s
 the δ-fair trees only (docs/formulations-trees.md §5), by the native fair DP over Pareto fronts
 (``core/native/fair_dp.cpp``).
 
+With ``constraints=`` (:mod:`odtkit.constraints`) the search takes what stays decomposable: a
+minimum leaf support (natively, in every strategy of ``method="dp"``), forbidden features (left
+out before the search) and one fairness constraint alone (the fair DP). Anything else is
+refused by :func:`search_refusal`, in one line naming the constraint: a MIP formulation carries
+it.
+
 This module is the public face: the search on a Dataset lives in :mod:`odtkit.core._binary`,
 below both this module and :mod:`odtkit.core.numeric` (whose guessed-threshold start runs it), so
 ``search_tree`` on a raw table imports ``search_numeric`` at module level without a cycle.
@@ -24,6 +30,7 @@ below both this module and :mod:`odtkit.core.numeric` (whose guessed-threshold s
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +39,14 @@ import numpy as np
 import pandas as pd
 
 from odtkit._warnings import warn
+from odtkit.constraints import (
+    CONSTRAINT_TOLERANCE,
+    ForbidFeatures,
+    MinLeafSupport,
+    ResolvedConstraints,
+    check_constraints,
+    resolve,
+)
 
 # the names below are this module's public vocabulary, as before the search on a Dataset moved
 # to _binary (callers and tests read them here)
@@ -46,11 +61,11 @@ from odtkit.core._binary import (
     search_dataset,
     trivial_answer_message,
 )
-from odtkit.core._problem import POLICIES
+from odtkit.core._problem import POLICIES, decode_tree, encode_tree, restore_features
 from odtkit.core.numeric import search_numeric
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
-from odtkit.results import Result
+from odtkit.results import Result, Status
 
 __all__ = [
     "BOUNDS",
@@ -62,6 +77,7 @@ __all__ = [
     "SearchOptions",
     "TrivialAnswerWarning",
     "informative_lam_range",
+    "search_refusal",
     "search_tree",
     "trivial_answer_message",
 ]
@@ -119,6 +135,7 @@ def search_tree(
     memory_limit_mb: float | None = None,
     fairness: Fairness | None = None,
     options: SearchOptions | None = None,
+    constraints: Any = None,
     node_limit: int | None = None,
     bounds: Mapping[str, bool] | None = None,
     policy: str | None = None,
@@ -209,6 +226,17 @@ def search_tree(
         optimum is fair it is returned at once, and its lower bound is always valid.
         ``options.bounds`` then takes the switches in ``FAIR_BOUNDS`` (``window``, ``budget``,
         ``lagrangian``, ``shortcut``).
+    constraints : list of odtkit.constraints values, or ResolvedConstraints, optional
+        Side constraints the returned tree satisfies exactly (resolve them once with
+        :func:`odtkit.constraints.resolve` to reuse them). The search takes
+        :class:`~odtkit.constraints.MinLeafSupport` (``method="dp"``, every strategy: every
+        leaf receives at least that much training weight, so a split is admitted only when
+        both sides do), :class:`~odtkit.constraints.ForbidFeatures` (the features are left out
+        of the search) and one :class:`odtkit.Fairness` alone (as ``fairness=``). Anything else
+        raises ValueError naming the constraint (:func:`search_refusal`; a MIP formulation
+        carries it). When no tree can meet them the result has status ``infeasible``, no model
+        and ``message`` naming the constraint. Every returned tree is re-checked with
+        :meth:`~odtkit.constraints.ResolvedConstraints.violations`.
     node_limit, bounds, policy, upper_bound, strategy, progress : deprecated
         The old spelling of the ``options`` fields of the same names: the same search, with a
         FutureWarning; removed in odtkit 0.3.0. Give them in ``options`` instead.
@@ -232,7 +260,8 @@ def search_tree(
         On an invalid argument (the message names it).
     RuntimeError
         If the native objective disagrees with :func:`odtkit.metrics.objective`, or a fair
-        search returns a tree that :func:`odtkit.metrics.is_fair` rejects (a bug).
+        search returns a tree that :func:`odtkit.metrics.is_fair` rejects, or any returned tree
+        breaks a stated constraint (a bug).
     """
     options = _options(
         options,
@@ -268,6 +297,7 @@ def search_tree(
                 "policy": options.policy != "curiosity",
                 "strategy": options.strategy is not None,
                 "fairness": fairness is not None,
+                "constraints": constraints is not None,
             },
         )
         return search_numeric(
@@ -289,6 +319,17 @@ def search_tree(
         raise TypeError(
             f"{', '.join(given)} apply only to a raw table (DataFrame or array) as the first "
             "argument; a Dataset carries its own labels and weights"
+        )
+    if constraints is not None:
+        return _search_constrained(
+            dataset,
+            constraints,
+            fairness,
+            method=method,
+            bounds=options.bounds,
+            policy=options.policy,
+            strategy=options.strategy,
+            **shared,
         )
     return search_dataset(
         dataset,
@@ -344,3 +385,122 @@ def _check_raw_table_call(method: Any, refused: Mapping[str, bool]) -> None:
             f"{', '.join(given)} do(es) not apply to the exact search over every threshold "
             "(search_tree on a raw table); binarize it into a Dataset to use them"
         )
+
+
+def search_refusal(resolved: ResolvedConstraints, method: str = "dp") -> str:
+    """Why :func:`search_tree` cannot certify ``resolved`` with ``method`` ("" when it can).
+
+    The one place that decides which constraints the native search takes: a minimum leaf
+    support (``method="dp"``), forbidden features (any method) and exactly one
+    :class:`odtkit.Fairness` with nothing else (``method="dp"``). The answer is one line naming
+    the first constraint the search cannot take; every MIP formulation carries it.
+    """
+    constraints = resolved.constraints
+    fair = [c for c in constraints if isinstance(c, Fairness)]
+    mip = "a MIP formulation (odtkit.compare, RBinOCT, FlowOCT) carries it"
+    for c in constraints:
+        kind = "fairness" if isinstance(c, Fairness) else str(c.kind)
+        what = _describe(c)
+        if isinstance(c, ForbidFeatures):
+            continue
+        if isinstance(c, MinLeafSupport):
+            if method != "dp":
+                return (
+                    f"{what} ({kind}): the search takes it with method='dp' only, not "
+                    f"method={method!r}; {mip}"
+                )
+            continue
+        if isinstance(c, Fairness):
+            if len(fair) > 1:
+                return f"{what} (fairness): the search takes one fairness constraint only; {mip}"
+            others = [o for o in constraints if not isinstance(o, Fairness)]
+            if others:
+                return (
+                    f"{what} (fairness): the fair search takes no other constraint (here "
+                    f"{_describe(others[0])}); {mip}"
+                )
+            if method != "dp":
+                return f"{what} (fairness): the search takes it with method='dp' only; {mip}"
+            continue
+        return f"{what} ({kind}): the search cannot certify it; {mip}"
+    return ""
+
+
+def _describe(c: Any) -> str:
+    """One constraint in a message, as :meth:`ResolvedConstraints.describe` words it."""
+    if isinstance(c, Fairness):
+        return f"fairness({c.notion}, delta={c.delta:g})"
+    return str(c.describe())
+
+
+def _search_constrained(
+    dataset: Dataset,
+    constraints: Any,
+    fairness: Fairness | None,
+    *,
+    method: str,
+    lam: float,
+    max_depth: int | None,
+    **rest: Any,
+) -> Result:
+    """``search_tree(..., constraints=...)`` on a Dataset: refuse what the search cannot
+    certify, leave forbidden features out, pass the minimum leaf support natively (or one
+    fairness to the fair DP), and re-check the returned tree against every constraint."""
+    began = time.perf_counter()
+    if fairness is not None:
+        if isinstance(constraints, ResolvedConstraints):
+            raise TypeError(
+                "give fairness either as fairness= or inside constraints, not beside a "
+                "ResolvedConstraints"
+            )
+        constraints = [*check_constraints(constraints), fairness]
+    resolved = resolve(constraints, dataset)
+    refusal = search_refusal(resolved, method)
+    if refusal:
+        raise ValueError(refusal)
+    floor = resolved.min_leaf_weight
+    # the search admits exactly the leaves ResolvedConstraints.violations accepts
+    admitted = floor - CONSTRAINT_TOLERANCE * max(1.0, floor) if floor > 0 else 0.0
+    total = dataset.total_weight
+    if admitted > total:
+        return Result(
+            model=None,
+            objective=float("nan"),
+            lower_bound=float("inf"),
+            status=Status.INFEASIBLE,
+            time=time.perf_counter() - began,
+            method=method,
+            message=(
+                f"min_leaf_support: {floor:g} exceeds the total weight {total:g}, so no leaf "
+                "can meet it"
+            ),
+        )
+    keep = np.flatnonzero(~resolved.forbidden)
+    searched = dataset
+    if keep.size < dataset.n_features:
+        searched = dataclasses.replace(
+            dataset,
+            X=dataset.X[:, keep],
+            feature_names=tuple(dataset.feature_names[j] for j in keep),
+        )
+    fair = [c for c in resolved.constraints if isinstance(c, Fairness)]
+    result = search_dataset(
+        searched,
+        method=method,
+        lam=lam,
+        max_depth=max_depth,
+        fairness=fair[0] if fair else None,
+        min_leaf_weight=min(1.0, max(0.0, admitted / total)),
+        **rest,
+    )
+    tree = result.model
+    if keep.size < dataset.n_features:
+        tree = decode_tree(restore_features(encode_tree(tree), keep))
+    broken = resolved.violations(tree, dataset)
+    if broken:
+        raise RuntimeError(
+            f"the search returned a tree that breaks {broken[0]} "
+            "(odtkit.constraints.ResolvedConstraints.violations): this is a bug"
+        )
+    stats = {**result.stats, "constraints": resolved.describe()}
+    return dataclasses.replace(result, model=tree, stats=stats, time=time.perf_counter() - began)

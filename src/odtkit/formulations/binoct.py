@@ -56,6 +56,36 @@ null splits keeps its predictions; so §3.3 carries over: with null splits the o
 optimal δ-fair tree's :math:`R` (``EXACT``, ``VALID_BOUND``), without them it is only an upper
 bound on it; BinOCT's error bound stays a valid bound (a fair tree completed to depth D is
 fair).
+
+**Side constraints** (``build(..., constraints=)``, :mod:`odtkit.constraints`). Each
+:class:`~odtkit.constraints.LinearRows` becomes one range block named after it, over
+
+* predictions: :math:`\sum_{r,k} A_{b,rk}\,[\hat y_r = k]` as for fairness, by
+  :func:`~odtkit.formulations.fairness.add_leaf_products` on the distinct non-negative sides
+  of each class's coefficient vector (:func:`~odtkit.formulations.constraints.prediction_sides`);
+* leaves: :math:`\sum_t o_t` with the binary :math:`o_v` = "some row reaches node v",
+  :math:`\sum_i q_{i,t} \le m\,o_t`, :math:`o_t \le \sum_i q_{i,t}` at the leaves and
+  :math:`o_{2v}, o_{2v+1} \le o_v \le o_{2v} + o_{2v+1}` above;
+* effective splits: :math:`h_u = o_{2u} o_{2u+1}` (both sides of u receive a row) and
+  :math:`s_{u,j} = f_{u,j} h_u`, each by its three McCormick rows, exact at integer points;
+  the count on feature j is :math:`\sum_u s_{u,j}`;
+* tested groups: a binary :math:`v_g` with :math:`s_{u,j} \le v_g \le \sum_{u, j\in g}
+  s_{u,j}`;
+
+and the minimum leaf support is :math:`\sum_i \omega_i q_{i,t} \ge L\, o_t`. At integer
+points the counts are those of :math:`\operatorname{prune\_empty}(C)`: its leaves are the
+occupied leaves, its splits the effective ones. The returned tree (``canonical``) has the same
+predictions, no more leaves and no more splits (equal leaves are merged only without a
+:class:`~odtkit.constraints.RequireFeatures`, the one row with a lower bound on splits), so
+since every cost in the vocabulary is non-negative it satisfies every row the model does; and
+with null splits every feasible tree is a point of the model with its own value (its leaves
+continue by null splits, which occupy nothing new and split nothing). So RBinOCT with null
+splits stays ``EXACT`` under constraints. Without null splits (BinOCT's default, RBinOCT's
+``null_split=False``) shallow trees are completed by real splits, which can add leaves and
+effective splits: the model then carries the prediction rows and
+:class:`~odtkit.constraints.RequireFeatures` (both survive a completion) and refuses the
+others (one line naming the constraint) rather than call a feasible problem infeasible or
+lose BinOCT's bound.
 """
 
 from __future__ import annotations
@@ -65,6 +95,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from odtkit.fairness import FairnessGroups
 from odtkit.formulations._base import (
@@ -87,9 +118,12 @@ from odtkit.formulations._common import (
     prune_empty,
     subtree_leaf_ranges,
 )
+from odtkit.formulations.constraints import ModelConstraints, prediction_sides
 from odtkit.formulations.fairness import (
     FairRows,
     add_leaf_fairness,
+    add_leaf_products,
+    leaf_product_values,
     leaf_side_values,
     merge_groups,
 )
@@ -128,6 +162,7 @@ def _build(
     null_split: bool,
     name: str,
     groups: FairnessGroups | None = None,
+    side: ModelConstraints | None = None,
 ) -> tuple[np.ndarray, FairRows | None]:
     """Add the model to ``b``; the non-constant features (``f``'s columns) and the fairness
     block's rows."""
@@ -244,6 +279,8 @@ def _build(
         # (leaf, side) by the shared block; q is exact once f and g are integral
         fair = merge_groups(groups, rows.source, m)
         add_leaf_fairness(b, fair, q.index, c.index[:, fair.positive_code])
+    if side is not None:
+        _add_side_constraints(b, rows, side, depth, nonconstant, f.index, c.index, q.index)
 
     if alpha is not None:
         b.add_objective(e.index.ravel(), 1.0 / rows.total_weight)
@@ -251,6 +288,331 @@ def _build(
     else:
         b.add_objective(e.index.ravel(), 1.0)
     return nonconstant, fair
+
+
+# side constraints ------------------------------------------------------------------------------
+#: Constraint kinds a model without null splits refuses (``_BinOCTBase._check_side``).
+_STRUCTURAL = frozenset({"min_leaf_support", "max_leaves", "feature_budget", "forbid_features"})
+
+
+def _describe(c: Any) -> str:
+    return str(c.describe()) if hasattr(c, "describe") else repr(c)
+
+
+@dataclass(frozen=True)
+class _SidePlan:
+    """Which auxiliary variables the side constraints of a model need (computed the same way by
+    the build and by ``start``)."""
+
+    occupied: bool  # node occupancy (leaves and, with counted splits, every node)
+    counted: np.ndarray  # positions in the model's features whose effective splits are counted
+
+
+def _side_plan(side: ModelConstraints, features: np.ndarray) -> _SidePlan:
+    counted = np.zeros(side.resolved.n_features, dtype=bool)
+    for block in side.blocks:
+        counted |= np.any(block.per_split != 0, axis=0)
+        for g in block.groups:
+            counted[g] = True
+    positions = np.flatnonzero(counted[features]) if features.size else np.zeros(0, np.int64)
+    leaves = any(np.any(block.per_leaf != 0) for block in side.blocks)
+    occupied = bool(leaves or side.min_leaf_weight > 0 or positions.size)
+    return _SidePlan(occupied=occupied, counted=positions.astype(np.int64))
+
+
+def _add_side_constraints(
+    b: ModelBuilder,
+    rows: RowData,
+    side: ModelConstraints,
+    depth: int,
+    features: np.ndarray,
+    f: np.ndarray,
+    c: np.ndarray,
+    q: np.ndarray,
+) -> None:
+    r"""The blocks of :mod:`odtkit.constraints` (module docstring, "Side constraints").
+
+    ``f`` (n_branch, nJ), ``c`` (n_leaf, K) and ``q`` (m, n_leaf) are the column indices of
+    the model's variables. Auxiliary rows: ``side_occupied_*`` (:math:`o_v`: some row reaches
+    node v), ``side_effective`` (:math:`h_u = o_{2u} o_{2u+1}`), ``side_split``
+    (:math:`s_{u,j} = f_{u,j} h_u`); per constraint ``<name>_used_*`` and the
+    :func:`~odtkit.formulations.fairness.add_leaf_products` blocks ``<name>_mass/_on/_off``.
+    """
+    m = rows.n_rows
+    n_branch, n_leaf = 2**depth - 1, 2**depth
+    plan = _side_plan(side, features)
+    occ = s_eff = None
+    if plan.occupied:
+        # o_v for the heap nodes 2 .. 2^(D+1)-1 (the root is reached whenever there are rows)
+        occ = b.add_vars("occupied", (2 * n_leaf - 2,), "binary").index
+        occ_leaf = occ[n_leaf - 2 :]  # heap nodes n_leaf .. 2 n_leaf - 1
+        leaf_rows = np.tile(np.arange(n_leaf), m)
+        # sum_i q[i, t] <= m o_t and o_t <= sum_i q[i, t]: o_t = [some row reaches leaf t]
+        b.add_constraints(
+            "side_occupied_leaf",
+            np.concatenate(
+                [leaf_rows, np.arange(n_leaf), leaf_rows + n_leaf, np.arange(n_leaf) + n_leaf]
+            ),
+            np.concatenate([q.ravel(), occ_leaf, q.ravel(), occ_leaf]),
+            np.concatenate(
+                [
+                    np.ones(m * n_leaf),
+                    np.full(n_leaf, -float(m)),
+                    -np.ones(m * n_leaf),
+                    np.ones(n_leaf),
+                ]
+            ),
+            "<=",
+            np.zeros(2 * n_leaf),
+        )
+        inner = np.arange(2, n_leaf)  # heap nodes that are neither root nor leaf
+        if inner.size:
+            n_in = inner.size
+            # o_child <= o_v (two rows per node) and o_v <= o_2v + o_2v+1
+            local = np.arange(n_in)
+            b.add_constraints(
+                "side_occupied_inner",
+                np.concatenate(
+                    [
+                        local,
+                        local,
+                        local + n_in,
+                        local + n_in,
+                        local + 2 * n_in,
+                        local + 2 * n_in,
+                        local + 2 * n_in,
+                    ]
+                ),
+                np.concatenate(
+                    [
+                        occ[2 * inner - 2],
+                        occ[inner - 2],
+                        occ[2 * inner - 1],
+                        occ[inner - 2],
+                        occ[inner - 2],
+                        occ[2 * inner - 2],
+                        occ[2 * inner - 1],
+                    ]
+                ),
+                np.concatenate(
+                    [
+                        np.ones(n_in),
+                        -np.ones(n_in),
+                        np.ones(n_in),
+                        -np.ones(n_in),
+                        np.ones(n_in),
+                        -np.ones(n_in),
+                        -np.ones(n_in),
+                    ]
+                ),
+                "<=",
+                np.zeros(3 * n_in),
+            )
+        if plan.counted.size:
+            u = np.arange(1, n_leaf)  # branch nodes
+            h = b.add_vars("effective", (n_branch,), "continuous", lb=0.0, ub=1.0).index
+            lo, hi = occ[2 * u - 2], occ[2 * u - 1]
+            local = np.arange(n_branch)
+            ones = np.ones(n_branch)
+            # h <= o_2u, h <= o_2u+1, o_2u + o_2u+1 - h <= 1
+            b.add_constraints(
+                "side_effective",
+                np.concatenate(
+                    [
+                        local,
+                        local,
+                        local + n_branch,
+                        local + n_branch,
+                        local + 2 * n_branch,
+                        local + 2 * n_branch,
+                        local + 2 * n_branch,
+                    ]
+                ),
+                np.concatenate([h, lo, h, hi, lo, hi, h]),
+                np.concatenate([ones, -ones, ones, -ones, ones, ones, -ones]),
+                "<=",
+                np.concatenate([np.zeros(2 * n_branch), np.ones(n_branch)]),
+            )
+            nC = plan.counted.size
+            s_var = b.add_vars(
+                "split_effective",
+                (n_branch, nC),
+                "continuous",
+                lb=0.0,
+                ub=1.0,
+                labels=(u.tolist(), features[plan.counted].tolist()),
+            )
+            s_eff = s_var.index
+            fs = f[:, plan.counted].ravel()
+            hs = np.repeat(h, nC)
+            ss = s_eff.ravel()
+            n_s = ss.size
+            local = np.arange(n_s)
+            ones = np.ones(n_s)
+            # s <= f, s <= h, f + h - s <= 1
+            b.add_constraints(
+                "side_split",
+                np.concatenate(
+                    [
+                        local,
+                        local,
+                        local + n_s,
+                        local + n_s,
+                        local + 2 * n_s,
+                        local + 2 * n_s,
+                        local + 2 * n_s,
+                    ]
+                ),
+                np.concatenate([ss, fs, ss, hs, fs, hs, ss]),
+                np.concatenate([ones, -ones, ones, -ones, ones, ones, -ones]),
+                "<=",
+                np.concatenate([np.zeros(2 * n_s), np.ones(n_s)]),
+            )
+    if side.min_leaf_weight > 0:
+        assert occ is not None  # plan.occupied
+        # sum_i w_i q[i, t] >= L o_t: every leaf some row reaches receives >= L
+        b.add_constraints(
+            "min_leaf_support",
+            np.concatenate([np.tile(np.arange(n_leaf), m), np.arange(n_leaf)]),
+            np.concatenate([q.ravel(), occ[n_leaf - 2 :]]),
+            np.concatenate(
+                [np.repeat(rows.weight, n_leaf), np.full(n_leaf, -side.min_leaf_weight)]
+            ),
+            ">=",
+            np.zeros(n_leaf),
+        )
+    # column of feature j's effective-split count per branch node, by position in ``features``
+    position = np.full(side.resolved.n_features, -1, dtype=np.int64)
+    position[features[plan.counted]] = np.arange(plan.counted.size)
+    for block, A in zip(side.blocks, side.prediction, strict=True):
+        rr: list[np.ndarray] = []
+        cc: list[np.ndarray] = []
+        vv: list[np.ndarray] = []
+        R = block.n_rows
+        if A.nnz:
+            sides = prediction_sides(A, rows.n_classes)
+            rho = add_leaf_products(b, sides.S, sides.side_class, q, c, block.name).index
+            comb = sp.coo_matrix(sides.combine)
+            rr.append(np.repeat(comb.row, n_leaf))
+            cc.append(rho[:, comb.col].T.ravel())
+            vv.append(np.repeat(comb.data, n_leaf))
+        if np.any(block.per_leaf != 0):
+            assert occ is not None
+            rr.append(np.repeat(np.arange(R), n_leaf))
+            cc.append(np.tile(occ[n_leaf - 2 :], R))
+            vv.append(np.repeat(block.per_leaf, n_leaf))
+        if s_eff is not None:
+            rj, jj = np.nonzero(block.per_split)
+            at = position[jj]
+            keep = at >= 0  # a constant feature is never an effective split
+            rj, jj, at = rj[keep], jj[keep], at[keep]
+            rr.append(np.repeat(rj, n_branch))
+            cc.append(s_eff[:, at].T.ravel())
+            vv.append(np.repeat(block.per_split[rj, jj], n_branch))
+        if block.groups:
+            used = _add_group_used(b, block.name, block.groups, position, s_eff)
+            rg, gg = np.nonzero(block.per_group)
+            rr.append(rg)
+            cc.append(used[gg])
+            vv.append(block.per_group[rg, gg])
+        b.add_range_constraints(
+            block.name,
+            np.concatenate(rr) if rr else np.zeros(0, np.int64),
+            np.concatenate(cc) if cc else np.zeros(0, np.int64),
+            np.concatenate(vv) if vv else np.zeros(0),
+            lower=block.lower,
+            upper=block.upper,
+            n_rows=R,
+        )
+
+
+def _add_group_used(
+    b: ModelBuilder,
+    name: str,
+    groups: tuple[np.ndarray, ...],
+    position: np.ndarray,
+    s_eff: np.ndarray | None,
+) -> np.ndarray:
+    """Binaries ``used_<name>[g]`` = some effective split tests a feature of group g, exact in
+    both directions (a ">=" row or a negative cost needs the upper link too)."""
+    n_g = len(groups)
+    used = b.add_vars(f"used_{name}", (n_g,), "binary").index
+    up_r, up_c, down_r, down_c = [], [], [], []
+    n_up = 0
+    for gi, g in enumerate(groups):  # groups: raw columns, a handful
+        at = position[np.asarray(g, dtype=np.int64)]
+        at = at[at >= 0]
+        cols = s_eff[:, at].ravel() if s_eff is not None and at.size else np.zeros(0, np.int64)
+        # s <= used (one row per split variable), used <= sum s
+        up_r.append(n_up + np.arange(cols.size))
+        up_c.append(np.stack([cols, np.full(cols.size, used[gi])], axis=1).ravel())
+        n_up += cols.size
+        down_r.append(np.full(cols.size + 1, gi))
+        down_c.append(np.r_[used[gi], cols])
+    up_rows = np.repeat(np.concatenate(up_r), 2) if n_up else np.zeros(0, np.int64)
+    b.add_constraints(
+        f"{name}_used_up",
+        up_rows,
+        np.concatenate(up_c) if n_up else np.zeros(0, np.int64),
+        np.tile([1.0, -1.0], n_up),
+        "<=",
+        np.zeros(n_up),
+    )
+    down_cols = np.concatenate(down_c)
+    b.add_constraints(
+        f"{name}_used_down",
+        np.concatenate(down_r),
+        down_cols,
+        np.where(np.isin(down_cols, used), 1.0, -1.0),
+        "<=",
+        np.zeros(n_g),
+    )
+    return used
+
+
+def _side_start(
+    side: ModelConstraints,
+    features: np.ndarray,
+    depth: int,
+    f: np.ndarray,
+    c: np.ndarray,
+    leaf_of_row: np.ndarray,
+    n_classes: int,
+) -> dict[str, np.ndarray]:
+    """The values of the side constraints' variables for the routing ``leaf_of_row`` of a
+    complete tree with tests ``f`` and leaf classes ``c`` (0/1 arrays)."""
+    n_leaf = 2**depth
+    plan = _side_plan(side, features)
+    values: dict[str, np.ndarray] = {}
+    occ = np.zeros(2 * n_leaf, dtype=bool)
+    occ[n_leaf:] = np.bincount(leaf_of_row, minlength=n_leaf) > 0
+    for v in range(n_leaf - 1, 0, -1):
+        occ[v] = occ[2 * v] | occ[2 * v + 1]
+    s_eff = np.zeros((n_leaf - 1, plan.counted.size))
+    if plan.occupied:
+        values["occupied"] = occ[2:].astype(float)
+        if plan.counted.size:
+            u = np.arange(1, n_leaf)
+            h = (occ[2 * u] & occ[2 * u + 1]).astype(float)
+            values["effective"] = h
+            s_eff = f[:, plan.counted] * h[:, None]
+            values["split_effective"] = s_eff
+    position = np.full(side.resolved.n_features, -1, dtype=np.int64)
+    position[features[plan.counted]] = np.arange(plan.counted.size)
+    for block, A in zip(side.blocks, side.prediction, strict=True):
+        if A.nnz:
+            sides = prediction_sides(A, n_classes)
+            values[f"rho_{block.name}"] = leaf_product_values(
+                sides.S, sides.side_class, leaf_of_row, c
+            )
+        if block.groups:
+            used = np.zeros(len(block.groups))
+            for gi, g in enumerate(block.groups):
+                at = position[np.asarray(g, dtype=np.int64)]
+                at = at[at >= 0]
+                used[gi] = float(at.size > 0 and s_eff[:, at].sum() > 0.5)
+            values[f"used_{block.name}"] = used
+    return values
 
 
 class _BinOCTBase(TreeFormulation[BinOCTMeta]):
@@ -262,6 +624,9 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
         self.null_split = self.default_null_split if null_split is None else bool(null_split)
 
     def _model(self, builder: ModelBuilder, tree: TreeMeta) -> BinOCTMeta:
+        side = tree.constraints
+        if side is not None:
+            self._check_side(side, tree)
         features, fair = _build(
             builder,
             tree.rows,
@@ -271,6 +636,7 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
             null_split=self.null_split,
             name=self.name,
             groups=tree.fairness_groups,
+            side=side,
         )
         return tree.extend(
             BinOCTMeta,
@@ -279,6 +645,28 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
             regularized=self.regularized,
             features=tuple(features.tolist()),
         )
+
+    def _check_side(self, side: ModelConstraints, tree: TreeMeta) -> None:
+        """Refuse what this model cannot carry exactly (one line naming the constraint)."""
+        if tree.fairness_groups is not None and any(b.name == "fairness" for b in side.blocks):
+            raise ValueError(
+                f"{self.name}: state the fairness constraint once, as fairness= or in "
+                "constraints=, not both"
+            )
+        if self.null_split:
+            return
+        # without null splits the model describes complete trees of depth D: completing a
+        # shallower tree adds leaves and splits (on any feature when none is constant on a
+        # leaf's rows), so a structural constraint would cut off feasible trees: BinOCT's
+        # error bound would no longer bound their optimum, and either could call a feasible
+        # problem infeasible. Predictions (and a required split) survive the completion.
+        for c, kind in zip(side.resolved.constraints, side.resolved.kinds, strict=True):
+            if kind in _STRUCTURAL:
+                raise ValueError(
+                    f"{self.name} (null_split=False) cannot carry {kind} ({_describe(c)}) "
+                    "exactly: completing a tree to depth D adds leaves and splits; use "
+                    "BinOCT(null_split=True) or RBinOCT"
+                )
 
     def _size(self, rows: RowData, depth: int) -> ModelSize:
         """Counted as :func:`_build` adds them: (BB4) dominates, a nonzero per (usable
@@ -392,6 +780,10 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
         if fair is not None:
             positive_leaf = c[:, fair.positive_code]
             values["rho_fairness"] = leaf_side_values(fair, leaf_of_row, positive_leaf)
+        if meta.constraints is not None:
+            values.update(
+                _side_start(meta.constraints, features, D, f, c, leaf_of_row, rows.n_classes)
+            )
         return model.vector(values)
 
 

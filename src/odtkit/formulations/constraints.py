@@ -31,7 +31,13 @@ from odtkit.constraints import (
 )
 from odtkit.tree import Tree
 
-__all__ = ["ModelConstraints", "merge_prediction", "model_constraints"]
+__all__ = [
+    "ModelConstraints",
+    "PredictionSides",
+    "merge_prediction",
+    "model_constraints",
+    "prediction_sides",
+]
 
 
 def merge_prediction(
@@ -123,6 +129,78 @@ class ModelConstraints:
             bad = (values < block.lower - tol[:m_rows]) | (values > block.upper + tol[m_rows:])
             out.extend(f"{block.name}: {block.labels[r]}" for r in np.flatnonzero(bad))
         return out
+
+
+@dataclass(frozen=True, eq=False)
+class PredictionSides:
+    r"""A block's prediction coefficients as differences of non-negative *sides*.
+
+    Row :math:`b` of the block reads :math:`\sum_{r,k} A_{b, rK+k} [\hat y_r = k]`; per class
+    :math:`k`, the coefficient vector :math:`A_{b,\cdot,k}` is the difference of its positive
+    and negative parts, each a side (a non-negative vector over the model rows read with one
+    class). Equal sides are stored once. With :math:`P_s = \sum_r S_{r,s}[\hat y_r = k(s)]`,
+    the block's prediction part is ``combine @ P``.
+
+    Attributes
+    ----------
+    S : csc_matrix, shape (n_rows, n_sides)
+    side_class : int array, shape (n_sides,)
+    combine : csr_matrix, shape (n_block_rows, n_sides)
+        Entries +1 (a positive part) and -1 (a negative part).
+    """
+
+    S: sp.csc_matrix
+    side_class: np.ndarray
+    combine: sp.csr_matrix
+
+    @property
+    def n_sides(self) -> int:
+        return int(self.side_class.size)
+
+
+def prediction_sides(prediction: sp.csr_matrix, n_classes: int) -> PredictionSides:
+    """The distinct non-negative sides of a block's prediction coefficients, per class.
+
+    Parameters
+    ----------
+    prediction : sparse matrix, shape (n_block_rows, n_rows * n_classes)
+        Column ``r * n_classes + k`` (as :attr:`ModelConstraints.prediction`).
+    """
+    A = sp.csr_matrix(prediction)
+    R, K = A.shape[0], n_classes
+    m = A.shape[1] // K
+    parts: list[sp.csr_matrix] = []
+    sign: list[np.ndarray] = []
+    klass: list[np.ndarray] = []
+    block_row: list[np.ndarray] = []
+    for k in range(K):  # classes, not rows: a handful of sparse products
+        Ak = sp.csr_matrix(A[:, k::K])
+        for s, part in ((1.0, Ak.maximum(0.0)), (-1.0, (-Ak).maximum(0.0))):
+            part = sp.csr_matrix(part)
+            part.eliminate_zeros()
+            keep = np.flatnonzero(np.diff(part.indptr))
+            parts.append(sp.csr_matrix(part[keep]))
+            sign.append(np.full(keep.size, s))
+            klass.append(np.full(keep.size, k, dtype=np.int64))
+            block_row.append(keep)
+    cand = sp.csr_matrix(sp.vstack(parts), shape=(sum(p.shape[0] for p in parts), m))
+    cand.sort_indices()
+    classes = np.concatenate(klass)
+    # equal (class, side) candidates share one side: a key per candidate row (one Python step
+    # per candidate, i.e. per (block row, class, sign), never per model row)
+    index: dict[tuple[int, bytes, bytes], int] = {}
+    side_of = np.empty(cand.shape[0], dtype=np.int64)
+    for c in range(cand.shape[0]):
+        lo, hi = cand.indptr[c], cand.indptr[c + 1]
+        key = (int(classes[c]), cand.indices[lo:hi].tobytes(), cand.data[lo:hi].tobytes())
+        side_of[c] = index.setdefault(key, len(index))
+    first = np.zeros(len(index), dtype=np.int64)
+    first[side_of[::-1]] = np.arange(cand.shape[0])[::-1]  # the first candidate of each side
+    S = sp.csc_matrix(cand[first].T)
+    combine = sp.csr_matrix(
+        (np.concatenate(sign), (np.concatenate(block_row), side_of)), shape=(R, len(index))
+    )
+    return PredictionSides(S=S, side_class=classes[first], combine=combine)
 
 
 def model_constraints(

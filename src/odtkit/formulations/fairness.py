@@ -54,14 +54,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from odtkit.fairness import FAIRNESS_TOLERANCE, Fairness, FairnessGroups
-from odtkit.model import ModelBuilder
+from odtkit.model import ModelBuilder, VarGroup
 
 __all__ = [
     "FairRows",
     "add_disparity_rows",
     "add_fairness_rows",
     "add_leaf_fairness",
+    "add_leaf_products",
     "check_fairness",
+    "leaf_product_values",
     "leaf_side_values",
     "merge_groups",
 ]
@@ -210,7 +212,8 @@ def add_leaf_fairness(
 
     Adds the variable group ``rho_<name>`` (n_leaves, n_sides) and the blocks
     ``<name>_mass`` (:math:`\rho \le M`), ``<name>_on`` (:math:`\rho \le U c`),
-    ``<name>_off`` (:math:`\rho \ge M - U(1-c)`) and ``<name>`` (the pairs).
+    ``<name>_off`` (:math:`\rho \ge M - U(1-c)`) (:func:`add_leaf_products`) and ``<name>``
+    (the pairs).
     """
     reaches = np.asarray(reaches, dtype=np.int64)
     leaf_positive = np.asarray(leaf_positive, dtype=np.int64).reshape(-1)
@@ -221,18 +224,75 @@ def add_leaf_fairness(
             f"leaf_positive n_leaves entries, got {reaches.shape} and {leaf_positive.shape}"
         )
     S, first, second = fair.sides()
+    rho = add_leaf_products(
+        builder, S, np.zeros(S.shape[1], dtype=np.int64), reaches, leaf_positive[:, None], name
+    )
+    # pairs: -delta <= sum_t rho[t, first] - rho[t, second] <= delta
+    P = first.size
+    pair_rows = np.repeat(np.arange(P), L)
+    t_p = np.tile(np.arange(L), P)
+    builder.add_range_constraints(
+        name,
+        np.concatenate([pair_rows, pair_rows]),
+        np.concatenate([rho.index[t_p, np.repeat(first, L)], rho.index[t_p, np.repeat(second, L)]]),
+        np.concatenate([np.ones(P * L), -np.ones(P * L)]),
+        lower=-fair.delta,
+        upper=fair.delta,
+        n_rows=P,
+    )
+
+
+def add_leaf_products(
+    builder: ModelBuilder,
+    sides: Any,
+    side_class: np.ndarray,
+    reaches: np.ndarray,
+    leaf_class: np.ndarray,
+    name: str,
+) -> VarGroup:
+    r"""Add :math:`\rho_{t,s} = c_{t,k(s)} M_{t,s}` for every leaf t and side s, by McCormick.
+
+    The one linearization of "the weight a leaf's prediction puts on a side" every
+    per-leaf model shares (the fairness pairs, the prediction rows of
+    :mod:`odtkit.constraints`): a side is a non-negative vector :math:`s` over the model rows
+    read with one class :math:`k(s)`, :math:`M_{t,s} = \sum_r s_r q_{r,t} \in [0, U_s]` with
+    :math:`U_s = \sum_r s_r`, and the rows are exact for binary :math:`c`.
+
+    Parameters
+    ----------
+    builder : ModelBuilder
+    sides : array or sparse matrix, shape (n_rows, n_sides)
+        Non-negative side vectors, one column each.
+    side_class : int array, shape (n_sides,)
+        The column of ``leaf_class`` each side is read with.
+    reaches : int array, shape (n_rows, n_leaves)
+        Column of :math:`q_{r,t}` (row r reaches leaf t; exact at integer points).
+    leaf_class : int array, shape (n_leaves, n_cols)
+        Columns of the binaries :math:`c_{t,k}` (leaf t predicts k).
+    name : str
+
+    Returns
+    -------
+    VarGroup
+        ``rho_<name>``, shape (n_leaves, n_sides); the blocks are ``<name>_mass``
+        (:math:`\rho \le M`), ``<name>_on`` (:math:`\rho \le U c`) and ``<name>_off``
+        (:math:`\rho \ge M - U(1-c)`).
+    """
+    S = sp.coo_matrix(sides)
+    L = reaches.shape[1]
     G = S.shape[1]
-    upper = S.sum(axis=0)  # (G,)
+    upper = np.asarray(S.sum(axis=0), dtype=float).reshape(-1)  # (G,)
     rho = builder.add_vars(f"rho_{name}", (L, G), "continuous", lb=0.0, ub=upper[None, :])
     rho_cols = rho.index.ravel()  # row t * G + g
     local = np.arange(L * G)
     # the side masses M[t, g] = sum_r S[r, g] q[r, t], as triplets on row t * G + g
-    r_nz, g_nz = np.nonzero(S)
+    r_nz, g_nz, v_nz = S.row.astype(np.int64), S.col.astype(np.int64), S.data.astype(float)
     t_all = np.repeat(np.arange(L), r_nz.size)
     mass_rows = t_all * G + np.tile(g_nz, L)
     mass_cols = reaches[np.tile(r_nz, L), t_all]
-    mass_vals = np.tile(S[r_nz, g_nz], L)
-    c_cols = np.repeat(leaf_positive, G)
+    mass_vals = np.tile(v_nz, L)
+    c_cols = np.asarray(leaf_class, dtype=np.int64)[:, np.asarray(side_class, dtype=np.int64)]
+    c_cols = c_cols.reshape(-1)  # (L * G,), row t * G + g
     u_flat = np.tile(upper, L)
     ones, zeros = np.ones(L * G), np.zeros(L * G)
     # rho - M <= 0;  rho - U c <= 0;  M - rho + U c <= U
@@ -255,25 +315,27 @@ def add_leaf_fairness(
             "<=",
             rhs,
         )
-    # pairs: -delta <= sum_t rho[t, first] - rho[t, second] <= delta
-    P = first.size
-    pair_rows = np.repeat(np.arange(P), L)
-    t_p = np.tile(np.arange(L), P)
-    builder.add_range_constraints(
-        name,
-        np.concatenate([pair_rows, pair_rows]),
-        np.concatenate([rho.index[t_p, np.repeat(first, L)], rho.index[t_p, np.repeat(second, L)]]),
-        np.concatenate([np.ones(P * L), -np.ones(P * L)]),
-        lower=-fair.delta,
-        upper=fair.delta,
-        n_rows=P,
+    return rho
+
+
+def leaf_product_values(
+    sides: Any, side_class: np.ndarray, leaf_of_row: np.ndarray, leaf_class: np.ndarray
+) -> np.ndarray:
+    """The values of ``rho`` (n_leaves, n_sides) of :func:`add_leaf_products` for rows routed
+    to ``leaf_of_row``, with ``leaf_class`` (n_leaves, n_cols) the 0/1 values of ``c``."""
+    S = sp.csr_matrix(sides)
+    L = leaf_class.shape[0]
+    route = sp.csr_matrix(
+        (np.ones(leaf_of_row.size), (leaf_of_row, np.arange(leaf_of_row.size))),
+        shape=(L, leaf_of_row.size),
     )
+    mass = np.asarray((route @ S).toarray(), dtype=float)  # (L, G)
+    out: np.ndarray = mass * np.asarray(leaf_class, dtype=float)[:, side_class]
+    return out
 
 
 def leaf_side_values(fair: FairRows, leaf_of_row: np.ndarray, positive_leaf: np.ndarray) -> Any:
     """The values of ``rho`` (n_leaves, n_sides) for rows in ``leaf_of_row`` (a start)."""
     S, _, _ = fair.sides()
-    L = positive_leaf.size
-    mass = np.zeros((L, S.shape[1]))
-    np.add.at(mass, leaf_of_row, S)
-    return mass * positive_leaf[:, None]
+    zeros = np.zeros(S.shape[1], dtype=np.int64)
+    return leaf_product_values(S, zeros, leaf_of_row, np.asarray(positive_leaf)[:, None])

@@ -111,6 +111,46 @@ one side; testing instead a feature not on the path (one exists since the path h
 and keeps the tree complete; applied top-down this removes every repetition. Neither changes the
 optimum; the start completes (and first prunes) a tree accordingly.
 
+**Side constraints** (``build(..., constraints=[...])``, :mod:`odtkit.constraints`). Every
+:class:`~odtkit.constraints.LinearRows` becomes one block under its name, over leaves
+:math:`\sum_u p_u`, splits on :math:`j` :math:`\sum_u b_{u,j}`, a binary :math:`g_G` per
+feature group (blocks ``<name>_used_lo`` :math:`g_G \ge b_{u,j}` and ``<name>_used_hi``
+:math:`g_G \le \sum_{u, j\in G} b_{u,j}`, so :math:`g_G` is exactly "G is tested") and
+predictions. Those count the *raw* tree, while a constraint is measured on the *returned* one
+(``canonical``: empty sides pruned, equal sibling leaves merged unless a RequireFeatures is
+stated). Which model:
+
+* Only *monotone* blocks (no prediction, upper bounds only, non-negative leaf/split/group
+  coefficients: MaxLeaves, FeatureBudget, ForbidFeatures): the single-sink model (F0)-(F8)
+  with the raw counts. Decoding only removes leaves and splits, so a raw tree within the
+  bounds decodes into one within them (never worse, DECODE_NOT_WORSE); conversely the
+  returned form of an optimal feasible tree has every split effective, so its raw and
+  returned counts agree and it is a point of the model. Exact.
+* Anything else (a prediction row, a minimum leaf support, RequireFeatures' lower bound):
+  the multi-sink model on cells, where routing is exact (see the proof above). A row's
+  prediction is :math:`\sum_u \zeta_{c(r),u,k}`: the per-merged-row coefficients of
+  :class:`~odtkit.formulations.constraints.ModelConstraints` are summed onto the cell's sinks.
+  When some block reads the shape (leaves, splits, groups) or a support is stated, also
+
+  .. math::
+
+      \text{(E)}\quad & \textstyle\sum_c z_{c,\mathrm{child}} \ge \sum_j b_{u,j}
+          \quad \forall u\in\mathcal B,\ \mathrm{child}\in\{2u, 2u+1\} \\
+      \text{(S)}\quad & \textstyle\sum_c W_c z_{c,u} \ge L\, p_u \quad \forall u\in\mathcal N
+
+  (``split_effective``, ``min_leaf_support``; :math:`W_c` the cell's weight and :math:`L` the
+  support, both in model units; every cell has positive weight). Under (E) every split of the
+  raw tree is effective and every leaf non-empty, so the raw tree *is* the returned one up to
+  merging equal leaves, which only happens without a RequireFeatures and only lowers leaves,
+  splits and tested groups (the vocabulary's shape coefficients are upper-bounded and
+  non-negative except RequireFeatures', and merging raises a leaf's support): the counts are
+  exact for every block. Every tree's returned form satisfies (E), and (S) exactly when all
+  its leaves are supported, so the optimum is the optimal feasible tree's. (Z1)/(Z2) are left
+  out when the shape is read: completing a tree adds leaves and non-effective splits.
+
+The separation cuts stay valid: (SC) and (SC-M) hold at the point of every tree, and the
+side constraints only remove points, never change what :math:`z, \zeta` mean.
+
 *Sparser arcs* (fair model): a row of (F6)/(F7) with more features on its side than off it is
 written in its complement form through (F1), :math:`z_{c,\mathrm{child}} + \sum_{j:
 x_{cj}\ne\mathrm{side}} b_{u,j} + p_u + \sum_{a\in A(u)} p_a \le 1` (the same row): on one-hot
@@ -126,6 +166,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from odtkit._validation import check_depth
+from odtkit.constraints import LinearRows
 from odtkit.datasets._dataset import unique_rows
 from odtkit.fairness import FairnessGroups
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
@@ -145,6 +186,7 @@ from odtkit.formulations._common import (
     prune_empty,
     separation_pairs,
 )
+from odtkit.formulations.constraints import ModelConstraints
 from odtkit.formulations.fairness import FairRows, add_fairness_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
@@ -282,6 +324,7 @@ def _build(
     binary_w: bool,
     separation_distance: int | None,
     max_separation_cuts: int | None,
+    side: ModelConstraints | None = None,
 ) -> None:
     m, K, p = rows.n_rows, rows.n_classes, rows.n_features
     n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
@@ -311,10 +354,116 @@ def _build(
     )
     if separation_distance is not None:
         _add_separation_cuts(bld, rows, b, z, separation_distance, max_separation_cuts)
+    if side is not None:
+        # monotone blocks only (_needs_routing): raw counts of leaves and splits
+        _add_side_constraints(bld, side, b, pv, None)
     # (F0): 1 - correct weight / W + lam * (number of prediction nodes)
     bld.add_objective(z.index[:, 0], -rows.weight / rows.total_weight)
     bld.add_objective(pv.index, lam)
     bld.set_objective_offset(1.0)
+
+
+def _shapes_tree(side: ModelConstraints | None) -> bool:
+    """Whether ``side`` reads the tree's shape (leaves, splits, tested groups, leaf support)."""
+    if side is None:
+        return False
+    return side.min_leaf_weight > 0 or any(
+        b.per_leaf.any() or b.per_split.any() or b.per_group.any() for b in side.blocks
+    )
+
+
+def _monotone(block: LinearRows) -> bool:
+    """An upper bound on non-negative leaf / split / group counts, no prediction: decoding
+    (which only removes splits and leaves) never breaks it, so raw counts state it exactly."""
+    return (
+        not block.reads_predictions
+        and bool(np.all(np.isneginf(block.lower)))
+        and bool(np.all(block.per_leaf >= 0))
+        and bool(np.all(block.per_split >= 0))
+        and bool(np.all(block.per_group >= 0))
+    )
+
+
+def _needs_routing(side: ModelConstraints | None) -> bool:
+    """Whether ``side`` needs every row routed (the multi-sink model on cells): a prediction,
+    a leaf's support or a lower bound on splits (RequireFeatures: effective splits only)."""
+    if side is None:
+        return False
+    return side.min_leaf_weight > 0 or not all(_monotone(b) for b in side.blocks)
+
+
+def _add_side_constraints(
+    bld: ModelBuilder,
+    side: ModelConstraints,
+    b: Any,
+    pv: Any,
+    predicted: tuple[np.ndarray, np.ndarray] | None,
+) -> None:
+    r"""One block per :class:`~odtkit.constraints.LinearRows`, under its name (module docstring,
+    *Side constraints*): leaves :math:`\sum_u p_u`, splits on j :math:`\sum_u b_{u,j}`, a group
+    tested :math:`g_G` (a binary with :math:`g_G \ge b_{u,j}` and :math:`g_G \le \sum b_{u,j}`
+    over :math:`j\in G`, blocks ``<name>_used_lo`` / ``<name>_used_hi``) and predictions through
+    ``predicted``: (row, column) pairs with "model row r is predicted k" (row ``r * K + k``) the
+    sum of its columns."""
+    n_branch, p = b.shape
+    # sum_u b[u, j] and sum_u p_u as (1 or p, n_vars) selectors, widened as groups add columns
+    split_r = np.tile(np.arange(p), n_branch)
+    split_c = b.index.ravel()
+    for block, A in zip(side.blocks, side.prediction, strict=True):
+        used = None
+        if block.groups and block.per_group.any():
+            G = len(block.groups)
+            used = bld.add_vars(f"used_{block.name}", (G,), "binary")
+            sizes = np.array([g.size for g in block.groups], dtype=np.int64)
+            members = np.concatenate(block.groups).astype(np.int64)
+            of_group = np.repeat(np.arange(G), sizes)
+            # used_lo: used_g >= b[u, j] for every branch node u and j in g (one row each)
+            n_lo = members.size * n_branch
+            r_lo = np.arange(n_lo)
+            bld.add_constraints(
+                f"{block.name}_used_lo",
+                np.tile(r_lo, 2),
+                np.concatenate(
+                    [
+                        np.repeat(used.index[of_group], n_branch),
+                        b.index[:, members].T.ravel(),
+                    ]
+                ),
+                np.repeat([1.0, -1.0], n_lo),
+                ">=",
+                np.zeros(n_lo),
+            )
+            # used_hi: used_g <= sum over u and j in g of b[u, j]
+            bld.add_constraints(
+                f"{block.name}_used_hi",
+                np.concatenate([np.arange(G), np.repeat(of_group, n_branch)]),
+                np.concatenate([used.index, b.index[:, members].T.ravel()]),
+                np.concatenate([np.ones(G), -np.ones(n_lo)]),
+                "<=",
+                np.zeros(G),
+            )
+        n_vars = bld.n_vars
+        split_sel = sp.csr_matrix((np.ones(split_c.size), (split_r, split_c)), shape=(p, n_vars))
+        leaf_sel = sp.csr_matrix(
+            (np.ones(pv.size), (np.zeros(pv.size, dtype=np.int64), pv.index)), shape=(1, n_vars)
+        )
+        M = (
+            sp.csr_matrix(block.per_leaf[:, None]) @ leaf_sel
+            + sp.csr_matrix(block.per_split) @ split_sel
+        )
+        if used is not None:
+            G = len(block.groups)
+            group_sel = sp.csr_matrix((np.ones(G), (np.arange(G), used.index)), shape=(G, n_vars))
+            M = M + sp.csr_matrix(block.per_group) @ group_sel
+        if A.nnz:
+            if predicted is None:  # pragma: no cover - _needs_routing chose the model
+                raise AssertionError("a prediction row in a model that cannot state predictions")
+            p_rows, p_cols = predicted
+            P = sp.csr_matrix((np.ones(p_rows.size), (p_rows, p_cols)), shape=(A.shape[1], n_vars))
+            M = M + A @ P
+        bld.add_range_constraints(
+            block.name, matrix=sp.csr_matrix(M), lower=block.lower, upper=block.upper
+        )
 
 
 @dataclass(frozen=True)
@@ -348,7 +497,7 @@ def _cells(rows: RowData, aggregate: bool) -> Cells:
 
 class _FairParts(NamedTuple):
     cells: Cells
-    fair: FairRows
+    fair: FairRows | None
     complete: bool
     distinct: bool
 
@@ -363,7 +512,8 @@ class FlowOCTMeta(TreeMeta):
     separation_distance, max_separation_cuts : int or None
         The separation cuts the model has (``max_separation_cuts`` resolved to a number).
     cells : Cells or None
-        The fair model's cells (None without fairness).
+        The multi-sink model's cells (None in the single-sink model: no fairness, and no side
+        constraint that needs every row routed).
     complete_trees, distinct_path_features : bool
         The fair model's symmetry breaking at ``lam = 0``, (Z1) and (Z2).
     """
@@ -386,23 +536,27 @@ def _build_fair(
     rows: RowData,
     depth: int,
     lam: float,
-    groups: FairnessGroups,
+    groups: FairnessGroups | None,
     *,
     aggregate: bool,
     separation_distance: int | None,
     max_separation_cuts: int | None,
     symmetry_breaking: bool,
+    side: ModelConstraints | None = None,
 ) -> _FairParts:
-    """The fair model (module docstring, (M0)-(M9) on cells with the fairness block)."""
+    """The multi-sink model (module docstring, (M0)-(M9) on cells) with the fairness block of
+    ``groups`` and the side constraints ``side`` (either may be None)."""
     cells = _cells(rows, aggregate)
     m, K, p = cells.n_cells, rows.n_classes, rows.n_features
     n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
     branches = branch_nodes(depth)
     nodes = np.arange(1, n_nodes + 1, dtype=np.int64)
     cell_of_data_row = np.where(rows.source >= 0, cells.of_row[rows.source], -1)
-    fair = merge_groups(groups, cell_of_data_row, m)
-    # (Z1)/(Z2) at lam = 0: complete trees only, with distinct features on every path
-    complete = symmetry_breaking and lam == 0.0
+    fair = None if groups is None else merge_groups(groups, cell_of_data_row, m)
+    # (Z1)/(Z2) at lam = 0: complete trees only, with distinct features on every path; not
+    # when a constraint reads the tree's shape (completing a tree adds leaves and splits)
+    shaped = _shapes_tree(side)
+    complete = symmetry_breaking and lam == 0.0 and not shaped
     distinct = complete and p >= depth
     b = bld.add_vars("b", (n_branch, p), "binary", labels=(branches.tolist(), list(range(p))))
     p_ub = np.ones(n_nodes)
@@ -452,21 +606,76 @@ def _build_fair(
         _add_cell_separation_cuts(
             bld, rows, cells, b, zeta, separation_distance, max_separation_cuts
         )
-    # (FM): the positive prediction of cell c is sum_u zeta[c, u, k+]
-    positive = sp.csr_matrix(
-        (
-            np.ones(m * n_nodes),
-            (np.repeat(np.arange(m), n_nodes), zeta.index[:, :, fair.positive_code].ravel()),
-        ),
-        shape=(m, bld.n_vars),
-    )
-    add_fairness_rows(bld, fair, positive)
+    if fair is not None:
+        # (FM): the positive prediction of cell c is sum_u zeta[c, u, k+]
+        positive = sp.csr_matrix(
+            (
+                np.ones(m * n_nodes),
+                (np.repeat(np.arange(m), n_nodes), zeta.index[:, :, fair.positive_code].ravel()),
+            ),
+            shape=(m, bld.n_vars),
+        )
+        taken = side is not None and any(blk.name == "fairness" for blk in side.blocks)
+        add_fairness_rows(bld, fair, positive, "fairness_argument" if taken else "fairness")
+    if side is not None:
+        _add_routed_constraints(bld, rows, cells, side, b, pv, z, zeta, shaped)
     # (M0): 1 - correct weight / W + lam * (number of prediction nodes)
     gain = np.broadcast_to(cells.weight[:, None, :], (m, n_nodes, K))
     bld.add_objective(zeta.index.ravel(), -gain.ravel() / rows.total_weight)
     bld.add_objective(pv.index, lam)
     bld.set_objective_offset(1.0)
     return _FairParts(cells, fair, complete, distinct)
+
+
+def _add_routed_constraints(
+    bld: ModelBuilder,
+    rows: RowData,
+    cells: Cells,
+    side: ModelConstraints,
+    b: Any,
+    pv: Any,
+    z: Any,
+    zeta: Any,
+    shaped: bool,
+) -> None:
+    """The side constraints in the multi-sink model (module docstring, *Side constraints*):
+    (E) every split effective and (S) every prediction node's support when ``shaped``, then
+    the named blocks, predictions read from the sinks."""
+    m, n_nodes = z.shape
+    n_branch = b.shape[0]
+    if shaped:
+        # (E): a branch node's children each receive a cell when it splits,
+        # sum_c z[c, child] >= sum_j b[u, j]
+        branches = np.arange(1, n_branch + 1, dtype=np.int64)
+        child = np.concatenate([2 * branches, 2 * branches + 1])
+        r_z = np.repeat(np.arange(child.size), m)
+        r_b = np.repeat(np.arange(child.size), b.shape[1])
+        parent = np.concatenate([branches, branches])
+        bld.add_constraints(
+            "split_effective",
+            np.concatenate([r_z, r_b]),
+            np.concatenate([z.index[:, child - 1].T.ravel(), b.index[parent - 1].ravel()]),
+            np.concatenate([np.ones(r_z.size), -np.ones(r_b.size)]),
+            ">=",
+            np.zeros(child.size),
+        )
+    if side.min_leaf_weight > 0:
+        # (S): sum_c W_c z[c, u] >= L p_u at every node (the cells' routing is exact)
+        support = cells.weight.sum(axis=1)
+        r_z = np.repeat(np.arange(n_nodes), m)
+        bld.add_constraints(
+            "min_leaf_support",
+            np.concatenate([r_z, np.arange(n_nodes)]),
+            np.concatenate([z.index.T.ravel(), pv.index]),
+            np.concatenate([np.tile(support, n_nodes), np.full(n_nodes, -side.min_leaf_weight)]),
+            ">=",
+            np.zeros(n_nodes),
+        )
+    # "model row r is predicted k" = sum_u zeta[cell(r), u, k], at row r * K + k
+    K = rows.n_classes
+    r_idx = np.repeat(np.arange(rows.n_rows * K), n_nodes)
+    cell_k = zeta.index[cells.of_row].transpose(0, 2, 1)  # (n_rows, K, n_nodes)
+    _add_side_constraints(bld, side, b, pv, (r_idx, cell_k.ravel()))
 
 
 def _add_cell_separation_cuts(
@@ -568,6 +777,12 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
     0.008 error at the root on german-credit at depth 2, optimum 0.27), so HiGHS certifies by
     enumeration; :class:`~odtkit.formulations.PathOCT` has an integral LP relaxation for
     shallow trees. See the module docstring for the math.
+
+    With ``build(..., constraints=[...])`` (:mod:`odtkit.constraints`) every constraint is a
+    block under its name, in the single-sink model when it only bounds leaves, split costs and
+    forbidden features from above, else in the multi-sink one (module docstring, *Side
+    constraints*); EXACT for the constrained problem. A ``fairness=`` argument beside a
+    Fairness in ``constraints`` is named ``fairness_argument``.
     """
 
     name = "flowoct"
@@ -590,10 +805,10 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
     _properties = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
 
     def _model(self, builder: ModelBuilder, tree: TreeMeta) -> FlowOCTMeta:
-        rows, groups = tree.rows, tree.fairness_groups
+        rows, groups, side = tree.rows, tree.fairness_groups, tree.constraints
         max_cuts = self.max_separation_cuts
         max_cuts = 4 * rows.n_rows if max_cuts is None else max_cuts
-        if groups is not None:
+        if groups is not None or _needs_routing(side):
             fair = _build_fair(
                 builder,
                 rows,
@@ -604,6 +819,7 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
                 separation_distance=self.separation_distance,
                 max_separation_cuts=max_cuts,
                 symmetry_breaking=self.symmetry_breaking,
+                side=side,
             )
             return tree.extend(
                 FlowOCTMeta,
@@ -623,6 +839,7 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
             binary_w=self.binary_w,
             separation_distance=self.separation_distance,
             max_separation_cuts=max_cuts,
+            side=side,
         )
         return tree.extend(
             FlowOCTMeta,
@@ -666,13 +883,21 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
         return node(1)
 
     def start(self, model: Model[FlowOCTMeta], tree: Tree) -> np.ndarray:
-        """A complete, feasible MIP start from any tree of depth <= D, of value R(tree) (§6.3)."""
+        """A complete, feasible MIP start from any tree of depth <= D, of value R(tree) (§6.3);
+        under side constraints (which the tree must satisfy) of the value of its returned form,
+        ``resolved.canonical(tree)``, at most R(tree)."""
         model = check_built_by(model, self)
         meta = model.meta
         tree = check_tree(tree, meta)
         rows = meta.rows
         D = meta.max_depth
         cells = meta.cells
+        side = meta.constraints
+        if side is not None:
+            # the model counts the raw tree's leaves and splits and (E) wants every split
+            # effective: prune empty sides (and merge, as decode does); this keeps every
+            # constraint (check_tree) and never raises R
+            tree = side.resolved.canonical(tree, rows.X)
         if cells is not None and meta.complete_trees:
             # same predictions, hence the same value at lam = 0 and the same disparities
             tree = complete_tree(prune_empty(tree, cells.X), D, rows.n_features)
@@ -695,7 +920,8 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
             z[ci, path[ci, level] - 1] = 1.0
             zeta = np.zeros((cells.n_cells, n_nodes, rows.n_classes))
             zeta[np.arange(cells.n_cells), end - 1, heap.label[end]] = 1.0
-            return model.vector({"b": b, "p": pv, "w": w, "z": z, "zeta": zeta})
+            values = {"b": b, "p": pv, "w": w, "z": z, "zeta": zeta}
+            return model.vector(values | _used_values(model, tree))
         path = paths(rows.X, heap)  # (m, D+1), 0-padded
         end = path[np.arange(m), (path > 0).sum(axis=1) - 1]
         correct = heap.label[end] == rows.y
@@ -705,4 +931,21 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
         z[ci, path[ci, level] - 1] = 1.0
         zeta[np.flatnonzero(correct), end[correct] - 1] = 1.0
         assert np.all(heap.feature[end] == NO_FEATURE)
-        return model.vector({"b": b, "p": pv, "w": w, "z": z, "zeta": zeta})
+        values = {"b": b, "p": pv, "w": w, "z": z, "zeta": zeta}
+        return model.vector(values | _used_values(model, tree))
+
+
+def _used_values(model: Model[FlowOCTMeta], tree: Tree) -> dict[str, np.ndarray]:
+    """The group indicators of a start ``tree`` (every split of it effective): 1 for a group
+    some split tests."""
+    side = model.meta.constraints
+    if side is None:
+        return {}
+    used = tree.features_used()
+    return {
+        f"used_{block.name}": np.array(
+            [any(int(j) in used for j in g) for g in block.groups], dtype=float
+        )
+        for block in side.blocks
+        if f"used_{block.name}" in model.vars
+    }

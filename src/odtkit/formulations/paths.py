@@ -28,6 +28,30 @@ with :math:`\text{err}_k(R)` the weight of the rows of :math:`R` not of class k 
 \le \delta` with :math:`\gamma_j(R) = \sum_{i\in R}\gamma_{ij}` (the shared block of
 :mod:`odtkit.formulations.fairness`): no per-row variable at all, the counts are computed once.
 
+**Side constraints** (:mod:`odtkit.constraints`, ``constraints=``; each block named after its
+:attr:`~odtkit.constraints.LinearRows.name`). A cell has a fixed row set, so a row's prediction
+term :math:`\sum_i A_{r,i,\hat y_i}` is :math:`\sum_{(u,h),k} A_{r,k}(R(u,h))\,
+y_{u,h,\text{leaf }k}` with :math:`A_{r,k}(R) = \sum_{i \in R} A_{r,i,k}`, summed once with the
+cell sums (several :class:`~odtkit.fairness.Fairness` values this way too, beside
+``fairness=``, whose block is then named ``fairness_arg``); leaves count as
+:math:`\sum_{u,k} c_{u,k}` and splits on j as :math:`\sum_u b_{u,j}` (every split action is
+effective: both its cells are non-empty); a feature group g tested somewhere is a binary
+:math:`t_g` (``<name>_used``) with :math:`t_g \ge \sum_{j \in g} b_{u,j}` per branch node u
+(``<name>_used_lo``) and :math:`t_g \le \sum_{u, j \in g} b_{u,j}` (``<name>_used_hi``). A
+forbidden feature has no split action at all (its ``b`` are 0 through (P3), and its block
+states it). With a minimum leaf weight :math:`\underline{w}`, a split action exists only when
+both of its cells weigh at least :math:`\underline{w}`, so every cell below the root is heavy
+enough to be a leaf and the lighter ones are never created (``max_paths`` counts what remains);
+``min_leaf_support`` states per node :math:`\sum_{h,k} (w(R(u,h)) - \underline{w})\,
+y_{u,h,\text{leaf }k} \ge 0`, which binds only the root when the data weighs less than
+:math:`\underline{w}`. Each of these is exact at integer points, so the optimum is OPT over the
+trees of depth :math:`\le D` that satisfy the constraints (a tree and its pruned form satisfy
+the same ones); with side constraints the LP relaxation is no longer integral but a
+Lagrangian-type bound (one multiplier per side row): on german-credit at depth 2 with
+``FeatureBudget(1, 2, per="feature")``, ``MinLeafSupport(share=0.05)`` and
+``ClassRecall(0, at_least=0.6)`` (resp. ``0.8``) the root LP bound is 0.3018 (0.3572) against the
+optimal error 0.315 (0.363).
+
 **Exactness.** (i) Any tree :math:`T` of depth :math:`\le D` has a point of value
 :math:`R(\mathrm{prune\_empty}(T)) \le R(T)` with the same training predictions (so the same
 disparities): prune it (§1.4), then every node has a unique history, a non-empty cell and an
@@ -61,6 +85,7 @@ import scipy.sparse as sp
 
 from odtkit._limits import check_deadline
 from odtkit._validation import check_depth
+from odtkit.constraints import CONSTRAINT_TOLERANCE
 from odtkit.fairness import FairnessGroups
 from odtkit.formulations._base import DECODE_NOT_WORSE, EXACT, VALID_BOUND, check_built_by
 from odtkit.formulations._common import (
@@ -75,6 +100,7 @@ from odtkit.formulations._common import (
     prune_empty,
     split_of,
 )
+from odtkit.formulations.constraints import ModelConstraints
 from odtkit.formulations.fairness import FairRows, add_disparity_rows, merge_groups
 from odtkit.model import Model, ModelBuilder
 from odtkit.tree import Tree
@@ -116,14 +142,27 @@ def _refuse(depth: int, needed: int, max_paths: int) -> None:
 
 
 def _layout(
-    rows: RowData, depth: int, max_paths: int, values: np.ndarray
+    rows: RowData,
+    depth: int,
+    max_paths: int,
+    values: np.ndarray,
+    *,
+    splittable: np.ndarray | None = None,
+    floor: float = 0.0,
 ) -> tuple[PathLayout, np.ndarray]:
     """Enumerate the cells level by level; return the layout and each cell's sums of
-    ``values`` (m, V) over its rows."""
+    ``values`` (m, V) over its rows.
+
+    ``splittable`` (bool, per feature) leaves out the split actions on the other features
+    (forbidden ones). With ``floor > 0`` (a minimum leaf weight, model units) a split action
+    exists only when both its child cells weigh at least ``floor``: a cell lighter than that
+    can be neither a leaf nor, its children being lighter still, split, so such a cell (and
+    everything below it) is never created."""
     X = rows.X
     m, p = X.shape
     K = rows.n_classes
     Xf = X.astype(np.float64)
+    wX = Xf * rows.weight[:, None] if floor > 0 else Xf
     # a cell's rows are a bit mask, packed 8 rows per byte: depth 2 on 20 features has 1,520
     # cells, and unpacked float masks of 100,000 rows took 1.5 GB (10^6 rows would take 12)
     packed_X = np.packbits(X.T, axis=1)  # (p, ceil(m / 8)); padding bits are 0
@@ -140,6 +179,8 @@ def _layout(
         sums = np.empty((n_level, values.shape[1]))
         ones = np.empty((n_level, p))  # rows of the cell with x_j = 1
         size = np.empty((n_level, 1))
+        w_ones = np.empty((n_level, p)) if floor > 0 and level < depth else ones
+        w_size = np.empty((n_level, 1)) if floor > 0 and level < depth else size
         for lo in range(0, n_level, chunk):
             check_deadline()  # a deep level takes seconds: stop between chunks, not after
             block = np.unpackbits(masks[lo : lo + chunk], axis=1, count=m).astype(np.float64)
@@ -147,9 +188,16 @@ def _layout(
             if level < depth:
                 ones[lo : lo + chunk] = block @ Xf
                 size[lo : lo + chunk, 0] = block.sum(axis=1)
+                if floor > 0:
+                    w_ones[lo : lo + chunk] = block @ wX
+                    w_size[lo : lo + chunk, 0] = block @ rows.weight
         cell_sums.append(sums)
         if level < depth:
             allowed = (ones > 0) & (ones < size) & ~level_used
+            if splittable is not None:
+                allowed &= splittable[None, :]
+            if floor > 0:
+                allowed &= (w_ones >= floor) & (w_size - w_ones >= floor)
         else:
             allowed = np.zeros((n_level, p), dtype=bool)
         n_split = allowed.sum(axis=1)
@@ -213,6 +261,33 @@ def _layout(
     return layout, np.concatenate(cell_sums, axis=0)
 
 
+def _leaf_floor(side: ModelConstraints | None) -> float:
+    """The minimum leaf weight in model units, less the tolerance the truth
+    (:meth:`~odtkit.constraints.ResolvedConstraints.violations`) grants: a cell at least this
+    heavy may be a leaf (0 without a minimum leaf support)."""
+    if side is None or side.min_leaf_weight <= 0:
+        return 0.0
+    floor = side.resolved.min_leaf_weight
+    slack = CONSTRAINT_TOLERANCE * max(1.0, floor)
+    return max(0.0, side.min_leaf_weight * (floor - slack) / floor)
+
+
+def _prediction_columns(
+    side: ModelConstraints | None, m: int, K: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks' prediction coefficients as per-row values for the cell sums: ``(values,
+    keys)`` with ``values[i, t]`` the coefficient of "row i predicted ``keys[t] % K``" in the
+    stacked block row ``keys[t] // K``; only the (block row, class) pairs some row reads."""
+    if side is None or not side.reads_predictions:
+        return np.zeros((m, 0)), np.zeros(0, dtype=np.int64)
+    P = sp.coo_matrix(sp.vstack(side.prediction))  # (stacked block rows, m * K)
+    key = P.row.astype(np.int64) * K + P.col.astype(np.int64) % K
+    keys = np.unique(key)
+    values = np.zeros((m, keys.size))
+    np.add.at(values, (P.col.astype(np.int64) // K, np.searchsorted(keys, key)), P.data)
+    return values, keys
+
+
 def _build(
     bld: ModelBuilder,
     rows: RowData,
@@ -220,14 +295,24 @@ def _build(
     lam: float,
     groups: FairnessGroups | None,
     max_paths: int,
+    side: ModelConstraints | None = None,
 ) -> tuple[PathLayout, FairRows | None]:
     """Add the model to ``bld``; its path layout and the fairness block's rows."""
     m, K, p = rows.n_rows, rows.n_classes, rows.n_features
     class_weight = np.zeros((m, K))
     class_weight[np.arange(m), rows.y] = rows.weight
     fair = None if groups is None else merge_groups(groups, rows.source, m)
-    values = class_weight if fair is None else np.hstack([class_weight, fair.coefficients])
-    layout, sums = _layout(rows, depth, max_paths, values)
+    n_fair = 0 if fair is None else fair.n_pairs
+    pred_values, pred_keys = _prediction_columns(side, m, K)
+    parts = [class_weight, pred_values]
+    if fair is not None:
+        parts.append(fair.coefficients)
+    floor = _leaf_floor(side)
+    forbidden = None if side is None else side.resolved.forbidden
+    splittable = None if forbidden is None or not forbidden.any() else ~forbidden
+    layout, sums = _layout(
+        rows, depth, max_paths, np.hstack(parts), splittable=splittable, floor=floor
+    )
     n_cells, n_y = layout.node.size, layout.n_paths
     n_branch, n_nodes = 2**depth - 1, 2 ** (depth + 1) - 1
     branches = branch_nodes(depth)
@@ -278,17 +363,147 @@ def _build(
     cell_weight = sums[:, :K]
     err = cell_weight[leaf_cells].sum(axis=1) - cell_weight[leaf_cells, leaf_class]
     bld.add_objective(ys[is_leaf], err / rows.total_weight + lam)
+    fair_name = "fairness"
+    if side is not None:
+        _add_side_constraints(
+            bld, side, layout, sums[:, K : K + pred_keys.size], pred_keys, b.index, c.index, ys
+        )
+        if floor > 0 or side.min_leaf_weight > 0:
+            _add_min_leaf_support(bld, layout, cell_weight.sum(axis=1), floor, ys)
+        if any(block.name == "fairness" for block in side.blocks):
+            fair_name = "fairness_arg"  # the Fairness values in constraints= own "fairness"
     if fair is not None:
         # (PF): pair j's disparity is sum over positive leaf actions of the cell's gamma_j
         positive = np.flatnonzero(is_leaf)[leaf_class == fair.positive_code]
-        gamma = sums[layout.cell[positive], K:]  # (positives, pairs)
+        gamma = sums[layout.cell[positive], sums.shape[1] - n_fair :]  # (positives, pairs)
         pair, which = np.nonzero(gamma.T)
         matrix = sp.csr_matrix(
             (gamma.T[pair, which], (pair, ys[positive[which]])),
             shape=(fair.n_pairs, bld.n_vars),
         )
-        add_disparity_rows(bld, fair, matrix)
+        add_disparity_rows(bld, fair, matrix, name=fair_name)
     return layout, fair
+
+
+def _add_side_constraints(
+    bld: ModelBuilder,
+    side: ModelConstraints,
+    layout: PathLayout,
+    pred_sums: np.ndarray,
+    pred_keys: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    ys: np.ndarray,
+) -> None:
+    """One block per :class:`~odtkit.constraints.LinearRows`, named after it.
+
+    A leaf-k action's prediction coefficient is the sum of A over its cell's rows (the cell
+    sums ``pred_sums``, one column per ``pred_keys`` entry); leaves count through the
+    marginals ``c``, splits through ``b`` (every split action is effective: both its cells are
+    non-empty); a tested feature group is a binary ``<name>_used`` tied to ``b`` both ways."""
+    K = c.shape[1]
+    n_branch = b.shape[0]
+    is_leaf = layout.action < 0
+    leaf_y = np.flatnonzero(is_leaf)
+    leaf_class = -1 - layout.action[leaf_y]
+    # the prediction part of every stacked block row, (stacked rows, n_vars)
+    r_idx, c_idx, vals = [], [], []
+    for k in range(K):
+        cols = np.flatnonzero(pred_keys % K == k)
+        if not cols.size:
+            continue
+        acts = leaf_y[leaf_class == k]
+        sub = pred_sums[layout.cell[acts]][:, cols]  # (actions, keys of class k)
+        a, t = np.nonzero(sub)
+        r_idx.append(pred_keys[cols[t]] // K)
+        c_idx.append(ys[acts[a]])
+        vals.append(sub[a, t])
+    used_vars = {}
+    for block in side.blocks:
+        if block.groups:
+            used_vars[block.name] = bld.add_vars(
+                f"{block.name}_used", (len(block.groups),), "binary"
+            ).index
+    n_vars = bld.n_vars
+    n_stacked = sum(block.n_rows for block in side.blocks)
+    prediction = sp.csr_matrix(
+        (
+            np.concatenate(vals) if vals else np.zeros(0),
+            (
+                np.concatenate(r_idx) if r_idx else np.zeros(0, dtype=np.int64),
+                np.concatenate(c_idx) if c_idx else np.zeros(0, dtype=np.int64),
+            ),
+        ),
+        shape=(n_stacked, n_vars),
+    )
+    n_leaf_vars = c.size
+    offset = 0
+    for block in side.blocks:
+        mb = block.n_rows
+        matrix = prediction[offset : offset + mb]
+        offset += mb
+        # per leaf: sum of all c (one per leaf); per split: b_{u,j} at every branch node u
+        leaf_part = sp.csr_matrix(
+            (
+                np.repeat(block.per_leaf, n_leaf_vars),
+                (np.repeat(np.arange(mb), n_leaf_vars), np.tile(c.ravel(), mb)),
+            ),
+            shape=(mb, n_vars),
+        )
+        split_coef = np.tile(block.per_split, (1, n_branch))  # (mb, n_branch * p)
+        split_part = sp.csr_matrix(
+            (split_coef.ravel(), (np.repeat(np.arange(mb), b.size), np.tile(b.ravel(), mb))),
+            shape=(mb, n_vars),
+        )
+        total = matrix + leaf_part + split_part
+        if block.groups:
+            used = used_vars[block.name]
+            G = len(block.groups)
+            group_part = sp.csr_matrix(
+                (block.per_group.ravel(), (np.repeat(np.arange(mb), G), np.tile(used, mb))),
+                shape=(mb, n_vars),
+            )
+            total = total + group_part
+            _add_group_links(bld, block.name, block.groups, used, b)
+        total.eliminate_zeros()
+        bld.add_range_constraints(
+            block.name, matrix=total, lower=block.lower, upper=block.upper, n_rows=mb
+        )
+
+
+def _add_group_links(
+    bld: ModelBuilder, name: str, groups: tuple[np.ndarray, ...], used: np.ndarray, b: np.ndarray
+) -> None:
+    """``used_g`` is 1 exactly when a split tests a feature of group g: ``<name>_used_lo``
+    (per branch node u: used_g >= sum over j in g of b_{u,j}, at most one split per node) and
+    ``<name>_used_hi`` (used_g <= sum over u and j in g of b_{u,j})."""
+    n_branch = b.shape[0]
+    G = len(groups)
+    feat = np.concatenate(groups).astype(np.int64)
+    gid = np.repeat(np.arange(G), [g.size for g in groups])
+    u = np.repeat(np.arange(n_branch), feat.size)
+    lo_rows = np.concatenate([u * G + np.tile(gid, n_branch), np.arange(n_branch * G)])
+    lo_cols = np.concatenate([b[u, np.tile(feat, n_branch)], np.tile(used, n_branch)])
+    lo_vals = np.concatenate([-np.ones(u.size), np.ones(n_branch * G)])
+    bld.add_constraints(f"{name}_used_lo", lo_rows, lo_cols, lo_vals, ">=", np.zeros(n_branch * G))
+    hi_rows = np.concatenate([np.tile(gid, n_branch), np.arange(G)])
+    hi_cols = np.concatenate([b[u, np.tile(feat, n_branch)], used])
+    hi_vals = np.concatenate([-np.ones(u.size), np.ones(G)])
+    bld.add_constraints(f"{name}_used_hi", hi_rows, hi_cols, hi_vals, "<=", np.zeros(G))
+
+
+def _add_min_leaf_support(
+    bld: ModelBuilder, layout: PathLayout, cell_weight: np.ndarray, floor: float, ys: np.ndarray
+) -> None:
+    """``min_leaf_support``: per node u, sum over its leaf actions of (cell weight - floor) *
+    y >= 0. The layout already creates only cells of weight >= floor below the root (a split
+    needs two heavy enough children), so the rows bind only the root's leaf actions when the
+    whole data weighs less than the floor (then no tree is feasible)."""
+    leaf_y = np.flatnonzero(layout.action < 0)
+    node = layout.node[layout.cell[leaf_y]]
+    present, row = np.unique(node, return_inverse=True)
+    coef = cell_weight[layout.cell[leaf_y]] - floor
+    bld.add_constraints("min_leaf_support", row, ys[leaf_y], coef, ">=", np.zeros(present.size))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -302,7 +517,8 @@ class PathOCTMeta(TreeMeta):
 
 class PathOCT(TreeFormulation[PathOCTMeta]):
     """Trees as nested choices along feature paths (P0)-(P3): optimum = OSDT's OPT(D, lam)
-    (over δ-fair trees with ``fairness=``); integral LP relaxation without side constraints.
+    (over δ-fair trees with ``fairness=``, over the trees satisfying ``constraints=``);
+    integral LP relaxation without side constraints.
 
     Declares ``EXACT``, ``VALID_BOUND`` and ``DECODE_NOT_WORSE``. Sized like ``(2p)^D``: meant
     for depth <= 2 (or 3 on few features).
@@ -329,7 +545,13 @@ class PathOCT(TreeFormulation[PathOCTMeta]):
 
     def _model(self, builder: ModelBuilder, tree: TreeMeta) -> PathOCTMeta:
         layout, fair = _build(
-            builder, tree.rows, tree.max_depth, tree.lam, tree.fairness_groups, self.max_paths
+            builder,
+            tree.rows,
+            tree.max_depth,
+            tree.lam,
+            tree.fairness_groups,
+            self.max_paths,
+            tree.constraints,
         )
         return tree.extend(PathOCTMeta, fair_rows=fair, layout=layout, max_paths=self.max_paths)
 
@@ -365,7 +587,9 @@ class PathOCT(TreeFormulation[PathOCTMeta]):
 
     def start(self, model: Model[PathOCTMeta], tree: Tree) -> np.ndarray:
         """The point of ``prune_empty(tree)`` (value R(prune_empty(tree)) <= R(tree), same
-        training predictions); a δ-fair tree is required with ``fairness=``."""
+        training predictions, the feature-group binaries of side constraints set from its
+        splits); a δ-fair tree is required with ``fairness=``, one that satisfies the side
+        constraints with ``constraints=``."""
         model = check_built_by(model, self)
         meta = model.meta
         tree = check_tree(tree, meta)
@@ -374,7 +598,8 @@ class PathOCT(TreeFormulation[PathOCTMeta]):
         y = np.zeros(layout.n_paths)
         b = np.zeros((2**D - 1, p))
         c = np.zeros((2 ** (D + 1) - 1, K))
-        stack = [(prune_empty(tree, rows.X), 0, 1)]  # (subtree, cell, heap node)
+        pruned = prune_empty(tree, rows.X)
+        stack = [(pruned, 0, 1)]  # (subtree, cell, heap node)
         while stack:
             node, cell, u = stack.pop()
             lo = layout.first[cell]
@@ -394,4 +619,13 @@ class PathOCT(TreeFormulation[PathOCTMeta]):
                 b[u - 1, j] = 1.0
                 stack.append((left, int(layout.left[hit[0]]), 2 * u))
                 stack.append((right, int(layout.right[hit[0]]), 2 * u + 1))
-        return model.vector({"b": b, "c": c, "y": y})
+        values = {"b": b, "c": c, "y": y}
+        if meta.constraints is not None:
+            # every split of the pruned tree is effective on the model's rows
+            tested = set(pruned.features_used())
+            for block in meta.constraints.blocks:
+                if block.groups:
+                    values[f"{block.name}_used"] = np.array(
+                        [any(int(j) in tested for j in g) for g in block.groups], dtype=float
+                    )
+        return model.vector(values)

@@ -221,6 +221,7 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
   if (K_ == 2) {
     // binary labels: a leaf's mistakes are min(count0, count1); no per-class loop
     const double* Fi = F_ + static_cast<std::size_t>(i) * M_ * 2;
+    const double wi = ci[0] + ci[1];
     for (int j = 0; j < M_; ++j) {
       if (j == i) continue;
       const double* fij = j > i ? Fi + static_cast<std::size_t>(j) * 2
@@ -228,6 +229,8 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
       const double* fj = F_ + (static_cast<std::size_t>(j) * M_ + j) * 2;
       const double a0 = side ? fij[0] : fj[0] - fij[0];
       const double a1 = side ? fij[1] : fj[1] - fij[1];
+      // (min_leaf_ = 0: never true, so the unconstrained loop only pays a predictable branch)
+      if (min_leaf_ > 0.0 && (a0 + a1 < min_leaf_ || wi - (a0 + a1) < min_leaf_)) continue;
       const double v = std::min(a0, a1) + std::min(ci[0] - a0, ci[1] - a1) + 2 * Lambda;
       if (v < best - tau_) {
         best = v;
@@ -247,6 +250,14 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
       const double fj = F(k, j, j);
       a[k] = side ? fij : fj - fij;  // x_i = side and x_j = 1
       b[k] = ci[k] - a[k];           // x_i = side and x_j = 0
+    }
+    if (min_leaf_ > 0.0) {
+      double wa = 0.0, wb = 0.0;
+      for (int k = 0; k < K_; ++k) {
+        wa += a[k];
+        wb += b[k];
+      }
+      if (wa < min_leaf_ || wb < min_leaf_) continue;
     }
     const double v = leaf(a, Lambda) + leaf(b, Lambda);
     if (v < best - tau_) {
@@ -442,6 +453,7 @@ Depth2Solver::Result Depth2Solver::solve(const std::uint64_t* s, const double* c
       w0 += c0[k];
     }
     if (w1 <= 0.0 || w0 <= 0.0) continue;  // an empty side never beats the leaf
+    if (w1 < min_leaf_ || w0 < min_leaf_) continue;  // a side below the minimum leaf support
     if (2 * Lambda >= best.value - tau_) break;  // any split has >= 2 leaves
     // each root costs two depth-one scans of M K cells
     if (poll(2 * static_cast<std::size_t>(M_) * static_cast<std::size_t>(K_))) {

@@ -40,6 +40,10 @@ class Depth2Solver {
   // 1 s limit before). A stopped solve returns exact = false.
   Result solve(const std::uint64_t* s, const double* cw, double Lambda, Budget* budget = nullptr);
   std::size_t bytes() const;
+  // Minimum leaf support in count units (0: none): every leaf of a returned tree receives at
+  // least this weight; splits with a lighter side are not tried. The caller passes supports
+  // whose single leaf reaches it.
+  void set_min_leaf(double weight) { min_leaf_ = weight; }
 
  private:
   // best depth-<=1 tree on the cell x_i = side (side 0/1), given pairs accumulated in F_
@@ -85,6 +89,7 @@ class Depth2Solver {
   int M_, K_;
   std::size_t W_;
   double tau_;  // count_tolerance of the problem
+  double min_leaf_ = 0.0;
   // features equal to 1, per point, one flat array (CSR): point u's are
   // ones_[ones_start_[u] .. ones_start_[u + 1]). Built by scanning the feature bitsets' set
   // bits (a vector per point filled bit by bit took 0.8 s on 20,000 x 3,000, before any

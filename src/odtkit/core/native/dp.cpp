@@ -172,7 +172,9 @@ class DPSolver {
         tau_(count_tolerance(p.total_weight())),
         zero_(zero_weight(p.total_weight())),
         use_eq_(c.bound_on("equivalent_points")),
-        use_similar_(c.bound_on("similar_support")),
+        // the swap argument moves rows between leaves, which can make one too light for the
+        // minimum leaf support: off under one
+        use_similar_(c.bound_on("similar_support") && !(c.min_leaf_weight > 0.0)),
         use_depth2_(c.bound_on("depth2") && depth2_fits(p, c)),
         initial_(p, c),
         memo_(p.n_words()),
@@ -360,6 +362,7 @@ class DPSolver {
       // on 20,000 x 3,000 (a search already out of time never builds them)
       depth2_ = depth2_or_null(P_);
       use_depth2_ = depth2_ != nullptr;
+      if (depth2_) depth2_->set_min_leaf(initial_.min_leaf());
     }
     if (depth == 2 && use_depth2_ && !relaxed_) {
       ++depth2_calls_;
@@ -406,6 +409,8 @@ class DPSolver {
       const double n1 = P_.split_class_weights(s, xj, cw, c1, c0);
       // a side without weight makes the split cost more than the parent's optimum
       if (n1 <= zero_ || n - n1 <= zero_) continue;
+      // under a minimum leaf support both sides must reach it (their leaves do)
+      if (initial_.light(n1) || initial_.light(n - n1)) continue;
       const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
       double leaf0, leaf1, lb0, lb1;
       initial(c0, std::max(0.0, eq - eq1), cd, &leaf0, &lb0);
@@ -607,13 +612,17 @@ Incumbent first_incumbent(const Problem& problem, const SearchConfig& config, in
   std::vector<double> cw(K);
   problem.class_weights(problem.all_points().data(), cw.data());
   Incumbent best{{-(majority_class(cw.data(), K) + 1)}, misclassified(cw.data(), K) + Lambda};
+  // a start that breaks the minimum leaf support is worth +inf (the single leaf is feasible:
+  // Python refuses a root lighter than the support before the search)
+  const double min_leaf = config.min_leaf_weight * problem.total_weight();
   if (!config.initial_tree.empty()) {
-    const double v = evaluate_tree(problem, config.initial_tree, Lambda, depth);
+    const double v = evaluate_tree(problem, config.initial_tree, Lambda, depth, min_leaf);
     if (v < best.value) best = {config.initial_tree, v};
   }
   double v = kInf;
   const double t0 = budget.elapsed();
   std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v, &budget);
+  if (min_leaf > 0.0) v = evaluate_tree(problem, greedy, Lambda, depth, min_leaf);
   out.stats["greedy_seconds"] = budget.elapsed() - t0;
   if (v < best.value - count_tolerance(problem.total_weight())) best = {std::move(greedy), v};
   return best;
@@ -700,7 +709,8 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
     catch_out_of_memory(budget, [&] {
       std::vector<int> partial;
       if (solver.extract_root_split(depth, partial)) {
-        const double v = evaluate_tree(problem, partial, config.lam * N, depth);
+        const double v = evaluate_tree(problem, partial, config.lam * N, depth,
+                                       config.min_leaf_weight * N);
         if (v < incumbent) {
           incumbent = v;
           out.tree = std::move(partial);
@@ -744,6 +754,7 @@ SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& confi
   const int target = config.max_depth < 0 ? -1 : config.max_depth;
   const double tau = count_tolerance(N);
   const double Lambda = config.lam * N;
+  const double min_leaf = config.min_leaf_weight * N;  // count units (0: none)
   auto normalized = [N](double v) { return v / N; };
 
   Incumbent best = first_incumbent(problem, config, target, budget, out);
@@ -768,13 +779,13 @@ SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& confi
   auto take_root_split = [&](int depth) {
     std::vector<int> partial;
     if (!solver.extract_root_split(depth, partial)) return;
-    const double value = evaluate_tree(problem, partial, Lambda, target);
+    const double value = evaluate_tree(problem, partial, Lambda, target, min_leaf);
     improve(value, std::move(partial));
   };
   auto take_optimum = [&](int depth) {
     std::vector<int> tree;
     solver.extract(problem.all_points().data(), depth, tree);
-    const double value = evaluate_tree(problem, tree, Lambda, target);
+    const double value = evaluate_tree(problem, tree, Lambda, target, min_leaf);
     improve(value, std::move(tree));
   };
   // lookahead completion of the incumbent's leaves (complete_leaves), once per
@@ -786,7 +797,7 @@ SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& confi
     std::size_t pos = 0;
     complete_leaves(solver, problem, budget, Lambda, tau, kLookahead, best.tree, pos,
                     problem.all_points().data(), target, grown);
-    const double value = evaluate_tree(problem, grown, Lambda, target);
+    const double value = evaluate_tree(problem, grown, Lambda, target, min_leaf);
     improve(value, std::move(grown));
     if (!budget.stopped()) completed = best.value;
   };

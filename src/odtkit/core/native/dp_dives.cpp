@@ -165,6 +165,8 @@ class Polisher {
     SearchConfig sub = config_;
     sub.progress = nullptr;
     sub.lam = Lambda_ / n;  // the same Lambda in count units
+    // the same minimum leaf support in count units (<= n: the subtree's leaves reach it)
+    sub.min_leaf_weight = std::min(1.0, config_.min_leaf_weight * P_.total_weight() / n);
     sub.max_depth = depth;
     sub.upper_bound = std::numeric_limits<double>::infinity();
     sub.initial_tree = subtree;
@@ -212,7 +214,8 @@ SearchOutput search_dp_dives(const Problem& problem, const SearchConfig& config,
   std::vector<int> best{-(majority_class(cw.data(), problem.n_classes()) + 1)};
   double best_value = misclassified(cw.data(), problem.n_classes()) + Lambda;
   if (!config.initial_tree.empty()) {
-    const double v = evaluate_tree(problem, config.initial_tree, Lambda, -1);  // throws if bad
+    const double v = evaluate_tree(problem, config.initial_tree, Lambda, -1,
+                                   config.min_leaf_weight * N);  // throws if bad
     if (v < best_value) {
       best = config.initial_tree;
       best_value = v;

@@ -179,6 +179,8 @@ class QueueDP {
         const double n1 = P_.split_class_weights(s, xj, cw, c1_.data(), c0_.data());
         // a side without weight costs at least the parent's optimum (same as dp.cpp)
         if (n1 <= zero_ || n - n1 <= zero_) continue;
+        // under a minimum leaf support both sides must reach it (same as dp.cpp)
+        if (initial_.light(n1) || initial_.light(n - n1)) continue;
         const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
         words::and_not_into(s0_.data(), s, xj, W_);
         words::and_into(s1_.data(), s, xj, W_);
@@ -441,7 +443,8 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   out.stats["n_words"] = static_cast<double>(problem.n_words());
   out.stats["search_seconds"] = budget.elapsed();
   out.stats["out_of_memory"] = budget.ran_out_of_memory() ? 1.0 : 0.0;
-  const double value = evaluate_tree(problem, tree, config.lam * N, depth);
+  const double value =
+      evaluate_tree(problem, tree, config.lam * N, depth, config.min_leaf_weight * N);
   out.objective = normalized(value);
   out.lower_bound = out.status == SearchStatus::optimal ? out.objective : normalized(std::min(root_lb(), value));
   out.record(budget.elapsed(), out.objective, out.lower_bound);

@@ -31,6 +31,8 @@ std::unique_ptr<RashomonSet> build_rashomon(const Problem& problem, const Search
                                             nb::object progress) {
   SearchConfig local = config;
   local.validate();
+  if (local.min_leaf_weight > 0.0)
+    throw std::invalid_argument("min_leaf_weight is not supported by the Rashomon set");
   if (!std::isfinite(local.lam * problem.total_weight()))
     throw std::invalid_argument("lam is too large for these sample weights");
   auto interrupt = python_interrupt_check({}, std::move(progress));

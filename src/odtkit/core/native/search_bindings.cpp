@@ -83,6 +83,13 @@ using SearchFunction = SearchOutput (*)(const Problem&, const SearchConfig&,
 // Copy and validate the config, release the GIL, run `search(config, interrupt)`, convert.
 // `progress`: None, or a callable(incumbent, bound) called about every 5 ms with the search's
 // latest trace values (GIL held).
+// A search that does not implement the minimum leaf support refuses it rather than ignore it.
+void refuse_min_leaf(const SearchConfig& config, const char* search) {
+  if (config.min_leaf_weight > 0.0)
+    throw std::invalid_argument(std::string("min_leaf_weight is not supported by ") + search +
+                                " (only the dp searches take it)");
+}
+
 template <typename Run>
 SearchOutput run_guarded(const SearchConfig& config, nb::object progress, Run&& search) {
   // a copy: another Python thread could assign to `config` while the GIL is released
@@ -111,6 +118,8 @@ void check_penalty(const Problem& problem, double lam) {
 template <SearchFunction Search>
 SearchOutput run_search(const Problem& problem, const SearchConfig& config, nb::object progress) {
   check_penalty(problem, config.lam);
+  if constexpr (Search == search_bnb) refuse_min_leaf(config, "search_bnb");
+  if constexpr (Search == search_corels) refuse_min_leaf(config, "search_corels");
   return run_guarded(config, std::move(progress),
                      [&problem](const SearchConfig& c, std::function<bool()> stop) {
                        return Search(problem, c, std::move(stop));
@@ -126,6 +135,7 @@ SearchOutput run_fair_search(const Problem& problem, CoefMatrix coefficients, do
   if (coefficients.shape(0) != problem.n_samples())
     throw std::invalid_argument("coefficients must have one row per sample of the problem");
   check_penalty(problem, config.lam);
+  refuse_min_leaf(config, "search_fair_dp");
   std::vector<double> coef(coefficients.data(),
                            coefficients.data() + coefficients.shape(0) * coefficients.shape(1));
   FairSpec spec;
@@ -152,6 +162,7 @@ SearchOutput run_numeric_search(ValueMatrix values, LabelVector labels, WeightVe
   if (labels.shape(0) != n || weights.shape(0) != n)
     throw std::invalid_argument("values, labels and weights must have the same number of rows");
   if (n == 0) throw std::invalid_argument("values has no row");
+  refuse_min_leaf(config, "search_numeric");
   if (n_classes < 1) throw std::invalid_argument("n_classes must be >= 1");
   std::vector<double> table(values.data(), values.data() + n * m);
   for (double v : table)
@@ -236,7 +247,8 @@ SearchOutput replace_output(const SearchOutput& o, std::optional<std::vector<int
 void init_config(SearchConfig* self, double lam, int max_depth, double time_limit,
                  long long node_limit, double memory_limit_mb, double upper_bound,
                  const std::string& policy, const std::string& symmetry,
-                 std::map<std::string, bool> bounds, std::vector<int> initial_tree) {
+                 std::map<std::string, bool> bounds, std::vector<int> initial_tree,
+                 double min_leaf_weight) {
   // parse into a local first: a bad name must not leave a half-built object behind
   SearchConfig c;
   c.lam = lam;
@@ -249,6 +261,7 @@ void init_config(SearchConfig* self, double lam, int max_depth, double time_limi
   c.symmetry = parse_symmetry(symmetry);
   c.bounds = std::move(bounds);
   c.initial_tree = std::move(initial_tree);
+  c.min_leaf_weight = min_leaf_weight;
   new (self) SearchConfig(std::move(c));
 }
 
@@ -360,7 +373,8 @@ void bind_searches(nb::module_& m) {
            nb::arg("upper_bound") = defaults.upper_bound,
            nb::arg("policy") = std::string(policy_name(defaults.policy)),
            nb::arg("symmetry") = std::string(symmetry_name(defaults.symmetry)),
-           nb::arg("bounds") = defaults.bounds, nb::arg("initial_tree") = defaults.initial_tree)
+           nb::arg("bounds") = defaults.bounds, nb::arg("initial_tree") = defaults.initial_tree,
+           nb::arg("min_leaf_weight") = defaults.min_leaf_weight)
       .def_rw("lam", &SearchConfig::lam)
       .def_rw("max_depth", &SearchConfig::max_depth)
       .def_rw("time_limit", &SearchConfig::time_limit)
@@ -375,6 +389,7 @@ void bind_searches(nb::module_& m) {
           [](SearchConfig& c, const std::string& name) { c.symmetry = parse_symmetry(name); })
       .def_rw("bounds", &SearchConfig::bounds)
       .def_rw("initial_tree", &SearchConfig::initial_tree)
+      .def_rw("min_leaf_weight", &SearchConfig::min_leaf_weight)
       .def("validate", &SearchConfig::validate, "Raise ValueError on an out-of-range value.");
 
   m.def("search_dp", &run_search<search_dp>, nb::arg("problem"), nb::arg("config"),

@@ -1,5 +1,6 @@
 #include "search_common.hpp"
 
+#include <limits>
 #include <stdexcept>
 
 namespace odtkit {
@@ -7,8 +8,9 @@ namespace {
 
 class TreeEvaluator {
  public:
-  TreeEvaluator(const Problem& p, const std::vector<int>& code, double Lambda)
-      : P_(p), code_(code), Lambda_(Lambda), cw_(static_cast<std::size_t>(p.n_classes())) {}
+  TreeEvaluator(const Problem& p, const std::vector<int>& code, double Lambda, double min_leaf)
+      : P_(p), code_(code), Lambda_(Lambda), min_leaf_(min_leaf),
+        cw_(static_cast<std::size_t>(p.n_classes())) {}
 
   // Value of the subtree starting at pos_ on support s, `depth` splits still allowed.
   double subtree(const std::uint64_t* s, int depth) {
@@ -21,6 +23,7 @@ class TreeEvaluator {
       P_.class_weights(s, cw_.data());
       double n = 0.0;
       for (double x : cw_) n += x;
+      if (min_leaf_ > 0.0 && n < min_leaf_) infeasible_ = true;
       return n - cw_[static_cast<std::size_t>(label)] + Lambda_;
     }
     if (static_cast<std::size_t>(v) >= P_.n_features())
@@ -36,11 +39,13 @@ class TreeEvaluator {
     return left + subtree(s1.data(), child);
   }
   bool consumed() const { return pos_ == code_.size(); }
+  bool infeasible() const { return infeasible_; }
 
  private:
   const Problem& P_;
   const std::vector<int>& code_;
-  double Lambda_;
+  double Lambda_, min_leaf_;
+  bool infeasible_ = false;
   std::size_t pos_ = 0;
   std::vector<double> cw_;
 };
@@ -48,11 +53,11 @@ class TreeEvaluator {
 }  // namespace
 
 double evaluate_tree(const Problem& problem, const std::vector<int>& code, double Lambda,
-                     int max_depth) {
-  TreeEvaluator eval(problem, code, Lambda);
+                     int max_depth, double min_leaf) {
+  TreeEvaluator eval(problem, code, Lambda, min_leaf);
   const double value = eval.subtree(problem.all_points().data(), max_depth < 0 ? -1 : max_depth);
   if (!eval.consumed()) throw std::invalid_argument("initial_tree has trailing entries");
-  return value;
+  return eval.infeasible() ? std::numeric_limits<double>::infinity() : value;
 }
 
 }  // namespace odtkit

@@ -94,6 +94,11 @@ struct SearchConfig {
   Symmetry symmetry = Symmetry::permutation_map;
   std::map<std::string, bool> bounds;  // missing key = on
   std::vector<int> initial_tree;       // optional warm start (encoding above); empty: none
+  // Minimum leaf support (dp strategies only), NORMALIZED like the objective: every leaf of a
+  // returned tree receives at least min_leaf_weight * total weight; a split is admitted only
+  // when both sides do, and a support lighter than that is infeasible. 0: none. Python passes
+  // the threshold with odtkit.constraints' tolerance already subtracted.
+  double min_leaf_weight = 0.0;
   std::shared_ptr<ProgressCell> progress;  // set by the binding only; not a Python field
 
   bool bound_on(const std::string& name) const {
@@ -110,6 +115,9 @@ struct SearchConfig {
     if (!(memory_limit_mb >= 0.0))
       throw std::invalid_argument("memory_limit_mb must be >= 0 (0: none)");
     if (!(upper_bound >= 0.0)) throw std::invalid_argument("upper_bound must be >= 0 (inf: none)");
+    if (!(min_leaf_weight >= 0.0 && min_leaf_weight <= 1.0))
+      throw std::invalid_argument(
+          "min_leaf_weight must be in [0, 1] (a share of the total weight; 0: none)");
   }
 };
 

@@ -1,0 +1,297 @@
+"""FlowOCT carries every side constraint of odtkit.constraints exactly: the brute-force oracle
+(testing.brute_force_constrained_tree) on tiny instances, each kind alone and random
+combinations of two or three (weights, weight-0 rows, several classes, lam = 0 ties, infeasible
+combinations), starts of oracle optima, and the named blocks in summary() and the LP file.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from odtkit import Dataset, Fairness, metrics, solve_formulation
+from odtkit.constraints import (
+    ClassRecall,
+    FalsePositiveRate,
+    FeatureBudget,
+    ForbidFeatures,
+    MaxLeaves,
+    MinLeafSupport,
+    Predict,
+    RequireFeatures,
+    resolve,
+)
+from odtkit.formulations import FlowOCT
+from odtkit.testing import brute_force_constrained_tree, random_dataset
+from odtkit.tree import Tree
+
+TOL = 1e-6
+KINDS = (
+    "max_leaves",
+    "min_leaf_support",
+    "budget_split",
+    "budget_feature",
+    "forbid",
+    "require",
+    "recall",
+    "fpr",
+    "predict",
+    "fairness",
+)
+
+
+def _dataset(seed: int, n: int, p: int, K: int, weighted: bool, zero_weight: bool) -> Dataset:
+    d = random_dataset(seed, n, p, n_classes=K, weighted=weighted)
+    if not zero_weight:
+        return d
+    # the last two rows weigh nothing: solvers leave them out, constraints must not read them
+    w = np.ones(n) if d.weights is None else np.array(d.weights, dtype=float)
+    w[-2:] = 0.0
+    return Dataset(d.X, d.y, d.classes, d.feature_names, d.name, w)
+
+
+@st.composite
+def _constraint(draw: st.DrawFn, d: Dataset, kind: str) -> object:
+    names = list(d.feature_names)
+    cls = draw(st.sampled_from(list(d.classes)))
+    if kind == "max_leaves":
+        return MaxLeaves(draw(st.integers(1, 4)))
+    if kind == "min_leaf_support":
+        if draw(st.booleans()):
+            return MinLeafSupport(share=draw(st.sampled_from([0.1, 0.2, 0.3, 0.45])))
+        return MinLeafSupport(weight=draw(st.sampled_from([1.0, 2.0, 4.0])))
+    if kind in ("budget_split", "budget_feature"):
+        per = "split" if kind == "budget_split" else "feature"
+        if draw(st.booleans()):
+            costs: object = 1.0
+        else:
+            chosen = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+            costs = {f: draw(st.sampled_from([0.5, 1.0, 2.0])) for f in chosen}
+        return FeatureBudget(costs, draw(st.sampled_from([0.0, 1.0, 1.5, 2.0])), per=per)
+    if kind == "forbid":
+        return ForbidFeatures(draw(st.lists(st.sampled_from(names), min_size=1, unique=True)))
+    if kind == "require":
+        return RequireFeatures(
+            draw(st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True))
+        )
+    if kind == "recall":
+        return ClassRecall(cls, at_least=draw(st.sampled_from([0.4, 0.7, 1.0])))
+    if kind == "fpr":
+        return FalsePositiveRate(cls, at_most=draw(st.sampled_from([0.0, 0.2, 0.5])))
+    if kind == "predict":
+        positive = np.flatnonzero(d.weights > 0)
+        rows = draw(st.lists(st.sampled_from(positive.tolist()), min_size=1, max_size=3))
+        return Predict(sorted(set(rows)), cls)
+    assert kind == "fairness"
+    protected = np.arange(d.n_samples) % 2  # a protected attribute that is not a feature
+    notion = draw(st.sampled_from(["sp", "eodds"]))
+    return Fairness(
+        notion,
+        protected=protected,
+        delta=draw(st.sampled_from([0.1, 0.3])),
+        positive_class=cls,
+    )
+
+
+def _resolvable(d: Dataset, constraints: list[object]) -> bool:
+    try:
+        resolve(constraints, d)
+    except ValueError:  # e.g. a rate over a class without weight
+        return False
+    return True
+
+
+def _agree(d: Dataset, constraints: list[object], lam: float, depth: int) -> None:
+    tree, best = brute_force_constrained_tree(d, constraints, lam=lam, max_depth=depth)
+    result = solve_formulation(FlowOCT(), d, max_depth=depth, lam=lam, constraints=constraints)
+    if tree is None:
+        assert result.status == "infeasible", (result.status, result.message)
+        assert result.model is None
+        return
+    assert result.status == "optimal", (result.status, result.message)
+    assert result.objective == pytest.approx(best, abs=TOL)
+    assert metrics.objective(result.model, d, lam=lam) == pytest.approx(best, abs=TOL)
+    assert metrics.constraint_violations(result.model, d, constraints) == []
+    # the oracle's optimum is a feasible point of the model, of its value
+    model = FlowOCT().build(d, max_depth=depth, lam=lam, constraints=constraints)
+    start = FlowOCT().start(model, tree)
+    assert model.is_feasible(start)
+    assert model.objective_value(start) <= best + TOL
+
+
+def _settings(n: int) -> settings:
+    return settings(
+        max_examples=n,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+
+
+def _check_kind_alone(kind: str, data: st.DataObject) -> None:
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    n = data.draw(st.integers(4, 12))
+    p = data.draw(st.integers(1, 3))
+    K = data.draw(st.sampled_from([2, 2, 3]))
+    d = _dataset(seed, n, p, K, data.draw(st.booleans()), data.draw(st.booleans()))
+    constraints = [data.draw(_constraint(d, kind))]
+    assume(_resolvable(d, constraints))
+    _agree(d, constraints, data.draw(st.sampled_from([0.0, 0.0, 0.02, 0.1])), 2)
+
+
+def _check_combination(data: st.DataObject) -> None:
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    n = data.draw(st.integers(4, 12))
+    p = data.draw(st.integers(1, 3))
+    K = data.draw(st.sampled_from([2, 2, 3]))
+    d = _dataset(seed, n, p, K, data.draw(st.booleans()), data.draw(st.booleans()))
+    kinds = data.draw(st.lists(st.sampled_from(KINDS), min_size=2, max_size=3))
+    constraints = [data.draw(_constraint(d, kind)) for kind in kinds]
+    assume(_resolvable(d, constraints))
+    _agree(d, constraints, data.draw(st.sampled_from([0.0, 0.0, 0.02, 0.1])), 2)
+
+
+def _check_depth_three(data: st.DataObject) -> None:
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    d = _dataset(seed, data.draw(st.integers(6, 10)), 3, 2, data.draw(st.booleans()), False)
+    kinds = data.draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=2))
+    constraints = [data.draw(_constraint(d, kind)) for kind in kinds]
+    assume(_resolvable(d, constraints))
+    _agree(d, constraints, data.draw(st.sampled_from([0.0, 0.02])), 3)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@_settings(25)
+@given(data=st.data())
+def test_each_kind_alone_matches_the_oracle(kind: str, data: st.DataObject) -> None:
+    _check_kind_alone(kind, data)
+
+
+@_settings(120)
+@given(data=st.data())
+def test_random_combinations_match_the_oracle(data: st.DataObject) -> None:
+    _check_combination(data)
+
+
+@_settings(2)
+@given(data=st.data())
+def test_depth_three_combinations_match_the_oracle(data: st.DataObject) -> None:
+    _check_depth_three(data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+@_settings(150)
+@given(data=st.data())
+def test_each_kind_alone_matches_the_oracle_many(kind: str, data: st.DataObject) -> None:
+    _check_kind_alone(kind, data)
+
+
+@pytest.mark.slow
+@_settings(1000)
+@given(data=st.data())
+def test_random_combinations_match_the_oracle_many(data: st.DataObject) -> None:
+    _check_combination(data)
+
+
+@pytest.mark.slow
+@_settings(40)
+@given(data=st.data())
+def test_depth_three_combinations_match_the_oracle_many(data: st.DataObject) -> None:
+    _check_depth_three(data)
+
+
+def _xor_data() -> Dataset:
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 2, dtype=bool)
+    y = (X[:, 0] ^ X[:, 1]).astype(np.int64)
+    return Dataset(X, y, np.arange(2), ("a", "b"), "xor", None)
+
+
+def test_infeasible_combination_has_status_infeasible_and_no_tree() -> None:
+    d = _xor_data()
+    # a split on b leaves 4 of the 8 rows on each side, fewer than 5: infeasible
+    constraints = [MinLeafSupport(weight=5), RequireFeatures(["b"])]
+    assert brute_force_constrained_tree(d, constraints, lam=0.0, max_depth=2)[0] is None
+    result = solve_formulation(FlowOCT(), d, max_depth=2, lam=0.0, constraints=constraints)
+    assert result.status == "infeasible"
+    assert result.model is None
+
+
+def test_required_split_is_kept_even_with_equal_leaves() -> None:
+    # every row has label 0: the best tree is one leaf, but b must be tested effectively
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=bool)
+    d = Dataset(X, np.zeros(4, dtype=np.int64), np.arange(2), ("a", "b"), "zeros", None)
+    constraints = [RequireFeatures(["b"])]
+    result = solve_formulation(FlowOCT(), d, max_depth=2, lam=0.1, constraints=constraints)
+    assert result.status == "optimal"
+    assert result.model == Tree.split(1, Tree.leaf(0), Tree.leaf(0))
+    assert metrics.constraint_violations(result.model, d, constraints) == []
+
+
+def test_blocks_are_named_in_summary_and_lp_file(tmp_path) -> None:
+    d = random_dataset(5, 12, 3, n_classes=2, weighted=True)
+    protected = np.arange(12) % 2
+    constraints = [
+        MaxLeaves(3),
+        FeatureBudget(1.0, 2.0, per="feature"),
+        FeatureBudget({"x0": 2.0}, 3.0),
+        ForbidFeatures(["x2"]),
+        RequireFeatures(["x1"]),
+        ClassRecall(1, at_least=0.5),
+        FalsePositiveRate(1, at_most=0.5),
+        Predict([0], int(d.y[0])),
+        Fairness("sp", protected=protected, delta=0.5),
+        Fairness("eodds", protected=protected, delta=0.5),
+        MinLeafSupport(share=0.1),
+    ]
+    model = FlowOCT().build(d, max_depth=2, lam=0.01, constraints=constraints)
+    names = set(model.summary()["name"])
+    expected = {
+        "max_leaves",
+        "feature_budget",
+        "feature_budget_2",
+        "forbid_features",
+        "require_features",
+        "class_recall",
+        "false_positive_rate",
+        "predict",
+        "fairness",
+        "fairness_2",
+        "min_leaf_support",
+        "feature_budget_used_lo",
+        "feature_budget_used_hi",
+    }
+    assert expected <= names
+    path = tmp_path / "flow.lp"
+    model.to_lp(path)
+    text = path.read_text()
+    for name in expected:
+        assert name in text
+
+
+def test_fairness_argument_beside_fairness_constraints() -> None:
+    d = random_dataset(11, 10, 3, n_classes=2)
+    protected = np.arange(10) % 2
+    inner = Fairness("sp", protected=protected, delta=0.3)
+    outer = Fairness("eodds", protected=protected, delta=0.4)
+    model = FlowOCT().build(d, max_depth=2, lam=0.0, fairness=outer, constraints=[inner])
+    assert {"fairness", "fairness_argument"} <= set(model.constraints)
+    _, best = brute_force_constrained_tree(d, [inner, outer], lam=0.0, max_depth=2)
+    result = solve_formulation(
+        FlowOCT(), d, max_depth=2, lam=0.0, fairness=outer, constraints=[inner]
+    )
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(best, abs=TOL)
+
+
+def test_monotone_constraints_keep_the_single_sink_model() -> None:
+    # leaves, split costs and forbidden features decoding can only lower: no routing needed
+    d = random_dataset(2, 12, 3)
+    constraints = [MaxLeaves(2), FeatureBudget(1.0, 1.0), ForbidFeatures(["x0"])]
+    model = FlowOCT().build(d, max_depth=2, lam=0.0, constraints=constraints)
+    assert model.meta.cells is None
+    routed = FlowOCT().build(d, max_depth=2, lam=0.0, constraints=[MinLeafSupport(weight=2)])
+    assert routed.meta.cells is not None
+    assert "split_effective" in routed.constraints

@@ -1,0 +1,300 @@
+"""PathOCT with side constraints (odtkit.constraints): the brute-force oracle's optimum for each
+kind alone and for random combinations of two or three (weights, three classes, lam 0 ties,
+infeasible combinations), every returned tree satisfying them as metrics measures; the named
+blocks in the summary and the LP file; feature groups of raw columns; warm starts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from odtkit import Dataset, Fairness, metrics, solve_formulation
+from odtkit.constraints import (
+    ClassRecall,
+    FalsePositiveRate,
+    FeatureBudget,
+    ForbidFeatures,
+    MaxLeaves,
+    MinLeafSupport,
+    Predict,
+    RequireFeatures,
+    resolve,
+)
+from odtkit.formulations import PathOCT
+from odtkit.testing import brute_force_constrained_tree, random_dataset
+from odtkit.tree import Tree
+
+TOL = 1e-6
+KINDS = (
+    "max_leaves",
+    "min_leaf_support",
+    "feature_budget",
+    "forbid_features",
+    "require_features",
+    "class_recall",
+    "false_positive_rate",
+    "predict",
+    "fairness",
+)
+
+
+def _constraint(draw, kind, data):
+    """One random constraint of ``kind`` on ``data`` (its arguments drawn)."""
+    names = list(data.feature_names)
+    some = st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True)
+    labels = list(data.classes)
+    if kind == "max_leaves":
+        return MaxLeaves(draw(st.integers(1, 4)))
+    if kind == "min_leaf_support":
+        if draw(st.booleans()):
+            return MinLeafSupport(share=draw(st.sampled_from([0.1, 0.2, 0.25, 0.4, 0.6])))
+        return MinLeafSupport(weight=draw(st.sampled_from([1.0, 2.0, 3.5])))
+    if kind == "feature_budget":
+        per = draw(st.sampled_from(["split", "feature"]))
+        if draw(st.booleans()):
+            costs = 1.0
+        else:
+            costs = {n: draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])) for n in draw(some)}
+        return FeatureBudget(costs, draw(st.sampled_from([0.0, 1.0, 1.5, 2.0])), per=per)
+    if kind == "forbid_features":
+        return ForbidFeatures(draw(some))
+    if kind == "require_features":
+        return RequireFeatures(draw(some))
+    present = [c for k, c in enumerate(labels) if data.weights[data.y == k].sum() > 0]
+    absent = [c for k, c in enumerate(labels) if data.weights[data.y != k].sum() > 0]
+    if kind == "class_recall" and present:
+        return ClassRecall(draw(st.sampled_from(present)), draw(st.sampled_from([0.3, 0.6, 0.9])))
+    if kind == "false_positive_rate" and absent:
+        cls = draw(st.sampled_from(absent))
+        return FalsePositiveRate(cls, draw(st.sampled_from([0.0, 0.2, 0.5])))
+    if kind == "predict":
+        heavy = np.flatnonzero(data.weights > 0)
+        rows = draw(st.lists(st.sampled_from(heavy.tolist()), min_size=1, max_size=3, unique=True))
+        return Predict(rows, draw(st.sampled_from(labels)))
+    if kind == "fairness" and data.n_classes == 2:
+        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+        protected = rng.integers(0, 2, data.n_samples)
+        notion = draw(st.sampled_from(["sp", "eopp", "pe"]))
+        fairness = Fairness(notion, protected=protected, delta=draw(st.sampled_from([0.1, 0.3])))
+        try:
+            fairness.groups(data)
+        except ValueError:  # one group, or no pair with rows on both sides: nothing to state
+            pass
+        else:
+            return fairness
+    return MaxLeaves(draw(st.integers(1, 4)))  # the kind does not apply to this data
+
+
+@st.composite
+def _instances(draw, n_kinds: tuple[int, int], depth: int = 2):
+    weighted = draw(st.booleans())
+    n_classes = draw(st.sampled_from([2, 2, 3]))
+    p = draw(st.integers(1, 3 if depth == 2 else 2))
+    data = random_dataset(
+        draw(st.integers(0, 2**32 - 1)), draw(st.integers(3, 12)), p, n_classes, weighted
+    )
+    kinds = draw(st.lists(st.sampled_from(KINDS), min_size=n_kinds[0], max_size=n_kinds[1]))
+    constraints = [_constraint(draw, kind, data) for kind in kinds]
+    lam = draw(st.sampled_from([0.0, 0.0, 0.01, 0.05]))
+    return data, constraints, lam
+
+
+def _agree(data, constraints, lam, depth):
+    """PathOCT through the pipeline reaches the oracle's optimum (or says infeasible)."""
+    expected_tree, expected = brute_force_constrained_tree(
+        data, constraints, lam=lam, max_depth=depth
+    )
+    result = solve_formulation(PathOCT(), data, max_depth=depth, lam=lam, constraints=constraints)
+    if expected_tree is None:
+        assert result.status == "infeasible", (result.status, result.message)
+        assert result.model is None
+        return
+    assert result.status == "optimal", result.message
+    assert result.objective == pytest.approx(expected, abs=TOL)
+    assert metrics.objective(result.model, data, lam=lam) == pytest.approx(expected, abs=TOL)
+    assert metrics.constraint_violations(result.model, data, resolve(constraints, data)) == []
+    # the oracle's tree is a feasible start of the model, never worse than the optimum
+    model = result.stats["model_ir"]
+    x = PathOCT().start(model, expected_tree)
+    assert model.is_feasible(x)
+    assert model.objective_value(x) <= expected + TOL
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_each_kind_alone_matches_the_oracle(kind, data):
+    instance = data.draw(_instances((0, 0)))
+    dataset, _, lam = instance
+    constraint = _constraint(data.draw, kind, dataset)
+    _agree(dataset, [constraint], lam, 2)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_instances((2, 3)))
+def test_random_combinations_match_the_oracle(instance):
+    _agree(*instance, 2)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_instances((1, 3), depth=3))
+def test_combinations_at_depth_3_match_the_oracle(instance):
+    _agree(*instance, 3)
+
+
+def _credit_like():
+    """Six rows, three binary features, the first two thresholds of one raw column "age"."""
+    X = np.array([[0, 0, 1], [1, 0, 0], [1, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1]], dtype=bool)
+    y = np.array([0, 1, 1, 0, 0, 1])
+    return Dataset(X, y, np.array([0, 1]), ("age>30", "age>50", "income"))
+
+
+@pytest.mark.parametrize(
+    "constraints",
+    [
+        [FeatureBudget(1.0, 1.0, per="feature")],
+        [FeatureBudget({"age": 2.0, "income": 1.0}, 2.0, per="feature")],
+        [FeatureBudget({"age": 1.0}, 1.0, per="split")],
+        [RequireFeatures(["age"]), MaxLeaves(2)],
+        [ForbidFeatures(["age"])],
+    ],
+)
+def test_raw_column_groups_match_the_oracle(constraints):
+    """A raw column's binary features form one group (sources=): counted once per feature,
+    forbidden or required together."""
+    data = _credit_like()
+    resolved = resolve(constraints, data, sources=["age", "age", "income"])
+    for lam in (0.0, 0.02):
+        tree, expected = brute_force_constrained_tree(data, resolved, lam=lam, max_depth=2)
+        result = solve_formulation(PathOCT(), data, max_depth=2, lam=lam, constraints=resolved)
+        assert result.status == "optimal", result.message
+        assert result.objective == pytest.approx(expected, abs=TOL)
+        assert metrics.constraint_violations(result.model, data, resolved) == []
+
+
+def test_blocks_are_named_in_the_summary_and_the_lp_file(tmp_path):
+    data = random_dataset(5, 12, 3, 2, True)
+    protected = np.arange(data.n_samples) % 2
+    constraints = [
+        MaxLeaves(3),
+        MinLeafSupport(share=0.1),
+        FeatureBudget(1.0, 2.0, per="feature"),
+        ForbidFeatures(["x2"]),
+        RequireFeatures(["x0"]),
+        ClassRecall(1, at_least=0.5),
+        FalsePositiveRate(1, at_most=0.5),
+        Predict([0], data.classes[0]),
+        Fairness("sp", protected=protected, delta=0.5),
+        Fairness("pe", protected=protected, delta=0.6),
+        MaxLeaves(4),
+    ]
+    model = PathOCT().build(
+        data,
+        max_depth=2,
+        lam=0.01,
+        constraints=constraints,
+        fairness=Fairness("eopp", protected=protected, delta=0.7),
+    )
+    names = [
+        "max_leaves",
+        "min_leaf_support",
+        "feature_budget",
+        "forbid_features",
+        "require_features",
+        "class_recall",
+        "false_positive_rate",
+        "predict",
+        "fairness",
+        "fairness_2",
+        "max_leaves_2",
+        "feature_budget_used_lo",
+        "feature_budget_used_hi",
+        "fairness_arg",
+    ]
+    summary = model.summary()
+    listed = set(summary["name"][summary["item"] == "constraints"])
+    assert set(names) <= listed
+    model.to_lp(tmp_path / "model.lp")
+    lp = (tmp_path / "model.lp").read_text()
+    for name in names:
+        assert name in lp
+    result = solve_formulation(
+        PathOCT(),
+        data,
+        max_depth=2,
+        lam=0.01,
+        constraints=constraints,
+        fairness=Fairness("eopp", protected=protected, delta=0.7),
+    )
+    if result.model is not None:
+        assert metrics.constraint_violations(result.model, data, resolve(constraints, data)) == []
+
+
+def test_forbidden_and_light_cells_are_never_created():
+    """Forbidden splits and splits with a child lighter than the minimum leaf weight are left
+    out of the layout (fewer path variables), not only fixed to 0."""
+    data = random_dataset(11, 12, 3, 2, False)
+    plain = PathOCT().build(data, max_depth=2, lam=0.0).meta.layout.n_paths
+    forbid = PathOCT().build(data, max_depth=2, lam=0.0, constraints=[ForbidFeatures(["x0"])])
+    assert not np.any(forbid.meta.layout.action == 0)
+    assert forbid.meta.layout.n_paths < plain
+    share = PathOCT().build(data, max_depth=2, lam=0.0, constraints=[MinLeafSupport(share=0.3)])
+    layout = share.meta.layout
+    assert layout.n_paths < plain
+    # every created cell below the root is the child of one split and weighs >= the floor
+    weight = np.zeros(layout.node.size)
+    rows = share.meta.rows
+    floor = share.meta.constraints.min_leaf_weight
+    for cell in range(1, layout.node.size):
+        assert np.flatnonzero((layout.left == cell) | (layout.right == cell)).size == 1
+    for action in np.flatnonzero(layout.action >= 0):
+        parent_rows = _cell_rows(layout, int(layout.cell[action]), rows.X)
+        right = parent_rows & rows.X[:, layout.action[action]]
+        weight[layout.right[action]] = rows.weight[right].sum()
+        weight[layout.left[action]] = rows.weight[parent_rows & ~right].sum()
+    assert np.all(weight[1:] >= floor * (1 - 1e-9))
+
+
+def _cell_rows(layout, cell, X):
+    """The rows of ``cell``: follow the splits from it up to the root."""
+    rows = np.ones(X.shape[0], dtype=bool)
+    while cell != 0:
+        split = int(np.flatnonzero((layout.left == cell) | (layout.right == cell))[0])
+        side = X[:, layout.action[split]]
+        rows &= side if layout.right[split] == cell else ~side
+        cell = int(layout.cell[split])
+    return rows
+
+
+def test_start_sets_the_group_indicators():
+    """A feasible tree is a feasible start: the feature-group binaries are set from its
+    splits, and a tree breaking a constraint is refused."""
+    data = random_dataset(3, 12, 3, 2, False)
+    constraints = [FeatureBudget(1.0, 1.0, per="feature"), MaxLeaves(3)]
+    model = PathOCT().build(data, max_depth=2, lam=0.01, constraints=constraints)
+    tree = Tree.split(1, Tree.leaf(0), Tree.leaf(1))
+    if metrics.constraint_violations(tree, data, resolve(constraints, data)):
+        pytest.skip("the split is not effective on this data")
+    x = PathOCT().start(model, tree)
+    used = model.values(x)["feature_budget_used"]
+    assert used.tolist() == [0.0, 1.0, 0.0]
+    assert model.is_feasible(x)
+    two = Tree.split(0, Tree.leaf(0), Tree.split(1, Tree.leaf(0), Tree.leaf(1)))
+    if metrics.constraint_violations(two, data, resolve(constraints, data)):
+        with pytest.raises(ValueError, match="side constraint"):
+            PathOCT().start(model, two)
+
+
+def test_infeasible_minimum_support_is_status_infeasible():
+    data = random_dataset(2, 8, 2, 2, False)
+    result = solve_formulation(
+        PathOCT(),
+        data,
+        max_depth=2,
+        lam=0.0,
+        constraints=[MinLeafSupport(share=0.6), RequireFeatures(["x0"])],
+    )
+    assert result.status == "infeasible"
+    assert result.model is None
