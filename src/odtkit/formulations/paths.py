@@ -436,35 +436,31 @@ def _add_side_constraints(
         ),
         shape=(n_stacked, n_vars),
     )
-    n_leaf_vars = c.size
+    # per leaf: the sum of all c (one per leaf); per split on j: b_{u,j} at every branch node u
+    every_leaf = sp.csr_matrix(
+        (np.ones(c.size), (np.zeros(c.size, dtype=np.int64), c.ravel())), shape=(1, n_vars)
+    )
+    every_node = sp.csr_matrix(
+        (np.ones(b.size), (np.tile(np.arange(b.shape[1]), n_branch), b.ravel())),
+        shape=(b.shape[1], n_vars),
+    )
     offset = 0
     for block in side.blocks:
         mb = block.n_rows
-        matrix = prediction[offset : offset + mb]
+        total = (
+            prediction[offset : offset + mb]
+            + sp.csr_matrix(block.per_leaf[:, None]) @ every_leaf
+            + sp.csr_matrix(block.per_split) @ every_node
+        )
         offset += mb
-        # per leaf: sum of all c (one per leaf); per split: b_{u,j} at every branch node u
-        leaf_part = sp.csr_matrix(
-            (
-                np.repeat(block.per_leaf, n_leaf_vars),
-                (np.repeat(np.arange(mb), n_leaf_vars), np.tile(c.ravel(), mb)),
-            ),
-            shape=(mb, n_vars),
-        )
-        split_coef = np.tile(block.per_split, (1, n_branch))  # (mb, n_branch * p)
-        split_part = sp.csr_matrix(
-            (split_coef.ravel(), (np.repeat(np.arange(mb), b.size), np.tile(b.ravel(), mb))),
-            shape=(mb, n_vars),
-        )
-        total = matrix + leaf_part + split_part
         if block.groups:
             used = used_vars[block.name]
-            G = len(block.groups)
-            group_part = sp.csr_matrix(
-                (block.per_group.ravel(), (np.repeat(np.arange(mb), G), np.tile(used, mb))),
-                shape=(mb, n_vars),
+            on_used = sp.csr_matrix(
+                (np.ones(used.size), (np.arange(used.size), used)), shape=(used.size, n_vars)
             )
-            total = total + group_part
+            total = total + sp.csr_matrix(block.per_group) @ on_used
             _add_group_links(bld, block.name, block.groups, used, b)
+        total = sp.csr_matrix(total)
         total.eliminate_zeros()
         bld.add_range_constraints(
             block.name, matrix=total, lower=block.lower, upper=block.upper, n_rows=mb
