@@ -100,7 +100,7 @@ def _search_features(X: np.ndarray, allowed: np.ndarray, costs: np.ndarray) -> n
     of duplicate or complementary columns the cheapest (then the first). A duplicate or a
     complement splits every support alike (the complement with its sides swapped), so keeping
     the cheapest changes no optimum."""
-    candidates = np.flatnonzero(allowed)
+    candidates: np.ndarray = np.flatnonzero(allowed)
     if X.shape[0] == 0 or candidates.size == 0:
         return candidates
     cols = X[:, candidates]

@@ -81,6 +81,12 @@ class BudgetSolver {
 
   // Rebuild the pre-order code of entry `e` of front(s, d) (every front it reads is memoised).
   void rebuild(const std::uint64_t* s, int d, int e, std::vector<int>& code) {
+    if (d == 0) {  // a leaf under a depth-1 split (never memoised)
+      std::vector<double> cw(static_cast<std::size_t>(K_));
+      P_.class_weights(s, cw.data());
+      code.push_back(-(majority_class(cw.data(), K_) + 1));
+      return;
+    }
     const Front* f = lookup(s, d);
     const Entry& entry = (*f).at(static_cast<std::size_t>(e));
     code.push_back(entry.feature);
@@ -134,17 +140,27 @@ class BudgetSolver {
       if (wr < minw_ || wl < minw_) continue;
       words::and_not_into(left.data(), s, x, W_);
       words::and_into(right.data(), s, x, W_);
-      // leaf dominance: a split's trees cost at least its sides' bounds
-      const double lb_l = bound_(cl.data(), P_.minority(left.data()), d - 1).lb;
-      const double lb_r = bound_(cr.data(), P_.minority(right.data()), d - 1).lb;
-      if (lb_l + lb_r >= leaf - tau_) continue;
+      const long long cost = spec_.cost[static_cast<std::size_t>(j)];
+      if (d == 1) {
+        // two leaves: no sub-problem to memoise (rebuild() recomputes their labels)
+        const double c = misclassified(cl.data(), K_) + misclassified(cr.data(), K_) + 2 * Lambda_;
+        ++combinations_;
+        if (c < best_within(front, candidates, cost) - tau_)
+          candidates.push_back(Entry{cost, c, j, 0, 0});
+        continue;
+      }
+      // dominance: every tree splitting on j costs at least its sides' bounds and uses at
+      // least `cost`, so an entry within that resource at most that cost dominates them all
+      // (the leaf, resource 0, first of all)
+      const double lb_l = side_bound(left.data(), cl.data(), d - 1);
+      const double lb_r = side_bound(right.data(), cr.data(), d - 1);
+      if (lb_l + lb_r >= best_within(front, candidates, cost) - tau_) continue;
       const Front* fl = solve(left.data(), d - 1);
       if (fl == nullptr) return false;
       if (fl->empty()) continue;
       const Front* fr = solve(right.data(), d - 1);
       if (fr == nullptr) return false;
       if (fr->empty()) continue;
-      const long long cost = spec_.cost[static_cast<std::size_t>(j)];
       for (std::size_t a = 0; a < fl->size(); ++a) {
         const Entry& ea = (*fl)[a];
         if (ea.r + cost > B_) break;  // sorted by resource
@@ -163,6 +179,28 @@ class BudgetSolver {
     }
     prune(front, candidates);
     return true;
+  }
+
+  // The least cost of an entry of front U candidates using at most `r`.
+  static double best_within(const Front& front, const Front& candidates, long long r) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const Entry& e : front)
+      if (e.r <= r && e.c < best) best = e.c;
+    for (const Entry& e : candidates)
+      if (e.r <= r && e.c < best) best = e.c;
+    return best;
+  }
+
+  // A lower bound on every tree of depth <= d on side s (class weights cw): its memoised
+  // front's least cost when there is one (exact), else the leaf/lookahead bound.
+  double side_bound(const std::uint64_t* s, const double* cw, int d) {
+    const double lb = bound_(cw, P_.minority(s), d).lb;
+    scratch_.assign(s, s + W_);
+    scratch_.push_back(static_cast<std::uint64_t>(d));
+    auto it = memo_.find(scratch_);
+    if (it == memo_.end()) return lb;
+    if (it->second.empty()) return std::numeric_limits<double>::infinity();
+    return std::max(lb, it->second.back().c);  // cost decreases along a front
   }
 
   // front <- Pareto entries of front U candidates (resource ascending, cost strictly
@@ -194,6 +232,7 @@ class BudgetSolver {
   long long B_;
   double Lambda_, tau_, zero_, minw_;
   std::vector<int> features_;
+  std::vector<std::uint64_t> scratch_;
   std::unordered_map<std::vector<std::uint64_t>, Front, KeyHash> memo_;
   std::size_t bytes_ = 0, max_front_ = 0;
   long long n_fronts_ = 0, combinations_ = 0;
