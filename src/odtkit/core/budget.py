@@ -35,11 +35,12 @@ from odtkit.constraints import (
     MinLeafSupport,
     ResolvedConstraints,
 )
-from odtkit.core._binary import OBJECTIVE_TOLERANCE, charge_elapsed
+from odtkit.core._binary import OBJECTIVE_TOLERANCE, charge_elapsed, guarded_answer
 from odtkit.core._problem import (
     decode_tree,
     native_status,
     problem_from_arrays,
+    restore_features,
     search_config,
 )
 from odtkit.datasets import Dataset
@@ -188,20 +189,32 @@ def search_budgeted(
 
     rows = dataset.weights > 0
     X, y, w = dataset.X[rows], dataset.y[rows], dataset.weights[rows]
-    kept = _search_features(X, mask, costs)
-    problem = problem_from_arrays(X[:, kept], y, w, int(dataset.n_classes))
-    scaled_threshold = float(np.ldexp(threshold, -weight_exponent(w)))
-    raw = _native.search_budget_dp(
-        problem,
-        [int(c) for c in costs[kept]],
-        [True] * int(kept.size),
-        bound,
-        scaled_threshold,
-        charge_elapsed(config, began),
-    )
+
+    def prepare() -> tuple[Any, np.ndarray]:
+        kept = _search_features(X, mask, costs)
+        return problem_from_arrays(X[:, kept], y, w, int(dataset.n_classes)), kept
+
+    def run(prepared: tuple[Any, np.ndarray]) -> _native.SearchOutput:
+        problem, kept = prepared
+        raw = _native.search_budget_dp(
+            problem,
+            [int(c) for c in costs[kept]],
+            [True] * int(kept.size),
+            bound,
+            float(np.ldexp(threshold, -weight_exponent(w))),  # the Problem's weight units
+            charge_elapsed(config, began),
+        )
+        return raw.replace(
+            tree=restore_features(raw.tree, kept),
+            stats={**raw.stats, "features_searched": float(kept.size)},
+        )
+
+    # a MemoryError or Ctrl-C while preparing: the majority leaf, which meets the minimum
+    # weight here (the total weight does) and uses no budget
+    raw = guarded_answer(prepare, run, y, w, int(dataset.n_classes), lam)
     if not raw.tree:
         return _infeasible(began, "no tree gives every leaf the minimum weight")
-    tree = decode_tree([int(kept[v]) if v >= 0 else int(v) for v in raw.tree])
+    tree = decode_tree(raw.tree)
     objective = metrics.objective(tree, dataset, lam=lam)
     if abs(objective - raw.objective) > OBJECTIVE_TOLERANCE:
         raise RuntimeError(
@@ -226,7 +239,7 @@ def search_budgeted(
         n_explored=raw.n_explored,
         peak_memory_mb=raw.peak_memory_mb,
         trace=trace,
-        stats={**raw.stats, "features_searched": float(kept.size)},
+        stats=raw.stats,
     )
 
 

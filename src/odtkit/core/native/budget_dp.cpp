@@ -73,6 +73,7 @@ class BudgetSolver {
       front.push_back(Entry{0, lb.leaf, -(majority_class(cw.data(), K_) + 1), -1, -1});
       if (!lb.terminal && !split_into(s, d, cw, lb.leaf, front)) return nullptr;
     }
+    front.shrink_to_fit();  // candidates made it grow; the memo keeps only the Pareto entries
     bytes_ += (W_ + 1) * sizeof(std::uint64_t) + front.capacity() * sizeof(Entry) + 96;
     ++n_fronts_;
     max_front_ = std::max(max_front_, front.size());
