@@ -517,3 +517,16 @@ def tree_entries(
     """
     The feature-use entries of one extracted tree: (example, node), int64, sorted by (node, example); node runs over the first-use ancestors of each example's leaf.
     """
+
+def search_budget_dp(
+    problem: Problem,
+    split_costs: Sequence[int],
+    allowed: Sequence[bool],
+    budget: int,
+    min_leaf_weight: float,
+    config: SearchConfig,
+    progress: object | None = None,
+) -> SearchOutput:
+    """
+    Budgeted DP (odtkit.core.budget.search_budgeted): the optimal tree of depth <= config.max_depth whose splits' summed integer cost (split_costs, one per feature of the problem) is <= budget, splitting only on allowed features, every leaf weighing >= min_leaf_weight (the problem's weight units). An empty tree: no tree is feasible.
+    """

@@ -18,6 +18,7 @@ void bind_maxflow(nanobind::module_& m);
 void bind_ensemble_cut(nanobind::module_& m);
 void bind_rashomon(nanobind::module_& m);
 void bind_ensemble(nanobind::module_& m);
+void bind_budget(nanobind::module_& m);
 
 struct ProgressCell;
 

@@ -9,4 +9,5 @@ NB_MODULE(_native, m) {
   odtkit::bind_ensemble_cut(m);
   odtkit::bind_rashomon(m);
   odtkit::bind_ensemble(m);
+  odtkit::bind_budget(m);
 }
