@@ -136,7 +136,11 @@ class MinLeafSupport(Constraint):
         if (self.weight is None) == (self.share is None):
             raise TypeError("MinLeafSupport takes exactly one of weight= and share=")
         if self.weight is not None:
-            object.__setattr__(self, "weight", _number(self.weight, "weight"))
+            weight = _number(self.weight, "weight")
+            if math.isinf(weight):
+                # no leaf meets it: a finite weight above the total says "infeasible" instead
+                raise ValueError(f"weight must be a finite number >= 0, got {self.weight!r}")
+            object.__setattr__(self, "weight", weight)
         else:
             object.__setattr__(self, "share", _number(self.share, "share", maximum=1.0))
 
