@@ -41,7 +41,9 @@ import pandas as pd
 from odtkit._warnings import warn
 from odtkit.constraints import (
     CONSTRAINT_TOLERANCE,
+    FeatureBudget,
     ForbidFeatures,
+    MaxLeaves,
     MinLeafSupport,
     ResolvedConstraints,
     check_constraints,
@@ -62,6 +64,7 @@ from odtkit.core._binary import (
     trivial_answer_message,
 )
 from odtkit.core._problem import POLICIES, decode_tree, encode_tree, restore_features
+from odtkit.core.budget import budget_of, search_budgeted
 from odtkit.core.numeric import search_numeric
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
@@ -391,17 +394,30 @@ def search_refusal(resolved: ResolvedConstraints, method: str = "dp") -> str:
     """Why :func:`search_tree` cannot certify ``resolved`` with ``method`` ("" when it can).
 
     The one place that decides which constraints the native search takes: a minimum leaf
-    support (``method="dp"``), forbidden features (any method) and exactly one
+    support (``method="dp"``), forbidden features (any method), split budgets
+    (:class:`~odtkit.constraints.MaxLeaves`, :class:`~odtkit.constraints.FeatureBudget` with
+    ``per="split"``: the budgeted dp of :mod:`odtkit.core.budget`, ``method="dp"``, one
+    resource as :func:`~odtkit.core.budget.budget_of` combines them) and exactly one
     :class:`odtkit.Fairness` with nothing else (``method="dp"``). The answer is one line naming
     the first constraint the search cannot take; every MIP formulation carries it.
     """
     constraints = resolved.constraints
     fair = [c for c in constraints if isinstance(c, Fairness)]
-    mip = "a MIP formulation (odtkit.compare, RBinOCT, FlowOCT) carries it"
+    mip = "a MIP formulation (odtkit.compare, PathOCT, FlowOCT, RBinOCT) carries it"
     for c in constraints:
         kind = "fairness" if isinstance(c, Fairness) else str(c.kind)
         what = _describe(c)
         if isinstance(c, ForbidFeatures):
+            continue
+        if isinstance(c, MaxLeaves) or (isinstance(c, FeatureBudget) and c.per == "split"):
+            if method != "dp":
+                return (
+                    f"{what} ({kind}): the search takes it with method='dp' only, not "
+                    f"method={method!r}; {mip}"
+                )
+            budget = budget_of(resolved)
+            if isinstance(budget, str):
+                return f"{budget}; {mip}"
             continue
         if isinstance(c, MinLeafSupport):
             if method != "dp":
@@ -475,6 +491,23 @@ def _search_constrained(
                 "can meet it"
             ),
         )
+    if any(isinstance(c, (MaxLeaves, FeatureBudget)) for c in resolved.constraints):
+        budget = budget_of(resolved, max_depth=max_depth)
+        assert not isinstance(budget, str)  # search_refusal accepted it
+        costs, bound = budget
+        if costs.any():  # else no tree of this depth can exceed the budget
+            result = search_budgeted(
+                dataset,
+                lam=lam,
+                max_depth=dataset.n_features if max_depth is None else max_depth,
+                split_costs=costs,
+                budget=bound,
+                min_leaf_weight=floor,
+                allowed=~resolved.forbidden,
+                time_limit=rest.get("time_limit"),
+                memory_limit_mb=rest.get("memory_limit_mb"),
+            )
+            return _rechecked(result, resolved, dataset, began)
     keep = np.flatnonzero(~resolved.forbidden)
     searched = dataset
     if keep.size < dataset.n_features:
@@ -496,11 +529,20 @@ def _search_constrained(
     tree = result.model
     if keep.size < dataset.n_features:
         tree = decode_tree(restore_features(encode_tree(tree), keep))
-    broken = resolved.violations(tree, dataset)
+    return _rechecked(dataclasses.replace(result, model=tree), resolved, dataset, began)
+
+
+def _rechecked(
+    result: Result, resolved: ResolvedConstraints, dataset: Dataset, began: float
+) -> Result:
+    """``result`` after re-checking its tree against every constraint (a broken one is a bug)."""
+    if result.model is None:
+        return dataclasses.replace(result, time=time.perf_counter() - began)
+    broken = resolved.violations(result.model, dataset)
     if broken:
         raise RuntimeError(
             f"the search returned a tree that breaks {broken[0]} "
             "(odtkit.constraints.ResolvedConstraints.violations): this is a bug"
         )
     stats = {**result.stats, "constraints": resolved.describe()}
-    return dataclasses.replace(result, model=tree, stats=stats, time=time.perf_counter() - began)
+    return dataclasses.replace(result, stats=stats, time=time.perf_counter() - began)
