@@ -219,7 +219,7 @@ def test_blocks_are_named_in_the_summary_and_the_lp_file(tmp_path):
         "max_leaves_2",
         "feature_budget_used_lo",
         "feature_budget_used_hi",
-        "fairness_arg",
+        "fairness_3",  # the fairness= argument: one more constraint (TreeFormulation.build)
     ]
     summary = model.summary()
     listed = set(summary["name"][summary["item"] == "constraints"])

@@ -283,11 +283,18 @@ def test_blocks_show_in_summary_and_lp_file(tmp_path):
         assert name in text
 
 
-def test_fairness_given_twice_is_refused():
+def test_fairness_beside_constraints_is_one_more_constraint():
     data = random_dataset(2, 10, 3)
-    fairness = Fairness("sp", protected=np.arange(10) % 2, delta=0.2)
-    with pytest.raises(ValueError, match="fairness constraint once"):
-        RBinOCT().build(data, max_depth=2, lam=0.0, fairness=fairness, constraints=[fairness])
+    protected = np.arange(10) % 2
+    outer = Fairness("sp", protected=protected, delta=0.2)
+    inner = Fairness("eopp", protected=protected, delta=0.3)
+    model = RBinOCT().build(data, max_depth=2, lam=0.0, fairness=outer, constraints=[inner])
+    assert {"fairness", "fairness_2"} <= set(model.constraints)
+    _, best = brute_force_constrained_tree(data, [outer, inner], lam=0.0, max_depth=2)
+    result = solve_formulation(
+        RBinOCT(), data, max_depth=2, lam=0.0, fairness=outer, constraints=[inner]
+    )
+    assert result.objective == pytest.approx(best, abs=1e-6)
 
 
 def test_prediction_sides_rebuild_the_coefficients():

@@ -298,8 +298,10 @@ def refused(data):
     fairness = Fairness("sp", protected=np.arange(data.n_samples) % 2, delta=0.1)
     other = Fairness("sp", protected=np.arange(data.n_samples) % 3 == 0, delta=0.2)
     return [
-        ([MaxLeaves(3)], "dp", "max-leaves=3"),
-        ([FeatureBudget(1, 2, per="split")], "dp", "feature_budget"),
+        ([MaxLeaves(3)], "bnb", "max-leaves=3"),
+        ([FeatureBudget(1, 2, per="split")], "bnb", "feature_budget"),
+        # two budgets that are not multiples of one another: the budgeted dp has one resource
+        ([MaxLeaves(3), FeatureBudget({"x0": 2}, 3)], "dp", "feature_budget"),
         ([FeatureBudget(1, 2, per="feature")], "dp", "feature_budget"),
         ([RequireFeatures(["x0"])], "dp", "require_features"),
         ([ClassRecall(1, at_least=0.5)], "dp", "class_recall"),
@@ -334,6 +336,9 @@ def test_what_the_search_takes_is_not_refused():
         ([ForbidFeatures(["x0"])], "bnb"),
         ([ForbidFeatures(["x0"]), MinLeafSupport(weight=2)], "dp"),
         ([fairness], "dp"),
+        ([MaxLeaves(3)], "dp"),
+        ([FeatureBudget(1, 2, per="split"), MinLeafSupport(share=0.1)], "dp"),
+        ([MaxLeaves(4), ForbidFeatures(["x0"])], "dp"),
     ):
         assert search_refusal(resolve(constraints, data), method) == ""
 

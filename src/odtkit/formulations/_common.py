@@ -628,13 +628,21 @@ class TreeFormulation(Formulation[Dataset, TreeProblem, TM, Tree]):
             n_features=dataset.n_features,
         )
         assert depth is not None  # allow_none=False
-        fairness = problem.fairness
+        fairness, stated = problem.fairness, problem.constraints
+        if fairness is not None and stated:
+            # one path for a fairness stated beside other constraints: it is one more of them
+            if isinstance(stated, ResolvedConstraints):
+                raise TypeError(
+                    "give fairness inside the constraints when they are already resolved "
+                    "(odtkit.constraints.resolve([fairness, ...], dataset))"
+                )
+            stated, fairness = (fairness, *stated), None
         groups = None if fairness is None else fairness.groups(dataset)
         rows = row_data(dataset, self.aggregate)
         check_complete_tree_size(depth, rows.n_rows, problem.max_depth)
         side = None
-        if problem.constraints:
-            resolved = resolve(problem.constraints, dataset)
+        if stated:
+            resolved = resolve(stated, dataset)
             scale = rows.total_weight / dataset.total_weight if dataset.total_weight > 0 else 1.0
             side = model_constraints(resolved, rows.source, rows.n_rows, scale)
         builder = ModelBuilder(self.name)

@@ -648,11 +648,6 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
 
     def _check_side(self, side: ModelConstraints, tree: TreeMeta) -> None:
         """Refuse what this model cannot carry exactly (one line naming the constraint)."""
-        if tree.fairness_groups is not None and any(b.name == "fairness" for b in side.blocks):
-            raise ValueError(
-                f"{self.name}: state the fairness constraint once, as fairness= or in "
-                "constraints=, not both"
-            )
         if self.null_split:
             return
         # without null splits the model describes complete trees of depth D: completing a

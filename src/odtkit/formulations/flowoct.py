@@ -615,8 +615,7 @@ def _build_fair(
             ),
             shape=(m, bld.n_vars),
         )
-        taken = side is not None and any(blk.name == "fairness" for blk in side.blocks)
-        add_fairness_rows(bld, fair, positive, "fairness_argument" if taken else "fairness")
+        add_fairness_rows(bld, fair, positive)
     if side is not None:
         _add_routed_constraints(bld, rows, cells, side, b, pv, z, zeta, shaped)
     # (M0): 1 - correct weight / W + lam * (number of prediction nodes)
@@ -781,8 +780,7 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
     With ``build(..., constraints=[...])`` (:mod:`odtkit.constraints`) every constraint is a
     block under its name, in the single-sink model when it only bounds leaves, split costs and
     forbidden features from above, else in the multi-sink one (module docstring, *Side
-    constraints*); EXACT for the constrained problem. A ``fairness=`` argument beside a
-    Fairness in ``constraints`` is named ``fairness_argument``.
+    constraints*); EXACT for the constrained problem.
     """
 
     name = "flowoct"

@@ -32,8 +32,8 @@ with :math:`\text{err}_k(R)` the weight of the rows of :math:`R` not of class k 
 :attr:`~odtkit.constraints.LinearRows.name`). A cell has a fixed row set, so a row's prediction
 term :math:`\sum_i A_{r,i,\hat y_i}` is :math:`\sum_{(u,h),k} A_{r,k}(R(u,h))\,
 y_{u,h,\text{leaf }k}` with :math:`A_{r,k}(R) = \sum_{i \in R} A_{r,i,k}`, summed once with the
-cell sums (several :class:`~odtkit.fairness.Fairness` values this way too, beside
-``fairness=``, whose block is then named ``fairness_arg``); leaves count as
+cell sums (several :class:`~odtkit.fairness.Fairness` values this way too; a ``fairness=``
+given beside ``constraints=`` is one more of them, ``TreeFormulation.build``); leaves count as
 :math:`\sum_{u,k} c_{u,k}` and splits on j as :math:`\sum_u b_{u,j}` (every split action is
 effective: both its cells are non-empty); a feature group g tested somewhere is a binary
 :math:`t_g` (``<name>_used``) with :math:`t_g \ge \sum_{j \in g} b_{u,j}` per branch node u
@@ -370,8 +370,6 @@ def _build(
         )
         if floor > 0 or side.min_leaf_weight > 0:
             _add_min_leaf_support(bld, layout, cell_weight.sum(axis=1), floor, ys)
-        if any(block.name == "fairness" for block in side.blocks):
-            fair_name = "fairness_arg"  # the Fairness values in constraints= own "fairness"
     if fair is not None:
         # (PF): pair j's disparity is sum over positive leaf actions of the cell's gamma_j
         positive = np.flatnonzero(is_leaf)[leaf_class == fair.positive_code]
