@@ -282,6 +282,7 @@ def _tree_constraints(
             "backend": _backend_constraint(),
             # a list of odtkit.constraints values, checked by check_constraints at fit
             "constraints": "no_validation",
+            "class_weight": [dict, StrOptions({"balanced"}), None],
         }
 
     return build
@@ -471,6 +472,17 @@ class _BinaryInputMixin:
             raise ValueError(f"X and y must have one row per example: {exc}") from None
         check_classification_targets(y)
         weights = check_sample_weight(sample_weight, len(y), positive_sum=True)
+        class_weight = getattr(self, "class_weight", None)  # OptimalTreeClassifier's parameter
+        if class_weight is not None:
+            from sklearn.utils.class_weight import compute_sample_weight
+
+            try:
+                factor = compute_sample_weight(class_weight, y)
+            except ValueError as exc:
+                raise ValueError(named("class_weight", exc)) from None
+            weights = factor if weights is None else weights * factor
+            if not weights.sum() > 0:
+                raise ValueError("class_weight gives every row weight 0")
         return X, y, weights
 
     def _task(
@@ -674,6 +686,12 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         (``method="auto"`` picks one that can); the fitted tree satisfies every one, re-checked
         by :func:`odtkit.metrics.constraint_violations`. With constraints the exact search over
         every threshold sits out (``thresholds="all"`` binarizes every midpoint).
+    class_weight : dict, "balanced" or None, default=None
+        Weights per class, as in scikit-learn: each row's weight is multiplied by its class's
+        (``"balanced"``: ``n / (n_classes * n_c)``, computed on the unweighted labels), so the
+        misclassified share the tree minimizes is cost-sensitive; with ``"balanced"`` and
+        ``lam=0`` it is ``1 - balanced accuracy``. ``objective_`` is measured with these
+        weights.
 
     Attributes
     ----------
@@ -728,12 +746,14 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         memory_limit_mb: float | None = None,
         thresholds: str | int | Thresholds | None = "guess",
         constraints: Any = None,
+        class_weight: dict[Any, float] | str | None = None,
     ) -> None:
         self.lam = lam
         self.max_depth = max_depth
         self.method = method
         self.backend = backend
         self.constraints = constraints
+        self.class_weight = class_weight
         self._keep_table_parameters(locals())
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifier:
