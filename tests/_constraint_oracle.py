@@ -121,3 +121,27 @@ def formulation_agrees(
     start = tree if warm_start else None
     solve = formulation_solver(form, start=start)
     return agree_with_oracle(solve, data, constraints, lam=lam, depth=depth, oracle=(tree, best))[2]
+
+
+def assert_blocks_named(model: Any, names: Any, lp_path: Any) -> None:
+    """Every name in ``names`` is a constraint block of ``model``, in ``summary()`` and in
+    the LP file written to ``lp_path``."""
+    summary = model.summary()
+    assert set(names) <= set(summary["name"][summary["item"] == "constraints"])
+    model.to_lp(lp_path)
+    text = lp_path.read_text()
+    for name in names:
+        assert name in text, name
+
+
+def assert_fairness_argument_is_one_more(form: Any, data: Dataset, outer: Any, inner: Any) -> None:
+    """``fairness=outer`` beside ``constraints=[inner]`` is one more constraint (stated first by
+    TreeFormulation.build): both blocks are there and the optimum is the oracle's of both."""
+    model = form.build(data, max_depth=2, lam=0.0, fairness=outer, constraints=[inner])
+    assert {"fairness", "fairness_2"} <= set(model.constraints)
+    _, best = brute_force_constrained_tree(data, [outer, inner], lam=0.0, max_depth=2)
+    result = solve_formulation(
+        form, data, max_depth=2, lam=0.0, fairness=outer, constraints=[inner]
+    )
+    assert result.status == "optimal", result.message
+    assert result.objective == pytest.approx(best, abs=TOL)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _constraint_oracle import constraint_dataset, formulation_agrees
+from _constraint_oracle import assert_blocks_named, constraint_dataset, formulation_agrees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -151,13 +151,7 @@ def test_blocks_are_named_in_the_summary_and_the_lp_file(tmp_path):
         "feature_budget_used_hi",
         "fairness_3",  # the fairness= argument: one more constraint (TreeFormulation.build)
     ]
-    summary = model.summary()
-    listed = set(summary["name"][summary["item"] == "constraints"])
-    assert set(names) <= listed
-    model.to_lp(tmp_path / "model.lp")
-    lp = (tmp_path / "model.lp").read_text()
-    for name in names:
-        assert name in lp
+    assert_blocks_named(model, names, tmp_path / "model.lp")
     result = solve_formulation(
         PathOCT(),
         data,

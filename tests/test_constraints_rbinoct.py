@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from _constraint_oracle import (
     agree_with_oracle,
+    assert_blocks_named,
+    assert_fairness_argument_is_one_more,
     constraint_dataset,
     formulation_agrees,
     formulation_solver,
@@ -201,13 +203,7 @@ def test_blocks_show_in_summary_and_lp_file(tmp_path):
         "max_leaves max_leaves_2 feature_budget forbid_features require_features class_recall "
         "false_positive_rate predict fairness min_leaf_support"
     ).split()
-    listed = set(model.summary()["name"])
-    assert set(names) <= listed
-    path = tmp_path / "model.lp"
-    model.to_lp(path)
-    text = path.read_text()
-    for name in names:
-        assert name in text
+    assert_blocks_named(model, names, tmp_path / "model.lp")
 
 
 def test_fairness_beside_constraints_is_one_more_constraint():
@@ -215,13 +211,7 @@ def test_fairness_beside_constraints_is_one_more_constraint():
     protected = np.arange(10) % 2
     outer = Fairness("sp", protected=protected, delta=0.2)
     inner = Fairness("eopp", protected=protected, delta=0.3)
-    model = RBinOCT().build(data, max_depth=2, lam=0.0, fairness=outer, constraints=[inner])
-    assert {"fairness", "fairness_2"} <= set(model.constraints)
-    _, best = brute_force_constrained_tree(data, [outer, inner], lam=0.0, max_depth=2)
-    result = solve_formulation(
-        RBinOCT(), data, max_depth=2, lam=0.0, fairness=outer, constraints=[inner]
-    )
-    assert result.objective == pytest.approx(best, abs=1e-6)
+    assert_fairness_argument_is_one_more(RBinOCT(), data, outer, inner)
 
 
 def test_prediction_sides_rebuild_the_coefficients():

@@ -517,17 +517,7 @@ def random_constraint(kind: str, dataset: Dataset, rng: np.random.Generator) -> 
     -------
     constraint : an :mod:`odtkit.constraints` value or an :class:`odtkit.Fairness`.
     """
-    from odtkit.constraints import (
-        ClassRecall,
-        FalsePositiveRate,
-        FeatureBudget,
-        ForbidFeatures,
-        MaxLeaves,
-        MinLeafSupport,
-        Predict,
-        RequireFeatures,
-        resolve,
-    )
+    from odtkit import constraints as oc
     from odtkit.fairness import Fairness
 
     if kind not in CONSTRAINT_KINDS:
@@ -541,13 +531,13 @@ def random_constraint(kind: str, dataset: Dataset, rng: np.random.Generator) -> 
         str(f)
         for f in rng.choice(names, size=min(len(names), int(rng.integers(1, 3))), replace=False)
     ]
-    fallback = ClassRecall(dataset.classes[int(rng.choice(present))], at_least=0.5)
+    fallback = oc.ClassRecall(dataset.classes[int(rng.choice(present))], at_least=0.5)
     if kind == "max_leaves":
-        return MaxLeaves(int(rng.integers(1, 5)))
+        return oc.MaxLeaves(int(rng.integers(1, 5)))
     if kind == "min_leaf_support":
         if rng.random() < 0.6:
-            return MinLeafSupport(share=float(rng.choice([0.1, 0.2, 0.25, 0.3, 0.45, 0.6])))
-        return MinLeafSupport(weight=float(rng.choice([1.0, 2.0, 3.5, 4.0, 5.0])))
+            return oc.MinLeafSupport(share=float(rng.choice([0.1, 0.2, 0.25, 0.3, 0.45, 0.6])))
+        return oc.MinLeafSupport(weight=float(rng.choice([1.0, 2.0, 3.5, 4.0, 5.0])))
     if kind == "feature_budget":
         per = str(rng.choice(["split", "feature"]))
         costs: Any = (
@@ -555,14 +545,14 @@ def random_constraint(kind: str, dataset: Dataset, rng: np.random.Generator) -> 
             if rng.random() < 0.4
             else {f: float(rng.choice([0.0, 0.5, 1.0, 2.0])) for f in some}
         )
-        return FeatureBudget(costs, float(rng.choice([0.0, 1.0, 1.5, 2.0, 3.0])), per=per)
+        return oc.FeatureBudget(costs, float(rng.choice([0.0, 1.0, 1.5, 2.0, 3.0])), per=per)
     if kind == "forbid_features":
-        return ForbidFeatures(some)
+        return oc.ForbidFeatures(some)
     if kind == "require_features":
-        return RequireFeatures(some[:1] if rng.random() < 0.7 else some)
+        return oc.RequireFeatures(some[:1] if rng.random() < 0.7 else some)
     if kind == "class_recall":
         k = int(rng.choice(present))
-        return ClassRecall(
+        return oc.ClassRecall(
             dataset.classes[k], at_least=float(rng.choice([0.3, 0.4, 0.6, 0.8, 1.0]))
         )
     if kind == "false_positive_rate":
@@ -570,12 +560,12 @@ def random_constraint(kind: str, dataset: Dataset, rng: np.random.Generator) -> 
         if not others:  # undefined: one class holds all the weight
             return fallback
         k = int(rng.choice(others))
-        return FalsePositiveRate(dataset.classes[k], at_most=float(rng.choice([0.0, 0.2, 0.5])))
+        return oc.FalsePositiveRate(dataset.classes[k], at_most=float(rng.choice([0.0, 0.2, 0.5])))
     if kind == "predict":
         heavy = np.flatnonzero(w > 0)
         chosen = rng.choice(heavy, size=min(heavy.size, int(rng.integers(1, 4))), replace=False)
         label = dataset.classes[int(rng.integers(dataset.n_classes))]
-        return Predict(sorted(int(r) for r in chosen), label)
+        return oc.Predict(sorted(int(r) for r in chosen), label)
     # fairness: two groups that both weigh > 0, a protected attribute that is not a feature
     heavy = np.flatnonzero(w > 0)
     protected = np.where(rng.random(dataset.n_samples) < 0.5, "a", "b")
@@ -585,7 +575,7 @@ def random_constraint(kind: str, dataset: Dataset, rng: np.random.Generator) -> 
     for notion in (str(rng.choice(["sp", "sp", "pe", "eopp", "eodds"])), "sp"):
         fairness = Fairness(notion, protected=protected, delta=delta, positive_class=positive_class)
         try:
-            resolve([fairness], dataset)
+            oc.resolve([fairness], dataset)
         except ValueError:  # undefined on this draw (e.g. a group without a positive row)
             continue
         return fairness
