@@ -11,6 +11,9 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from _constraint_oracle import constraint_dataset
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from odtkit import Dataset, metrics
 from odtkit.constraints import (
@@ -30,7 +33,12 @@ from odtkit.constraints import (
     resolve,
 )
 from odtkit.datasets import Binarizer, load
-from odtkit.testing import brute_force_constrained_tree
+from odtkit.testing import (
+    CONSTRAINT_KINDS,
+    brute_force_constrained_tree,
+    random_constraint,
+    random_constraints,
+)
 from odtkit.tree import Tree
 
 # --- a hand-made instance: y is f0, f1 and f2 are noise, every combination present once ------
@@ -350,3 +358,17 @@ def test_parse_takes_text_only_and_documents_its_syntax_once():
     doc = parse.__doc__ or ""
     for line in SYNTAX.splitlines():
         assert line.strip() in doc
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 4))
+def test_random_constraints_always_resolve(seed, n):
+    """odtkit.testing.random_constraint: every kind, on data with weight-0 rows and classes
+    without weight, gives a constraint (or a combination) that resolves; a bad kind is named."""
+    rng = np.random.default_rng(seed)
+    data = constraint_dataset(rng, int(rng.integers(1, 4)), n_samples=(1, 13), zero_weight=0.5)
+    for kind in CONSTRAINT_KINDS:
+        resolve([random_constraint(kind, data, rng)], data)
+    resolve(random_constraints(data, rng, n), data)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        random_constraint("max_depth", data, rng)

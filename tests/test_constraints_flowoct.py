@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from _constraint_oracle import (
+    assert_blocks_named,
+    assert_fairness_argument_is_one_more,
+    constraint_dataset,
+    formulation_agrees,
+)
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit import Dataset, Fairness, metrics, solve_formulation
@@ -21,104 +27,19 @@ from odtkit.constraints import (
     MinLeafSupport,
     Predict,
     RequireFeatures,
-    resolve,
 )
 from odtkit.formulations import FlowOCT
-from odtkit.testing import brute_force_constrained_tree, random_dataset
+from odtkit.testing import (
+    CONSTRAINT_KINDS,
+    brute_force_constrained_tree,
+    random_constraint,
+    random_constraints,
+    random_dataset,
+)
 from odtkit.tree import Tree
 
 TOL = 1e-6
-KINDS = (
-    "max_leaves",
-    "min_leaf_support",
-    "budget_split",
-    "budget_feature",
-    "forbid",
-    "require",
-    "recall",
-    "fpr",
-    "predict",
-    "fairness",
-)
-
-
-def _dataset(seed: int, n: int, p: int, K: int, weighted: bool, zero_weight: bool) -> Dataset:
-    d = random_dataset(seed, n, p, n_classes=K, weighted=weighted)
-    if not zero_weight:
-        return d
-    # the last two rows weigh nothing: solvers leave them out, constraints must not read them
-    w = np.ones(n) if d.weights is None else np.array(d.weights, dtype=float)
-    w[-2:] = 0.0
-    return Dataset(d.X, d.y, d.classes, d.feature_names, d.name, w)
-
-
-@st.composite
-def _constraint(draw: st.DrawFn, d: Dataset, kind: str) -> object:
-    names = list(d.feature_names)
-    cls = draw(st.sampled_from(list(d.classes)))
-    if kind == "max_leaves":
-        return MaxLeaves(draw(st.integers(1, 4)))
-    if kind == "min_leaf_support":
-        if draw(st.booleans()):
-            return MinLeafSupport(share=draw(st.sampled_from([0.1, 0.2, 0.3, 0.45])))
-        return MinLeafSupport(weight=draw(st.sampled_from([1.0, 2.0, 4.0])))
-    if kind in ("budget_split", "budget_feature"):
-        per = "split" if kind == "budget_split" else "feature"
-        if draw(st.booleans()):
-            costs: object = 1.0
-        else:
-            chosen = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
-            costs = {f: draw(st.sampled_from([0.5, 1.0, 2.0])) for f in chosen}
-        return FeatureBudget(costs, draw(st.sampled_from([0.0, 1.0, 1.5, 2.0])), per=per)
-    if kind == "forbid":
-        return ForbidFeatures(draw(st.lists(st.sampled_from(names), min_size=1, unique=True)))
-    if kind == "require":
-        return RequireFeatures(
-            draw(st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True))
-        )
-    if kind == "recall":
-        return ClassRecall(cls, at_least=draw(st.sampled_from([0.4, 0.7, 1.0])))
-    if kind == "fpr":
-        return FalsePositiveRate(cls, at_most=draw(st.sampled_from([0.0, 0.2, 0.5])))
-    if kind == "predict":
-        positive = np.flatnonzero(d.weights > 0)
-        rows = draw(st.lists(st.sampled_from(positive.tolist()), min_size=1, max_size=3))
-        return Predict(sorted(set(rows)), cls)
-    assert kind == "fairness"
-    protected = np.arange(d.n_samples) % 2  # a protected attribute that is not a feature
-    notion = draw(st.sampled_from(["sp", "eodds"]))
-    return Fairness(
-        notion,
-        protected=protected,
-        delta=draw(st.sampled_from([0.1, 0.3])),
-        positive_class=cls,
-    )
-
-
-def _resolvable(d: Dataset, constraints: list[object]) -> bool:
-    try:
-        resolve(constraints, d)
-    except ValueError:  # e.g. a rate over a class without weight
-        return False
-    return True
-
-
-def _agree(d: Dataset, constraints: list[object], lam: float, depth: int) -> None:
-    tree, best = brute_force_constrained_tree(d, constraints, lam=lam, max_depth=depth)
-    result = solve_formulation(FlowOCT(), d, max_depth=depth, lam=lam, constraints=constraints)
-    if tree is None:
-        assert result.status == "infeasible", (result.status, result.message)
-        assert result.model is None
-        return
-    assert result.status == "optimal", (result.status, result.message)
-    assert result.objective == pytest.approx(best, abs=TOL)
-    assert metrics.objective(result.model, d, lam=lam) == pytest.approx(best, abs=TOL)
-    assert metrics.constraint_violations(result.model, d, constraints) == []
-    # the oracle's optimum is a feasible point of the model, of its value
-    model = FlowOCT().build(d, max_depth=depth, lam=lam, constraints=constraints)
-    start = FlowOCT().start(model, tree)
-    assert model.is_feasible(start)
-    assert model.objective_value(start) <= best + TOL
+LAMS = st.sampled_from([0.0, 0.0, 0.02, 0.1])
 
 
 def _settings(n: int) -> settings:
@@ -131,38 +52,29 @@ def _settings(n: int) -> settings:
 
 
 def _check_kind_alone(kind: str, data: st.DataObject) -> None:
-    seed = data.draw(st.integers(0, 2**32 - 1))
-    n = data.draw(st.integers(4, 12))
-    p = data.draw(st.integers(1, 3))
-    K = data.draw(st.sampled_from([2, 2, 3]))
-    d = _dataset(seed, n, p, K, data.draw(st.booleans()), data.draw(st.booleans()))
-    constraints = [data.draw(_constraint(d, kind))]
-    assume(_resolvable(d, constraints))
-    _agree(d, constraints, data.draw(st.sampled_from([0.0, 0.0, 0.02, 0.1])), 2)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    d = constraint_dataset(rng, data.draw(st.integers(1, 3)))
+    constraints = [random_constraint(kind, d, rng)]
+    formulation_agrees(FlowOCT(), d, constraints, lam=data.draw(LAMS), depth=2)
 
 
 def _check_combination(data: st.DataObject) -> None:
-    seed = data.draw(st.integers(0, 2**32 - 1))
-    n = data.draw(st.integers(4, 12))
-    p = data.draw(st.integers(1, 3))
-    K = data.draw(st.sampled_from([2, 2, 3]))
-    d = _dataset(seed, n, p, K, data.draw(st.booleans()), data.draw(st.booleans()))
-    kinds = data.draw(st.lists(st.sampled_from(KINDS), min_size=2, max_size=3))
-    constraints = [data.draw(_constraint(d, kind)) for kind in kinds]
-    assume(_resolvable(d, constraints))
-    _agree(d, constraints, data.draw(st.sampled_from([0.0, 0.0, 0.02, 0.1])), 2)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    d = constraint_dataset(rng, data.draw(st.integers(1, 3)))
+    constraints = random_constraints(d, rng, data.draw(st.integers(2, 3)))
+    formulation_agrees(FlowOCT(), d, constraints, lam=data.draw(LAMS), depth=2)
 
 
 def _check_depth_three(data: st.DataObject) -> None:
-    seed = data.draw(st.integers(0, 2**32 - 1))
-    d = _dataset(seed, data.draw(st.integers(6, 10)), 3, 2, data.draw(st.booleans()), False)
-    kinds = data.draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=2))
-    constraints = [data.draw(_constraint(d, kind)) for kind in kinds]
-    assume(_resolvable(d, constraints))
-    _agree(d, constraints, data.draw(st.sampled_from([0.0, 0.02])), 3)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    d = constraint_dataset(rng, 3, n_samples=(6, 11), classes=(2,), zero_weight=0.0)
+    constraints = random_constraints(d, rng, data.draw(st.integers(1, 2)))
+    formulation_agrees(
+        FlowOCT(), d, constraints, lam=data.draw(st.sampled_from([0.0, 0.02])), depth=3
+    )
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", CONSTRAINT_KINDS)
 @_settings(25)
 @given(data=st.data())
 def test_each_kind_alone_matches_the_oracle(kind: str, data: st.DataObject) -> None:
@@ -182,7 +94,7 @@ def test_depth_three_combinations_match_the_oracle(data: st.DataObject) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", CONSTRAINT_KINDS)
 @_settings(150)
 @given(data=st.data())
 def test_each_kind_alone_matches_the_oracle_many(kind: str, data: st.DataObject) -> None:
@@ -247,7 +159,6 @@ def test_blocks_are_named_in_summary_and_lp_file(tmp_path) -> None:
         MinLeafSupport(share=0.1),
     ]
     model = FlowOCT().build(d, max_depth=2, lam=0.01, constraints=constraints)
-    names = set(model.summary()["name"])
     expected = {
         "max_leaves",
         "feature_budget",
@@ -263,12 +174,7 @@ def test_blocks_are_named_in_summary_and_lp_file(tmp_path) -> None:
         "feature_budget_used_lo",
         "feature_budget_used_hi",
     }
-    assert expected <= names
-    path = tmp_path / "flow.lp"
-    model.to_lp(path)
-    text = path.read_text()
-    for name in expected:
-        assert name in text
+    assert_blocks_named(model, expected, tmp_path / "flow.lp")
 
 
 def test_fairness_argument_beside_fairness_constraints() -> None:
@@ -276,15 +182,7 @@ def test_fairness_argument_beside_fairness_constraints() -> None:
     protected = np.arange(10) % 2
     inner = Fairness("sp", protected=protected, delta=0.3)
     outer = Fairness("eodds", protected=protected, delta=0.4)
-    model = FlowOCT().build(d, max_depth=2, lam=0.0, fairness=outer, constraints=[inner])
-    # the argument is one more constraint, stated first (TreeFormulation.build)
-    assert {"fairness", "fairness_2"} <= set(model.constraints)
-    _, best = brute_force_constrained_tree(d, [inner, outer], lam=0.0, max_depth=2)
-    result = solve_formulation(
-        FlowOCT(), d, max_depth=2, lam=0.0, fairness=outer, constraints=[inner]
-    )
-    assert result.status == "optimal"
-    assert result.objective == pytest.approx(best, abs=TOL)
+    assert_fairness_argument_is_one_more(FlowOCT(), d, outer, inner)
 
 
 def test_monotone_constraints_keep_the_single_sink_model() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _constraint_oracle import assert_blocks_named, constraint_dataset, formulation_agrees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,113 +24,42 @@ from odtkit.constraints import (
     resolve,
 )
 from odtkit.formulations import PathOCT
-from odtkit.testing import brute_force_constrained_tree, random_dataset
+from odtkit.testing import (
+    CONSTRAINT_KINDS,
+    brute_force_constrained_tree,
+    random_constraint,
+    random_constraints,
+    random_dataset,
+)
 from odtkit.tree import Tree
 
 TOL = 1e-6
-KINDS = (
-    "max_leaves",
-    "min_leaf_support",
-    "feature_budget",
-    "forbid_features",
-    "require_features",
-    "class_recall",
-    "false_positive_rate",
-    "predict",
-    "fairness",
-)
-
-
-def _constraint(draw, kind, data):
-    """One random constraint of ``kind`` on ``data`` (its arguments drawn)."""
-    names = list(data.feature_names)
-    some = st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True)
-    labels = list(data.classes)
-    if kind == "max_leaves":
-        return MaxLeaves(draw(st.integers(1, 4)))
-    if kind == "min_leaf_support":
-        if draw(st.booleans()):
-            return MinLeafSupport(share=draw(st.sampled_from([0.1, 0.2, 0.25, 0.4, 0.6])))
-        return MinLeafSupport(weight=draw(st.sampled_from([1.0, 2.0, 3.5])))
-    if kind == "feature_budget":
-        per = draw(st.sampled_from(["split", "feature"]))
-        if draw(st.booleans()):
-            costs = 1.0
-        else:
-            costs = {n: draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])) for n in draw(some)}
-        return FeatureBudget(costs, draw(st.sampled_from([0.0, 1.0, 1.5, 2.0])), per=per)
-    if kind == "forbid_features":
-        return ForbidFeatures(draw(some))
-    if kind == "require_features":
-        return RequireFeatures(draw(some))
-    present = [c for k, c in enumerate(labels) if data.weights[data.y == k].sum() > 0]
-    absent = [c for k, c in enumerate(labels) if data.weights[data.y != k].sum() > 0]
-    if kind == "class_recall" and present:
-        return ClassRecall(draw(st.sampled_from(present)), draw(st.sampled_from([0.3, 0.6, 0.9])))
-    if kind == "false_positive_rate" and absent:
-        cls = draw(st.sampled_from(absent))
-        return FalsePositiveRate(cls, draw(st.sampled_from([0.0, 0.2, 0.5])))
-    if kind == "predict":
-        heavy = np.flatnonzero(data.weights > 0)
-        rows = draw(st.lists(st.sampled_from(heavy.tolist()), min_size=1, max_size=3, unique=True))
-        return Predict(rows, draw(st.sampled_from(labels)))
-    if kind == "fairness" and data.n_classes == 2:
-        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-        protected = rng.integers(0, 2, data.n_samples)
-        notion = draw(st.sampled_from(["sp", "eopp", "pe"]))
-        fairness = Fairness(notion, protected=protected, delta=draw(st.sampled_from([0.1, 0.3])))
-        try:
-            fairness.groups(data)
-        except ValueError:  # one group, or no pair with rows on both sides: nothing to state
-            pass
-        else:
-            return fairness
-    return MaxLeaves(draw(st.integers(1, 4)))  # the kind does not apply to this data
 
 
 @st.composite
 def _instances(draw, n_kinds: tuple[int, int], depth: int = 2):
-    weighted = draw(st.booleans())
-    n_classes = draw(st.sampled_from([2, 2, 3]) if depth == 2 else st.just(2))
-    p = draw(st.integers(1, 3) if depth == 2 else st.just(3))
-    data = random_dataset(
-        draw(st.integers(0, 2**32 - 1)), draw(st.integers(3, 12)), p, n_classes, weighted
-    )
-    kinds = draw(st.lists(st.sampled_from(KINDS), min_size=n_kinds[0], max_size=n_kinds[1]))
-    constraints = [_constraint(draw, kind, data) for kind in kinds]
+    """A tiny instance, ``n_kinds`` random constraints on it, a lam; and the rng for more."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if depth == 2:
+        data = constraint_dataset(rng, draw(st.integers(1, 3)), n_samples=(3, 13))
+    else:
+        data = constraint_dataset(rng, 3, n_samples=(3, 13), classes=(2,))
+    constraints = random_constraints(data, rng, draw(st.integers(*n_kinds)))
     lam = draw(st.sampled_from([0.0, 0.0, 0.01, 0.05]))
-    return data, constraints, lam
+    return data, constraints, lam, rng
 
 
-def _agree(data, constraints, lam, depth):
+def _agree(data, constraints, lam, rng, depth):
     """PathOCT through the pipeline reaches the oracle's optimum (or says infeasible)."""
-    expected_tree, expected = brute_force_constrained_tree(
-        data, constraints, lam=lam, max_depth=depth
-    )
-    result = solve_formulation(PathOCT(), data, max_depth=depth, lam=lam, constraints=constraints)
-    if expected_tree is None:
-        assert result.status == "infeasible", (result.status, result.message)
-        assert result.model is None
-        return
-    assert result.status == "optimal", result.message
-    assert result.objective == pytest.approx(expected, abs=TOL)
-    assert metrics.objective(result.model, data, lam=lam) == pytest.approx(expected, abs=TOL)
-    assert metrics.constraint_violations(result.model, data, resolve(constraints, data)) == []
-    # the oracle's tree is a feasible start of the model, never worse than the optimum
-    model = result.stats["model_ir"]
-    x = PathOCT().start(model, expected_tree)
-    assert model.is_feasible(x)
-    assert model.objective_value(x) <= expected + TOL
+    formulation_agrees(PathOCT(), data, constraints, lam=lam, depth=depth)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", CONSTRAINT_KINDS)
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_each_kind_alone_matches_the_oracle(kind, data):
-    instance = data.draw(_instances((0, 0)))
-    dataset, _, lam = instance
-    constraint = _constraint(data.draw, kind, dataset)
-    _agree(dataset, [constraint], lam, 2)
+@given(_instances((0, 0)))
+def test_each_kind_alone_matches_the_oracle(kind, instance):
+    dataset, _, lam, rng = instance
+    _agree(dataset, [random_constraint(kind, dataset, rng)], lam, rng, 2)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -221,13 +151,7 @@ def test_blocks_are_named_in_the_summary_and_the_lp_file(tmp_path):
         "feature_budget_used_hi",
         "fairness_3",  # the fairness= argument: one more constraint (TreeFormulation.build)
     ]
-    summary = model.summary()
-    listed = set(summary["name"][summary["item"] == "constraints"])
-    assert set(names) <= listed
-    model.to_lp(tmp_path / "model.lp")
-    lp = (tmp_path / "model.lp").read_text()
-    for name in names:
-        assert name in lp
+    assert_blocks_named(model, names, tmp_path / "model.lp")
     result = solve_formulation(
         PathOCT(),
         data,

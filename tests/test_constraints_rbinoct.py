@@ -7,10 +7,16 @@ constraint, the oracle's optimum is a feasible warm start, and the blocks show b
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
+from _constraint_oracle import (
+    agree_with_oracle,
+    assert_blocks_named,
+    assert_fairness_argument_is_one_more,
+    constraint_dataset,
+    formulation_agrees,
+    formulation_solver,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,109 +34,32 @@ from odtkit.constraints import (
 )
 from odtkit.formulations import BinOCT, RBinOCT
 from odtkit.formulations.constraints import prediction_sides
-from odtkit.testing import brute_force_constrained_tree, random_dataset
+from odtkit.testing import (
+    CONSTRAINT_KINDS,
+    brute_force_constrained_tree,
+    random_constraint,
+    random_dataset,
+)
 
 TOL = 1e-6
-KINDS = (
-    "max_leaves",
-    "feature_budget",
-    "forbid_features",
-    "require_features",
-    "class_recall",
-    "false_positive_rate",
-    "predict",
-    "fairness",
-    "min_leaf_support",
-)
+KINDS = CONSTRAINT_KINDS
 SETTINGS = settings(
     max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
 def _dataset(rng: np.random.Generator, n_features: int):
-    n = int(rng.integers(5, 13))
-    K = int(rng.choice([2, 2, 3]))
-    data = random_dataset(int(rng.integers(2**31)), n, n_features, n_classes=K, weighted=True)
-    if rng.random() < 0.3:  # a weight-0 row: solvers leave it out, constraints ignore it
-        w = np.array(data.weights, dtype=float)
-        w[int(rng.integers(n))] = 0.0
-        data = dataclasses.replace(data, sample_weight=w)
-    return data
-
-
-def _constraint(kind: str, data, rng: np.random.Generator):
-    names = list(data.feature_names)
-    w = data.weights
-    present = [k for k in range(data.n_classes) if w[data.y == k].sum() > 0]
-    some = list(rng.choice(names, size=int(rng.integers(1, 3)), replace=False))
-    if kind == "max_leaves":
-        return MaxLeaves(int(rng.integers(1, 5)))
-    if kind == "feature_budget":
-        per = str(rng.choice(["split", "feature"]))
-        costs = 1.0 if rng.random() < 0.4 else {f: float(rng.integers(0, 3)) for f in some}
-        return FeatureBudget(costs, float(rng.integers(0, 4)), per=per)
-    if kind == "forbid_features":
-        return ForbidFeatures(some)
-    if kind == "require_features":
-        return RequireFeatures(some[:1] if rng.random() < 0.7 else some)
-    if kind == "class_recall":
-        k = int(rng.choice(present))
-        return ClassRecall(data.classes[k], at_least=float(rng.choice([0.4, 0.6, 0.8, 1.0])))
-    if kind == "false_positive_rate":
-        k = int(rng.choice(present))
-        if w[data.y != k].sum() <= 0:  # undefined: one class only
-            return ClassRecall(data.classes[k], at_least=0.5)
-        return FalsePositiveRate(data.classes[k], at_most=float(rng.choice([0.0, 0.2, 0.5])))
-    if kind == "predict":
-        rows = np.flatnonzero(w > 0)
-        chosen = rng.choice(rows, size=int(rng.integers(1, 4)), replace=False)
-        return Predict(sorted(int(r) for r in chosen), data.classes[int(rng.integers(0, 2))])
-    if kind == "fairness":
-        positive = np.flatnonzero(w > 0)
-        protected = np.where(rng.random(data.n_samples) < 0.5, "a", "b")
-        protected[positive[0]], protected[positive[-1]] = "a", "b"  # both groups weigh > 0
-        positive_class = data.classes[int(rng.choice(present))]
-        delta = float(rng.choice([0.1, 0.3]))
-        for notion in (str(rng.choice(["sp", "sp", "pe", "eopp", "eodds"])), "sp"):
-            fairness = Fairness(
-                notion, protected=protected, delta=delta, positive_class=positive_class
-            )
-            try:
-                resolve([fairness], data)
-            except ValueError:  # undefined on this draw (e.g. a group without a positive row)
-                continue
-            return fairness
-        # every tree has the same positive rate on this draw
-        return ClassRecall(positive_class, at_least=0.5)
-    assert kind == "min_leaf_support"
-    if rng.random() < 0.7:
-        return MinLeafSupport(share=float(rng.choice([0.1, 0.2, 0.3, 0.45])))
-    return MinLeafSupport(weight=float(rng.integers(1, 6)))
+    return constraint_dataset(rng, n_features, n_samples=(5, 13))
 
 
 def _check(form, data, constraints, *, lam: float, depth: int, start: bool = False):
     """Solve, and compare with the oracle: same optimum, or infeasible when it is."""
-    tree, expected = brute_force_constrained_tree(data, constraints, lam=lam, max_depth=depth)
-    if start and tree is not None:
-        model = form.build(data, max_depth=depth, lam=lam, constraints=constraints)
-        assert model.is_feasible(form.start(model, tree)), model.check(form.start(model, tree))
-    result = solve_formulation(
-        form,
-        data,
-        max_depth=depth,
-        lam=lam,
-        constraints=constraints,
-        start=tree if start else None,
-    )
-    if tree is None:
-        assert result.status == "infeasible", (result.status, result.message, constraints)
-        assert result.model is None
-        return
-    assert result.status == "optimal", (result.status, result.message, constraints)
-    assert result.objective == pytest.approx(expected, abs=TOL), constraints
-    assert metrics.objective(result.model, data, lam=lam) == pytest.approx(expected, abs=TOL)
-    assert metrics.constraint_violations(result.model, data, constraints) == []
-    assert result.model.depth <= depth
+    if start:
+        formulation_agrees(
+            form, data, constraints, lam=lam, depth=depth, warm_start=True, start_value=False
+        )
+    else:
+        agree_with_oracle(formulation_solver(form), data, constraints, lam=lam, depth=depth)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -139,7 +68,7 @@ def _check(form, data, constraints, *, lam: float, depth: int, start: bool = Fal
 def test_each_kind_alone_matches_the_oracle(kind, seed, lam):
     rng = np.random.default_rng(seed)
     data = _dataset(rng, int(rng.integers(2, 4)))
-    _check(RBinOCT(), data, [_constraint(kind, data, rng)], lam=lam, depth=2, start=True)
+    _check(RBinOCT(), data, [random_constraint(kind, data, rng)], lam=lam, depth=2, start=True)
 
 
 @settings(
@@ -153,7 +82,7 @@ def test_each_kind_alone_matches_the_oracle(kind, seed, lam):
 def test_combinations_match_the_oracle(seed, kinds, lam):
     rng = np.random.default_rng(seed)
     data = _dataset(rng, int(rng.integers(2, 4)))
-    constraints = [_constraint(kind, data, rng) for kind in kinds]
+    constraints = [random_constraint(kind, data, rng) for kind in kinds]
     _check(RBinOCT(), data, constraints, lam=lam, depth=2, start=True)
 
 
@@ -166,7 +95,7 @@ def test_combinations_match_the_oracle(seed, kinds, lam):
 def test_depth_3_matches_the_oracle(seed, kinds):
     rng = np.random.default_rng(seed)
     data = _dataset(rng, 3)
-    constraints = [_constraint(kind, data, rng) for kind in kinds]
+    constraints = [random_constraint(kind, data, rng) for kind in kinds]
     _check(RBinOCT(), data, constraints, lam=float(rng.choice([0.0, 0.04])), depth=3, start=True)
 
 
@@ -205,7 +134,7 @@ def test_require_keeps_a_split_with_equal_leaves():
 def test_binoct_with_null_splits_carries_every_kind(kind, seed):
     rng = np.random.default_rng(seed)
     data = _dataset(rng, int(rng.integers(2, 4)))
-    constraints = [_constraint(kind, data, rng)]
+    constraints = [random_constraint(kind, data, rng)]
     # BinOCT minimizes errors: its optimum is the oracle's at lam = 0
     _check(BinOCT(null_split=True), data, constraints, lam=0.0, depth=2, start=True)
 
@@ -218,7 +147,7 @@ def test_binoct_with_null_splits_carries_every_kind(kind, seed):
 def test_without_null_splits_what_the_completion_keeps_is_carried(kind, seed):
     rng = np.random.default_rng(seed)
     data = _dataset(rng, int(rng.integers(2, 4)))
-    constraints = [_constraint(kind, data, rng)]
+    constraints = [random_constraint(kind, data, rng)]
     _check(BinOCT(), data, constraints, lam=0.0, depth=2)
     # RBinOCT without null splits is not exact (its optimum may exceed OPT), but what it
     # returns satisfies the constraints and it is infeasible exactly when the oracle is
@@ -274,13 +203,7 @@ def test_blocks_show_in_summary_and_lp_file(tmp_path):
         "max_leaves max_leaves_2 feature_budget forbid_features require_features class_recall "
         "false_positive_rate predict fairness min_leaf_support"
     ).split()
-    listed = set(model.summary()["name"])
-    assert set(names) <= listed
-    path = tmp_path / "model.lp"
-    model.to_lp(path)
-    text = path.read_text()
-    for name in names:
-        assert name in text
+    assert_blocks_named(model, names, tmp_path / "model.lp")
 
 
 def test_fairness_beside_constraints_is_one_more_constraint():
@@ -288,13 +211,7 @@ def test_fairness_beside_constraints_is_one_more_constraint():
     protected = np.arange(10) % 2
     outer = Fairness("sp", protected=protected, delta=0.2)
     inner = Fairness("eopp", protected=protected, delta=0.3)
-    model = RBinOCT().build(data, max_depth=2, lam=0.0, fairness=outer, constraints=[inner])
-    assert {"fairness", "fairness_2"} <= set(model.constraints)
-    _, best = brute_force_constrained_tree(data, [outer, inner], lam=0.0, max_depth=2)
-    result = solve_formulation(
-        RBinOCT(), data, max_depth=2, lam=0.0, fairness=outer, constraints=[inner]
-    )
-    assert result.objective == pytest.approx(best, abs=1e-6)
+    assert_fairness_argument_is_one_more(RBinOCT(), data, outer, inner)
 
 
 def test_prediction_sides_rebuild_the_coefficients():

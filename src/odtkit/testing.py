@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 _Structure = tuple[int, "_Structure", "_Structure"] | None
 
 __all__ = [
+    "CONSTRAINT_KINDS",
     "EXAMPLE_A_OPTIMA",
     "EXAMPLE_TREES_FAIR_OPTIMA",
     "EXAMPLE_TREES_PROTECTED",
@@ -41,6 +42,8 @@ __all__ = [
     "example_dataset_a",
     "example_dataset_trees",
     "planted_tree_dataset",
+    "random_constraint",
+    "random_constraints",
     "random_dataset",
     "random_numeric_table",
     "threshold_tree_leaves",
@@ -473,6 +476,121 @@ EXAMPLE_TREES_FAIR_OPTIMA: dict[tuple[str, float], tuple[float, float]] = {
 # --------------------------------------------------------------------------------------------
 
 LAMBDAS = (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3)
+
+
+#: The kinds :func:`random_constraint` draws: one per value of :mod:`odtkit.constraints`
+#: (``FeatureBudget`` per split or per feature), and ``Fairness``.
+CONSTRAINT_KINDS = (
+    "max_leaves",
+    "min_leaf_support",
+    "feature_budget",
+    "forbid_features",
+    "require_features",
+    "class_recall",
+    "false_positive_rate",
+    "predict",
+    "fairness",
+)
+
+
+def random_constraint(kind: str, dataset: Dataset, rng: np.random.Generator) -> Any:
+    """A random side constraint of ``kind`` (one of :data:`CONSTRAINT_KINDS`) on ``dataset``.
+
+    The arguments are drawn from small grids that make the constraint binding, slack or
+    infeasible on tiny instances (a budget of 0, a recall of 1, a leaf share above 1/2, a
+    required feature beside few leaves). The answer always resolves on ``dataset``
+    (:func:`odtkit.constraints.resolve`): a rate is stated over a class with weight, ``Predict``
+    names rows of positive weight, and where the kind is undefined on the draw (a false-positive
+    rate when one class holds all the weight, a fairness notion with an empty group) a
+    ``ClassRecall`` of 0.5 stands in for it, so a caller never has to filter.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`CONSTRAINT_KINDS`.
+    dataset : Dataset
+        The data the constraint is stated on (its feature names, classes and weights).
+    rng : numpy.random.Generator
+        The source of every draw (reproducible from its seed).
+
+    Returns
+    -------
+    constraint : an :mod:`odtkit.constraints` value or an :class:`odtkit.Fairness`.
+    """
+    from odtkit import constraints as oc
+    from odtkit.fairness import Fairness
+
+    if kind not in CONSTRAINT_KINDS:
+        raise ValueError(f"kind must be one of {CONSTRAINT_KINDS}, got {kind!r}")
+    names = list(dataset.feature_names)
+    w = dataset.weights
+    present = [k for k in range(dataset.n_classes) if w[dataset.y == k].sum() > 0]
+    if not present:
+        raise ValueError("dataset has no row of positive weight")
+    some = [
+        str(f)
+        for f in rng.choice(names, size=min(len(names), int(rng.integers(1, 3))), replace=False)
+    ]
+    fallback = oc.ClassRecall(dataset.classes[int(rng.choice(present))], at_least=0.5)
+    if kind == "max_leaves":
+        return oc.MaxLeaves(int(rng.integers(1, 5)))
+    if kind == "min_leaf_support":
+        if rng.random() < 0.6:
+            return oc.MinLeafSupport(share=float(rng.choice([0.1, 0.2, 0.25, 0.3, 0.45, 0.6])))
+        return oc.MinLeafSupport(weight=float(rng.choice([1.0, 2.0, 3.5, 4.0, 5.0])))
+    if kind == "feature_budget":
+        per = str(rng.choice(["split", "feature"]))
+        costs: Any = (
+            1.0
+            if rng.random() < 0.4
+            else {f: float(rng.choice([0.0, 0.5, 1.0, 2.0])) for f in some}
+        )
+        return oc.FeatureBudget(costs, float(rng.choice([0.0, 1.0, 1.5, 2.0, 3.0])), per=per)
+    if kind == "forbid_features":
+        return oc.ForbidFeatures(some)
+    if kind == "require_features":
+        return oc.RequireFeatures(some[:1] if rng.random() < 0.7 else some)
+    if kind == "class_recall":
+        k = int(rng.choice(present))
+        return oc.ClassRecall(
+            dataset.classes[k], at_least=float(rng.choice([0.3, 0.4, 0.6, 0.8, 1.0]))
+        )
+    if kind == "false_positive_rate":
+        others = [k for k in range(dataset.n_classes) if w[dataset.y != k].sum() > 0]
+        if not others:  # undefined: one class holds all the weight
+            return fallback
+        k = int(rng.choice(others))
+        return oc.FalsePositiveRate(dataset.classes[k], at_most=float(rng.choice([0.0, 0.2, 0.5])))
+    if kind == "predict":
+        heavy = np.flatnonzero(w > 0)
+        chosen = rng.choice(heavy, size=min(heavy.size, int(rng.integers(1, 4))), replace=False)
+        label = dataset.classes[int(rng.integers(dataset.n_classes))]
+        return oc.Predict(sorted(int(r) for r in chosen), label)
+    # fairness: two groups that both weigh > 0, a protected attribute that is not a feature
+    heavy = np.flatnonzero(w > 0)
+    protected = np.where(rng.random(dataset.n_samples) < 0.5, "a", "b")
+    protected[heavy[0]], protected[heavy[-1]] = "a", "b"
+    positive_class = dataset.classes[int(rng.choice(present))]
+    delta = float(rng.choice([0.1, 0.3]))
+    for notion in (str(rng.choice(["sp", "sp", "pe", "eopp", "eodds"])), "sp"):
+        fairness = Fairness(notion, protected=protected, delta=delta, positive_class=positive_class)
+        try:
+            oc.resolve([fairness], dataset)
+        except ValueError:  # undefined on this draw (e.g. a group without a positive row)
+            continue
+        return fairness
+    return fallback  # every tree has the same positive rate on this draw
+
+
+def random_constraints(
+    dataset: Dataset,
+    rng: np.random.Generator,
+    n: int,
+    kinds: tuple[str, ...] = CONSTRAINT_KINDS,
+) -> list[Any]:
+    """``n`` constraints of kinds drawn from ``kinds`` (with repeats), each by
+    :func:`random_constraint`: a random combination for oracle-agreement tests."""
+    return [random_constraint(str(rng.choice(kinds)), dataset, rng) for _ in range(n)]
 
 
 def random_dataset(

@@ -23,9 +23,8 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from odtkit import _native, metrics
+from odtkit import _native
 from odtkit._validation import check_depth, check_lambda, weight_exponent
 from odtkit.constraints import (
     CONSTRAINT_TOLERANCE,
@@ -35,17 +34,15 @@ from odtkit.constraints import (
     MinLeafSupport,
     ResolvedConstraints,
 )
-from odtkit.core._binary import OBJECTIVE_TOLERANCE, charge_elapsed, guarded_answer
+from odtkit.core._binary import charge_elapsed, guarded_answer, verified_result
 from odtkit.core._problem import (
-    decode_tree,
-    native_status,
     problem_from_arrays,
     restore_features,
     search_config,
 )
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset
-from odtkit.results import TRACE_COLUMNS, Result, Status
+from odtkit.results import Result, Status
 
 __all__ = ["MAX_DENOMINATOR", "budget_of", "search_budgeted"]
 
@@ -214,33 +211,9 @@ def search_budgeted(
     raw = guarded_answer(prepare, run, y, w, int(dataset.n_classes), lam)
     if not raw.tree:
         return _infeasible(began, "no tree gives every leaf the minimum weight")
-    tree = decode_tree(raw.tree)
-    objective = metrics.objective(tree, dataset, lam=lam)
-    if abs(objective - raw.objective) > OBJECTIVE_TOLERANCE:
-        raise RuntimeError(
-            f"the budgeted search reported objective {raw.objective!r} but its tree scores "
-            f"{objective!r} (odtkit.metrics.objective): this is a bug"
-        )
-    _check_answer(tree, dataset, costs, bound, threshold, mask, max_depth)
-    status = native_status(raw.status)
-    lower = objective if status == Status.OPTIMAL else min(raw.lower_bound, objective)
-    trace = pd.DataFrame(
-        np.column_stack([raw.trace_time, raw.trace_incumbent, raw.trace_bound]),
-        columns=list(TRACE_COLUMNS),
-        dtype=float,
-    )
-    return Result(
-        model=tree,
-        objective=objective,
-        lower_bound=lower,
-        status=status,
-        time=time.perf_counter() - began,
-        method="dp",
-        n_explored=raw.n_explored,
-        peak_memory_mb=raw.peak_memory_mb,
-        trace=trace,
-        stats=raw.stats,
-    )
+    result = verified_result(raw, dataset, lam=lam, max_depth=max_depth, method="dp", start=began)
+    _check_answer(result.model, dataset, costs, bound, threshold, mask, max_depth)
+    return result
 
 
 def _infeasible(began: float, why: str) -> Result:

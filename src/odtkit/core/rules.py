@@ -16,24 +16,23 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from odtkit import _native, metrics
 from odtkit._progress import Progress
 from odtkit._validation import as_binary_matrix, check_lambda, check_switches
 from odtkit._warnings import warn as _warn
+from odtkit.core._binary import native_outcome
 from odtkit.core._problem import (
     POLICIES,
     build_problem,
     leaf_answer,
-    native_status,
     problem_from_arrays,
     search_config,
 )
 from odtkit.core.search import TrivialAnswerWarning, trivial_answer_message
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset
-from odtkit.results import TRACE_COLUMNS, Result, Status
+from odtkit.results import Result, Status
 from odtkit.rulelist import Antecedent, RuleList, antecedent_truth
 
 __all__ = [
@@ -486,20 +485,11 @@ def search_rule_list(
             f"corels reported objective {raw.objective!r} but the returned rule list scores "
             f"{objective!r} (odtkit.metrics.objective): this is a bug"
         )
-    status = native_status(raw.status)
-    lower_bound = objective if status == "optimal" else min(raw.lower_bound, objective)
+    status, lower_bound, trace = native_outcome(raw, objective)
     if mining_stopped is not None:
         # the search's bound holds over the mined antecedents only
         status = Status.parse(mining_stopped)
         lower_bound = min(_universal_lower_bound(dataset, lam), objective)
-    trace = pd.DataFrame(
-        {
-            "time": raw.trace_time,
-            "incumbent": raw.trace_incumbent,
-            "bound": raw.trace_bound,
-        },
-        columns=list(TRACE_COLUMNS),
-    ).astype(float)
     stats: dict[str, Any] = {key: int(value) for key, value in raw.stats.items()}  # counters
     stats.update(mining)
     stats["n_antecedents"] = truth.shape[1]
