@@ -118,8 +118,10 @@ void check_penalty(const Problem& problem, double lam) {
 template <SearchFunction Search>
 SearchOutput run_search(const Problem& problem, const SearchConfig& config, nb::object progress) {
   check_penalty(problem, config.lam);
-  if constexpr (Search == search_bnb) refuse_min_leaf(config, "search_bnb");
-  if constexpr (Search == search_corels) refuse_min_leaf(config, "search_corels");
+  // a run-time test: under the sanitizers' instrumentation a function's address is no
+  // constant expression, so `if constexpr` on it does not compile there
+  if (Search == search_bnb) refuse_min_leaf(config, "search_bnb");
+  if (Search == search_corels) refuse_min_leaf(config, "search_corels");
   return run_guarded(config, std::move(progress),
                      [&problem](const SearchConfig& c, std::function<bool()> stop) {
                        return Search(problem, c, std::move(stop));
