@@ -426,10 +426,6 @@ class LinearRows:
     def reads_predictions(self) -> bool:
         return bool(self.prediction.nnz)
 
-    @property
-    def reads_groups(self) -> bool:
-        return bool(np.any(self.per_group))
-
     def values(self, tree: Tree, dataset: Dataset) -> np.ndarray:
         """The rows' middle terms for ``tree`` on the training rows of ``dataset``.
 
@@ -507,7 +503,6 @@ class ResolvedConstraints:
     n_features: int = 0
     n_classes: int = 0
     total_weight: float = 0.0
-    data_weights: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.constraints)
@@ -781,7 +776,6 @@ def resolve(
         n_features=ctx.n_features,
         n_classes=ctx.n_classes,
         total_weight=dataset.total_weight,
-        data_weights=dataset.weights,
     )
 
 

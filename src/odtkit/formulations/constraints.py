@@ -98,10 +98,6 @@ class ModelConstraints:
     def reads_predictions(self) -> bool:
         return any(b.reads_predictions for b in self.blocks)
 
-    @property
-    def reads_groups(self) -> bool:
-        return any(b.reads_groups for b in self.blocks)
-
     def start_violations(self, tree: Tree, X: np.ndarray, weight: np.ndarray) -> list[str]:
         """What ``tree`` breaks on the model's rows ``X`` with weights ``weight`` (model units):
         a start must be a feasible point of the model (``check_tree``)."""
