@@ -5,7 +5,7 @@ The public API is re-exported here; see the README for the quickstart.
 
 from typing import TYPE_CHECKING, Any
 
-from odtkit import constraints, datasets, metrics
+from odtkit import constraints, costs, datasets, metrics
 from odtkit.core import (
     SearchOptions,
     regularization_path,
@@ -50,6 +50,7 @@ __all__ = [
     "Tree",
     "compare",
     "constraints",
+    "costs",
     "datasets",
     "export_text",
     "greedy_tree",

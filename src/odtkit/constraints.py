@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from odtkit.costs import Costs
 from odtkit.datasets._dataset import Dataset, check_dataset
 from odtkit.fairness import FAIRNESS_TOLERANCE, Fairness, FairnessGroups
 from odtkit.tree import Tree
@@ -492,6 +493,10 @@ class ResolvedConstraints:
         Binary features some :class:`ForbidFeatures` forbids.
     n_samples, n_features, n_classes : int
     total_weight : float
+    losses : ndarray, shape (n_samples, n_classes), or None
+        The cost objective's losses (:mod:`odtkit.costs`): predicting class ``k`` for row ``i``
+        costs ``losses[i, k]`` in place of a misclassified weight; None for the plain
+        objective.
     """
 
     constraints: tuple[Any, ...]
@@ -503,6 +508,17 @@ class ResolvedConstraints:
     n_features: int = 0
     n_classes: int = 0
     total_weight: float = 0.0
+    losses: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def cost(self) -> Costs | None:
+        """The cost objective stated (:mod:`odtkit.costs`), None for the plain one."""
+        return next((c for c in self.constraints if isinstance(c, Costs)), None)
+
+    @property
+    def side_constraints(self) -> tuple[Any, ...]:
+        """The constraints proper: everything stated but the cost objective."""
+        return tuple(c for c in self.constraints if not isinstance(c, Costs))
 
     def __bool__(self) -> bool:
         return bool(self.constraints)
@@ -699,8 +715,10 @@ class _Context:
 
 _VOCABULARY = (
     "Fairness, MinLeafSupport, MaxLeaves, FeatureBudget, ForbidFeatures, RequireFeatures, "
-    "ClassRecall, FalsePositiveRate, Predict"
+    "ClassRecall, FalsePositiveRate, Predict; at most one cost objective of odtkit.costs: "
+    "CostMatrix, BalancedError, RowCosts"
 )
+_STATED = (Constraint, Fairness, Costs)
 
 
 def check_constraints(constraints: Any) -> tuple[Any, ...]:
@@ -710,7 +728,7 @@ def check_constraints(constraints: Any) -> tuple[Any, ...]:
         return ()
     if isinstance(constraints, ResolvedConstraints):
         return constraints.constraints
-    if isinstance(constraints, (Constraint, Fairness)):
+    if isinstance(constraints, _STATED):
         return (constraints,)
     if isinstance(constraints, (str, bytes)) or not isinstance(constraints, Iterable):
         raise TypeError(
@@ -718,11 +736,13 @@ def check_constraints(constraints: Any) -> tuple[Any, ...]:
         )
     out = tuple(constraints)
     for c in out:
-        if not isinstance(c, (Constraint, Fairness)):
+        if not isinstance(c, _STATED):
             raise TypeError(
                 f"constraints: {c!r} is not a constraint (one of {_VOCABULARY} from "
                 "odtkit.constraints)"
             )
+    if sum(isinstance(c, Costs) for c in out) > 1:
+        raise ValueError("constraints: state at most one cost objective (odtkit.costs)")
     return out
 
 
@@ -753,7 +773,12 @@ def resolve(
     fairness: list[FairnessGroups] = []
     min_leaf = 0.0
     forbidden = np.zeros(ctx.n_features, dtype=bool)
+    losses = None
     for c in given:
+        if isinstance(c, Costs):
+            losses = c.losses(dataset)
+            losses.setflags(write=False)
+            continue
         if isinstance(c, MinLeafSupport):
             min_leaf = max(min_leaf, c.min_weight(dataset.total_weight))
             continue
@@ -776,6 +801,7 @@ def resolve(
         n_features=ctx.n_features,
         n_classes=ctx.n_classes,
         total_weight=dataset.total_weight,
+        losses=losses,
     )
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "Classifier",
     "accuracy",
     "constraint_violations",
+    "cost",
     "fairness_gap",
     "is_fair",
     "loss",
@@ -68,8 +69,49 @@ def accuracy(model: Classifier, dataset: Dataset) -> float:
     return 1.0 - loss(model, dataset)
 
 
-def objective(model: Any, dataset: Dataset, *, lam: float) -> float:
+def cost(model: Classifier, dataset: Dataset, costs: Any = None) -> float:
+    """What ``model``'s training predictions cost under a cost objective (:mod:`odtkit.costs`):
+    the sum of each row's loss for its predicted class; the misclassified weight when
+    ``costs`` is None.
+
+    Parameters
+    ----------
+    model : Tree or any classifier with ``predict``
+    dataset : Dataset
+    costs : Costs, ResolvedConstraints or None
+        The cost objective, or constraints resolved against ``dataset`` (their cost, if any).
+    """
+    dataset = check_dataset(dataset)
+    losses = _losses(costs, dataset)
+    if losses is None:
+        return misclassified(model, dataset)
+    pred = np.asarray(model.predict(dataset.X))
+    return float(losses[np.arange(pred.size), pred].sum())
+
+
+def _losses(costs: Any, dataset: Dataset) -> np.ndarray | None:
+    from odtkit.constraints import ResolvedConstraints
+    from odtkit.costs import Costs
+
+    if costs is None:
+        return None
+    if isinstance(costs, ResolvedConstraints):
+        if costs.n_samples != dataset.n_samples:
+            raise ValueError("costs: the constraints were resolved against another dataset")
+        return costs.losses
+    if isinstance(costs, Costs):
+        return costs.losses(dataset)
+    raise TypeError(
+        f"costs must be a cost objective of odtkit.costs or a ResolvedConstraints, got "
+        f"{type(costs).__name__}"
+    )
+
+
+def objective(model: Any, dataset: Dataset, *, lam: float, costs: Any = None) -> float:
     """The OSDT objective ``misclassified / n + lam * n_leaves`` (``n_rules`` for a rule list).
+
+    With ``costs`` (:mod:`odtkit.costs`), ``cost / n + lam * n_leaves``: the one truth every
+    solver's objective under a cost objective is re-measured by.
 
     Parameters
     ----------
@@ -77,10 +119,13 @@ def objective(model: Any, dataset: Dataset, *, lam: float) -> float:
     dataset : Dataset
     lam : float
         Per-leaf penalty on the n-normalized loss, ``>= 0``.
+    costs : Costs, ResolvedConstraints or None
+        A cost objective (or resolved constraints that may state one); None: misclassification.
     """
     lam = check_lambda(lam)
     count = penalty_count(model)
-    return loss(model, dataset) + lam * count
+    dataset = check_dataset(dataset)
+    return cost(model, dataset, costs) / dataset.total_weight + lam * count
 
 
 def objective_counts(model: Any, dataset: Dataset, *, lam: float) -> float:

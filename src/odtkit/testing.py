@@ -208,10 +208,10 @@ def brute_force_fair_tree(
 def brute_force_constrained_tree(
     dataset: Dataset, constraints: Any, *, lam: float, max_depth: int
 ) -> tuple[Tree | None, float]:
-    """Exact optimum of ``misclassified/n + lam * leaves`` over the trees of depth <=
-    ``max_depth`` that satisfy ``constraints`` (any list of :mod:`odtkit.constraints` values,
-    fairness included), as :meth:`~odtkit.constraints.ResolvedConstraints.violations` measures
-    them.
+    """Exact optimum of ``misclassified/n + lam * leaves`` (``cost/n + ...`` under a cost
+    objective of :mod:`odtkit.costs`) over the trees of depth <= ``max_depth`` that satisfy
+    ``constraints`` (any list of :mod:`odtkit.constraints` values, fairness included), as
+    :meth:`~odtkit.constraints.ResolvedConstraints.violations` measures them.
 
     Every tree of :func:`enumerate_trees` is checked one by one, so nothing is assumed about
     which trees can be optimal (an empty leaf, a split with two equal leaves: each is tried).
@@ -232,8 +232,12 @@ def brute_force_constrained_tree(
     tol = 1e-9 * dataset.total_weight
     depth = min(max_depth, dataset.n_features)
     best: tuple[float, int, Tree | None] = (np.inf, 0, None)
+    losses = resolved.losses
+    rows = np.arange(dataset.n_samples)
     for tree in enumerate_trees(dataset.n_features, depth, dataset.n_classes):
-        value = float(w[tree.predict(X) != y].sum()) + penalty * tree.n_leaves
+        pred = tree.predict(X)
+        loss = w[pred != y].sum() if losses is None else losses[rows, pred].sum()
+        value = float(loss) + penalty * tree.n_leaves
         if value > best[0] + tol or (value >= best[0] - tol and tree.n_leaves >= best[1]):
             continue
         if resolved.violations(tree, dataset):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odtkit import metrics
 from odtkit._warnings import warn
 from odtkit.constraints import (
     CONSTRAINT_TOLERANCE,
@@ -66,9 +68,11 @@ from odtkit.core._binary import (
 from odtkit.core._problem import POLICIES, decode_tree, encode_tree, restore_features
 from odtkit.core.budget import budget_of, search_budgeted
 from odtkit.core.numeric import search_numeric
+from odtkit.costs import reduction
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
 from odtkit.results import Result, Status
+from odtkit.tree import Tree
 
 __all__ = [
     "BOUNDS",
@@ -401,9 +405,25 @@ def search_refusal(resolved: ResolvedConstraints, method: str = "dp") -> str:
     :class:`odtkit.Fairness` with nothing else (``method="dp"``). The answer is one line naming
     the first constraint the search cannot take; every MIP formulation carries it.
     """
-    constraints = resolved.constraints
+    constraints = resolved.side_constraints
     fair = [c for c in constraints if isinstance(c, Fairness)]
     mip = "a MIP formulation (odtkit.compare, PathOCT, FlowOCT, RBinOCT) carries it"
+    cost = resolved.cost
+    if cost is not None:
+        assert resolved.losses is not None  # resolve() sets the losses of a stated cost
+        reduced = reduction(resolved.losses)
+        what = f"{cost.describe()} ({cost.kind})"
+        if isinstance(reduced, str):
+            return (
+                f"{what}: the search takes costs that are a weighted misclassification, but "
+                f"{reduced}; {mip}"
+            )
+        weighted = [c for c in constraints if isinstance(c, (MinLeafSupport, Fairness))]
+        if weighted:
+            return (
+                f"{_describe(weighted[0])}: the search takes it with no cost objective (here "
+                f"{cost.describe()}); {mip}"
+            )
     for c in constraints:
         kind = "fairness" if isinstance(c, Fairness) else str(c.kind)
         what = _describe(c)
@@ -474,6 +494,10 @@ def _search_constrained(
     refusal = search_refusal(resolved, method)
     if refusal:
         raise ValueError(refusal)
+    if resolved.losses is not None:
+        return _search_costed(
+            dataset, resolved, method=method, lam=lam, max_depth=max_depth, **rest
+        )
     floor = resolved.min_leaf_weight
     # the search admits exactly the leaves ResolvedConstraints.violations accepts
     admitted = floor - CONSTRAINT_TOLERANCE * max(1.0, floor) if floor > 0 else 0.0
@@ -530,6 +554,77 @@ def _search_constrained(
     if keep.size < dataset.n_features:
         tree = decode_tree(restore_features(encode_tree(tree), keep))
     return _rechecked(dataclasses.replace(result, model=tree), resolved, dataset, began)
+
+
+def _search_costed(
+    dataset: Dataset,
+    resolved: ResolvedConstraints,
+    *,
+    method: str,
+    lam: float,
+    max_depth: int | None,
+    **rest: Any,
+) -> Result:
+    """A cost objective as the plain weighted problem it equals (:func:`odtkit.costs.reduction`,
+    which :func:`search_refusal` has accepted): the search runs on relabelled, reweighted rows
+    with ``lam`` rescaled to their total weight, and its objective and bound map back by the
+    same affine map, ``R = (W' R' + constant) / W``; the tree is re-measured by
+    :func:`odtkit.metrics.objective` with the costs."""
+    began = time.perf_counter()
+    assert resolved.losses is not None  # the caller routes a stated cost here
+    reduced = reduction(resolved.losses)
+    assert not isinstance(reduced, str)  # search_refusal accepted it
+    W, W_reduced = dataset.total_weight, float(reduced.weights.sum())
+    sides = resolved.side_constraints
+    if W_reduced <= 1e-12 * max(1.0, abs(reduced.constant)):
+        # every row costs the same whatever it is predicted: a single leaf is optimal
+        tree = Tree.leaf(0)
+        value = reduced.constant / W + lam
+        if sides and resolve(sides, dataset).violations(tree, dataset):
+            raise ValueError(
+                "costs: every prediction costs the same, so the search has nothing to weigh "
+                "the stated constraints against; a MIP formulation carries them"
+            )
+        return Result(
+            model=tree,
+            objective=value,
+            lower_bound=value,
+            status=Status.OPTIMAL,
+            time=time.perf_counter() - began,
+            method=method,
+        )
+    plain = dataclasses.replace(dataset, y=reduced.y, sample_weight=reduced.weights)
+    scale = W_reduced / W
+    if rest.get("upper_bound") is not None:
+        rest["upper_bound"] = (rest["upper_bound"] * W - reduced.constant) / W_reduced
+    with warnings.catch_warnings():
+        # its advice on lam would speak of the rescaled lam, which the caller never gave
+        warnings.simplefilter("ignore", TrivialAnswerWarning)
+        result = _search_constrained(
+            plain, sides, None, method=method, lam=lam / scale, max_depth=max_depth, **rest
+        )
+
+    def back(value: float) -> float:
+        return value * scale + reduced.constant / W if np.isfinite(value) else value
+
+    trace = result.trace.copy()
+    for column in trace.columns[1:]:  # time first, then values in objective units
+        trace[column] = [back(v) for v in trace[column]]
+    result = dataclasses.replace(
+        result,
+        objective=back(result.objective),
+        lower_bound=back(result.lower_bound),
+        trace=trace,
+    )
+    if result.model is not None:
+        measured = metrics.objective(result.model, dataset, lam=lam, costs=resolved)
+        if abs(measured - result.objective) > 1e-7 * max(1.0, abs(measured)):
+            raise RuntimeError(
+                f"the search's objective {result.objective!r} under costs differs from "
+                f"odtkit.metrics.objective {measured!r}: this is a bug"
+            )
+        result = dataclasses.replace(result, objective=measured)
+    return _rechecked(result, resolved, dataset, began)
 
 
 def _rechecked(

@@ -400,6 +400,11 @@ def _check_carried(model: Model[Any], side: ModelConstraints, formulation: str) 
     names = [b.name for b in side.blocks]
     if side.min_leaf_weight > 0:
         names.append("min_leaf_support")
+    if side.losses is not None and not model.meta.carries_costs:
+        raise ValueError(
+            f"{formulation} does not carry the cost objective {side.resolved.describe()}: its "
+            "model minimizes the misclassified weight"
+        )
     missing = [n for n in names if n not in model.constraints]
     if missing:
         raise ValueError(
@@ -543,6 +548,9 @@ class TreeMeta(FormulationMeta):
         The side constraints (:mod:`odtkit.constraints`) on the model's rows; None when the
         problem states none. ``decode`` returns ``constraints.resolved.canonical`` of the raw
         tree and ``violation`` re-measures with ``constraints.resolved``.
+    carries_costs : bool
+        Set by a formulation whose objective reads ``constraints.losses`` (a cost objective,
+        :mod:`odtkit.costs`); ``build`` refuses a model with a stated cost that does not.
     """
 
     max_depth: int
@@ -557,6 +565,7 @@ class TreeMeta(FormulationMeta):
     fairness_groups: FairnessGroups | None = None
     fair_rows: FairRows | None = None
     constraints: ModelConstraints | None = None
+    carries_costs: bool = False
 
     @property
     def fair_X(self) -> np.ndarray:
@@ -713,7 +722,8 @@ class TreeFormulation(Formulation[Dataset, TreeProblem, TM, Tree]):
         meta = model.meta
         if data_key(data) != meta.data_key:
             raise ValueError("data differs from the dataset the model was built on")
-        return metrics.objective(decoded, data, lam=meta.lam)
+        costs = None if meta.constraints is None else meta.constraints.resolved
+        return metrics.objective(decoded, data, lam=meta.lam, costs=costs)
 
     def violation(self, model: Model[TM], decoded: Any, data: Any) -> str:
         """Why ``decoded`` breaks the model's fairness constraint on ``data`` ("" if it does not,

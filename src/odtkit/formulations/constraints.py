@@ -84,12 +84,17 @@ class ModelConstraints:
         ``(m, n_rows * n_classes)`` (column ``r * K + k``).
     min_leaf_weight : float
         ``resolved.min_leaf_weight`` in the model's weight units (0 when none).
+    losses : ndarray, shape (n_rows, n_classes), or None
+        The cost objective (``resolved.losses``) on the model rows, in the model's weight
+        units: the objective is ``sum_{r,k} losses[r, k] [row r predicted k] / total + lam *
+        leaves`` in place of the misclassified weight. None: the plain objective.
     """
 
     resolved: ResolvedConstraints
     blocks: tuple[LinearRows, ...]
     prediction: tuple[sp.csr_matrix, ...]
     min_leaf_weight: float
+    losses: np.ndarray | None = None
 
     def __bool__(self) -> bool:
         return bool(self.resolved)
@@ -210,9 +215,16 @@ def model_constraints(
     prediction = tuple(
         merge_prediction(b.prediction, source, n_rows, resolved.n_classes) for b in resolved.blocks
     )
+    losses = None
+    if resolved.losses is not None:
+        K = resolved.n_classes
+        merged = merge_prediction(sp.csr_matrix(resolved.losses.reshape(1, -1)), source, n_rows, K)
+        losses = merged.toarray().reshape(n_rows, K) * weight_scale
+        losses.setflags(write=False)
     return ModelConstraints(
         resolved=resolved,
         blocks=resolved.blocks,
         prediction=prediction,
         min_leaf_weight=resolved.min_leaf_weight * weight_scale,
+        losses=losses,
     )
