@@ -43,7 +43,16 @@ import numpy as np
 
 from odtkit.datasets._dataset import Dataset
 
-__all__ = ["BalancedError", "CostMatrix", "Costs", "Reduction", "RowCosts", "reduction"]
+__all__ = [
+    "SYNTAX",
+    "BalancedError",
+    "CostMatrix",
+    "Costs",
+    "Reduction",
+    "RowCosts",
+    "parse",
+    "reduction",
+]
 
 
 class Costs:
@@ -99,9 +108,10 @@ class CostMatrix(Costs):
     def losses(self, dataset: Dataset) -> np.ndarray:
         K = dataset.n_classes
         if self.matrix.shape != (K, K):
+            labels = ", ".join(map(str, dataset.classes))
             raise ValueError(
-                f"matrix: the dataset has {K} classes ({list(dataset.classes)}), so the cost "
-                f"matrix must be {K} x {K}, got {self.matrix.shape[0]} x {self.matrix.shape[1]}"
+                f"matrix: the dataset has {K} classes ({labels}), so the cost matrix must be "
+                f"{K} x {K}, got {self.matrix.shape[0]} x {self.matrix.shape[1]}"
             )
         losses: np.ndarray = dataset.weights[:, None] * self.matrix[dataset.y]
         return losses
@@ -196,3 +206,38 @@ def reduction(losses: np.ndarray) -> Reduction | str:
     return Reduction(
         y=L.argmin(axis=1).astype(np.int32), weights=weights, constant=float(low.sum())
     )
+
+
+#: The one description of :func:`parse`'s syntax (the CLI's ``--costs`` help prints it).
+SYNTAX = """\
+balanced                      1 - balanced accuracy (each class present weighs the same)
+C00,C01;C10,C11               a cost matrix, row = true class, column = predicted class,
+                              classes in the order of the sorted labels (';' between rows)"""
+
+
+def parse(text: str) -> Costs:
+    """A cost objective from its text form: the CLI's ``--costs`` syntax (:data:`SYNTAX`).
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong (a cell that is not a number, rows of different lengths).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"costs text must be a string, got {type(text).__name__}")
+    stripped = text.strip()
+    if stripped.lower() in ("balanced", "balanced-error", "balanced_error"):
+        return BalancedError()
+    rows = [row.split(",") for row in stripped.split(";")]
+    try:
+        matrix = [[float(cell) for cell in row] for row in rows]
+    except ValueError:
+        raise ValueError(
+            f"costs {text!r}: expected 'balanced' or a matrix like '0,1;5,0'"
+        ) from None
+    if len({len(row) for row in matrix}) != 1:
+        raise ValueError(f"costs {text!r}: every row of the matrix needs the same length")
+    try:
+        return CostMatrix(matrix)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"costs {text!r}: {exc}") from None

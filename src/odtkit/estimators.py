@@ -283,6 +283,8 @@ def _tree_constraints(
             # a list of odtkit.constraints values, checked by check_constraints at fit
             "constraints": "no_validation",
             "class_weight": [dict, StrOptions({"balanced"}), None],
+            # an array-like K x K, checked against the classes at fit
+            "cost_matrix": "no_validation",
         }
 
     return build
@@ -506,8 +508,8 @@ class _BinaryInputMixin:
             fairness=fairness,
             deadline=deadline,
             exact=exact,
-            # OptimalTreeClassifier's parameter (the estimators built on it state none)
-            constraints=getattr(self, "constraints", None),
+            # OptimalTreeClassifier's parameters (the estimators built on it state none)
+            constraints=self._stated_constraints(),
         )
         self._fit_task = task
         self._exact_search = False
@@ -516,6 +518,31 @@ class _BinaryInputMixin:
             self.classes_ = task.dataset.classes
             self.feature_names_ = list(task.dataset.feature_names)
         return task
+
+    def _stated_constraints(self) -> list[Any] | None:
+        """``constraints`` with the ``cost_matrix`` objective (:mod:`odtkit.costs`) beside
+        them: OptimalTreeClassifier's parameters; None when neither is set."""
+        from odtkit.constraints import check_constraints
+        from odtkit.costs import BalancedError, CostMatrix, Costs
+
+        stated = list(check_constraints(getattr(self, "constraints", None)))
+        matrix = getattr(self, "cost_matrix", None)
+        if matrix is None:
+            return stated or None
+        if any(isinstance(c, Costs) for c in stated):
+            raise ValueError("cost_matrix: constraints already state a cost objective")
+        if isinstance(matrix, str):
+            if matrix != "balanced":
+                raise ValueError(
+                    f"cost_matrix must be a K x K matrix or 'balanced', got {matrix!r}"
+                )
+            stated.append(BalancedError())
+        else:
+            try:
+                stated.append(CostMatrix(matrix))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"cost_matrix: {exc}") from None
+        return stated
 
     def _drop_raw_table(self) -> None:
         """Keep the fitted task without its raw table (the fitted estimator needs its policy
@@ -692,6 +719,15 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         misclassified share the tree minimizes is cost-sensitive; with ``"balanced"`` and
         ``lam=0`` it is ``1 - balanced accuracy``. ``objective_`` is measured with these
         weights.
+    cost_matrix : array-like of shape (n_classes, n_classes), "balanced" or None, default=None
+        Misclassification costs (:class:`odtkit.costs.CostMatrix`): ``cost_matrix[t, k]`` is
+        what predicting ``classes_[k]`` costs for a row of class ``classes_[t]`` (per unit of
+        weight), and the tree minimizes ``cost / n + lam * leaves``; ``"balanced"``
+        (:class:`odtkit.costs.BalancedError`) minimizes ``1 - balanced accuracy`` (with the
+        sample weights) plus ``lam * leaves``. The search certifies every two-class matrix and
+        every matrix whose costs of a wrong prediction depend on the true class only; a general
+        matrix over three classes or more goes to a MIP (``method="auto"``). ``objective_`` is
+        measured with the costs.
 
     Attributes
     ----------
@@ -747,6 +783,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         thresholds: str | int | Thresholds | None = "guess",
         constraints: Any = None,
         class_weight: dict[Any, float] | str | None = None,
+        cost_matrix: Any = None,
     ) -> None:
         self.lam = lam
         self.max_depth = max_depth
@@ -754,6 +791,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         self.backend = backend
         self.constraints = constraints
         self.class_weight = class_weight
+        self.cost_matrix = cost_matrix
         self._keep_table_parameters(locals())
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifier:
@@ -764,6 +802,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth)
         check_constraints(self.constraints)  # a TypeError names what is not a constraint
+        self._stated_constraints()  # a bad cost_matrix is named before anything is binarized
         method: Method | str = (
             "auto" if self.method == "auto" else get_method(self.method, TREE_METHODS)
         )

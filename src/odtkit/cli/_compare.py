@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise BadInput(f"unknown backend(s) {unknown}; choose from {registered_backends()}")
     _check_common(args, depth_required=True)
-    constrained = bool(getattr(args, "constraint", None))
+    constrained = _tables._stated(args)
     every = getattr(args, "thresholds", None) == "all" and args.fairness is None and not constrained
     if every and _tables._is_file_argument(args.dataset):
         # every threshold: the exact search replaces dp (the MIPs get every midpoint; with

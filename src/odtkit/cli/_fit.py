@@ -62,7 +62,7 @@ def _wants_exact(args: argparse.Namespace, method: Any) -> bool:
     """The exact search over every threshold runs: ``--method exact``, or ``dp`` with
     ``--thresholds all`` on a CSV at a limited depth (unlimited, every midpoint is binarized
     and dp searches it: the same optimum, as before the exact search existed)."""
-    if getattr(args, "constraint", None) and not getattr(method, "raw", False):
+    if _tables._stated(args) and not getattr(method, "raw", False):
         return False  # side constraints: the binarization's methods (the exact search sits out)
     if getattr(method, "raw", False):
         if args.max_depth is None:
@@ -149,11 +149,11 @@ def run(args: argparse.Namespace) -> int:
     from odtkit.methods import get_method
 
     if args.method is None:  # the search, or a MIP for constraints it cannot certify
-        args.method = "auto" if getattr(args, "constraint", None) else "dp"
+        args.method = "auto" if _tables._stated(args) else "dp"
     method = _checked(
         lambda: get_method("dp" if args.method == "auto" else args.method), flag="--method"
     )
-    if getattr(method, "raw", False) and getattr(args, "constraint", None):
+    if getattr(method, "raw", False) and _tables._stated(args):
         raise BadInput(
             f"--method {args.method}: the exact search over every threshold takes no "
             "--constraint; use --method auto, dp or a MIP"

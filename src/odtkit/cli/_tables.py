@@ -399,7 +399,8 @@ def _load(
         try:
             task = task.constrained(constraints)
         except (ValueError, TypeError) as exc:
-            raise BadInput(f"--constraint: {exc}") from None
+            flag = "--constraint" if getattr(args, "constraint", None) else "--costs"
+            raise BadInput(f"{flag}: {exc}") from None
     if notion is None:
         return _Data(
             dataset, None, features, label, binarization, specs, reading=reading, task=task
@@ -424,21 +425,37 @@ def _load(
 
 
 def _constraints(args: argparse.Namespace) -> list[Any]:
-    """The ``--constraint`` texts parsed (:func:`odtkit.constraints.parse`); [] when none."""
+    """The ``--constraint`` texts parsed (:func:`odtkit.constraints.parse`) and the ``--costs``
+    objective (:func:`odtkit.costs.parse`), stated together; [] when none."""
+    from odtkit import costs
     from odtkit.constraints import parse
 
-    out = []
+    out: list[Any] = []
     for text in getattr(args, "constraint", None) or ():
         try:
             out.append(parse(text))
         except ValueError as exc:
             raise BadInput(f"--constraint: {exc}") from None
+    text = getattr(args, "costs", None)
+    if text is not None:
+        try:
+            out.append(costs.parse(text))
+        except (TypeError, ValueError) as exc:
+            raise BadInput(f"--costs: {exc}") from None
     return out
+
+
+def _stated(args: argparse.Namespace) -> bool:
+    """Whether the arguments state a side constraint or a cost objective (the binarization's
+    methods answer them; the exact search over every threshold sits out)."""
+    return bool(getattr(args, "constraint", None)) or getattr(args, "costs", None) is not None
 
 
 def _add_constraint_argument(parser: argparse.ArgumentParser) -> None:
     """``--constraint TEXT`` (repeatable): a side constraint in the syntax of
-    :func:`odtkit.constraints.parse`, which ``fit`` and ``compare`` both take."""
+    :func:`odtkit.constraints.parse`, which ``fit`` and ``compare`` both take; and
+    ``--costs TEXT``, a cost objective (:func:`odtkit.costs.parse`)."""
+    from odtkit import costs
     from odtkit.constraints import SYNTAX
 
     parser.add_argument(
@@ -447,6 +464,12 @@ def _add_constraint_argument(parser: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="a side constraint every tree must meet (repeat for several; NAME is a column "
         "of the CSV, all its thresholds, or a binary feature; docs/constraints.md):\n" + SYNTAX,
+    )
+    parser.add_argument(
+        "--costs",
+        metavar="TEXT",
+        help="minimize what the predictions cost instead of the misclassified share "
+        "(odtkit.costs, docs/constraints.md):\n" + costs.SYNTAX,
     )
 
 

@@ -435,7 +435,9 @@ def search_refusal(resolved: ResolvedConstraints, method: str = "dp") -> str:
                     f"{what} ({kind}): the search takes it with method='dp' only, not "
                     f"method={method!r}; {mip}"
                 )
-            budget = budget_of(resolved)
+            # the budget reads the side constraints (a cost objective is searched on its
+            # reduction, _search_costed)
+            budget = budget_of(dataclasses.replace(resolved, constraints=constraints, losses=None))
             if isinstance(budget, str):
                 return f"{budget}; {mip}"
             continue
