@@ -594,8 +594,13 @@ class ResolvedConstraints:
     def _forbidden_names(self) -> set[str]:
         return {f for c in self.constraints if isinstance(c, ForbidFeatures) for f in c.features}
 
+    @property
+    def descriptions(self) -> tuple[str, ...]:
+        """One line per stated constraint (and cost objective), in order."""
+        return tuple(_describe(c) for c in self.constraints)
+
     def describe(self) -> str:
-        return ", ".join(_describe(c) for c in self.constraints)
+        return ", ".join(self.descriptions)
 
 
 def _kind(c: Any) -> str:

@@ -185,6 +185,7 @@ def _comparison_payload(
 ) -> dict[str, Any]:
     """What ``compare --json`` prints."""
     best = comparison.best
+    constraints = None if comparison.task is None else comparison.task.constraints
     certified = comparison.certified
     return {
         "dataset": comparison.dataset,
@@ -203,6 +204,8 @@ def _comparison_payload(
         "feature_names": _feature_names(features, comparison),
         "classes": list(comparison.class_names),
         "binarization": data.binarization,
+        # what every run carried (--constraint, --costs), as docs/constraints.md words it
+        "constraints": list(constraints.descriptions) if constraints else [],
     }
 
 

@@ -400,10 +400,11 @@ def _check_carried(model: Model[Any], side: ModelConstraints, formulation: str) 
     names = [b.name for b in side.blocks]
     if side.min_leaf_weight > 0:
         names.append("min_leaf_support")
-    if side.losses is not None and not model.meta.carries_costs:
+    cost = side.resolved.cost
+    if cost is not None and not model.meta.carries_costs:
         raise ValueError(
-            f"{formulation} does not carry the cost objective {side.resolved.describe()}: its "
-            "model minimizes the misclassified weight"
+            f"{formulation} does not carry the cost objective {cost.describe()}: its model "
+            "minimizes the misclassified weight"
         )
     missing = [n for n in names if n not in model.constraints]
     if missing:
