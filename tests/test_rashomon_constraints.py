@@ -260,7 +260,7 @@ def test_a_minimum_leaf_support_above_the_total_weight_is_an_empty_infeasible_se
     assert Tree.leaf(0) not in rs
     assert rs.objective_histogram().empty
     assert list(rs.feature_usage()["trees"]) == [0] * data.n_features
-    assert "0 trees" in repr(rs)
+    assert "0 trees" in repr(rs) and "infeasible" in repr(rs)
 
 
 def test_the_whole_weight_as_support_leaves_only_the_single_leaves():

@@ -395,6 +395,8 @@ class RashomonSet(Sequence[Tree]):
     def __repr__(self) -> str:
         kind = f"OPT + {self.epsilon:g}" if self.absolute else f"(1 + {self.epsilon:g}) OPT"
         state = "" if self.complete else f", partial ({self.status})"
+        if self.status == "infeasible":
+            state = ", infeasible: no tree meets the constraints"
         return (
             f"RashomonSet({self.count()} trees with R <= {kind} = {self.bound:.6g}, "
             f"OPT = {self.optimum:.6g}, lam = {self.lam:g}, max_depth = {self.max_depth}{state})"
