@@ -374,13 +374,22 @@ def test_searches_without_the_support_refuse_it(search):
         search(problem, config)
 
 
-def test_the_rashomon_set_refuses_the_support():
+def test_the_rashomon_set_honours_the_support():
+    """The native Rashomon build takes the support (tests/test_rashomon_constraints.py checks
+    the set against the oracle): every leaf of every tree it holds meets it."""
     data = random_dataset(8, 20, 3)
     problem = build_problem(data)
     config = search_config(0.01, time_limit=None, node_limit=None, memory_limit_mb=None, bounds={})
-    config.min_leaf_weight = 0.1
-    with pytest.raises(ValueError, match="min_leaf_weight"):
-        _native.rashomon_build(problem, config, 1.0, False)
+    config.min_leaf_weight = 0.2
+    config.max_depth = 2
+    native = _native.rashomon_build(problem, config, 1.0, False)
+    n = int(native.count(), 16)
+    assert n > 0
+    floor = 0.2 * data.total_weight
+    for i in range(n):
+        tree = decode_tree(native.tree(format(i, "x")))
+        support = np.bincount(tree.apply(data.X), weights=data.weights, minlength=tree.n_leaves)
+        assert support.min() >= floor - 1e-9
 
 
 @settings(max_examples=60, deadline=None)

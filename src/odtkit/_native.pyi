@@ -451,9 +451,12 @@ def rashomon_build(
     bound: float,
     majority_only: bool = False,
     progress: object | None = None,
+    allowed: Sequence[int] = [],
+    split_costs: Sequence[int] = [],
+    budget: int = -1,
 ) -> RashomonSet:
     """
-    Build the Rashomon set {trees of depth <= config.max_depth: objective <= bound} (normalized bound; the 1e-9 tolerance is added). Limits in config stop it early (complete=False: a subset, every member genuine).
+    Build the Rashomon set {trees of depth <= config.max_depth: objective <= bound} (normalized bound; the 1e-9 tolerance is added). Limits in config stop it early (complete=False: a subset, every member genuine). Constraints: every leaf receives >= config.min_leaf_weight of the total weight; a feature whose `allowed` entry is 0 is never split on; the splits' summed `split_costs` (per feature, ints >= 0) stay <= `budget` (-1: no budget). Empty lists: no such constraint.
     """
 
 def _count_arithmetic(a: str, b: str) -> tuple[str, str, str, str, str, int]:

@@ -1034,7 +1034,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         Returns
         -------
         odtkit.RashomonSet
-            Its trees index the fitted binary features and predict class codes
+            With ``constraints`` stated at ``fit``, the set of the good trees that meet them
+            (OPT: the constrained optimum; ``rashomon(constraints=)``). Its trees index the
+            fitted binary features and predict class codes
             (``classes_[code]`` is the label). They read binary rows, so for a raw table
             predict through the fitted Binarizer::
 
@@ -1056,7 +1058,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
             good tree on any other threshold (fit with ``thresholds="guess"`` or an int, or
             build the set over every midpoint with :func:`odtkit.rashomon` on
             ``Binarizer(guess_thresholds=None)``'s features: exact, but can be thousands).
-            Also for a bad ``epsilon``, ``leaves`` or ``time_limit``.
+            Also for a bad ``epsilon``, ``leaves`` or ``time_limit``, and for a fitted
+            constraint the set cannot take (:func:`odtkit.core.rashomon.rashomon_refusal`).
         """
         from odtkit.rashomon import rashomon
 
@@ -1081,6 +1084,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
                 "estimator (fitted by an older odtkit) did not keep: fit it again"
             )
         data, lam, depth = problem
+        # the fit's side constraints (resolved on these features): the set of the good trees
+        # that meet them, or a ValueError naming one the set cannot take, never ignored
+        task = getattr(self, "_fit_task", None)
         rset = rashomon(
             data,
             lam=lam,
@@ -1088,6 +1094,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
             epsilon=epsilon,
             absolute=bool(absolute),
             leaves=leaves,
+            constraints=None if task is None else task.constraints,
             time_limit=None if limit is None or math.isinf(limit) else limit,
             memory_limit_mb=self.memory_limit_mb,
         )

@@ -58,6 +58,8 @@ def rashomon(
     epsilon: float = 0.05,
     absolute: bool = False,
     leaves: str = "any",
+    constraints: Any = None,
+    sources: Sequence[str] | None = None,
     time_limit: float | None = None,
     memory_limit_mb: float | None = None,
     progress: bool | None = None,
@@ -70,6 +72,10 @@ def rashomon(
     (``OPT + epsilon`` with ``absolute=True``), OPT certified by the native search over the
     same space (docs/rashomon.md §1). The set is built from the search's memo and never
     materialised: :meth:`RashomonSet.count` is exact without enumerating.
+
+    With ``constraints`` the set is ``{T meeting every constraint : R(T) <= bound + 1e-9}``
+    and OPT is the constrained optimum, certified by the search with the same constraints
+    (docs/rashomon.md §6): "every good tree that respects the constraints".
 
     Parameters
     ----------
@@ -88,6 +94,17 @@ def rashomon(
     leaves : {"any", "majority"}
         ``"any"``: a leaf may predict any class; ``"majority"``: only a class of maximal
         weight among its training rows (every tied class is allowed).
+    constraints : list of constraints, optional
+        Side constraints of :mod:`odtkit.constraints` (or a ``ResolvedConstraints`` of this
+        dataset), met as :meth:`~odtkit.constraints.ResolvedConstraints.violations` measures
+        them: :class:`~odtkit.constraints.MinLeafSupport`,
+        :class:`~odtkit.constraints.ForbidFeatures`, :class:`~odtkit.constraints.MaxLeaves`
+        and :class:`~odtkit.constraints.FeatureBudget` with ``per="split"`` (one split budget,
+        as the search combines them). Any other is refused with a ValueError naming it.
+        Constraints no tree meets give an empty set with ``status == "infeasible"``.
+    sources : sequence of str, optional
+        The raw column of each binary feature, so a constraint can name a column
+        (:func:`odtkit.constraints.resolve`).
     time_limit, memory_limit_mb : float, optional
         Stop the build after this many seconds / above this much memory: the set returned is
         then a valid partial set (every member within the bound, its exact count known) with
@@ -100,7 +117,14 @@ def rashomon(
     RashomonSet
     """
     problem = RashomonProblem(
-        dataset, lam=lam, max_depth=max_depth, epsilon=epsilon, absolute=absolute, leaves=leaves
+        dataset,
+        lam=lam,
+        max_depth=max_depth,
+        epsilon=epsilon,
+        absolute=absolute,
+        leaves=leaves,
+        constraints=constraints,
+        sources=sources,
     )
     time_limit = check_positive_number(time_limit, "time_limit")
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
@@ -234,11 +258,13 @@ class RashomonSet(Sequence[Tree]):
     Attributes
     ----------
     optimum, optimal_tree, lower_bound, bound, complete, status, stats, lam, max_depth, epsilon,
-    absolute, leaves, dataset
-        As in the core: OPT (certified when ``status == "optimal"``), a tree achieving it, a
+    absolute, leaves, dataset, constraints
+        As in the core: OPT (certified when ``status == "optimal"``; infinite when
+        ``status == "infeasible"``: no tree meets the constraints), a tree achieving it, a
         valid lower bound on OPT, the bound the set uses (before the 1e-9 tolerance), whether
         the set is exactly the definition (False: a limit or Ctrl-C stopped the build and the
-        set is a valid partial one), the problem's parameters and the build statistics.
+        set is a valid partial one), the problem's parameters, the build statistics and the
+        side constraints every tree meets (None: none).
     """
 
     def __init__(self, core: RashomonCore) -> None:
@@ -267,6 +293,10 @@ class RashomonSet(Sequence[Tree]):
     complete = property(lambda self: bool(self._core.complete), doc="Exactly the definition?")
     status = property(lambda self: str(self._core.status), doc="How the build ended.")
     stats = property(lambda self: dict(self._core.stats), doc="Build statistics.")
+    constraints = property(
+        lambda self: getattr(self._core, "constraints", None),
+        doc="The side constraints every tree meets (a ResolvedConstraints; None: none).",
+    )
 
     # size and access ---------------------------------------------------------------------------
     def count(self) -> int:  # type: ignore[override]  # Sequence.count(value) is meaningless here
@@ -330,7 +360,8 @@ class RashomonSet(Sequence[Tree]):
         return any(member == tree for member in self)
 
     def _in_space(self, tree: Tree) -> bool:
-        """Depth, admissible splits and (``leaves="majority"``) majority leaves."""
+        """Depth, admissible splits, (``leaves="majority"``) majority leaves and the side
+        constraints."""
         data = self.dataset
         if tree.features_used() and max(tree.features_used()) >= data.n_features:
             return False
@@ -356,11 +387,16 @@ class RashomonSet(Sequence[Tree]):
                 return False
             return walk(left_node, left) and walk(right_node, right)
 
-        return walk(tree, np.ones(data.n_samples, dtype=bool))
+        if not walk(tree, np.ones(data.n_samples, dtype=bool)):
+            return False
+        constraints = self.constraints
+        return constraints is None or not constraints.violations(tree, data)
 
     def __repr__(self) -> str:
         kind = f"OPT + {self.epsilon:g}" if self.absolute else f"(1 + {self.epsilon:g}) OPT"
         state = "" if self.complete else f", partial ({self.status})"
+        if self.status == "infeasible":
+            state = ", infeasible: no tree meets the constraints"
         return (
             f"RashomonSet({self.count()} trees with R <= {kind} = {self.bound:.6g}, "
             f"OPT = {self.optimum:.6g}, lam = {self.lam:g}, max_depth = {self.max_depth}{state})"

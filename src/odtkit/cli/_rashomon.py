@@ -41,7 +41,9 @@ def _check_epsilon(value: float) -> float:
 def run(args: argparse.Namespace) -> int:
     """Every tree within ``--epsilon`` of the optimum, on the table binarized as ``fit`` does:
     the optimum and bound, the exact count, the objective histogram, per-feature usage, the
-    ``--top`` trees as text, and whether the build was complete."""
+    ``--top`` trees as text, and whether the build was complete. ``--constraint``s restrict
+    the set to the trees meeting them (OPT: the constrained optimum); constraints no tree
+    meets print why and exit 1."""
     from odtkit import metrics
     from odtkit.io import dumps
     from odtkit.rashomon import rashomon
@@ -59,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = data.dataset
     if data.binarization is not None and not args.json:
         print(data.binarization["summary"], file=sys.stderr)
+    constraints = None if data.task is None else data.task.constraints
     rset = _checked(
         lambda: rashomon(
             dataset,
@@ -67,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             epsilon=args.epsilon,
             absolute=args.absolute,
             leaves=args.leaves,
+            constraints=constraints,
             time_limit=args.time_limit,
             memory_limit_mb=args.memory_limit_mb,
         ),
@@ -92,7 +96,11 @@ def run(args: argparse.Namespace) -> int:
         for i, tree in enumerate(top)
     ]
     status = str(rset.status)
-    code = EXIT_OPTIMAL if rset.complete else (_exit_code(status) or EXIT_LIMIT)
+    infeasible = status == "infeasible"
+    if infeasible:
+        code = _exit_code(status)
+    else:
+        code = EXIT_OPTIMAL if rset.complete else (_exit_code(status) or EXIT_LIMIT)
     payload: dict[str, Any] = {
         "data": dataset.name,
         "label": data.label,
@@ -101,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         "epsilon": args.epsilon,
         "absolute": args.absolute,
         "leaves": args.leaves,
+        "constraints": None if constraints is None else constraints.describe(),
         "status": status,
         "complete": bool(rset.complete),
         "optimum": rset.optimum,
@@ -126,6 +135,11 @@ def run(args: argparse.Namespace) -> int:
         f"data {dataset.name}: {dataset.n_samples} rows, {dataset.n_features} binary features, "
         f"classes {classes.tolist()}; lambda {args.lam}, depth {depth}, leaves {args.leaves}"
     )
+    if constraints:
+        print(f"constraints: {constraints.describe()}")
+    if infeasible:
+        print(f"infeasible: no tree meets the constraints ({rset.stats.get('message', '')})")
+        return code
     certified = rset.lower_bound >= rset.optimum - 1e-9
     slack = f"optimum + {args.epsilon:g}" if args.absolute else f"(1 + {args.epsilon:g}) x optimum"
     print(
@@ -197,9 +211,12 @@ def add_parser(sub: Any) -> None:
         "--absolute). Prints the optimum and the bound, the exact number of trees, the "
         "objective histogram, the share of trees that use each feature, the --top best trees "
         "and whether the build was complete (a limit or Ctrl-C leaves a partial set of genuine "
-        "members: exit 3 or 130).",
+        "members: exit 3 or 130). With --constraint, the set of the trees meeting every one, "
+        "the optimum being the constrained one (min-leaf-*, max-leaves, max-splits, "
+        "split-budget, forbid; any other is refused; none feasible: exit 1).",
     )
     _tables._add_data_arguments(rsh)
+    _tables._add_constraint_argument(rsh)
     rsh.add_argument(
         "--epsilon",
         type=float,

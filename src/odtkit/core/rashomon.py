@@ -8,6 +8,10 @@ count the trees that avoid a feature, all without listing it (docs/rashomon.md).
 
 Counts and indices cross the binding as hexadecimal text and come back as Python ints, so
 they are exact at any size.
+
+Side constraints (:mod:`odtkit.constraints`) restrict the set to the trees that meet them, with
+OPT the constrained optimum the search certifies: :func:`rashomon_refusal` is the one rule for
+which ones the set takes (a minimum leaf support, forbidden features, a split budget).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import bisect
 import dataclasses
 import time
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,12 +33,30 @@ from odtkit._validation import (
     check_nonnegative_number,
     check_positive_number,
 )
+from odtkit.constraints import (
+    CONSTRAINT_TOLERANCE,
+    FeatureBudget,
+    ForbidFeatures,
+    MaxLeaves,
+    MinLeafSupport,
+    ResolvedConstraints,
+    resolve,
+)
 from odtkit.core._problem import build_problem, decode_tree, search_config
+from odtkit.core.budget import budget_of
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset
+from odtkit.fairness import Fairness
 from odtkit.tree import Tree
 
-__all__ = ["LEAF_RULES", "PAD", "RashomonCore", "RashomonProblem", "build_rashomon"]
+__all__ = [
+    "LEAF_RULES",
+    "PAD",
+    "RashomonCore",
+    "RashomonProblem",
+    "build_rashomon",
+    "rashomon_refusal",
+]
 
 #: The leaf labels a tree of the set may use: any class, or only a majority class of the leaf.
 LEAF_RULES = ("any", "majority")
@@ -48,7 +71,11 @@ class RashomonProblem:
     """One validated Rashomon-set problem (docs/rashomon.md §1): the trees of depth <=
     ``max_depth`` whose objective ``misclassified/W + lam * leaves`` is within ``epsilon`` of
     the optimum (relative, or additive with ``absolute``), each leaf predicting any class or
-    (``leaves="majority"``) only a majority class of its rows.
+    (``leaves="majority"``) only a majority class of its rows. ``constraints`` (with
+    ``sources``, as :func:`odtkit.constraints.resolve` takes them) restrict the trees to those
+    meeting every one, OPT then being the constrained optimum; after checking, the field holds
+    the :class:`~odtkit.constraints.ResolvedConstraints` (None when none is stated) and a
+    constraint the set cannot take is refused (:func:`rashomon_refusal`).
 
     :func:`odtkit.rashomon`, :func:`build_rashomon` and the brute-force oracle
     (:func:`odtkit.testing.brute_force_rashomon_set`) read their problem from it, so it is
@@ -63,6 +90,8 @@ class RashomonProblem:
     epsilon: float = 0.05
     absolute: bool = False
     leaves: str = "any"
+    constraints: Any = None
+    sources: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         dataset = check_dataset(self.dataset)
@@ -79,8 +108,48 @@ class RashomonProblem:
             "epsilon": check_nonnegative_number(self.epsilon, "epsilon"),
             "absolute": bool(self.absolute),
         }
+        resolved = (
+            None
+            if self.constraints is None
+            else resolve(self.constraints, dataset, sources=self.sources)
+        )
+        if resolved is not None:
+            refusal = rashomon_refusal(resolved)
+            if refusal:
+                raise ValueError(refusal)
+        checked["constraints"] = resolved if resolved else None
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+
+
+def rashomon_refusal(resolved: ResolvedConstraints) -> str:
+    """Why the Rashomon set cannot take ``resolved`` exactly ("" when it can).
+
+    The set takes :class:`~odtkit.constraints.MinLeafSupport` (every leaf, natively),
+    :class:`~odtkit.constraints.ForbidFeatures` (the features are never split on) and the split
+    budgets :class:`~odtkit.constraints.MaxLeaves` and
+    :class:`~odtkit.constraints.FeatureBudget` with ``per="split"`` (counted per cost used,
+    one resource as :func:`~odtkit.core.budget.budget_of` combines them, as the search that
+    certifies OPT does). Anything else (fairness, required features, rates, predictions,
+    a per-feature budget) is refused in one line naming it, never ignored.
+    """
+    taken = "it takes min_leaf_support, forbid_features, max_leaves and feature_budget "
+    taken += "with per='split'"
+    for c in resolved.constraints:
+        if isinstance(c, (MinLeafSupport, ForbidFeatures, MaxLeaves)):
+            continue
+        if isinstance(c, FeatureBudget) and c.per == "split":
+            continue
+        if isinstance(c, Fairness):
+            what, kind = f"fairness({c.notion}, delta={c.delta:g})", "fairness"
+        else:
+            what, kind = str(c.describe()), str(c.kind)
+        return f"{what} ({kind}): the Rashomon set cannot take it; {taken}"
+    # without the depth, as search_refusal asks: the search certifying OPT must take it too
+    budget = budget_of(resolved)
+    if isinstance(budget, str):
+        return f"{budget} (the Rashomon set counts one split budget, as the search does)"
+    return ""
 
 
 @dataclasses.dataclass(eq=False)
@@ -107,6 +176,8 @@ class RashomonCore:
     _native_set: Any = dataclasses.field(repr=False)
     _key_objective: np.ndarray = dataclasses.field(repr=False)
     _key_ends: list[int] = dataclasses.field(repr=False)
+    #: The side constraints every tree of the set meets (None: none).
+    constraints: ResolvedConstraints | None = None
 
     def count(self) -> int:
         """The exact number of trees in the set (a Python int of any size)."""
@@ -116,12 +187,20 @@ class RashomonCore:
         """One row per exact (misclassified weight, leaves) key, in objective order."""
         wrong, leaves, _, counts = self._native_set.histogram()
         scale = self.dataset.total_weight / self._native_set.total_weight
+        # under a split budget the native keys also tell the cost used: the keys of one
+        # (misclassified, leaves) are adjacent (the same value) and are summed here
+        rows: list[list[Any]] = []
+        for w, n, objective, c in zip(wrong, leaves, self._key_objective, counts, strict=True):
+            if rows and rows[-1][0] == w and rows[-1][1] == n:
+                rows[-1][3] += int(c, 16)
+            else:
+                rows.append([w, n, objective, int(c, 16)])
         return pd.DataFrame(
             {
-                "misclassified": np.asarray(wrong, dtype=np.float64) * scale,
-                "leaves": np.asarray(leaves, dtype=np.int64),
-                "objective": self._key_objective,
-                "count": pd.Series([int(c, 16) for c in counts], dtype=object),
+                "misclassified": np.array([r[0] for r in rows], dtype=np.float64) * scale,
+                "leaves": np.array([r[1] for r in rows], dtype=np.int64),
+                "objective": np.array([r[2] for r in rows], dtype=np.float64),
+                "count": pd.Series([r[3] for r in rows], dtype=object),
             }
         )
 
@@ -187,6 +266,11 @@ def build_rashomon(
     ``absolute``). ``time_limit`` and ``memory_limit_mb`` cover both steps; a limit or Ctrl-C
     leaves ``complete`` False and a set whose every member is genuine. Without a certified
     OPT the bound is taken from the best tree found, so it may be larger than the stated one.
+
+    With ``problem.constraints`` the set holds only the trees meeting them and OPT is the
+    constrained optimum, certified by :func:`~odtkit.core.search.search_tree` with the same
+    constraints. Constraints no tree meets give an empty, complete set with status
+    ``"infeasible"``, ``optimum`` and ``bound`` infinite and the reason in ``stats["message"]``.
     """
     from odtkit.core.search import SearchOptions, TrivialAnswerWarning, search_tree
 
@@ -194,6 +278,7 @@ def build_rashomon(
         raise TypeError(f"problem must be a RashomonProblem, got {type(problem).__name__}")
     dataset, lam, max_depth = problem.dataset, problem.lam, problem.max_depth
     epsilon, absolute, leaves = problem.epsilon, problem.absolute, problem.leaves
+    resolved = problem.constraints
     time_limit = check_positive_number(time_limit, "time_limit")
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
 
@@ -209,8 +294,11 @@ def build_rashomon(
             time_limit=time_limit,
             memory_limit_mb=memory_limit_mb,
             options=SearchOptions(progress=progress),
+            constraints=resolved,
         )
     dp_seconds = time.perf_counter() - started
+    if optimum.status == "infeasible":
+        return _infeasible(problem, optimum.message, time.perf_counter() - started)
     certified = optimum.status == "optimal"
     opt = float(optimum.objective)
     bound = opt + epsilon if absolute else opt * (1.0 + epsilon)
@@ -225,8 +313,12 @@ def build_rashomon(
         bounds={},
         max_depth=-1 if max_depth is None else max_depth,
     )
+    rules = _native_rules(resolved, max_depth)
+    config.min_leaf_weight = rules.pop("min_leaf_weight")
     native_problem = build_problem(dataset)
-    native_set = _native.rashomon_build(native_problem, config, bound, leaves == "majority")
+    native_set = _native.rashomon_build(
+        native_problem, config, bound, leaves == "majority", **rules
+    )
     wrong, n_leaves, _, hex_counts = native_set.histogram()
     counts = [int(c, 16) for c in hex_counts]
     key_objective = np.asarray(
@@ -268,4 +360,80 @@ def build_rashomon(
         _native_set=native_set,
         _key_objective=key_objective,
         _key_ends=ends,
+        constraints=resolved,
+    )
+
+
+def _native_rules(resolved: ResolvedConstraints | None, max_depth: int | None) -> dict[str, Any]:
+    """The native build's constraint arguments: ``min_leaf_weight`` (a share of the total, as
+    the search admits a leaf: :meth:`ResolvedConstraints.violations` within its tolerance),
+    ``allowed`` (1 per feature that may be split on), ``split_costs`` and ``budget`` (the one
+    integer split budget of :func:`~odtkit.core.budget.budget_of`; -1: none)."""
+    if resolved is None:
+        return {"min_leaf_weight": 0.0, "allowed": [], "split_costs": [], "budget": -1}
+    floor = resolved.min_leaf_weight
+    admitted = floor - CONSTRAINT_TOLERANCE * max(1.0, floor) if floor > 0 else 0.0
+    share = min(1.0, max(0.0, admitted / resolved.total_weight))
+    allowed = (~resolved.forbidden).astype(int).tolist() if resolved.forbidden.any() else []
+    budget = budget_of(resolved, max_depth=max_depth)
+    assert not isinstance(budget, str)  # rashomon_refusal accepted it
+    costs, bound = budget
+    if not costs.any():  # no budget, or one no tree of this depth can exceed
+        return {"min_leaf_weight": share, "allowed": allowed, "split_costs": [], "budget": -1}
+    return {
+        "min_leaf_weight": share,
+        "allowed": allowed,
+        "split_costs": costs.astype(int).tolist(),
+        "budget": int(bound),
+    }
+
+
+class _NoTrees:
+    """The native set's reading of an empty set (constraints no tree meets)."""
+
+    complete = True
+    status = "infeasible"
+    n_subproblems = 0
+    seconds = 0.0
+    peak_memory_mb = 0.0
+
+    def __init__(self, total_weight: float) -> None:
+        self.total_weight = total_weight
+
+    def histogram(self) -> tuple[list[float], list[int], list[float], list[str]]:
+        return [], [], [], []
+
+    def count_without(self, feature: int) -> str:
+        return "0"
+
+
+def _infeasible(problem: RashomonProblem, message: str, seconds: float) -> RashomonCore:
+    """The empty set of constraints no tree meets (the search's infeasible answer)."""
+    inf = float("inf")
+    return RashomonCore(
+        dataset=problem.dataset,
+        lam=problem.lam,
+        max_depth=problem.max_depth,
+        epsilon=problem.epsilon,
+        absolute=problem.absolute,
+        leaves=problem.leaves,
+        optimum=inf,
+        optimal_tree=None,
+        lower_bound=inf,
+        bound=inf,
+        complete=True,
+        status="infeasible",
+        stats={
+            "subproblems": 0,
+            "seconds": seconds,
+            "dp_seconds": seconds,
+            "build_seconds": 0.0,
+            "peak_memory_mb": 0.0,
+            "certified": True,
+            "message": message,
+        },
+        _native_set=_NoTrees(problem.dataset.total_weight),
+        _key_objective=np.empty(0),
+        _key_ends=[],
+        constraints=problem.constraints,
     )

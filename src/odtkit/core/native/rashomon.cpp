@@ -6,7 +6,9 @@
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 namespace odtkit {
 
@@ -19,11 +21,15 @@ struct Pending {
   std::uint32_t left, right;
 };
 
+// (misclassified, leaves, cost): the identity of a key
+using KeyId = std::tuple<double, int, int>;
+
 struct KeyHash {
-  std::size_t operator()(const std::pair<double, int>& key) const {
+  std::size_t operator()(const KeyId& key) const {
     std::uint64_t bits;
-    std::memcpy(&bits, &key.first, sizeof bits);
-    bits ^= static_cast<std::uint64_t>(key.second) * 0x9e3779b97f4a7c15ULL;
+    std::memcpy(&bits, &std::get<0>(key), sizeof bits);
+    bits ^= static_cast<std::uint64_t>(std::get<1>(key)) * 0x9e3779b97f4a7c15ULL;
+    bits ^= static_cast<std::uint64_t>(std::get<2>(key)) * 0xd6e8feb86659fd93ULL;
     bits *= 0xbf58476d1ce4e5b9ULL;
     return static_cast<std::size_t>(bits ^ (bits >> 29));
   }
@@ -41,11 +47,21 @@ std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
 }
 
 RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
-                         bool majority_only, std::function<bool()> interrupted)
-    : n_words_(problem.n_words()), slot_hash_(64, 0), slot_id_(64, -1) {
+                         bool majority_only, std::function<bool()> interrupted,
+                         RashomonRules rules)
+    : n_words_(problem.n_words()), rules_(std::move(rules)), slot_hash_(64, 0),
+      slot_id_(64, -1) {
   config.validate();
   if (!std::isfinite(bound) || bound < 0.0)
     throw std::invalid_argument("bound must be a finite number >= 0");
+  const std::size_t p = problem.n_features();
+  if (!rules_.allowed.empty() && rules_.allowed.size() != p)
+    throw std::invalid_argument("allowed must have one entry per feature");
+  if (!rules_.split_costs.empty() && rules_.split_costs.size() != p)
+    throw std::invalid_argument("split_costs must have one entry per feature");
+  for (int c : rules_.split_costs)
+    if (c < 0) throw std::invalid_argument("split costs must be >= 0");
+  if (rules_.budget < -1) throw std::invalid_argument("budget must be >= 0 (or -1: none)");
   problem_ = &problem;
   n_classes_ = problem.n_classes();
   total_weight_ = problem.total_weight();
@@ -54,6 +70,7 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
   zero_weight_ = zero_weight(total_weight_);
   slack_ = 1e-3 * tolerance_;
   majority_only_ = majority_only;
+  min_leaf_ = config.min_leaf_weight * total_weight_;  // the dp's rule (dp.cpp)
   const int n_features = static_cast<int>(problem.n_features());
   // a feature never repeats usefully on a path (its second use leaves a side empty), so
   // "unlimited" is the number of features
@@ -124,11 +141,20 @@ bool RashomonSet::split_on(const std::uint64_t* support, std::size_t feature,
                            const double* weight, double total, double* left_weight,
                            double* right_weight, std::uint64_t* left,
                            std::uint64_t* right) const {
+  if (!rules_.allowed.empty() && !rules_.allowed[feature]) return false;
+  if (rules_.budget >= 0 && !rules_.split_costs.empty() &&
+      rules_.split_costs[feature] > rules_.budget)
+    return false;
   const std::uint64_t* mask = problem_->feature_words(feature);
   const double right_total =
       problem_->split_class_weights(support, mask, weight, right_weight, left_weight);
   // the dp's rule: a side this light is empty, and a split with an empty side is no split
   if (right_total <= zero_weight_ || total - right_total <= zero_weight_) return false;
+  // every leaf below a side gets at most the side's weight: a side below the support has no
+  // tree (slack_: the leaf itself decides, on its own sum, in build)
+  if (min_leaf_ > 0.0 &&
+      (right_total < min_leaf_ - slack_ || total - right_total < min_leaf_ - slack_))
+    return false;
   for (std::size_t w = 0; w < n_words_; ++w) {
     right[w] = support[w] & mask[w];
     left[w] = support[w] & ~mask[w];
@@ -270,24 +296,26 @@ void RashomonSet::build(int id, double budget) {
   std::vector<Key> found;
   std::vector<Count> found_counts;
   std::vector<Pending> pending;
-  std::unordered_map<std::pair<double, int>, std::uint32_t, KeyHash> key_position;
-  const auto add = [&](double wrong, int leaves, double value, int option, std::uint32_t left,
-                       std::uint32_t right, const Count& count) {
+  std::unordered_map<KeyId, std::uint32_t, KeyHash> key_position;
+  const auto add = [&](double wrong, int leaves, int cost, double value, int option,
+                       std::uint32_t left, std::uint32_t right, const Count& count) {
     const auto [it, inserted] = key_position.try_emplace(
-        std::make_pair(wrong, leaves), static_cast<std::uint32_t>(found.size()));
+        KeyId(wrong, leaves, cost), static_cast<std::uint32_t>(found.size()));
     if (inserted) {
-      found.push_back({wrong, leaves, value});
+      found.push_back({wrong, leaves, value, cost});
       found_counts.emplace_back();
     }
     found_counts[it->second] += count;
     pending.push_back({it->second, option, left, right});
   };
   const Count one(1);
-  for (int k = 0; k < K; ++k) {
+  // a leaf below the minimum leaf support is no tree (the dp's rule, on the node's own sum)
+  const bool leaf_allowed = !(min_leaf_ > 0.0 && total < min_leaf_);
+  for (int k = 0; k < K && leaf_allowed; ++k) {
     const double wrong = total - weight[k];
     if (majority_only_ && wrong > total - top + tolerance_) continue;
     const double value = wrong + penalty_;
-    if (value <= budget) add(wrong, 1, value, -(k + 1), 0, 0, one);
+    if (value <= budget) add(wrong, 1, 0, value, -(k + 1), 0, 0, one);
   }
 
   std::vector<Split> splits;
@@ -319,6 +347,7 @@ void RashomonSet::build(int id, double budget) {
       ensure(right_id, budget - left_best + slack);
       const Node& L = nodes_[left_id];
       const Node& R = nodes_[right_id];
+      const int split_cost = rules_.split_costs.empty() ? 0 : rules_.split_costs[j];
       if (!L.keys.empty() && !R.keys.empty()) {
         const int split = static_cast<int>(splits.size());
         splits.push_back({static_cast<int>(j), left_id, right_id});
@@ -333,7 +362,10 @@ void RashomonSet::build(int id, double budget) {
             // that makes it, so a key is either whole or absent
             const double value = wrong + penalty_ * leaves;
             if (value > budget) continue;
-            add(wrong, leaves, value, split, static_cast<std::uint32_t>(a),
+            // children hold only keys within the cost budget; their sum may still exceed it
+            const int cost = split_cost + L.keys[a].cost + R.keys[c].cost;
+            if (rules_.budget >= 0 && cost > rules_.budget) continue;
+            add(wrong, leaves, cost, value, split, static_cast<std::uint32_t>(a),
                 static_cast<std::uint32_t>(c), L.counts[a] * R.counts[c]);
           }
         }
@@ -343,7 +375,7 @@ void RashomonSet::build(int id, double budget) {
     if (limits.stopped()) complete = false;
   }
 
-  // set order: value, then fewer leaves, then misclassified
+  // set order: value, then fewer leaves, then misclassified, then cost
   std::vector<std::uint32_t> order(found.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
@@ -351,7 +383,8 @@ void RashomonSet::build(int id, double budget) {
     const Key& b = found[y];
     if (a.value != b.value) return a.value < b.value;
     if (a.leaves != b.leaves) return a.leaves < b.leaves;
-    return a.misclassified < b.misclassified;
+    if (a.misclassified != b.misclassified) return a.misclassified < b.misclassified;
+    return a.cost < b.cost;
   });
   // Values equal up to rounding (the same leaves summed in another order; e + Lambda k equal
   // in exact arithmetic) are one objective: within such a group, fewer leaves come first.
@@ -365,7 +398,9 @@ void RashomonSet::build(int id, double budget) {
                          const Key& a = found[x];
                          const Key& b = found[y];
                          if (a.leaves != b.leaves) return a.leaves < b.leaves;
-                         return a.misclassified < b.misclassified;
+                         if (a.misclassified != b.misclassified)
+                           return a.misclassified < b.misclassified;
+                         return a.cost < b.cost;
                        });
     begin = end;
   }

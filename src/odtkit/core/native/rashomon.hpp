@@ -19,6 +19,15 @@
 // then the left key, then the right key, then left index major); index i of the whole set is
 // decoded by walking the blocks (unrank), which needs only the counts: nothing is listed until
 // asked for.
+//
+// Side constraints (odtkit.constraints, as the search carries them): a feature not allowed is
+// never split on; a leaf lighter than the minimum leaf support is no tree (so a split is a
+// member only through its children's members); with a split budget, every key also carries the
+// summed cost of its splits (an integer) and a key above the budget is dropped at every node,
+// so the counts are exact per cost and a parent adds its children's costs. Every pruning bound
+// of the unconstrained problem stays valid (the constrained trees are a subset of its trees),
+// and a split either side of which is lighter than the support is skipped in both the bounds
+// and the listing (no tree through it meets the support).
 #pragma once
 
 #include <cstddef>
@@ -34,21 +43,32 @@
 
 namespace odtkit {
 
+// The constraints the set honours besides the depth (the minimum leaf support is
+// config.min_leaf_weight, a share of the total weight as in the dp).
+struct RashomonRules {
+  std::vector<char> allowed;     // per feature: may it be split on (empty: every feature)
+  std::vector<int> split_costs;  // per feature, >= 0: the cost of one split on it (empty: 0)
+  int budget = -1;               // most summed split cost of a tree (-1: no budget)
+};
+
 class RashomonSet {
  public:
   struct Key {
     double misclassified = 0.0;  // count units (weight)
     int leaves = 0;
     double value = 0.0;          // misclassified + Lambda * leaves
+    int cost = 0;                // summed split cost (0 without a budget)
   };
 
   // Builds the set {trees of depth <= config.max_depth (-1: unlimited) with value <= bound}
   // where `bound` is normalized (objective units); the library tolerance (count_tolerance) is
   // added. `majority_only`: leaves predict only a class of maximal weight of their rows.
   // config.time_limit / memory_limit_mb / node_limit and `interrupted` stop the build early:
-  // then complete() is false and the set holds only trees that truly belong to it.
+  // then complete() is false and the set holds only trees that truly belong to it. `rules`:
+  // the trees must also meet them (and config.min_leaf_weight), see the file's comment.
   RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
-              bool majority_only, std::function<bool()> interrupted = {});
+              bool majority_only, std::function<bool()> interrupted = {},
+              RashomonRules rules = {});
 
   bool complete() const { return complete_; }
   const std::string& status() const { return status_; }
@@ -113,7 +133,8 @@ class RashomonSet {
   };
   Peek peek(const std::uint64_t* support, int depth, const double* class_weight) const;
   // The sides of `support` split on `feature` and their class weights; false when one side is
-  // empty (the split is not admissible).
+  // empty (the split is not admissible), or the rules exclude the split (a feature not
+  // allowed, a cost above the budget, a side lighter than the minimum leaf support).
   bool split_on(const std::uint64_t* support, std::size_t feature, const double* weight,
                 double total, double* left_weight, double* right_weight, std::uint64_t* left,
                 std::uint64_t* right) const;
@@ -136,6 +157,8 @@ class RashomonSet {
   // far below any real difference of two values, far above the rounding of their sums
   double slack_ = 0.0;
   bool majority_only_ = false;
+  double min_leaf_ = 0.0;  // count units (0: no minimum leaf support)
+  RashomonRules rules_;
   std::deque<Node> nodes_;
   // open addressing over (hash, node id); -1 marks a free slot; at most half full
   std::vector<std::uint64_t> slot_hash_;

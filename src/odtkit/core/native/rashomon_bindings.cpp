@@ -28,17 +28,20 @@ namespace {
 
 std::unique_ptr<RashomonSet> build_rashomon(const Problem& problem, const SearchConfig& config,
                                             double bound, bool majority_only,
-                                            nb::object progress) {
+                                            nb::object progress, const std::vector<int>& allowed,
+                                            const std::vector<int>& split_costs, int budget) {
   SearchConfig local = config;
   local.validate();
-  if (local.min_leaf_weight > 0.0)
-    throw std::invalid_argument("min_leaf_weight is not supported by the Rashomon set");
   if (!std::isfinite(local.lam * problem.total_weight()))
     throw std::invalid_argument("lam is too large for these sample weights");
+  RashomonRules rules;
+  rules.allowed.assign(allowed.begin(), allowed.end());
+  rules.split_costs = split_costs;
+  rules.budget = budget;
   auto interrupt = python_interrupt_check({}, std::move(progress));
   nb::gil_scoped_release release;
   return std::make_unique<RashomonSet>(problem, local, bound, majority_only,
-                                       std::move(interrupt));
+                                       std::move(interrupt), std::move(rules));
 }
 
 // (misclassified, leaves, value) of each key of the root, and its count in hex
@@ -114,9 +117,14 @@ void bind_rashomon(nb::module_& m) {
       .def("trees", &trees, nb::arg("start"), nb::arg("n"), nb::arg("pad"));
   m.def("rashomon_build", &build_rashomon, nb::arg("problem"), nb::arg("config"),
         nb::arg("bound"), nb::arg("majority_only") = false, nb::arg("progress") = nb::none(),
+        nb::arg("allowed") = std::vector<int>(), nb::arg("split_costs") = std::vector<int>(),
+        nb::arg("budget") = -1,
         "Build the Rashomon set {trees of depth <= config.max_depth: objective <= bound} "
         "(normalized bound; the 1e-9 tolerance is added). Limits in config stop it early "
-        "(complete=False: a subset, every member genuine).");
+        "(complete=False: a subset, every member genuine). Constraints: every leaf receives "
+        ">= config.min_leaf_weight of the total weight; a feature whose `allowed` entry is 0 "
+        "is never split on; the splits' summed `split_costs` (per feature, ints >= 0) stay "
+        "<= `budget` (-1: no budget). Empty lists: no such constraint.");
   m.def(
       "_count_arithmetic",
       [](const std::string& a, const std::string& b) {
