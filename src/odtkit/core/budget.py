@@ -164,8 +164,9 @@ def search_budgeted(
         the best tree found with a valid lower bound and the limit as status.
     bounds : mapping of str to bool, optional
         Switch parts of the search off for ablations (all on by default; none changes the
-        optimum), names in :data:`BUDGET_BOUNDS`: ``presolve`` (the unconstrained dp first: its
-        optimum is a lower bound, and its tree is the answer when it meets the budget),
+        optimum), names in :data:`BUDGET_BOUNDS`: ``presolve`` (with ``lam > 0``, the
+        unconstrained dp first: its optimum is a lower bound, and its tree is the answer when
+        it meets the budget),
         ``upper_bound`` (that tree cut back to the budget is the first incumbent, which prunes
         the budgeted DP), ``depth2`` (each depth-two front at once from one pass of pair
         counts).

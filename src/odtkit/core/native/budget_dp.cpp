@@ -98,6 +98,7 @@ class BudgetSolver {
         uniform_ = uniform_ && (features_.empty() || spec.cost[j] == max_cost_);
         features_.push_back(static_cast<int>(j));
         max_cost_ = std::max(max_cost_, spec.cost[j]);
+        min_cost_ = std::min(min_cost_, spec.cost[j]);
       }
     split_a_.resize(static_cast<std::size_t>(K_));
     split_b_.resize(static_cast<std::size_t>(K_));
@@ -135,7 +136,8 @@ class BudgetSolver {
         node.R = kAll;
         node.U = kInf;
       } else if (lb.lb < U) {  // else every tree costs >= lb >= U: an empty front
-        if (d == 2 && use_depth2_ && depth2_ready()) {
+        // (a request affording at most one split is cheaper by the generic path's one scan)
+        if (d == 2 && (R == kAll || R >= 2 * min_cost_) && use_depth2_ && depth2_ready()) {
           // the whole front at once (every resource and cost) from the pair counts
           node.front.push_back(leaf);
           node.R = kAll;
@@ -188,6 +190,8 @@ class BudgetSolver {
     return bytes_ + memo_.bucket_count() * sizeof(void*) + (depth2_ ? depth2_->bytes() : 0);
   }
   long long depth2_fronts() const { return depth2_fronts_; }
+  long long depth2_sibling_counts() const { return depth2_ ? depth2_->parent_hits() : 0; }
+  long long depth2_compact_counts() const { return depth2_ ? depth2_->compact_calls() : 0; }
   long long n_fronts() const { return n_fronts_; }
   long long recomputed() const { return recomputed_; }
   std::size_t max_front() const { return max_front_; }
@@ -297,8 +301,10 @@ class BudgetSolver {
       // a candidate of resource >= cost is kept only if it costs < U and beats by more than
       // tau every entry within its resource, all within `cost` among them
       const double T = std::min(U, best_within_both(front, candidates, cost) - tau_);
-      if (d == 1) {
-        // two leaves: no sub-problem to memoise (rebuild() recomputes their labels)
+      const long long avail = R == kAll ? kAll : R - cost;
+      if (d == 1 || avail < min_cost_) {
+        // two leaves (no depth left below, or no split affordable there): no sub-problem to
+        // memoise (rebuild() recomputes their labels)
         const double c = misclassified(cl, K_) + misclassified(cr, K_) + 2 * Lambda_;
         ++combinations_;
         if (c < T) candidates.push_back(Entry{cost, c, j, true, -1, -1});
@@ -307,7 +313,6 @@ class BudgetSolver {
       const std::uint64_t* x = P_.feature_words(static_cast<std::size_t>(j));
       words::and_not_into(left.data(), s, x, W_);
       words::and_into(right.data(), s, x, W_);
-      const long long avail = R == kAll ? kAll : R - cost;
       // every tree splitting on j costs at least its sides' bounds within `avail`
       const double lb_l = side_bound(left.data(), cl, d - 1, avail);
       const double lb_r = side_bound(right.data(), cr, d - 1, avail);
@@ -318,7 +323,17 @@ class BudgetSolver {
       const double best_l = best_within(fl, avail);
       if (!(best_l + lb_r < T)) continue;  // (+inf: no left tree within avail below its U)
       const long long avail_r = avail == kAll ? kAll : avail - fl.front().r;
-      const Node* nr = solve(right.data(), d - 1, avail_r, T - best_l + tau_);
+      // a right tree is useful only if, with some left entry a, it beats U and every entry
+      // within the pair's resource: below min(U, best within (r_a + cost) - tau) - c_a for
+      // some a (the right tree's own resource only lowers that)
+      double need_r = -kInf;
+      for (const Entry& ea : fl) {
+        if (ea.r > avail) break;
+        const double t = std::min(U, best_within_both(front, candidates, ea.r + cost) - tau_);
+        need_r = std::max(need_r, t - ea.c);
+      }
+      if (!(need_r > lb_r)) continue;
+      const Node* nr = solve(right.data(), d - 1, avail_r, need_r + tau_);
       if (nr == nullptr) return false;
       const Front& fr = nr->front;
       for (const Entry& ea : fl) {
@@ -369,48 +384,70 @@ class BudgetSolver {
     // the depth-one front of the cell x_i = side (class weights ci, weight wi) into `out`:
     // the leaf, then per resource the best split into two leaves (one resource when every
     // feature costs the same: just the best split)
-    auto depth1 = [&](std::size_t i, int side, const std::vector<double>& ci, double wi,
-                      Front& out) {
-      out.clear();
-      const double leaf = misclassified(ci.data(), K_) + Lambda_;
-      out.push_back(Entry{0, leaf, -1, true, -1, -1});
-      Entry best{0, leaf, -1, true, -1, -1};  // a split must beat it by more than tau
+    // the depth-one fronts of both cells of root i (x_i = 0: class weights c0, weight w0, into
+    // `left`; x_i = 1 into `right`) in one pass over the features j: the leaf, then per
+    // resource the best split into two leaves (one resource when every feature costs the
+    // same: just the best split)
+    auto depth1 = [&](std::size_t i, double w0, double w1) {
+      if (K == 2 && uniform_) {
+        depth1_binary(F, M, i, c0.data(), c1.data(), w0, w1, left, right);
+        return;
+      }
+      const double leaf[2] = {misclassified(c0.data(), K_) + Lambda_,
+                              misclassified(c1.data(), K_) + Lambda_};
+      const double w[2] = {w0, w1};
+      const double* ci[2] = {c0.data(), c1.data()};
+      Front* out[2] = {&left, &right};
+      Entry best[2];
+      for (int side = 0; side < 2; ++side) {
+        out[side]->clear();
+        out[side]->push_back(Entry{0, leaf[side], -1, true, -1, -1});
+        best[side] = Entry{0, leaf[side], -1, true, -1, -1};  // a split beats it by > tau
+      }
+      const double* row = F + i * M * K;  // F_.(i, j) for j > i
       for (int jj : features_) {
         const std::size_t j = static_cast<std::size_t>(jj);
         if (j == i) continue;
-        const double* fij = cell(i, j);
-        const double* fj = cell(j, j);
-        double c, wa;
-        if (K == 2) {
-          const double a0 = side ? fij[0] : fj[0] - fij[0];  // x_i = side and x_j = 1
-          const double a1 = side ? fij[1] : fj[1] - fij[1];
-          wa = a0 + a1;
-          c = std::min(a0, a1) + std::min(ci[0] - a0, ci[1] - a1) + 2 * Lambda_;
-        } else {
-          double* a = split_a_.data();
-          double* b = split_b_.data();
-          wa = 0.0;
-          for (std::size_t k = 0; k < K; ++k) {
-            a[k] = side ? fij[k] : fj[k] - fij[k];  // x_i = side and x_j = 1
-            b[k] = ci[k] - a[k];                    // x_i = side and x_j = 0
-            wa += a[k];
+        const double* fij = j > i ? row + j * K : F + (j * M + i) * K;
+        const double* fj = F + (j * M + j) * K;
+        for (int side = 0; side < 2; ++side) {
+          // cells x_i = side and x_j = 1 (a), x_j = 0 (b)
+          double c, wa;
+          const double* cs = ci[side];
+          if (K == 2) {
+            const double a0 = side ? fij[0] : fj[0] - fij[0];
+            const double a1 = side ? fij[1] : fj[1] - fij[1];
+            wa = a0 + a1;
+            c = std::min(a0, a1) + std::min(cs[0] - a0, cs[1] - a1) + 2 * Lambda_;
+          } else {
+            double* a = split_a_.data();
+            double* b = split_b_.data();
+            wa = 0.0;
+            for (std::size_t k = 0; k < K; ++k) {
+              a[k] = side ? fij[k] : fj[k] - fij[k];
+              b[k] = cs[k] - a[k];
+              wa += a[k];
+            }
+            c = misclassified(a, K_) + misclassified(b, K_) + 2 * Lambda_;
           }
-          c = misclassified(a, K_) + misclassified(b, K_) + 2 * Lambda_;
-        }
-        const double wb = wi - wa;
-        if (wa <= zero_ || wb <= zero_ || wa < minw_ || wb < minw_) continue;
-        if (uniform_) {
-          if (c < best.c - tau_) best = Entry{spec_.cost[j], c, jj, true, -1, -1};
-        } else if (c < leaf - tau_) {
-          out.push_back(Entry{spec_.cost[j], c, jj, true, -1, -1});
+          const double wb = w[side] - wa;
+          if (wa <= zero_ || wb <= zero_ || wa < minw_ || wb < minw_) continue;
+          if (uniform_) {
+            if (c < best[side].c - tau_) best[side] = Entry{spec_.cost[j], c, jj, true, -1, -1};
+          } else if (c < leaf[side] - tau_) {
+            out[side]->push_back(Entry{spec_.cost[j], c, jj, true, -1, -1});
+          }
         }
       }
-      if (uniform_) {
-        if (best.feature >= 0) out.push_back(best);
-      } else if (out.size() > 1) {
-        scratch_.assign(out.begin() + 1, out.end());  // prune takes the candidates apart
-        out.resize(1);
-        prune(out, scratch_);
+      for (int side = 0; side < 2; ++side) {
+        Front& o = *out[side];
+        if (uniform_) {
+          if (best[side].feature >= 0) o.push_back(best[side]);
+        } else if (o.size() > 1) {
+          scratch_.assign(o.begin() + 1, o.end());  // prune takes the candidates apart
+          o.resize(1);
+          prune(o, scratch_);
+        }
       }
     };
     for (int ii : features_) {
@@ -425,8 +462,7 @@ class BudgetSolver {
         w0 += c0[k];
       }
       if (w1 <= zero_ || w0 <= zero_ || w1 < minw_ || w0 < minw_) continue;
-      depth1(i, 0, c0, w0, left);
-      depth1(i, 1, c1, w1, right);
+      depth1(i, w0, w1);
       for (const Entry& ea : left)
         for (const Entry& eb : right) {
           const long long r = ea.r + eb.r + cost;
@@ -439,6 +475,51 @@ class BudgetSolver {
     }
     prune(front, candidates);
     return true;
+  }
+
+  // depth2_front's depth-one fronts for two classes and one cost per split (MaxLeaves): the
+  // leaf and the best split of each cell, in one tight pass over the features (the general
+  // loop's per-cell bookkeeping cost more than the arithmetic).
+  void depth1_binary(const double* F, std::size_t M, std::size_t i, const double* c0,
+                     const double* c1, double w0, double w1, Front& left, Front& right) const {
+    const double lam2 = 2 * Lambda_, tau = tau_, zero = zero_, minw = minw_;
+    const double leaf0 = std::min(c0[0], c0[1]) + Lambda_;
+    const double leaf1 = std::min(c1[0], c1[1]) + Lambda_;
+    double best0 = leaf0, best1 = leaf1;
+    int f0 = -1, f1 = -1;
+    const double* row = F + i * M * 2;
+    const int* feature = features_.data();
+    const std::size_t n = features_.size();
+    for (std::size_t t = 0; t < n; ++t) {
+      const std::size_t j = static_cast<std::size_t>(feature[t]);
+      if (j == i) continue;
+      const double* fij = j > i ? row + j * 2 : F + (j * M + i) * 2;
+      const double* fj = F + (j * M + j) * 2;
+      // x_i = 1 and x_j = 1 (a), x_i = 0 and x_j = 1 (b); the x_j = 0 cells are the rest
+      const double a0 = fij[0], a1 = fij[1];
+      const double b0 = fj[0] - a0, b1 = fj[1] - a1;
+      const double v1 = std::min(a0, a1) + std::min(c1[0] - a0, c1[1] - a1) + lam2;
+      const double v0 = std::min(b0, b1) + std::min(c0[0] - b0, c0[1] - b1) + lam2;
+      if (v1 < best1 - tau) {
+        const double wa = a0 + a1, wb = w1 - wa;
+        if (wa > zero && wb > zero && wa >= minw && wb >= minw) {
+          best1 = v1;
+          f1 = static_cast<int>(j);
+        }
+      }
+      if (v0 < best0 - tau) {
+        const double wa = b0 + b1, wb = w0 - wa;
+        if (wa > zero && wb > zero && wa >= minw && wb >= minw) {
+          best0 = v0;
+          f0 = static_cast<int>(j);
+        }
+      }
+    }
+    const long long cost = max_cost_;  // every feature's
+    left.assign(1, Entry{0, leaf0, -1, true, -1, -1});
+    if (f0 >= 0) left.push_back(Entry{cost, best0, f0, true, -1, -1});
+    right.assign(1, Entry{0, leaf1, -1, true, -1, -1});
+    if (f1 >= 0) right.push_back(Entry{cost, best1, f1, true, -1, -1});
   }
 
   // The least cost of an entry of front U candidates using at most `r`.
@@ -489,7 +570,7 @@ class BudgetSolver {
   long long B_;
   double Lambda_, tau_, zero_, minw_;
   bool use_depth2_;
-  long long max_cost_ = 0;
+  long long max_cost_ = 0, min_cost_ = kAll;
   std::vector<int> features_;
   std::unique_ptr<Depth2Solver> depth2_;
   long long depth2_fronts_ = 0;
@@ -622,7 +703,10 @@ SearchOutput search_budget_dp(const Problem& problem, const BudgetSpec& spec,
   // budgeted tree is one of its trees, so its optimum is a lower bound; its tree cut back to the
   // budget is a feasible incumbent, and the answer when it meets the budget uncut. Only when
   // every feature of the problem may be split on within the budget (Python drops the others).
-  bool usable = config.bound_on("presolve") && N > 0;
+  // Not at lam = 0: the unconstrained optimum then spends nearly every leaf the depth allows,
+  // so a stated budget almost always binds, and without a leaf penalty the dp is slower, often
+  // slower than the budgeted search (measured: benchmarks/results/constraints_budget.md).
+  bool usable = config.bound_on("presolve") && N > 0 && Lambda > 0;
   for (std::size_t j = 0; j < problem.n_features(); ++j)
     usable = usable && spec.allowed[j] && spec.cost[j] <= spec.budget;
   SearchStatus stopped = SearchStatus::optimal;
@@ -714,6 +798,8 @@ SearchOutput search_budget_dp(const Problem& problem, const BudgetSpec& spec,
   out.stats["front_max"] = static_cast<double>(solver.max_front());
   out.stats["combinations"] = static_cast<double>(solver.combinations());
   out.stats["depth2_fronts"] = static_cast<double>(solver.depth2_fronts());
+  out.stats["depth2_sibling_counts"] = static_cast<double>(solver.depth2_sibling_counts());
+  out.stats["depth2_compact_counts"] = static_cast<double>(solver.depth2_compact_counts());
   out.stats["out_of_memory"] = budget.ran_out_of_memory() ? 1.0 : 0.0;
   out.stats["search_seconds"] = budget.elapsed();
   return out;
