@@ -170,6 +170,15 @@ def test_the_shortcut_certifies_an_unconstrained_optimum_that_meets_the_budget()
     assert off.objective == pytest.approx(free.objective, abs=1e-9)
 
 
+def test_no_presolve_at_lam_zero():
+    # without a leaf penalty the unconstrained optimum spends every leaf: the budget binds
+    data = instance(4, 40, 4, 2, False)
+    result = solve(data, [MaxLeaves(3)], lam=0.0, depth=3)
+    assert result.stats["presolve_seconds"] == 0.0
+    assert result.stats["shortcut"] == 0.0
+    assert result.model.n_leaves <= 3
+
+
 def test_bad_switch_names_are_refused():
     data = instance(2, 10, 3, 2, False)
     with pytest.raises(ValueError, match="presolv"):
