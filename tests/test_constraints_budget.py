@@ -94,7 +94,12 @@ def test_max_leaves_at_depth_three_matches_the_oracle(seed, n, k, lam, weighted)
 
 
 switch_settings = st.fixed_dictionaries(
-    {"presolve": st.booleans(), "upper_bound": st.booleans(), "depth2": st.booleans()}
+    {
+        "presolve": st.booleans(),
+        "upper_bound": st.booleans(),
+        "depth2": st.booleans(),
+        "uncut_shallow": st.booleans(),
+    }
 )
 
 
@@ -148,8 +153,8 @@ def test_every_switch_setting_matches_the_oracle(
 def test_depth_three_with_every_switch_setting_matches_the_oracle(
     seed, n, k, lam, weighted, bounds
 ):
-    """Depth three: the depth-two fronts below the root, the memoised fronts pruned by the
-    incumbent (and recomputed for a looser request)."""
+    """Depth three: the depth-two fronts below the root, the memoised fronts cut at the
+    incumbent (uncut_shallow off) and recomputed for a looser request."""
     data = instance(seed, n, 2, 2, weighted)
 
     def solver(data, constraints, *, lam, depth):

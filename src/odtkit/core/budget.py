@@ -48,7 +48,7 @@ from odtkit.results import Result, Status
 __all__ = ["BUDGET_BOUNDS", "MAX_DENOMINATOR", "budget_of", "search_budgeted"]
 
 #: The parts of :func:`search_budgeted` that ``bounds=`` can switch off (ablations).
-BUDGET_BOUNDS = ("presolve", "upper_bound", "depth2")
+BUDGET_BOUNDS = ("presolve", "upper_bound", "depth2", "uncut_shallow")
 
 #: The largest common denominator :func:`budget_of` scales fractional costs by (costs such as
 #: 0.5 or 0.1 are exact rationals of a small denominator; others are refused).
@@ -169,7 +169,8 @@ def search_budgeted(
         it meets the budget),
         ``upper_bound`` (that tree cut back to the budget is the first incumbent, which prunes
         the budgeted DP), ``depth2`` (each depth-two front at once from one pass of pair
-        counts).
+        counts), ``uncut_shallow`` (fronts of remaining depth <= 3 built for every cost, not
+        cut at the incumbent: built once for all parents).
 
     Returns
     -------

@@ -38,6 +38,8 @@
 //                (Depth2Solver::pair_counts, as the dp's depth-two solver): per root feature
 //                the depth-one fronts of its two cells, combined; only for requests that
 //                afford two splits (one split: one scan of the features is cheaper).
+//   uncut_shallow  fronts of remaining depth <= 3 are built for every cost (U = inf): cheap,
+//                and asked for by many parents with different U, which recomputed them.
 // Pruning inside the recursion, sound for every resource level:
 //   terminal   a support the depth, purity or support bound (search_common.hpp InitialBound)
 //              proves to be a leaf has the front {leaf}: the leaf uses no resource and beats
