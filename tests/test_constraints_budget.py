@@ -93,6 +93,105 @@ def test_max_leaves_at_depth_three_matches_the_oracle(seed, n, k, lam, weighted)
     check_against_oracle(data, [MaxLeaves(k)], lam, 3)
 
 
+switch_settings = st.fixed_dictionaries(
+    {
+        "presolve": st.booleans(),
+        "upper_bound": st.booleans(),
+        "depth2": st.booleans(),
+        "uncut_shallow": st.booleans(),
+    }
+)
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(3, 14),
+    p=st.integers(1, 4),
+    k=st.integers(1, 5),
+    costs=st.one_of(st.none(), st.lists(st.integers(0, 3), min_size=4, max_size=4)),
+    budget=st.integers(0, 5),
+    share=st.sampled_from((0.0, 0.1, 0.3)),
+    depth=st.integers(1, 2),
+    lam=st.sampled_from(LAMS),
+    classes=st.integers(2, 3),
+    weighted=st.booleans(),
+    bounds=switch_settings,
+)
+def test_every_switch_setting_matches_the_oracle(
+    seed, n, p, k, costs, budget, share, depth, lam, classes, weighted, bounds
+):
+    """The presolve shortcut, the cut-back incumbent and the depth-two fronts, each on or off:
+    the same optimum (with everything off, the plain budgeted DP with iterative deepening)."""
+    data = instance(seed, n, p, classes, weighted)
+    if costs is None:
+        budgets: list = [MaxLeaves(k)]
+    else:
+        mapping = {name: c for name, c in zip(data.feature_names, costs, strict=False) if c}
+        budgets = [FeatureBudget(mapping, budget) if mapping else MaxLeaves(k)]
+    constraints = [*budgets, MinLeafSupport(share=share)]
+
+    def solver(data, constraints, *, lam, depth):
+        return solve(data, constraints, lam=lam, depth=depth, bounds=bounds)
+
+    tree, optimum, result = agree_with_oracle(
+        solver, data, constraints, lam=lam, depth=depth, tol=1e-9
+    )
+    if tree is not None:
+        assert result.lower_bound == pytest.approx(optimum, abs=1e-9)
+
+
+@settings(deadline=None, max_examples=15)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(3, 10),
+    k=st.integers(1, 6),
+    lam=st.sampled_from(LAMS),
+    weighted=st.booleans(),
+    bounds=switch_settings,
+)
+def test_depth_three_with_every_switch_setting_matches_the_oracle(
+    seed, n, k, lam, weighted, bounds
+):
+    """Depth three: the depth-two fronts below the root, the memoised fronts cut at the
+    incumbent (uncut_shallow off) and recomputed for a looser request."""
+    data = instance(seed, n, 2, 2, weighted)
+
+    def solver(data, constraints, *, lam, depth):
+        return solve(data, constraints, lam=lam, depth=depth, bounds=bounds)
+
+    agree_with_oracle(solver, data, [MaxLeaves(k)], lam=lam, depth=3, tol=1e-9)
+
+
+def test_the_shortcut_certifies_an_unconstrained_optimum_that_meets_the_budget():
+    data = instance(4, 40, 4, 2, False)
+    free = search_tree(data, lam=0.01, max_depth=3)
+    k = free.model.n_leaves
+    result = solve(data, [MaxLeaves(k)], lam=0.01, depth=3)
+    assert result.stats["shortcut"] == 1.0
+    assert result.objective == pytest.approx(free.objective, abs=1e-12)
+    off = solve(data, [MaxLeaves(k)], lam=0.01, depth=3, bounds={"presolve": False})
+    assert off.stats["shortcut"] == 0.0
+    assert off.objective == pytest.approx(free.objective, abs=1e-9)
+
+
+def test_no_presolve_at_lam_zero():
+    # without a leaf penalty the unconstrained optimum spends every leaf: the budget binds
+    data = instance(4, 40, 4, 2, False)
+    result = solve(data, [MaxLeaves(3)], lam=0.0, depth=3)
+    assert result.stats["presolve_seconds"] == 0.0
+    assert result.stats["shortcut"] == 0.0
+    assert result.model.n_leaves <= 3
+
+
+def test_bad_switch_names_are_refused():
+    data = instance(2, 10, 3, 2, False)
+    with pytest.raises(ValueError, match="presolv"):
+        search_budgeted(
+            data, lam=0.01, max_depth=2, split_costs=1, budget=1, bounds={"presolv": False}
+        )
+
+
 @pytest.mark.slow
 @settings(deadline=None, max_examples=8)
 @given(

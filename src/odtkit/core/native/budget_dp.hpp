@@ -17,19 +17,47 @@
 // by Pareto pruning. Only *effective* splits are tried (both sides with positive weight, each
 // at least the minimum leaf weight), the only splits a returned tree has.
 //
-// Pruning, all sound for every resource level:
+// Truncated fronts. A front is requested for resources <= R and costs < U and memoised with
+// both: it holds exactly the Pareto entries there, and says of the rest only that they cost
+// >= U. A later request it does not cover (a larger R or U) recomputes it for both. R is capped
+// at the sub-problem's useful resource (at most min(2^d, |s|) leaves, each split costing at most
+// the dearest feature): a front requested up to that cap covers every resource.
+//
+// Steps, all exact (switches in config.bounds, all on by default):
+//   presolve     the unconstrained dp (search_dp: same depth, minimum leaf weight and
+//                features) runs first. Every budgeted tree is one of its trees, so its optimum
+//                is a lower bound for every budget; when its tree meets the budget it is the
+//                answer (the lower bound certifies it). Needs every feature of the problem
+//                splittable within the budget (Python drops the others) and lam > 0 (at
+//                lam = 0 the budget almost always binds and the dp is slow).
+//   upper_bound  the dp's tree cut back to the budget (the best subtree-to-leaf pruning within
+//                B, a small front over the tree's nodes) is the first incumbent U at the root;
+//                the stated depth is then solved directly. Without the presolve, iterative
+//                deepening over depths 0..max_depth on one memo gives the incumbents.
+//   depth2       a depth-two front is built at once from one pass of pair counts over s
+//                (Depth2Solver::pair_counts, as the dp's depth-two solver): per root feature
+//                the depth-one fronts of its two cells, combined; only for requests that
+//                afford two splits (one split: one scan of the features is cheaper).
+//   uncut_shallow  fronts of remaining depth <= 3 are built for every cost (U = inf): cheap,
+//                and asked for by many parents with different U, which recomputed them.
+// Pruning inside the recursion, sound for every resource level:
 //   terminal   a support the depth, purity or support bound (search_common.hpp InitialBound)
 //              proves to be a leaf has the front {leaf}: the leaf uses no resource and beats
 //              every tree with a split;
-//   leaf       a candidate no cheaper than the leaf is dominated by it (resource 0), so a split
-//              whose children's lower bounds already reach the leaf's cost is not expanded;
+//   bound      a sub-problem whose lower bound reaches its U has an empty front; a split on j
+//              is skipped when its sides' bounds (leaf/lookahead, raised by a memoised front
+//              covering the resource) reach min(U, best entry within cost[j]) - tau, and its
+//              sides are requested with U less the other side's bound (left) or less the best
+//              left entry that a right tree could pair with (right);
+//   resource   a side that can afford no split (resource left < the cheapest feature) is a
+//              leaf, with no sub-problem;
 //   weight     a support lighter than the minimum leaf weight has an empty front (every leaf
 //              below it is lighter still); a side lighter than it is never split off.
 //
-// Anytime. Iterative deepening over depths 0..max_depth on one memo: each completed depth gives
-// a feasible incumbent (the best entry of its root front, resource <= B). On a limit the answer
-// is that incumbent with the bound min(incumbent, equivalent-points minority + Lambda), which
-// holds for every tree. Partial fronts (a stop inside a sub-problem) are never memoised.
+// Anytime. The incumbent is the majority leaf, then the cut-back tree, then each completed
+// depth's best root entry. On a limit the answer is that incumbent with the bound
+// min(incumbent, max(equivalent-points minority + Lambda, the presolve's bound)), which holds
+// for every tree. Partial fronts (a stop inside a sub-problem) are never memoised.
 #pragma once
 
 #include <cstdint>

@@ -433,6 +433,13 @@ bool Depth2Solver::fresh_counts(const std::uint64_t* s) {
   return true;
 }
 
+const double* Depth2Solver::pair_counts(const std::uint64_t* s, Budget* budget) {
+  budget_ = budget;
+  const bool loaded = load_counts(s);
+  budget_ = nullptr;
+  return loaded ? F_ : nullptr;
+}
+
 Depth2Solver::Result Depth2Solver::solve(const std::uint64_t* s, const double* cw,
                                          double Lambda, Budget* budget) {
   budget_ = budget;

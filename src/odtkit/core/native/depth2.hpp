@@ -44,6 +44,11 @@ class Depth2Solver {
   // least this weight; splits with a lighter side are not tried. The caller passes supports
   // whose single leaf reaches it.
   void set_min_leaf(double weight) { min_leaf_ = weight; }
+  // Read-only hook for the budgeted dp's depth-two fronts (budget_dp.cpp): the pair counts of
+  // support s, F_k(i, j) at [(i * M + j) * K + k] for i <= j (F_k(i, i): the weight of class k
+  // with x_i = 1), valid until the next call; null when `budget` stopped the count. Counts
+  // only: the solver's own search (solve) is not run.
+  const double* pair_counts(const std::uint64_t* s, Budget* budget);
 
  private:
   // best depth-<=1 tree on the cell x_i = side (side 0/1), given pairs accumulated in F_
