@@ -148,6 +148,23 @@ stated). Which model:
   its leaves are supported, so the optimum is the optimal feasible tree's. (Z1)/(Z2) are left
   out when the shape is read: completing a tree adds leaves and non-effective splits.
 
+**Cost objectives** (:mod:`odtkit.costs`, stated in ``constraints=``). A cost prices every
+row's *predicted* class, which only the multi-sink model states, so a stated cost always takes
+it (with or without other constraints). With :math:`L_{c,k} = \sum_{i\in c} L_{i,k}` the
+losses of the model rows of cell :math:`c` (``ModelConstraints.losses``, model units), (M0)
+becomes
+
+.. math::
+
+    \text{(MC)}\quad \min\ \tfrac1W \textstyle\sum_{c,u,k} L_{c,k}\,\zeta_{c,u,k}
+        + \lambda \textstyle\sum_u p_u
+
+with no constant: at every tree's point each cell leaves through exactly the sink of its
+predicted class, so (MC) is the tree's cost objective and the proof above goes through word for
+word (for any K and any losses, negative ones included). (M0) is (MC) with
+:math:`L_{c,k} = W_c - W_{c,k}`, the plain objective's losses. (Z1)/(Z2) change no prediction,
+hence no cost, and stay; so do the separation cuts (they hold at every tree's point).
+
 The separation cuts stay valid: (SC) and (SC-M) hold at the point of every tree, and the
 side constraints only remove points, never change what :math:`z, \zeta` mean.
 
@@ -386,10 +403,15 @@ def _monotone(block: LinearRows) -> bool:
 
 def _needs_routing(side: ModelConstraints | None) -> bool:
     """Whether ``side`` needs every row routed (the multi-sink model on cells): a prediction,
-    a leaf's support or a lower bound on splits (RequireFeatures: effective splits only)."""
+    a leaf's support, a lower bound on splits (RequireFeatures: effective splits only) or a
+    cost objective (it prices every row's predicted class)."""
     if side is None:
         return False
-    return side.min_leaf_weight > 0 or not all(_monotone(b) for b in side.blocks)
+    return (
+        side.losses is not None
+        or side.min_leaf_weight > 0
+        or not all(_monotone(b) for b in side.blocks)
+    )
 
 
 def _add_side_constraints(
@@ -618,11 +640,20 @@ def _build_fair(
         add_fairness_rows(bld, fair, positive)
     if side is not None:
         _add_routed_constraints(bld, rows, cells, side, b, pv, z, zeta, shaped)
-    # (M0): 1 - correct weight / W + lam * (number of prediction nodes)
-    gain = np.broadcast_to(cells.weight[:, None, :], (m, n_nodes, K))
-    bld.add_objective(zeta.index.ravel(), -gain.ravel() / rows.total_weight)
-    bld.add_objective(pv.index, lam)
-    bld.set_objective_offset(1.0)
+    losses = None if side is None else side.losses
+    if losses is None:
+        # (M0): 1 - correct weight / W + lam * (number of prediction nodes)
+        gain = np.broadcast_to(cells.weight[:, None, :], (m, n_nodes, K))
+        bld.add_objective(zeta.index.ravel(), -gain.ravel() / rows.total_weight)
+        bld.add_objective(pv.index, lam)
+        bld.set_objective_offset(1.0)
+    else:
+        # (MC): a cost objective prices each cell's sink of class k with its rows' losses
+        cell_loss = np.zeros((m, K))
+        np.add.at(cell_loss, cells.of_row, losses)
+        price = np.broadcast_to(cell_loss[:, None, :], (m, n_nodes, K))
+        bld.add_objective(zeta.index.ravel(), price.ravel() / rows.total_weight)
+        bld.add_objective(pv.index, lam)
     return _FairParts(cells, fair, complete, distinct)
 
 
@@ -780,7 +811,9 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
     With ``build(..., constraints=[...])`` (:mod:`odtkit.constraints`) every constraint is a
     block under its name, in the single-sink model when it only bounds leaves, split costs and
     forbidden features from above, else in the multi-sink one (module docstring, *Side
-    constraints*); EXACT for the constrained problem.
+    constraints*); EXACT for the constrained problem. A cost objective stated there
+    (:mod:`odtkit.costs`) is minimized in the multi-sink model (module docstring, *Cost
+    objectives*).
     """
 
     name = "flowoct"
@@ -828,6 +861,7 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
                 cells=fair.cells,
                 complete_trees=fair.complete,
                 distinct_path_features=fair.distinct,
+                carries_costs=True,  # (MC) reads constraints.losses when a cost is stated
             )
         _build(
             builder,
@@ -844,6 +878,7 @@ class FlowOCT(TreeFormulation[FlowOCTMeta]):
             binary_w=self.binary_w,
             separation_distance=self.separation_distance,
             max_separation_cuts=max_cuts,
+            carries_costs=True,  # a stated cost always takes the multi-sink model above
         )
 
     def _size(self, rows: RowData, depth: int) -> ModelSize:

@@ -52,6 +52,15 @@ Lagrangian-type bound (one multiplier per side row): on german-credit at depth 2
 ``ClassRecall(0, at_least=0.6)`` (resp. ``0.8``) the root LP bound is 0.3018 (0.3572) against the
 optimal error 0.315 (0.363).
 
+**Cost objectives** (:mod:`odtkit.costs`, stated in ``constraints=``). The model rows' losses
+:math:`L_{i,k}` (``ModelConstraints.losses``, model units) are summed per cell with the other
+cell sums, and a leaf-k action costs :math:`\tfrac1W L_k(R(u,h)) + \lambda` with
+:math:`L_k(R) = \sum_{i\in R} L_{i,k}` in place of :math:`\tfrac1W \text{err}_k(R(u,h))`; nothing
+else changes. Every argument below holds for any linear per-cell cost (negative losses
+included: an empty leaf costs nothing, so pruning it still never raises :math:`R`), so the model
+is exact for the cost objective and its LP relaxation without side constraints stays integral,
+for any number of classes and any loss matrix.
+
 **Exactness.** (i) Any tree :math:`T` of depth :math:`\le D` has a point of value
 :math:`R(\mathrm{prune\_empty}(T)) \le R(T)` with the same training predictions (so the same
 disparities): prune it (§1.4), then every node has a unique history, a non-empty cell and an
@@ -304,7 +313,10 @@ def _build(
     fair = None if groups is None else merge_groups(groups, rows.source, m)
     n_fair = 0 if fair is None else fair.n_pairs
     pred_values, pred_keys = _prediction_columns(side, m, K)
+    losses = None if side is None else side.losses
     parts = [class_weight, pred_values]
+    if losses is not None:
+        parts.append(losses)  # a cost objective: its K columns summed per cell like the rest
     if fair is not None:
         parts.append(fair.coefficients)
     floor = _leaf_floor(side)
@@ -358,10 +370,14 @@ def _build(
         "==",
         np.zeros(n_nodes * K),
     )
-    # (P0): each leaf action costs its cell's misclassified weight / W + lam
+    # (P0): each leaf action costs its cell's misclassified weight / W + lam; under a cost
+    # objective, its cell's losses for that class (column K + n_keys + k of the sums) instead
     leaf_cells = layout.cell[is_leaf]
     cell_weight = sums[:, :K]
-    err = cell_weight[leaf_cells].sum(axis=1) - cell_weight[leaf_cells, leaf_class]
+    if losses is None:
+        err = cell_weight[leaf_cells].sum(axis=1) - cell_weight[leaf_cells, leaf_class]
+    else:
+        err = sums[leaf_cells, K + pred_keys.size + leaf_class]
     bld.add_objective(ys[is_leaf], err / rows.total_weight + lam)
     fair_name = "fairness"
     if side is not None:
@@ -511,8 +527,9 @@ class PathOCTMeta(TreeMeta):
 
 class PathOCT(TreeFormulation[PathOCTMeta]):
     """Trees as nested choices along feature paths (P0)-(P3): optimum = OSDT's OPT(D, lam)
-    (over δ-fair trees with ``fairness=``, over the trees satisfying ``constraints=``);
-    integral LP relaxation without side constraints.
+    (over δ-fair trees with ``fairness=``, over the trees satisfying ``constraints=``; of the
+    cost objective when ``constraints=`` states one, :mod:`odtkit.costs`); integral LP
+    relaxation without side constraints.
 
     Declares ``EXACT``, ``VALID_BOUND`` and ``DECODE_NOT_WORSE``. Sized like ``(2p)^D``: meant
     for depth <= 2 (or 3 on few features).
@@ -547,7 +564,13 @@ class PathOCT(TreeFormulation[PathOCTMeta]):
             self.max_paths,
             tree.constraints,
         )
-        return tree.extend(PathOCTMeta, fair_rows=fair, layout=layout, max_paths=self.max_paths)
+        return tree.extend(
+            PathOCTMeta,
+            fair_rows=fair,
+            layout=layout,
+            max_paths=self.max_paths,
+            carries_costs=True,  # (P0) reads constraints.losses when a cost is stated
+        )
 
     def _size(self, rows: RowData, depth: int) -> ModelSize:
         """An upper bound: every cell of depth d < D splits on each of the p - d usable
