@@ -17,7 +17,7 @@ from odtkit.core.search import search_refusal, search_tree
 from odtkit.costs import BalancedError, CostMatrix, RowCosts, parse, reduction
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
-from odtkit.testing import enumerate_trees, random_dataset
+from odtkit.testing import brute_force_constrained_tree, enumerate_trees, random_dataset
 from tests._constraint_oracle import agree_with_oracle, constraint_dataset
 
 TOL = 1e-6
@@ -263,3 +263,24 @@ def test_cli_costs(tmp_path, capsys) -> None:
     code = main(["fit", str(table), "--label", "label", "--max-depth", "2", "--costs", "0,1"])
     assert code != 0
     assert "--costs" in capsys.readouterr().err
+
+
+def test_a_general_three_class_matrix_goes_to_a_mip_through_auto() -> None:
+    """The search cannot take it, so method='auto' hands it to PathOCT, which certifies the
+    oracle's optimum."""
+    import pandas as pd
+
+    data = next(
+        d
+        for d in (random_dataset(s, 14, 3, n_classes=3) for s in range(21, 99))
+        if np.unique(d.y).size == 3
+    )
+    matrix = [[0, 1, 4], [2, 0, 1], [1, 3, 0]]
+    X = pd.DataFrame(data.X.astype(int), columns=list(data.feature_names))
+    est = OptimalTreeClassifier(lam=0.01, max_depth=2, method="auto", cost_matrix=matrix)
+    est.fit(X, data.y)
+    assert est.certified_
+    assert est.result_.method == "pathoct"
+    assert "the search sat out" in est.result_.message
+    _, best = brute_force_constrained_tree(data, [CostMatrix(matrix)], lam=0.01, max_depth=2)
+    assert est.objective_ == pytest.approx(best, abs=TOL)
