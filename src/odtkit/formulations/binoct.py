@@ -36,6 +36,36 @@ row left") replacing (BB1) by (N1) :math:`\sum_j f_{u,j} + g_u = 1` and adding
 of (R0) equals OSDT's :math:`\mathrm{OPT}(D,\lambda)` over trees of depth :math:`\le D` (§3.3);
 without them it can be larger (§7.3: 2/3 instead of 7/12).
 
+**Cost objective** (a cost of :mod:`odtkit.costs` among ``constraints=``: the losses
+:math:`L_{i,k}` on the merged rows, in the model's weight units, any sign, any :math:`K`).
+With the gains :math:`G_{i,k} = \max_{k'} L_{i,k'} - L_{i,k} \ge 0` and
+:math:`U_k = \sum_i G_{i,k}`, (BB5) becomes
+
+.. math::
+
+    \text{(BC)}\quad & \textstyle\sum_i G_{i,k}\, q_{i,t} - U_k c_{t,k} \le e_{t,k}
+        \quad \forall t, k
+
+and the objective gains the constant :math:`C = \sum_i (\max_k L_{i,k} - \sum_k G_{i,k})`
+(the model's offset, divided by :math:`W` in (R0)). At integer points :math:`e_{t,k}` is the
+gain leaf t forgoes by not predicting k, :math:`(1 - c_{t,k})\sum_i G_{i,k} q_{i,t}`, and
+every row reaches one leaf, so :math:`\sum_{t,k} e_{t,k} + C = \sum_i L_{i,\hat y_i}`, the
+cost. The plain objective is :math:`L_{i,k} = \omega_i [k \ne y_i]`: :math:`G` is the weight
+at the true class, :math:`C = 0` and (BC) is (BB5), the same model. A two-class cost has one
+nonzero gain per row: (BC) is (BB5) on the rows :func:`odtkit.costs.reduction` relabels and
+reweights. A completion to depth D keeps every prediction, so every variant carries a cost
+(BinOCT's bound: ``(bound on sum e + C) / W + lam``) and the properties above hold under it.
+With more classes a row's costs may take three values or more; its gains then sum above its
+largest, and the LP bound of (BC) falls below the trivial :math:`\sum_i \min_k L_{i,k}`. Each
+leaf forgoes at least its rows' floors :math:`F_i = \sum_k G_{i,k} - \max_k G_{i,k}` (what
+row i forgoes at its best class), which every integer point satisfies with the values above:
+
+.. math::
+
+    \text{(BF)}\quad & \textstyle\sum_k e_{t,k} \ge \sum_i F_i\, q_{i,t} \quad \forall t
+
+(block ``cost_floor``, only when some :math:`F_i > 0`; never for a two-class cost).
+
 **Fairness** (``build(..., fairness=)``, §5). Once :math:`f` (and :math:`g`)
 are integral, (BB2), (BB4) and (N2) leave each row exactly one leaf, so :math:`q` is the 0/1
 routing of the complete tree :math:`C` and the positive prediction of row :math:`i` is
@@ -92,7 +122,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -181,7 +211,10 @@ def _build(
     f = b.add_vars("f", (n_branch, nJ), "binary", labels=(branches.tolist(), nonconstant.tolist()))
     g = b.add_vars("g", (n_branch,), "binary", labels=(branches.tolist(),)) if null_split else None
     c = b.add_vars("c", (n_leaf, K), "binary")
-    e = b.add_vars("e", (n_leaf, K), "continuous", lb=0.0, ub=rows.total_weight)
+    gains = _leaf_gains(rows, None if side is None else side.losses)
+    # e[t, k] <= U_k at every optimum; the plain model keeps its original bound W
+    e_upper = rows.total_weight if side is None or side.losses is None else gains.total
+    e = b.add_vars("e", (n_leaf, K), "continuous", lb=0.0, ub=e_upper)
     q = b.add_vars("q", (m, n_leaf), "continuous", lb=0.0, ub=1.0)
     alpha = b.add_vars("alpha", (n_leaf,), "binary") if regularized else None
 
@@ -231,21 +264,36 @@ def _build(
             np.full(n_branch * nJ, float(m)),
         )
 
-    # (BB5): misclassified weight per leaf and class (weighted rows)
-    W_k = np.bincount(rows.y, weights=rows.weight, minlength=K)
+    # (BB5) / (BC): misclassified weight (lost gain) per leaf and class; the plain objective's
+    # gains are the row weights at the true class, so its rows are the original's
     err_rows = (
-        np.arange(n_leaf)[None, :] * K + rows.y[:, None]
-    ).ravel()  # (m, n_leaf) -> row t*K+y_i
+        np.arange(n_leaf)[None, :] * K + gains.klass[:, None]
+    ).ravel()  # (nnz, n_leaf) -> row t*K+k
     b.add_constraints(
         "leaf_error",
         np.concatenate([err_rows, np.arange(n_leaf * K), np.arange(n_leaf * K)]),
-        np.concatenate([q.index.ravel(), c.index.ravel(), e.index.ravel()]),
+        np.concatenate([q.index[gains.row].ravel(), c.index.ravel(), e.index.ravel()]),
         np.concatenate(
-            [np.repeat(rows.weight, n_leaf), -np.tile(W_k, n_leaf), -np.ones(n_leaf * K)]
+            [np.repeat(gains.gain, n_leaf), -np.tile(gains.total, n_leaf), -np.ones(n_leaf * K)]
         ),
         "<=",
         np.zeros(n_leaf * K),
     )
+    floor = np.flatnonzero(gains.floor)
+    if floor.size:
+        # (BF): the gain a leaf forgoes is at least its rows' forgone gain under their best
+        # prediction (only a multi-class cost has one); not needed for exactness, but the LP
+        # bound of (BC) alone falls below sum_i min_k L_ik (depth 3, 3 classes: 10x fewer nodes)
+        b.add_constraints(
+            "cost_floor",
+            np.concatenate(
+                [np.repeat(np.arange(n_leaf), K), np.tile(np.arange(n_leaf), floor.size)]
+            ),
+            np.concatenate([e.index.ravel(), q.index[floor].ravel()]),
+            np.concatenate([np.ones(n_leaf * K), -np.repeat(gains.floor[floor], n_leaf)]),
+            ">=",
+            np.zeros(n_leaf),
+        )
     if alpha is not None:
         # (R1): a leaf that receives a row is counted
         b.add_constraints(
@@ -285,9 +333,53 @@ def _build(
     if alpha is not None:
         b.add_objective(e.index.ravel(), 1.0 / rows.total_weight)
         b.add_objective(alpha.index, lam)
+        scale = 1.0 / rows.total_weight
     else:
         b.add_objective(e.index.ravel(), 1.0)
+        scale = 1.0
+    if gains.constant != 0.0:
+        # (BC)'s constant: without it the optimum (and the solver's bound) would be off by it
+        b.set_objective_offset(gains.constant * scale)
     return nonconstant, fair
+
+
+class _LeafGains(NamedTuple):
+    r"""The data of (BB5) / (BC) (module docstring, "Cost objective"): the nonzero gains
+    :math:`G_{i,k}` as (model row, class, value) triples, row-major, their class totals
+    :math:`U_k` (the big-M of ``c``), the objective's constant :math:`C` and (BF)'s floor
+    :math:`F_i` per model row."""
+
+    row: np.ndarray
+    klass: np.ndarray
+    gain: np.ndarray
+    total: np.ndarray
+    constant: float
+    floor: np.ndarray
+
+    @property
+    def integral(self) -> bool:
+        """Every lost gain is an integer at integer points (BinOCT rounds its bound up)."""
+        return bool(np.all(self.gain == np.round(self.gain)))
+
+
+def _leaf_gains(rows: RowData, losses: np.ndarray | None) -> _LeafGains:
+    r"""(BB5)'s gains (the row weights at the true class) or, under a cost objective, those of
+    :math:`G = \max_k L_{i,k} - L` (``losses`` on the model rows, model units)."""
+    K = rows.n_classes
+    if losses is None:
+        W_k = np.bincount(rows.y, weights=rows.weight, minlength=K)
+        no_floor = np.zeros(rows.n_rows)
+        return _LeafGains(np.arange(rows.n_rows), rows.y, rows.weight, W_k, 0.0, no_floor)
+    top = losses.max(axis=1)
+    G = top[:, None] - losses  # >= 0, exactly 0 at a row's costliest class
+    r, k = np.nonzero(G > 0)
+    gain = G[r, k]
+    total = np.bincount(k, weights=gain, minlength=K)
+    # (BF)'s floor: what a row forgoes at its best class, sum_k G - max_k G (0 when the row's
+    # costs take two values: every two-class cost, every reduction of odtkit.costs)
+    floor = G.sum(axis=1) - G.max(axis=1)
+    floor[floor <= 1e-12 * np.maximum(1.0, np.abs(top))] = 0.0  # rounding, not a floor
+    return _LeafGains(r, k, gain, total, float(top.sum() - gain.sum()), floor)
 
 
 # side constraints ------------------------------------------------------------------------------
@@ -644,6 +736,7 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
             null_split=self.null_split,
             regularized=self.regularized,
             features=tuple(features.tolist()),
+            carries_costs=True,  # (BC) in every variant: a completion keeps the predictions
         )
 
     def _check_side(self, side: ModelConstraints, tree: TreeMeta) -> None:
@@ -764,8 +857,9 @@ class _BinOCTBase(TreeFormulation[BinOCTMeta]):
         c = np.zeros((n_leaf, rows.n_classes))
         c[np.arange(n_leaf), leaf_labels] = 1.0
         values["c"] = c
+        gains = _leaf_gains(rows, None if meta.constraints is None else meta.constraints.losses)
         mass = np.zeros((n_leaf, rows.n_classes))
-        np.add.at(mass, (leaf_of_row, rows.y), rows.weight)
+        np.add.at(mass, (leaf_of_row[gains.row], gains.klass), gains.gain)
         values["e"] = np.where(c > 0.5, 0.0, mass)
         q = np.zeros((m, n_leaf))
         q[np.arange(m), leaf_of_row] = 1.0
@@ -798,12 +892,14 @@ class BinOCT(_BinOCTBase):
     _properties = frozenset({VALID_BOUND})
 
     def lower_bound(self, model: Model[BinOCTMeta], solution: Any) -> float:
-        """``errors / W + lam`` with ``errors`` the solver's bound on the misclassified weight.
+        r"""``errors / W + lam`` with ``errors`` the solver's bound on the misclassified weight
+        (under a cost objective: ``(lost + C) / W + lam`` with ``lost`` its bound on
+        :math:`\sum e` and ``C`` the model's offset, so ``lost + C`` bounds the cost).
 
-        Every tree of depth <= D misclassifies at least that much and has at least one leaf.
-        When every (merged) row weight is an integer, misclassified weight is an integer by
-        construction, so the bound is rounded up (``ceil(bound - 1e-6)``): a solver's bound of
-        3.999999 certifies 4 errors.
+        Every tree of depth <= D misclassifies (costs) at least that much and has at least one
+        leaf. When every gain (plain: every (merged) row weight) is an integer, ``sum e`` is an
+        integer at every integer point, so its bound is rounded up (``ceil(bound - 1e-6)``): a
+        solver's bound of 3.999999 certifies 4 errors.
         """
         model = check_built_by(model, self)
         bound = float(solution.lower_bound)
@@ -812,10 +908,11 @@ class BinOCT(_BinOCTBase):
         if bound == math.inf:
             return math.inf
         meta = model.meta
-        weight = meta.rows.weight
-        if np.all(weight == np.round(weight)):
-            bound = math.ceil(bound - BOUND_TOLERANCE)
-        return max(bound, 0.0) / meta.rows.total_weight + meta.lam
+        losses = None if meta.constraints is None else meta.constraints.losses
+        lost = bound - model.offset  # the offset is C (0 for the plain objective)
+        if _leaf_gains(meta.rows, losses).integral:
+            lost = math.ceil(lost - BOUND_TOLERANCE)
+        return (max(lost, 0.0) + model.offset) / meta.rows.total_weight + meta.lam
 
 
 class RBinOCT(_BinOCTBase):
