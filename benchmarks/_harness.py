@@ -30,6 +30,7 @@ import os
 import platform
 import queue
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +61,34 @@ def repeat(run: Callable[[], T], times: int, *, again: Callable[[T], bool]) -> l
         if not again(results[-1]):
             break
     return results
+
+
+def median_time(run: Callable[[], T], reps: int, *, long: float = 5.0) -> tuple[float, T]:
+    """The median wall time of up to ``reps`` calls of ``run`` (one over ``long`` seconds is
+    not repeated) and the last call's result."""
+    times: list[float] = []
+    outs: list[T] = []
+    for _ in range(max(1, reps)):
+        start = time.perf_counter()
+        outs.append(run())
+        times.append(time.perf_counter() - start)
+        if times[-1] > long:
+            break
+    return statistics.median(times), outs[-1]
+
+
+#: The bundled tables of the search benchmark (benchmarks/search_vs_peers.py) that the
+#: constrained and cost-sensitive searches are measured on.
+SEARCH_TABLES = (
+    "monk1",
+    "monk2",
+    "monk3",
+    "tic-tac-toe",
+    "car-evaluation",
+    "balance-scale",
+    "compas-binary",
+    "coupon-carryout",
+)
 
 
 # ------------------------------------------------------------------------------ statistics

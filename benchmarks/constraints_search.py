@@ -24,24 +24,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
-import time
 from typing import Any
 
 import _harness as harness
 import numpy as np
 
-DATASETS = [
-    "monk1",
-    "monk2",
-    "monk3",
-    "tic-tac-toe",
-    "car-evaluation",
-    "balance-scale",
-    "compas-binary",
-    "coupon-carryout",
-]
+DATASETS = list(harness.SEARCH_TABLES)
 LAMBDAS = [0.01, 0.001]
 DEPTHS = [3, 4, 5]
 SHARES = [0.01, 0.05]
@@ -54,21 +43,10 @@ def leaf_support_ok(tree: Any, d: Any, floor: float) -> bool:
     return bool(leaves.min() >= floor - 1e-9 * max(1.0, floor))
 
 
-def timed(run: Any, reps: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        out = run()
-        times.append(time.perf_counter() - t0)
-        if times[-1] > 5.0:
-            break
-    return statistics.median(times), out
-
-
 def run_dp(d: Any, lam: float, depth: int, constraints: Any, limit: float, reps: int) -> dict:
     from odtkit.core import search_tree
 
-    seconds, r = timed(
+    seconds, r = harness.median_time(
         lambda: search_tree(d, lam=lam, max_depth=depth, time_limit=limit, constraints=constraints),
         reps,
     )
@@ -102,7 +80,7 @@ def run_streed(d: Any, lam: float, depth: int, size: int, limit: float, reps: in
         model.fit(X, d.y)
         return model
 
-    seconds, model = timed(fit, reps)
+    seconds, model = harness.median_time(fit, reps)
     tree = streed_tree(model.get_tree())
     assert np.array_equal(tree.predict(d.X), np.asarray(model.predict(X))), "streed decode"
     return {

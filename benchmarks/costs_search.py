@@ -26,24 +26,13 @@ repeated). Writes benchmarks/results/costs_search.{json,md}.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from typing import Any
 
 import _harness as harness
 import numpy as np
 
-DATASETS = [
-    "monk1",
-    "monk2",
-    "monk3",
-    "tic-tac-toe",
-    "car-evaluation",
-    "balance-scale",
-    "compas-binary",
-    "coupon-carryout",
-]
+DATASETS = list(harness.SEARCH_TABLES)
 DEPTHS = [2, 3, 4]
 NAME = "costs_search"
 TOLERANCE = 1e-9
@@ -66,23 +55,12 @@ def costs_for(kind: str, d: Any) -> Any:
     return RowCosts(L)
 
 
-def timed(run: Any, reps: int) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        out = run()
-        times.append(time.perf_counter() - t0)
-        if times[-1] > 5.0:
-            break
-    return statistics.median(times), out
-
-
 def run_dp(d: Any, depth: int, cost: Any, limit: float, reps: int) -> dict:
     from odtkit import metrics
     from odtkit.core import search_tree
 
     constraints = None if cost is None else [cost]
-    seconds, r = timed(
+    seconds, r = harness.median_time(
         lambda: search_tree(d, lam=0.0, max_depth=depth, time_limit=limit, constraints=constraints),
         reps,
     )
@@ -109,7 +87,7 @@ def run_streed(d: Any, depth: int, cost: Any, limit: float, reps: int) -> dict:
         model.fit(X, losses)
         return model
 
-    seconds, model = timed(fit, reps)
+    seconds, model = harness.median_time(fit, reps)
     tree = streed_tree(model.get_tree())
     assert np.array_equal(tree.predict(d.X), np.asarray(model.predict(X))), "streed decode"
     return {
