@@ -532,3 +532,21 @@ def test_indexing_a_comparison_says_to_use_the_frame():
     comparison = compare(odtkit.datasets.load("monk1"), lam=0.01, max_depth=1, methods="dp")
     with pytest.raises(TypeError, match=r"to_frame\(\)\['agrees'\]"):
         comparison["agrees"]
+
+
+def test_a_comparison_where_nothing_ran_does_not_agree() -> None:
+    """A search that sits out and no MIP to run: nothing was certified, so the reading does not
+    claim that every tree has the certified value."""
+    from odtkit.constraints import ClassRecall
+
+    data = odtkit.datasets.load("monk1")
+    comparison = compare(
+        data,
+        lam=0.01,
+        max_depth=2,
+        methods=["dp"],
+        constraints=[ClassRecall(1, at_least=0.9)],
+    )
+    assert comparison.runs[0].sat_out
+    assert not comparison.agree
+    assert "every tree has the certified value" not in comparison.reading()

@@ -310,7 +310,9 @@ class Comparison:
     def agree(self) -> bool:
         """Every run's verified objective is its certificate's certified optimum (False when
         a run disagrees or nothing was certified)."""
-        return all(r.agrees is True for r in self.runs if not r.sat_out)
+        judged = [r for r in self.runs if not r.sat_out]
+        # nothing ran (every search sat out, every MIP left out): there is nothing to agree on
+        return bool(judged) and all(r.agrees is True for r in judged)
 
     @property
     def names(self) -> tuple[str, ...]:
