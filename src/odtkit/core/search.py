@@ -579,14 +579,10 @@ def _search_costed(
     W, W_reduced = dataset.total_weight, float(reduced.weights.sum())
     sides = resolved.side_constraints
     if W_reduced <= 1e-12 * max(1.0, abs(reduced.constant)):
-        # every row costs the same whatever it is predicted: a single leaf is optimal
+        # every row costs the same whatever it is predicted: a single leaf is optimal (it
+        # meets every constraint search_refusal lets through: budgets, forbidden features)
         tree = Tree.leaf(0)
         value = reduced.constant / W + lam
-        if sides and resolve(sides, dataset).violations(tree, dataset):
-            raise ValueError(
-                "costs: every prediction costs the same, so the search has nothing to weigh "
-                "the stated constraints against; a MIP formulation carries them"
-            )
         return Result(
             model=tree,
             objective=value,
@@ -606,16 +602,15 @@ def _search_costed(
             plain, sides, None, method=method, lam=lam / scale, max_depth=max_depth, **rest
         )
 
-    def back(value: float) -> float:
-        return value * scale + reduced.constant / W if np.isfinite(value) else value
-
+    # the affine map back to the cost objective (infinite and missing values stay so)
+    offset = reduced.constant / W
     trace = result.trace.copy()
-    for column in trace.columns[1:]:  # time first, then values in objective units
-        trace[column] = [back(v) for v in trace[column]]
+    values = list(trace.columns[1:])  # time first, then values in objective units
+    trace[values] = trace[values] * scale + offset
     result = dataclasses.replace(
         result,
-        objective=back(result.objective),
-        lower_bound=back(result.lower_bound),
+        objective=result.objective * scale + offset,
+        lower_bound=result.lower_bound * scale + offset,
         trace=trace,
     )
     if result.model is not None:
