@@ -36,6 +36,7 @@ costs (a general matrix over three classes or more) are the MIPs'.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -55,7 +56,7 @@ __all__ = [
 ]
 
 
-class Costs:
+class Costs(ABC):
     """Base of the cost objectives: a frozen value whose :meth:`losses` on a dataset is the
     ``(n_samples, n_classes)`` matrix :math:`L`."""
 
@@ -65,8 +66,9 @@ class Costs:
         """One line for messages and summaries."""
         return repr(self)
 
-    def losses(self, dataset: Dataset) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def losses(self, dataset: Dataset) -> np.ndarray:
+        """The loss of predicting each class for each row of ``dataset`` (checked against it)."""
 
 
 def _matrix(value: Any, name: str) -> np.ndarray:
