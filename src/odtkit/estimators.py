@@ -796,13 +796,12 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OptimalTreeClassifier:
         """Fit the optimal tree on ``X`` (binary, or raw when ``binarize`` allows) and ``y``."""
-        from odtkit.constraints import check_constraints
-
         self._validate_params()  # scikit-learn's check against _parameter_constraints
         lam = check_lambda(self.lam)
         depth = check_depth(self.max_depth)
-        check_constraints(self.constraints)  # a TypeError names what is not a constraint
-        self._stated_constraints()  # a bad cost_matrix is named before anything is binarized
+        # a TypeError names what is not a constraint, a ValueError a bad cost_matrix, before
+        # anything is binarized
+        self._stated_constraints()
         method: Method | str = (
             "auto" if self.method == "auto" else get_method(self.method, TREE_METHODS)
         )
