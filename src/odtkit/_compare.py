@@ -648,6 +648,10 @@ class _Plan:
             return ""
         if method.raw:
             return "the exact search over every threshold takes no side constraint"
+        if method.loop is not None:
+            from odtkit.formulations.columns import columns_refusal
+
+            return columns_refusal(self.constraints)
         if not method.is_search:
             return ""
         task = self.task
@@ -839,9 +843,12 @@ def _run_all(plan: _Plan) -> tuple[list[Run], str]:
     for method in plan.methods:
         if method.is_search:
             continue
-        formulation = method.formulation()
+        formulation = method.formulation() if method.is_formulation else None
         for backend in plan.backends:
-            solve = partial(_run_mip, plan, method, formulation, backend, start)
+            if formulation is None:
+                solve = partial(_run_loop, plan, method, backend, start)
+            else:
+                solve = partial(_run_mip, plan, method, formulation, backend, start)
             interrupted = _attempt(plan, method, backend, interrupted, runs, solve)
     return runs, start.source
 
@@ -956,6 +963,34 @@ def _run_mip(
         formulation.properties,
         plan.binarizer,
         warm_start=result.stats["warm_start"],
+    )
+
+
+def _run_loop(plan: _Plan, method: Method, backend: str, start: _Start) -> Run:
+    """One column-generation method (branch-and-price) on one backend, started from the
+    searches' tree; it sits out constraints its pricing cannot take (a ``not_run`` row)."""
+    why = plan.sat_out(method)
+    if why:
+        run = plan.unanswered(method, backend, Status.NOT_RUN, f"sat out: {why}")
+        return replace(run, sat_out=why)
+    tree = start.tree if plan.warm_start else None
+    result = method.solve(
+        plan.dataset,
+        lam=plan.lam,
+        max_depth=plan.max_depth,
+        backend=backend,
+        time_limit=plan.time_limit,
+        start=tree,
+        **plan.fair_kw,
+        **({"constraints": plan.constraints} if plan.constraints else {}),
+    )
+    return Run(
+        method.name,
+        result,
+        plan.certificate(method),
+        method.properties,
+        plan.binarizer,
+        warm_start=tree is not None,
     )
 
 

@@ -109,6 +109,12 @@ class Method:
         it can still answer per second of time limit, measured with HiGHS on real tables
         (``benchmarks/compare_real_tables.py``). A larger model is left out of
         :func:`odtkit.compare`'s default methods (:meth:`too_big`); None: never left out.
+    loop : callable or None
+        Runs a method that is neither one search nor one model: column generation with
+        branch-and-price (:func:`odtkit.branch_and_price`), which alternates a master LP
+        solved by a backend with the search as its pricing engine. It takes a Dataset and the
+        keywords of :meth:`solve` and returns a Result; like a MIP it needs a depth, runs once
+        per backend and starts from the search's tree.
     sets_up_per_second : float or None
         The nonzeros HiGHS still sets up (reads, presolves, prepares its root) per second of
         time limit: phases that poll no limit, so a larger model would overrun it whatever the
@@ -125,6 +131,7 @@ class Method:
     cost: float | None = None
     answers_per_second: float | None = None
     sets_up_per_second: float | None = None
+    loop: Callable[..., Result] | None = None
 
     def too_big(
         self, dataset: Any, max_depth: int, time_limit: float | None, *, setup: bool = False
@@ -134,6 +141,8 @@ class Method:
         more nonzeros than :attr:`answers_per_second` times the limit (``setup``: than
         :attr:`sets_up_per_second` times it, so that the solver could not even start within
         the limit). Nothing is built."""
+        if self.factory is None:
+            return ""
         rate = self.sets_up_per_second if setup else self.answers_per_second
         if self.is_search or rate is None or time_limit is None:
             return ""
@@ -170,13 +179,20 @@ class Method:
 
     @property
     def is_search(self) -> bool:
-        """Run by the native search core (else a MIP formulation)."""
-        return self.factory is None
+        """Run by the native search core (else a MIP: a formulation or a column-generation
+        loop, solved by a backend)."""
+        return self.factory is None and self.loop is None
+
+    @property
+    def is_formulation(self) -> bool:
+        """A MIP formulation built once and solved by a backend (:meth:`formulation`)."""
+        return self.factory is not None
 
     def formulation(self) -> Formulation[Dataset, TreeProblem, Any, Tree]:
         """A new formulation object of this MIP method."""
         if self.factory is None:
-            raise ValueError(f"{self.name!r} is a search method, not a MIP formulation")
+            kind = "a search method" if self.is_search else "a column-generation method"
+            raise ValueError(f"{self.name!r} is {kind}, not a MIP formulation")
         return self.factory()
 
     def search(
@@ -270,6 +286,16 @@ class Method:
         extra: dict[str, Any] = {} if fairness is None else {"fairness": fairness}
         if constraints:
             extra["constraints"] = constraints
+        if self.loop is not None:
+            return self.loop(
+                dataset,
+                lam=lam,
+                max_depth=max_depth,
+                backend=backend,
+                time_limit=time_limit,
+                start=start,
+                **extra,
+            )
         return solve_formulation(
             self.formulation(),
             dataset,
@@ -358,6 +384,13 @@ def check_fair(method: Method, fairness: Any) -> None:
         )
 
 
+def _branch_and_price(dataset: Any, **kw: Any) -> Result:
+    """:func:`odtkit.branch_and_price` (imported when first run: it imports the solvers)."""
+    from odtkit.branch_and_price import branch_and_price
+
+    return branch_and_price(dataset, **kw)
+
+
 #: What an exact MIP formulation declares: its optimum is the stated problem's, its bound is
 #: valid, and decoding never worsens the solver's objective.
 _EXACT_MIP = frozenset({EXACT, VALID_BOUND, DECODE_NOT_WORSE})
@@ -424,6 +457,15 @@ METHODS: MappingProxyType[str, Method] = MappingProxyType(
                 properties=_EXACT_MIP,
                 answers_per_second=25_000.0,
                 sets_up_per_second=40_000.0,
+            ),
+            Method(
+                "columns",
+                "branch-and-price over whole trees, priced by the native dp: PathOCT's LP bound "
+                "without listing its paths; optimum = OPT(D, lam) under the side constraints",
+                fair=True,
+                properties=frozenset({EXACT, VALID_BOUND}),
+                cost=20.0,
+                loop=_branch_and_price,
             ),
             Method(
                 "binoct",
