@@ -1,7 +1,7 @@
 r"""Branch-and-price over whole trees: the master of :class:`~odtkit.formulations.TreeColumns`
 solved by any backend, priced by the native search (:func:`odtkit.core.price`).
 
-docs/formulations-trees.md §7. The loop sits above formulations, solvers and core (none of them
+docs/formulations-trees.md §10. The loop sits above formulations, solvers and core (none of them
 knows the others): the master is a formulation building a
 :class:`~odtkit.model.Model`, a backend solves its LP and returns row duals, the formulation
 turns the duals into pricing terms (:meth:`TreeColumns.pricing`) and the search returns the

@@ -1,6 +1,6 @@
 r"""TreeColumns: the Dantzig–Wolfe master over whole trees (column generation's restricted master).
 
-docs/formulations-trees.md §7. A *column* is one tree :math:`T` of depth :math:`\le D` (a
+docs/formulations-trees.md §10. A *column* is one tree :math:`T` of depth :math:`\le D` (a
 :class:`TreeColumn`, measured once by the truth: :func:`odtkit.metrics.objective` and
 :meth:`odtkit.constraints.LinearRows.values`); the master picks a convex combination of the
 columns it is given, subject to the side rows of :mod:`odtkit.constraints`:
