@@ -236,14 +236,16 @@ def _reduced_cost(model: Model[Any], column: TreeColumn, duals: np.ndarray) -> f
 
 def _column_generation(
     state: _State, rules: tuple[PositionRule, ...], phase: str, node_bound: float
-) -> tuple[Model[Any] | None, Solution | None, float, bool]:
+) -> tuple[Model[Any] | None, Solution | None, float, str]:
     """Column generation at one node: the last master and its solution, the node's bound and
-    whether pricing converged (the master value is then the node's LP value)."""
+    how it ended: ``"converged"`` (no column prices out: the master value is the node's LP
+    value; ``"empty"`` when the node has no tree at all), ``"pruned"`` (the Lagrangian bound
+    reached the incumbent first) or ``"stopped"`` (a limit; ``state.stopped`` says which)."""
     master = TreeColumns()
     while True:
         columns = [c for c in state.columns.values() if _respects(c, rules)]
         if not columns:
-            return None, None, math.inf, True
+            return None, None, math.inf, "empty"
         model = master.build(
             state.dataset,
             max_depth=state.depth,
@@ -258,7 +260,7 @@ def _column_generation(
         solution = _solve_master(state, model)
         if solution.status != Status.OPTIMAL or solution.duals is None:
             state.stopped = solution.status if solution.status.stopped_early else Status.ERROR
-            return model, None, node_bound, False
+            return model, None, node_bound, "stopped"
         state.iterations += 1
         value = float(solution.objective)
         column, reduced_bound, exact = _price(state, master, model, solution, rules)
@@ -266,20 +268,22 @@ def _column_generation(
         if phase == "optimize":
             node_bound = max(node_bound, value + min(0.0, reduced_bound))
             state.trace.append((time.perf_counter() - state.began, state.upper, node_bound))
+            if node_bound >= state.upper - _gap_tolerance(state.upper):
+                return model, solution, node_bound, "pruned"
         entered = column is not None and column in columns  # already in: degenerate duals
         new = column is not None and not entered
         if column is not None and new and _reduced_cost(model, column, solution.duals) < -tol:
             if state.out_of_time():
                 state.stopped = Status.TIME_LIMIT
-                return model, solution, node_bound, False
+                return model, solution, node_bound, "stopped"
             continue
         if not exact:
             state.stopped = Status.TIME_LIMIT
-            return model, solution, node_bound, False
+            return model, solution, node_bound, "stopped"
         # priced out: no column has a negative reduced cost, the master value is the LP's
         if phase == "optimize":
             node_bound = max(node_bound, value)
-        return model, solution, node_bound if phase == "optimize" else value, True
+        return model, solution, node_bound if phase == "optimize" else value, "converged"
 
 
 def _values(model: Model[Any], solution: Solution) -> dict[str, np.ndarray]:
@@ -449,22 +453,20 @@ def _solve_node(state: _State, node: _Node, *, is_root: bool) -> list[_Node]:
         if seed is None:
             return []
     while True:
-        model, solution, bound, converged = _column_generation(state, rules, "optimize", node.bound)
+        model, solution, bound, ended = _column_generation(state, rules, "optimize", node.bound)
         if is_root and model is not None and solution is not None:
             state.root_master, state.root_solution = model, solution
-            if converged:
+            if ended == "converged":
                 state.root_lp = float(solution.objective)
-        if solution is None or model is None:
-            node.bound = bound
-            return []
-        if not converged:
-            node.bound = bound
-            return []
+            elif ended == "pruned":
+                state.root_lp = bound  # bound <= LP value <= optimum <= incumbent ~ bound
+        node.bound = bound
+        if ended != "converged" or solution is None or model is None:
+            return []  # empty or pruned: done; stopped: the caller keeps the node open
         if _slack(model, solution) <= INTEGRALITY_TOLERANCE:
             break
-        _, _, infeasibility, done = _column_generation(state, rules, "feasibility", 0.0)
-        if not done:
-            node.bound = bound
+        _, _, infeasibility, ended = _column_generation(state, rules, "feasibility", 0.0)
+        if ended == "stopped":
             return []
         if infeasibility > INTEGRALITY_TOLERANCE:
             return []  # no convex combination of this node's trees meets the rows

@@ -418,8 +418,9 @@ def _runs_exact(task: Task, method: Any, max_depth: int | None) -> bool:
 
 
 #: The MIPs ``method="auto"`` hands side constraints the search cannot certify to, in order:
+#: branch-and-price (``"columns"``) when its pricing takes them (``columns_refusal``), else
 #: PathOCT when its model fits the time limit (``Method.too_big``), else FlowOCT.
-AUTO_MIPS = ("pathoct", "flowoct")
+AUTO_MIPS = ("columns", "pathoct", "flowoct")
 
 
 def search_sits_out(task: Task, method: str = "dp") -> str:
@@ -433,6 +434,16 @@ def search_sits_out(task: Task, method: str = "dp") -> str:
     if task.fairness is not None:
         return "a fairness constraint together with side constraints is for the MIPs"
     return search_refusal(task.constraints, method)
+
+
+def _columns_sit_out(task: Task) -> str:
+    """Why branch-and-price cannot price ``task``'s constraints ("" when it can)."""
+    from odtkit.formulations.columns import columns_refusal
+
+    assert task.dataset is not None
+    if task.fairness is not None and task.dataset.n_classes > 2:
+        return "a fairness constraint over three or more classes"
+    return columns_refusal(task.constraints)
 
 
 def _chosen(
@@ -460,8 +471,12 @@ def _chosen(
     if not why:
         return METHODS["dp"], ""
     assert task.dataset is not None  # a task with constraints is always binarized
+    if not _columns_sit_out(task):
+        return METHODS["columns"], (
+            f"method auto: the search sat out ({why}), so branch-and-price (columns) carried them"
+        )
     limit = task.deadline.limit_left() if time_limit is None else time_limit
-    for name in AUTO_MIPS[:-1]:
+    for name in AUTO_MIPS[1:-1]:
         if max_depth is not None and not METHODS[name].too_big(task.dataset, max_depth, limit):
             break
     else:

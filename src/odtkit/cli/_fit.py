@@ -247,8 +247,8 @@ def add_parser(sub: Any) -> None:
         "--method",
         default=None,
         help="auto (the default: dp, or with a --constraint the search cannot certify a MIP "
-        "that carries it: pathoct when it fits the time limit, else flowoct) or one of:\n"
-        + describe_methods(),
+        "that carries it: columns (branch-and-price) when its pricing takes them, else pathoct "
+        "when it fits the time limit, else flowoct) or one of:\n" + describe_methods(),
     )
     fit.add_argument("--backend", default="highs", help="MIP backend: " + ", ".join(backends))
     _add_limits(fit, default=DEFAULT_TIME_LIMIT, time_help="seconds")
