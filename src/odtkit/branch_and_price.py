@@ -299,7 +299,9 @@ def _slack(model: Model[Any], solution: Solution) -> float:
 
 
 def _branch(model: Model[Any], solution: Solution) -> tuple[int, int] | None:
-    """The most fractional (position, action) marginal of the master, or None if integral."""
+    """The (position, action) to branch on, or None if the master is one tree: the shallowest
+    position with a fractional marginal, its most fractional action there (a decision near the
+    root splits the trees of the master more evenly than one near the leaves)."""
     theta = _values(model, solution)["theta"]
     marginal: dict[tuple[int, int], float] = {}
     for column, weight in zip(model.meta.columns, theta, strict=True):
@@ -307,11 +309,15 @@ def _branch(model: Model[Any], solution: Solution) -> tuple[int, int] | None:
             for position, action in column.actions.items():
                 key = (position, action)
                 marginal[key] = marginal.get(key, 0.0) + float(weight)
-    best, score = None, 0.0
+    best: tuple[int, int] | None = None
+    score = (math.inf, 0.0)
     for (position, action), value in sorted(marginal.items()):
         frac = min(value, 1.0 - value)
-        if frac > INTEGRALITY_TOLERANCE and frac > score + 1e-12:
-            best, score = (position, action), frac
+        if frac <= INTEGRALITY_TOLERANCE:
+            continue
+        level = float(position.bit_length())
+        if (level, -frac) < (score[0], -score[1] - 1e-12):
+            best, score = (position, action), (level, frac)
     return best
 
 
