@@ -263,3 +263,24 @@ def method_solve_formulation(form, data, constraints):
     from odtkit import solve_formulation
 
     return solve_formulation(form, data, max_depth=2, lam=0.01, constraints=constraints)
+
+
+def test_watch_sees_every_round_and_can_stop_the_run():
+    data = random_dataset(21, 40, 4, 2, True)
+    constraints = [ClassRecall(1, at_least=0.9)]
+    rounds = []
+
+    def watch(master, solution, bound):
+        rounds.append((len(master.meta.columns), solution.duals.copy(), bound))
+
+    full = branch_and_price(data, lam=0.01, max_depth=2, constraints=constraints, watch=watch)
+    assert len(rounds) == full.stats["iterations"]
+    assert rounds[0][2] <= full.objective + TOL  # the root's bound (a child's may exceed it)
+    assert np.all(full.trace["bound"].to_numpy() <= full.objective + TOL)  # global bounds
+    stopped = branch_and_price(
+        data, lam=0.01, max_depth=2, constraints=constraints, watch=lambda *_: True
+    )
+    assert stopped.status == "interrupted"
+    assert stopped.lower_bound <= full.objective + TOL
+    with pytest.raises(TypeError, match="watch"):
+        branch_and_price(data, lam=0.01, max_depth=2, watch=1)

@@ -37,7 +37,7 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +103,14 @@ class _State:
     master_time: float = 0.0
     trace: list[tuple[float, float, float]] = field(default_factory=list)
     stopped: Status | None = None
+    watch: Callable[[Model[Any], Solution, float], Any] | None = None
+    #: the open nodes (the heap of the loop), for the global bound the trace records
+    open_nodes: list[_Node] = field(default_factory=list)
+
+    def global_bound(self, node_bound: float) -> float:
+        """The least bound over the open nodes and the node being solved."""
+        return min([node_bound, *(n.bound for n in self.open_nodes), self.upper])
+
     root_master: Model[Any] | None = None
     root_solution: Solution | None = None
     root_lp: float = math.nan
@@ -267,7 +275,11 @@ def _column_generation(
         tol = REDUCED_COST_TOLERANCE * max(1.0, abs(value))
         if phase == "optimize":
             node_bound = max(node_bound, value + min(0.0, reduced_bound))
-            state.trace.append((time.perf_counter() - state.began, state.upper, node_bound))
+            elapsed = time.perf_counter() - state.began
+            state.trace.append((elapsed, state.upper, state.global_bound(node_bound)))
+            if state.watch is not None and state.watch(model, solution, node_bound):
+                state.stopped = Status.INTERRUPTED
+                return model, solution, node_bound, "stopped"
             if node_bound >= state.upper - _gap_tolerance(state.upper):
                 return model, solution, node_bound, "pruned"
         entered = column is not None and column in columns  # already in: degenerate duals
@@ -338,6 +350,7 @@ def branch_and_price(
     time_limit: float | None = None,
     start: Tree | None = None,
     node_limit: int | None = None,
+    watch: Callable[[Model[Any], Solution, float], Any] | None = None,
 ) -> Result:
     """The optimal tree of depth <= ``max_depth`` under side constraints by branch-and-price.
 
@@ -363,6 +376,12 @@ def branch_and_price(
         A tree to start from (a column, and the incumbent if it meets the constraints).
     node_limit : int, optional
         Branch-and-bound nodes to explore at most.
+    watch : callable, optional
+        Called after every master LP solve as ``watch(master, solution, bound)``: the master
+        (a :class:`~odtkit.model.Model`; ``master.meta.columns`` are its trees), its LP
+        solution (``solution.duals`` price the next column) and the node's bound so far. A
+        notebook can record or plot the rounds; a true return value stops the run like Ctrl-C
+        (status ``interrupted``, the incumbent and a valid bound kept).
 
     Returns
     -------
@@ -388,7 +407,9 @@ def branch_and_price(
     why = columns_refusal(resolved)
     if why:
         raise ValueError(f"constraints: branch-and-price cannot take them: {why}")
-    state = _State(dataset, resolved, lam, depth, backend, began, time_limit)
+    if watch is not None and not callable(watch):
+        raise TypeError(f"watch must be callable, got {type(watch).__name__}")
+    state = _State(dataset, resolved, lam, depth, backend, began, time_limit, watch=watch)
     obvious = "" if resolved is None else resolved.obvious_infeasibility()
     if obvious:
         return _result(state, Status.INFEASIBLE, math.inf, 0, obvious)
@@ -403,7 +424,7 @@ def branch_and_price(
             state.add(tree)
     if not state.columns:
         return _result(state, Status.INFEASIBLE, math.inf, 0, "no leaf meets the leaf support")
-    open_nodes: list[_Node] = []
+    open_nodes = state.open_nodes
     heapq.heappush(open_nodes, _Node((-math.inf, 0.0, next(state.tickets)), -math.inf, ()))
     nodes = 0
     with stop_on_interrupt() as ctrl_c:
