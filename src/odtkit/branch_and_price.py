@@ -37,6 +37,7 @@ import heapq
 import itertools
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -418,8 +419,10 @@ def branch_and_price(
     for k in range(dataset.n_classes):
         if _in_domain(Tree.leaf(k), dataset, resolved, depth):
             state.add(Tree.leaf(k))
-    if start is not None:
-        tree = start.canonical(dataset.X[dataset.weights > 0], merge=False)
+    starts = [] if start is None else [start]
+    starts.extend(_fair_optima(state))
+    for tree in starts:
+        tree = tree.canonical(dataset.X[dataset.weights > 0], merge=False)
         if _in_domain(tree, dataset, resolved, depth):
             state.add(tree)
     if not state.columns:
@@ -455,6 +458,36 @@ def branch_and_price(
     else:
         status, message = state.stopped, ""
     return _result(state, status, bound, nodes, message)
+
+
+#: Share of the time limit the fair dp may take for a first column.
+_FAIR_START_SHARE = 0.1
+
+
+def _fair_optima(state: _State) -> list[Tree]:
+    """The fair dp's optimum for each fairness constraint stated (its own rows met exactly, a
+    strong first column and often an incumbent), within a share of the time limit."""
+    from odtkit.core.search import search_tree
+
+    resolved = state.resolved
+    if resolved is None:
+        return []
+    out = []
+    for fairness in (c for c in resolved.constraints if isinstance(c, Fairness)):
+        left = state.remaining()
+        budget = None if left is None else max(left * _FAIR_START_SHARE, 1e-3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # advice on lam speaks of the fair problem alone
+            found = search_tree(
+                state.dataset,
+                lam=state.lam,
+                max_depth=state.depth,
+                fairness=fairness,
+                time_limit=budget,
+            )
+        if found.model is not None:
+            out.append(found.model)
+    return out
 
 
 def _gap_tolerance(upper: float) -> float:
