@@ -251,6 +251,41 @@ def test_price_equals_the_brute_force(
     check_against_oracle(data, answer, expected, **problem)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 3), st.sampled_from([2, 3]))
+def test_rules_two_levels_above_the_leaves_with_a_support(
+    seed: int, depth: int, n_classes: int
+) -> None:
+    # the positions whose splits are all priced at once (pair sums), with a support
+    rng = np.random.default_rng(seed)
+    data = instance(seed, depth, n_classes)
+    costs = random_costs(data, rng, plain=True)
+    floor = float(rng.choice([0.0, 1.0, 2.0, 3.0]))
+    level = depth - 2
+    rules = []
+    for _ in range(int(rng.integers(1, 3))):
+        node = int(rng.integers(2**level, 2 ** (level + 1)))
+        if rng.random() < 0.5:
+            feature = int(rng.integers(data.n_features))
+            rules.append(PositionRule(node, feature=feature, required=bool(rng.random() < 0.3)))
+        else:
+            below = int(rng.integers(2 * node, 4 * node + 4))  # a child or a grandchild
+            klass = int(rng.integers(n_classes))
+            rules.append(PositionRule(below, klass=klass, required=bool(rng.random() < 0.3)))
+    leaf_cost = float(rng.choice([0.0, 0.2]))
+    answer = price(
+        data,
+        max_depth=depth,
+        row_costs=costs,
+        leaf_cost=leaf_cost,
+        min_leaf_weight=floor,
+        rules=rules,
+    )
+    problem = dict(max_depth=depth, costs=costs, leaf_cost=leaf_cost, floor=floor, rules=rules)
+    _, expected = brute_force(data, **problem)
+    check_against_oracle(data, answer, expected, **problem)
+
+
 # -------------------------------------------------------------------------------------------
 # a minimum leaf support beside costs the reduced weights cannot measure: the search's call
 

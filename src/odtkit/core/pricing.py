@@ -267,11 +267,23 @@ class _Pricer:
         return self._solve(1, np.arange(self.w.size), self.max_depth, allowed)
 
     def _solve(self, node: int, rows: np.ndarray, depth: int, allowed: np.ndarray) -> _Sub:
+        relaxed, exact = self._relax(node, rows, depth, allowed)
+        return relaxed if exact else self._ruled(node, rows, depth, allowed, relaxed)
+
+    def _relax(
+        self, node: int, rows: np.ndarray, depth: int, allowed: np.ndarray
+    ) -> tuple[_Sub, bool]:
+        """The free optimum at ``node`` (the rules ignored) and whether it is the position's
+        exact answer: no rule at or below it, or its tree happens to meet them (often, in
+        branch-and-price). Else it still bounds the position: the rules only restrict."""
         if self.admitted > 0 and float(self.w[rows].sum()) < self.admitted:
-            return _INFEASIBLE  # every tree here has a leaf lighter than the support
-        if node in self.rules.ruled:
-            return self._ruled(node, rows, depth, allowed)
-        return self._free(rows, depth, allowed)
+            return _INFEASIBLE, True  # every tree here has a leaf lighter than the support
+        relaxed = self._free(rows, depth, allowed)
+        if node not in self.rules.ruled or relaxed.bound == math.inf:
+            return relaxed, True
+        if relaxed.stopped is not None or relaxed.tree is None:
+            return relaxed, False
+        return relaxed, self._meets_rules(relaxed.tree, node)
 
     def _free(self, rows: np.ndarray, depth: int, allowed: np.ndarray) -> _Sub:
         """The best tree of height ``depth`` on ``rows``, ignoring the rules."""
@@ -365,7 +377,8 @@ class _Pricer:
             if floor > 0:
                 ok &= (w_split >= floor) & (w_side[:, None] - w_split >= floor)
             best = np.where(ok, stump, math.inf).min(axis=1, initial=math.inf)
-            return np.minimum(_class_min(side, leaf_classes) + lc, best)
+            value: np.ndarray = np.minimum(_class_min(side, leaf_classes) + lc, best)
+            return value
 
         right = child(
             2 * node + 1, one[:, roots], pair, count1[roots], count11, weight1[roots], weight11
@@ -416,21 +429,14 @@ class _Pricer:
                 classes[required[1]] = True
         return classes
 
-    def _ruled(self, node: int, rows: np.ndarray, depth: int, allowed: np.ndarray) -> _Sub:
-        """A position with a rule at or below it: every allowed action, each child solved."""
+    def _ruled(
+        self, node: int, rows: np.ndarray, depth: int, allowed: np.ndarray, relaxed: _Sub
+    ) -> _Sub:
+        """A position with a rule at or below it (``relaxed``: its free optimum, which breaks
+        one): every allowed action, each child solved."""
         rules = self.rules
         required = rules.required.get(node)
         best, bound, stopped = _INFEASIBLE, math.inf, None
-        relaxed = _INFEASIBLE
-        if depth > 0:
-            # the rules only restrict: the free optimum bounds this position, and it is this
-            # position's optimum when it happens to meet them (often, in branch-and-price)
-            relaxed = self._free(rows, depth, allowed)
-            if relaxed.bound == math.inf:
-                return _INFEASIBLE
-            if relaxed.stopped is None and relaxed.tree is not None:
-                if self._meets_rules(relaxed.tree, node):
-                    return relaxed
         if node not in rules.needs_split:
             best = self._leaf(rows, self._classes(node))
             bound = best.value
@@ -453,32 +459,57 @@ class _Pricer:
             if values.size and values[j] < best.value:
                 tree = Tree.split(j, Tree.leaf(int(left[j])), Tree.leaf(int(right[j])))
                 best = _Sub(tree, float(values[j]), float(values[j]), None)
-            return _Sub(best.tree, best.value, min(bound, best.value), None)
+            return best
         Xr = self.X[rows]
         count = Xr.sum(axis=0)
         features &= (count > 0) & (count < rows.size)
         if depth == 2 and features.any():
             # children of height 1: every split at once; the best one is rebuilt below
             values = self._depth2(node, rows, features, allowed)
-            j = int(np.argmin(values))
+            best_split = int(np.argmin(values))
             features[:] = False
-            features[j] = math.isfinite(values[j])
-        for j in np.flatnonzero(features):
+            features[best_split] = math.isfinite(values[best_split])
+        # first every split's children relaxed (a bound, exact where the rules do not bite),
+        # then the splits in the order of their bounds, until a bound reaches the incumbent
+        candidates = []
+        for j in np.flatnonzero(features).tolist():
             if time.perf_counter() >= self.deadline:
                 # what was not tried is bounded by any tree's least value here
                 bound = min(bound, float(self.low[rows].sum()) + self.leaf_cost)
                 stopped = Status.TIME_LIMIT
                 break
             goes_right = Xr[:, j]
-            left_sub = self._solve(left_node, rows[~goes_right], depth - 1, allowed)
+            sides = (rows[~goes_right], rows[goes_right])
+            left_sub, left_exact = self._relax(left_node, sides[0], depth - 1, allowed)
             if left_sub.bound == math.inf:
                 continue  # no tree on the left: no tree with this split
-            right_sub = self._solve(right_node, rows[goes_right], depth - 1, allowed)
+            right_sub, right_exact = self._relax(right_node, sides[1], depth - 1, allowed)
+            if right_sub.bound == math.inf:
+                continue
+            lower = left_sub.bound + right_sub.bound
+            if left_exact and right_exact:
+                stopped = stopped or left_sub.stopped or right_sub.stopped
+                bound = min(bound, lower)
+                best = _better(best, j, left_sub, right_sub)
+            else:
+                candidates.append((lower, j, sides, left_sub, left_exact, right_sub, right_exact))
+        candidates.sort(key=lambda c: (c[0], c[1]))
+        for lower, j, sides, left_sub, left_exact, right_sub, right_exact in candidates:
+            if lower >= best.value - _CLOSE * max(1.0, abs(best.value)):
+                break  # in bound order: no split left can beat the incumbent
+            if stopped is not None or time.perf_counter() >= self.deadline:
+                bound = min(bound, lower)  # the least bound of what is left
+                stopped = stopped or Status.TIME_LIMIT
+                break
+            if not left_exact:
+                left_sub = self._ruled(left_node, sides[0], depth - 1, allowed, left_sub)
+                if left_sub.bound == math.inf:
+                    continue
+            if not right_exact:
+                right_sub = self._ruled(right_node, sides[1], depth - 1, allowed, right_sub)
             bound = min(bound, left_sub.bound + right_sub.bound)
             stopped = stopped or left_sub.stopped or right_sub.stopped
-            value = left_sub.value + right_sub.value
-            if left_sub.tree is not None and right_sub.tree is not None and value < best.value:
-                best = _Sub(Tree.split(int(j), left_sub.tree, right_sub.tree), value, value, None)
+            best = _better(best, j, left_sub, right_sub)
         if stopped is None:
             return best
         return _Sub(best.tree, best.value, min(best.value, max(bound, relaxed.bound)), stopped)
@@ -502,8 +533,8 @@ class _Pricer:
                 return False
         for kind, table in (("split", rules.forbidden_splits), ("leaf", rules.forbidden_leaves)):
             for position, values in table.items():
-                action = actions.get(position)
-                if action is not None and action[0] == kind and action[1] in values:
+                done = actions.get(position)
+                if done is not None and done[0] == kind and done[1] in values:
                     return False
         return True
 
@@ -574,13 +605,21 @@ class _Pricer:
         return _Sub(tree, value, min(value, result.lower_bound * total), result.status)
 
 
+def _better(best: _Sub, feature: int, left: _Sub, right: _Sub) -> _Sub:
+    """The better of ``best`` and the split on ``feature`` over ``left`` and ``right``."""
+    value = left.value + right.value
+    if left.tree is None or right.tree is None or not value < best.value:
+        return best
+    return _Sub(Tree.split(feature, left.tree, right.tree), value, value, None)
+
+
 def _class_min(costs: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """The least of ``costs`` (classes on the first axis) over the ``classes`` allowed
     (``inf`` when none is)."""
     allowed = np.flatnonzero(classes)
     if allowed.size == 0:
         return np.full(costs.shape[1:], math.inf)
-    out = costs[allowed[0]].copy()
+    out: np.ndarray = costs[allowed[0]].copy()
     for k in allowed[1:]:
         np.minimum(out, costs[k], out=out)
     return out
