@@ -57,6 +57,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -69,7 +70,7 @@ from odtkit._limits import default_memory_limit_mb
 from odtkit._validation import check_depth, check_lambda, check_positive_number
 from odtkit.constraints import CONSTRAINT_TOLERANCE, MinLeafSupport, effective_splits, resolve
 from odtkit.core._problem import decode_tree, native_status, problem_from_arrays
-from odtkit.core.search import search_refusal, search_tree
+from odtkit.core.search import TrivialAnswerWarning, search_refusal, search_tree
 from odtkit.costs import RowCosts, reduction
 from odtkit.datasets import Dataset
 from odtkit.results import Status
@@ -257,7 +258,9 @@ class _Pricer:
             return 1.0
         ratio = self.w_reduced / self.w
         c = float(ratio.max(initial=0.0))
-        if c > 0 and np.allclose(ratio, c, rtol=1e-12, atol=0.0):
+        if c == 0:
+            return 1.0  # every row indifferent: no dp call is made (a leaf is optimal)
+        if np.allclose(ratio, c, rtol=1e-12, atol=0.0):
             return c
         return None
 
@@ -588,13 +591,16 @@ class _Pricer:
             weights,
         )
         self.dp_calls += 1
-        result = search_tree(
-            sub,
-            lam=self.leaf_cost / float(weights.sum()),
-            max_depth=depth,
-            time_limit=left if math.isfinite(left) else None,
-            constraints=[RowCosts(self.C[rows]), MinLeafSupport(weight=self.min_leaf)],
-        )
+        with warnings.catch_warnings():
+            # a single leaf may well be optimal on a sub-table: no advice on lam is due
+            warnings.simplefilter("ignore", TrivialAnswerWarning)
+            result = search_tree(
+                sub,
+                lam=self.leaf_cost / float(weights.sum()),
+                max_depth=depth,
+                time_limit=left if math.isfinite(left) else None,
+                constraints=[RowCosts(self.C[rows]), MinLeafSupport(weight=self.min_leaf)],
+            )
         total = float(weights.sum())
         if result.model is None:
             return _Sub(None, math.inf, result.lower_bound * total, result.status)
