@@ -423,3 +423,14 @@ def test_a_time_limit_returns_a_valid_bound() -> None:
         assert stopped.value >= exact.value - 1e-9
         assert stopped.lower_bound <= stopped.value
         assert value_of(stopped.tree, data, costs, 0.5, ()) == pytest.approx(stopped.value)
+
+
+def test_a_required_leaf_class_beyond_the_feature_count() -> None:
+    # (a required leaf's class once indexed the feature mask: class 2 of a 2-feature table)
+    data = random_dataset(5, n_samples=24, n_features=2, n_classes=3)
+    costs = random_costs(data, np.random.default_rng(5), plain=False)
+    rules = [PositionRule(2, klass=2)]
+    answer = price(data, max_depth=2, row_costs=costs, rules=rules)
+    problem = dict(max_depth=2, costs=costs, rules=rules)
+    _, expected = brute_force(data, **problem)
+    check_against_oracle(data, answer, expected, **problem)

@@ -416,9 +416,9 @@ class _Pricer:
         features[list(rules.forbidden_splits.get(node, ()))] = False
         required = rules.required.get(node)
         if required is not None:
-            only = required[1]
             features[:] = False
-            features[only] = required[0] == "split" and allowed[only]
+            if required[0] == "split":  # (a required leaf leaves no split)
+                features[required[1]] = allowed[required[1]]
         return leaf, features, self._classes(2 * node), self._classes(2 * node + 1)
 
     def _classes(self, node: int) -> np.ndarray:
