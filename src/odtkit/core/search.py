@@ -239,9 +239,11 @@ def search_tree(
         :class:`~odtkit.constraints.MinLeafSupport` (``method="dp"``, every strategy: every
         leaf receives at least that much training weight, so a split is admitted only when
         both sides do), :class:`~odtkit.constraints.ForbidFeatures` (the features are left out
-        of the search) and one :class:`odtkit.Fairness` alone (as ``fairness=``). Anything else
-        raises ValueError naming the constraint (:func:`search_refusal`; a MIP formulation
-        carries it). When no tree can meet them the result has status ``infeasible``, no model
+        of the search) and one :class:`odtkit.Fairness` alone (as ``fairness=``). A cost
+        objective of :mod:`odtkit.costs` stated in the same list is taken when it is a weighted
+        misclassification, also beside a minimum leaf support (measured in the dataset's own
+        weights). Anything else raises ValueError naming the constraint
+        (:func:`search_refusal`; a MIP formulation carries it). When no tree can meet them the result has status ``infeasible``, no model
         and ``message`` naming the constraint. Every returned tree is re-checked with
         :meth:`~odtkit.constraints.ResolvedConstraints.violations`.
     node_limit, bounds, policy, upper_bound, strategy, progress : deprecated
