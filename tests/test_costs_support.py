@@ -127,13 +127,13 @@ def test_dives_and_polishing_keep_the_support_in_the_original_weights() -> None:
     gains = []
     for seed in range(4):
         data = random_dataset(seed, 150, 9, weighted=True)
-        constraints = [CostMatrix([[0, 1], [3, 0]]), MinLeafSupport(share=0.04)]
-        optimum = search_tree(data, lam=0.002, max_depth=None, constraints=constraints)
+        constraints = [CostMatrix([[0, 1], [3, 0]]), MinLeafSupport(share=0.02)]
+        optimum = search_tree(data, lam=0.001, max_depth=None, constraints=constraints)
         assert optimum.status == "optimal"
-        for node_limit in (100, 2000):
+        for node_limit in (400, 2000):
             result = search_tree(
                 data,
-                lam=0.002,
+                lam=0.001,
                 max_depth=None,
                 constraints=constraints,
                 options=SearchOptions(strategy="anytime", node_limit=node_limit),
@@ -290,3 +290,32 @@ def test_weight_zero_rows_carry_no_support() -> None:
             lam=0.0,
             depth=2,
         )
+
+
+def test_the_depth_two_solver_reads_the_support_weights() -> None:
+    """With separate support weights the depth-two solver counts them per feature pair: the
+    optimum with it equals the generic recursion's (``depth2`` off) and the queue's (which
+    never runs it), on data wide enough for its pair counts to matter."""
+    binding = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        data = random_dataset(seed, 200, 10, n_classes=2 + seed % 2, weighted=True)
+        cost = a_cost(data, rng, 2)
+        constraints = [cost, MinLeafSupport(share=float(rng.choice([0.1, 0.2])))]
+        for depth in (2, 3):
+            runs = [
+                search_tree(
+                    data, lam=0.002, max_depth=depth, constraints=constraints, options=options
+                )
+                for options in (
+                    SearchOptions(),
+                    SearchOptions(bounds={"depth2": False}),
+                    SearchOptions(strategy="queue"),
+                )
+            ]
+            assert runs[0].stats["depth2_calls"] > 0
+            values = [r.objective for r in runs]
+            assert values == pytest.approx([values[0]] * 3, abs=TOL)
+            free = search_tree(data, lam=0.002, max_depth=depth, constraints=[cost])
+            binding += values[0] > free.objective + TOL
+    assert binding >= 4  # the support changes the optimum in most of these

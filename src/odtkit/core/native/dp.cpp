@@ -153,13 +153,6 @@ inline bool depth2_fits(const Problem& p, const SearchConfig& c) {
 // The depth-two solver, or null when its tables cannot be allocated: it is an accelerator
 // (the generic recursion solves the same sub-problems exactly), so the machine running short
 // of memory switches it off instead of failing the search.
-// Whether a minimum leaf support is measured in separate support weights (Problem): the
-// depth-two solver's pair counts hold class weights only, so it cannot check such a support;
-// the generic recursion (exact) solves depth-two sub-problems instead.
-inline bool support_apart(const Problem& p, const SearchConfig& c) {
-  return p.separate_support() && c.min_leaf_weight > 0.0;
-}
-
 inline std::unique_ptr<Depth2Solver> depth2_or_null(const Problem& p) {
   try {
     return std::make_unique<Depth2Solver>(p);
@@ -183,7 +176,7 @@ class DPSolver {
         // the swap argument moves rows between leaves, which can make one too light for the
         // minimum leaf support: off under one
         use_similar_(c.bound_on("similar_support") && !(c.min_leaf_weight > 0.0)),
-        use_depth2_(c.bound_on("depth2") && depth2_fits(p, c) && !support_apart(p, c)),
+        use_depth2_(c.bound_on("depth2") && depth2_fits(p, c)),
         initial_(p, c),
         memo_(p.n_words()),
         tmp_cw_(static_cast<std::size_t>(K_)),
