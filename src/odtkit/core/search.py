@@ -244,7 +244,8 @@ def search_tree(
         misclassification, also beside a minimum leaf support (measured in the dataset's own
         weights). Anything else raises ValueError naming the constraint
         (:func:`search_refusal`; a MIP formulation carries it). When no tree can meet them the
-        result has status ``infeasible``, no model and ``message`` naming the constraint. Every returned tree is re-checked with
+        result has status ``infeasible``, no model and ``message`` naming the constraint.
+        Every returned tree is re-checked with
         :meth:`~odtkit.constraints.ResolvedConstraints.violations`.
     node_limit, bounds, policy, upper_bound, strategy, progress : deprecated
         The old spelling of the ``options`` fields of the same names: the same search, with a
