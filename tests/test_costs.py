@@ -188,8 +188,10 @@ def test_rows_that_cost_the_same_whatever_is_predicted_give_a_leaf() -> None:
 def test_the_search_names_what_it_cannot_take_beside_costs() -> None:
     data = random_dataset(4, 12, 3)
     cost = BalancedError()
-    why = search_refusal(resolve([cost, MinLeafSupport(share=0.2)], data))
-    assert why.startswith("min-leaf-share=0.2: the search takes it with no cost objective")
+    # a minimum leaf support is taken (tests/test_costs_support.py), beside a budget it is not
+    assert search_refusal(resolve([cost, MinLeafSupport(share=0.2)], data)) == ""
+    why = search_refusal(resolve([cost, MinLeafSupport(share=0.2), MaxLeaves(3)], data))
+    assert why.startswith("min-leaf-share=0.2 beside max-leaves=3 (min_leaf_support)")
     fair = Fairness("sp", protected=np.arange(12) % 2, delta=0.1, positive_class=1)
     assert "no cost objective" in search_refusal(resolve([cost, fair], data))
 

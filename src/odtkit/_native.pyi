@@ -60,9 +60,13 @@ class Problem:
         n_classes: int,
         *,
         popcount: str = "auto",
+        support: Annotated[
+            NDArray[numpy.float64], dict(shape=(None,), order="C", device="cpu", writable=False)
+        ]
+        | None = None,
     ) -> None:
         """
-        X: C-contiguous bool (n, p); y: int32 (n,) codes in [0, n_classes); weights: float64 (n,) nonnegative. popcount: 'auto' (hardware popcount when the CPU has it) or 'portable' (the baseline build's software popcount; for benchmarks and tests).
+        X: C-contiguous bool (n, p); y: int32 (n,) codes in [0, n_classes); weights: float64 (n,) nonnegative. popcount: 'auto' (hardware popcount when the CPU has it) or 'portable' (the baseline build's software popcount; for benchmarks and tests). support: None (a leaf's support is its weight) or float64 (n,) nonnegative support weights with a positive sum, in which the dp searches measure a minimum leaf support (SearchConfig.min_leaf_weight is then a share of their total).
         """
 
     @property
@@ -81,6 +85,10 @@ class Problem:
     def n_words(self) -> int: ...
     @property
     def total_weight(self) -> float: ...
+    @property
+    def separate_support(self) -> bool: ...
+    @property
+    def total_support(self) -> float: ...
     @property
     def point_minority_total(self) -> float: ...
     @property

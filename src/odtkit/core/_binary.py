@@ -119,15 +119,22 @@ def search_dataset(
     fairness: Fairness | None = None,
     progress: bool | None = None,
     min_leaf_weight: float = 0.0,
+    support_weights: np.ndarray | None = None,
 ) -> Result:
     """:func:`odtkit.core.search_tree` on a :class:`~odtkit.datasets.Dataset` (its parameters,
     returns and errors; the raw-table arguments are not taken here).
 
     ``min_leaf_weight``: the minimum leaf support as a share of the total weight (tolerance
     already subtracted, in [0, 1]), for ``method="dp"`` without ``fairness`` only; 0: none.
-    :func:`odtkit.core.search_tree` resolves it from ``constraints``."""
+    :func:`odtkit.core.search_tree` resolves it from ``constraints``.
+
+    ``support_weights``: per-row weights (finite, >= 0, positive sum) in which a leaf's support
+    is measured when they differ from the objective's ``dataset.weights`` (a cost objective
+    searched on its reduced rows); ``min_leaf_weight`` is then a share of their total. None:
+    the dataset's own weights."""
     began = time.perf_counter()
     dataset = check_dataset(dataset)
+    support = _check_support_weights(support_weights, dataset)
     lam = check_lambda(lam)
     max_depth = check_depth(max_depth, n_features=dataset.n_features)
     if not isinstance(method, str) or method not in SEARCH_ALGORITHMS:
@@ -144,6 +151,8 @@ def search_dataset(
     if min_leaf_weight and (method != "dp" or fairness is not None):
         # search_tree refuses these combinations first (search_refusal); a guard for callers
         raise ValueError("a minimum leaf support is taken by method='dp' without fairness only")
+    if not min_leaf_weight:
+        support = None  # only a minimum leaf support reads them
     if fairness is not None:
         return _search_fair(
             dataset,
@@ -184,12 +193,40 @@ def search_dataset(
     with Progress(f"search ({method}, {strategy})", progress) as bar:
         report = bar.update if bar.active else None
         raw = _native_answer(
-            dataset, lam, lambda problem: native(problem, charge_elapsed(config, began), report)
+            dataset,
+            lam,
+            lambda problem: native(problem, charge_elapsed(config, began), report),
+            support=support,
         )
     result = verified_result(raw, dataset, lam=lam, max_depth=max_depth, method=method, start=began)
     # (a minimum leaf support, like fairness, may itself be what makes a single leaf optimal)
     _warn_if_trivial(result, dataset, lam, max_depth, constrained=min_leaf_weight > 0)
     return result
+
+
+def _check_support_weights(support: Any, dataset: Dataset) -> np.ndarray | None:
+    """``support`` as the native Problem takes it (float64, one finite weight >= 0 per row,
+    positive finite sum), or None when there are none or they are the dataset's own weights
+    (the common case: no separate vector, the search unchanged)."""
+    if support is None:
+        return None
+    values = np.asarray(support)
+    if values.dtype == bool or not np.issubdtype(values.dtype, np.number):
+        raise TypeError(f"support_weights must be numbers, got dtype {values.dtype}")
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if values.shape != (dataset.n_samples,):
+        raise ValueError(
+            f"support_weights must hold one weight per row ({dataset.n_samples}), got shape "
+            f"{values.shape}"
+        )
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise ValueError("support_weights must be finite and >= 0")
+    total = float(values.sum())
+    if not (0 < total < math.inf):
+        raise ValueError(f"support_weights must have a positive, finite sum, got {total!r}")
+    if np.array_equal(values, dataset.weights):
+        return None
+    return values
 
 
 def _search_fair(
@@ -264,10 +301,14 @@ def charge_elapsed(config: Any, start: float) -> Any:
 
 
 def _native_answer(
-    dataset: Dataset, lam: float, run: Callable[[Any], _native.SearchOutput]
+    dataset: Dataset,
+    lam: float,
+    run: Callable[[Any], _native.SearchOutput],
+    support: np.ndarray | None = None,
 ) -> _native.SearchOutput:
     """``run(problem)`` on the problem over the features some row tells apart, its tree mapped
-    back to the dataset's features (under :func:`_guarded_answer`).
+    back to the dataset's features (under :func:`_guarded_answer`); ``support``: the Problem's
+    separate support weights (checked by :func:`_check_support_weights`), None: none.
     """
 
     def search(prepared: tuple[Any, np.ndarray]) -> _native.SearchOutput:
@@ -279,7 +320,7 @@ def _native_answer(
         )
 
     return guarded_answer(
-        lambda: build_search_problem(dataset),
+        lambda: build_search_problem(dataset, support=support),
         search,
         dataset.y,
         dataset.weights,

@@ -44,18 +44,24 @@ def build_problem(dataset: Dataset, popcount: str = "auto") -> Any:
     )
 
 
-def build_search_problem(dataset: Dataset) -> tuple[Any, np.ndarray]:
+def build_search_problem(
+    dataset: Dataset, *, support: np.ndarray | None = None
+) -> tuple[Any, np.ndarray]:
     """The native Problem over the features a tree search must consider, and their indices.
 
     Constant columns and duplicates or complements of an earlier column are left out
     (:func:`~odtkit.datasets.distinct_features`): no optimum or bound changes, and the
     searches' split loops and the depth-two solver's feature-pair tables shrink. Trees come
     back in the problem's numbering; :func:`restore_features` maps them to the dataset's.
+    ``support``: separate per-row support weights (see :func:`problem_from_arrays`).
     """
     dataset = check_dataset(dataset)
     kept = distinct_features(dataset.X)
     X = dataset.X if kept.size == dataset.n_features else dataset.X[:, kept]
-    return problem_from_arrays(X, dataset.y, dataset.weights, int(dataset.n_classes)), kept
+    problem = problem_from_arrays(
+        X, dataset.y, dataset.weights, int(dataset.n_classes), support=support
+    )
+    return problem, kept
 
 
 def restore_features(code: list[int], kept: np.ndarray) -> list[int]:
@@ -64,9 +70,20 @@ def restore_features(code: list[int], kept: np.ndarray) -> list[int]:
 
 
 def problem_from_arrays(
-    X: Any, y: Any, weights: Any, n_classes: int, popcount: str = "auto"
+    X: Any,
+    y: Any,
+    weights: Any,
+    n_classes: int,
+    popcount: str = "auto",
+    *,
+    support: Any = None,
 ) -> Any:
-    """``_native.Problem`` from a bool matrix (rows = samples), class codes and weights."""
+    """``_native.Problem`` from a bool matrix (rows = samples), class codes and weights.
+
+    ``support``: per-row weights in which the dp measures a leaf's support (its minimum leaf
+    support, ``SearchConfig.min_leaf_weight``, is then a share of their total), when they are
+    not ``weights``; None: ``weights`` themselves (no separate vector).
+    """
     X = np.ascontiguousarray(X, dtype=bool)
     y = np.ascontiguousarray(y, dtype=np.int32)
     w = np.ascontiguousarray(weights, dtype=np.float64)
@@ -78,7 +95,13 @@ def problem_from_arrays(
     # total weight), so an exact power-of-two scale changes no answer and keeps their
     # tolerances, which grow with the total weight, away from underflow and overflow
     w = scale_weights(w)
-    return _native.Problem(X, y, w, n_classes, popcount=popcount)
+    if support is None:
+        return _native.Problem(X, y, w, n_classes, popcount=popcount)
+    s = np.ascontiguousarray(support, dtype=np.float64)
+    if s.shape != w.shape or not np.all(np.isfinite(s)) or np.any(s < 0) or not s.sum() > 0:
+        raise ValueError("support weights must be finite, >= 0, one per row, with a positive sum")
+    # a share of their own total, so scaled on their own
+    return _native.Problem(X, y, w, n_classes, popcount=popcount, support=scale_weights(s))
 
 
 def native_status(status: _native.SearchStatus) -> Status:

@@ -239,10 +239,13 @@ def search_tree(
         :class:`~odtkit.constraints.MinLeafSupport` (``method="dp"``, every strategy: every
         leaf receives at least that much training weight, so a split is admitted only when
         both sides do), :class:`~odtkit.constraints.ForbidFeatures` (the features are left out
-        of the search) and one :class:`odtkit.Fairness` alone (as ``fairness=``). Anything else
-        raises ValueError naming the constraint (:func:`search_refusal`; a MIP formulation
-        carries it). When no tree can meet them the result has status ``infeasible``, no model
-        and ``message`` naming the constraint. Every returned tree is re-checked with
+        of the search) and one :class:`odtkit.Fairness` alone (as ``fairness=``). A cost
+        objective of :mod:`odtkit.costs` stated in the same list is taken when it is a weighted
+        misclassification, also beside a minimum leaf support (measured in the dataset's own
+        weights). Anything else raises ValueError naming the constraint
+        (:func:`search_refusal`; a MIP formulation carries it). When no tree can meet them the
+        result has status ``infeasible``, no model and ``message`` naming the constraint.
+        Every returned tree is re-checked with
         :meth:`~odtkit.constraints.ResolvedConstraints.violations`.
     node_limit, bounds, policy, upper_bound, strategy, progress : deprecated
         The old spelling of the ``options`` fields of the same names: the same search, with a
@@ -402,8 +405,14 @@ def search_refusal(resolved: ResolvedConstraints, method: str = "dp") -> str:
     (:class:`~odtkit.constraints.MaxLeaves`, :class:`~odtkit.constraints.FeatureBudget` with
     ``per="split"``: the budgeted dp of :mod:`odtkit.core.budget`, ``method="dp"``, one
     resource as :func:`~odtkit.core.budget.budget_of` combines them) and exactly one
-    :class:`odtkit.Fairness` with nothing else (``method="dp"``). The answer is one line naming
-    the first constraint the search cannot take; every MIP formulation carries it.
+    :class:`odtkit.Fairness` with nothing else (``method="dp"``). A cost objective
+    (:mod:`odtkit.costs`) is taken when it is a weighted misclassification
+    (:func:`odtkit.costs.reduction`), beside forbidden features, split budgets or a minimum leaf
+    support (measured natively in the dataset's own weights while the objective reads the
+    reduced rows' weights), but not beside a fairness constraint, nor beside a minimum leaf
+    support and a split budget together (the budgeted dp measures a leaf's support in the
+    objective's weights). The answer is one line naming the first constraint the search cannot
+    take; every MIP formulation carries it.
     """
     constraints = resolved.side_constraints
     fair = [c for c in constraints if isinstance(c, Fairness)]
@@ -418,10 +427,24 @@ def search_refusal(resolved: ResolvedConstraints, method: str = "dp") -> str:
                 f"{what}: the search takes costs that are a weighted misclassification, but "
                 f"{reduced}; {mip}"
             )
-        weighted = [c for c in constraints if isinstance(c, (MinLeafSupport, Fairness))]
-        if weighted:
+        # a minimum leaf support is measured in the dataset's own weights beside the reduced
+        # rows' (the native support weights); a fairness constraint is not
+        fair_beside = [c for c in constraints if isinstance(c, Fairness)]
+        if fair_beside:
             return (
-                f"{_describe(weighted[0])}: the search takes it with no cost objective (here "
+                f"{_describe(fair_beside[0])}: the search takes it with no cost objective (here "
+                f"{cost.describe()}); {mip}"
+            )
+        support = [c for c in constraints if isinstance(c, MinLeafSupport)]
+        budgets = [
+            c
+            for c in constraints
+            if isinstance(c, MaxLeaves) or (isinstance(c, FeatureBudget) and c.per == "split")
+        ]
+        if support and budgets:
+            return (
+                f"{_describe(support[0])} beside {_describe(budgets[0])} (min_leaf_support): the "
+                f"budgeted search takes a minimum leaf support with no cost objective (here "
                 f"{cost.describe()}); {mip}"
             )
     for c in constraints:
@@ -479,11 +502,17 @@ def _search_constrained(
     method: str,
     lam: float,
     max_depth: int | None,
+    support: np.ndarray | None = None,
     **rest: Any,
 ) -> Result:
     """``search_tree(..., constraints=...)`` on a Dataset: refuse what the search cannot
     certify, leave forbidden features out, pass the minimum leaf support natively (or one
-    fairness to the fair DP), and re-check the returned tree against every constraint."""
+    fairness to the fair DP), and re-check the returned tree against every constraint.
+
+    ``support``: the rows' weights a leaf's support is measured in when they are not the
+    objective's (``dataset.weights``), as :func:`_search_costed` passes the original weights
+    beside the reduced rows; a minimum leaf support stated by ``weight=`` is then in their
+    units (``share=`` would read the reduced total: the caller states it by weight)."""
     began = time.perf_counter()
     if fairness is not None:
         if isinstance(constraints, ResolvedConstraints):
@@ -503,21 +532,15 @@ def _search_constrained(
     floor = resolved.min_leaf_weight
     # the search admits exactly the leaves ResolvedConstraints.violations accepts
     admitted = floor - CONSTRAINT_TOLERANCE * max(1.0, floor) if floor > 0 else 0.0
-    total = dataset.total_weight
+    total = dataset.total_weight if support is None else float(support.sum())
     if admitted > total:
-        return Result(
-            model=None,
-            objective=float("nan"),
-            lower_bound=float("inf"),
-            status=Status.INFEASIBLE,
-            time=time.perf_counter() - began,
-            method=method,
-            message=(
-                f"min_leaf_support: {floor:g} exceeds the total weight {total:g}, so no leaf "
-                "can meet it"
-            ),
-        )
+        return _no_leaf_meets(floor, total, method, began)
+    # the tree is re-checked where the leaves' support is measured (the caller re-checks it
+    # against the stated problem)
+    checked = dataset if support is None else dataclasses.replace(dataset, sample_weight=support)
     if any(isinstance(c, (MaxLeaves, FeatureBudget)) for c in resolved.constraints):
+        # search_refusal refuses a budget beside a support measured in other weights
+        assert support is None or floor <= 0
         budget = budget_of(resolved, max_depth=max_depth)
         assert not isinstance(budget, str)  # search_refusal accepted it
         costs, bound = budget
@@ -550,12 +573,29 @@ def _search_constrained(
         max_depth=max_depth,
         fairness=fair[0] if fair else None,
         min_leaf_weight=min(1.0, max(0.0, admitted / total)),
+        support_weights=support if floor > 0 else None,
         **rest,
     )
     tree = result.model
     if keep.size < dataset.n_features:
         tree = decode_tree(restore_features(encode_tree(tree), keep))
-    return _rechecked(dataclasses.replace(result, model=tree), resolved, dataset, began)
+    return _rechecked(dataclasses.replace(result, model=tree), resolved, checked, began)
+
+
+def _no_leaf_meets(floor: float, total: float, method: str, began: float) -> Result:
+    """The answer when a minimum leaf support ``floor`` exceeds the ``total`` weight."""
+    return Result(
+        model=None,
+        objective=float("nan"),
+        lower_bound=float("inf"),
+        status=Status.INFEASIBLE,
+        time=time.perf_counter() - began,
+        method=method,
+        message=(
+            f"min_leaf_support: {floor:g} exceeds the total weight {total:g}, so no leaf can "
+            "meet it"
+        ),
+    )
 
 
 def _search_costed(
@@ -571,16 +611,27 @@ def _search_costed(
     which :func:`search_refusal` has accepted): the search runs on relabelled, reweighted rows
     with ``lam`` rescaled to their total weight, and its objective and bound map back by the
     same affine map, ``R = (W' R' + constant) / W``; the tree is re-measured by
-    :func:`odtkit.metrics.objective` with the costs."""
+    :func:`odtkit.metrics.objective` with the costs.
+
+    A minimum leaf support stays in the dataset's own weights: the search measures a leaf's
+    support in them (its support weights) while its objective reads the reduced rows', so the
+    reweighting changes no leaf's admissibility."""
     began = time.perf_counter()
     assert resolved.losses is not None  # the caller routes a stated cost here
     reduced = reduction(resolved.losses)
     assert not isinstance(reduced, str)  # search_refusal accepted it
     W, W_reduced = dataset.total_weight, float(reduced.weights.sum())
-    sides = resolved.side_constraints
+    sides = [c for c in resolved.side_constraints if not isinstance(c, MinLeafSupport)]
+    floor = resolved.min_leaf_weight
+    if floor > 0:
+        # stated by weight in the original units (a share would read the reduced total)
+        sides.append(MinLeafSupport(weight=floor))
+        if floor - CONSTRAINT_TOLERANCE * max(1.0, floor) > W:
+            return _no_leaf_meets(floor, W, method, began)
     if W_reduced <= 1e-12 * max(1.0, abs(reduced.constant)):
         # every row costs the same whatever it is predicted: a single leaf is optimal (it
-        # meets every constraint search_refusal lets through: budgets, forbidden features)
+        # meets every constraint search_refusal lets through: budgets, forbidden features,
+        # a minimum leaf support the total weight reaches)
         tree = Tree.leaf(0)
         value = reduced.constant / W + lam
         return Result(
@@ -599,7 +650,14 @@ def _search_costed(
         # its advice on lam would speak of the rescaled lam, which the caller never gave
         warnings.simplefilter("ignore", TrivialAnswerWarning)
         result = _search_constrained(
-            plain, sides, None, method=method, lam=lam / scale, max_depth=max_depth, **rest
+            plain,
+            sides,
+            None,
+            method=method,
+            lam=lam / scale,
+            max_depth=max_depth,
+            support=dataset.weights if floor > 0 else None,
+            **rest,
         )
 
     # the affine map back to the cost objective (infinite and missing values stay so)

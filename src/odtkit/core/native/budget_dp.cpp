@@ -137,7 +137,7 @@ class BudgetSolver {
       node.R = kAll;
       node.U = kInf;
     } else {
-      const LeafBound lb = bound_(cw.data(), P_.minority(s), d);
+      const LeafBound lb = bound_(cw.data(), P_.minority(s), d, P_.support(s, cw.data()));
       const Entry leaf{0, lb.leaf, -(majority_class(cw.data(), K_) + 1), false, -1, -1};
       if (lb.terminal) {
         // the leaf is optimal: it beats every tree with a split and uses no resource
@@ -543,7 +543,7 @@ class BudgetSolver {
   // cw): the leaf/lookahead bound, raised by a memoised front that covers avail (its best
   // entry within avail, or its U when it has none).
   double side_bound(const std::uint64_t* s, const double* cw, int d, long long avail) {
-    const double lb = bound_(cw, P_.minority(s), d).lb;
+    const double lb = bound_(cw, P_.minority(s), d, P_.support(s, cw)).lb;
     const Node* n = find(s, d);
     if (n == nullptr || !covers(*n, useful(s, d, avail), -kInf)) return lb;
     const double best = best_within(n->front, avail);
@@ -664,6 +664,11 @@ void check_spec(const Problem& P, const BudgetSpec& spec, const SearchConfig& co
     throw std::invalid_argument("budget must be in [0, 2**60]");
   if (!(spec.min_leaf_weight >= 0.0) || !std::isfinite(spec.min_leaf_weight))
     throw std::invalid_argument("min_leaf_weight must be a finite number >= 0");
+  // its leaf checks (and the depth-two pair counts its fronts read) sum class weights
+  if (spec.min_leaf_weight > 0.0 && P.separate_support())
+    throw std::invalid_argument(
+        "the budgeted search measures a minimum leaf support in the problem's weights: it takes "
+        "no separate support weights");
 }
 
 }  // namespace

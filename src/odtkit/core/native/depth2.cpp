@@ -212,6 +212,7 @@ std::size_t Depth2Solver::bytes() const {
            compact_row_.capacity() * sizeof(std::uint32_t);
   total += parent_.F.capacity() * sizeof(double) + parent_.support.capacity() * 8;
   total += ones_.capacity() * sizeof(int) + ones_start_.capacity() * sizeof(std::size_t);
+  total += G_.capacity() * sizeof(double);
   return total;
 }
 
@@ -222,6 +223,8 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
     // binary labels: a leaf's mistakes are min(count0, count1); no per-class loop
     const double* Fi = F_ + static_cast<std::size_t>(i) * M_ * 2;
     const double wi = ci[0] + ci[1];
+    // the support weight of the cell x_i = side (its weight without separate support weights)
+    const double si = !apart_ ? wi : side ? G(i, i) : support_total_ - G(i, i);
     for (int j = 0; j < M_; ++j) {
       if (j == i) continue;
       const double* fij = j > i ? Fi + static_cast<std::size_t>(j) * 2
@@ -230,7 +233,10 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
       const double a0 = side ? fij[0] : fj[0] - fij[0];
       const double a1 = side ? fij[1] : fj[1] - fij[1];
       // (min_leaf_ = 0: never true, so the unconstrained loop only pays a predictable branch)
-      if (min_leaf_ > 0.0 && (a0 + a1 < min_leaf_ || wi - (a0 + a1) < min_leaf_)) continue;
+      if (min_leaf_ > 0.0) {
+        const double sa = !apart_ ? a0 + a1 : side ? G(i, j) : G(j, j) - G(i, j);
+        if (sa < min_leaf_ || si - sa < min_leaf_) continue;
+      }
       const double v = std::min(a0, a1) + std::min(ci[0] - a0, ci[1] - a1) + 2 * Lambda;
       if (v < best - tau_) {
         best = v;
@@ -253,9 +259,15 @@ double Depth2Solver::best_depth1(int i, int side, const double* ci, double Lambd
     }
     if (min_leaf_ > 0.0) {
       double wa = 0.0, wb = 0.0;
-      for (int k = 0; k < K_; ++k) {
-        wa += a[k];
-        wb += b[k];
+      if (apart_) {
+        const double si = side ? G(i, i) : support_total_ - G(i, i);
+        wa = side ? G(i, j) : G(j, j) - G(i, j);
+        wb = si - wa;
+      } else {
+        for (int k = 0; k < K_; ++k) {
+          wa += a[k];
+          wb += b[k];
+        }
       }
       if (wa < min_leaf_ || wb < min_leaf_) continue;
     }
@@ -433,6 +445,30 @@ bool Depth2Solver::fresh_counts(const std::uint64_t* s) {
   return true;
 }
 
+bool Depth2Solver::support_counts(const std::uint64_t* s) {
+  const std::size_t M = static_cast<std::size_t>(M_);
+  if (G_.size() != M * M) G_.assign(M * M, 0.0);  // bad_alloc: the dp's own handling
+  std::fill(G_.begin(), G_.end(), 0.0);
+  const std::vector<double>& sup = problem_.point_support();
+  double total = 0.0;
+  for (std::size_t w = 0; w < W_; ++w) {
+    for (std::uint64_t b = s[w]; b; b &= b - 1) {
+      const std::size_t u = (w << 6) + static_cast<std::size_t>(__builtin_ctzll(b));
+      const double v = sup[u];
+      total += v;
+      const OnesView on = ones(u);
+      if (poll(on.size() * on.size() / 2 + 1)) return false;
+      if (v == 0.0) continue;
+      for (std::size_t x = 0; x < on.size(); ++x) {
+        double* row = &G_[static_cast<std::size_t>(on[x]) * M];
+        for (std::size_t y = x; y < on.size(); ++y) row[static_cast<std::size_t>(on[y])] += v;
+      }
+    }
+  }
+  support_total_ = total;
+  return true;
+}
+
 const double* Depth2Solver::pair_counts(const std::uint64_t* s, Budget* budget) {
   budget_ = budget;
   const bool loaded = load_counts(s);
@@ -444,7 +480,7 @@ Depth2Solver::Result Depth2Solver::solve(const std::uint64_t* s, const double* c
                                          double Lambda, Budget* budget) {
   budget_ = budget;
   Result best{leaf(cw, Lambda), -1, -1, -1};
-  if (!load_counts(s)) {
+  if (!load_counts(s) || (apart_ && !support_counts(s))) {
     best.exact = false;
     budget_ = nullptr;
     return best;
@@ -460,7 +496,9 @@ Depth2Solver::Result Depth2Solver::solve(const std::uint64_t* s, const double* c
       w0 += c0[k];
     }
     if (w1 <= 0.0 || w0 <= 0.0) continue;  // an empty side never beats the leaf
-    if (w1 < min_leaf_ || w0 < min_leaf_) continue;  // a side below the minimum leaf support
+    // a side below the minimum leaf support
+    const double s1 = apart_ ? G(i, i) : w1, s0 = apart_ ? support_total_ - s1 : w0;
+    if (s1 < min_leaf_ || s0 < min_leaf_) continue;
     if (2 * Lambda >= best.value - tau_) break;  // any split has >= 2 leaves
     // each root costs two depth-one scans of M K cells
     if (poll(2 * static_cast<std::size_t>(M_) * static_cast<std::size_t>(K_))) {

@@ -6,6 +6,7 @@
 // instead of M^2 bitset intersections plus memo traffic in the generic DP.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -40,10 +41,14 @@ class Depth2Solver {
   // 1 s limit before). A stopped solve returns exact = false.
   Result solve(const std::uint64_t* s, const double* cw, double Lambda, Budget* budget = nullptr);
   std::size_t bytes() const;
-  // Minimum leaf support in count units (0: none): every leaf of a returned tree receives at
-  // least this weight; splits with a lighter side are not tried. The caller passes supports
-  // whose single leaf reaches it.
-  void set_min_leaf(double weight) { min_leaf_ = weight; }
+  // Minimum leaf support in support units (0: none): every leaf of a returned tree receives at
+  // least this support weight; splits with a lighter side are not tried. The caller passes
+  // supports whose single leaf reaches it. With separate support weights (Problem) each solve
+  // also counts them per feature pair (support_counts), apart from the cached class counts.
+  void set_min_leaf(double weight) {
+    min_leaf_ = weight;
+    apart_ = weight > 0.0 && problem_.separate_support();
+  }
   // Read-only hook for the budgeted dp's depth-two fronts (budget_dp.cpp): the pair counts of
   // support s, F_k(i, j) at [(i * M + j) * K + k] for i <= j (F_k(i, i): the weight of class k
   // with x_i = 1), valid until the next call; null when `budget` stopped the count. Counts
@@ -56,6 +61,15 @@ class Depth2Solver {
   double leaf(const double* c, double Lambda) const { return misclassified(c, K_) + Lambda; }
   double& F(int k, int i, int j) {
     return F_[(static_cast<std::size_t>(i) * M_ + static_cast<std::size_t>(j)) * K_ + k];
+  }
+  // Separate support weights under a minimum leaf support: G_(i, j) (i <= j) is the support
+  // weight of the points of s with x_i = x_j = 1, support_total_ that of s. One point-pair pass
+  // per solve (no cache: the class counts' slots hold class weights only); false when the
+  // budget stopped it.
+  bool support_counts(const std::uint64_t* s);
+  double G(int i, int j) const {
+    const auto lo = static_cast<std::size_t>(std::min(i, j));
+    return G_[lo * static_cast<std::size_t>(M_) + static_cast<std::size_t>(std::max(i, j))];
   }
   // add (sign = +1) or remove (-1) the points of `bits` to/from the pair counts in F; false
   // when the budget stopped it part-way (F is then partial)
@@ -95,6 +109,9 @@ class Depth2Solver {
   std::size_t W_;
   double tau_;  // count_tolerance of the problem
   double min_leaf_ = 0.0;
+  bool apart_ = false;  // the minimum leaf support reads separate support weights (G_)
+  std::vector<double> G_;
+  double support_total_ = 0.0;
   // features equal to 1, per point, one flat array (CSR): point u's are
   // ones_[ones_start_[u] .. ones_start_[u + 1]). Built by scanning the feature bitsets' set
   // bits (a vector per point filled bit by bit took 0.8 s on 20,000 x 3,000, before any

@@ -132,6 +132,7 @@ struct Candidate {
   int feature;
   double lb0, lb1;  // initial lower bounds of the two children
   double order;     // heuristic: mistakes of the one-split tree
+  double sup1;      // support weight of the x_j = 1 child (Problem::support_and)
 };
 
 struct Answer {
@@ -191,7 +192,7 @@ class DPSolver {
     std::vector<double> cw(K_);
     P_.class_weights(s, cw.data());
     const double eq = use_eq_ ? P_.minority_total() : 0.0;
-    return solve(s, depth, ub, 0, cw.data(), eq, best_feature);
+    return solve(s, depth, ub, 0, cw.data(), eq, P_.support(s, cw.data()), best_feature);
   }
 
   // SOLVE on any support (the anytime driver's leaf completion); not during another solve.
@@ -200,7 +201,7 @@ class DPSolver {
     std::vector<double> cw(K_);
     P_.class_weights(s, cw.data());
     const double eq = use_eq_ ? P_.minority(s) : 0.0;
-    const Answer a = solve(s, depth, ub, 0, cw.data(), eq);
+    const Answer a = solve(s, depth, ub, 0, cw.data(), eq, P_.support(s, cw.data()));
     root_best_feature_ = -1;  // level 0 here is not the root
     root_depth2_partial_ = Depth2Solver::Result{kInf};
     return a;
@@ -308,8 +309,9 @@ class DPSolver {
   // Initial bounds of a sub-problem; true when it is provably a leaf (the lower bound reaches
   // the leaf cost). In the relaxed problem the terminal tests are those of unlimited depth,
   // and a node at depth 0 is a frontier node (its lb bounds `frontier`).
-  bool initial(const double* cw, double eq, int depth, double* leaf, double* lb) const {
-    const LeafBound b = initial_(cw, eq, relaxed_ ? -1 : depth);
+  bool initial(const double* cw, double eq, int depth, double sup, double* leaf,
+               double* lb) const {
+    const LeafBound b = initial_(cw, eq, relaxed_ ? -1 : depth, sup);
     *leaf = b.leaf;
     *lb = b.lb;
     return b.terminal || b.lb >= b.leaf - tau_ || (relaxed_ && depth == 0);
@@ -320,8 +322,8 @@ class DPSolver {
   // min(leaf, eq + 2 Lambda) or a better bound proved for (s, unlimited) in the memo. Any
   // unlimited tree, cut at depth d, is such a tree and costs at least as much, so the relaxed
   // optimum is a lower bound on the unlimited optimum; it rises with d.
-  double frontier(const std::uint64_t* s, const double* cw, double eq) const {
-    double v = initial_(cw, eq, -1).lb;
+  double frontier(const std::uint64_t* s, const double* cw, double eq, double sup) const {
+    double v = initial_(cw, eq, -1, sup).lb;
     const std::size_t idx = memo_.find(s, -1, key_hash(s, -1));
     if (idx != Memo::kNone) v = std::max(v, memo_[idx].lb);
     return v;
@@ -329,11 +331,12 @@ class DPSolver {
   // Memo key of a remaining depth: relaxed sub-problems are another problem, keyed apart.
   int memo_key(int depth) const { return relaxed_ ? -2 - depth : depth; }
 
+  // cw, eq, sup: class weights, equivalent-points minority and support weight of s
   Answer solve(const std::uint64_t* s, int depth, double ub, std::size_t lvl, const double* cw,
-               double eq, int* best_feature_out = nullptr) {
+               double eq, double sup, int* best_feature_out = nullptr) {
     double leaf, lb;
-    if (initial(cw, eq, depth, &leaf, &lb))
-      return {relaxed_ && depth == 0 ? std::max(lb, frontier(s, cw, eq)) : leaf, true};
+    if (initial(cw, eq, depth, sup, &leaf, &lb))
+      return {relaxed_ && depth == 0 ? std::max(lb, frontier(s, cw, eq, sup)) : leaf, true};
     const int key = memo_key(depth);
     const std::uint64_t h = key_hash(s, key);
     std::size_t idx = memo_.find(s, key, h);
@@ -409,13 +412,15 @@ class DPSolver {
       const double n1 = P_.split_class_weights(s, xj, cw, c1, c0);
       // a side without weight makes the split cost more than the parent's optimum
       if (n1 <= zero_ || n - n1 <= zero_) continue;
-      // under a minimum leaf support both sides must reach it (their leaves do)
-      if (initial_.light(n1) || initial_.light(n - n1)) continue;
+      // under a minimum leaf support both sides must reach it (their leaves do); the sides'
+      // support weights are their class weights' unless the Problem carries its own
+      const double sup1 = P_.support_and(s, xj, n1);
+      if (initial_.light(sup1) || initial_.light(sup - sup1)) continue;
       const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
       double leaf0, leaf1, lb0, lb1;
-      initial(c0, std::max(0.0, eq - eq1), cd, &leaf0, &lb0);
-      initial(c1, eq1, cd, &leaf1, &lb1);
-      L.cands.push_back(Candidate{j, lb0, lb1, leaf0 + leaf1});
+      initial(c0, std::max(0.0, eq - eq1), cd, sup - sup1, &leaf0, &lb0);
+      initial(c1, eq1, cd, sup1, &leaf1, &lb1);
+      L.cands.push_back(Candidate{j, lb0, lb1, leaf0 + leaf1, sup1});
     }
     // the level's buffers may be reallocated by deeper levels: keep indices, not references
     std::sort(L.cands.begin(), L.cands.end(), [](const Candidate& a, const Candidate& b) {
@@ -453,7 +458,8 @@ class DPSolver {
       const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
       const double eq0 = std::max(0.0, eq - eq1);
       // child buffers belong to this level; the children use level lvl + 1
-      const Answer a0 = solve(levels_[lvl].s0.data(), cd, bound - cand.lb1, lvl + 1, c0, eq0);
+      const Answer a0 =
+          solve(levels_[lvl].s0.data(), cd, bound - cand.lb1, lvl + 1, c0, eq0, sup - cand.sup1);
       if (budget_.stopped())
         return stop(s, key, h, lb, best, ub, lvl, c, a0.value + cand.lb1);
       if (!a0.exact || a0.value + cand.lb1 >= bound - tau_) {
@@ -461,7 +467,8 @@ class DPSolver {
                        &ref_bound);
         continue;
       }
-      const Answer a1 = solve(levels_[lvl].s1.data(), cd, bound - a0.value, lvl + 1, c1, eq1);
+      const Answer a1 =
+          solve(levels_[lvl].s1.data(), cd, bound - a0.value, lvl + 1, c1, eq1, cand.sup1);
       if (budget_.stopped()) return stop(s, key, h, lb, best, ub, lvl, c, a0.value + a1.value);
       if (!a1.exact) {
         note_reference(cand.feature, bound, &ref_feature, &ref_bound);
@@ -614,7 +621,7 @@ Incumbent first_incumbent(const Problem& problem, const SearchConfig& config, in
   Incumbent best{{-(majority_class(cw.data(), K) + 1)}, misclassified(cw.data(), K) + Lambda};
   // a start that breaks the minimum leaf support is worth +inf (the single leaf is feasible:
   // Python refuses a root lighter than the support before the search)
-  const double min_leaf = config.min_leaf_weight * problem.total_weight();
+  const double min_leaf = InitialBound::min_leaf_units(problem, config);
   if (!config.initial_tree.empty()) {
     const double v = evaluate_tree(problem, config.initial_tree, Lambda, depth, min_leaf);
     if (v < best.value) best = {config.initial_tree, v};
@@ -710,7 +717,7 @@ SearchOutput search_dp(const Problem& problem, const SearchConfig& config,
       std::vector<int> partial;
       if (solver.extract_root_split(depth, partial)) {
         const double v = evaluate_tree(problem, partial, config.lam * N, depth,
-                                       config.min_leaf_weight * N);
+                                       InitialBound::min_leaf_units(problem, config));
         if (v < incumbent) {
           incumbent = v;
           out.tree = std::move(partial);
@@ -754,7 +761,7 @@ SearchOutput search_dp_anytime(const Problem& problem, const SearchConfig& confi
   const int target = config.max_depth < 0 ? -1 : config.max_depth;
   const double tau = count_tolerance(N);
   const double Lambda = config.lam * N;
-  const double min_leaf = config.min_leaf_weight * N;  // count units (0: none)
+  const double min_leaf = InitialBound::min_leaf_units(problem, config);  // (0: none)
   auto normalized = [N](double v) { return v / N; };
 
   Incumbent best = first_incumbent(problem, config, target, budget, out);

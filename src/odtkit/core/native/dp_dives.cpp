@@ -63,28 +63,42 @@ int tree_depth(const std::vector<int>& code) {
 }
 
 // The sub-problem on the points of support s: one weighted row per (point, class) with weight,
-// the same features (so a tree's feature codes mean the same in both).
-Problem restricted(const Problem& P, const std::uint64_t* s) {
+// the same features (so a tree's feature codes mean the same in both). With separate support
+// weights (Problem) a point's support rides on its first row (a row of weight 0 when it has no
+// class weight), so every sub-support weighs the same in both; `support_total` receives the
+// sub-problem's total support.
+Problem restricted(const Problem& P, const std::uint64_t* s, double* support_total) {
   const std::size_t M = P.n_features();
   const int K = P.n_classes();
   const std::vector<double>& pcw = P.point_class_weight();
+  const bool apart = P.separate_support();
   std::vector<char> X;  // not vector<bool>: the constructor reads a bool array
   std::vector<std::int32_t> y;
-  std::vector<double> w;
+  std::vector<double> w, support;
+  double total = 0.0;
+  auto add_row = [&](std::size_t u, int k, double wk, double sk) {
+    for (std::size_t j = 0; j < M; ++j)
+      X.push_back(static_cast<char>((P.feature_words(j)[u / 64] >> (u % 64)) & 1u));
+    y.push_back(k);
+    w.push_back(wk);
+    support.push_back(sk);
+    total += sk;
+  };
   for (std::size_t u = 0; u < P.n_points(); ++u) {
     if (!((s[u / 64] >> (u % 64)) & 1u)) continue;
+    double sk = apart ? P.point_support()[u] : 0.0;
     for (int k = 0; k < K; ++k) {
       const double wk = pcw[u * static_cast<std::size_t>(K) + static_cast<std::size_t>(k)];
       if (!(wk > 0)) continue;
-      for (std::size_t j = 0; j < M; ++j)
-        X.push_back(static_cast<char>((P.feature_words(j)[u / 64] >> (u % 64)) & 1u));
-      y.push_back(k);
-      w.push_back(wk);
+      add_row(u, k, wk, apart ? sk : wk);
+      if (apart) sk = 0.0;
     }
+    if (apart && sk > 0) add_row(u, 0, 0.0, sk);
   }
+  *support_total = total;
   static_assert(sizeof(bool) == sizeof(char), "bool rows are read as bytes");
   return Problem(reinterpret_cast<const bool*>(X.data()), y.size(), M, y.data(), w.data(), K,
-                 P.popcount_mode());
+                 P.popcount_mode(), apart ? support.data() : nullptr);
 }
 
 // Local improvement of an incumbent: every top-most subtree of height <= `height` is replaced
@@ -153,20 +167,27 @@ class Polisher {
     const double copy_mb = rows * static_cast<double>(P_.n_features()) * 1.25 / 1048576.0;
     if (config_.memory_limit_mb > 0 && copy_mb > kPolishMemoryShare * config_.memory_limit_mb)
       return subtree;
+    // a subtree of the incumbent has positive weight and support on its rows (the dp never
+    // splits a side without weight, and its leaves reach the minimum leaf support)
+    if (!(words::count(s, P_.n_words()) > 0)) return subtree;
     std::optional<Problem> made;
+    double support = 0.0;
     try {
-      made.emplace(restricted(P_, s));
+      made.emplace(restricted(P_, s, &support));
     } catch (const std::bad_alloc&) {
       return subtree;
+    } catch (const std::invalid_argument&) {
+      return subtree;  // rows without weight: nothing to polish
     }
     const Problem& sub_problem = *made;
     const double n = sub_problem.total_weight();
-    if (!(n > 0)) return subtree;
+    if (!(n > 0) || !(support > 0)) return subtree;
     SearchConfig sub = config_;
     sub.progress = nullptr;
     sub.lam = Lambda_ / n;  // the same Lambda in count units
-    // the same minimum leaf support in count units (<= n: the subtree's leaves reach it)
-    sub.min_leaf_weight = std::min(1.0, config_.min_leaf_weight * P_.total_weight() / n);
+    // the same minimum leaf support in support units (<= the subtree's: its leaves reach it)
+    sub.min_leaf_weight =
+        std::min(1.0, InitialBound::min_leaf_units(P_, config_) / sub_problem.total_support());
     sub.max_depth = depth;
     sub.upper_bound = std::numeric_limits<double>::infinity();
     sub.initial_tree = subtree;
@@ -214,8 +235,9 @@ SearchOutput search_dp_dives(const Problem& problem, const SearchConfig& config,
   std::vector<int> best{-(majority_class(cw.data(), problem.n_classes()) + 1)};
   double best_value = misclassified(cw.data(), problem.n_classes()) + Lambda;
   if (!config.initial_tree.empty()) {
+    // (throws on a bad tree)
     const double v = evaluate_tree(problem, config.initial_tree, Lambda, -1,
-                                   config.min_leaf_weight * N);  // throws if bad
+                                   InitialBound::min_leaf_units(problem, config));
     if (v < best_value) {
       best = config.initial_tree;
       best_value = v;

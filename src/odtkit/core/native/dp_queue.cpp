@@ -50,6 +50,7 @@ struct Node {
   const double* cw;              // K class weights in the weight arena
   double leaf, lb, ub, weight;
   double eq;
+  double support_weight;  // Problem::support
   int depth;
   std::uint32_t split_begin = 0, split_count = 0;
   std::uint32_t first_parent = kNoNode, last_parent = kNoNode;  // reverse edges, in order
@@ -102,9 +103,10 @@ class QueueDP {
         c0_(static_cast<std::size_t>(K_)),
         c1_(static_cast<std::size_t>(K_)) {}
 
-  // Vertex for (s, depth), created with its initial bounds on first use. `cw` and `eq` are the
-  // class weights and equivalent-point minority of s (computed by the caller).
-  std::uint32_t get(const std::uint64_t* s, int depth, const double* cw, double eq) {
+  // Vertex for (s, depth), created with its initial bounds on first use. `cw`, `eq` and `sup`
+  // are the class weights, equivalent-point minority and support weight of s (computed by the
+  // caller).
+  std::uint32_t get(const std::uint64_t* s, int depth, const double* cw, double eq, double sup) {
     const std::uint64_t h =
         words::hash(s, W_, static_cast<std::uint64_t>(static_cast<std::int64_t>(depth) + 2));
     std::size_t i = h & mask_;
@@ -124,7 +126,8 @@ class QueueDP {
     for (int k = 0; k < K_; ++k) weight += cw[k];
     n.weight = weight;
     n.eq = use_eq_ ? eq : 0.0;
-    const LeafBound b = initial_(cw, n.eq, depth);  // terminal: lb = leaf (§2.5)
+    n.support_weight = sup;
+    const LeafBound b = initial_(cw, n.eq, depth, sup);  // terminal: lb = leaf (§2.5)
     n.leaf = b.leaf;
     n.ub = b.leaf;
     n.lb = b.lb;
@@ -138,7 +141,8 @@ class QueueDP {
     std::vector<double> cw(static_cast<std::size_t>(K_));
     P_.class_weights(P_.all_points().data(), cw.data());
     const double eq = use_eq_ ? P_.minority(P_.all_points().data()) : 0.0;
-    return get(P_.all_points().data(), max_depth_, cw.data(), eq);
+    return get(P_.all_points().data(), max_depth_, cw.data(), eq,
+               P_.support(P_.all_points().data(), cw.data()));
   }
 
   void set_max_depth(int d) { max_depth_ = d; }
@@ -170,7 +174,7 @@ class QueueDP {
     // pages never move: the support and class weights stay valid while children are created
     const std::uint64_t* s = nodes_[v].support;
     const double* cw = nodes_[v].cw;
-    const double n = nodes_[v].weight, eq = nodes_[v].eq;
+    const double n = nodes_[v].weight, eq = nodes_[v].eq, sup = nodes_[v].support_weight;
     const int cd = child_depth(nodes_[v].depth);
     const std::uint32_t begin = static_cast<std::uint32_t>(splits_.size());
     if (nodes_[v].depth != 0) {
@@ -180,12 +184,14 @@ class QueueDP {
         // a side without weight costs at least the parent's optimum (same as dp.cpp)
         if (n1 <= zero_ || n - n1 <= zero_) continue;
         // under a minimum leaf support both sides must reach it (same as dp.cpp)
-        if (initial_.light(n1) || initial_.light(n - n1)) continue;
+        const double sup1 = P_.support_and(s, xj, n1);
+        if (initial_.light(sup1) || initial_.light(sup - sup1)) continue;
         const double eq1 = use_eq_ ? P_.minority_and(s, xj) : 0.0;
         words::and_not_into(s0_.data(), s, xj, W_);
         words::and_into(s1_.data(), s, xj, W_);
-        const std::uint32_t a = get(s0_.data(), cd, c0_.data(), std::max(0.0, eq - eq1));
-        const std::uint32_t b = get(s1_.data(), cd, c1_.data(), eq1);
+        const std::uint32_t a =
+            get(s0_.data(), cd, c0_.data(), std::max(0.0, eq - eq1), sup - sup1);
+        const std::uint32_t b = get(s1_.data(), cd, c1_.data(), eq1, sup1);
         add_parent(a, v);
         add_parent(b, v);
         splits_.push_back(Split{j, a, b});
@@ -444,7 +450,8 @@ SearchOutput search_dp_queue(const Problem& problem, const SearchConfig& config,
   out.stats["search_seconds"] = budget.elapsed();
   out.stats["out_of_memory"] = budget.ran_out_of_memory() ? 1.0 : 0.0;
   const double value =
-      evaluate_tree(problem, tree, config.lam * N, depth, config.min_leaf_weight * N);
+      evaluate_tree(problem, tree, config.lam * N, depth,
+                    InitialBound::min_leaf_units(problem, config));
   out.objective = normalized(value);
   out.lower_bound = out.status == SearchStatus::optimal ? out.objective : normalized(std::min(root_lb(), value));
   out.record(budget.elapsed(), out.objective, out.lower_bound);

@@ -78,7 +78,7 @@ double PointSum::sum_bits(const std::uint64_t* s, const std::uint64_t* mask) con
 
 Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
                  const std::int32_t* y, const double* weights, int n_classes,
-                 PopcountMode popcount)
+                 PopcountMode popcount, const double* support)
     : n_samples_(n_samples), n_features_(n_features), n_classes_(n_classes), popcount_(popcount) {
   if (n_classes < 1) throw std::invalid_argument("n_classes must be >= 1");
   const auto K = static_cast<std::size_t>(n_classes);
@@ -88,6 +88,8 @@ Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
                                   std::to_string(i) + " is outside [0, n_classes)");
     if (!std::isfinite(weights[i]) || weights[i] < 0.0)
       throw std::invalid_argument("sample weights must be finite and nonnegative");
+    if (support && (!std::isfinite(support[i]) || support[i] < 0.0))
+      throw std::invalid_argument("support weights must be finite and nonnegative");
   }
 
   // Collapse identical rows: rows packed into 64-bit words, hashed into an open-addressing
@@ -178,6 +180,21 @@ Problem::Problem(const bool* X, std::size_t n_samples, std::size_t n_features,
     integral_ = integral_ && class_sum_.back().uses_planes();
   }
   minority_sum_ = PointSum(point_minority_, n_points_, popcount_);
+
+  total_support_ = total_weight_;
+  if (support) {
+    std::vector<double> point_support(n_points_, 0.0);
+    double total = 0.0;
+    for (std::size_t i = 0; i < n_samples; ++i) {
+      point_support[static_cast<std::size_t>(sample_point_[i])] += support[i];
+      total += support[i];
+    }
+    if (!(total > 0.0) || !std::isfinite(total))
+      throw std::invalid_argument("support weights must have a positive, finite sum");
+    separate_support_ = true;
+    total_support_ = total;
+    support_sum_ = PointSum(point_support, n_points_, popcount_);
+  }
 }
 
 void Problem::class_weights(const std::uint64_t* s, double* out) const {

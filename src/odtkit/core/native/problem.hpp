@@ -52,13 +52,20 @@ class PointSum {
   std::vector<double> values_;
 };
 
+// Support weights. A minimum leaf support (SearchConfig::min_leaf_weight) is measured in the
+// rows' weights. Usually those are the objective's weights, and a support's weight is the sum
+// of its class weights. A Problem may instead carry a separate per-row support weight (a cost
+// objective searched on relabelled, reweighted rows keeps its leaf support in the original
+// weights): summed per point like the class weights, read only by the minimum leaf support's
+// checks (support(), support_and(), total_support()).
 class Problem {
  public:
-  // X: row-major n x p bools; y: n class codes in [0, K); w: n nonnegative finite weights.
-  // Throws std::invalid_argument on labels out of range or bad weights.
+  // X: row-major n x p bools; y: n class codes in [0, K); w: n nonnegative finite weights;
+  // support: null (the weights themselves) or n nonnegative finite support weights with a
+  // positive sum. Throws std::invalid_argument on labels out of range or bad weights.
   Problem(const bool* X, std::size_t n_samples, std::size_t n_features, const std::int32_t* y,
           const double* weights, int n_classes,
-          PopcountMode popcount = parse_popcount_mode("auto"));
+          PopcountMode popcount = parse_popcount_mode("auto"), const double* support = nullptr);
 
   std::size_t n_samples() const { return n_samples_; }
   std::size_t n_points() const { return n_points_; }
@@ -102,6 +109,25 @@ class Problem {
   // bit-planes used by class sums (for kernel-efficiency reports)
   std::size_t n_class_planes() const;
 
+  // Whether the rows carry support weights apart from the objective's (see above).
+  bool separate_support() const { return separate_support_; }
+  // Total support weight: total_weight() without separate support weights.
+  double total_support() const { return total_support_; }
+  // Support weight of s, whose class weights are cw (their sum without separate weights: no
+  // extra pass over s in the common case).
+  double support(const std::uint64_t* s, const double* cw) const {
+    if (separate_support_) return support_sum_.sum(s);
+    double n = 0.0;
+    for (int k = 0; k < n_classes_; ++k) n += cw[k];
+    return n;
+  }
+  // Support weight of s & mask, whose class weights sum to `weight`.
+  double support_and(const std::uint64_t* s, const std::uint64_t* mask, double weight) const {
+    return separate_support_ ? support_sum_.sum_and(s, mask) : weight;
+  }
+  // per-point support weights (empty without separate ones)
+  const std::vector<double>& point_support() const { return support_sum_.values(); }
+
  private:
   std::size_t n_samples_ = 0, n_points_ = 0, n_features_ = 0, n_words_ = 0;
   int n_classes_ = 0;
@@ -116,6 +142,9 @@ class Problem {
   std::vector<std::int32_t> sample_point_;
   std::vector<PointSum> class_sum_;
   PointSum minority_sum_;
+  bool separate_support_ = false;
+  double total_support_ = 0.0;
+  PointSum support_sum_;  // per-point support weights (separate_support_ only)
 };
 
 // Helpers on a vector of K class weights (ties -> smallest class code, the library convention).

@@ -34,6 +34,10 @@ std::unique_ptr<RashomonSet> build_rashomon(const Problem& problem, const Search
   local.validate();
   if (!std::isfinite(local.lam * problem.total_weight()))
     throw std::invalid_argument("lam is too large for these sample weights");
+  if (local.min_leaf_weight > 0.0 && problem.separate_support())
+    throw std::invalid_argument(
+        "the Rashomon set measures a minimum leaf support in the problem's weights: it takes "
+        "no separate support weights");
   RashomonRules rules;
   rules.allowed.assign(allowed.begin(), allowed.end());
   rules.split_costs = split_costs;

@@ -23,7 +23,7 @@ class TreeEvaluator {
       P_.class_weights(s, cw_.data());
       double n = 0.0;
       for (double x : cw_) n += x;
-      if (min_leaf_ > 0.0 && n < min_leaf_) infeasible_ = true;
+      if (min_leaf_ > 0.0 && P_.support(s, cw_.data()) < min_leaf_) infeasible_ = true;
       return n - cw_[static_cast<std::size_t>(label)] + Lambda_;
     }
     if (static_cast<std::size_t>(v) >= P_.n_features())
