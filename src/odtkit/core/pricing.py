@@ -57,7 +57,6 @@ from __future__ import annotations
 import heapq
 import math
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -68,10 +67,9 @@ import numpy as np
 from odtkit import _native
 from odtkit._limits import default_memory_limit_mb
 from odtkit._validation import check_depth, check_lambda, check_positive_number
-from odtkit.constraints import CONSTRAINT_TOLERANCE, MinLeafSupport, effective_splits, resolve
+from odtkit.constraints import CONSTRAINT_TOLERANCE, effective_splits
 from odtkit.core._problem import decode_tree, native_status, problem_from_arrays
-from odtkit.core.search import TrivialAnswerWarning, search_refusal, search_tree
-from odtkit.costs import RowCosts, reduction
+from odtkit.costs import reduction
 from odtkit.datasets import Dataset
 from odtkit.results import Status
 from odtkit.tree import Tree
@@ -552,14 +550,25 @@ class _Pricer:
             return _Sub(
                 None, math.inf, float(self.low[rows].sum()) + self.leaf_cost, Status.TIME_LIMIT
             )
-        if self.scale is None:
-            return self._searched(rows, depth, allowed, left)
         columns = np.flatnonzero(allowed)
         self.dp_calls += 1
-        problem = problem_from_arrays(
-            self.X[np.ix_(rows, columns)], self.y_reduced[rows], weights, self.K
-        )
-        share = min(1.0, self.scale * self.admitted / total) if self.admitted > 0 else 0.0
+        if self.scale is None:
+            # the reduced weights do not measure a leaf's support: the native problem carries
+            # the dataset's own weights beside them, and the support is a share of theirs
+            support = self.w[rows]
+            problem = problem_from_arrays(
+                self.X[np.ix_(rows, columns)],
+                self.y_reduced[rows],
+                weights,
+                self.K,
+                support=support,
+            )
+            share = min(1.0, self.admitted / float(support.sum()))
+        else:
+            problem = problem_from_arrays(
+                self.X[np.ix_(rows, columns)], self.y_reduced[rows], weights, self.K
+            )
+            share = min(1.0, self.scale * self.admitted / total) if self.admitted > 0 else 0.0
         config = _native.SearchConfig(
             lam=self.leaf_cost / total,
             max_depth=depth,
@@ -575,40 +584,6 @@ class _Pricer:
         if status == Status.OPTIMAL:
             return _Sub(tree, value, value, None)
         return _Sub(tree, value, min(value, raw.lower_bound * total + constant), status)
-
-    def _searched(self, rows: np.ndarray, depth: int, allowed: np.ndarray, left: float) -> _Sub:
-        """An unruled position whose support the reduced weights cannot measure: through
-        :func:`odtkit.core.search_tree` with the row costs and the support, as stated
-        (:func:`price` has checked that the search takes them)."""
-        columns = np.flatnonzero(allowed)
-        weights = self.w[rows]
-        sub = Dataset(
-            np.ascontiguousarray(self.X[np.ix_(rows, columns)]),
-            self.y[rows].astype(np.int64),
-            self.classes,
-            tuple(self.names[j] for j in columns),
-            "pricing",
-            weights,
-        )
-        self.dp_calls += 1
-        with warnings.catch_warnings():
-            # a single leaf may well be optimal on a sub-table: no advice on lam is due
-            warnings.simplefilter("ignore", TrivialAnswerWarning)
-            result = search_tree(
-                sub,
-                lam=self.leaf_cost / float(weights.sum()),
-                max_depth=depth,
-                time_limit=left if math.isfinite(left) else None,
-                constraints=[RowCosts(self.C[rows]), MinLeafSupport(weight=self.min_leaf)],
-            )
-        total = float(weights.sum())
-        if result.model is None:
-            return _Sub(None, math.inf, result.lower_bound * total, result.status)
-        tree = _renumbered(result.model, columns)
-        value = result.objective * total
-        if result.status == Status.OPTIMAL:
-            return _Sub(tree, value, value, None)
-        return _Sub(tree, value, min(value, result.lower_bound * total), result.status)
 
 
 def _better(best: _Sub, feature: int, left: _Sub, right: _Sub) -> _Sub:
@@ -725,8 +700,6 @@ def price(
         rules=prepared,
         deadline=deadline,
     )
-    if pricer.scale is None:
-        _check_support_search(dataset, costs, floor)
     tree, value, bound, stopped = _group_search(pricer, allowed, groups)
     spent = time.perf_counter() - began
     if tree is None:
@@ -883,18 +856,6 @@ def _check_rules(rules: Any, n_features: int, n_classes: int) -> list[PositionRu
         if rule.klass is not None and rule.klass >= n_classes:
             raise ValueError(f"rules: {rule!r} names class {rule.klass} of {n_classes}")
     return out
-
-
-def _check_support_search(dataset: Dataset, costs: np.ndarray, floor: float) -> None:
-    """Refuse a support beside costs whose reduced weights are not the dataset's (scaled)
-    unless the search takes such a cost beside a :class:`MinLeafSupport`."""
-    resolved = resolve([RowCosts(costs), MinLeafSupport(weight=floor)], dataset)
-    refusal = search_refusal(resolved)
-    if refusal:
-        raise ValueError(
-            f"min_leaf_weight={floor:g} beside these row_costs (their reduced weights are not "
-            f"the dataset's weights scaled): {refusal}"
-        )
 
 
 def _measured(
