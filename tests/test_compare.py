@@ -32,12 +32,12 @@ def test_all_methods_agree_on_the_worked_example():
     ds = example_dataset_trees()
     comparison = compare(ds, lam=0.1, max_depth=2, time_limit=30)
     table = comparison.to_frame()
-    assert list(table["method"]) == ["dp", "rbinoct", "flowoct"]
+    assert list(table["method"]) == ["dp", "columns", "rbinoct", "flowoct"]
     assert set(table["status"]) == {"optimal"}
-    assert table["objective"].to_list() == pytest.approx([11 / 30] * 3, abs=TOL)
-    assert table["bound"].to_list() == pytest.approx([11 / 30] * 3, abs=TOL)
-    assert table["agrees"].to_list() == [True, True, True]
-    assert table["warm_start"].to_list() == [False, True, True]
+    assert table["objective"].to_list() == pytest.approx([11 / 30] * 4, abs=TOL)
+    assert table["bound"].to_list() == pytest.approx([11 / 30] * 4, abs=TOL)
+    assert table["agrees"].to_list() == [True] * 4
+    assert table["warm_start"].to_list() == [False, True, True, True]
     assert comparison.warm_start_source == "search_tree"
     assert comparison.certified_optimum == pytest.approx(11 / 30)
     assert comparison.agree
@@ -76,7 +76,7 @@ def test_random_instances_match_the_oracle(seed):
     lam = 0.02
     opt = brute_force_tree(ds, lam=lam, max_depth=2)[1]
     table = compare(ds, lam=lam, max_depth=2, time_limit=30).to_frame()
-    assert table["objective"].to_list() == pytest.approx([opt] * 3, abs=TOL)
+    assert table["objective"].to_list() == pytest.approx([opt] * len(table), abs=TOL)
     assert table["agrees"].all()
 
 
@@ -268,6 +268,7 @@ def test_both_search_methods_and_the_method_vocabulary():
         "rbinoct_original",
         "flowoct",
         "pathoct",
+        "columns",
         "binoct",
     }
     assert SEARCH_METHODS == ("dp", "bnb")
@@ -493,7 +494,9 @@ def test_the_cli_prints_what_it_printed_before(monkeypatch, capsys, tmp_path):
 
     _fixed_times(monkeypatch)
     argv = ["compare", "--dataset", "monk3", "--max-depth", "1", "--lam", "0.01"]
-    assert main([*argv, "--time-limit", "60"]) == 0
+    # the default methods before branch-and-price (columns) joined them
+    old_defaults = ["--methods", "dp,pathoct,flowoct,rbinoct"]
+    assert main([*argv, *old_defaults, "--time-limit", "60"]) == 0
     assert capsys.readouterr().out == _before("monk3")
     X, y = load_iris(return_X_y=True, as_frame=True)
     X = X.iloc[::5].reset_index(drop=True)

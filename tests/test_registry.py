@@ -169,13 +169,15 @@ ALLOWED = {
     # the methods search_tree accepts on a raw table: dp (run as the exact search) and exact
     ("core/search.py", ("dp", "exact")): lambda names: METHODS[names[1]].raw,
     # defaults: a choice among the registry's names, not a list of them
-    ("cli/_compare.py", ("dp", "pathoct", "flowoct", "rbinoct")): lambda names: (
+    ("cli/_compare.py", ("dp", "columns", "pathoct", "flowoct", "rbinoct")): lambda names: (
         set(names) <= set(METHODS)
     ),
-    ("_compare.py", ("dp", "rbinoct", "flowoct")): lambda names: set(names) <= set(METHODS),
+    ("_compare.py", ("dp", "columns", "rbinoct", "flowoct")): lambda names: (
+        set(names) <= set(METHODS)
+    ),
     # solve(method="auto"): the exact MIPs that carry side constraints the search cannot, in
     # the order tried (a choice among the registry's names)
-    ("task.py", ("pathoct", "flowoct")): lambda names: all(
+    ("task.py", ("columns", "pathoct", "flowoct")): lambda names: all(
         EXACT in METHODS[n].properties and not METHODS[n].is_search for n in names
     ),
 }

@@ -85,7 +85,7 @@ COLUMNS = (
 TOLERANCE = 1e-6
 #: What :func:`compare` runs when ``methods`` is not given: each MIP only when its model is
 #: small enough to answer within the time limit (``sized``, :meth:`Method.too_big`).
-DEFAULT_METHODS = ("dp", "rbinoct", "flowoct")
+DEFAULT_METHODS = ("dp", "columns", "rbinoct", "flowoct")
 #: The certificates of a comparison, as the reading says them ("certified ... over ...").
 OVER = MappingProxyType(
     {

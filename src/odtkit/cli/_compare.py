@@ -34,7 +34,7 @@ NAME = "compare"
 
 #: ``odtkit compare``'s methods when --methods is not given (the MIPs among them sized to the
 #: table and --time-limit: ``compare(..., sized=True)``).
-_DEFAULT_METHODS = "dp,pathoct,flowoct,rbinoct"
+_DEFAULT_METHODS = "dp,columns,pathoct,flowoct,rbinoct"
 
 
 def run(args: argparse.Namespace) -> int:
