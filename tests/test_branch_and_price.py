@@ -185,7 +185,8 @@ def test_the_master_is_a_model_to_inspect():
     assert "convexity" in master.constraints and "class_recall" in master.constraints
     assert master.vars["theta"].size == len(master.meta.columns)
     assert all(isinstance(c.tree, Tree) for c in master.meta.columns)
-    assert result.solution.duals is not None
+    assert result.stats["root_solution"].duals is not None
+    assert result.solution is None
     assert list(result.trace.columns) == ["time", "incumbent", "bound"]
     bounds = result.trace["bound"].to_numpy()
     assert np.all(bounds <= result.objective + TOL)

@@ -389,11 +389,12 @@ def branch_and_price(
     Result
         ``model`` the best tree found (re-measured by :func:`odtkit.metrics.objective`),
         ``lower_bound`` the least bound of the open nodes, ``trace`` (time, incumbent, bound)
-        per master solve, ``solution`` the root master's last LP solution and ``stats``:
+        per master solve and ``stats``:
         ``nodes``, ``iterations`` (master solves), ``pricing_calls``, ``columns``,
         ``pricing_time``, ``master_time``, ``root_bound`` (the root's LP value, PathOCT's LP
-        bound), ``master`` (the root's last master, a Model to inspect: columns, rows) and
-        ``penalty``.
+        bound), ``master`` (the root's last master, a Model to inspect: columns, rows),
+        ``root_solution`` (its LP solution: values, duals) and ``penalty``. ``solution`` is
+        None: no single model's solution is the answer.
     """
     began = time.perf_counter()
     dataset = check_dataset(dataset)
@@ -600,6 +601,7 @@ def _result(state: _State, status: Status, bound: float, nodes: int, message: st
         "master_time": state.master_time,
         "root_bound": state.root_lp,
         "master": state.root_master,
+        "root_solution": state.root_solution,
         "penalty": state.penalty,
     }
     elapsed = time.perf_counter() - state.began
@@ -616,6 +618,5 @@ def _result(state: _State, status: Status, bound: float, nodes: int, message: st
         trace=make_trace(trace),
         n_explored=nodes,
         stats=stats,
-        solution=state.root_solution,
         message=message,
     )
