@@ -644,7 +644,9 @@ def report(payload: dict) -> str:
         )
         + " "
         f"({meta['written']}; {meta['cpus']} cores shared with other jobs; load average at the "
-        f"start {', '.join(f'{x:.1f}' for x in meta['load_average'])}). Limit {limit:g} s per "
+        f"start {', '.join(f'{x:.1f}' for x in meta['load_average'])}"
+        + (f"; the run took {meta['elapsed_s'] / 60:.1f} min" if "elapsed_s" in meta else "")
+        + f"). Limit {limit:g} s per "
         f"run; peers in child processes killed after {meta['peer_timeout']:g} s. Ours cold on "
         "HiGHS through `Method.solve` (build charged to the limit); ODTlearn on CBC, 1 thread, "
         "its own venv; STreeD in its own venv. λ = "
