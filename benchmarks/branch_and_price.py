@@ -37,6 +37,7 @@ Usage::
     python benchmarks/branch_and_price.py --quick        # 30 s, depths 2-3, <= 15 min here
     python benchmarks/branch_and_price.py --quick --name branch_and_price_peers_preview
     python benchmarks/branch_and_price.py --report-only
+    python benchmarks/branch_and_price.py --plan-only    # the planned runs and a time bound
 
 ODTlearn needs ``ODTKIT_ODTLEARN_PYTHON=/tmp/odtlearn-venv/bin/python`` (see
 ``_peers.odtlearn_python``); without it ODTlearn's rows say why they did not run.
@@ -433,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--name", default=NAME, help="results file stem")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--plan-only", action="store_true", help="print the planned runs and time bound, stop"
+    )
     harness.add_out_dir(parser)
     args = parser.parse_args(argv)
     if args.report_only:
@@ -481,6 +485,8 @@ def main(argv: list[str] | None = None) -> int:
         "does not certify a set at depth d sits out d+1, ODTlearn larger tables too)",
         flush=True,
     )
+    if args.plan_only:
+        return 0
     meta = {
         **harness.machine_info("python", "platform", "cpus", "load_average"),
         "written": harness.timestamp(),
