@@ -12,9 +12,12 @@ Every objective is recomputed here from the returned model with ``odtkit.metrics
 (training predictions + leaf count), never copied from the tool: gosdt reports float32 bounds
 and pystreed optimises the per-branch form (objective - lam).
 
-ODTlearn's FlowOCT (:func:`run_odtlearn`, for benchmarks/mip_vs_search.py) runs in its own venv
+ODTlearn's FlowOCT (:func:`run_odtlearn`, for benchmarks/mip_vs_search.py), BendersOCT
+(:func:`run_odtlearn_benders`) and fair FlowOCT (:func:`run_odtlearn_fair`) run in its own venv
 (:func:`odtlearn_python`), which has no odtkit: odtkit is imported inside the functions that use
-it, never at module level.
+it, never at module level. STreeD can run the same way in a venv of its own
+(:func:`run_streed_child`, :func:`streed_python`; for benchmarks/branch_and_price.py), returning
+its tree for the caller to re-measure.
 """
 
 from __future__ import annotations
@@ -143,16 +146,23 @@ def odtlearn_python() -> str:
     return os.environ.get("ODTKIT_ODTLEARN_PYTHON", sys.executable)
 
 
-def _odtlearn_child(target: str, *args: Any, limit: float) -> dict:
-    """``target(*args, limit)`` in ODTlearn's interpreter; ``{"failed": row}`` when the child
-    timed out or died (the row says which)."""
+def _odtlearn_child(target: str, *args: Any, limit: float, timeout: float | None = None) -> dict:
+    """``target(*args, limit)`` in ODTlearn's interpreter, killed after ``timeout`` seconds
+    (default ``3 * limit + 120``: CBC overruns its limit and the model build is not charged to
+    it); ``{"failed": row}`` when the child timed out or died (the row says which)."""
+    hard = limit * 3 + 120 if timeout is None else timeout
     try:
-        return harness.call_in_child(
-            target, *args, limit, python=odtlearn_python(), timeout=limit * 3 + 120
-        )
+        return harness.call_in_child(target, *args, limit, python=odtlearn_python(), timeout=hard)
     except harness.ChildError as exc:
         if exc.child.timed_out:
-            return {"failed": {"available": True, "status": "timeout", "time": math.nan}}
+            return {
+                "failed": {
+                    "available": True,
+                    "status": "timeout",
+                    "time": math.nan,
+                    "killed_after": hard,
+                }
+            }
         reason = exc.child.reason()
         return {
             "failed": {
@@ -162,58 +172,128 @@ def _odtlearn_child(target: str, *args: Any, limit: float) -> dict:
         }
 
 
-def run_odtlearn(ds: Any, depth: int, lam: float, limit: float) -> dict:
+def run_odtlearn(
+    ds: Any,
+    depth: int,
+    lam: float,
+    limit: float,
+    *,
+    timeout: float | None = None,
+    predictions: bool = False,
+    _target: str = "_peers:odtlearn_flowoct",
+) -> dict:
     """ODTlearn's FlowOCT (CBC, 1 thread) on ``ds`` in a child process, objective in OSDT units.
 
     The child gets the binary matrix through an ``.npz`` file, so it needs only numpy, pandas
     and odtlearn. The tree's objective is recomputed from its training predictions and its leaf
     count; the CBC bound is mapped to OSDT units with (F-map) of docs/formulations-trees.md §4.5.
+    ``timeout``: the child's hard timeout (see :func:`_odtlearn_child`); ``predictions``: keep
+    the training predictions (a list) in the answer, for the caller to re-measure.
     """
     n = ds.n_samples
     lam_o = n * lam / (1 + n * lam)
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "odtlearn_input.npz"
         np.savez(data, X=ds.X.astype(np.int64), y=np.asarray(ds.y))
-        out = _odtlearn_child("_peers:odtlearn_flowoct", str(data), depth, lam_o, limit=limit)
+        out = _odtlearn_child(_target, str(data), depth, lam_o, limit=limit, timeout=timeout)
         if "failed" in out:
             return out["failed"]
-    out["objective"] = out["errors"] / n + lam * out["leaves"]
+    if not predictions:
+        out.pop("predictions", None)
+    out["objective"] = (
+        math.nan if out["errors"] is None else out["errors"] / n + lam * out["leaves"]
+    )
     out["bound"] = 1 + lam - out.pop("objective_bound") / ((1 - lam_o) * n)
     return {"available": True, **out}
 
 
-def odtlearn_flowoct(npz: str, depth: int, lam_o: float, limit: float) -> dict:
-    """Child side of :func:`run_odtlearn`, in ODTlearn's interpreter: fit, errors, leaves."""
+def run_odtlearn_benders(
+    ds: Any,
+    depth: int,
+    lam: float,
+    limit: float,
+    *,
+    timeout: float | None = None,
+    predictions: bool = False,
+) -> dict:
+    """ODTlearn's BendersOCT (CBC, 1 thread; FlowOCT's single-sink problem with one Benders
+    cut per row, added lazily) in a child process: as :func:`run_odtlearn`, the same
+    objective (``(1 - λ_f)·Σ w_i g_i − λ_f·Σ b``) and so the same λ mapping
+    ``λ_f = nλ/(1 + nλ)`` and bound map.
+
+    CBC does not stop BendersOCT at its time limit here (a 200-row depth-2 table ran past 60 s
+    of a 20 s limit after finding its optimum in 0.7 s): the hard ``timeout`` is what ends it.
+    """
+    return run_odtlearn(
+        ds,
+        depth,
+        lam,
+        limit,
+        timeout=timeout,
+        predictions=predictions,
+        _target="_peers:odtlearn_benders",
+    )
+
+
+def _odtlearn_single_sink(cls_name: str, npz: str, depth: int, lam_o: float, limit: float) -> dict:
+    import odtlearn.flow_oct as flow_oct
     import pandas as pd
-    from odtlearn.flow_oct import FlowOCT
 
     data = np.load(npz)
     X = pd.DataFrame(data["X"], columns=[f"f{j}" for j in range(data["X"].shape[1])])
     y = data["y"]
-    clf = FlowOCT(
-        solver="cbc", depth=depth, _lambda=lam_o, time_limit=limit, num_threads=1, verbose=False
+    clf = getattr(flow_oct, cls_name)(
+        solver="cbc",
+        depth=depth,
+        _lambda=lam_o,
+        time_limit=int(math.ceil(limit)),
+        num_threads=1,
+        verbose=False,
     )
     t = time.perf_counter()
     clf.fit(X, y)
     fit = time.perf_counter() - t
-    pred = clf.predict(X)
-    p = clf.p_value
-    leaves = sum(1 for v in (p.values() if hasattr(p, "values") else np.ravel(p)) if v > 0.5)
     model = clf._solver.model
-    return {
+    out = {
         "time": fit,
-        "errors": int(np.count_nonzero(pred != y)),
-        "leaves": leaves,
         "status": str(model.status).split(".")[-1],
         "objective_bound": float(model.objective_bound),
     }
+    p = clf.p_value
+    values = list(p.values() if hasattr(p, "values") else np.ravel(p))
+    if any(v is None for v in values):  # stopped without an incumbent: nothing to predict
+        return {**out, "errors": None, "leaves": None}
+    pred = np.asarray(clf.predict(X))
+    return {
+        **out,
+        "errors": int(np.count_nonzero(pred != y)),
+        "leaves": sum(1 for v in values if v > 0.5),
+        "predictions": [int(v) for v in pred],
+    }
+
+
+def odtlearn_flowoct(npz: str, depth: int, lam_o: float, limit: float) -> dict:
+    """Child side of :func:`run_odtlearn`, in ODTlearn's interpreter: fit, errors, leaves."""
+    return _odtlearn_single_sink("FlowOCT", npz, depth, lam_o, limit)
+
+
+def odtlearn_benders(npz: str, depth: int, lam_o: float, limit: float) -> dict:
+    """Child side of :func:`run_odtlearn_benders`, in ODTlearn's interpreter."""
+    return _odtlearn_single_sink("BendersOCT", npz, depth, lam_o, limit)
 
 
 ODTLEARN_FAIR_CLASSES = {"sp": "FairSPOCT", "eopp": "FairEOppOCT", "pe": "FairPEOCT"}
 
 
 def run_odtlearn_fair(
-    ds: Any, protected: Any, notion: str, depth: int, delta: float, limit: float
+    ds: Any,
+    protected: Any,
+    notion: str,
+    depth: int,
+    delta: float,
+    limit: float,
+    *,
+    timeout: float | None = None,
 ) -> dict:
     """ODTlearn's fair multi-sink FlowOCT (``FairSPOCT``/``FairEOppOCT``; CBC, 1 thread, λ = 0)
     on ``ds`` with the protected attribute kept out of the features, in a child process.
@@ -224,7 +304,9 @@ def run_odtlearn_fair(
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "odtlearn_fair_input.npz"
         np.savez(data, X=ds.X.astype(np.int64), y=np.asarray(ds.y), a=np.asarray(protected))
-        out = _odtlearn_child("_peers:odtlearn_fair", str(data), notion, depth, delta, limit=limit)
+        out = _odtlearn_child(
+            "_peers:odtlearn_fair", str(data), notion, depth, delta, limit=limit, timeout=timeout
+        )
         if "failed" in out:
             return out["failed"]
     out["predictions"] = np.asarray(out["predictions"])
@@ -257,6 +339,136 @@ def odtlearn_fair(npz: str, notion: str, depth: int, delta: float, limit: float)
         "predictions": [int(v) for v in clf.predict(X)],
         "status": str(model.status).split(".")[-1],
         "correct_bound": float(model.objective_bound),
+    }
+
+
+# ------------------------------------------------------------- STreeD in an interpreter of its own
+#: A venv with pystreed (and without odtkit on its path, or with another checkout's): the
+#: child below imports neither odtkit nor this checkout's native module.
+STREED_VENV_PYTHON = "/tmp/streed-venv-dp/bin/python"
+
+
+def streed_python() -> str | None:
+    """The interpreter that runs STreeD: ``$ODTKIT_STREED_PYTHON``, this one when it has
+    pystreed, else :data:`STREED_VENV_PYTHON` when it exists; None when there is none."""
+    if os.environ.get("ODTKIT_STREED_PYTHON"):
+        return os.environ["ODTKIT_STREED_PYTHON"]
+    from importlib.util import find_spec
+
+    if find_spec("pystreed") is not None:
+        return sys.executable
+    return STREED_VENV_PYTHON if Path(STREED_VENV_PYTHON).exists() else None
+
+
+def run_streed_child(
+    ds: Any,
+    depth: int,
+    lam: float,
+    limit: float,
+    *,
+    min_leaf: int = 1,
+    protected: Any = None,
+    delta: float | None = None,
+    timeout: float | None = None,
+) -> dict:
+    """STreeD on ``ds`` in a child process (:func:`streed_python`), killed after ``timeout``
+    seconds (default ``limit + 60``).
+
+    Without ``protected``: ``STreeDClassifier(optimization_task="cost-complex-accuracy",
+    cost_complexity=lam, min_leaf_node_size=min_leaf)``, the OSDT objective up to the constant
+    λ (BENCHMARK-ANCHORS.md). With ``protected`` (0/1 per row) and ``delta``: the
+    demographic-parity task ``STreeDGroupFairnessClassifier(discrimination_limit=delta)``,
+    accuracy only (λ must be 0), the attribute given as column 0 and never split on. Returns
+    the fit time, ``optimal``, the training predictions and the tree as a
+    :meth:`odtkit.tree.Tree.to_dict` dict over ``ds``'s features (``tree`` None when it splits
+    on the protected column), for the caller to re-measure; ``{"available": False, ...}`` when
+    there is no STreeD here.
+    """
+    python = streed_python()
+    if python is None:
+        return {"available": False, "reason": "no pystreed (set $ODTKIT_STREED_PYTHON)"}
+    if protected is not None and lam != 0:
+        raise ValueError("STreeD's group-fairness task has no leaf penalty: lam must be 0")
+    hard = limit + 60 if timeout is None else timeout
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "streed_input.npz"
+        extra = {} if protected is None else {"a": np.asarray(protected, dtype=np.int64)}
+        np.savez(data, X=ds.X.astype(np.int64), y=np.asarray(ds.y), **extra)
+        try:
+            out = harness.call_in_child(
+                "_peers:streed_fit",
+                str(data),
+                depth,
+                lam,
+                min_leaf,
+                delta,
+                limit,
+                python=python,
+                timeout=hard,
+            )
+        except harness.ChildError as exc:
+            if exc.child.timed_out:
+                return {"available": True, "status": "timeout", "killed_after": hard}
+            reason = exc.child.reason()
+            return {
+                "available": False,
+                "reason": f"child exited with {exc.child.returncode}: {reason[:160]}",
+            }
+    return {"available": True, **out}
+
+
+def _streed_dict(node: Any, shift: int) -> dict | None:
+    """pystreed's tree as a Tree.to_dict dict (x_j = 0 on the left, as :func:`streed_tree`),
+    features moved down by ``shift``; None if it splits on a column below ``shift``."""
+    if node.is_leaf_node():
+        return {"label": int(node.label)}
+    feature = int(node.feature) - shift
+    left, right = _streed_dict(node.left_child, shift), _streed_dict(node.right_child, shift)
+    if feature < 0 or left is None or right is None:
+        return None
+    return {"feature": feature, "left": left, "right": right}
+
+
+def streed_fit(
+    npz: str, depth: int, lam: float, min_leaf: int, delta: float | None, limit: float
+) -> dict:
+    """Child side of :func:`run_streed_child` (numpy and pystreed only)."""
+    data = np.load(npz)
+    X, y = data["X"], data["y"]
+    if "a" in data:
+        from pystreed import STreeDGroupFairnessClassifier
+
+        X = np.column_stack([data["a"], X])
+        model: Any = STreeDGroupFairnessClassifier(
+            optimization_task="group-fairness",
+            sensitive_feature=0,
+            discrimination_limit=delta,
+            max_depth=depth,
+            min_leaf_node_size=min_leaf,
+            time_limit=limit,
+        )
+        shift = 1
+    else:
+        from pystreed import STreeDClassifier
+
+        model = STreeDClassifier(
+            optimization_task="cost-complex-accuracy",
+            cost_complexity=lam,
+            max_depth=depth,
+            min_leaf_node_size=min_leaf,
+            time_limit=limit,
+        )
+        shift = 0
+    t0 = time.perf_counter()
+    model.fit(X, y)
+    elapsed = time.perf_counter() - t0
+    optimal = bool(model.fit_result.is_optimal())
+    return {
+        "time": elapsed,
+        "optimal": optimal,
+        "status": "optimal" if optimal else "time_limit",
+        "predictions": [int(v) for v in np.asarray(model.predict(X))],
+        "tree": _streed_dict(model.get_tree(), shift),
     }
 
 
