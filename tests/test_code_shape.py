@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 import tomllib
 from collections import defaultdict
@@ -39,11 +40,14 @@ _PATH_TOKEN = re.compile(
 def _repository_files() -> list[str]:
     skip = {".git", ".ci-venv", ".ci-venv-oldest", "build", "__pycache__", ".hypothesis"}
     out = []
-    for path in ROOT.rglob("*"):
-        parts = path.relative_to(ROOT).parts
-        if any(p in skip or p.endswith(".egg-info") for p in parts):
-            continue
-        out.append(path.relative_to(ROOT).as_posix() + ("/" if path.is_dir() else ""))
+    # pruned walk, never entering a skipped directory: .ci/run builds and installs the
+    # oldest-dependencies phase (build/, .ci-venv-oldest/) while this suite runs, and a
+    # directory a build deletes mid-walk would end an rglob with FileNotFoundError
+    for here, dirs, files in os.walk(ROOT):
+        dirs[:] = sorted(d for d in dirs if d not in skip and not d.endswith(".egg-info"))
+        rel = Path(here).relative_to(ROOT)
+        out.extend((rel / d).as_posix() + "/" for d in dirs)
+        out.extend((rel / f).as_posix() for f in files if f not in skip)
     return out
 
 
