@@ -981,8 +981,8 @@ def _run_loop(plan: _Plan, method: Method, backend: str, start: _Start) -> Run:
         backend=backend,
         time_limit=plan.time_limit,
         start=tree,
-        **plan.fair_kw,
-        **({"constraints": plan.constraints} if plan.constraints else {}),
+        fairness=plan.fairness,
+        constraints=plan.constraints or None,
     )
     return Run(
         method.name,
