@@ -354,6 +354,16 @@ def ours_available(include: tuple[str, ...]) -> list[str]:
     return [m for m in include if m in METHODS]
 
 
+def sits_out(method: str, resolved: Any) -> str:
+    """Why branch-and-price cannot price the constraints (as compare's row says), "" else."""
+    if method != "columns":
+        return ""
+    from odtkit.formulations.columns import columns_refusal
+
+    why = columns_refusal(resolved)
+    return f"sits out (as compare does): {why}" if why else ""
+
+
 def left_out(method: str, table: Table, depth: int, limit: float, all_mips: bool) -> str:
     """Why ``method`` is not built on ``table`` at ``depth`` ("" when it runs)."""
     from odtkit.methods import METHODS
@@ -542,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
             dp = run_ours("dp", table, s, resolved, limit)
             rec["dp"] = dp
         for m in ours:
-            reason = left_out(m, table, d, limit, args.all_mips)
+            reason = left_out(m, table, d, limit, args.all_mips) or sits_out(m, resolved)
             if not reason and (m, t, c) in failed:
                 reason = "skipped: not certified at a smaller depth"
             if reason:
@@ -628,14 +638,15 @@ def _ratios(records: list[dict], peer: str, where: str) -> list[str]:
         col = rec["ours"].get("columns")
         other = rec[where].get(peer)
         if col and other and col.get("status") == "optimal" and other.get("status") == "optimal":
-            pairs.append((other["time"] / max(col["time"], 1e-9), other["time"]))
+            pairs.append((col["time"] / max(other["time"], 1e-9), other["time"]))
     if not pairs:
         return [f"* columns vs {LABELS[peer]}: no setting where both certify."]
     s = harness.ratio_summary([r for r, _ in pairs], peer_times=[t for _, t in pairs])
     return [
-        f"* columns vs {LABELS[peer]}: {LABELS[peer]} time / columns time = {fmt(s.geomean)} "
+        f"* columns vs {LABELS[peer]}: columns time / {LABELS[peer]} time = {fmt(s.geomean)} "
         f"(geometric mean over {s.n} settings both certify), {fmt(s.geomean_floor)} over the "
-        f"{s.n_floor} where the peer needs >= {harness.PEER_FLOOR:g} s; worst {fmt(s.worst)}."
+        f"{s.n_floor} where the peer needs >= {harness.PEER_FLOOR:g} s; worst (slowest "
+        f"relative to the peer) {fmt(s.worst)}."
     ]
 
 
@@ -705,7 +716,11 @@ def report(payload: dict) -> str:
         )
     lines += ["", "## What the issue targets", ""]
     if "columns" in meta["ours"]:
-        lines += _ratios(records, "flowoct", "ours") + _ratios(records, "odtlearn-benders", "peers")
+        lines += (
+            _ratios(records, "flowoct", "ours")
+            + _ratios(records, "pathoct", "ours")
+            + _ratios(records, "odtlearn-benders", "peers")
+        )
         d4 = [r for r in records if r["depth"] == 4]
         c4 = [r for r in d4 if r["ours"].get("columns", {}).get("status") == "optimal"]
         lines.append(
