@@ -421,7 +421,8 @@ def branch_and_price(
         if _in_domain(Tree.leaf(k), dataset, resolved, depth):
             state.add(Tree.leaf(k))
     starts = [] if start is None else [start]
-    starts.extend(_fair_optima(state))
+    fair_trees, relaxed = _fair_optima(state)
+    starts.extend(fair_trees)
     for tree in starts:
         tree = tree.canonical(dataset.X[dataset.weights > 0], merge=False)
         if _in_domain(tree, dataset, resolved, depth):
@@ -429,7 +430,10 @@ def branch_and_price(
     if not state.columns:
         return _result(state, Status.INFEASIBLE, math.inf, 0, "no leaf meets the leaf support")
     open_nodes = state.open_nodes
-    heapq.heappush(open_nodes, _Node((-math.inf, 0.0, next(state.tickets)), -math.inf, ()))
+    # the fair dp's certified optimum of one fairness constraint alone bounds the whole problem
+    # (it drops every other constraint): the root starts from it, and when a column attains it
+    # nothing is left to search
+    heapq.heappush(open_nodes, _Node((relaxed, 0.0, next(state.tickets)), relaxed, ()))
     nodes = 0
     with stop_on_interrupt() as ctrl_c:
         while open_nodes:
@@ -465,15 +469,17 @@ def branch_and_price(
 _FAIR_START_SHARE = 0.1
 
 
-def _fair_optima(state: _State) -> list[Tree]:
+def _fair_optima(state: _State) -> tuple[list[Tree], float]:
     """The fair dp's optimum for each fairness constraint stated (its own rows met exactly, a
-    strong first column and often an incumbent), within a share of the time limit."""
+    strong first column and often an incumbent), within a share of the time limit; and the
+    largest certified one, a lower bound on the problem (-inf when none is certified or a cost
+    objective is stated, which the fair dp does not minimise)."""
     from odtkit.core.search import search_tree
 
     resolved = state.resolved
     if resolved is None:
-        return []
-    out = []
+        return [], -math.inf
+    out, bound = [], -math.inf
     for fairness in (c for c in resolved.constraints if isinstance(c, Fairness)):
         left = state.remaining()
         budget = None if left is None else max(left * _FAIR_START_SHARE, 1e-3)
@@ -488,7 +494,9 @@ def _fair_optima(state: _State) -> list[Tree]:
             )
         if found.model is not None:
             out.append(found.model)
-    return out
+        if resolved.losses is None and math.isfinite(found.lower_bound):
+            bound = max(bound, float(found.lower_bound))
+    return out, bound
 
 
 def _gap_tolerance(upper: float) -> float:
