@@ -360,6 +360,21 @@ def test_a_forbidden_root_split_takes_one_masked_dp_call(
     assert enumerated.dp_calls > 10 * masked.dp_calls
     assert masked.value == pytest.approx(enumerated.value, rel=1e-9, abs=1e-7)
     assert value_of(masked.tree, data, costs, 0.5, ()) == pytest.approx(masked.value)
+    # stopped by a time limit: the masked path's tree (if any) and bound stay valid
+    monkeypatch.undo()
+    for limit in (1e-6, 2e-3):
+        stopped = price(
+            data, max_depth=3, row_costs=costs, leaf_cost=0.5, rules=rules, time_limit=limit
+        )
+        if stopped.status == Status.OPTIMAL:
+            assert stopped.value == pytest.approx(masked.value, rel=1e-9, abs=1e-7)
+            continue
+        assert stopped.status == Status.TIME_LIMIT
+        assert stopped.lower_bound <= masked.value + 1e-7
+        if stopped.tree is not None:
+            assert stopped.lower_bound <= stopped.value
+            assert stopped.value >= masked.value - 1e-7
+            assert value_of(stopped.tree, data, costs, 0.5, ()) == pytest.approx(stopped.value)
 
 
 # -------------------------------------------------------------------------------------------

@@ -543,14 +543,17 @@ class _Pricer:
         than the dp's answer; a better leaf of a forbidden class says only that no allowed
         split beats it: None (the caller enumerates the splits)."""
         found = self._dp(rows, depth, allowed, root)
-        if found.tree is not None and not found.tree.is_leaf:
+        split = found.tree is not None and not found.tree.is_leaf
+        if found.stopped is not None:
+            # the dp's bound (over every leaf and the allowed splits) covers the domain; its
+            # split, or else the allowed leaf, is the best tree of the domain found
+            best = found if split and not leaf.value < found.value else leaf
+            bound = min(best.value, found.bound)
+            return _Sub(best.tree, best.value, bound, found.stopped)
+        if split:
             return leaf if leaf.value < found.value else found
-        if found.stopped is None:
-            close = _CLOSE * max(1.0, abs(found.value))
-            return leaf if leaf.value <= found.value + close else None
-        # stopped: the allowed leaf is a tree of the domain, and the dp's bound (over every
-        # leaf and the allowed splits) covers the domain
-        return _Sub(leaf.tree, leaf.value, min(leaf.value, found.bound), found.stopped)
+        close = _CLOSE * max(1.0, abs(found.value))
+        return leaf if leaf.value <= found.value + close else None
 
     def _meets_rules(self, tree: Tree, node: int) -> bool:
         """Whether ``tree``, placed at position ``node``, meets every rule at or below it."""
