@@ -286,6 +286,98 @@ def test_rules_two_levels_above_the_leaves_with_a_support(
 
 
 # -------------------------------------------------------------------------------------------
+# a position whose rules only forbid splits (and leaf classes), nothing ruled below it: one dp
+# call with the native root mask
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 2**31 - 1),
+    st.integers(2, 4),
+    st.sampled_from([2, 3]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_forbidden_splits_priced_with_the_root_mask(
+    seed: int, depth: int, n_classes: int, groups_on: bool, leaf_rule: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    data = instance(seed, depth, n_classes)
+    p = data.n_features
+    costs = random_costs(data, rng, plain=bool(rng.random() < 0.5))
+    leaf_cost = float(rng.choice([0.0, 0.1, 0.5]))
+    floor = float(rng.choice([0.5, 2.0])) if rng.random() < 0.4 else 0.0
+    level = int(rng.integers(0, depth - 1))  # a position of height >= 2
+    node = int(rng.integers(2**level, 2 ** (level + 1)))
+    features = rng.choice(p, size=int(rng.integers(1, p + 1)), replace=False)
+    rules = [PositionRule(node, feature=int(j), required=False) for j in features]
+    if leaf_rule:
+        rules.append(PositionRule(node, klass=int(rng.integers(n_classes)), required=False))
+    if level > 0 and rng.random() < 0.5:  # a rule above it (on its path), none below
+        rules.append(PositionRule(node >> 1, feature=int(rng.integers(p))))
+    groups = []
+    if groups_on:
+        members = rng.choice(p, size=int(rng.integers(1, p + 1)), replace=False)
+        groups.append((members, float(rng.choice([0.5, 3.0]))))
+    answer = price(
+        data,
+        max_depth=depth,
+        row_costs=costs,
+        leaf_cost=leaf_cost,
+        group_costs=groups,
+        min_leaf_weight=floor,
+        rules=rules,
+    )
+    problem = dict(
+        max_depth=depth, costs=costs, leaf_cost=leaf_cost, groups=groups, floor=floor, rules=rules
+    )
+    _, expected = brute_force(data, **problem)
+    check_against_oracle(data, answer, expected, **problem)
+
+
+@pytest.mark.parametrize("klass", [None, 0, 1])
+def test_a_forbidden_root_split_takes_one_masked_dp_call(
+    klass: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from odtkit.core import pricing
+    from odtkit.datasets import load
+
+    data = load("german-credit")
+    rng = np.random.default_rng(11)
+    n = data.n_samples
+    costs = np.c_[np.zeros(n), rng.normal(size=n) * data.weights]
+    free = price(data, max_depth=3, row_costs=costs, leaf_cost=0.5)
+    assert free.tree is not None and not free.tree.is_leaf
+    rules = [PositionRule(1, feature=int(free.tree.as_split()[0]), required=False)]
+    if klass is not None:
+        rules.append(PositionRule(1, klass=klass, required=False))
+    masked = price(data, max_depth=3, row_costs=costs, leaf_cost=0.5, rules=rules)
+    assert masked.status == Status.OPTIMAL and masked.tree is not None
+    assert masked.dp_calls <= 2  # the free optimum, then the masked one
+    # the enumeration of the root's splits (the path before the mask) agrees
+    monkeypatch.setattr(pricing._Pricer, "_masked", lambda *args: None)
+    enumerated = price(data, max_depth=3, row_costs=costs, leaf_cost=0.5, rules=rules)
+    assert enumerated.dp_calls > 10 * masked.dp_calls
+    assert masked.value == pytest.approx(enumerated.value, rel=1e-9, abs=1e-7)
+    assert value_of(masked.tree, data, costs, 0.5, ()) == pytest.approx(masked.value)
+    # stopped by a time limit: the masked path's tree (if any) and bound stay valid
+    monkeypatch.undo()
+    for limit in (1e-6, 2e-3):
+        stopped = price(
+            data, max_depth=3, row_costs=costs, leaf_cost=0.5, rules=rules, time_limit=limit
+        )
+        if stopped.status == Status.OPTIMAL:
+            assert stopped.value == pytest.approx(masked.value, rel=1e-9, abs=1e-7)
+            continue
+        assert stopped.status == Status.TIME_LIMIT
+        assert stopped.lower_bound <= masked.value + 1e-7
+        if stopped.tree is not None:
+            assert stopped.lower_bound <= stopped.value
+            assert stopped.value >= masked.value - 1e-7
+            assert value_of(stopped.tree, data, costs, 0.5, ()) == pytest.approx(stopped.value)
+
+
+# -------------------------------------------------------------------------------------------
 # a minimum leaf support beside costs the reduced weights cannot measure: the search's call
 
 

@@ -39,6 +39,11 @@ position every allowed action (the required one, or each leaf class and each eff
 not forbidden there) is tried, and its children are solved the same way. The minimum over the
 actions of their children's values is exact, and the minimum of their children's bounds a valid
 bound, because the actions partition the trees at that position.
+A position whose rules only forbid splits (and maybe leaf classes), with no rule below it, takes
+one dp call instead, its root restricted to the splits not forbidden (the native
+``SearchConfig.root_features``; deeper nodes split on every feature): the dp's optimum over every
+leaf and those splits is the position's unless it is a leaf of a forbidden class, and only then
+are the splits enumerated.
 
 *Group costs* are not decomposable over nodes, so a best-first branch-and-bound over groups
 solves them exactly: pricing with the costs of the undecided groups dropped is a relaxation (a
@@ -445,6 +450,19 @@ class _Pricer:
             return best
         features = allowed.copy()
         features[list(rules.forbidden_splits.get(node, ()))] = False
+        if (
+            required is None
+            and depth >= 2
+            and node in rules.forbidden_splits
+            and not {2 * node, 2 * node + 1} & rules.ruled
+            and not (relaxed.tree is not None and relaxed.tree.is_leaf)
+        ):
+            # only forbidden splits (and leaf classes) here, nothing ruled below: one dp call
+            # whose root may split on the allowed features only (deeper nodes on all). (A free
+            # optimum that is a leaf of a forbidden class is the masked optimum too: no use.)
+            masked = self._masked(rows, depth, allowed, features, best)
+            if masked is not None:
+                return masked
         if required is not None:
             only = required[1]
             features[:] = False
@@ -515,6 +533,28 @@ class _Pricer:
             return best
         return _Sub(best.tree, best.value, min(best.value, max(bound, relaxed.bound)), stopped)
 
+    def _masked(
+        self, rows: np.ndarray, depth: int, allowed: np.ndarray, root: np.ndarray, leaf: _Sub
+    ) -> _Sub | None:
+        """A position whose rules only forbid splits (those outside ``root``) and leaf classes
+        (``leaf``: its best allowed leaf), with no rule below it: one dp call with the root
+        mask. The dp's optimum is over every leaf and the allowed splits, so a split it returns
+        is the position's optimum, and so is the best allowed leaf when it is worth no more
+        than the dp's answer; a better leaf of a forbidden class says only that no allowed
+        split beats it: None (the caller enumerates the splits)."""
+        found = self._dp(rows, depth, allowed, root)
+        split = found.tree is not None and not found.tree.is_leaf
+        if found.stopped is not None:
+            # the dp's bound (over every leaf and the allowed splits) covers the domain; its
+            # split, or else the allowed leaf, is the best tree of the domain found
+            best = found if split and not leaf.value < found.value else leaf
+            bound = min(best.value, found.bound)
+            return _Sub(best.tree, best.value, bound, found.stopped)
+        if split:
+            return leaf if leaf.value < found.value else found
+        close = _CLOSE * max(1.0, abs(found.value))
+        return leaf if leaf.value <= found.value + close else None
+
     def _meets_rules(self, tree: Tree, node: int) -> bool:
         """Whether ``tree``, placed at position ``node``, meets every rule at or below it."""
         actions: dict[int, tuple[str, int]] = {}
@@ -539,8 +579,11 @@ class _Pricer:
                     return False
         return True
 
-    def _dp(self, rows: np.ndarray, depth: int, allowed: np.ndarray) -> _Sub:
-        """An unruled position of height ``depth >= 2``: one native dp call on its rows."""
+    def _dp(
+        self, rows: np.ndarray, depth: int, allowed: np.ndarray, root: np.ndarray | None = None
+    ) -> _Sub:
+        """An unruled position of height ``depth >= 2``: one native dp call on its rows (its
+        root splitting only on the features ``root`` when given, a subset of ``allowed``)."""
         weights = self.w_reduced[rows]
         total = float(weights.sum())
         if total <= 0:  # every row costs the same whatever it is predicted
@@ -576,6 +619,8 @@ class _Pricer:
             memory_limit_mb=self.memory_mb,
             min_leaf_weight=share,
         )
+        if root is not None:
+            config.root_features = _root_features(root[columns], columns.size)
         raw = _native.search_dp(problem, config, None)
         tree = decode_tree([int(columns[v]) if v >= 0 else int(v) for v in raw.tree])
         constant = float(self.low[rows].sum())
@@ -584,6 +629,17 @@ class _Pricer:
         if status == Status.OPTIMAL:
             return _Sub(tree, value, value, None)
         return _Sub(tree, value, min(value, raw.lower_bound * total + constant), status)
+
+
+def _root_features(mask: np.ndarray, n_features: int) -> list[bool]:
+    """``mask`` as the native ``SearchConfig.root_features``: a bool per feature."""
+    if mask.dtype != bool or mask.shape != (n_features,):
+        raise ValueError(
+            f"root_features must be a bool array of shape ({n_features},), got dtype "
+            f"{mask.dtype} shape {mask.shape}"
+        )
+    out: list[bool] = mask.tolist()
+    return out
 
 
 def _better(best: _Sub, feature: int, left: _Sub, right: _Sub) -> _Sub:

@@ -32,6 +32,8 @@ SearchOutput run_budget_search(const Problem& problem, std::vector<long long> sp
   local.validate();
   if (!std::isfinite(local.lam * problem.total_weight()))
     throw std::invalid_argument("lam is too large for these sample weights");
+  if (!local.root_features.empty())
+    throw std::invalid_argument("root_features is not supported here (only search_dp takes it)");
   BudgetSpec spec;
   spec.cost = std::move(split_costs);
   spec.allowed = std::move(allowed);

@@ -178,6 +178,7 @@ class DPSolver {
         use_similar_(c.bound_on("similar_support") && !(c.min_leaf_weight > 0.0)),
         use_depth2_(c.bound_on("depth2") && depth2_fits(p, c)),
         initial_(p, c),
+        root_features_(c.root_features),
         memo_(p.n_words()),
         tmp_cw_(static_cast<std::size_t>(K_)),
         heavy_(static_cast<double>(K_) * static_cast<double>(W_) * kHeavyStride >= kHeavyWork) {}
@@ -188,6 +189,7 @@ class DPSolver {
     root_best_feature_ = -1;  // each call reports its own best complete root split
     root_depth2_partial_ = Depth2Solver::Result{kInf};
     relaxed_ = relaxed && depth >= 0;
+    at_root_ = true;
     const std::uint64_t* s = P_.all_points().data();
     std::vector<double> cw(K_);
     P_.class_weights(s, cw.data());
@@ -198,6 +200,7 @@ class DPSolver {
   // SOLVE on any support (the anytime driver's leaf completion); not during another solve.
   Answer solve_support(const std::uint64_t* s, int depth, double ub) {
     relaxed_ = false;
+    at_root_ = false;
     std::vector<double> cw(K_);
     P_.class_weights(s, cw.data());
     const double eq = use_eq_ ? P_.minority(s) : 0.0;
@@ -367,7 +370,10 @@ class DPSolver {
       use_depth2_ = depth2_ != nullptr;
       if (depth2_) depth2_->set_min_leaf(initial_.min_leaf());
     }
-    if (depth == 2 && use_depth2_ && !relaxed_) {
+    // the root under a feature mask: the depth-two solver tries every root feature, so the
+    // generic loop below (children of depth one) solves it
+    const bool masked = lvl == 0 && at_root_ && !root_features_.empty();
+    if (depth == 2 && use_depth2_ && !relaxed_ && !masked) {
       ++depth2_calls_;
       // the solver polls the budget itself (one call is seconds on thousands of features)
       const Depth2Solver::Result r = depth2_->solve(s, cw, Lambda_, &budget_);
@@ -406,6 +412,7 @@ class DPSolver {
       // 16 nodes (8,631 classes x 364 features ran 27 s past a 6 s limit)
       if (heavy_ && j % kHeavyStride == kHeavyStride - 1 && budget_.check_clock())
         return {lb, false};
+      if (masked && !root_features_[static_cast<std::size_t>(j)]) continue;
       const std::uint64_t* xj = P_.feature_words(static_cast<std::size_t>(j));
       double* c1 = &L.cw1[static_cast<std::size_t>(j) * K_];
       double* c0 = &L.cw0[static_cast<std::size_t>(j) * K_];
@@ -552,6 +559,11 @@ class DPSolver {
   bool use_eq_, use_similar_, use_depth2_;
   bool relaxed_ = false;  // the current solve_root is of the depth-relaxed problem
   InitialBound initial_;
+  // config.root_features (empty: none). Only the root's support is every point (a split
+  // with an empty side is skipped), so its memo entry is the only one the mask changes, and
+  // every bound is a lower bound over all trees, so also over the masked ones.
+  std::vector<bool> root_features_;
+  bool at_root_ = false;  // the current solve started at the root (solve_root)
   Memo memo_;
   std::unique_ptr<Depth2Solver> depth2_;  // null: switched off, or over the memory limit
   std::vector<Level> levels_;
@@ -622,7 +634,9 @@ Incumbent first_incumbent(const Problem& problem, const SearchConfig& config, in
   // a start that breaks the minimum leaf support is worth +inf (the single leaf is feasible:
   // Python refuses a root lighter than the support before the search)
   const double min_leaf = InitialBound::min_leaf_units(problem, config);
-  if (!config.initial_tree.empty()) {
+  // a start whose root splits on a feature outside config.root_features is no candidate
+  if (!config.initial_tree.empty() &&
+      (config.initial_tree[0] < 0 || config.root_allows(config.initial_tree[0]))) {
     const double v = evaluate_tree(problem, config.initial_tree, Lambda, depth, min_leaf);
     if (v < best.value) best = {config.initial_tree, v};
   }
@@ -630,6 +644,7 @@ Incumbent first_incumbent(const Problem& problem, const SearchConfig& config, in
   const double t0 = budget.elapsed();
   std::vector<int> greedy = greedy_tree(problem, config.lam, depth, &v, &budget);
   if (min_leaf > 0.0) v = evaluate_tree(problem, greedy, Lambda, depth, min_leaf);
+  if (!greedy.empty() && greedy[0] >= 0 && !config.root_allows(greedy[0])) v = kInf;
   out.stats["greedy_seconds"] = budget.elapsed() - t0;
   if (v < best.value - count_tolerance(problem.total_weight())) best = {std::move(greedy), v};
   return best;

@@ -34,6 +34,8 @@ std::unique_ptr<RashomonSet> build_rashomon(const Problem& problem, const Search
   local.validate();
   if (!std::isfinite(local.lam * problem.total_weight()))
     throw std::invalid_argument("lam is too large for these sample weights");
+  if (!local.root_features.empty())
+    throw std::invalid_argument("root_features is not supported here (only search_dp takes it)");
   if (local.min_leaf_weight > 0.0 && problem.separate_support())
     throw std::invalid_argument(
         "the Rashomon set measures a minimum leaf support in the problem's weights: it takes "

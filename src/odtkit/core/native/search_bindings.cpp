@@ -90,6 +90,13 @@ void refuse_min_leaf(const SearchConfig& config, const char* search) {
                                 " (only the dp searches take it)");
 }
 
+// Only search_dp takes a root feature mask; every other search refuses it rather than ignore it.
+void refuse_root_features(const SearchConfig& config, const char* search) {
+  if (!config.root_features.empty())
+    throw std::invalid_argument(std::string("root_features is not supported by ") + search +
+                                " (only search_dp takes it)");
+}
+
 template <typename Run>
 SearchOutput run_guarded(const SearchConfig& config, nb::object progress, Run&& search) {
   // a copy: another Python thread could assign to `config` while the GIL is released
@@ -122,6 +129,9 @@ SearchOutput run_search(const Problem& problem, const SearchConfig& config, nb::
   // constant expression, so `if constexpr` on it does not compile there
   if (Search == search_bnb) refuse_min_leaf(config, "search_bnb");
   if (Search == search_corels) refuse_min_leaf(config, "search_corels");
+  if (Search != search_dp) refuse_root_features(config, "this search");
+  if (!config.root_features.empty() && config.root_features.size() != problem.n_features())
+    throw std::invalid_argument("root_features must have one entry per feature of the problem");
   return run_guarded(config, std::move(progress),
                      [&problem](const SearchConfig& c, std::function<bool()> stop) {
                        return Search(problem, c, std::move(stop));
@@ -138,6 +148,7 @@ SearchOutput run_fair_search(const Problem& problem, CoefMatrix coefficients, do
     throw std::invalid_argument("coefficients must have one row per sample of the problem");
   check_penalty(problem, config.lam);
   refuse_min_leaf(config, "search_fair_dp");
+  refuse_root_features(config, "search_fair_dp");
   std::vector<double> coef(coefficients.data(),
                            coefficients.data() + coefficients.shape(0) * coefficients.shape(1));
   FairSpec spec;
@@ -165,6 +176,7 @@ SearchOutput run_numeric_search(ValueMatrix values, LabelVector labels, WeightVe
     throw std::invalid_argument("values, labels and weights must have the same number of rows");
   if (n == 0) throw std::invalid_argument("values has no row");
   refuse_min_leaf(config, "search_numeric");
+  refuse_root_features(config, "search_numeric");
   if (n_classes < 1) throw std::invalid_argument("n_classes must be >= 1");
   std::vector<double> table(values.data(), values.data() + n * m);
   for (double v : table)
@@ -250,7 +262,7 @@ void init_config(SearchConfig* self, double lam, int max_depth, double time_limi
                  long long node_limit, double memory_limit_mb, double upper_bound,
                  const std::string& policy, const std::string& symmetry,
                  std::map<std::string, bool> bounds, std::vector<int> initial_tree,
-                 double min_leaf_weight) {
+                 double min_leaf_weight, std::vector<bool> root_features) {
   // parse into a local first: a bad name must not leave a half-built object behind
   SearchConfig c;
   c.lam = lam;
@@ -264,6 +276,7 @@ void init_config(SearchConfig* self, double lam, int max_depth, double time_limi
   c.bounds = std::move(bounds);
   c.initial_tree = std::move(initial_tree);
   c.min_leaf_weight = min_leaf_weight;
+  c.root_features = std::move(root_features);
   new (self) SearchConfig(std::move(c));
 }
 
@@ -376,7 +389,8 @@ void bind_searches(nb::module_& m) {
            nb::arg("policy") = std::string(policy_name(defaults.policy)),
            nb::arg("symmetry") = std::string(symmetry_name(defaults.symmetry)),
            nb::arg("bounds") = defaults.bounds, nb::arg("initial_tree") = defaults.initial_tree,
-           nb::arg("min_leaf_weight") = defaults.min_leaf_weight)
+           nb::arg("min_leaf_weight") = defaults.min_leaf_weight,
+           nb::arg("root_features") = defaults.root_features)
       .def_rw("lam", &SearchConfig::lam)
       .def_rw("max_depth", &SearchConfig::max_depth)
       .def_rw("time_limit", &SearchConfig::time_limit)
@@ -392,6 +406,7 @@ void bind_searches(nb::module_& m) {
       .def_rw("bounds", &SearchConfig::bounds)
       .def_rw("initial_tree", &SearchConfig::initial_tree)
       .def_rw("min_leaf_weight", &SearchConfig::min_leaf_weight)
+      .def_rw("root_features", &SearchConfig::root_features)
       .def("validate", &SearchConfig::validate, "Raise ValueError on an out-of-range value.");
 
   m.def("search_dp", &run_search<search_dp>, nb::arg("problem"), nb::arg("config"),

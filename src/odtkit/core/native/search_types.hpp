@@ -99,6 +99,11 @@ struct SearchConfig {
   // when both sides do, and a support lighter than that is infeasible. 0: none. Python passes
   // the threshold with odtkit.constraints' tolerance already subtracted.
   double min_leaf_weight = 0.0;
+  // Features a split at the ROOT may test (search_dp only; one entry per feature of the
+  // problem); deeper nodes may test every feature. Empty: every feature. The root is the only
+  // node whose support is every point, so no memo entry, bound or depth-two table below it
+  // depends on the mask (branch-and-price forbids root splits with it: core/pricing.py).
+  std::vector<bool> root_features;
   std::shared_ptr<ProgressCell> progress;  // set by the binding only; not a Python field
 
   bool bound_on(const std::string& name) const {
@@ -118,6 +123,12 @@ struct SearchConfig {
     if (!(min_leaf_weight >= 0.0 && min_leaf_weight <= 1.0))
       throw std::invalid_argument(
           "min_leaf_weight must be in [0, 1] (a share of the total weight; 0: none)");
+  }
+  // Whether a split on `feature` is admitted at the root.
+  bool root_allows(int feature) const {
+    return root_features.empty() ||
+           (feature >= 0 && static_cast<std::size_t>(feature) < root_features.size() &&
+            root_features[static_cast<std::size_t>(feature)]);
   }
 };
 
