@@ -416,7 +416,7 @@ def search_refusal(resolved: ResolvedConstraints, method: str = "dp") -> str:
     """
     constraints = resolved.side_constraints
     fair = [c for c in constraints if isinstance(c, Fairness)]
-    mip = "a MIP formulation (odtkit.compare, PathOCT, FlowOCT, RBinOCT) carries it"
+    mip = "a MIP carries it (method='auto' picks branch-and-price, PathOCT or FlowOCT)"
     cost = resolved.cost
     if cost is not None:
         assert resolved.losses is not None  # resolve() sets the losses of a stated cost
