@@ -287,3 +287,19 @@ def test_watch_sees_every_round_and_can_stop_the_run():
     assert stopped.lower_bound <= full.objective + TOL
     with pytest.raises(TypeError, match="watch"):
         branch_and_price(data, lam=0.01, max_depth=2, watch=1)
+
+
+def test_ctrl_c_inside_a_node_keeps_its_bound():
+    # Ctrl-C raised in the loop's Python code (here from watch) must not drop the node being
+    # solved: the bound stays the open nodes' least, never the incumbent's value
+    data = random_dataset(21, 40, 4, 2, True)
+    constraints = [ClassRecall(1, at_least=0.9)]
+    exact = branch_and_price(data, lam=0.01, max_depth=2, constraints=constraints)
+
+    def ctrl_c(*_):
+        raise KeyboardInterrupt
+
+    stopped = branch_and_price(data, lam=0.01, max_depth=2, constraints=constraints, watch=ctrl_c)
+    assert stopped.status == "interrupted"
+    assert stopped.lower_bound <= exact.objective + TOL
+    assert stopped.lower_bound < stopped.objective or stopped.objective == exact.objective

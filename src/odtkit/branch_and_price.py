@@ -435,6 +435,7 @@ def branch_and_price(
     # nothing is left to search
     heapq.heappush(open_nodes, _Node((relaxed, 0.0, next(state.tickets)), relaxed, ()))
     nodes = 0
+    current: _Node | None = None  # the node being solved (Ctrl-C must not lose its bound)
     with stop_on_interrupt() as ctrl_c:
         while open_nodes:
             if state.out_of_time():
@@ -447,7 +448,9 @@ def branch_and_price(
             if node.bound >= state.upper - _gap_tolerance(state.upper):
                 continue
             nodes += 1
+            current = node
             children = _solve_node(state, node, is_root=nodes == 1)
+            current = None
             if state.stopped is not None:
                 heapq.heappush(open_nodes, node)  # unfinished: its bound still counts
                 break
@@ -455,6 +458,8 @@ def branch_and_price(
                 heapq.heappush(open_nodes, child)
     if ctrl_c.interrupted:
         state.stopped = Status.INTERRUPTED
+        if current is not None:
+            heapq.heappush(open_nodes, current)  # interrupted inside: its bound still counts
     alive = [n.bound for n in open_nodes if n.bound < state.upper]
     bound = min(alive) if alive else state.upper
     if state.stopped is None:
