@@ -21,6 +21,7 @@ beforehand. This module is its Python face (the contract is pinned in issue 23):
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -67,10 +68,19 @@ __all__ = [
     "split_feature",
 ]
 
-#: Where the exact search starts: its own greedy tree (native) or the guessed-threshold dp tree.
-STARTS = ("greedy", "guess")
-#: Share of ``time_limit`` that ``start="guess"`` may spend (threshold guessing + the dp).
+#: Where the exact search starts: its own greedy tree (native), the guessed-threshold dp tree,
+#: or ``"auto"``: its own start, and the guessed-threshold tree only when a limit stops it.
+STARTS = ("greedy", "guess", "auto")
+#: Share of ``time_limit`` that the guessed-threshold tree may spend (threshold guessing + the
+#: dp): before the search (``start="guess"``) or kept back for after it (``start="auto"``).
 GUESS_SHARE = 0.25
+#: ``start="auto"`` asks the guessed-threshold tree only with this much time left: its
+#: boosting is not interruptible and costs 0.05-1.7 s (issue 41), so with less it would
+#: overrun the limit for a tree no better than the search's (a limit under 4 s keeps it out).
+FALLBACK_MIN_SECONDS = 1.0
+#: Statuses after which ``start="auto"`` asks the guessed-threshold tree: a limit stopped the
+#: search with its incumbent (a Ctrl-C means stop now).
+_LIMITS = ("time_limit", "node_limit", "memory_limit")
 #: ``Result.stats["certificate"]`` of the exact search: its bound holds over every threshold.
 CERTIFICATE = "all thresholds"
 
@@ -299,16 +309,17 @@ def _guess_start(
     categorical: list[str] | None,
     lam: float,
     max_depth: int,
-    time_limit: float | None,
+    budget: float | None,
     memory_limit_mb: Any,
 ) -> tuple[Result, list[tuple[int, int, int]], list[int]]:
-    """The guessed-threshold dp tree (``start="guess"``) and its native splits and code.
+    """The guessed-threshold dp tree (the start of ``start="guess"``, the fallback of
+    ``start="auto"``) and its native splits and code.
 
-    Threshold guessing and the dp share ``GUESS_SHARE`` of ``time_limit``.
+    Threshold guessing and the dp share ``budget`` seconds (None: no limit).
     """
     from odtkit.datasets import Binarizer  # scikit-learn: only when a search reads raw columns
 
-    deadline = Deadline(None if time_limit is None else GUESS_SHARE * time_limit)
+    deadline = Deadline(budget)
     with charged(deadline):
         guessed = Binarizer(categorical=categorical, guess_thresholds=GUESS_ROUNDS)
         guessed.fit(X, codes, sample_weight=weights)
@@ -380,10 +391,15 @@ def search_numeric(
         ``memory_limit`` or ``interrupted``.
     upper_bound : float, optional
         Objective of a known tree, used to prune.
-    start : {"greedy", "guess"}, default="greedy"
+    start : {"greedy", "guess", "auto"}, default="greedy"
         The incumbent the search starts from: its native greedy tree, or the optimal tree over
         guessed thresholds (``Binarizer(guess_thresholds=GUESS_ROUNDS)`` and ``search_tree``'s
-        dp, within ``GUESS_SHARE`` of ``time_limit``). The answer is never worse than it.
+        dp, within ``GUESS_SHARE`` of ``time_limit``); the answer is never worse than it.
+        ``"auto"``: the native start, with ``GUESS_SHARE`` of ``time_limit`` kept back; only if
+        a limit stops the search does the guessed-threshold tree run, in the time left, and
+        the better of the two trees comes back with the search's bound. The guess never made
+        a certificate faster (it costs 0.05-1.7 s and the search's own incumbents are as
+        good: ``benchmarks/results/numeric_doors.md``), so it runs only where it can help.
     progress : bool, optional
         A live line on stderr, as in :func:`search_tree`.
 
@@ -435,9 +451,13 @@ def search_numeric(
         rows = X.iloc[kept] if hasattr(X, "iloc") else np.asarray(X)[kept]
         row_codes, row_weights = codes[kept], weights[kept]
     unit = np.ones(row_codes.size) if row_weights is None else row_weights
+    fallback = start == "auto"
     config = search_config(
         lam,
-        time_limit=time_limit,
+        # start="auto" keeps GUESS_SHARE back for the guessed-threshold tree, if it is needed
+        time_limit=time_limit
+        if time_limit is None or not fallback
+        else time_limit * (1 - GUESS_SHARE),
         node_limit=node_limit,
         memory_limit_mb=memory_limit_mb,
         bounds={},
@@ -463,7 +483,7 @@ def search_numeric(
                 categorical=categorical,
                 lam=lam,
                 max_depth=max_depth,
-                time_limit=time_limit,
+                budget=None if time_limit is None else GUESS_SHARE * time_limit,
                 memory_limit_mb=memory_limit_mb,
             )
             guess.append(result)
@@ -473,6 +493,8 @@ def search_numeric(
     # the columns of the answer `run` returned (none for the leaf of a Ctrl-C or MemoryError
     # before the search)
     searched: list[NativeColumns] = []
+    # start="auto": the objective the search stopped at, before the guessed-threshold tree
+    stopped_at: list[float] = []
 
     def run(prepared: tuple[NativeColumns, list[tuple[int, int, int]]]) -> _native.SearchOutput:
         columns, splits = prepared
@@ -498,7 +520,39 @@ def search_numeric(
                 splits,
             )
         searched.append(columns)
+        if fallback and raw.status.name in _LIMITS and _time_left() >= FALLBACK_MIN_SECONDS:
+            stopped_at.append(float(raw.objective))
+            try:
+                raw = _better_of(raw, guessed_after(columns))
+            except KeyboardInterrupt:  # Ctrl-C during the guess: the search's answer, now
+                raw = raw.replace(status=_native.SearchStatus.interrupted)
         return raw
+
+    def _time_left() -> float:
+        if time_limit is None:
+            return math.inf
+        return max(time_limit - (time.perf_counter() - began), 0.0)
+
+    def guessed_after(
+        columns: NativeColumns,
+    ) -> tuple[Result, list[tuple[int, int, int]], list[int]]:
+        # the time the search left (GUESS_SHARE of the limit, unless preprocessing took it):
+        # the answer still comes back by the limit
+        left = None if time_limit is None else _time_left()
+        answer = _guess_start(
+            rows,
+            row_codes,
+            int(classes.size),
+            row_weights,
+            columns,
+            categorical=categorical,
+            lam=lam,
+            max_depth=max_depth,
+            budget=left,
+            memory_limit_mb=memory_limit_mb,
+        )
+        guess.append(answer[0])
+        return answer
 
     raw = guarded_answer(prepare, run, row_codes, unit, int(classes.size), lam)
     if searched:
@@ -527,8 +581,11 @@ def search_numeric(
         "start": start,
         "native_columns": len(columns.sources),
     }
-    if guess:
+    if guess and start == "guess":
         stats["start_objective"] = guess[0].objective
+    elif guess:  # start="auto" after a limit: the guessed-threshold tree was asked
+        stats["fallback_objective"] = guess[0].objective
+        stats["fallback_used"] = bool(guess[0].objective < stopped_at[0])
     changes: dict[str, Any] = {}
     if binarizer.truncated_:
         # an estimator's clock ran out while the columns were read: the columns left unread
@@ -540,6 +597,34 @@ def search_numeric(
         stats=stats,
         time=time.perf_counter() - began,
         **changes,
+    )
+
+
+def _better_of(
+    searched: _native.SearchOutput,
+    guessed: tuple[Result, list[tuple[int, int, int]], list[int]],
+) -> _native.SearchOutput:
+    """``start="auto"`` after a limit stopped the search: the guessed-threshold tree in the
+    search's answer when it is strictly better, with the search's status and bound (valid over
+    every threshold; the guess's bound holds over its own thresholds only)."""
+    result, splits, code = guessed
+    if result.model is None or not float(result.objective) < float(searched.objective):
+        return searched
+    elapsed = list(searched.trace_time)
+    return _native.SearchOutput(
+        tree=list(code),
+        objective=float(result.objective),
+        lower_bound=float(searched.lower_bound),
+        status=searched.status,
+        n_explored=int(searched.n_explored) + int(result.n_explored),
+        peak_memory_mb=max(float(searched.peak_memory_mb), float(result.peak_memory_mb)),
+        trace_time=elapsed + [elapsed[-1] if elapsed else 0.0],
+        trace_incumbent=list(searched.trace_incumbent) + [float(result.objective)],
+        trace_bound=list(searched.trace_bound) + [float(searched.lower_bound)],
+        stats=dict(searched.stats),
+        split_column=[s[0] for s in splits],
+        split_rank=[s[1] for s in splits],
+        split_missing_le=[s[2] for s in splits],
     )
 
 
