@@ -623,7 +623,7 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
     ) -> Binarizer:
         """A copy of this fitted Binarizer whose numeric columns keep only ``thresholds[name]``
         (none for a numeric column not named); categorical, 0/1, constant and dropped columns
-        are kept as they are.
+        are kept as they are (but see ``tested``).
 
         The exact search over every threshold (:func:`odtkit.core.search_numeric`) analyses the
         columns with every midpoint and returns a tree over the few it uses: the restricted
@@ -631,8 +631,9 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
         with its missing-value variants), not one per distinct value. Each kept threshold must
         be one of the fitted ones (ValueError otherwise), so a row is encoded exactly as the
         full Binarizer encodes it. ``tested``: the columns the tree tests; a numeric column
-        outside it keeping no threshold yields no feature at all (not even "is missing"), so
-        the copy lists only what its tree reads. None: every column is kept.
+        outside it keeping no threshold yields no feature at all (not even "is missing"), nor
+        does a categorical or 0/1 column outside it, so the copy lists only what its tree
+        reads. None: every column is kept.
         """
         self._check_fitted()
         spec: list[_Column] = []
@@ -649,6 +650,9 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
                 kept[name] = wanted
                 untested = tested is not None and name not in tested and wanted.size == 0
                 spec.append((name, kind, wanted, missing and not untested))
+            elif tested is not None and name not in tested and kind in ("onehot", "binary"):
+                # a category or 0/1 column the tree never tests: no feature either
+                spec.append((name, "dropped", np.empty(0), False))
             else:
                 spec.append((name, kind, params, missing))
         unknown_names = sorted(set(thresholds) - set(kept))
