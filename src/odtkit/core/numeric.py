@@ -40,6 +40,7 @@ from odtkit._validation import (
     scale_weights,
 )
 from odtkit.core._binary import (
+    _warn_if_trivial,
     charge_elapsed,
     check_upper_bound,
     guarded_answer,
@@ -575,6 +576,9 @@ def search_numeric(
         method="exact",
         start=began,
     )
+    # a single class, or max_depth=0, said as at every other door (constrained=True: the range
+    # of lam that matters would be measured on the tree's own features, not every threshold)
+    _warn_if_trivial(result, data, lam, max_depth, constrained=True)
     stats = {
         **result.stats,
         "certificate": CERTIFICATE,
