@@ -70,7 +70,9 @@ def test_version_and_help_show_defaults(capsys):
 def test_fit_on_a_users_csv_prints_a_certified_tree_and_writes_it(user_csv, tmp_path, capsys):
     out_file = tmp_path / "tree.json"
     code = main(
-        ["fit", str(user_csv), "--label", "outcome", "--max-depth", "2", "--out", str(out_file)]
+        # the guessed thresholds: the saved tree re-measured on load_file's guess below
+        ["fit", str(user_csv), "--label", "outcome", "--max-depth", "2", "--thresholds", "guess"]
+        + ["--out", str(out_file)]
     )
     out = capsys.readouterr().out
     assert code == 0

@@ -45,7 +45,7 @@ def folder(tmp_path, monkeypatch):
 
 #: one command per writer; each writes ``out`` and reads the files of :func:`folder`
 COMMANDS = {
-    "fit": ["fit", "data.csv", "--max-depth", "2"],
+    "fit": ["fit", "data.csv", "--max-depth", "2", "--thresholds", "guess"],
     "predict": ["predict", "tree.json", "data.csv"],
     "prune": ["prune", "forest.skops", "data.csv", "--lam", "0.01"],
 }

@@ -104,7 +104,12 @@ CASES = [
     (["fit", "headerless.csv", "--no-header", "--label", "y"], 2, "--label 'y' is not a col"),
     # item 4: tracebacks where one line is due
     *[
-        (["fit", "data.csv", "--max-depth", d, "--json"], 0, f"--max-depth {d} is more")
+        # the binarized table's clamp (the exact search, fit's default, clamps by its rows)
+        (
+            ["fit", "data.csv", "--max-depth", d, "--thresholds", "guess", "--json"],
+            0,
+            f"--max-depth {d} is more",
+        )
         for d in HUGE
     ],
     *[
@@ -248,7 +253,8 @@ def test_a_crafted_pickle_is_not_loaded_and_runs_nothing(files, capsys):
 
 
 def test_no_header_keeps_every_row_and_names_columns_by_position(files, capsys):
-    assert main(["fit", "headerless.csv", "--no-header", "--json", "--out", "t0.json"]) == 0
+    argv = ["fit", "headerless.csv", "--no-header", "--thresholds", "guess", "--json"]
+    assert main([*argv, "--out", "t0.json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["label"] == "2"  # the last column, by its 0-based position
     frame = pd.read_csv(files / "headerless.csv", header=None)
@@ -257,7 +263,7 @@ def test_no_header_keeps_every_row_and_names_columns_by_position(files, capsys):
     assert data.n_samples == 40  # the first row is data, not a header
     tree = Tree.from_dict(payload["tree"])
     assert payload["objective"] == pytest.approx(metrics.objective(tree, data, lam=0.01))
-    assert main(["fit", "headerless.csv", "--no-header", "--label", "2", "--json"]) == 0
+    assert main([*argv, "--label", "2"]) == 0
     assert json.loads(capsys.readouterr().out)["objective"] == payload["objective"]
     # predict reads a headerless table the same way, and the label column is found by position
     assert main(["predict", "t0.json", "headerless.csv", "--no-header"]) == 0

@@ -52,15 +52,18 @@ def test_fit_binarizes_the_table_as_the_estimator_does(table, capsys):
     from odtkit.estimators import OptimalTreeClassifier
 
     path, frame = table
-    code, out, _ = _run(["fit", path, "--json"], capsys)
-    payload = json.loads(out)
-    assert code == 0 and payload["status"] == "optimal"
-    assert payload["max_depth"] == DEFAULT_MAX_DEPTH
-    assert payload["binarization"]["thresholds"] == "guess"
     X, y = frame.drop(columns="y"), frame["y"]
-    estimator = OptimalTreeClassifier(max_depth=DEFAULT_MAX_DEPTH, lam=0.01).fit(X, y)
-    assert payload["feature_names"] == list(estimator.binarizer_.get_feature_names_out())
-    assert payload["objective"] == pytest.approx(estimator.result_.objective)
+    for extra, policy in (([], "auto"), (["--thresholds", "guess"], "guess")):
+        code, out, _ = _run(["fit", path, "--json", *extra], capsys)
+        payload = json.loads(out)
+        assert code == 0 and payload["status"] == "optimal"
+        assert payload["max_depth"] == DEFAULT_MAX_DEPTH
+        assert payload["binarization"]["thresholds"] == policy
+        estimator = OptimalTreeClassifier(max_depth=DEFAULT_MAX_DEPTH, lam=0.01, thresholds=policy)
+        estimator.fit(X, y)
+        assert payload["certificate"] == estimator.certificate_
+        assert payload["feature_names"] == list(estimator.binarizer_.get_feature_names_out())
+        assert payload["objective"] == pytest.approx(estimator.result_.objective)
 
 
 def test_breast_cancer_certifies_with_the_default_limits(tmp_path, capsys):
@@ -82,12 +85,14 @@ def test_breast_cancer_certifies_with_the_default_limits(tmp_path, capsys):
 
 def test_the_summary_goes_to_stderr_in_text_and_into_the_payload_in_json(table, capsys):
     path, _ = table
-    code, out, err = _run(["fit", path, "--max-depth", "2"], capsys)
+    code, out, err = _run(["fit", path, "--max-depth", "2", "--thresholds", "guess"], capsys)
     assert code == 0
     assert "binarized with --thresholds guess" in err and "binarized" not in out
     assert "1 categorical column into 3 features (colour 3)" in err
     assert "1 0/1 column into 1 feature (smoker 1)" in err
-    code, out, err = _run(["fit", path, "--max-depth", "2", "--json"], capsys)
+    code, out, err = _run(
+        ["fit", path, "--max-depth", "2", "--thresholds", "guess", "--json"], capsys
+    )
     payload = json.loads(out)  # stdout is only the JSON
     assert "binarized" not in err
     columns = {c["name"]: c for c in payload["binarization"]["columns"]}
@@ -282,7 +287,7 @@ def test_the_objective_of_a_fit_is_the_metric_of_its_tree(table, capsys):
     from odtkit.tree import Tree
 
     path, frame = table
-    code, out, _ = _run(["fit", path, "--json"], capsys)
+    code, out, _ = _run(["fit", path, "--thresholds", "guess", "--json"], capsys)
     payload = json.loads(out)
     data, _ = binarize_frame(frame, "y", guess_thresholds=GUESS_ROUNDS)
     tree = Tree.from_dict(payload["tree"])
@@ -319,7 +324,8 @@ def test_outside_tables_saved_as_tsv_fit_as_their_csv(tmp_path, capsys, index):
     frame.to_csv(tsv_path, index=False, sep="\t")
     payloads = []
     for path in (csv_path, tsv_path):
-        code, out, err = _run(["fit", path, "--label", label, "--json"], capsys)
+        argv = ["fit", path, "--label", label, "--thresholds", "guess", "--json"]
+        code, out, err = _run(argv, capsys)
         assert code in (0, 3) and "Traceback" not in err
         payloads.append(json.loads(out))
     by_csv, by_tsv = payloads

@@ -52,13 +52,18 @@ def _between_distinct(thresholds: np.ndarray, values: np.ndarray) -> bool:
     return True
 
 
+@pytest.mark.parametrize(
+    ("thresholds", "certificate"),
+    [("auto", "all thresholds"), ("guess", "guessed thresholds")],
+    ids=["default (exact search)", "guess"],
+)
 @pytest.mark.parametrize(("low", "high"), list(PAIRS.values()), ids=list(PAIRS))
-def test_default_fit_separates_values_float32_cannot(low, high):
+def test_default_fit_separates_values_float32_cannot(low, high, thresholds, certificate):
     X, y = _two_values(low, high)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning either: a clean, certified fit
-        est = OptimalTreeClassifier().fit(X, y)
-    assert est.certificate_ == "guessed thresholds"
+        est = OptimalTreeClassifier(thresholds=thresholds).fit(X, y)
+    assert est.certificate_ == certificate
     assert est.status_ == "optimal"
     assert est.score(X, y) == 1.0
     assert (est.predict(X) == OptimalTreeClassifier(thresholds="all").fit(X, y).predict(X)).all()

@@ -22,6 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from odtkit import compare, export_text, metrics
 from odtkit.cli import main
+from odtkit.constraints import MaxLeaves
 from odtkit.datasets import Binarizer, Dataset
 from odtkit.estimators import FairTreeClassifier, OptimalTreeClassifier, OptimalTreeClassifierCV
 from odtkit.methods import METHODS, RAW_METHODS, SEARCH_METHODS
@@ -134,9 +135,23 @@ def test_threshold_choices_and_their_certificates():
     old = OptimalTreeClassifier(lam=LAM, max_depth=2, max_thresholds=2, guess_thresholds=None)
     with pytest.warns(FutureWarning, match="use thresholds=2"):
         assert old.fit(X, y).tree_ == capped.tree_
+    # the default: the exact search wherever it runs (dp at a limited depth), else the guess
     default = OptimalTreeClassifier(lam=LAM, max_depth=2).fit(X, y)
+    every = OptimalTreeClassifier(lam=LAM, max_depth=2, thresholds="all").fit(X, y)
+    assert default.certificate_ == every.certificate_ == "all thresholds"
+    assert default.objective_ == pytest.approx(every.objective_, abs=1e-12)
     guess = OptimalTreeClassifier(lam=LAM, max_depth=2, thresholds="guess").fit(X, y)
-    assert default.tree_ == guess.tree_ and default.certificate_ == "guessed thresholds"
+    assert guess.certificate_ == "guessed thresholds"
+    assert default.objective_ <= guess.objective_ + 1e-12
+    for elsewhere in (
+        {"max_depth": None},  # unlimited: the exact search is depth-limited
+        {"max_depth": 2, "method": "bnb"},
+        {"max_depth": 2, "constraints": [MaxLeaves(3)]},
+    ):
+        auto = OptimalTreeClassifier(lam=LAM, **elsewhere).fit(X, y)
+        stated = OptimalTreeClassifier(lam=LAM, thresholds="guess", **elsewhere).fit(X, y)
+        assert auto.certificate_ == stated.certificate_ == "guessed thresholds", elsewhere
+        assert auto.tree_ == stated.tree_, elsewhere
     # 0/1 input is its own every threshold
     binary = (X[["b"]].to_numpy() > 12).astype(int)
     clf = OptimalTreeClassifier(lam=LAM, max_depth=1, thresholds="all").fit(binary, y)
@@ -333,7 +348,11 @@ def test_cli_fit_json_says_the_certificate(numeric_csv, capsys):
     for extra, certificate in (
         (["--thresholds", "all"], "all thresholds"),
         (["--method", "exact"], "all thresholds"),
-        ([], "guessed thresholds"),
+        ([], "all thresholds"),  # fit's default is the estimators': "auto"
+        (["--thresholds", "auto"], "all thresholds"),
+        (["--thresholds", "auto", "--method", "bnb"], "guessed thresholds"),
+        (["--thresholds", "auto", "--constraint", "max-leaves=3"], "guessed thresholds"),
+        (["--thresholds", "guess"], "guessed thresholds"),
         (["--thresholds", "3"], "binarization"),
     ):
         assert main(["fit", str(path), "--max-depth", "2", "--json", *extra]) == 0

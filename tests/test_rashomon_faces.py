@@ -95,7 +95,7 @@ def test_estimator_set_on_binary_input_is_the_brute_force_set(seed):
 def test_estimator_set_on_a_raw_table_is_over_the_fitted_binarization(table):
     frame, _ = table
     X, y = frame[["age", "colour"]], frame["y"]
-    est = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2).fit(X, y)
+    est = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2, thresholds="guess").fit(X, y)
     assert est.binarizer_ is not None  # guessed thresholds, not every midpoint
     rset = est.rashomon(epsilon=0.5, absolute=False)
     data = Dataset.from_arrays(
@@ -116,7 +116,7 @@ def test_estimator_set_on_a_raw_table_is_over_the_fitted_binarization(table):
 def test_estimator_absolute_and_the_fitted_lambda(table):
     frame, _ = table
     X, y = frame[["age", "colour"]], frame["y"]
-    est = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2).fit(X, y)
+    est = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2, thresholds="guess").fit(X, y)
     est.set_params(lam=0.5)  # after fit: the set is still the fitted problem's
     rset = est.rashomon(epsilon=0.01, absolute=True)
     assert rset.lam == pytest.approx(0.02)
@@ -128,10 +128,12 @@ def test_estimator_refuses_before_fit_and_after_the_exact_search(table):
     with pytest.raises(NotFittedError):
         odtkit.OptimalTreeClassifier().rashomon()
     frame, _ = table
-    est = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2, thresholds="all")
-    est.fit(frame[["age", "colour"]], frame["y"])
-    with pytest.raises(ValueError, match="thresholds='all'.*only the thresholds"):
-        est.rashomon()
+    for thresholds in ("all", "auto"):  # "auto", the default, runs the exact search here
+        est = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2, thresholds=thresholds)
+        est.fit(frame[["age", "colour"]], frame["y"])
+        assert est.certificate_ == "all thresholds"
+        with pytest.raises(ValueError, match="thresholds='all'.*only the thresholds"):
+            est.rashomon()
 
 
 def test_estimator_refuses_bad_arguments():

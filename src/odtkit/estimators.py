@@ -242,7 +242,7 @@ _INPUT_CONSTRAINTS: _Constraints = {
         StrOptions({"deprecated"}),
     ],
     "thresholds": [
-        StrOptions({"guess", "all"}),
+        StrOptions({"guess", "all", "auto"}),
         Interval(Integral, 1, None, closed="left"),
         Thresholds,
         None,
@@ -416,13 +416,14 @@ class _BinaryInputMixin:
         except ValueError as exc:
             raise ValueError(named("X", exc)) from None
 
-    def _start_clock(self, policy: Thresholds | None = None) -> Deadline:
+    def _start_clock(self, policy: Thresholds | None = None, *, exact: bool = False) -> Deadline:
         """The fit's one clock: ``time_limit`` covers binarization (threshold guessing) and the
         search alike, so the search gets what preprocessing left (``limit_left``). What the
-        fit imports on first use (``policy``'s guess) is imported before the clock starts."""
+        fit imports on first use (``policy``'s guess, unless the exact search runs: ``exact``)
+        is imported before the clock starts."""
         limit = check_positive_number(self.time_limit, "time_limit")
         if policy is not None and self.binarize is not False:
-            policy.load_dependencies()
+            policy.load_dependencies(exact=exact)
         return Deadline(limit)
 
     def _start_fit(
@@ -574,7 +575,7 @@ class _BinaryInputMixin:
         old_guess = getattr(self, "guess_thresholds", _DEPRECATED)
         if old_max == _DEPRECATED and old_guess == _DEPRECATED:
             return Thresholds.parse(choice)
-        if choice not in ("guess", None):
+        if choice not in ("guess", "auto", None):
             Thresholds.parse(choice)  # a bad value is refused as such first
             raise ValueError(
                 f"thresholds={choice!r} decides the thresholds alone: leave max_thresholds and "
@@ -669,11 +670,19 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         every cell is 0/1 (its columns are then the features as they are), True always, False
         never (the cells must be 0/1). ``thresholds`` says which thresholds a binarized
         numeric column gets; it has no effect on 0/1 input used as it is.
-    thresholds : {"guess", "all"}, int or odtkit.datasets.Thresholds, default="guess"
+    thresholds : {"auto", "guess", "all"}, int or odtkit.datasets.Thresholds, default="auto"
         Which thresholds of the numeric columns the tree may use, the one threshold setting
         (:class:`odtkit.datasets.Thresholds`, shared with ``odtkit fit --thresholds`` and
         :func:`odtkit.compare`):
 
+        * ``"auto"`` (the default): ``"all"`` by the exact search wherever it runs (method
+          ``"dp"`` or ``"auto"`` at a limited depth, no ``constraints`` or ``cost_matrix``),
+          else ``"guess"``; ``certificate_`` says which. Chosen by measurement
+          (``benchmarks/results/numeric_doors.md``, issue 41): at the default depth and
+          ``time_limit`` the exact search certifies every benchmark table, at about the cost
+          of the guess itself, and its certificate holds over every threshold. If a limit
+          stops it, the guessed-threshold tree is asked in the time kept back for it and the
+          better tree is kept, with the bound over every threshold;
         * ``"guess"``: those a 40-round depth-1 gradient-boosted reference model splits on
           (McTavish et al. 2022); the tree is certified optimal *over those thresholds*
           (``certificate_ == "guessed thresholds"``). Measured on breast cancer (5-fold CV,
@@ -683,10 +692,11 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
           rounds=R)`` takes another number of rounds (at most 100,000; the guess is exact in
           float64 and its memory bounded, see :class:`~odtkit.datasets.Binarizer`);
         * ``"all"``: every threshold, by the exact native search over the sorted columns
-          (:func:`odtkit.core.search_numeric`, started from the guessed-threshold tree, both
-          charged to ``time_limit``): the tree is certified optimal over *all* thresholds
-          (``certificate_ == "all thresholds"``), and a limit still leaves it no worse than the
-          guessed one. Method ``"dp"`` only (a MIP needs a binarized table: ValueError). With
+          (:func:`odtkit.core.search_numeric` with ``start="auto"``: a quarter of
+          ``time_limit`` is kept back for the guessed-threshold tree, asked only if the limit
+          stops the search): the tree is certified optimal over *all* thresholds
+          (``certificate_ == "all thresholds"``). Method ``"dp"`` only (a MIP needs a
+          binarized table: ValueError). With
           ``max_depth=None`` (the exact search is depth-limited) every midpoint is binarized
           and searched by dp instead: the same optimum, much slower
           (``Thresholds("all", exact_search=False)`` asks for that at any depth). 0/1 input
@@ -780,7 +790,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         max_thresholds: int | None | str = _DEPRECATED,
         guess_thresholds: int | None | str = _DEPRECATED,
         memory_limit_mb: float | None = None,
-        thresholds: str | int | Thresholds | None = "guess",
+        thresholds: str | int | Thresholds | None = "auto",
         constraints: Any = None,
         class_weight: dict[Any, float] | str | None = None,
         cost_matrix: Any = None,
@@ -812,12 +822,18 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
                 f"only; method={self.method!r} needs a binarized table (thresholds='guess' "
                 "or an int)"
             )
-        deadline = self._start_clock(policy)
-        X, y, weights = self._checked_input(X, y, sample_weight)
-        # the exact search runs at a limited depth only (unlimited: every midpoint binarized)
-        task = self._task(
-            X, y, weights, deadline, policy, exact=None if depth is not None else False
+        # the exact search runs at a limited depth only (unlimited: every midpoint binarized
+        # for "all", the guess for "auto"), for dp and for "auto" without stated constraints
+        # or costs; "auto" binarizes by the guess for every other method
+        exact = (
+            policy.runs_exact_search
+            and depth is not None
+            and (method == "auto" or getattr(method, "name", None) == "dp")
+            and not self._stated_constraints()
         )
+        deadline = self._start_clock(policy, exact=exact)
+        X, y, weights = self._checked_input(X, y, sample_weight)
+        task = self._task(X, y, weights, deadline, policy, exact=None if exact else False)
         result = self._solved(task, method, lam, depth)
         data, self.binarizer_ = task.features_of(result)
         if result.binarizer is not None:  # the exact search's: the thresholds its tree uses
@@ -1011,8 +1027,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         were at ``fit``. The set is ``{T : R(T) <= (1 + epsilon) * OPT}`` (``OPT + epsilon``
         with ``absolute=True``) over the trees of depth <= ``max_depth`` on those features,
         OPT certified by the native search whatever ``method`` fitted the tree (a certified
-        ``tree_`` scores OPT). With threshold guessing (the default) the set is over
-        the guessed thresholds, exactly as the fitted tree is optimal over them; a Binarizer
+        ``tree_`` scores OPT). With threshold guessing (``thresholds="guess"``) the set is
+        over the guessed thresholds, exactly as the fitted tree is optimal over them; a Binarizer
         cut short by the time limit (``binarizer_.truncated_``) leaves it over the features
         built in time.
 
@@ -1052,7 +1068,8 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         sklearn.exceptions.NotFittedError
             Before ``fit``.
         ValueError
-            After a fit with ``thresholds="all"`` by the exact search: its ``binarizer_``
+            After a fit by the exact search (``thresholds="all"``, or the default ``"auto"``
+            where it runs: ``certificate_ == "all thresholds"`` on a raw table): its ``binarizer_``
             holds only the thresholds the fitted tree uses, so a set over it would miss every
             good tree on any other threshold (fit with ``thresholds="guess"`` or an int, or
             build the set over every midpoint with :func:`odtkit.rashomon` on
@@ -1065,8 +1082,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         check_is_fitted(self, "tree_")
         if getattr(self, "_exact_search", False):
             raise ValueError(
-                f"{type(self).__name__}.rashomon: the estimator was fitted with "
-                "thresholds='all' by the exact search, whose binarizer_ holds only the "
+                f"{type(self).__name__}.rashomon: the estimator was fitted by the exact search "
+                "over every threshold (thresholds='all', or the default 'auto' where the "
+                "search runs), whose binarizer_ holds only the "
                 "thresholds the fitted tree uses; a set over them would miss every good tree "
                 "that splits elsewhere. Fit with thresholds='guess' (or an int) for the set "
                 "over those thresholds, or call odtkit.rashomon on the features of "

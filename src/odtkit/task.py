@@ -180,14 +180,15 @@ class Task:
         """
         given = check_constraints(constraints)
         policy = Thresholds.parse(thresholds)
-        if deadline is None:
-            policy.load_dependencies()  # the process's imports, before the call's clock
-            deadline = Deadline(time_limit)
-        binarizes = binarize is True or (binarize == "auto" and not _is_binary_table(X))
         if exact is None:
             exact = policy.runs_exact_search
         if given:
             exact = False  # the exact numeric search carries no side constraint
+        if deadline is None:
+            # the process's imports, before the call's clock
+            policy.load_dependencies(exact=exact)
+            deadline = Deadline(time_limit)
+        binarizes = binarize is True or (binarize == "auto" and not _is_binary_table(X))
         weights = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         common = {
             "X": X,
@@ -244,8 +245,9 @@ class Task:
         return task.constrained(given) if given else task
 
     def with_every_midpoint(self) -> Task:
-        """This task with its deferred binarization done over every midpoint (the same
-        optimum as the exact search: where that search cannot run)."""
+        """This task with its deferred binarization done where the exact search cannot run:
+        over every midpoint for ``"all"`` (the same optimum as the exact search), by the
+        guess for ``"auto"``."""
         if self.dataset is not None:
             return self
         assert self.thresholds is not None

@@ -60,8 +60,9 @@ def _certificate(result: Any, data: _tables._Data) -> str | None:
 
 def _wants_exact(args: argparse.Namespace, method: Any) -> bool:
     """The exact search over every threshold runs: ``--method exact``, or ``dp`` with
-    ``--thresholds all`` on a CSV at a limited depth (unlimited, every midpoint is binarized
-    and dp searches it: the same optimum, as before the exact search existed)."""
+    ``--thresholds all`` or ``auto`` (the default) on a CSV at a limited depth (unlimited,
+    ``all`` binarizes every midpoint and dp searches it: the same optimum, as before the exact
+    search existed; ``auto`` guesses)."""
     if _tables._stated(args) and not getattr(method, "raw", False):
         return False  # side constraints: the binarization's methods (the exact search sits out)
     if getattr(method, "raw", False):
@@ -72,7 +73,7 @@ def _wants_exact(args: argparse.Namespace, method: Any) -> bool:
         return True
     return (
         method.name == "dp"
-        and getattr(args, "thresholds", None) == "all"
+        and getattr(args, "thresholds", None) in ("all", "auto")
         and args.max_depth is not None
         and _tables._is_file_argument(args.dataset)
     )
@@ -87,10 +88,12 @@ def _exact_fit(args: argparse.Namespace, data: _tables._Data) -> Any:
     from odtkit.io import feature_dicts
     from odtkit.task import Task, solve
 
+    # "auto" or "all" as stated (--method exact under another policy searches every threshold)
+    choice = args.thresholds if getattr(args, "thresholds", None) in ("all", "auto") else "all"
     task = Task.from_table(
         data.frame,
         data.labels,
-        thresholds="all",
+        thresholds=choice,
         binarize=True,
         time_limit=args.time_limit,
         name=Path(args.dataset).stem,
@@ -108,7 +111,7 @@ def _exact_fit(args: argparse.Namespace, data: _tables._Data) -> Any:
     data.task = task
     data.dataset, binarizer = task.features_of(result)
     data.features = binarizer
-    data.binarization = _tables._binarization(binarizer, "all", exact=True)
+    data.binarization = _tables._binarization(binarizer, choice, exact=True)
     data.specs = feature_dicts(binarizer.get_feature_specs())
     return result
 
@@ -150,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.method is None:  # the search, or a MIP for constraints it cannot certify
         args.method = "auto" if _tables._stated(args) else "dp"
+    if getattr(args, "thresholds", None) is None and getattr(args, "max_thresholds", None) is None:
+        # fit's default is the estimators': the exact search wherever it runs, else the guess
+        args.thresholds = "auto"
     method = _checked(
         lambda: get_method("dp" if args.method == "auto" else args.method), flag="--method"
     )

@@ -238,9 +238,13 @@ def _binarization(binarizer: Any, choice: str | int, exact: bool = False) -> dic
     how = {
         "guess": f"--thresholds guess ({GUESS_ROUNDS} boosting rounds)",
         "all": "--thresholds all (every midpoint)",
+        # the exact search did not run (a constraint, a MIP, no depth): the guess
+        "auto": f"--thresholds auto (the guess here: {GUESS_ROUNDS} boosting rounds)",
     }.get(str(choice), f"--thresholds {choice} (at most {choice} per column)")
     if exact:
-        how = "--thresholds all (the exact search over every threshold; the tree's thresholds)"
+        how = (
+            f"--thresholds {choice} (the exact search over every threshold; the tree's thresholds)"
+        )
     parts = []
     for kind, word in (("threshold", "numeric"), ("category", "categorical"), ("binary", "0/1")):
         group = [c for c in columns if c["kind"] == kind]
@@ -250,7 +254,8 @@ def _binarization(binarizer: Any, choice: str | int, exact: bool = False) -> dic
         unused = len(group) - len(used)
         detail = ", ".join(used)
         if unused:
-            why = "constant or never split on by the guess" if choice == "guess" else "constant"
+            guessed = choice in ("guess", "auto")
+            why = "constant or never split on by the guess" if guessed else "constant"
             why = "not split on by the tree" if exact else why
             detail += ("; " if used else "") + f"{unused} gave none: {why}"
         n_out = sum(c["n_features"] for c in group)
@@ -538,7 +543,7 @@ def _named_dataset(name: str, what: str) -> Any:
 
 def _thresholds(text: str) -> str | int:
     word = text.strip().lower()
-    if word in ("guess", "all"):
+    if word in ("guess", "all", "auto"):
         return word
     try:
         number = int(word)
@@ -546,7 +551,7 @@ def _thresholds(text: str) -> str | int:
         number = 0
     if number < 1:
         raise argparse.ArgumentTypeError(
-            f"expected 'guess', 'all' or a positive integer, got {text!r}"
+            f"expected 'auto', 'guess', 'all' or a positive integer, got {text!r}"
         )
     return number
 
@@ -623,8 +628,12 @@ def _add_problem_arguments(parser: argparse.ArgumentParser, *, depth: int | None
         "--thresholds",
         type=_thresholds,
         default=argparse.SUPPRESS,  # absent: guess, unless the deprecated --max-thresholds
-        metavar="guess|all|N",
-        help="thresholds of the numeric CSV columns (default: guess, as the estimators):\n"
+        metavar="auto|guess|all|N",
+        help="thresholds of the numeric CSV columns (default: auto for fit, as the "
+        "estimators;\n"
+        "guess elsewhere):\n"
+        "  auto   all where the exact search runs (dp at a limited --max-depth, no\n"
+        "         --constraint, --costs or --fairness), else guess\n"
         f"  guess  those a boosted reference model ({GUESS_ROUNDS} depth-1 rounds) splits on;\n"
         "         the tree is optimal over the guessed thresholds\n"
         "  all    every threshold: on a CSV, the exact search over the sorted columns (method\n"

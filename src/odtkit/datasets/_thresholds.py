@@ -1,6 +1,7 @@
 """The threshold policy: which thresholds of a raw table's numeric columns a tree may use.
 
-One parser of the user's choice (``"guess"``, ``"all"`` or a positive integer N), read by the
+One parser of the user's choice (``"auto"``, ``"guess"``, ``"all"`` or a positive integer N),
+read by the
 estimators, the CLI, :func:`odtkit.compare` and :class:`odtkit.Task` alike: it gives the
 :class:`~odtkit.datasets.Binarizer`'s keyword arguments and the
 :class:`~odtkit.results.Certificate` an optimal tree over that binarization earns. Kept beside
@@ -34,20 +35,25 @@ class Thresholds:
 
     Parameters
     ----------
-    choice : {"guess", "all"} or int, default="guess"
+    choice : {"guess", "all", "auto"} or int, default="guess"
         ``"guess"``: the thresholds a ``rounds``-round depth-1 boosted reference model splits
         on (McTavish et al. 2022; certificate "guessed thresholds"). ``"all"``: every
         threshold (the exact search over the sorted columns where a tree method can run it,
-        else every midpoint binarized; certificate "all thresholds"). An int N: at most N per
-        column, at quantiles (certificate "binarization").
+        else every midpoint binarized; certificate "all thresholds"). ``"auto"``: every
+        threshold by the exact search where it can run (depth-limited ``dp``, no side
+        constraint or cost objective), else the guess (certificate "all thresholds" or
+        "guessed thresholds", whichever was searched). An int N: at most N per column, at
+        quantiles (certificate "binarization").
     rounds : int, default=GUESS_ROUNDS (40)
-        Boosting rounds of the guess (``"guess"`` only), 1 to 100,000.
+        Boosting rounds of the guess (``"guess"``, and ``"auto"`` where it guesses), 1 to
+        100,000.
     max_per_column : int or None, default=None
         A cap on the guessed thresholds per column (``"guess"`` only). Only the deprecated
         estimator spelling ``max_thresholds=N`` with guessing sets it.
     exact_search : bool, default=True
-        ``"all"`` only: False binarizes every midpoint even where the exact search could run
-        (the same optimum; what the deprecated ``guess_thresholds=None`` did).
+        ``"all"`` and ``"auto"``: False never runs the exact search; ``"all"`` then binarizes
+        every midpoint (the same optimum; what the deprecated ``guess_thresholds=None`` did),
+        ``"auto"`` guesses.
     """
 
     choice: str | int = "guess"
@@ -60,14 +66,15 @@ class Thresholds:
         number = isinstance(choice, (int, np.integer)) and not isinstance(choice, (bool, np.bool_))
         if isinstance(choice, str):
             word = choice.strip().lower()
-            if word not in ("guess", "all"):
+            if word not in ("guess", "all", "auto"):
                 raise ValueError(
-                    f"thresholds must be 'guess', 'all' or a positive integer, got {choice!r}"
+                    "thresholds must be 'auto', 'guess', 'all' or a positive integer, got "
+                    f"{choice!r}"
                 )
             object.__setattr__(self, "choice", word)
         elif not number or choice < 1:
             raise ValueError(
-                f"thresholds must be 'guess', 'all' or a positive integer, got {choice!r}"
+                f"thresholds must be 'auto', 'guess', 'all' or a positive integer, got {choice!r}"
             )
         else:
             object.__setattr__(self, "choice", int(choice))
@@ -90,26 +97,30 @@ class Thresholds:
 
     @property
     def runs_exact_search(self) -> bool:
-        """``"all"`` by the exact search over the sorted columns, where a tree method can."""
-        return self.every and self.exact_search
+        """``"all"`` or ``"auto"`` by the exact search over the sorted columns, where a tree
+        method can."""
+        return (self.every or self.choice == "auto") and self.exact_search
 
     @property
     def guesses(self) -> bool:
-        """Fitting under this policy runs the threshold guess: ``"guess"``, and ``"all"`` by
-        the exact search (which starts from the guessed-threshold tree)."""
-        return self.choice == "guess" or self.runs_exact_search
+        """Fitting under this policy may run the threshold guess: ``"guess"``, and ``"auto"``
+        where the exact search does not run. (The exact search asks for the guessed-threshold
+        tree only when a limit stops it with a second or more left: it imports the guess's
+        module then, not on every fit.)"""
+        return self.choice in ("guess", "auto")
 
-    def load_dependencies(self) -> None:
+    def load_dependencies(self, *, exact: bool = False) -> None:
         """Import what fitting under this policy imports on first use (scikit-learn's
         gradient boosting, for the guess), so that a caller can do it before starting its
         clock: the first fit in a process then does not pay its imports out of its
-        ``time_limit`` (issue 41: the imports are a process's cost, not the fit's)."""
-        if self.guesses:
+        ``time_limit`` (issue 41: the imports are a process's cost, not the fit's). ``exact``:
+        the fit runs the exact search, which guesses only after a limit stopped it."""
+        if self.guesses and not (exact and self.runs_exact_search):
             import sklearn.ensemble  # noqa: F401
 
     def binarizer_options(self) -> dict[str, int | None]:
         """The :class:`~odtkit.datasets.Binarizer`'s ``max_thresholds`` / ``guess_thresholds``."""
-        if self.choice == "guess":
+        if self.choice in ("guess", "auto"):
             return {"max_thresholds": self.max_per_column, "guess_thresholds": self.rounds}
         if self.choice == "all":
             return {"max_thresholds": None, "guess_thresholds": None}
@@ -133,7 +144,8 @@ class Thresholds:
         * ``binarizer`` None (a table of 0/1 columns used as they are) or a fitted Binarizer
           whose every column is 0/1 (passed through as one feature), constant or empty: every
           threshold, whatever the policy (each threshold of a 0/1 column is its one split);
-        * otherwise by the policy: ``"guess"`` guessed thresholds, ``"all"`` every threshold,
+        * otherwise by the policy: ``"guess"`` and ``"auto"`` (which binarizes by the guess
+          where the exact search does not run) guessed thresholds, ``"all"`` every threshold,
           N the binarization.
 
         A pre-binarized :class:`~odtkit.datasets.Dataset` given directly is not a table: its
@@ -142,7 +154,7 @@ class Thresholds:
         """
         if exact or binarizer is None or _only_binary_columns(binarizer):
             return Certificate.ALL_THRESHOLDS
-        if self.choice == "guess":
+        if self.choice in ("guess", "auto"):
             return Certificate.GUESSED_THRESHOLDS
         if self.choice == "all":
             return Certificate.ALL_THRESHOLDS
@@ -155,6 +167,8 @@ class Thresholds:
             return f"guess ({self.rounds} boosting rounds{cap})"
         if self.choice == "all":
             return "all (every midpoint)"
+        if self.choice == "auto":
+            return f"auto (the exact search where it runs, else guess with {self.rounds} rounds)"
         return f"{self.choice} (at most {self.choice} per column)"
 
 
