@@ -77,7 +77,8 @@ STARTS = ("greedy", "guess", "auto")
 GUESS_SHARE = 0.25
 #: ``start="auto"`` asks the guessed-threshold tree only with this much time left: its
 #: boosting is not interruptible and costs 0.05-1.7 s (issue 41), so with less it would
-#: overrun the limit for a tree no better than the search's (a limit under 4 s keeps it out).
+#: overrun the limit for a tree no better than the search's. A limit under
+#: FALLBACK_MIN_SECONDS / GUESS_SHARE (4 s) goes to the search whole.
 FALLBACK_MIN_SECONDS = 1.0
 #: Statuses after which ``start="auto"`` asks the guessed-threshold tree: a limit stopped the
 #: search with its incumbent (a Ctrl-C means stop now).
@@ -396,9 +397,10 @@ def search_numeric(
         The incumbent the search starts from: its native greedy tree, or the optimal tree over
         guessed thresholds (``Binarizer(guess_thresholds=GUESS_ROUNDS)`` and ``search_tree``'s
         dp, within ``GUESS_SHARE`` of ``time_limit``); the answer is never worse than it.
-        ``"auto"``: the native start, with ``GUESS_SHARE`` of ``time_limit`` kept back; only if
-        a limit stops the search does the guessed-threshold tree run, in the time left, and
-        the better of the two trees comes back with the search's bound. The guess never made
+        ``"auto"``: the native start, with ``GUESS_SHARE`` of ``time_limit`` kept back (a
+        limit of 4 s or more; a shorter one is the search's whole); only if a limit stops the
+        search does the guessed-threshold tree run, in the time left, and the better of the
+        two trees comes back with the search's bound. The guess never made
         a certificate faster (it costs 0.05-1.7 s and the search's own incumbents are as
         good: ``benchmarks/results/numeric_doors.md``), so it runs only where it can help.
     progress : bool, optional
@@ -452,7 +454,11 @@ def search_numeric(
         rows = X.iloc[kept] if hasattr(X, "iloc") else np.asarray(X)[kept]
         row_codes, row_weights = codes[kept], weights[kept]
     unit = np.ones(row_codes.size) if row_weights is None else row_weights
-    fallback = start == "auto"
+    # start="auto" keeps GUESS_SHARE of the limit back for the guessed-threshold tree only where
+    # that share can run it (FALLBACK_MIN_SECONDS); under a shorter limit the search has it all
+    fallback = start == "auto" and (
+        time_limit is None or GUESS_SHARE * time_limit >= FALLBACK_MIN_SECONDS
+    )
     config = search_config(
         lam,
         # start="auto" keeps GUESS_SHARE back for the guessed-threshold tree, if it is needed
