@@ -251,7 +251,7 @@ class Solver {
     const double eq = equivalent_points(node);
     double lb = std::min(leaf, eq + 2 * Lambda_);
     if (leaf <= lb + tau_) return answer;  // provably a leaf
-    if (budget_.tick(memo_bytes_)) {
+    if (budget_.tick(memo_bytes_) || (node.s * D_.m >= kClockCells && budget_.check_clock())) {
       answer.lb = lb;
       return answer;
     }
@@ -382,23 +382,46 @@ class Solver {
 
   // The optimal tree of depth <= 1 on `node`, by one sweep per column, without consulting
   // the budget: the driver's certified floor before anything can stop it.
+  // (The sweep of greedy(), scored by the objective; nothing stored per threshold.)
   Answer stump_optimum(const Node& node) {
     std::vector<double> counts(K_, 0.0);
     for (std::size_t i = 0; i < node.s; ++i) counts[node.cells[i].label] += node.cells[i].weight;
     const double leaf = misclassified(counts.data()) + Lambda_;
     Answer answer{leaf, leaf, leaf_code(majority(counts.data()))};
-    std::vector<Boundaries> columns(D_.m);
-    std::vector<Family> families;
-    for (std::size_t c = 0; c < D_.m; ++c)
-      sweep_families(node, static_cast<int>(c), counts.data(), columns[c], families);
-    for (const Family& f : families) {
-      if (f.seed_cost < answer.cost - tau_) {
-        answer.cost = f.seed_cost;
-        answer.tree = stump_code(node, f, f.seed);
+    double best = leaf - tau_;
+    int best_column = -1, best_p = 0, best_k = 0, best_le = 0;
+    std::vector<double> absent(K_), gt(K_), with(K_);
+    for (std::size_t c = 0; c < D_.m; ++c) {
+      const int col = static_cast<int>(c);
+      const int n_absent = sweep(node, col, absent.data(), [&](int p, int k, double,
+                                                                 const double* le) {
+        for (int j = 0; j < K_; ++j) gt[j] = counts[j] - le[j];
+        const double one = misclassified(le) + misclassified(gt.data()) + 2 * Lambda_;
+        if (one < best) best = one, best_column = col, best_p = p, best_k = k, best_le = 0;
+        if (n_absent_of(node, col) == 0) return;
+        for (int j = 0; j < K_; ++j) with[j] = le[j] + absent[j], gt[j] = counts[j] - with[j];
+        const double two = misclassified(with.data()) + misclassified(gt.data()) + 2 * Lambda_;
+        if (two < best) best = two, best_column = col, best_p = p, best_k = k, best_le = 1;
+      });
+      if (n_absent > 0 && static_cast<std::size_t>(n_absent) < node.s) {
+        for (int j = 0; j < K_; ++j) gt[j] = counts[j] - absent[j];
+        const double one = misclassified(gt.data()) + misclassified(absent.data()) + 2 * Lambda_;
+        if (one < best) best = one, best_column = col, best_p = node.present[c],
+                        best_k = D_.distinct[c] - 1, best_le = 0;
       }
+    }
+    if (best_column >= 0) {
+      std::vector<double> le(K_), right(K_);
+      mark_position(node, best_column, best_p, best_le, le.data(), right.data());
+      answer.cost = misclassified(le.data()) + misclassified(right.data()) + 2 * Lambda_;
+      answer.tree = split_code(NumericSplit{best_column, best_k, best_le},
+                               leaf_code(majority(le.data())), leaf_code(majority(right.data())));
     }
     answer.lb = answer.cost;
     return answer;
+  }
+  int n_absent_of(const Node& node, int c) const {
+    return static_cast<int>(node.s) - node.present[c];
   }
 
   // The greedy tree of depth <= depth: the split of largest Gini gain (CART) at every node,
