@@ -23,7 +23,10 @@
 // Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion);
 // deeper, the children are sub-problems solved recursively under the incumbent's budget and
 // memoized on (row set, depth). Lower bounds of a sub-problem: one leaf, or a split with the
-// equivalent-points bound (rows equal in every column but of different classes) plus 2 Lambda.
+// equivalent-points bound (rows equal in every column but of different classes) plus 2 Lambda;
+// with lam > 0 also the leaf-count bounds (a tree of at most k + 1 leaves has depth <= k).
+// The driver (search_numeric, at the end) takes the greedy tree and the depth-1 optimum before
+// any limit can stop it, then certifies the shallower optima before the requested depth.
 #include "numeric.hpp"
 
 #include <algorithm>
