@@ -390,7 +390,11 @@ def search_numeric(
     time_limit, node_limit, memory_limit_mb : optional
         As in :func:`search_tree`; at a limit (or on Ctrl-C) the best tree so far comes back
         with a bound valid over every threshold and status ``time_limit``, ``node_limit``,
-        ``memory_limit`` or ``interrupted``.
+        ``memory_limit`` or ``interrupted``. That tree is never worse than the start, the
+        greedy tree, the depth-1 optimum (both taken before any limit is consulted) nor the
+        optimum of any depth up to ``stats["certified_depth"]`` (the shallower optima are
+        certified first: depth 2, and with ``lam > 0`` every depth below ``max_depth``);
+        docs/formulations-search-and-pruning.md §3.10 "Driver".
     upper_bound : float, optional
         Objective of a known tree, used to prune.
     start : {"greedy", "guess", "auto"}, default="greedy"
@@ -415,7 +419,8 @@ def search_numeric(
         predicts raw rows, as class codes). ``objective`` re-evaluated by
         :func:`odtkit.metrics.objective` on that binarization; ``stats["certificate"]`` is
         ``"all thresholds"``, ``stats["start"]`` the start, plus the native counters
-        (``thresholds_evaluated``, ``subproblems``, ``memo_entries``).
+        (``thresholds_evaluated``, ``subproblems``, ``memo_entries``) and
+        ``certified_depth`` (``max_depth`` when optimal).
 
     Raises
     ------

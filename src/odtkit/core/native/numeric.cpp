@@ -23,7 +23,10 @@
 // Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion);
 // deeper, the children are sub-problems solved recursively under the incumbent's budget and
 // memoized on (row set, depth). Lower bounds of a sub-problem: one leaf, or a split with the
-// equivalent-points bound (rows equal in every column but of different classes) plus 2 Lambda.
+// equivalent-points bound (rows equal in every column but of different classes) plus 2 Lambda;
+// with lam > 0 also the leaf-count bounds (a tree of at most k + 1 leaves has depth <= k).
+// The driver (search_numeric, at the end) takes the greedy tree and the depth-1 optimum before
+// any limit can stop it, then certifies the shallower optima before the requested depth.
 #include "numeric.hpp"
 
 #include <algorithm>
@@ -49,6 +52,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // that prunes its neighbours too (§3.10), and its memo entry is final. Measured on breast cancer
 // (569 x 30, lam 0): depth 3 in 4.8 s instead of 9.9 s; depth 4 7.1 s with 2, 8.6 s with 3.
 constexpr int kExactChildren = 2;
+// A sub-problem of at least this many cells (rows x columns) reads the clock before each
+// threshold it evaluates, not only every 16th node (Budget::tick): one evaluation there sweeps
+// that many cells (about 0.1 ms), so a time limit holds within a few such sweeps, while the
+// clock read (tens of ns) stays below 0.1 % of the work.
+constexpr std::size_t kClockCells = std::size_t{1} << 16;
 
 // One entry of a tree in pre-order: a split (column >= 0, rank, value = missing_le) is followed
 // by its le subtree, then its gt subtree; a leaf has column -1 and its class in value.
@@ -246,7 +254,7 @@ class Solver {
     const double eq = equivalent_points(node);
     double lb = std::min(leaf, eq + 2 * Lambda_);
     if (leaf <= lb + tau_) return answer;  // provably a leaf
-    if (budget_.tick(memo_bytes_)) {
+    if (budget_.tick(memo_bytes_) || (node.s * D_.m >= kClockCells && budget_.check_clock())) {
       answer.lb = lb;
       return answer;
     }
@@ -278,15 +286,30 @@ class Solver {
         answer.tree = stump_code(node, f, f.seed);
       }
     }
+    // lam > 0, leaf counts (docs §3.10): a tree of at most k + 1 leaves has depth <= k, so a
+    // tree of depth <= d costs at least min(OPT_k, eq + (k + 2) Lambda) for every k < d; here
+    // k = 1 (the stumps just swept) and, below, k = d - 1 when a memo entry bounds OPT_{d-1}.
+    // Every tree that splits costs at least min(stumps, eq + 3 Lambda) (`split_floor`).
+    const double split_floor = Lambda_ > 0.0 ? std::min(stumps, eq + 3 * Lambda_) : eq;
+    if (depth >= 2) lb = std::max(lb, std::min(leaf, split_floor));
     // a lower bound on the optimum at depth - 1, which bounds each child from below once the
     // weight it lacks of the node's rows is subtracted
     double shallower = depth == 2 ? stumps : lb;
     if (depth >= 3) {  // the optimum one level shallower, when a deepening pass solved it
       key.back() = static_cast<std::uint64_t>(depth - 1);
       auto it = memo_.find(key);
-      if (it != memo_.end()) shallower = std::max(shallower, it->second.lb);
+      if (it != memo_.end()) {
+        shallower = std::max(shallower, it->second.lb);
+        if (Lambda_ > 0.0) lb = std::max(lb, std::min(it->second.lb, eq + (depth + 1) * Lambda_));
+      }
       key.back() = static_cast<std::uint64_t>(depth);
     }
+    if (depth >= 2 && (answer.cost <= lb + tau_ || lb >= ub)) {  // settled by the bounds
+      answer.lb = answer.cost <= lb + tau_ ? answer.cost : lb;
+      store(std::move(key), answer);
+      return answer;
+    }
+    shallower = std::max(shallower, depth == 2 ? 0.0 : lb);
     for (Family& f : families) {
       const bool le = f.missing_le != 0;
       f.right_at_start = le ? shallower - f.absent_weight : shallower;
@@ -303,10 +326,11 @@ class Solver {
       Family& fam = families[f];
       fam.lbL.assign(fam.size(), kInf);
       fam.lbR.assign(fam.size(), kInf);
-      queue.push(Interval{eq + 2 * Lambda_, fam.seed_cost, static_cast<int>(f), 0,
+      queue.push(Interval{split_floor, fam.seed_cost, static_cast<int>(f), 0,
                           fam.size() - 1, -1, fam.size()});
     }
     std::vector<char> started(families.size(), 0);
+    const bool big = node.s * D_.m >= kClockCells;
     double threshold = std::min(answer.cost, ub);
     bool stopped = false;
     double open_bound = kInf;  // the bound of the interval being worked on when stopped
@@ -322,7 +346,7 @@ class Solver {
         started[top.family] = 1;
         mid = std::clamp(fam.seed, top.lo, top.hi);
       }
-      if (budget_.tick(memo_bytes_)) {
+      if (budget_.tick(memo_bytes_) || (big && budget_.check_clock())) {
         stopped = true;
         open_bound = top.bound;
         break;
@@ -356,6 +380,53 @@ class Solver {
 
   double Lambda() const { return Lambda_; }
 
+  // The equivalent-points minority of `node` (§2.2): every tree misclassifies at least that.
+  double equivalent(const Node& node) { return equivalent_points(node); }
+
+  // The optimal tree of depth <= 1 on `node`, by one sweep per column, without consulting
+  // the budget: the driver's certified floor before anything can stop it.
+  // (The sweep of greedy(), scored by the objective; nothing stored per threshold.)
+  Answer stump_optimum(const Node& node) {
+    std::vector<double> counts(K_, 0.0);
+    for (std::size_t i = 0; i < node.s; ++i) counts[node.cells[i].label] += node.cells[i].weight;
+    const double leaf = misclassified(counts.data()) + Lambda_;
+    Answer answer{leaf, leaf, leaf_code(majority(counts.data()))};
+    double best = leaf - tau_;
+    int best_column = -1, best_p = 0, best_k = 0, best_le = 0;
+    std::vector<double> absent(K_), gt(K_), with(K_);
+    for (std::size_t c = 0; c < D_.m; ++c) {
+      const int col = static_cast<int>(c);
+      const int n_absent = sweep(node, col, absent.data(), [&](int p, int k, double,
+                                                                 const double* le) {
+        for (int j = 0; j < K_; ++j) gt[j] = counts[j] - le[j];
+        const double one = misclassified(le) + misclassified(gt.data()) + 2 * Lambda_;
+        if (one < best) best = one, best_column = col, best_p = p, best_k = k, best_le = 0;
+        if (n_absent_of(node, col) == 0) return;
+        for (int j = 0; j < K_; ++j) with[j] = le[j] + absent[j], gt[j] = counts[j] - with[j];
+        const double two = misclassified(with.data()) + misclassified(gt.data()) + 2 * Lambda_;
+        if (two < best) best = two, best_column = col, best_p = p, best_k = k, best_le = 1;
+      });
+      if (n_absent > 0 && static_cast<std::size_t>(n_absent) < node.s) {
+        for (int j = 0; j < K_; ++j) gt[j] = counts[j] - absent[j];
+        const double one = misclassified(gt.data()) + misclassified(absent.data()) + 2 * Lambda_;
+        if (one < best) best = one, best_column = col, best_p = node.present[c],
+                        best_k = D_.distinct[c] - 1, best_le = 0;
+      }
+    }
+    if (best_column >= 0) {
+      std::vector<double> le(K_), right(K_);
+      mark_position(node, best_column, best_p, best_le, le.data(), right.data());
+      answer.cost = misclassified(le.data()) + misclassified(right.data()) + 2 * Lambda_;
+      answer.tree = split_code(NumericSplit{best_column, best_k, best_le},
+                               leaf_code(majority(le.data())), leaf_code(majority(right.data())));
+    }
+    answer.lb = answer.cost;
+    return answer;
+  }
+  int n_absent_of(const Node& node, int c) const {
+    return static_cast<int>(node.s) - node.present[c];
+  }
+
   // The greedy tree of depth <= depth: the split of largest Gini gain (CART) at every node,
   // then bottom-up pruning by the objective, as greedy.cpp's over binary features (docs §3.2).
   // The first incumbent: a stopped search is never worse than it.
@@ -364,8 +435,8 @@ class Solver {
     for (std::size_t i = 0; i < node.s; ++i) counts[node.cells[i].label] += node.cells[i].weight;
     const double leaf = misclassified(counts.data()) + Lambda_;
     Answer answer{0.0, leaf, leaf_code(majority(counts.data()))};
-    if (depth == 0 || node.s <= 1 || misclassified(counts.data()) <= tau_ || D_.m == 0 ||
-        budget_.check_clock())
+    // not stopped by a limit: the driver's first incumbent, O(depth x columns x rows)
+    if (depth == 0 || node.s <= 1 || misclassified(counts.data()) <= tau_ || D_.m == 0)
       return answer;
     auto impurity = [&](const double* c) {  // weight x Gini impurity of one side
       double w = 0.0, squares = 0.0;
@@ -852,7 +923,7 @@ class Solver {
 
   void record(double incumbent, double bound) {
     incumbent = std::min(incumbent, root_incumbent_);
-    bound = std::min(bound, incumbent);
+    bound = std::min(std::max(bound, floor_), incumbent);
     if (out_.changed(incumbent / D_.total, bound / D_.total))
       out_.record(budget_.elapsed(), incumbent / D_.total, bound / D_.total);
   }
@@ -872,11 +943,14 @@ class Solver {
   std::size_t memo_bytes_ = 0;
   long long evaluated_ = 0;
   double root_incumbent_ = kInf;
+  double floor_ = 0.0;  // the driver's bound on the root's optimum (count units)
 
  public:
   std::size_t memo_size() const { return memo_.size(); }
   // The driver's incumbent (count units): the root's trace rows report it when it is better.
   void set_incumbent(double cost) { root_incumbent_ = cost; }
+  // The driver's bound on the root's optimum: the root's trace rows never report less.
+  void set_floor(double bound) { floor_ = bound; }
   long long evaluated() const { return evaluated_; }
 };
 
@@ -981,45 +1055,74 @@ SearchOutput search_numeric(const NumericTable& table, const SearchConfig& confi
     const double leaf_cost = evaluate_code(data, leaf, Lambda, -1);
     if (leaf_cost < incumbent_cost - tau) incumbent = leaf, incumbent_cost = leaf_cost;
   }
+  double lower = 0.0;  // a bound on the optimum at the requested depth (count units)
   auto offer = [&](const Answer& answer) {
     if (!answer.tree.empty() && answer.cost < incumbent_cost - tau) {
       incumbent = answer.tree;
       incumbent_cost = answer.cost;
       solver.set_incumbent(incumbent_cost);
-      const double bound = out.trace_bound.empty() ? 0.0 : out.trace_bound.back();
       out.record(budget.elapsed(), incumbent_cost / data.total,
-                 std::min(bound, incumbent_cost / data.total));
+                 std::min(lower, incumbent_cost) / data.total);
     }
   };
   solver.set_incumbent(incumbent_cost);
   out.record(budget.elapsed(), incumbent_cost / data.total, 0.0);
-  double lower = 0.0;
   const int depth = config.max_depth;
+  int certified = 0;  // the deepest k whose optimum the incumbent is now no worse than
   catch_out_of_memory(budget, [&] {
     Node root = solver.root();
     if (data.m == 0) return;  // no split: the leaf is optimal
+    // A tree of at most k + 1 leaves has depth <= k, and every tree misclassifies at least the
+    // equivalent-points minority eq, so with OPT_k >= b_k: OPT_depth >= min(b_k, eq + (k+2) Lambda)
+    // for every k < depth (docs §3.10, "Driver"); with lam = 0 that is eq alone.
+    const double eq = solver.equivalent(root);
+    auto raise = [&](int k, double b_k) {
+      const double b = k >= depth ? b_k : std::min(b_k, eq + (k + 2) * Lambda);
+      if (b <= lower) return;
+      lower = b;
+      solver.set_floor(lower);
+      out.record(budget.elapsed(), incumbent_cost / data.total,
+                 std::min(lower, incumbent_cost) / data.total);
+    };
+    {
+      std::vector<double> counts(data.K, 0.0);
+      for (std::size_t r = 0; r < data.n; ++r) counts[data.y[r]] += data.w[r];
+      raise(0, misclassified(counts.data(), data.K) + Lambda);
+    }
+    // Before anything can stop the search (no limit is consulted; O(depth x columns x rows)):
+    // the greedy tree and the depth-1 optimum, so a stopped search is never worse than either
+    // and its bound never below the root's.
     offer(solver.greedy(root, depth));
-    // the depth-1 and depth-2 optima first (milliseconds): incumbents for the anytime answer
-    // and the root's pruning. With lam = 0 deeper passes cost more than their incumbent and
-    // bounds save (breast cancer, depth 4: 13.3 s with a depth-3 pass, 7.1 s without); with
-    // lam > 0 every shallower optimum is passed first: a stopped search is then never worse
-    // than the (depth - 1)-optimum (breast cancer depth 4, lam 0.005: 0.0514 at 120 s, now
-    // 0.0496), and the certified ones come sooner (digits 3-vs-8 depth 4: 13.5 s -> 12.0 s).
+    if (depth == 0) return;
+    const Answer stumps = solver.stump_optimum(root);
+    offer(stumps);
+    raise(1, stumps.cost);
+    certified = 1;
+    if (depth == 1) return;  // the stump optimum is the answer
+    // Then the shallower optima, each certified before the next starts and sharing the memo:
+    // incumbents for the anytime answer and bounds through `raise`. With lam = 0 only depth 2
+    // (milliseconds): deeper passes cost more than their incumbent and bounds save (breast
+    // cancer, depth 4: 13.3 s with a depth-3 pass, 7.1 s without); with lam > 0 every one, so
+    // a stopped search is never worse than the deepest one certified (breast cancer depth 4,
+    // lam 0.005: 0.0514 at 120 s, then 0.0496), and the certified ones come sooner (digits
+    // 3-vs-8 depth 4: 13.5 s -> 12.0 s). A pass cut short still offers its best tree and bound.
     const int deepest = config.lam > 0.0 ? depth : std::min(depth, 3);
-    for (int d = std::min(1, depth); d < deepest && !budget.stopped(); ++d) {
+    for (int d = 2; d < deepest && !budget.stopped(); ++d) {
       const Answer answer = solver.solve(root, d, kInf);
-      if (!budget.stopped()) offer(answer);
+      offer(answer);
+      raise(d, answer.lb);
+      if (!budget.stopped()) certified = d;
     }
     if (budget.stopped()) return;
     Answer answer = solver.solve(root, depth, std::min(incumbent_cost, user), true);
     offer(answer);
-    lower = answer.lb;
+    raise(depth, answer.lb);
     if (!budget.stopped() && user < incumbent_cost - tau && answer.lb >= user) {
       // no tree reaches the caller's bound, so it was not attained: search without it
       out.stats["upper_bound_invalid"] = 1.0;
       answer = solver.solve(root, depth, incumbent_cost, true);
       offer(answer);
-      lower = answer.lb;
+      raise(depth, answer.lb);
     }
   });
   Answer best{std::min(lower, incumbent_cost), incumbent_cost, incumbent};
@@ -1043,6 +1146,8 @@ SearchOutput search_numeric(const NumericTable& table, const SearchConfig& confi
   out.stats["memo_entries"] = static_cast<double>(solver.memo_size());
   out.stats["subproblems"] = static_cast<double>(budget.nodes());
   out.stats["thresholds_evaluated"] = static_cast<double>(solver.evaluated());
+  out.stats["certified_depth"] =
+      static_cast<double>(out.status == SearchStatus::optimal ? depth : certified);
   out.record(budget.elapsed(), out.objective, out.lower_bound);
   return out;
 }
