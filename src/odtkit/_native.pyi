@@ -457,6 +457,8 @@ class RashomonSet:
         Annotated[NDArray[numpy.int32], dict(shape=(None, None))],
         Annotated[NDArray[numpy.int32], dict(shape=(None,))],
     ]: ...
+    def rank(self, code: Sequence[int]) -> str:
+        """The hex index of the tree with this pre-order code in the set ('' when absent)."""
 
 def rashomon_build(
     problem: Problem,

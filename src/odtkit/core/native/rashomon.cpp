@@ -14,6 +14,9 @@ namespace odtkit {
 
 namespace {
 
+// pairs of child keys tried between two checks of the limits inside one node's build
+constexpr std::size_t kCheckStride = 4096;
+
 // A block found while building a node, before its key has its final position.
 struct Pending {
   std::uint32_t key;  // position in the node's keys in order of discovery
@@ -134,7 +137,8 @@ int RashomonSet::node_id(const std::uint64_t* support, int depth) {
 }
 
 std::size_t RashomonSet::bytes_in_use() const {
-  return block_bytes_ + slot_id_.size() * (sizeof(int) + sizeof(std::uint64_t));
+  return block_bytes_ + transient_bytes_ +
+         slot_id_.size() * (sizeof(int) + sizeof(std::uint64_t));
 }
 
 bool RashomonSet::split_on(const std::uint64_t* support, std::size_t feature,
@@ -297,6 +301,31 @@ void RashomonSet::build(int id, double budget) {
   std::vector<Count> found_counts;
   std::vector<Pending> pending;
   std::unordered_map<KeyId, std::uint32_t, KeyHash> key_position;
+  // What this frame holds besides the memo (its lists of found keys and blocks), plus what
+  // turning them into the node's arrays will allocate (a stopped build still does that): one
+  // node at a large bound gathers millions of blocks, so the limits are checked here, inside
+  // the pair loop, not only between nodes (transient_bytes_ sums the frames on the stack).
+  std::size_t charged = 0;
+  const auto recharge = [&]() -> std::size_t {
+    const std::size_t now =
+        pending.capacity() * sizeof(Pending) + found.capacity() * sizeof(Key) +
+        found_counts.capacity() * sizeof(Count) +
+        key_position.size() * (sizeof(KeyId) + 3 * sizeof(void*)) +
+        key_position.bucket_count() * sizeof(void*) +
+        pending.size() * (sizeof(Block) + sizeof(Count)) +
+        found.size() * (sizeof(Key) + sizeof(Count) + 4 * sizeof(std::uint32_t));
+    transient_bytes_ = transient_bytes_ - charged + now;
+    charged = now;
+    // the next doubling of the block list allocates its new array beside the old one
+    return pending.size() + kCheckStride > pending.capacity()
+               ? 2 * pending.capacity() * sizeof(Pending) + kCheckStride * sizeof(Pending)
+               : kCheckStride * sizeof(Pending);
+  };
+  // true when a limit says stop (memory as above, the clock, Ctrl-C)
+  const auto over = [&]() -> bool {
+    const std::size_t ahead = recharge();
+    return !limits.memory_ok(bytes_in_use(), ahead) || limits.check_clock();
+  };
   const auto add = [&](double wrong, int leaves, int cost, double value, int option,
                        std::uint32_t left, std::uint32_t right, const Count& count) {
     const auto [it, inserted] = key_position.try_emplace(
@@ -320,6 +349,7 @@ void RashomonSet::build(int id, double budget) {
 
   std::vector<Split> splits;
   const double slack = slack_;
+  std::size_t since_check = 0;
   if (complete && depth > 0) {
     std::vector<std::uint64_t> left(n_words_), right(n_words_);
     const std::size_t p = problem_->n_features();
@@ -332,6 +362,7 @@ void RashomonSet::build(int id, double budget) {
       if (left_peek.lower + right_peek.lower > budget) continue;
       const int left_id = materialize(left.data(), depth - 1, left_weight.data());
       const int right_id = materialize(right.data(), depth - 1, right_weight.data());
+      if (over()) break;
       solve_optimum(left_id, budget - nodes_[right_id].lower);
       if (limits.stopped()) break;
       if (!nodes_[left_id].exact) continue;
@@ -352,10 +383,14 @@ void RashomonSet::build(int id, double budget) {
         const int split = static_cast<int>(splits.size());
         splits.push_back({static_cast<int>(j), left_id, right_id});
         const double right_best = R.keys.front().value;
-        for (std::size_t a = 0; a < L.keys.size(); ++a) {
+        for (std::size_t a = 0; a < L.keys.size() && !limits.stopped(); ++a) {
           if (L.keys[a].value + right_best > budget + slack) break;
           for (std::size_t c = 0; c < R.keys.size(); ++c) {
             if (L.keys[a].value + R.keys[c].value > budget + slack) break;
+            if (++since_check >= kCheckStride) {
+              since_check = 0;
+              if (over()) break;
+            }
             const double wrong = L.keys[a].misclassified + R.keys[c].misclassified;
             const int leaves = L.keys[a].leaves + R.keys[c].leaves;
             // membership is decided on the key's own value, the same number for every pair
@@ -375,6 +410,13 @@ void RashomonSet::build(int id, double budget) {
     if (limits.stopped()) complete = false;
   }
 
+  if (!complete && node.budget >= 0.0) {
+    // A rebuild (a larger budget) stopped part-way may lack keys the node already had, and the
+    // blocks of its parents point at those keys by position: the node keeps its earlier
+    // histogram, every tree of which is still a member.
+    transient_bytes_ -= std::min(transient_bytes_, charged);
+    return;
+  }
   // set order: value, then fewer leaves, then misclassified, then cost
   std::vector<std::uint32_t> order(found.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -451,6 +493,7 @@ void RashomonSet::build(int id, double budget) {
                   node.first.capacity() * 4 + node.splits.capacity() * sizeof(Split);
   block_bytes_ -= std::min(block_bytes_, old_bytes);
   limits.note_memory(bytes_in_use());
+  transient_bytes_ -= std::min(transient_bytes_, charged);
 }
 
 const std::vector<RashomonSet::Key>& RashomonSet::keys() const {
@@ -529,6 +572,73 @@ void RashomonSet::trees(const Count& start, std::size_t n, std::vector<int>& cod
     keys.push_back(static_cast<int>(key));
     rest += one;
   }
+}
+
+bool RashomonSet::locate(int id, const std::vector<int>& code, std::size_t& pos,
+                         std::size_t& key, Count& index) const {
+  if (pos >= code.size()) return false;
+  const Node& node = nodes_[id];
+  const int v = code[pos++];
+  // the block of the tree's top (a leaf label, or a split and one key per side), the key it
+  // belongs to and the tree's index within that block
+  std::size_t found_key = node.keys.size();
+  std::uint32_t found_block = 0;
+  Count within;
+  if (v < 0) {
+    for (std::size_t k = 0; k < node.keys.size() && found_key == node.keys.size(); ++k) {
+      if (node.keys[k].leaves != 1) continue;
+      for (std::uint32_t b = node.first[k]; b < node.first[k + 1]; ++b)
+        if (node.blocks[b].option == v) {
+          found_key = k;
+          found_block = b;
+          break;
+        }
+    }
+  } else {
+    int split = -1;
+    for (std::size_t s = 0; s < node.splits.size(); ++s)
+      if (node.splits[s].feature == v) split = static_cast<int>(s);
+    if (split < 0) return false;
+    const Split& sp = node.splits[split];
+    std::size_t left_key = 0, right_key = 0;
+    Count left_index, right_index;
+    if (!locate(sp.left, code, pos, left_key, left_index)) return false;
+    if (!locate(sp.right, code, pos, right_key, right_index)) return false;
+    const Node& L = nodes_[sp.left];
+    const Node& R = nodes_[sp.right];
+    // the parent's key is the sum of the children's, added as build adds them
+    const double wrong = L.keys[left_key].misclassified + R.keys[right_key].misclassified;
+    const int leaves = L.keys[left_key].leaves + R.keys[right_key].leaves;
+    for (std::size_t k = 0; k < node.keys.size() && found_key == node.keys.size(); ++k) {
+      if (node.keys[k].leaves != leaves || node.keys[k].misclassified != wrong) continue;
+      for (std::uint32_t b = node.first[k]; b < node.first[k + 1]; ++b) {
+        const Block& block = node.blocks[b];
+        if (block.option == split && block.left == left_key && block.right == right_key) {
+          found_key = k;
+          found_block = b;
+          break;
+        }
+      }
+    }
+    if (found_key == node.keys.size()) return false;
+    within = left_index * R.counts[right_key] + right_index;
+  }
+  if (found_key == node.keys.size()) return false;
+  key = found_key;
+  index = within;
+  if (found_block > node.first[found_key]) index += node.block_end[found_block - 1];
+  return true;
+}
+
+bool RashomonSet::rank(const std::vector<int>& code, Count& index) const {
+  if (root_ < 0) return false;
+  std::size_t pos = 0, key = 0;
+  Count within;
+  if (!locate(root_, code, pos, key, within) || pos != code.size()) return false;
+  index = within;
+  const auto& counts = nodes_[root_].counts;
+  for (std::size_t k = 0; k < key; ++k) index += counts[k];
+  return true;
 }
 
 const std::vector<Count>& RashomonSet::counts_without(int id, int feature,

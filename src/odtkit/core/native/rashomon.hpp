@@ -91,6 +91,10 @@ class RashomonSet {
   // trees start .. start + n - 1: encodings appended to `codes`, each one's length and key
   void trees(const Count& start, std::size_t n, std::vector<int>& codes,
              std::vector<int>& lengths, std::vector<int>& keys) const;
+  // The index of the tree with pre-order encoding `code` in the set (the inverse of tree()),
+  // or false when the set does not hold it. Walks the tree's own path through the memo: one
+  // lookup per node of the tree, whatever the size of the set (a partial set's membership).
+  bool rank(const std::vector<int>& code, Count& index) const;
 
 
  private:
@@ -144,6 +148,8 @@ class RashomonSet {
   void ensure(int id, double budget);
   void build(int id, double budget);
   void unrank(int id, std::size_t key, Count index, std::vector<int>& out) const;
+  bool locate(int id, const std::vector<int>& code, std::size_t& pos, std::size_t& key,
+              Count& index) const;
   const std::vector<Count>& counts_without(int id, int feature,
                                            std::vector<std::vector<Count>>& memo,
                                            std::vector<char>& done) const;
@@ -164,6 +170,8 @@ class RashomonSet {
   std::vector<std::uint64_t> slot_hash_;
   std::vector<int> slot_id_;
   std::size_t block_bytes_ = 0;
+  // the lists of the builds on the stack, not yet a node's arrays (build)
+  std::size_t transient_bytes_ = 0;
   int root_ = -1;
   bool complete_ = true;
   std::string status_ = "optimal";

@@ -120,7 +120,15 @@ void bind_rashomon(nb::module_& m) {
             return s.tree(Count::from_hex(index));
           },
           nb::arg("index"))
-      .def("trees", &trees, nb::arg("start"), nb::arg("n"), nb::arg("pad"));
+      .def("trees", &trees, nb::arg("start"), nb::arg("n"), nb::arg("pad"))
+      .def(
+          "rank",
+          [](const RashomonSet& s, const std::vector<int>& code) {
+            Count index;
+            return s.rank(code, index) ? index.to_hex() : std::string();
+          },
+          nb::arg("code"),
+          "The hex index of the tree with this pre-order code in the set ('' when absent).");
   m.def("rashomon_build", &build_rashomon, nb::arg("problem"), nb::arg("config"),
         nb::arg("bound"), nb::arg("majority_only") = false, nb::arg("progress") = nb::none(),
         nb::arg("allowed") = std::vector<int>(), nb::arg("split_costs") = std::vector<int>(),
