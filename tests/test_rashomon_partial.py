@@ -189,3 +189,78 @@ def test_a_stopped_build_is_a_subset_of_the_full_set_on_a_larger_table(node_limi
         tree = rs[i]
         assert tree in full and rs.index(tree) == i
         assert metrics.objective(tree, data, lam=0.005) <= rs.bound + 1e-9
+
+
+# ------------------------------------------------------------------------------ count only
+@st.composite
+def _count_problems(draw: st.DrawFn) -> tuple[Dataset, dict]:
+    n = draw(st.integers(8, 60))
+    p = draw(st.integers(2, 6))
+    K = draw(st.integers(2, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    X = rng.random((n, p)) < rng.uniform(0.2, 0.8)
+    y = np.where(rng.random(n) < 0.25, rng.integers(0, K, n), (X[:, 0] ^ X[:, 1]).astype(int))
+    # integer weights take the dense table, fractional ones the hash map
+    kind = draw(st.sampled_from(["none", "integer", "fraction"]))
+    weights = {
+        "none": None,
+        "integer": rng.integers(1, 4, n).astype(float),
+        "fraction": rng.random(n) + 0.05,
+    }[kind]
+    data = Dataset.from_arrays(X, y % K, sample_weight=weights)
+    problem = {
+        "lam": draw(st.sampled_from([0.0, 0.005, 0.01, 0.03, 0.1])),
+        "max_depth": draw(st.sampled_from([1, 2, 3, 4, None] if p <= 4 else [1, 2, 3, 4])),
+        "epsilon": draw(st.sampled_from([0.0, 0.05, 0.2, 0.5, 2.0])),
+        "leaves": draw(st.sampled_from(["any", "majority"])),
+    }
+    return data, problem
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_count_problems())
+def test_counting_only_gives_the_histogram_of_the_full_build(drawn):
+    data, problem = drawn
+    full = RashomonSet(build_rashomon(RashomonProblem(data, **problem)))
+    counted = rashomon(data, **problem, count_only=True)
+    assert counted.complete and full.complete
+    assert counted.count() == full.count()
+    a, b = full.objective_histogram(), counted.objective_histogram()
+    assert a["leaves"].tolist() == b["leaves"].tolist()
+    assert a["count"].tolist() == b["count"].tolist()
+    np.testing.assert_array_equal(a["misclassified"], b["misclassified"])
+    event(f"weights integral={bool(np.all(data.weights == np.round(data.weights)))}")
+
+
+def test_counting_only_with_a_split_budget_and_huge_counts():
+    from odtkit.constraints import MaxLeaves
+
+    data, _ = testing.planted_tree_dataset(1, 200, 8, 3, 0.2)
+    for constraints in (None, [MaxLeaves(5)]):
+        kwargs = {"lam": 0.0, "max_depth": 4, "epsilon": 10.0, "constraints": constraints}
+        full = rashomon(data, **kwargs)
+        counted = rashomon(data, **kwargs, count_only=True)
+        assert counted.count() == full.count()
+        assert (
+            counted.objective_histogram()["count"].tolist()
+            == full.objective_histogram()["count"].tolist()
+        )
+
+
+def test_a_count_only_set_refuses_to_read_trees_and_a_stopped_one_is_bounded():
+    data, _ = testing.planted_tree_dataset(2, 300, 10, 3, 0.2)
+    problem = RashomonProblem(data, lam=0.005, max_depth=3, epsilon=0.3)
+    full = RashomonSet(build_rashomon(problem))
+    counted = RashomonSet(build_rashomon(problem, count_only=True))
+    assert counted.count() == full.count()
+    for read in (lambda: counted[0], lambda: list(counted), counted.feature_usage):
+        with pytest.raises(ValueError, match="count_only"):
+            read()
+    assert full.optimal_tree in counted  # complete: decided by the objective alone
+    for node_limit in (5, 50, 500):
+        stopped = RashomonSet(build_rashomon(problem, node_limit=node_limit, count_only=True))
+        if stopped.complete:
+            continue
+        assert stopped.count() <= full.count() <= stopped.count_upper_bound()
+        with pytest.raises(ValueError, match="count_only"):
+            _ = full.optimal_tree in stopped

@@ -63,6 +63,7 @@ def rashomon(
     time_limit: float | None = None,
     memory_limit_mb: float | None = None,
     progress: bool | None = None,
+    count_only: bool = False,
 ) -> RashomonSet:
     """Every tree whose objective is within ``epsilon`` of the optimum: the Rashomon set.
 
@@ -111,6 +112,11 @@ def rashomon(
         ``complete=False`` and ``status`` saying which limit stopped it. Ctrl-C does the same.
     progress : bool, optional
         A live line on stderr once the build runs for 2 s; None: when stderr is a terminal.
+    count_only : bool
+        Keep the counts (:meth:`RashomonSet.count`, :meth:`RashomonSet.objective_histogram`)
+        and not the trees, in a fraction of the memory and time at a large ``epsilon``; any
+        read of the trees (indexing, iteration, samples, predictions, ``feature_usage``) then
+        raises ValueError. A stopped count-only set counts the trees its build reached.
 
     Returns
     -------
@@ -130,11 +136,14 @@ def rashomon(
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be a bool or None, got {type(progress).__name__}")
+    if not isinstance(count_only, (bool, np.bool_)):
+        raise TypeError(f"count_only must be a bool, got {type(count_only).__name__}")
     core = build_rashomon(
         problem,
         time_limit=time_limit,
         memory_limit_mb=memory_limit_mb,
         progress=None if progress is None else bool(progress),
+        count_only=bool(count_only),
     )
     return RashomonSet(core)
 

@@ -185,6 +185,16 @@ class RashomonCore:
     #: Pre-order codes of trees a partial native build had not reached but that are known
     #: members (the optimal tree): they come first, before the native trees.
     _extra: list[list[int]] = dataclasses.field(default_factory=list, repr=False)
+    #: Built to count only (``build_rashomon(count_only=True)``): the counts and the histogram
+    #: are there, the trees are not.
+    count_only: bool = False
+
+    def _need_trees(self, what: str) -> None:
+        if self.count_only:
+            raise ValueError(
+                f"{what} needs the set's trees, but it was built with count_only=True (counts "
+                "and the histogram only): build it again without count_only to list trees"
+            )
 
     def count(self) -> int:
         """The exact number of trees in the set (a Python int of any size)."""
@@ -194,6 +204,7 @@ class RashomonCore:
         """The index of the tree with pre-order ``code`` in the set, None when it holds no
         such tree; found by walking the tree's own path through the native memo (never by
         listing the set)."""
+        self._need_trees("membership of a partial set")
         code = [int(v) for v in code]
         for i, extra in enumerate(self._extra):
             if extra == code:
@@ -241,6 +252,7 @@ class RashomonCore:
 
     def codes(self, start: int, stop: int) -> np.ndarray:
         """Pre-order codes of trees ``start .. stop - 1``, one row each, padded with :data:`PAD`."""
+        self._need_trees("reading trees")
         start, stop = self._check_range(start, stop)
         n_extra = len(self._extra)
         batches = [
@@ -284,6 +296,7 @@ class RashomonCore:
         feature = int(feature)
         if not 0 <= feature < self.dataset.n_features:
             raise IndexError(f"feature must be in 0..{self.dataset.n_features - 1}, got {feature}")
+        self._need_trees("count_without")
         extra = sum(1 for code in self._extra if feature not in code)
         return int(self._native_set.count_without(feature), 16) + extra
 
@@ -339,6 +352,7 @@ def build_rashomon(
     memory_limit_mb: float | None = None,
     progress: bool | None = None,
     node_limit: int | None = None,
+    count_only: bool = False,
 ) -> RashomonCore:
     """Certify OPT with the dp, then build every tree with objective <= the bound.
 
@@ -348,7 +362,11 @@ def build_rashomon(
     leaves ``complete`` False and a set whose every member is genuine. Without a certified
     OPT the bound is taken from the best tree found, so it may be larger than the stated one.
     ``node_limit`` stops the build (not the dp) after that many sub-problem steps: a
-    deterministic stopping point, for tests.
+    deterministic stopping point, for tests. ``count_only`` keeps the counts (``count``,
+    ``histogram``) and not the trees: at a large epsilon most of the build's memory and time
+    is the trees' blocks (docs/rashomon.md §4); reading a tree, membership of a partial set and
+    ``count_without`` then raise ValueError. A stopped count-only build cannot tell whether it
+    reached the optimal tree, so its count is the trees it reached (the optimum is not added).
 
     A stopped set holds every tree its build reached plus the optimal tree (certified, or the
     incumbent the bound came from) when the build had not reached it, first; ``count()`` is the
@@ -404,7 +422,7 @@ def build_rashomon(
     config.min_leaf_weight = rules.pop("min_leaf_weight")
     native_problem = build_problem(dataset)
     native_set = _native.rashomon_build(
-        native_problem, config, bound, leaves == "majority", **rules
+        native_problem, config, bound, leaves == "majority", **rules, count_only=bool(count_only)
     )
     wrong, n_leaves, _, hex_counts = native_set.histogram()
     counts = [int(c, 16) for c in hex_counts]
@@ -417,7 +435,7 @@ def build_rashomon(
     # certified or the incumbent the bound came from) joins it when the build had not reached
     # it, so a stopped set never lacks the one tree the search already knows.
     extra: list[list[int]] = []
-    if not native_set.complete and optimum.model is not None:
+    if not native_set.complete and optimum.model is not None and not count_only:
         code = encode_tree(optimum.model)
         if not native_set.rank(code) and optimum.objective <= bound + 1e-9:
             extra.append(code)
@@ -465,6 +483,7 @@ def build_rashomon(
         constraints=resolved,
         count_upper_bound=upper,
         _extra=extra,
+        count_only=bool(count_only),
     )
 
 

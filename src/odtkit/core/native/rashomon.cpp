@@ -16,6 +16,8 @@ namespace {
 
 // pairs of child keys tried between two checks of the limits inside one node's build
 constexpr std::size_t kCheckStride = 4096;
+// cells of one dense table of a count-only build (16 bytes each: 64 MB at most)
+constexpr std::size_t kDenseCells = std::size_t{1} << 22;
 
 // A block found while building a node, before its key has its final position.
 struct Pending {
@@ -51,9 +53,9 @@ std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
 
 RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
                          bool majority_only, std::function<bool()> interrupted,
-                         RashomonRules rules)
-    : n_words_(problem.n_words()), rules_(std::move(rules)), slot_hash_(64, 0),
-      slot_id_(64, -1) {
+                         RashomonRules rules, bool count_only)
+    : n_words_(problem.n_words()), count_only_(count_only), rules_(std::move(rules)),
+      slot_hash_(64, 0), slot_id_(64, -1) {
   config.validate();
   if (!std::isfinite(bound) || bound < 0.0)
     throw std::invalid_argument("bound must be a finite number >= 0");
@@ -80,6 +82,7 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
   const int depth = config.max_depth < 0 ? n_features : std::min(config.max_depth, n_features);
   Budget budget(config, std::move(interrupted));
   budget_ = &budget;
+  if (count_only_) scratch_.resize(static_cast<std::size_t>(depth) + 1);
   catch_out_of_memory(budget, [&] {
     root_ = node_id(problem.all_points().data(), depth);
     ensure(root_, bound * total_weight_ + tolerance_);
@@ -137,7 +140,7 @@ int RashomonSet::node_id(const std::uint64_t* support, int depth) {
 }
 
 std::size_t RashomonSet::bytes_in_use() const {
-  return block_bytes_ + transient_bytes_ +
+  return block_bytes_ + transient_bytes_ + scratch_bytes_ +
          slot_id_.size() * (sizeof(int) + sizeof(std::uint64_t));
 }
 
@@ -335,7 +338,7 @@ void RashomonSet::build(int id, double budget) {
       found_counts.emplace_back();
     }
     found_counts[it->second] += count;
-    pending.push_back({it->second, option, left, right});
+    if (!count_only_) pending.push_back({it->second, option, left, right});
   };
   const Count one(1);
   // a leaf below the minimum leaf support is no tree (the dp's rule, on the node's own sum)
@@ -349,7 +352,30 @@ void RashomonSet::build(int id, double budget) {
 
   std::vector<Split> splits;
   const double slack = slack_;
-  std::size_t since_check = 0;
+  std::size_t since_check = 0, after_stop = 0;
+  // The dense table of a count-only build (see scratch_): integer weights, no split costs,
+  // and a table of at most kDenseCells cells; a product or sum beyond 2^128 goes to `add`.
+  std::size_t dense_width = 0;  // misclassified values 0 .. dense_width - 1
+  Scratch* dense = nullptr;
+  if (count_only_ && problem_->integral() && rules_.budget < 0 && depth > 0 &&
+      budget + 1.0 < static_cast<double>(kDenseCells)) {
+    const std::size_t width = static_cast<std::size_t>(std::floor(budget)) + 1;
+    std::size_t max_leaves = depth < 30 ? (std::size_t{1} << depth) : kDenseCells;
+    if (penalty_ > 0.0)
+      max_leaves = std::min(max_leaves, static_cast<std::size_t>(budget / penalty_) + 1);
+    // scratch_ has one table per depth from the start (a frame keeps a pointer into it)
+    if ((max_leaves + 1) * width <= kDenseCells &&
+        static_cast<std::size_t>(depth) < scratch_.size()) {
+      dense = &scratch_[depth];
+      if (dense->cells.size() < (max_leaves + 1) * width) {
+        scratch_bytes_ -= dense->cells.size() * sizeof(Count::u128);
+        dense->cells.assign((max_leaves + 1) * width, 0);
+        dense->touched.clear();
+        scratch_bytes_ += dense->cells.size() * sizeof(Count::u128);
+      }
+      dense_width = width;
+    }
+  }
   if (complete && depth > 0) {
     std::vector<std::uint64_t> left(n_words_), right(n_words_);
     const std::size_t p = problem_->n_features();
@@ -383,13 +409,22 @@ void RashomonSet::build(int id, double budget) {
         const int split = static_cast<int>(splits.size());
         splits.push_back({static_cast<int>(j), left_id, right_id});
         const double right_best = R.keys.front().value;
-        for (std::size_t a = 0; a < L.keys.size() && !limits.stopped(); ++a) {
+        // Once a limit has stopped the build (here or in a child), this split still pairs up
+        // to kCheckStride more keys: a few kilobytes and microseconds, so a stopped build
+        // lists trees made of what its children found instead of nothing above them.
+        bool spent = false;
+        for (std::size_t a = 0; a < L.keys.size() && !spent; ++a) {
           if (L.keys[a].value + right_best > budget + slack) break;
           for (std::size_t c = 0; c < R.keys.size(); ++c) {
             if (L.keys[a].value + R.keys[c].value > budget + slack) break;
-            if (++since_check >= kCheckStride) {
+            if (limits.stopped()) {
+              if (++after_stop > kCheckStride) {
+                spent = true;
+                break;
+              }
+            } else if (++since_check >= kCheckStride) {
               since_check = 0;
-              if (over()) break;
+              if (over()) after_stop = 0;
             }
             const double wrong = L.keys[a].misclassified + R.keys[c].misclassified;
             const int leaves = L.keys[a].leaves + R.keys[c].leaves;
@@ -400,6 +435,19 @@ void RashomonSet::build(int id, double budget) {
             // children hold only keys within the cost budget; their sum may still exceed it
             const int cost = split_cost + L.keys[a].cost + R.keys[c].cost;
             if (rules_.budget >= 0 && cost > rules_.budget) continue;
+            if (dense != nullptr && L.counts[a].fits_u128() && R.counts[c].fits_u128()) {
+              Count::u128 product, sum;
+              const std::size_t cell =
+                  static_cast<std::size_t>(leaves) * dense_width + static_cast<std::size_t>(wrong);
+              Count::u128& slot = dense->cells[cell];
+              if (!__builtin_mul_overflow(L.counts[a].as_u128(), R.counts[c].as_u128(),
+                                          &product) &&
+                  !__builtin_add_overflow(slot, product, &sum)) {
+                if (slot == 0) dense->touched.push_back(static_cast<std::uint32_t>(cell));
+                slot = sum;
+                continue;
+              }
+            }
             add(wrong, leaves, cost, value, split, static_cast<std::uint32_t>(a),
                 static_cast<std::uint32_t>(c), L.counts[a] * R.counts[c]);
           }
@@ -408,6 +456,17 @@ void RashomonSet::build(int id, double budget) {
       if (limits.stopped()) break;
     }
     if (limits.stopped()) complete = false;
+  }
+  if (dense != nullptr) {
+    // the dense cells join the keys (a key also in the hash map, through an overflow, adds up)
+    for (std::uint32_t cell : dense->touched) {
+      const int leaves = static_cast<int>(cell / dense_width);
+      const double wrong = static_cast<double>(cell % dense_width);
+      add(wrong, leaves, 0, wrong + penalty_ * leaves, 0, 0, 0,
+          Count::from_u128(dense->cells[cell]));
+      dense->cells[cell] = 0;
+    }
+    dense->touched.clear();
   }
 
   if (!complete && node.budget >= 0.0) {
@@ -492,8 +551,9 @@ void RashomonSet::build(int id, double budget) {
                   node.blocks.capacity() * (sizeof(Block) + sizeof(Count)) +
                   node.first.capacity() * 4 + node.splits.capacity() * sizeof(Split);
   block_bytes_ -= std::min(block_bytes_, old_bytes);
-  limits.note_memory(bytes_in_use());
+  // the lists are the node's arrays now (counted in block_bytes_): not twice in the peak
   transient_bytes_ -= std::min(transient_bytes_, charged);
+  limits.note_memory(bytes_in_use());
 }
 
 const std::vector<RashomonSet::Key>& RashomonSet::keys() const {
@@ -512,7 +572,14 @@ Count RashomonSet::count() const {
   return total;
 }
 
+void RashomonSet::require_blocks(const char* what) const {
+  if (count_only_)
+    throw std::logic_error(std::string(what) +
+                           " needs the trees: this set was built to count only");
+}
+
 std::size_t RashomonSet::key_of(const Count& index) const {
+  require_blocks("addressing a tree");
   if (root_ < 0) throw std::out_of_range("index out of range: the set is empty");
   Count rest = index;
   const auto& counts = nodes_[root_].counts;
@@ -631,6 +698,7 @@ bool RashomonSet::locate(int id, const std::vector<int>& code, std::size_t& pos,
 }
 
 bool RashomonSet::rank(const std::vector<int>& code, Count& index) const {
+  require_blocks("rank");
   if (root_ < 0) return false;
   std::size_t pos = 0, key = 0;
   Count within;
@@ -667,6 +735,7 @@ const std::vector<Count>& RashomonSet::counts_without(int id, int feature,
 }
 
 Count RashomonSet::count_without(int feature) const {
+  require_blocks("count_without");
   Count total;
   if (root_ < 0) return total;
   std::vector<std::vector<Count>> memo(nodes_.size());
