@@ -261,6 +261,9 @@ def test_a_count_only_set_refuses_to_read_trees_and_a_stopped_one_is_bounded():
         stopped = RashomonSet(build_rashomon(problem, node_limit=node_limit, count_only=True))
         if stopped.complete:
             continue
-        assert stopped.count() <= full.count() <= stopped.count_upper_bound()
+        assert 1 <= stopped.count() <= full.count() <= stopped.count_upper_bound()
         with pytest.raises(ValueError, match="count_only"):
             _ = full.optimal_tree in stopped
+        listed = RashomonSet(build_rashomon(problem, node_limit=node_limit))
+        # the same trees were reached; the optimum counted at most once more
+        assert listed.count() - 1 <= stopped.count() <= listed.count()

@@ -116,7 +116,8 @@ def rashomon(
         Keep the counts (:meth:`RashomonSet.count`, :meth:`RashomonSet.objective_histogram`)
         and not the trees, in a fraction of the memory and time at a large ``epsilon``; any
         read of the trees (indexing, iteration, samples, predictions, ``feature_usage``) then
-        raises ValueError. A stopped count-only set counts the trees its build reached.
+        raises ValueError. A stopped count-only set counts the trees its build reached, plus
+        the optimal tree when no key of its histogram could hold it.
 
     Returns
     -------

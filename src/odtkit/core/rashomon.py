@@ -365,8 +365,9 @@ def build_rashomon(
     deterministic stopping point, for tests. ``count_only`` keeps the counts (``count``,
     ``histogram``) and not the trees: at a large epsilon most of the build's memory and time
     is the trees' blocks (docs/rashomon.md §4); reading a tree, membership of a partial set and
-    ``count_without`` then raise ValueError. A stopped count-only build cannot tell whether it
-    reached the optimal tree, so its count is the trees it reached (the optimum is not added).
+    ``count_without`` then raise ValueError. A stopped count-only build adds the optimal tree
+    only when no key of its histogram has the tree's (misclassified, leaves): with the key
+    there it cannot tell whether the tree is among that key's trees.
 
     A stopped set holds every tree its build reached plus the optimal tree (certified, or the
     incumbent the bound came from) when the build had not reached it, first; ``count()`` is the
@@ -435,9 +436,21 @@ def build_rashomon(
     # certified or the incumbent the bound came from) joins it when the build had not reached
     # it, so a stopped set never lacks the one tree the search already knows.
     extra: list[list[int]] = []
-    if not native_set.complete and optimum.model is not None and not count_only:
+    if not native_set.complete and optimum.model is not None:
         code = encode_tree(optimum.model)
-        if not native_set.rank(code) and optimum.objective <= bound + 1e-9:
+        if count_only:
+            # no blocks to look the tree up in: it was surely not reached when no key of the
+            # histogram has its (misclassified, leaves); otherwise it is not added (it may be
+            # counted already)
+            w, n = _key_of(code, dataset)
+            w *= native_set.total_weight / dataset.total_weight
+            reached = any(
+                ell == n and abs(m - w) <= 1e-9 * max(1.0, abs(w))
+                for m, ell in zip(wrong, n_leaves, strict=True)
+            )
+        else:
+            reached = bool(native_set.rank(code))
+        if not reached and optimum.objective <= bound + 1e-9:
             extra.append(code)
     if extra:
         w, n = _key_of(extra[0], dataset)
