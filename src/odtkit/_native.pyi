@@ -447,6 +447,8 @@ class RashomonSet:
     def peak_memory_mb(self) -> float: ...
     @property
     def total_weight(self) -> float: ...
+    @property
+    def count_only(self) -> bool: ...
     def count(self) -> str: ...
     def count_without(self, feature: int) -> str: ...
     def histogram(self) -> tuple[list[float], list[int], list[float], list[str]]: ...
@@ -457,6 +459,8 @@ class RashomonSet:
         Annotated[NDArray[numpy.int32], dict(shape=(None, None))],
         Annotated[NDArray[numpy.int32], dict(shape=(None,))],
     ]: ...
+    def rank(self, code: Sequence[int]) -> str:
+        """The hex index of the tree with this pre-order code in the set ('' when absent)."""
 
 def rashomon_build(
     problem: Problem,
@@ -467,9 +471,10 @@ def rashomon_build(
     allowed: Sequence[int] = [],
     split_costs: Sequence[int] = [],
     budget: int = -1,
+    count_only: bool = False,
 ) -> RashomonSet:
     """
-    Build the Rashomon set {trees of depth <= config.max_depth: objective <= bound} (normalized bound; the 1e-9 tolerance is added). Limits in config stop it early (complete=False: a subset, every member genuine). Constraints: every leaf receives >= config.min_leaf_weight of the total weight; a feature whose `allowed` entry is 0 is never split on; the splits' summed `split_costs` (per feature, ints >= 0) stay <= `budget` (-1: no budget). Empty lists: no such constraint.
+    Build the Rashomon set {trees of depth <= config.max_depth: objective <= bound} (normalized bound; the 1e-9 tolerance is added). Limits in config stop it early (complete=False: a subset, every member genuine). Constraints: every leaf receives >= config.min_leaf_weight of the total weight; a feature whose `allowed` entry is 0 is never split on; the splits' summed `split_costs` (per feature, ints >= 0) stay <= `budget` (-1: no budget). Empty lists: no such constraint. count_only: keep the counts, not the trees (tree, trees, rank and count_without then raise).
     """
 
 def _count_arithmetic(a: str, b: str) -> tuple[str, str, str, str, str, int]:

@@ -63,6 +63,7 @@ def rashomon(
     time_limit: float | None = None,
     memory_limit_mb: float | None = None,
     progress: bool | None = None,
+    count_only: bool = False,
 ) -> RashomonSet:
     """Every tree whose objective is within ``epsilon`` of the optimum: the Rashomon set.
 
@@ -111,6 +112,12 @@ def rashomon(
         ``complete=False`` and ``status`` saying which limit stopped it. Ctrl-C does the same.
     progress : bool, optional
         A live line on stderr once the build runs for 2 s; None: when stderr is a terminal.
+    count_only : bool
+        Keep the counts (:meth:`RashomonSet.count`, :meth:`RashomonSet.objective_histogram`)
+        and not the trees, in a fraction of the memory and time at a large ``epsilon``; any
+        read of the trees (indexing, iteration, samples, predictions, ``feature_usage``) then
+        raises ValueError. A stopped count-only set counts the trees its build reached, plus
+        the optimal tree when no key of its histogram could hold it.
 
     Returns
     -------
@@ -130,11 +137,14 @@ def rashomon(
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be a bool or None, got {type(progress).__name__}")
+    if not isinstance(count_only, (bool, np.bool_)):
+        raise TypeError(f"count_only must be a bool, got {type(count_only).__name__}")
     core = build_rashomon(
         problem,
         time_limit=time_limit,
         memory_limit_mb=memory_limit_mb,
         progress=None if progress is None else bool(progress),
+        count_only=bool(count_only),
     )
     return RashomonSet(core)
 
@@ -347,8 +357,11 @@ class RashomonSet(Sequence[Tree]):
         return self._iter_range(0, self.count())
 
     def __contains__(self, tree: object) -> bool:
-        """Whether ``tree`` is in the set, decided from the definition when the set is complete
-        (no enumeration); a partial set is scanned."""
+        """Whether ``tree`` is in the set, decided by re-scoring it: its depth, splits, leaves
+        and side constraints as the set has them and its objective within the bound. A partial
+        set (``complete`` False) holds only the trees its build reached, so it also asks the
+        core whether the tree was found (one walk down the tree's own path through the memo):
+        never a scan of the set."""
         if not isinstance(tree, Tree) or not self._in_space(tree):
             return False
         from odtkit import metrics
@@ -357,7 +370,38 @@ class RashomonSet(Sequence[Tree]):
             return False
         if self.complete:
             return True
-        return any(member == tree for member in self)
+        return self._found(tree) is not None
+
+    def _found(self, tree: Tree) -> int | None:
+        """The index of ``tree`` among the core's trees (None: not there), by the core's
+        ``index_of`` when it has one, else (a test double over a list) by scanning."""
+        index_of = getattr(self._core, "index_of", None)
+        if callable(index_of):
+            found: int | None = index_of(_encode(tree))
+            return found
+        return next((i for i, member in enumerate(self) if member == tree), None)
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        """The position of tree ``value`` in the set's order (ValueError when it is not a
+        member), found without listing the set."""
+        i = self._found(value) if isinstance(value, Tree) and value in self else None
+        if i is None:
+            raise ValueError("the tree is not in the Rashomon set")
+        count = self.count()
+        lo = max(start + count, 0) if start < 0 else start
+        hi = count if stop is None else (max(stop + count, 0) if stop < 0 else stop)
+        if not lo <= i < hi:
+            raise ValueError("the tree is not in the Rashomon set within the range asked")
+        return i
+
+    def count_upper_bound(self) -> int:
+        """An upper bound on the size of the full set: :meth:`count` for a complete set; for a
+        partial one a bound that no build is needed for
+        (:func:`odtkit.core.rashomon.count_upper_bound`), never below :meth:`count`."""
+        if self.complete:
+            return self.count()
+        upper = getattr(self._core, "count_upper_bound", None)
+        return self.count() if upper is None else max(int(upper), self.count())
 
     def _in_space(self, tree: Tree) -> bool:
         """Depth, admissible splits, (``leaves="majority"``) majority leaves and the side
@@ -746,7 +790,8 @@ class RashomonSet(Sequence[Tree]):
         if not self.complete:
             lines.append(
                 f"PARTIAL: the build stopped ({self.status}); every listed tree is within the "
-                "bound but the set may miss some."
+                "bound but the set may miss some (the full set has at most "
+                f"{_approx(self.count_upper_bound())} trees)."
             )
         if count == 0:
             return "\n".join(lines)
@@ -784,6 +829,11 @@ class RashomonSet(Sequence[Tree]):
             f"on {contested} of them at least half predict another class than the optimal tree."
         )
         return "\n".join(lines)
+
+
+def _approx(n: int) -> str:
+    """A count in three significant digits (a float cannot hold every count)."""
+    return f"{n:.3g}" if n < 10**300 else f"~1e{len(str(n)) - 1}"
 
 
 def _encode(tree: Tree) -> list[int]:

@@ -42,7 +42,7 @@ from odtkit.constraints import (
     ResolvedConstraints,
     resolve,
 )
-from odtkit.core._problem import build_problem, decode_tree, search_config
+from odtkit.core._problem import build_problem, decode_tree, encode_tree, search_config
 from odtkit.core.budget import budget_of
 from odtkit.datasets import Dataset
 from odtkit.datasets._dataset import check_dataset
@@ -55,6 +55,7 @@ __all__ = [
     "RashomonCore",
     "RashomonProblem",
     "build_rashomon",
+    "count_upper_bound",
     "rashomon_refusal",
 ]
 
@@ -178,10 +179,38 @@ class RashomonCore:
     _key_ends: list[int] = dataclasses.field(repr=False)
     #: The side constraints every tree of the set meets (None: none).
     constraints: ResolvedConstraints | None = None
+    #: An upper bound on the number of trees of the full set (the count itself when the set is
+    #: complete; see :func:`count_upper_bound` for a partial one).
+    count_upper_bound: int | None = None
+    #: Pre-order codes of trees a partial native build had not reached but that are known
+    #: members (the optimal tree): they come first, before the native trees.
+    _extra: list[list[int]] = dataclasses.field(default_factory=list, repr=False)
+    #: Built to count only (``build_rashomon(count_only=True)``): the counts and the histogram
+    #: are there, the trees are not.
+    count_only: bool = False
+
+    def _need_trees(self, what: str) -> None:
+        if self.count_only:
+            raise ValueError(
+                f"{what} needs the set's trees, but it was built with count_only=True (counts "
+                "and the histogram only): build it again without count_only to list trees"
+            )
 
     def count(self) -> int:
         """The exact number of trees in the set (a Python int of any size)."""
         return self._key_ends[-1] if self._key_ends else 0
+
+    def index_of(self, code: Sequence[int]) -> int | None:
+        """The index of the tree with pre-order ``code`` in the set, None when it holds no
+        such tree; found by walking the tree's own path through the native memo (never by
+        listing the set)."""
+        self._need_trees("membership of a partial set")
+        code = [int(v) for v in code]
+        for i, extra in enumerate(self._extra):
+            if extra == code:
+                return i
+        found = self._native_set.rank(code) if hasattr(self._native_set, "rank") else ""
+        return None if not found else int(found, 16) + len(self._extra)
 
     def histogram(self) -> pd.DataFrame:
         """One row per exact (misclassified weight, leaves) key, in objective order."""
@@ -190,11 +219,21 @@ class RashomonCore:
         # under a split budget the native keys also tell the cost used: the keys of one
         # (misclassified, leaves) are adjacent (the same value) and are summed here
         rows: list[list[Any]] = []
-        for w, n, objective, c in zip(wrong, leaves, self._key_objective, counts, strict=True):
+        native_objective = self._key_objective[len(self._extra) :]
+        for w, n, objective, c in zip(wrong, leaves, native_objective, counts, strict=True):
             if rows and rows[-1][0] == w and rows[-1][1] == n:
                 rows[-1][3] += int(c, 16)
             else:
                 rows.append([w, n, objective, int(c, 16)])
+        for code in self._extra:  # a known member the partial build had not reached
+            w, n = _key_of(code, self.dataset)
+            w = w / scale
+            same = [r for r in rows if r[1] == n and abs(r[0] - w) <= 1e-9 * max(1.0, abs(w))]
+            if same:
+                same[0][3] += 1
+            else:
+                # first, as its tree is (its objective is OPT, the least of the set)
+                rows.insert(0, [w, n, w / self._native_set.total_weight + self.lam * n, 1])
         return pd.DataFrame(
             {
                 "misclassified": np.array([r[0] for r in rows], dtype=np.float64) * scale,
@@ -213,11 +252,19 @@ class RashomonCore:
 
     def codes(self, start: int, stop: int) -> np.ndarray:
         """Pre-order codes of trees ``start .. stop - 1``, one row each, padded with :data:`PAD`."""
+        self._need_trees("reading trees")
         start, stop = self._check_range(start, stop)
+        n_extra = len(self._extra)
         batches = [
+            np.asarray(self._extra[i], dtype=np.int32)[None, :]
+            for i in range(start, min(stop, n_extra))
+        ]
+        start, stop = max(start, n_extra) - n_extra, max(stop, n_extra) - n_extra
+        batches += [
             self._native_set.trees(format(first, "x"), min(_BATCH, stop - first), PAD)[0]
             for first in range(start, stop, _BATCH)
         ]
+        stop = start + sum(b.shape[0] for b in batches)
         width = max((b.shape[1] for b in batches), default=1)
         out = np.full((stop - start, width), PAD, dtype=np.int32)
         row = 0
@@ -249,7 +296,53 @@ class RashomonCore:
         feature = int(feature)
         if not 0 <= feature < self.dataset.n_features:
             raise IndexError(f"feature must be in 0..{self.dataset.n_features - 1}, got {feature}")
-        return int(self._native_set.count_without(feature), 16)
+        self._need_trees("count_without")
+        extra = sum(1 for code in self._extra if feature not in code)
+        return int(self._native_set.count_without(feature), 16) + extra
+
+
+def _key_of(code: Sequence[int], dataset: Dataset) -> tuple[float, int]:
+    """(misclassified weight, leaves) of the tree with pre-order ``code`` on ``dataset``."""
+    tree = decode_tree(list(code))
+    wrong = tree.predict(dataset.X) != dataset.y
+    return float(dataset.weights[wrong].sum()), int(tree.n_leaves)
+
+
+def count_upper_bound(problem: RashomonProblem, bound: float) -> int:
+    """An upper bound on the number of trees with objective ``<= bound`` (+ 1e-9) in the
+    problem's space, without building anything: the number of labelled trees of depth
+    ``<= max_depth`` with at most ``L`` leaves, every split on a feature its path has not used
+    (a repeat leaves a side empty: not admissible), where ``L`` is the least of ``bound / lam``
+    (every leaf costs ``lam``), ``2 ** max_depth`` and the number of distinct rows of positive
+    weight (every leaf of an admissible tree holds one). Constraints and the data only remove
+    trees, so it over-counts; it is what a partial set reports as the most it can miss.
+    """
+    data = problem.dataset
+    K = data.n_classes
+    p = data.n_features
+    if problem.constraints is not None and problem.constraints.forbidden.any():
+        p -= int(problem.constraints.forbidden.sum())
+    depth = p if problem.max_depth is None else min(problem.max_depth, p)
+    positive = data.X[data.weights > 0]
+    limit = int(np.unique(positive, axis=0).shape[0]) if positive.size else 1
+    if problem.lam > 0:
+        limit = min(limit, int(np.floor((bound + 1e-9) / problem.lam + 1e-9)))
+    if depth < 63:
+        limit = min(limit, 1 << depth)
+    limit = max(limit, 1)
+    if limit <= 128:
+        # trees[l]: trees of the remaining depth with exactly l leaves; a level `r` above the
+        # bottom offers the features its path has not used (p - (depth - r))
+        trees = [0, K] + [0] * (limit - 1)
+        for r in range(1, depth + 1):
+            choices = max(p - (depth - r), 0)
+            nxt = [0, K] + [0] * (limit - 1)
+            for n in range(2, limit + 1):
+                nxt[n] = choices * sum(trees[a] * trees[n - a] for a in range(1, n))
+            trees = nxt
+        return sum(trees)
+    # Catalan(l - 1) <= 4 ** (l - 1) shapes, p ** (l - 1) feature choices, K ** l labels
+    return sum((4 * p) ** (n - 1) * K**n for n in range(1, limit + 1))
 
 
 def build_rashomon(
@@ -258,6 +351,8 @@ def build_rashomon(
     time_limit: float | None = None,
     memory_limit_mb: float | None = None,
     progress: bool | None = None,
+    node_limit: int | None = None,
+    count_only: bool = False,
 ) -> RashomonCore:
     """Certify OPT with the dp, then build every tree with objective <= the bound.
 
@@ -266,6 +361,17 @@ def build_rashomon(
     ``absolute``). ``time_limit`` and ``memory_limit_mb`` cover both steps; a limit or Ctrl-C
     leaves ``complete`` False and a set whose every member is genuine. Without a certified
     OPT the bound is taken from the best tree found, so it may be larger than the stated one.
+    ``node_limit`` stops the build (not the dp) after that many sub-problem steps: a
+    deterministic stopping point, for tests. ``count_only`` keeps the counts (``count``,
+    ``histogram``) and not the trees: at a large epsilon most of the build's memory and time
+    is the trees' blocks (docs/rashomon.md §4); reading a tree, membership of a partial set and
+    ``count_without`` then raise ValueError. A stopped count-only build adds the optimal tree
+    only when no key of its histogram has the tree's (misclassified, leaves): with the key
+    there it cannot tell whether the tree is among that key's trees.
+
+    A stopped set holds every tree its build reached plus the optimal tree (certified, or the
+    incumbent the bound came from) when the build had not reached it, first; ``count()`` is the
+    exact number of those and ``count_upper_bound`` bounds the full set's size from above.
 
     With ``problem.constraints`` the set holds only the trees meeting them and OPT is the
     constrained optimum, certified by :func:`~odtkit.core.search.search_tree` with the same
@@ -308,7 +414,7 @@ def build_rashomon(
         lam,
         time_limit=remaining,
         # after a Ctrl-C the user wants the answer now: list only what one step finds
-        node_limit=1 if optimum.status == "interrupted" else None,
+        node_limit=1 if optimum.status == "interrupted" else node_limit,
         memory_limit_mb=memory_limit_mb,
         bounds={},
         max_depth=-1 if max_depth is None else max_depth,
@@ -317,20 +423,46 @@ def build_rashomon(
     config.min_leaf_weight = rules.pop("min_leaf_weight")
     native_problem = build_problem(dataset)
     native_set = _native.rashomon_build(
-        native_problem, config, bound, leaves == "majority", **rules
+        native_problem, config, bound, leaves == "majority", **rules, count_only=bool(count_only)
     )
     wrong, n_leaves, _, hex_counts = native_set.histogram()
     counts = [int(c, 16) for c in hex_counts]
     key_objective = np.asarray(
         wrong, dtype=np.float64
     ) / native_set.total_weight + lam * np.asarray(n_leaves, dtype=np.float64)
+    complete = bool(native_set.complete) and certified
+    status = str(optimum.status) if not certified else str(native_set.status)
+    # A partial build lists what it reached: the optimal tree (a member: its objective is OPT,
+    # certified or the incumbent the bound came from) joins it when the build had not reached
+    # it, so a stopped set never lacks the one tree the search already knows.
+    extra: list[list[int]] = []
+    if not native_set.complete and optimum.model is not None:
+        code = encode_tree(optimum.model)
+        if count_only:
+            # no blocks to look the tree up in: it was surely not reached when no key of the
+            # histogram has its (misclassified, leaves); otherwise it is not added (it may be
+            # counted already)
+            w, n = _key_of(code, dataset)
+            w *= native_set.total_weight / dataset.total_weight
+            reached = any(
+                ell == n and abs(m - w) <= 1e-9 * max(1.0, abs(w))
+                for m, ell in zip(wrong, n_leaves, strict=True)
+            )
+        else:
+            reached = bool(native_set.rank(code))
+        if not reached and optimum.objective <= bound + 1e-9:
+            extra.append(code)
+    if extra:
+        w, n = _key_of(extra[0], dataset)
+        key_objective = np.concatenate([[w / dataset.total_weight + lam * n], key_objective])
+        counts = [1, *counts]
     ends: list[int] = []
     running = 0
     for c in counts:
         running += c
         ends.append(running)
-    complete = bool(native_set.complete) and certified
-    status = str(optimum.status) if not certified else str(native_set.status)
+    found = ends[-1] if ends else 0
+    upper = found if native_set.complete else max(found, count_upper_bound(problem, bound))
     if complete and key_objective.size and abs(key_objective[0] - opt) > 1e-9:
         raise RuntimeError(
             f"internal error: the Rashomon set's best tree scores {key_objective[0]!r} but the "
@@ -356,11 +488,15 @@ def build_rashomon(
             "build_seconds": float(native_set.seconds),
             "peak_memory_mb": max(float(native_set.peak_memory_mb), optimum.peak_memory_mb),
             "certified": certified,
+            "count_upper_bound": upper,
         },
         _native_set=native_set,
         _key_objective=key_objective,
         _key_ends=ends,
         constraints=resolved,
+        count_upper_bound=upper,
+        _extra=extra,
+        count_only=bool(count_only),
     )
 
 
@@ -406,6 +542,9 @@ class _NoTrees:
     def count_without(self, feature: int) -> str:
         return "0"
 
+    def rank(self, code: list[int]) -> str:
+        return ""
+
 
 def _infeasible(problem: RashomonProblem, message: str, seconds: float) -> RashomonCore:
     """The empty set of constraints no tree meets (the search's infeasible answer)."""
@@ -436,4 +575,5 @@ def _infeasible(problem: RashomonProblem, message: str, seconds: float) -> Rasho
         _key_objective=np.empty(0),
         _key_ends=[],
         constraints=problem.constraints,
+        count_upper_bound=0,
     )

@@ -21,6 +21,14 @@ class Count {
   explicit Count(std::uint64_t value) : small_(value) {}
 
   bool is_zero() const { return big_.empty() && small_ == 0; }
+  // the value when it is below 2^128 (the fast path of the count-only build), and back
+  bool fits_u128() const { return big_.empty(); }
+  u128 as_u128() const { return small_; }
+  static Count from_u128(u128 value) {
+    Count c;
+    c.small_ = value;
+    return c;
+  }
   // the value if it fits in 64 bits, else UINT64_MAX (saturated, for progress and stats)
   std::uint64_t saturated() const;
   double to_double() const;

@@ -14,6 +14,11 @@ namespace odtkit {
 
 namespace {
 
+// pairs of child keys tried between two checks of the limits inside one node's build
+constexpr std::size_t kCheckStride = 4096;
+// cells of one dense table of a count-only build (16 bytes each: 64 MB at most)
+constexpr std::size_t kDenseCells = std::size_t{1} << 22;
+
 // A block found while building a node, before its key has its final position.
 struct Pending {
   std::uint32_t key;  // position in the node's keys in order of discovery
@@ -48,9 +53,9 @@ std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
 
 RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
                          bool majority_only, std::function<bool()> interrupted,
-                         RashomonRules rules)
-    : n_words_(problem.n_words()), rules_(std::move(rules)), slot_hash_(64, 0),
-      slot_id_(64, -1) {
+                         RashomonRules rules, bool count_only)
+    : n_words_(problem.n_words()), count_only_(count_only), rules_(std::move(rules)),
+      slot_hash_(64, 0), slot_id_(64, -1) {
   config.validate();
   if (!std::isfinite(bound) || bound < 0.0)
     throw std::invalid_argument("bound must be a finite number >= 0");
@@ -77,6 +82,7 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
   const int depth = config.max_depth < 0 ? n_features : std::min(config.max_depth, n_features);
   Budget budget(config, std::move(interrupted));
   budget_ = &budget;
+  if (count_only_) scratch_.resize(static_cast<std::size_t>(depth) + 1);
   catch_out_of_memory(budget, [&] {
     root_ = node_id(problem.all_points().data(), depth);
     ensure(root_, bound * total_weight_ + tolerance_);
@@ -134,7 +140,8 @@ int RashomonSet::node_id(const std::uint64_t* support, int depth) {
 }
 
 std::size_t RashomonSet::bytes_in_use() const {
-  return block_bytes_ + slot_id_.size() * (sizeof(int) + sizeof(std::uint64_t));
+  return block_bytes_ + transient_bytes_ + scratch_bytes_ +
+         slot_id_.size() * (sizeof(int) + sizeof(std::uint64_t));
 }
 
 bool RashomonSet::split_on(const std::uint64_t* support, std::size_t feature,
@@ -297,6 +304,31 @@ void RashomonSet::build(int id, double budget) {
   std::vector<Count> found_counts;
   std::vector<Pending> pending;
   std::unordered_map<KeyId, std::uint32_t, KeyHash> key_position;
+  // What this frame holds besides the memo (its lists of found keys and blocks), plus what
+  // turning them into the node's arrays will allocate (a stopped build still does that): one
+  // node at a large bound gathers millions of blocks, so the limits are checked here, inside
+  // the pair loop, not only between nodes (transient_bytes_ sums the frames on the stack).
+  std::size_t charged = 0;
+  const auto recharge = [&]() -> std::size_t {
+    const std::size_t now =
+        pending.capacity() * sizeof(Pending) + found.capacity() * sizeof(Key) +
+        found_counts.capacity() * sizeof(Count) +
+        key_position.size() * (sizeof(KeyId) + 3 * sizeof(void*)) +
+        key_position.bucket_count() * sizeof(void*) +
+        pending.size() * (sizeof(Block) + sizeof(Count)) +
+        found.size() * (sizeof(Key) + sizeof(Count) + 4 * sizeof(std::uint32_t));
+    transient_bytes_ = transient_bytes_ - charged + now;
+    charged = now;
+    // the next doubling of the block list allocates its new array beside the old one
+    return pending.size() + kCheckStride > pending.capacity()
+               ? 2 * pending.capacity() * sizeof(Pending) + kCheckStride * sizeof(Pending)
+               : kCheckStride * sizeof(Pending);
+  };
+  // true when a limit says stop (memory as above, the clock, Ctrl-C)
+  const auto over = [&]() -> bool {
+    const std::size_t ahead = recharge();
+    return !limits.memory_ok(bytes_in_use(), ahead) || limits.check_clock();
+  };
   const auto add = [&](double wrong, int leaves, int cost, double value, int option,
                        std::uint32_t left, std::uint32_t right, const Count& count) {
     const auto [it, inserted] = key_position.try_emplace(
@@ -306,7 +338,7 @@ void RashomonSet::build(int id, double budget) {
       found_counts.emplace_back();
     }
     found_counts[it->second] += count;
-    pending.push_back({it->second, option, left, right});
+    if (!count_only_) pending.push_back({it->second, option, left, right});
   };
   const Count one(1);
   // a leaf below the minimum leaf support is no tree (the dp's rule, on the node's own sum)
@@ -320,6 +352,30 @@ void RashomonSet::build(int id, double budget) {
 
   std::vector<Split> splits;
   const double slack = slack_;
+  std::size_t since_check = 0, after_stop = 0;
+  // The dense table of a count-only build (see scratch_): integer weights, no split costs,
+  // and a table of at most kDenseCells cells; a product or sum beyond 2^128 goes to `add`.
+  std::size_t dense_width = 0;  // misclassified values 0 .. dense_width - 1
+  Scratch* dense = nullptr;
+  if (count_only_ && problem_->integral() && rules_.budget < 0 && depth > 0 &&
+      budget + 1.0 < static_cast<double>(kDenseCells)) {
+    const std::size_t width = static_cast<std::size_t>(std::floor(budget)) + 1;
+    std::size_t max_leaves = depth < 30 ? (std::size_t{1} << depth) : kDenseCells;
+    if (penalty_ > 0.0)
+      max_leaves = std::min(max_leaves, static_cast<std::size_t>(budget / penalty_) + 1);
+    // scratch_ has one table per depth from the start (a frame keeps a pointer into it)
+    if ((max_leaves + 1) * width <= kDenseCells &&
+        static_cast<std::size_t>(depth) < scratch_.size()) {
+      dense = &scratch_[depth];
+      if (dense->cells.size() < (max_leaves + 1) * width) {
+        scratch_bytes_ -= dense->cells.size() * sizeof(Count::u128);
+        dense->cells.assign((max_leaves + 1) * width, 0);
+        dense->touched.clear();
+        scratch_bytes_ += dense->cells.size() * sizeof(Count::u128);
+      }
+      dense_width = width;
+    }
+  }
   if (complete && depth > 0) {
     std::vector<std::uint64_t> left(n_words_), right(n_words_);
     const std::size_t p = problem_->n_features();
@@ -332,6 +388,7 @@ void RashomonSet::build(int id, double budget) {
       if (left_peek.lower + right_peek.lower > budget) continue;
       const int left_id = materialize(left.data(), depth - 1, left_weight.data());
       const int right_id = materialize(right.data(), depth - 1, right_weight.data());
+      if (over()) break;
       solve_optimum(left_id, budget - nodes_[right_id].lower);
       if (limits.stopped()) break;
       if (!nodes_[left_id].exact) continue;
@@ -352,10 +409,23 @@ void RashomonSet::build(int id, double budget) {
         const int split = static_cast<int>(splits.size());
         splits.push_back({static_cast<int>(j), left_id, right_id});
         const double right_best = R.keys.front().value;
-        for (std::size_t a = 0; a < L.keys.size(); ++a) {
+        // Once a limit has stopped the build (here or in a child), this split still pairs up
+        // to kCheckStride more keys: a few kilobytes and microseconds, so a stopped build
+        // lists trees made of what its children found instead of nothing above them.
+        bool spent = false;
+        for (std::size_t a = 0; a < L.keys.size() && !spent; ++a) {
           if (L.keys[a].value + right_best > budget + slack) break;
           for (std::size_t c = 0; c < R.keys.size(); ++c) {
             if (L.keys[a].value + R.keys[c].value > budget + slack) break;
+            if (limits.stopped()) {
+              if (++after_stop > kCheckStride) {
+                spent = true;
+                break;
+              }
+            } else if (++since_check >= kCheckStride) {
+              since_check = 0;
+              if (over()) after_stop = 0;
+            }
             const double wrong = L.keys[a].misclassified + R.keys[c].misclassified;
             const int leaves = L.keys[a].leaves + R.keys[c].leaves;
             // membership is decided on the key's own value, the same number for every pair
@@ -365,6 +435,19 @@ void RashomonSet::build(int id, double budget) {
             // children hold only keys within the cost budget; their sum may still exceed it
             const int cost = split_cost + L.keys[a].cost + R.keys[c].cost;
             if (rules_.budget >= 0 && cost > rules_.budget) continue;
+            if (dense != nullptr && L.counts[a].fits_u128() && R.counts[c].fits_u128()) {
+              Count::u128 product, sum;
+              const std::size_t cell =
+                  static_cast<std::size_t>(leaves) * dense_width + static_cast<std::size_t>(wrong);
+              Count::u128& slot = dense->cells[cell];
+              if (!__builtin_mul_overflow(L.counts[a].as_u128(), R.counts[c].as_u128(),
+                                          &product) &&
+                  !__builtin_add_overflow(slot, product, &sum)) {
+                if (slot == 0) dense->touched.push_back(static_cast<std::uint32_t>(cell));
+                slot = sum;
+                continue;
+              }
+            }
             add(wrong, leaves, cost, value, split, static_cast<std::uint32_t>(a),
                 static_cast<std::uint32_t>(c), L.counts[a] * R.counts[c]);
           }
@@ -374,7 +457,25 @@ void RashomonSet::build(int id, double budget) {
     }
     if (limits.stopped()) complete = false;
   }
+  if (dense != nullptr) {
+    // the dense cells join the keys (a key also in the hash map, through an overflow, adds up)
+    for (std::uint32_t cell : dense->touched) {
+      const int leaves = static_cast<int>(cell / dense_width);
+      const double wrong = static_cast<double>(cell % dense_width);
+      add(wrong, leaves, 0, wrong + penalty_ * leaves, 0, 0, 0,
+          Count::from_u128(dense->cells[cell]));
+      dense->cells[cell] = 0;
+    }
+    dense->touched.clear();
+  }
 
+  if (!complete && node.budget >= 0.0) {
+    // A rebuild (a larger budget) stopped part-way may lack keys the node already had, and the
+    // blocks of its parents point at those keys by position: the node keeps its earlier
+    // histogram, every tree of which is still a member.
+    transient_bytes_ -= std::min(transient_bytes_, charged);
+    return;
+  }
   // set order: value, then fewer leaves, then misclassified, then cost
   std::vector<std::uint32_t> order(found.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -450,6 +551,8 @@ void RashomonSet::build(int id, double budget) {
                   node.blocks.capacity() * (sizeof(Block) + sizeof(Count)) +
                   node.first.capacity() * 4 + node.splits.capacity() * sizeof(Split);
   block_bytes_ -= std::min(block_bytes_, old_bytes);
+  // the lists are the node's arrays now (counted in block_bytes_): not twice in the peak
+  transient_bytes_ -= std::min(transient_bytes_, charged);
   limits.note_memory(bytes_in_use());
 }
 
@@ -469,7 +572,14 @@ Count RashomonSet::count() const {
   return total;
 }
 
+void RashomonSet::require_blocks(const char* what) const {
+  if (count_only_)
+    throw std::logic_error(std::string(what) +
+                           " needs the trees: this set was built to count only");
+}
+
 std::size_t RashomonSet::key_of(const Count& index) const {
+  require_blocks("addressing a tree");
   if (root_ < 0) throw std::out_of_range("index out of range: the set is empty");
   Count rest = index;
   const auto& counts = nodes_[root_].counts;
@@ -531,6 +641,74 @@ void RashomonSet::trees(const Count& start, std::size_t n, std::vector<int>& cod
   }
 }
 
+bool RashomonSet::locate(int id, const std::vector<int>& code, std::size_t& pos,
+                         std::size_t& key, Count& index) const {
+  if (pos >= code.size()) return false;
+  const Node& node = nodes_[id];
+  const int v = code[pos++];
+  // the block of the tree's top (a leaf label, or a split and one key per side), the key it
+  // belongs to and the tree's index within that block
+  std::size_t found_key = node.keys.size();
+  std::uint32_t found_block = 0;
+  Count within;
+  if (v < 0) {
+    for (std::size_t k = 0; k < node.keys.size() && found_key == node.keys.size(); ++k) {
+      if (node.keys[k].leaves != 1) continue;
+      for (std::uint32_t b = node.first[k]; b < node.first[k + 1]; ++b)
+        if (node.blocks[b].option == v) {
+          found_key = k;
+          found_block = b;
+          break;
+        }
+    }
+  } else {
+    int split = -1;
+    for (std::size_t s = 0; s < node.splits.size(); ++s)
+      if (node.splits[s].feature == v) split = static_cast<int>(s);
+    if (split < 0) return false;
+    const Split& sp = node.splits[split];
+    std::size_t left_key = 0, right_key = 0;
+    Count left_index, right_index;
+    if (!locate(sp.left, code, pos, left_key, left_index)) return false;
+    if (!locate(sp.right, code, pos, right_key, right_index)) return false;
+    const Node& L = nodes_[sp.left];
+    const Node& R = nodes_[sp.right];
+    // the parent's key is the sum of the children's, added as build adds them
+    const double wrong = L.keys[left_key].misclassified + R.keys[right_key].misclassified;
+    const int leaves = L.keys[left_key].leaves + R.keys[right_key].leaves;
+    for (std::size_t k = 0; k < node.keys.size() && found_key == node.keys.size(); ++k) {
+      if (node.keys[k].leaves != leaves || node.keys[k].misclassified != wrong) continue;
+      for (std::uint32_t b = node.first[k]; b < node.first[k + 1]; ++b) {
+        const Block& block = node.blocks[b];
+        if (block.option == split && block.left == left_key && block.right == right_key) {
+          found_key = k;
+          found_block = b;
+          break;
+        }
+      }
+    }
+    if (found_key == node.keys.size()) return false;
+    within = left_index * R.counts[right_key] + right_index;
+  }
+  if (found_key == node.keys.size()) return false;
+  key = found_key;
+  index = within;
+  if (found_block > node.first[found_key]) index += node.block_end[found_block - 1];
+  return true;
+}
+
+bool RashomonSet::rank(const std::vector<int>& code, Count& index) const {
+  require_blocks("rank");
+  if (root_ < 0) return false;
+  std::size_t pos = 0, key = 0;
+  Count within;
+  if (!locate(root_, code, pos, key, within) || pos != code.size()) return false;
+  index = within;
+  const auto& counts = nodes_[root_].counts;
+  for (std::size_t k = 0; k < key; ++k) index += counts[k];
+  return true;
+}
+
 const std::vector<Count>& RashomonSet::counts_without(int id, int feature,
                                                       std::vector<std::vector<Count>>& memo,
                                                       std::vector<char>& done) const {
@@ -557,6 +735,7 @@ const std::vector<Count>& RashomonSet::counts_without(int id, int feature,
 }
 
 Count RashomonSet::count_without(int feature) const {
+  require_blocks("count_without");
   Count total;
   if (root_ < 0) return total;
   std::vector<std::vector<Count>> memo(nodes_.size());

@@ -66,9 +66,14 @@ class RashomonSet {
   // config.time_limit / memory_limit_mb / node_limit and `interrupted` stop the build early:
   // then complete() is false and the set holds only trees that truly belong to it. `rules`:
   // the trees must also meet them (and config.min_leaf_weight), see the file's comment.
+  // `count_only`: keep each sub-problem's histogram (keys and counts) but not its blocks, so
+  // the set can be counted (count, keys, key_counts) but not listed: tree, trees, rank and
+  // count_without throw std::logic_error. The blocks are most of the memory and time at a
+  // large bound (one per pair of child keys), and a count needs none of them.
   RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
               bool majority_only, std::function<bool()> interrupted = {},
-              RashomonRules rules = {});
+              RashomonRules rules = {}, bool count_only = false);
+  bool count_only() const { return count_only_; }
 
   bool complete() const { return complete_; }
   const std::string& status() const { return status_; }
@@ -91,6 +96,10 @@ class RashomonSet {
   // trees start .. start + n - 1: encodings appended to `codes`, each one's length and key
   void trees(const Count& start, std::size_t n, std::vector<int>& codes,
              std::vector<int>& lengths, std::vector<int>& keys) const;
+  // The index of the tree with pre-order encoding `code` in the set (the inverse of tree()),
+  // or false when the set does not hold it. Walks the tree's own path through the memo: one
+  // lookup per node of the tree, whatever the size of the set (a partial set's membership).
+  bool rank(const std::vector<int>& code, Count& index) const;
 
 
  private:
@@ -144,6 +153,8 @@ class RashomonSet {
   void ensure(int id, double budget);
   void build(int id, double budget);
   void unrank(int id, std::size_t key, Count index, std::vector<int>& out) const;
+  bool locate(int id, const std::vector<int>& code, std::size_t& pos, std::size_t& key,
+              Count& index) const;
   const std::vector<Count>& counts_without(int id, int feature,
                                            std::vector<std::vector<Count>>& memo,
                                            std::vector<char>& done) const;
@@ -157,6 +168,18 @@ class RashomonSet {
   // far below any real difference of two values, far above the rounding of their sums
   double slack_ = 0.0;
   bool majority_only_ = false;
+  bool count_only_ = false;
+  // Count-only builds on integer weights add each pair of child keys into a dense table over
+  // (leaves, misclassified) instead of a hash map: one scratch table per depth (a build has at
+  // most one frame per depth on the stack), kept zero between builds through the list of the
+  // cells it touched.
+  struct Scratch {
+    std::vector<Count::u128> cells;
+    std::vector<std::uint32_t> touched;
+  };
+  std::vector<Scratch> scratch_;
+  std::size_t scratch_bytes_ = 0;
+  void require_blocks(const char* what) const;
   double min_leaf_ = 0.0;  // count units (0: no minimum leaf support)
   RashomonRules rules_;
   std::deque<Node> nodes_;
@@ -164,6 +187,8 @@ class RashomonSet {
   std::vector<std::uint64_t> slot_hash_;
   std::vector<int> slot_id_;
   std::size_t block_bytes_ = 0;
+  // the lists of the builds on the stack, not yet a node's arrays (build)
+  std::size_t transient_bytes_ = 0;
   int root_ = -1;
   bool complete_ = true;
   std::string status_ = "optimal";

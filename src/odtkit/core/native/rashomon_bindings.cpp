@@ -29,7 +29,8 @@ namespace {
 std::unique_ptr<RashomonSet> build_rashomon(const Problem& problem, const SearchConfig& config,
                                             double bound, bool majority_only,
                                             nb::object progress, const std::vector<int>& allowed,
-                                            const std::vector<int>& split_costs, int budget) {
+                                            const std::vector<int>& split_costs, int budget,
+                                            bool count_only) {
   SearchConfig local = config;
   local.validate();
   if (!std::isfinite(local.lam * problem.total_weight()))
@@ -47,7 +48,7 @@ std::unique_ptr<RashomonSet> build_rashomon(const Problem& problem, const Search
   auto interrupt = python_interrupt_check({}, std::move(progress));
   nb::gil_scoped_release release;
   return std::make_unique<RashomonSet>(problem, local, bound, majority_only,
-                                       std::move(interrupt), std::move(rules));
+                                       std::move(interrupt), std::move(rules), count_only);
 }
 
 // (misclassified, leaves, value) of each key of the root, and its count in hex
@@ -110,6 +111,7 @@ void bind_rashomon(nb::module_& m) {
       .def_prop_ro("seconds", &RashomonSet::seconds)
       .def_prop_ro("peak_memory_mb", &RashomonSet::peak_memory_mb)
       .def_prop_ro("total_weight", &RashomonSet::total_weight)
+      .def_prop_ro("count_only", &RashomonSet::count_only)
       .def("count", [](const RashomonSet& s) { return s.count().to_hex(); })
       .def("count_without",
            [](const RashomonSet& s, int feature) { return s.count_without(feature).to_hex(); },
@@ -120,17 +122,26 @@ void bind_rashomon(nb::module_& m) {
             return s.tree(Count::from_hex(index));
           },
           nb::arg("index"))
-      .def("trees", &trees, nb::arg("start"), nb::arg("n"), nb::arg("pad"));
+      .def("trees", &trees, nb::arg("start"), nb::arg("n"), nb::arg("pad"))
+      .def(
+          "rank",
+          [](const RashomonSet& s, const std::vector<int>& code) {
+            Count index;
+            return s.rank(code, index) ? index.to_hex() : std::string();
+          },
+          nb::arg("code"),
+          "The hex index of the tree with this pre-order code in the set ('' when absent).");
   m.def("rashomon_build", &build_rashomon, nb::arg("problem"), nb::arg("config"),
         nb::arg("bound"), nb::arg("majority_only") = false, nb::arg("progress") = nb::none(),
         nb::arg("allowed") = std::vector<int>(), nb::arg("split_costs") = std::vector<int>(),
-        nb::arg("budget") = -1,
+        nb::arg("budget") = -1, nb::arg("count_only") = false,
         "Build the Rashomon set {trees of depth <= config.max_depth: objective <= bound} "
         "(normalized bound; the 1e-9 tolerance is added). Limits in config stop it early "
         "(complete=False: a subset, every member genuine). Constraints: every leaf receives "
         ">= config.min_leaf_weight of the total weight; a feature whose `allowed` entry is 0 "
         "is never split on; the splits' summed `split_costs` (per feature, ints >= 0) stay "
-        "<= `budget` (-1: no budget). Empty lists: no such constraint.");
+        "<= `budget` (-1: no budget). Empty lists: no such constraint. count_only: keep the "
+        "counts, not the trees (tree, trees, rank and count_without then raise).");
   m.def(
       "_count_arithmetic",
       [](const std::string& a, const std::string& b) {
