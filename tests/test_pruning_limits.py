@@ -14,6 +14,7 @@ import math
 import sys
 import time
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -280,6 +281,23 @@ def test_the_cut_builds_its_network_within_the_budget():
     assert small.status == Status.OPTIMAL, small.message
     assert small.objective == pytest.approx(prune(data, lam=1e-4).objective, abs=1e-12)
     assert small.stats["n_arcs"] < 0.1 * free.stats["n_arcs"]
+
+
+def test_roots_only_warning_only_on_a_certified_answer():
+    """Issue 42: a cut stopped by its memory budget before anything was forced returns every
+    tree cut to its root; that fallback is not the optimum, so it must not be described as what
+    lam does (the warning said "lam=... prunes every tree to its root"). A certified roots-only
+    answer (a lam far above every breakpoint) still warns."""
+    rf, X, y = _sizeable(n=4000, T=20, depth=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the stopped call
+        stopped = prune(rf, X, y, lam=0.5, memory_limit_mb=3)
+    assert stopped.status == Status.MEMORY_LIMIT
+    assert stopped.model.n_leaves == stopped.model.n_trees  # the roots-only fallback
+    with pytest.warns(UserWarning, match="prunes every tree to its root"):
+        certified = prune(rf, X, y, lam=1e3)
+    assert certified.status == Status.OPTIMAL
+    assert certified.model.n_leaves == certified.model.n_trees
 
 
 def test_default_memory_budget_is_honoured(monkeypatch):
