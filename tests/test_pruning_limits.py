@@ -10,6 +10,7 @@ SIGINT sent while the phase runs (``sigint_inside``). Nothing here reads the wal
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -30,6 +31,7 @@ from odtkit.pruning import (
     EnsembleData,
     _cut,
     _extract,
+    _solve,
     brute_force_prune,
     extract,
     objective_terms,
@@ -196,6 +198,45 @@ def test_mip_whose_build_runs_out_returns_a_pruning(monkeypatch, method):
     monkeypatch.setattr(IP3, "_build", build)
     res = prune(rf, X, y, lam=LAM, method=method, time_limit=1000)
     _check(res, Status.TIME_LIMIT, rf, X, y, optimum=_optimum(rf, X, y))
+
+
+def test_lp_that_spends_the_limit_starts_no_mip(monkeypatch):
+    """Issue 42: the LP method overran its limit by 46 %: an LP stopped by the limit fell back
+    to a MIP that had 1 ms of HiGHS but first paid a whole model transfer. Now no MIP starts,
+    and the answer is the trivial pruning with a valid bound and the overrun in the stats."""
+    rf, X, y = _small(3)
+    real = _solve.solve
+
+    def lp_stopped(*args, **kwargs):  # the LP returns at its limit, the deadline has passed
+        solution = real(*args, **kwargs)
+        active = limits._active.get()
+        if active is not None:
+            active.at = 0.0
+        return dataclasses.replace(solution, status=Status.TIME_LIMIT)
+
+    monkeypatch.setattr(_solve, "solve", lp_stopped)
+
+    def no_mip(*args, **kwargs):
+        raise AssertionError("a MIP was started after the time limit")
+
+    monkeypatch.setattr(_solve, "solve_mip", no_mip)
+    res = prune(rf, X, y, lam=LAM, method="lp", time_limit=1000)
+    _check(res, Status.TIME_LIMIT, rf, X, y, optimum=_optimum(rf, X, y))
+    assert res.stats["over_time_limit"] >= 0.0
+    direct = _solve.solve_ip3(extract(rf, X, y), lam=LAM, method="lp", time_limit=1000)
+    assert direct.status == Status.TIME_LIMIT and direct.model is None
+    assert "no MIP" in direct.stats["fallback"]
+
+
+@pytest.mark.parametrize("method", ["lp", "mip"])
+def test_highs_methods_at_a_tiny_limit(method):
+    """A tiny limit on the HiGHS methods: a status, a valid pruning and a valid bound (never
+    seconds), and the overrun past the limit reported."""
+    rf, X, y = _sizeable()
+    data = extract(rf, X, y)
+    res = prune(data, lam=1e-3, method=method, time_limit=1e-3)
+    assert res.status in (Status.TIME_LIMIT, Status.OPTIMAL)
+    _check(res, res.status, rf, X, y, lam=1e-3)
 
 
 def test_a_real_time_limit_still_returns_a_pruning():
