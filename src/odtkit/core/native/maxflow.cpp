@@ -12,6 +12,8 @@ namespace {
 constexpr std::int64_t kInfinite = std::numeric_limits<std::int64_t>::max();
 // Sums of capacities stay below this, so no flow arithmetic can overflow.
 constexpr std::int64_t kMaxTotal = std::int64_t{1} << 62;
+// Longest walk up of the greedy start (full-depth trees on 10**5 rows are ~40-60 deep).
+constexpr int kMaxWalk = 256;
 
 // The residual network of a closure problem (see maxflow.hpp). Adjacency entries are CSR per
 // node; entry e names its inner arc and its direction (0: the node is the tail, residual
@@ -92,8 +94,9 @@ class ClosureNetwork {
       out.flow += direct;
       path.clear();
       std::int64_t u = v;
-      // the walk stops at a cycle of up links (not in a forest network) by its length
-      for (std::int64_t steps = 0; src_[v] > 0 && u >= 0 && steps < n_; ++steps) {
+      // at most kMaxWalk nodes up: deeper chains (or cycles of up links, which a pruning
+      // network has not) only leave more to the algorithm, and the walks stay O(n) in all
+      for (int steps = 0; src_[v] > 0 && u >= 0 && steps < kMaxWalk; ++steps) {
         std::int64_t& e = ptr[u];
         for (; e < offset_[u + 1]; ++e) {
           if (code_[e] & 1U) continue;  // u is this arc's head
