@@ -107,7 +107,8 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "`make_classification(N, 20, n_informative=10, random_state=0)`, one fresh child per "
         "row: CPU seconds of the call (extraction included, the fit not), peak RSS of the child "
         "(data and forest loaded included), status, objective and bound; `network` is what the "
-        "max-flow saw (nodes / arcs), `flow s` its CPU-wall share. Before: the code at "
+        "max-flow saw (nodes / arcs); `reduce s` and `flow s` are the native reduction + build "
+        "and max-flow in wall seconds (the machine is shared). Before: the code at "
         f"{meta.get('before', '?')}; after: this branch. Machine: 2 shared cores under load "
         f"(load average {meta.get('load', '?')}), {meta.get('when', '')}.",
         "",
