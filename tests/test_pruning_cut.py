@@ -126,8 +126,9 @@ ALGORITHMS = ["dinic", "push_relabel", "boykov_kolmogorov", "auto"]
     m=st.integers(0, 20),
     seed=st.integers(0, 10_000),
 )
+@pytest.mark.parametrize("greedy", [True, False])
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_closure_min_cut_equals_brute_force_and_scipy(algorithm, n, m, seed):
+def test_closure_min_cut_equals_brute_force_and_scipy(algorithm, greedy, n, m, seed):
     rng = np.random.default_rng(seed)
     src = rng.integers(0, 6, size=n) * rng.integers(0, 2, size=n)
     snk = rng.integers(0, 6, size=n) * rng.integers(0, 2, size=n)
@@ -135,7 +136,8 @@ def test_closure_min_cut_equals_brute_force_and_scipy(algorithm, n, m, seed):
     heads = rng.integers(0, n, size=m)
     src, snk = src.astype(np.int64), snk.astype(np.int64)
     t32, h32 = tails.astype(np.int32), heads.astype(np.int32)
-    out = _native.closure_min_cut(src, snk, t32, h32, algorithm=algorithm)
+    # greedy: from the greedy start flow (any cycles of "up" links included) or from zero
+    out = _native.closure_min_cut(src, snk, t32, h32, algorithm=algorithm, greedy=greedy)
     side = np.asarray(out["source_side"]).astype(bool)
     assert out["status"] == "optimal"
     assert out["algorithm"] in ALGORITHMS[:-1]
@@ -168,13 +170,16 @@ def test_every_algorithm_gives_dinics_flow_and_minimal_side_on_forest_shaped_net
     src, snk, tails, heads = _forest_like_network(rng)
     if seed == 2:  # ties everywhere: equal capacities make many minimum cuts
         src[src > 0], snk[:] = 8, np.where(snk > 0, 4, 0)
-    ref = _native.closure_min_cut(src, snk, tails, heads, algorithm="dinic")
+    ref = _native.closure_min_cut(src, snk, tails, heads, algorithm="dinic", greedy=False)
     assert ref["status"] == "optimal"
     assert ref["flow"] == _scipy_max_flow(src, snk, tails, heads)
-    for algorithm in ALGORITHMS[1:]:
-        out = _native.closure_min_cut(src, snk, tails, heads, algorithm=algorithm)
-        assert out["status"] == "optimal" and out["flow"] == out["cut"] == ref["flow"]
-        np.testing.assert_array_equal(out["source_side"], ref["source_side"])
+    for algorithm in ALGORITHMS:
+        for greedy in (True, False):
+            out = _native.closure_min_cut(
+                src, snk, tails, heads, algorithm=algorithm, greedy=greedy
+            )
+            assert out["status"] == "optimal" and out["flow"] == out["cut"] == ref["flow"]
+            np.testing.assert_array_equal(out["source_side"], ref["source_side"])
 
 
 @pytest.mark.parametrize("source_scale", [100, 1])

@@ -10,10 +10,12 @@ SIGINT sent while the phase runs (``sigint_inside``). Nothing here reads the wal
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -29,6 +31,7 @@ from odtkit.pruning import (
     EnsembleData,
     _cut,
     _extract,
+    _solve,
     brute_force_prune,
     extract,
     objective_terms,
@@ -197,6 +200,45 @@ def test_mip_whose_build_runs_out_returns_a_pruning(monkeypatch, method):
     _check(res, Status.TIME_LIMIT, rf, X, y, optimum=_optimum(rf, X, y))
 
 
+def test_lp_that_spends_the_limit_starts_no_mip(monkeypatch):
+    """Issue 42: the LP method overran its limit by 46 %: an LP stopped by the limit fell back
+    to a MIP that had 1 ms of HiGHS but first paid a whole model transfer. Now no MIP starts,
+    and the answer is the trivial pruning with a valid bound and the overrun in the stats."""
+    rf, X, y = _small(3)
+    real = _solve.solve
+
+    def lp_stopped(*args, **kwargs):  # the LP returns at its limit, the deadline has passed
+        solution = real(*args, **kwargs)
+        active = limits._active.get()
+        if active is not None:
+            active.at = 0.0
+        return dataclasses.replace(solution, status=Status.TIME_LIMIT)
+
+    monkeypatch.setattr(_solve, "solve", lp_stopped)
+
+    def no_mip(*args, **kwargs):
+        raise AssertionError("a MIP was started after the time limit")
+
+    monkeypatch.setattr(_solve, "solve_mip", no_mip)
+    res = prune(rf, X, y, lam=LAM, method="lp", time_limit=1000)
+    _check(res, Status.TIME_LIMIT, rf, X, y, optimum=_optimum(rf, X, y))
+    assert res.stats["over_time_limit"] >= 0.0
+    direct = _solve.solve_ip3(extract(rf, X, y), lam=LAM, method="lp", time_limit=1000)
+    assert direct.status == Status.TIME_LIMIT and direct.model is None
+    assert "no MIP" in direct.stats["fallback"]
+
+
+@pytest.mark.parametrize("method", ["lp", "mip"])
+def test_highs_methods_at_a_tiny_limit(method):
+    """A tiny limit on the HiGHS methods: a status, a valid pruning and a valid bound (never
+    seconds), and the overrun past the limit reported."""
+    rf, X, y = _sizeable()
+    data = extract(rf, X, y)
+    res = prune(data, lam=1e-3, method=method, time_limit=1e-3)
+    assert res.status in (Status.TIME_LIMIT, Status.OPTIMAL)
+    _check(res, res.status, rf, X, y, lam=1e-3)
+
+
 def test_a_real_time_limit_still_returns_a_pruning():
     rf, X, y = _sizeable()
     for method in ("cut", "mip"):
@@ -280,6 +322,23 @@ def test_the_cut_builds_its_network_within_the_budget():
     assert small.status == Status.OPTIMAL, small.message
     assert small.objective == pytest.approx(prune(data, lam=1e-4).objective, abs=1e-12)
     assert small.stats["n_arcs"] < 0.1 * free.stats["n_arcs"]
+
+
+def test_roots_only_warning_only_on_a_certified_answer():
+    """Issue 42: a cut stopped by its memory budget before anything was forced returns every
+    tree cut to its root; that fallback is not the optimum, so it must not be described as what
+    lam does (the warning said "lam=... prunes every tree to its root"). A certified roots-only
+    answer (a lam far above every breakpoint) still warns."""
+    rf, X, y = _sizeable(n=4000, T=20, depth=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the stopped call
+        stopped = prune(rf, X, y, lam=0.5, memory_limit_mb=3)
+    assert stopped.status == Status.MEMORY_LIMIT
+    assert stopped.model.n_leaves == stopped.model.n_trees  # the roots-only fallback
+    with pytest.warns(UserWarning, match="prunes every tree to its root"):
+        certified = prune(rf, X, y, lam=1e3)
+    assert certified.status == Status.OPTIMAL
+    assert certified.model.n_leaves == certified.model.n_trees
 
 
 def test_default_memory_budget_is_honoured(monkeypatch):

@@ -232,7 +232,9 @@ def prune(
                 guard,
                 solver_result=result,
             )
-        elif budget is None and lam is not None and lam > 0:
+        elif budget is None and lam is not None and lam > 0 and result.status == Status.OPTIMAL:
+            # only a certified answer says what lam does: a limit's fallback (all roots when a
+            # stopped cut had forced nothing yet) says nothing about the optimum
             _warn_if_roots_only(result.model, lam)
     return result.replace(
         time=time.perf_counter() - t0,
@@ -473,6 +475,7 @@ def _trivial(
 
 def _warn_if_roots_only(pruned: PrunedEnsemble | None, lam: float) -> None:
     """Warn when ``lam`` cut every tree to its root: the answer is then one constant vote.
+    Called for certified (``optimal``) answers only.
 
     The two terms are on different scales: the error term is an average per-tree error rate
     (at most 1), the cost term an average feature cost per example (the unpruned ensemble's can

@@ -113,7 +113,9 @@ def solve_ip3(
         ``solution`` the solved program's Solution; ``stats``: ``solved_as`` (``"lp"`` or
         ``"mip"``), ``max_fractionality`` (of the LP vertex when an LP was solved),
         ``fallback``, ``lp_status`` / ``lp_objective`` / ``lp_time`` / ``mip_time``,
-        ``build_time``, ``formulation`` and the built ``model_ir``.
+        ``build_time``, ``formulation`` and the built ``model_ir``; with a ``time_limit``,
+        ``over_time_limit``: the seconds the call ran past it (the transfer into HiGHS and the
+        re-scoring run outside HiGHS's clock). An LP that spends the limit starts no MIP.
     """
     if method not in ("lp", "mip", "ip1"):
         raise ValueError(f"method must be 'lp', 'mip' or 'ip1', got {method!r}")
@@ -173,6 +175,22 @@ def solve_ip3(
                 else f"fractional LP vertex (max fractionality {frac:.3g})"
             )
             stats["lp_solution"] = solution
+    lp_timed_out = stats.get("lp_status") == Status.TIME_LIMIT
+    if result is None and method == "lp" and (lp_timed_out or deadline.expired()):
+        # The LP spent the limit: a MIP fallback would get 1 ms of HiGHS but first pay a whole
+        # model transfer and presolve outside HiGHS's clock (the 46 % overrun of issue 42 on a
+        # 47-tree forest), only to return no better pruning than ``start``.
+        stats["fallback"] += "; no MIP: the time limit was spent in the LP"
+        result = Result(
+            model=None if start is None else start.leaves,
+            objective=start.objective if start is not None else np.nan,
+            lower_bound=-np.inf,
+            status=Status.TIME_LIMIT,
+            time=deadline.elapsed(),
+            method=formulation.name,
+            backend=backend,
+            message="the time limit ran out in the LP; no MIP was started",
+        )
     if result is None:
         # after Ctrl-C in the LP the MIP only hands back the start (a 1 ms limit)
         interrupted = stats.get("lp_status") == Status.INTERRUPTED
@@ -190,4 +208,9 @@ def solve_ip3(
             else np.nan,
         )
     result = _with_pruning(result, data, lam)
-    return result.replace(time=time.perf_counter() - t0, stats={**result.stats, **stats})
+    elapsed = time.perf_counter() - t0
+    if time_limit is not None:
+        # what HiGHS's own limit cannot hold: the model build before it (checked against the
+        # deadline), the transfer into HiGHS and the re-scoring after it (both run to the end)
+        stats["over_time_limit"] = max(0.0, elapsed - time_limit)
+    return result.replace(time=elapsed, stats={**result.stats, **stats})

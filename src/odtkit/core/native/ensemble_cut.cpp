@@ -183,9 +183,14 @@ class CutBuilder {
              const std::vector<std::uint8_t>& paid, std::vector<std::int32_t>& local,
              std::vector<std::int64_t>& split_of, std::vector<std::int64_t>& pair_key,
              std::vector<std::int64_t>& src, std::vector<std::int64_t>& snk,
-             std::vector<std::int32_t>& tails, std::vector<std::int32_t>& heads) const {
+             std::vector<std::int32_t>& tails, std::vector<std::int32_t>& heads,
+             std::int64_t n_splits, std::int64_t n_entries) const {
     const std::int64_t n = n_nodes();
     local.assign(static_cast<std::size_t>(n), -1);
+    // exact sizes (build_bytes counted them): no doubling growth and no copy on the way
+    tails.reserve(static_cast<std::size_t>(n_splits + n_entries));
+    heads.reserve(static_cast<std::size_t>(n_splits + n_entries));
+    split_of.reserve(static_cast<std::size_t>(n_splits));
     for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
       const CompactTree& tr = ens_.trees[t];
       for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
@@ -231,18 +236,29 @@ class CutBuilder {
     }
   }
 
-  // upper bound on the bytes build() allocates (every entry of every candidate split an arc)
+  // upper bound on the bytes build() allocates; `entries` is exactly the number of pair arcs
+  // it will make (the entries of candidate splits into unpaid pairs of positive capacity: at
+  // small lam most entries lead into pairs the forced splits already pay, and counting those
+  // too refused the 300-tree forest at lam = 1e-3 for a network it could build, issue 42)
   std::size_t build_bytes(const std::vector<std::uint8_t>& dead,
-                          const std::vector<std::uint8_t>& forced, std::int64_t& entries) const {
+                          const std::vector<std::uint8_t>& forced,
+                          const std::vector<std::uint8_t>& paid, std::int64_t& splits,
+                          std::int64_t& entries) const {
     entries = 0;
-    std::int64_t splits = 0;
+    splits = 0;
     for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
       const CompactTree& tr = ens_.trees[t];
       for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
         const std::int64_t g = offset_[t] + h;
         if (tr.left[h] < 0 || forced[g] || dead[g]) continue;
         ++splits;
-        if (tr.first_use[h]) entries += tr.leaf_start[tr.end[h]] - tr.leaf_start[h];
+        if (!tr.first_use[h]) continue;
+        const std::int32_t k = tr.feature[h];
+        const std::int64_t row = static_cast<std::int64_t>(k) * N_;
+        for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
+          const std::int32_t i = tr.by_leaf[j];
+          if (!paid[row + i] && cap(k, i) != 0) ++entries;
+        }
       }
     }
     const std::size_t nodes = static_cast<std::size_t>(splits + std::min(entries, K_ * N_));
@@ -450,13 +466,13 @@ Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::in
   if (red.dead.size() != static_cast<std::size_t>(n))
     red.dead.assign(static_cast<std::size_t>(n), 0);
   if (!red.complete) return red;
-  std::int64_t entries = 0;
-  const std::size_t build = net.build_bytes(red.dead, red.forced, entries);
+  std::int64_t entries = 0, splits = 0;
+  const std::size_t build = net.build_bytes(red.dead, red.forced, red.paid, splits, entries);
   const std::size_t flow = static_cast<std::size_t>(
-      flow_bytes_per_arc * static_cast<double>(entries + net.n_splits()) + 64.0 * (entries > 0));
+      flow_bytes_per_arc * static_cast<double>(entries + splits) + 64.0 * (entries > 0));
   red.complete = budget.memory_ok(red.bytes, build + flow) && catch_out_of_memory(budget, [&] {
     net.build(red.dead, red.forced, red.paid, red.local, red.split_of, red.pair_key, red.src,
-              red.snk, red.tails, red.heads);
+              red.snk, red.tails, red.heads, splits, entries);
     budget.note_memory(red.bytes + build);
     red.n_nodes_unmerged = static_cast<std::int64_t>(red.src.size());
     red.n_arcs_unmerged = static_cast<std::int64_t>(red.tails.size());
@@ -505,9 +521,14 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
     out.n_arcs = static_cast<std::int64_t>(red.tails.size());
     const auto flow_start = std::chrono::steady_clock::now();
     catch_out_of_memory(budget, [&] {
+      // the max-flow keeps its own copy of the arcs: free ours before it allocates its flows
+      const auto release = [&red] {
+        std::vector<std::int32_t>().swap(red.tails);
+        std::vector<std::int32_t>().swap(red.heads);
+      };
       ClosureCutOutput cut = closure_min_cut(out.n_nodes, red.src.data(), red.snk.data(),
                                              out.n_arcs, red.tails.data(), red.heads.data(),
-                                             budget);
+                                             budget, MaxFlowAlgorithm::kAuto, true, release);
       out.phases = cut.phases;
       out.augmentations = cut.augmentations;
       out.flow = saturating_add(red.constant, cut.flow);

@@ -25,6 +25,11 @@
 //   touch, the path is augmented, saturated tree arcs orphan their subtrees, which are
 //   re-adopted or freed. It augments a feasible flow, so the rest is as for Dinic.
 // `kAuto` picks by network shape (choose_algorithm; measured in benchmarks/maxflow.py).
+// All three start from a greedy feasible flow (greedy_start: each node's source capacity sent
+// to t through its own sink arc or one arc into a node with sink capacity, from the node or
+// from a node up its chain of first out-arcs, i.e. its ancestors in a pruning network). It is a
+// flow, not a preflow, so everything below holds unchanged from it: the maximum flow value and
+// the minimal source side do not depend on where the algorithm starts.
 //
 // The same minimal source side from a preflow. Let f be a preflow, e(v) >= 0 its excess. For
 // any X containing s but not t, summing the conservation defects over X gives
@@ -70,11 +75,16 @@ struct ClosureCutOutput {
 
 // Throws std::invalid_argument on negative capacities, arc ends out of range, or capacities
 // whose sums could overflow int64. `budget` carries the time limit and the interrupt check.
+// `greedy`: start from the greedy flow (ClosureNetwork::greedy_start; same answer, fewer
+// augmentations). `release_arcs`, if given, is called once the network holds its own copy of
+// the arcs, so a caller can free tails/heads before the flow's own arrays are allocated.
 ClosureCutOutput closure_min_cut(std::int64_t n_nodes, const std::int64_t* source_cap,
                                  const std::int64_t* sink_cap, std::int64_t n_arcs,
                                  const std::int32_t* tails, const std::int32_t* heads,
                                  Budget& budget,
-                                 MaxFlowAlgorithm algorithm = MaxFlowAlgorithm::kAuto);
+                                 MaxFlowAlgorithm algorithm = MaxFlowAlgorithm::kAuto,
+                                 bool greedy = true,
+                                 const std::function<void()>& release_arcs = {});
 
 // What kAuto runs on this network: Boykov-Kolmogorov when the total sink capacity is below a
 // fifth of the total source capacity, else Dinic (measured in benchmarks/maxflow.py).

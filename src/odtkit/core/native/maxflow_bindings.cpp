@@ -22,7 +22,7 @@ using Int32Array = nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb
 
 NamedValues run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int32Array tails,
                                 Int32Array heads, double time_limit, double memory_limit_mb,
-                                const std::string& algorithm) {
+                                const std::string& algorithm, bool greedy) {
   MaxFlowAlgorithm which;
   if (algorithm == "auto")
     which = MaxFlowAlgorithm::kAuto;
@@ -44,7 +44,7 @@ NamedValues run_closure_min_cut(Int64Array source_cap, Int64Array sink_cap, Int3
   const auto m = static_cast<std::int64_t>(tails.shape(0));
   ClosureCutOutput out = run_with_limits(time_limit, memory_limit_mb, [&](Budget& budget) {
     return closure_min_cut(n, source_cap.data(), sink_cap.data(), m, tails.data(), heads.data(),
-                           budget, which);
+                           budget, which, greedy);
   });
   auto* side = new std::uint8_t[out.source_side.size() ? out.source_side.size() : 1];
   std::copy(out.source_side.begin(), out.source_side.end(), side);
@@ -64,12 +64,14 @@ void bind_maxflow(nb::module_& m) {
         nb::arg("sink_cap").noconvert(), nb::arg("tails").noconvert(),
         nb::arg("heads").noconvert(), nb::arg("time_limit") = 0.0,
         nb::arg("memory_limit_mb") = 0.0, nb::arg("algorithm") = "auto",
+        nb::arg("greedy") = true,
         "Minimum s-t cut of a closure network (maxflow.hpp): int64 C-contiguous source_cap, "
         "sink_cap (n,), int32 tails, heads (m,) of the infinite inner arcs. Returns a dict: "
         "source_side (uint8, the minimal source side, the same whatever the algorithm), flow, "
         "cut (equal when status is 'optimal'), status, algorithm (the one that ran: 'auto' "
         "picks by network size), phases, augmentations, peak_memory_mb, seconds. algorithm: "
-        "'auto', 'dinic', 'push_relabel' or 'boykov_kolmogorov'.");
+        "'auto', 'dinic', 'push_relabel' or 'boykov_kolmogorov'. greedy: start from the greedy "
+        "flow (maxflow.hpp; the answer is the same, False for measuring).");
 }
 
 }  // namespace odtkit
