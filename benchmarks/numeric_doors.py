@@ -898,7 +898,9 @@ def targets(payload: dict[str, Any]) -> list[dict[str, Any]]:
                 "target": "a stopped search (lam > 0) never worse than the certified (D-1)-optimum "
                 "(due: a limit at least the wall time the unlimited (D-1) search took)",
                 "value": f"{len(worse)} worse of {len(checked)}; {len(due)} of the {n_due} due",
-                "met": not due if n_due else None,
+                # judged on every stopped answer (the brief); "due" says which the issue's
+                # "once that is certified" covers
+                "met": not worse if checked else None,
             }
         )
     return out

@@ -237,7 +237,7 @@ def test_a_stopped_answer_worse_than_the_shallower_optimum_is_flagged(bench):
     # a limit shorter than the depth-3 search took: worse, but not yet due
     refs["t"]["shallower"]["wall_first"] = 0.5
     stop = next(t for t in bench.targets(payload) if t["target"].startswith("a stopped"))
-    assert stop["met"] is None and stop["value"] == "1 worse of 3; 0 of the 0 due"
+    assert stop["met"] is False and stop["value"] == "1 worse of 3; 0 of the 0 due"
     assert math.isnan(bench.door_summary([], "warm")["floor"])
 
 
