@@ -480,26 +480,34 @@ def search_numeric(
     binarizer = Binarizer(categorical=categorical).fit(rows)
     guess: list[Result] = []
 
+    def guessed(
+        columns: NativeColumns, budget: float | None
+    ) -> tuple[Result, list[tuple[int, int, int]], list[int]]:
+        # the guessed-threshold tree within ``budget`` seconds: the start of "guess", the
+        # fallback of "auto"; kept in ``guess`` for the stats
+        answer = _guess_start(
+            rows,
+            row_codes,
+            int(classes.size),
+            row_weights,
+            columns,
+            categorical=categorical,
+            lam=lam,
+            max_depth=max_depth,
+            budget=budget,
+            memory_limit_mb=memory_limit_mb,
+        )
+        guess.append(answer[0])
+        return answer
+
     def prepare() -> tuple[NativeColumns, list[tuple[int, int, int]]]:
         columns = native_columns(binarizer, rows)
         # a path that tests a split twice sends every row the same way the second time
         config.max_depth = min(config.max_depth, columns.n_splits)
         splits: list[tuple[int, int, int]] = []
         if start == "guess":
-            result, splits, code = _guess_start(
-                rows,
-                row_codes,
-                int(classes.size),
-                row_weights,
-                columns,
-                categorical=categorical,
-                lam=lam,
-                max_depth=max_depth,
-                budget=None if time_limit is None else GUESS_SHARE * time_limit,
-                memory_limit_mb=memory_limit_mb,
-            )
-            guess.append(result)
-            config.initial_tree = code
+            share = None if time_limit is None else GUESS_SHARE * time_limit
+            _, splits, config.initial_tree = guessed(columns, share)
         return columns, splits
 
     # the columns of the answer `run` returned (none for the leaf of a Ctrl-C or MemoryError
@@ -535,7 +543,10 @@ def search_numeric(
         if fallback and raw.status.name in _LIMITS and _time_left() >= FALLBACK_MIN_SECONDS:
             stopped_at.append(float(raw.objective))
             try:
-                raw = _better_of(raw, guessed_after(columns))
+                # in the time the search left (GUESS_SHARE of the limit, unless preprocessing
+                # took some): the answer still comes back by the limit
+                left = None if time_limit is None else _time_left()
+                raw = _better_of(raw, guessed(columns, left))
             except KeyboardInterrupt:  # Ctrl-C during the guess: the search's answer, now
                 raw = raw.replace(status=_native.SearchStatus.interrupted)
         return raw
@@ -544,27 +555,6 @@ def search_numeric(
         if time_limit is None:
             return math.inf
         return max(time_limit - (time.perf_counter() - began), 0.0)
-
-    def guessed_after(
-        columns: NativeColumns,
-    ) -> tuple[Result, list[tuple[int, int, int]], list[int]]:
-        # the time the search left (GUESS_SHARE of the limit, unless preprocessing took it):
-        # the answer still comes back by the limit
-        left = None if time_limit is None else _time_left()
-        answer = _guess_start(
-            rows,
-            row_codes,
-            int(classes.size),
-            row_weights,
-            columns,
-            categorical=categorical,
-            lam=lam,
-            max_depth=max_depth,
-            budget=left,
-            memory_limit_mb=memory_limit_mb,
-        )
-        guess.append(answer[0])
-        return answer
 
     raw = guarded_answer(prepare, run, row_codes, unit, int(classes.size), lam)
     if searched:
