@@ -181,8 +181,8 @@ def write(rows: list[dict[str, Any]], info: dict[str, Any], out_dir: Any) -> Non
             f"{fmt(min(g['fit_cpu'] for _, g in pairs))}-"
             f"{fmt(max(g['fit_cpu'] for _, g in pairs))} s.",
             f"* CV accuracy auto - guess: mean {statistics.mean(delta):+.4f}, better on "
-            f"{sum(d > 1e-9 for d in delta)}, worse on {sum(d < -1e-9 for d in delta)}, "
-            f"equal on {sum(abs(d) <= 1e-9 for d in delta)} tables (every threshold fits the "
+            f"{sum(d > 1e-6 for d in delta)}, worse on {sum(d < -1e-6 for d in delta)}, "
+            f"equal on {sum(abs(d) <= 1e-6 for d in delta)} tables (every threshold fits the "
             "training rows at least as well; it does not always generalize better).",
         ]
     write_results(NAME, {"info": info, "rows": rows}, "\n".join(lines) + "\n", out_dir=out_dir)

@@ -91,7 +91,11 @@ def test_fit_out_then_predict_equals_the_tree_on_the_same_binarized_rows(
 def test_the_tree_file_is_plain_json_with_the_binarization(fitted, capsys):
     folder, _ = fitted
     model = folder / "tree.json"
-    assert main(["fit", str(folder / "train.csv"), "--out", str(model)]) == 0
+    # the guess keeps every column's features (the exact search, fit's default, keeps only
+    # the tree's)
+    assert (
+        main(["fit", str(folder / "train.csv"), "--thresholds", "guess", "--out", str(model)]) == 0
+    )
     saved = json.loads(model.read_text())
     assert saved["label"] == "y" and saved["classes"] == ["no", "yes"]
     assert len(saved["features"]) == len(saved["feature_names"])
