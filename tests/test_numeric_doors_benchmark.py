@@ -234,10 +234,11 @@ def test_a_stopped_answer_worse_than_the_shallower_optimum_is_flagged(bench):
     assert stop == (False, "1 worse of 3; 1 of the 3 due")
     text = bench.render(payload)
     assert "WORSE (due)" in text and "+0.3100" in text  # 0.51 against the greedy 0.2
-    # a limit shorter than the depth-3 search took: worse, but not yet due
+    # a limit shorter than the depth-3 search took: worse, but not yet due (the issue's
+    # "once that is certified"): the target is not judged
     refs["t"]["shallower"]["wall_first"] = 0.5
     stop = next(t for t in bench.targets(payload) if t["target"].startswith("a stopped"))
-    assert stop["met"] is False and stop["value"] == "1 worse of 3; 0 of the 0 due"
+    assert stop["met"] is None and stop["value"] == "1 worse of 3; 0 of the 0 due"
     assert math.isnan(bench.door_summary([], "warm")["floor"])
 
 
