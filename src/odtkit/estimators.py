@@ -693,9 +693,9 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
           rounds=R)`` takes another number of rounds (at most 100,000; the guess is exact in
           float64 and its memory bounded, see :class:`~odtkit.datasets.Binarizer`);
         * ``"all"``: every threshold, by the exact native search over the sorted columns
-          (:func:`odtkit.core.search_numeric` with ``start="auto"``: a quarter of
-          ``time_limit`` is kept back for the guessed-threshold tree, asked only if the limit
-          stops the search): the tree is certified optimal over *all* thresholds
+          (:func:`odtkit.core.search_numeric` with ``start="auto"``: a quarter of a
+          ``time_limit`` of 4 s or more is kept back for the guessed-threshold tree, asked
+          only if the limit stops the search): the tree is certified optimal over *all* thresholds
           (``certificate_ == "all thresholds"``). Method ``"dp"`` only (a MIP needs a
           binarized table: ValueError). With
           ``max_depth=None`` (the exact search is depth-limited) every midpoint is binarized
