@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import _harness as harness
+from numeric_doors import build_table
 
 NAME = "numeric_depth4"
 #: (dataset, depth, lam) of the certification rows
@@ -64,17 +65,6 @@ def _data(name: str, star98_csv: str) -> tuple[Any, Any]:
         X, y = make_classification(n_samples=400, n_features=10, random_state=0)
         return X, np.asarray(y)
     raise ValueError(name)
-
-
-def export_star98(path: str) -> dict[str, Any]:
-    """Child side (a venv with statsmodels): star98 as CSV, label ``above = NABOVE > NBELOW``."""
-    import statsmodels.api as sm
-
-    frame = sm.datasets.star98.load_pandas().data
-    out = frame.drop(columns=["NABOVE", "NBELOW"])
-    out["above"] = (frame["NABOVE"] > frame["NBELOW"]).astype(int)
-    out.to_csv(path, index=False)
-    return {"rows": int(out.shape[0]), "columns": int(out.shape[1] - 1)}
 
 
 def ours(name: str, depth: int, lam: float, limit: float, star98_csv: str) -> dict[str, Any]:
@@ -169,10 +159,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.before_python:
         sides = {"before": args.before_python, **sides}
     folder = Path(tempfile.mkdtemp(prefix="numeric_depth4_"))
+    # star98 as numeric_doors builds it (in ConTree's interpreter when statsmodels is not here)
+    built = build_table("star98", str(folder), args.contree_python)
+    if "skipped" in built:
+        parser.error(f"star98 could not be built: {built['skipped']}")
     csv = str(folder / "star98.csv")
-    harness.call_in_child(
-        "numeric_depth4:export_star98", csv, timeout=120, python=args.contree_python
-    )
     rows: list[dict[str, Any]] = []
     for name, depth, lam in SETTINGS:
         row: dict[str, Any] = {"dataset": name, "depth": depth, "lam": lam}
