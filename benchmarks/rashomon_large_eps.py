@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import _harness as harness
+from rashomon import stdout_to
 
 NAME = "rashomon_large_eps"
 LAM = 0.005
@@ -153,8 +154,6 @@ def _cap_address_space() -> None:
 
 def praxis(npz: str, depth: int, eps: float) -> dict[str, Any]:
     """Child side in PRAXIS' venv: fit (its trie) and count."""
-    import contextlib
-    import io
     import os
 
     _cap_address_space()
@@ -168,18 +167,10 @@ def praxis(npz: str, depth: int, eps: float) -> dict[str, Any]:
     before = _current_rss_mb()
     cpu, wall = time.process_time(), time.perf_counter()
     model = PRAXIS()
-    # it prints to the C stdout: send fd 1 to /dev/null while it runs (rows go on stdout)
-    saved = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        with contextlib.redirect_stdout(io.StringIO()):
-            model.fit(X, y, lambda_reg=LAM, depth_budget=depth, rashomon_mult=eps)
-            count = int(model.count_trees())
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(devnull)
+    # it prints to the C stdout: fd 1 to /dev/null while it runs (our rows go on stdout)
+    with stdout_to(os.devnull):
+        model.fit(X, y, lambda_reg=LAM, depth_budget=depth, rashomon_mult=eps)
+        count = int(model.count_trees())
     return {
         "cpu": time.process_time() - cpu,
         "wall": time.perf_counter() - wall,
@@ -193,8 +184,6 @@ def praxis(npz: str, depth: int, eps: float) -> dict[str, Any]:
 
 def treefarms(npz: str, depth: int, eps: float, time_limit: float) -> dict[str, Any]:
     """Child side in TreeFARMS' venv (majority leaves only, trivial extensions kept)."""
-    import contextlib
-    import io
     import os
 
     import numpy as np
@@ -216,16 +205,8 @@ def treefarms(npz: str, depth: int, eps: float, time_limit: float) -> dict[str, 
     before = _current_rss_mb()
     cpu, wall = time.process_time(), time.perf_counter()
     model = TREEFARMS(config)
-    saved = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        with contextlib.redirect_stdout(io.StringIO()):
-            model.fit(frame, labels)
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(devnull)
+    with stdout_to(os.devnull):
+        model.fit(frame, labels)
     return {
         "cpu": time.process_time() - cpu,
         "wall": time.perf_counter() - wall,
