@@ -86,6 +86,28 @@ def _with_pruning(result: Result, data: EnsembleData, lam: float | None) -> Resu
     return result.replace(model=PrunedEnsemble(data, result.model, 0.0 if lam is None else lam))
 
 
+def _at_limit(
+    start: PrunedEnsemble | None,
+    model: Any,
+    method: str,
+    backend: str,
+    deadline: Deadline,
+    message: str,
+) -> Result:
+    """The warm start ``start`` (as ``model``), unproven: what a limit that left no solve
+    returns."""
+    return Result(
+        model=model,
+        objective=start.objective if start is not None else np.nan,
+        lower_bound=-np.inf,
+        status=Status.TIME_LIMIT,
+        time=deadline.elapsed(),
+        method=method,
+        backend=backend,
+        message=message,
+    )
+
+
 def solve_ip3(
     data: EnsembleData,
     *,
@@ -131,16 +153,9 @@ def solve_ip3(
         with charged(deadline):
             model = formulation.build(data, lam=lam, budget=budget)
     except OutOfTime:
-        return Result(
-            model=start,
-            objective=start.objective if start is not None else np.nan,
-            lower_bound=-np.inf,
-            status=Status.TIME_LIMIT,
-            time=deadline.elapsed(),
-            method=formulation.name,
-            backend=backend,
-            stats={"stopped_before_solve": "the time limit ran out during the build"},
-            message="the time limit ran out during the build",
+        why = "the time limit ran out during the build"
+        return _at_limit(start, start, formulation.name, backend, deadline, why).replace(
+            stats={"stopped_before_solve": why}
         )
     stats: dict[str, Any] = {
         "build_time": time.perf_counter() - t0,
@@ -181,16 +196,9 @@ def solve_ip3(
         # model transfer and presolve outside HiGHS's clock (the 46 % overrun of issue 42 on a
         # 47-tree forest), only to return no better pruning than ``start``.
         stats["fallback"] += "; no MIP: the time limit was spent in the LP"
-        result = Result(
-            model=None if start is None else start.leaves,
-            objective=start.objective if start is not None else np.nan,
-            lower_bound=-np.inf,
-            status=Status.TIME_LIMIT,
-            time=deadline.elapsed(),
-            method=formulation.name,
-            backend=backend,
-            message="the time limit ran out in the LP; no MIP was started",
-        )
+        why = "the time limit ran out in the LP; no MIP was started"
+        leaves = None if start is None else start.leaves  # wrapped again by _with_pruning
+        result = _at_limit(start, leaves, formulation.name, backend, deadline, why)
     if result is None:
         # after Ctrl-C in the LP the MIP only hands back the start (a 1 ms limit)
         interrupted = stats.get("lp_status") == Status.INTERRUPTED
