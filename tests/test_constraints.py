@@ -7,6 +7,7 @@ brute-force oracle on fixed instances, and the CLI text syntax (parse)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pandas as pd
@@ -69,6 +70,10 @@ REQUIRES_F2 = Tree.split(0, Tree.split(2, L0, L0), L1)  # equal leaves, but an e
         (lambda: MaxLeaves(2.5), TypeError, "k"),
         (lambda: MaxLeaves(True), TypeError, "k"),
         (lambda: FeatureBudget(1, -1), ValueError, "budget"),
+        (lambda: FeatureBudget(1, math.inf), ValueError, "budget"),
+        (lambda: FeatureBudget(math.inf, 2), ValueError, "costs"),
+        (lambda: FeatureBudget({"a": math.inf}, 2), ValueError, "costs['a']"),
+        (lambda: MinLeafSupport(weight=math.inf), ValueError, "weight"),
         (lambda: FeatureBudget(1, 2, per="leaf"), ValueError, "per"),
         (lambda: FeatureBudget({}, 2), ValueError, "costs"),
         (lambda: FeatureBudget({"a": -1}, 2), ValueError, "costs['a']"),

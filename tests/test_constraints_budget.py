@@ -390,6 +390,7 @@ def test_budget_of_scales_rational_costs():
         ([RequireFeatures(["x0"])], "require"),
         ([FeatureBudget(math.pi, 7.0)], "feature_budget"),
         ([MaxLeaves(3), FeatureBudget({"x0": 1, "x1": 2}, 3)], "not multiples"),
+        ([FeatureBudget(1e300, 7.0)], "exceeds 2**60"),
     ],
 )
 def test_budget_of_refuses_with_one_line(constraints, named):
@@ -414,6 +415,7 @@ def test_budget_of_refuses_with_one_line(constraints, named):
         ({"split_costs": "abc"}, TypeError, "split_costs"),
         ({"budget": -1}, ValueError, "budget"),
         ({"budget": math.nan}, ValueError, "budget"),
+        ({"budget": math.inf}, ValueError, "budget"),
         ({"budget": 1.5}, ValueError, "budget"),
         ({"budget": True}, TypeError, "budget"),
         ({"min_leaf_weight": math.nan}, ValueError, "min_leaf_weight"),

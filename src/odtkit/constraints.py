@@ -79,8 +79,12 @@ def _number(value: object, name: str, *, minimum: float = 0.0, maximum: float = 
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
     out = float(value)
-    if math.isnan(out) or not minimum <= out <= maximum:
-        interval = f"[{minimum:g}, {maximum:g}]" if maximum < math.inf else f">= {minimum:g}"
+    # infinite costs, budgets and weights are refused: a model row cannot hold them, and an
+    # infinite cost means "never test it", which ForbidFeatures states
+    if not math.isfinite(out) or not minimum <= out <= maximum:
+        interval = (
+            f"[{minimum:g}, {maximum:g}]" if maximum < math.inf else f"finite and >= {minimum:g}"
+        )
         raise ValueError(f"{name} must be {interval}, got {value!r}")
     return out
 

@@ -81,7 +81,8 @@ def _budget_value(budget: object) -> int:
     if isinstance(budget, bool) or not isinstance(budget, Real):
         raise TypeError(f"budget must be a non-negative integer, got {type(budget).__name__}")
     value = float(budget)
-    if math.isnan(value) or value < 0 or value != math.floor(value) or value > _MAX_BUDGET:
+    # an infinite budget is refused, not read as 'no budget': floor(inf) raises OverflowError
+    if not math.isfinite(value) or value < 0 or value != math.floor(value) or value > _MAX_BUDGET:
         raise ValueError(f"budget must be an integer in [0, 2**60], got {budget!r}")
     return int(budget) if isinstance(budget, Integral) else int(value)
 
@@ -370,6 +371,8 @@ def _block_budget(block: Any, allowed: np.ndarray) -> tuple[np.ndarray, int] | s
     scale = math.lcm(1, *(q.denominator for q in fractions))
     if scale > MAX_DENOMINATOR:
         return f"{block.name}: the costs' common denominator {scale} exceeds {MAX_DENOMINATOR}"
+    if max(fractions, default=Fraction(0)) * scale > _MAX_BUDGET:
+        return f"{block.name}: a cost scaled to integers exceeds 2**60"
     lookup = {float(v): q for v, q in zip(np.unique(cost[allowed]), fractions, strict=True)}
     costs = np.zeros(cost.size, dtype=np.int64)
     for j in np.flatnonzero(allowed):
