@@ -254,7 +254,8 @@ def _feature_blocks(specs: Sequence[FeatureSpec], column: pd.Series) -> list[np.
 
 def _numeric(column: pd.Series, name: str) -> np.ndarray:
     """The column as floats, a missing cell (NaN, None, ``pd.NA``) as NaN; infinities refused."""
-    _refuse_complex(column.to_frame(), [name])
+    # the dtype directly, not through a one-column frame (~0.2 ms a column on every fit)
+    _refuse_complex_dtype(column.dtype, name)
     try:
         values: np.ndarray = column.to_numpy(dtype=float, na_value=np.nan)
     except (TypeError, ValueError) as exc:
@@ -270,7 +271,11 @@ def _refuse_complex(frame: pd.DataFrame, names: list[str]) -> None:
     """A complex column refused naming it: cast to float it kept only its real part, with
     nothing but numpy's ComplexWarning."""
     for name, dtype in zip(names, frame.dtypes, strict=True):
-        if getattr(dtype, "kind", "") == "c":
-            raise ValueError(
-                f"column {name!r} holds complex numbers; Binarizer needs real numbers or categories"
-            )
+        _refuse_complex_dtype(dtype, name)
+
+
+def _refuse_complex_dtype(dtype: object, name: str) -> None:
+    if getattr(dtype, "kind", "") == "c":
+        raise ValueError(
+            f"column {name!r} holds complex numbers; Binarizer needs real numbers or categories"
+        )

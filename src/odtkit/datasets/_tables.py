@@ -53,6 +53,7 @@ _CONSISTENT = 0.9
 #: share of a text column's cells that must look like numbers (or dates) to say so
 _MOSTLY = 0.8
 _UNNAMED = re.compile(r"Unnamed: \d+")
+_DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
@@ -381,12 +382,21 @@ def warn_text_columns(frame: pd.DataFrame, name: str = "X") -> None:
     if frame.attrs.get(TEXT_CHECKED):
         return
     tidy = _Tidy(name, flags=False, in_memory=True)
-    tidy.number_like(frame, TableReading())
     for column in frame.columns:
         values = frame[column]
         if not _is_text(values):
             continue
-        unit = _date_unit(values)
+        # numbers and dates hold digits: a column of words (most categories) needs no count
+        if not any(isinstance(v, str) and _DIGIT.search(v) for v in values.unique()):
+            continue
+        # the distinct texts once, for both checks (they run on every fit of a text column)
+        counts = _text_counts(values)
+        if counts.empty:
+            continue
+        note = tidy._number_note(counts)
+        if note:
+            warn(f"{tidy.name}: column {str(column)!r} is read as categories, but {note}")
+        unit = _date_unit(values, counts)
         if unit is not None:
             warn(
                 f"{name}: column {str(column)!r} looks like "
@@ -504,9 +514,9 @@ class _Tidy:
         """What the distinct texts ``counts`` (text -> cells) look like, if numbers."""
         text = counts.index.to_series()
         n = counts.sum()
-        plain = text.map(lambda v: bool(_NUMBER.fullmatch(v))).to_numpy()
-        grouped = text.map(lambda v: bool(_THOUSANDS.fullmatch(v))).to_numpy()
-        comma = text.map(lambda v: bool(_DECIMAL_COMMA.fullmatch(v))).to_numpy()
+        plain = np.array([bool(_NUMBER.fullmatch(v)) for v in text], dtype=bool)
+        grouped = np.array([bool(_THOUSANDS.fullmatch(v)) for v in text], dtype=bool)
+        comma = np.array([bool(_DECIMAL_COMMA.fullmatch(v)) for v in text], dtype=bool)
         share = counts[plain | grouped | comma].sum() / n
         if share >= _MOSTLY and (grouped | comma).any():
             example = text[grouped | comma].iloc[0]
@@ -552,9 +562,10 @@ def _first_text(values: pd.Series) -> str:
     return str(next(v for v in values if isinstance(v, str)))
 
 
-def _date_unit(values: pd.Series) -> str | None:
-    """``"days"`` for a text column of dates, ``"seconds"`` for date-times, else None."""
-    counts = _text_counts(values)
+def _date_unit(values: pd.Series, counts: pd.Series | None = None) -> str | None:
+    """``"days"`` for a text column of dates, ``"seconds"`` for date-times, else None
+    (``counts``: :func:`_text_counts` of ``values``, when the caller has it)."""
+    counts = _text_counts(values) if counts is None else counts
     if counts.empty:
         return None
     text = [str(v).strip() for v in counts.index]
