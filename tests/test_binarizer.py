@@ -358,3 +358,43 @@ def test_feature_spec_evaluate_refuses_text_and_infinite_values_naming_the_colum
     with pytest.raises(UnreadableColumn, match="column 'age' has infinite values") as caught:
         spec.evaluate(pd.Series([1.0, np.inf, 2.0, -np.inf]))
     assert caught.value.source == "age" and caught.value.infinite_rows.tolist() == [1, 3]
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    columns=st.lists(
+        st.lists(
+            st.one_of(
+                st.floats(-1e6, 1e6, allow_nan=False),
+                st.integers(-50, 50).map(lambda v: v / 10),
+                st.sampled_from([np.nextafter(1.0, 2.0), 1.0, 1e-300, 5e-324, 1e308, -1e308]),
+            ),
+            min_size=1,
+            max_size=12,
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    cap=st.one_of(st.none(), st.integers(1, 4)),
+)
+def test_every_columns_midpoints_at_once_equal_each_columns_own(columns, cap):
+    # fit computes all columns' midpoints in one call; each column's must be what the
+    # column alone gives (the rounding of a midpoint reads that pair only)
+    from odtkit.datasets._binarizer import _midpoints_between, _quantile_indices
+
+    n = max(len(c) for c in columns)
+    frame = pd.DataFrame({f"c{j}": (c * n)[:n] for j, c in enumerate(columns)}, dtype=float)
+    fitted = Binarizer(max_thresholds=cap).fit(frame)
+    for name in frame.columns:
+        distinct = np.unique(frame[name].to_numpy())
+        if distinct.size <= 1 or (distinct.size == 2 and distinct[0] == 0 and distinct[1] == 1):
+            continue
+        if cap is not None and distinct.size - 1 > cap:
+            at = _quantile_indices(distinct.size, cap)
+            alone = _midpoints_between(distinct[at], distinct[at + 1])
+        else:
+            alone = _midpoints_between(distinct[:-1], distinct[1:])
+        assert np.array_equal(fitted.thresholds_[name], alone)
+    assert list(fitted.thresholds_) == [
+        name for name, kind, _, _ in fitted._spec if kind in ("threshold", "constant")
+    ]

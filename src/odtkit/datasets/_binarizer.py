@@ -47,12 +47,6 @@ _GUESS_MAX_CELLS = 1 << 22
 _GUESS_MAX_TREES = 200_000
 
 
-def _midpoints(values: np.ndarray) -> np.ndarray:
-    """Thresholds between adjacent sorted distinct ``values`` that separate every pair
-    (:func:`_midpoints_between` of each value and the next)."""
-    return _midpoints_between(values[:-1], values[1:])
-
-
 def _midpoints_between(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Thresholds between the pairs ``lo[i] < hi[i]`` (adjacent distinct values).
 
@@ -330,6 +324,8 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
         spec: list[_Column] = []
         text_columns: list[int] = []  # positions of text columns read as categories
         guessed: list[tuple[int, int, np.ndarray]] = []  # (spec index, column, distinct values)
+        # (spec index, lower and upper values of each pair): threshold columns' midpoints to be
+        pending: list[tuple[int, np.ndarray, np.ndarray]] = []
         thresholds: dict[str, np.ndarray] = {}
         categories: dict[str, list[Any]] = {}
         binary: list[str] = []
@@ -402,11 +398,23 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
             else:
                 if k is not None and distinct.size - 1 > k:
                     at = _quantile_indices(distinct.size, k)
-                    cuts = _midpoints_between(distinct[at], distinct[at + 1])
+                    pending.append((len(spec), distinct[at], distinct[at + 1]))
                 else:
-                    cuts = _midpoints(distinct)
-                thresholds[name] = cuts
-                spec.append((name, "threshold", cuts, missing))
+                    pending.append((len(spec), distinct[:-1], distinct[1:]))
+                thresholds[name] = np.empty(0)  # filled below, in the column order
+                spec.append((name, "threshold", np.empty(0), missing))
+        if pending:
+            # every column's midpoints in one call: its cost is a few array operations per
+            # significant digit, whatever the number of pairs
+            cuts = _midpoints_between(
+                np.concatenate([lo for _, lo, _ in pending]),
+                np.concatenate([hi for _, _, hi in pending]),
+            )
+            ends = np.cumsum([lo.size for _, lo, _ in pending])
+            for (index, _, _), part in zip(pending, np.split(cuts, ends[:-1]), strict=True):
+                name, kind, _, missing = spec[index]
+                thresholds[name] = part
+                spec[index] = (name, kind, part, missing)
         if dropped:
             warn(
                 f"Binarizer: column(s) {dropped} have no present value (all missing) and yield "
