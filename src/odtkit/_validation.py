@@ -85,7 +85,7 @@ def encode_labels(y: object, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
     check_label_kinds(arr, name)
     if arr.dtype.kind == "O":
-        kinds = {type(v) for v in arr.tolist()}
+        kinds = set(map(type, arr.tolist()))
         if kinds <= {str}:
             arr = arr.astype(str)
         elif all(issubclass(k, (Integral, bool, np.integer, np.bool_)) for k in kinds):
@@ -142,13 +142,19 @@ def check_label_kinds(y: np.ndarray, name: str = "y") -> None:
     if y.dtype.kind != "O":
         return
     values = y.tolist()
-    missing = [i for i, v in enumerate(values) if _is_missing(v)]
+    kinds = set(map(type, values))
+    # only None, a float NaN or pd.NA is missing: a column of strings (the common case) needs
+    # no scan value by value
+    missing = (
+        []
+        if kinds <= {str, bytes, int, bool}
+        else [i for i, v in enumerate(values) if _is_missing(v)]
+    )
     if missing:
         raise ValueError(
             f"{name} has {len(missing)} missing label(s) (None/NaN) at rows {missing[:5]}: "
             "every row needs a class label (drop those rows or give them one)"
         )
-    kinds = {type(v) for v in values}
     if any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
         raise ValueError(
             f"Complex data not supported: {name} holds complex numbers; class labels must be "

@@ -680,8 +680,12 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
         kept: dict[str, np.ndarray] = {}
         for name, kind, params, missing in self._spec:
             if kind == "threshold":
-                wanted = np.unique(np.asarray(thresholds.get(name, ()), dtype=float))
-                unknown = wanted[~np.isin(wanted, params)]
+                requested = thresholds.get(name, ())
+                wanted = (
+                    np.unique(np.asarray(requested, dtype=float)) if len(requested) else np.empty(0)
+                )
+                # most columns keep none (a tree tests a few): no lookup among their midpoints
+                unknown = wanted[~np.isin(wanted, params)] if wanted.size else wanted
                 if unknown.size:
                     raise ValueError(
                         f"thresholds of column {name!r} must be among the fitted ones, got "
