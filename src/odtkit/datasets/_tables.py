@@ -393,9 +393,7 @@ def warn_text_columns(frame: pd.DataFrame, name: str = "X") -> None:
         counts = _text_counts(values)
         if counts.empty:
             continue
-        note = tidy._number_note(counts)
-        if note:
-            warn(f"{tidy.name}: column {str(column)!r} is read as categories, but {note}")
+        tidy.warn_if_number_like(column, counts)
         unit = _date_unit(values, counts)
         if unit is not None:
             warn(
@@ -504,11 +502,15 @@ class _Tidy:
             if not _is_text(values):
                 continue
             counts = _text_counts(values)
-            if counts.empty:
-                continue
-            note = self._number_note(counts)
-            if note:
-                warn(f"{self.name}: column {str(column)!r} is read as categories, but {note}")
+            if not counts.empty:
+                self.warn_if_number_like(column, counts)
+
+    def warn_if_number_like(self, column: object, counts: pd.Series) -> None:
+        """The warning of :meth:`number_like` for one text column, from its distinct texts
+        ``counts`` (:func:`_text_counts`)."""
+        note = self._number_note(counts)
+        if note:
+            warn(f"{self.name}: column {str(column)!r} is read as categories, but {note}")
 
     def _number_note(self, counts: pd.Series) -> str | None:
         """What the distinct texts ``counts`` (text -> cells) look like, if numbers."""
