@@ -124,7 +124,7 @@ def test_estimator_absolute_and_the_fitted_lambda(table):
     assert rset.optimum == pytest.approx(est.objective_, abs=1e-9)
 
 
-def test_estimator_refuses_before_fit_and_after_the_exact_search(table):
+def test_estimator_refuses_before_fit_and_after_the_exact_search_without_the_table(table):
     with pytest.raises(NotFittedError):
         odtkit.OptimalTreeClassifier().rashomon()
     frame, _ = table
@@ -132,8 +132,47 @@ def test_estimator_refuses_before_fit_and_after_the_exact_search(table):
         est = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2, thresholds=thresholds)
         est.fit(frame[["age", "colour"]], frame["y"])
         assert est.certificate_ == "all thresholds"
-        with pytest.raises(ValueError, match="thresholds='all'.*only the thresholds"):
+        with pytest.raises(ValueError, match="thresholds='all'.*only the thresholds.*X=X"):
             est.rashomon()
+        with pytest.raises(ValueError, match="not the table"):
+            est.rashomon(X=frame[["age", "colour"]].iloc[:30])
+        moved = frame[["age", "colour"]].assign(age=frame.age + 0.25)
+        with pytest.raises(ValueError, match="not the table"):
+            est.rashomon(X=moved)
+    guessed = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2, thresholds="guess")
+    guessed.fit(frame[["age", "colour"]], frame["y"])
+    with pytest.raises(ValueError, match="X is read only after a fit by the exact search"):
+        guessed.rashomon(X=frame[["age", "colour"]])
+
+
+@pytest.mark.parametrize("thresholds", ["all", "auto"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_after_the_exact_search_the_set_over_the_policy_and_the_tree_is_the_brute_force_set(
+    thresholds, seed
+):
+    # few distinct ages, so that every tree over every midpoint can be enumerated
+    rng = np.random.default_rng(seed)
+    n = 40
+    X = pd.DataFrame(
+        {"age": rng.choice([20, 30, 40, 50, 60, 70], n), "colour": rng.choice(["r", "g"], n)}
+    )
+    y = np.where((X.age > 35) ^ (rng.random(n) < 0.2), "yes", "no")
+    est = odtkit.OptimalTreeClassifier(lam=0.02, max_depth=2, thresholds=thresholds).fit(X, y)
+    assert est.certificate_ == "all thresholds"
+    rset = est.rashomon(epsilon=0.3, X=X)
+    # OPT is the exact optimum: the fitted tree lies in the set's space
+    assert rset.optimum == pytest.approx(est.result_.objective, abs=1e-12)
+    names = set(rset.binarizer.get_feature_names_out())
+    assert set(est.binarizer_.get_feature_names_out()) <= names
+    if thresholds == "all":  # the policy's thresholds are every midpoint: the exact set
+        assert names == set(odtkit.datasets.Binarizer().fit(X).get_feature_names_out())
+    else:
+        guess = odtkit.datasets.Binarizer(guess_thresholds=GUESS_ROUNDS).fit(X, y)
+        assert set(guess.get_feature_names_out()) <= names
+    assert np.array_equal(rset.binarizer.transform(X), rset.dataset.X)
+    truth = brute_force_set(rset.dataset, lam=0.02, max_depth=2, epsilon=0.3)
+    assert _as_set(rset) == _as_set(truth)
+    assert rset.predictions(rset.binarizer.transform(X)).shape == (rset.count(), n)
 
 
 def test_estimator_refuses_bad_arguments():

@@ -62,7 +62,7 @@ from odtkit.methods import (
     method_names,
 )
 from odtkit.results import Status
-from odtkit.task import Task, solve
+from odtkit.task import Task, _fitted, solve
 from odtkit.tree import Tree
 
 
@@ -1063,6 +1063,7 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         absolute: bool = False,
         leaves: str = "any",
         time_limit: float | None = None,
+        X: Any = None,
     ) -> Any:
         """Every tree as good as the fitted one, within ``epsilon``: the Rashomon set.
 
@@ -1090,6 +1091,15 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
             default), ``math.inf``: no limit. A limit (or Ctrl-C) returns a partial set of
             genuine members with ``complete == False`` and emits a
             :class:`LimitReachedWarning`.
+        X : DataFrame or array-like, optional
+            The training table, needed (and read) only after a fit by the exact search over
+            every threshold (``certificate_ == "all thresholds"``: ``thresholds="all"``, or
+            the default ``"auto"`` where the search runs). Its ``binarizer_`` holds only the
+            fitted tree's thresholds, so the set is built over the thresholds of the
+            estimator's policy (the guessed ones for ``"auto"``, every midpoint for
+            ``"all"``) plus the tree's own, binarized from ``X``; the set's ``binarizer``
+            encodes new rows for its trees. OPT is the exact optimum still: the fitted tree
+            lies in that space and no tree of it beats the optimum over every threshold.
 
         Returns
         -------
@@ -1113,27 +1123,29 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         sklearn.exceptions.NotFittedError
             Before ``fit``.
         ValueError
-            After a fit by the exact search (``thresholds="all"``, or the default ``"auto"``
-            where it runs: ``certificate_ == "all thresholds"`` on a raw table): its ``binarizer_``
-            holds only the thresholds the fitted tree uses, so a set over it would miss every
-            good tree on any other threshold (fit with ``thresholds="guess"`` or an int, or
-            build the set over every midpoint with :func:`odtkit.rashomon` on
-            ``Binarizer(guess_thresholds=None)``'s features: exact, but can be thousands).
-            Also for a bad ``epsilon``, ``leaves`` or ``time_limit``, and for a fitted
-            constraint the set cannot take (:func:`odtkit.core.rashomon.rashomon_refusal`).
+            After a fit by the exact search without ``X`` (its ``binarizer_`` holds only the
+            fitted tree's thresholds: a set over them would miss every good tree that splits
+            elsewhere), or with an ``X`` that is not the training table; ``X`` after any
+            other fit. Also for a bad ``epsilon``, ``leaves`` or ``time_limit``, and for a
+            fitted constraint the set cannot take
+            (:func:`odtkit.core.rashomon.rashomon_refusal`).
         """
         from odtkit.rashomon import rashomon
 
         check_is_fitted(self, "tree_")
-        if getattr(self, "_exact_search", False):
+        exact = bool(getattr(self, "_exact_search", False))
+        if exact and X is None:
             raise ValueError(
                 f"{type(self).__name__}.rashomon: the estimator was fitted by the exact search "
                 "over every threshold (thresholds='all', or the default 'auto' where the "
-                "search runs), whose binarizer_ holds only the "
-                "thresholds the fitted tree uses; a set over them would miss every good tree "
-                "that splits elsewhere. Fit with thresholds='guess' (or an int) for the set "
-                "over those thresholds, or call odtkit.rashomon on the features of "
-                "Binarizer(guess_thresholds=None) for the set over every threshold"
+                "search runs), whose binarizer_ holds only the thresholds the fitted tree "
+                "uses; pass the training table, rashomon(epsilon, X=X), for the set over the "
+                "policy's thresholds plus the tree's own"
+            )
+        if not exact and X is not None:
+            raise ValueError(
+                f"{type(self).__name__}.rashomon: X is read only after a fit by the exact "
+                "search; this estimator's set is over its fitted features already"
             )
         if not isinstance(absolute, (bool, np.bool_)):
             raise TypeError(f"absolute must be True or False, got {absolute!r}")
@@ -1149,6 +1161,10 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
         # the fit's side constraints (resolved on these features): the set of the good trees
         # that meet them, or a ValueError naming one the set cannot take, never ignored
         task = getattr(self, "_fit_task", None)
+        binarizer = None
+        if exact:
+            assert task is not None
+            data, binarizer = self._policy_and_tree_features(X, data, task)
         rset = rashomon(
             data,
             lam=lam,
@@ -1173,7 +1189,44 @@ class OptimalTreeClassifier(_BinaryInputMixin, ClassifierMixin, BaseEstimator): 
                 "(math.inf: none), or lower epsilon or max_depth.",
                 LimitReachedWarning,
             )
+        if binarizer is not None:
+            rset.binarizer = binarizer
         return rset
+
+    def _policy_and_tree_features(
+        self, X: Any, data: Dataset, task: Task
+    ) -> tuple[Dataset, Binarizer]:
+        """After a fit by the exact search: the training rows ``data`` binarized over the
+        thresholds of the estimator's policy plus the fitted tree's own, and that Binarizer.
+        ``X`` must be the training table: it is binarized by ``binarizer_`` to the fitted
+        rows, and every threshold of the tree must be a midpoint of its columns."""
+        X = self._check_X(X, reset=False, allow_nan=True)
+        exact = self.binarizer_
+        assert exact is not None  # the exact search reads a raw table
+        if not np.array_equal(np.asarray(exact.transform(X), dtype=bool), data.X):
+            raise ValueError(
+                f"{type(self).__name__}.rashomon: X is not the table this estimator was "
+                "fitted on (its rows binarize to other features than the fitted ones)"
+            )
+        weights = data.sample_weight
+        policy = task.fitted_binarizer(X, data.y, weights)
+        # every midpoint of the rows the exact search read (weight-0 rows left out as there),
+        # restricted to the policy's thresholds plus the tree's: the tree's are among them
+        every = _fitted(Thresholds("all"), X, data.y, weights, task.categorical)
+        wanted = {
+            name: np.union1d(policy.thresholds_.get(name, []), exact.thresholds_.get(name, []))
+            for name in every.thresholds_
+        }
+        try:
+            union = every._restricted(wanted)
+        except ValueError as exc:
+            raise ValueError(
+                f"{type(self).__name__}.rashomon: X is not the table this estimator was "
+                f"fitted on ({exc})"
+            ) from None
+        names = tuple(str(n) for n in union.get_feature_names_out())
+        rows = np.ascontiguousarray(union.transform(X), dtype=bool)
+        return Dataset(rows, data.y, data.classes, names, data.name, weights), union
 
 
 class OptimalTreeClassifierCV(OptimalTreeClassifier):

@@ -268,13 +268,15 @@ class RashomonSet(Sequence[Tree]):
     Attributes
     ----------
     optimum, optimal_tree, lower_bound, bound, complete, status, stats, lam, max_depth, epsilon,
-    absolute, leaves, dataset, constraints
+    absolute, leaves, dataset, constraints, binarizer
         As in the core: OPT (certified when ``status == "optimal"``; infinite when
         ``status == "infeasible"``: no tree meets the constraints), a tree achieving it, a
         valid lower bound on OPT, the bound the set uses (before the 1e-9 tolerance), whether
         the set is exactly the definition (False: a limit or Ctrl-C stopped the build and the
         set is a valid partial one), the problem's parameters, the build statistics and the
-        side constraints every tree meets (None: none).
+        side constraints every tree meets (None: none). ``binarizer``: the Binarizer whose
+        features the trees index, when an estimator built the set from a raw table over
+        features of its own (``rashomon(X=)`` after the exact search); else None.
     """
 
     def __init__(self, core: RashomonCore) -> None:
@@ -282,6 +284,10 @@ class RashomonSet(Sequence[Tree]):
             if not callable(getattr(core, name, None)):
                 raise TypeError(f"core must have a {name}() method (as RashomonCore has)")
         self._core = core
+        #: The Binarizer whose features the trees index, when the set was built from a raw
+        #: table over features of its own (``OptimalTreeClassifier.rashomon(X=...)`` after a
+        #: fit by the exact search); None otherwise.
+        self.binarizer: Any = None
 
     # the core's attributes -------------------------------------------------------------------
     @property
