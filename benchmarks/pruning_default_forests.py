@@ -82,6 +82,7 @@ def prune_case(T: int, N: int, lam: float, cache: str, what: str) -> dict[str, A
             flow_time=st.get("flow_time"),
             extract_time=st.get("extract_time"),
             fallback=st.get("fallback"),
+            restrict_rounds=st.get("restrict_rounds"),
         )
     row.update(
         cpu=time.process_time() - cpu0,
@@ -97,6 +98,14 @@ def _key(row: dict[str, Any]) -> tuple[str, str, str]:
     return (f"{row['T']}x{row['N']}", str(row["lam"]), row["side"])
 
 
+def _rounds(rounds: list[dict[str, Any]] | None) -> str:
+    if rounds is None:  # the code before rule 5
+        return "–"
+    cut = sum(r["n_forced_cut"] for r in rounds)
+    rule = sum(r["n_forced_rule"] for r in rounds)
+    return f"{len(rounds)}: {cut} + {rule}"
+
+
 def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [
         "# scikit-learn's default forests pruned at every λ",
@@ -108,7 +117,9 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "row: CPU seconds of the call (extraction included, the fit not), peak RSS of the child "
         "(data and forest loaded included), status, objective and bound; `network` is what the "
         "max-flow saw (nodes / arcs); `reduce s` and `flow s` are the native reduction + build "
-        "and max-flow in wall seconds (the machine is shared). Before: the code at "
+        "and max-flow in wall seconds (the machine is shared); rule 5 (restricted problems, "
+        "odtkit.pruning._cut) ran that many rounds, forcing splits by their cuts and then by "
+        "rule 3. Before: the code at "
         f"{meta.get('before', '?')}; after: this branch. Machine: 2 shared cores under load "
         f"(load average {meta.get('load', '?')}), {meta.get('when', '')}.",
         "",
@@ -126,6 +137,7 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "network nodes / arcs",
         "reduce s",
         "flow s",
+        "rule 5: rounds, forced by cuts + by rule 3",
     ]
     body = []
     for r in sorted(rows, key=lambda r: (r["T"], r["N"], str(r["lam"]), r["side"] != "before")):
@@ -143,6 +155,7 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                 f"{harness.fmt(r.get('n_nodes'))} / {harness.fmt(r.get('n_arcs'))}",
                 harness.fmt(r.get("reduce_time")),
                 harness.fmt(r.get("flow_time")),
+                _rounds(r.get("restrict_rounds")),
             ]
         )
     lines += harness.md_table(header, body)

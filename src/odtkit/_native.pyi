@@ -345,9 +345,10 @@ def closure_min_cut(
     time_limit: float = 0.0,
     memory_limit_mb: float = 0.0,
     algorithm: str = "auto",
+    greedy: bool = True,
 ) -> dict[str, Any]:
     """
-    Minimum s-t cut of a closure network (maxflow.hpp): int64 C-contiguous source_cap, sink_cap (n,), int32 tails, heads (m,) of the infinite inner arcs. Returns a dict: source_side (uint8, the minimal source side, the same whatever the algorithm), flow, cut (equal when status is 'optimal'), status, algorithm (the one that ran: 'auto' picks by network size), phases, augmentations, peak_memory_mb, seconds. algorithm: 'auto', 'dinic', 'push_relabel' or 'boykov_kolmogorov'.
+    Minimum s-t cut of a closure network (maxflow.hpp): int64 C-contiguous source_cap, sink_cap (n,), int32 tails, heads (m,) of the infinite inner arcs. Returns a dict: source_side (uint8, the minimal source side, the same whatever the algorithm), flow, cut (equal when status is 'optimal'), status, algorithm (the one that ran: 'auto' picks by network size), phases, augmentations, peak_memory_mb, seconds. algorithm: 'auto', 'dinic', 'push_relabel' or 'boykov_kolmogorov'. greedy: start from the greedy flow (maxflow.hpp; the answer is the same, False for measuring).
     """
 
 class CompactTrees:
@@ -411,15 +412,20 @@ def ensemble_min_cut(
     scale: float,
     reduce: bool = True,
     merge_pairs: bool = True,
+    restrict_levels: int = 0,
     time_limit: float = 0.0,
     memory_limit_mb: float = 0.0,
 ) -> dict[str, Any]:
     """
-    IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop splits first; merge_pairs: pairs with the same predecessors as one node (both exact). Returns a dict: kept (uint8 per global node), flow, cut (integer, scaled), total_gain, lost_gain, paid_cost, status, the network's n_nodes and n_arcs (and before merging), n_forced, n_dead, n_paid, iterations, phases, augmentations, times and peak_memory_mb.
+    IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop splits first; merge_pairs: pairs with the same predecessors as one node; restrict_levels: rounds of rule 5 (restricted problems for depth limits 0 .. restrict_levels - 1; all exact). Returns a dict: kept (uint8 per global node), flow, cut (integer, scaled), total_gain, lost_gain, paid_cost, status, the network's n_nodes and n_arcs (and before merging), n_forced, n_dead, n_paid, iterations, phases, augmentations, times and peak_memory_mb; rounds (int64, one row of level, nodes, arcs, forced by the cut, forced by rule 3 after it per round of rule 5) and round_seconds.
     """
 
 def ensemble_reduced_network(
-    trees: CompactTrees, lam: float, scale: float, merge_pairs: bool = True
+    trees: CompactTrees,
+    lam: float,
+    scale: float,
+    merge_pairs: bool = True,
+    restrict_levels: int = 0,
 ) -> dict[str, Any]:
     """
     The network ensemble_min_cut gives its max-flow at lam (every exact reduction): int64 source_cap, sink_cap, int32 tails, heads, and constant (the capacity the forced pairs add to every cut), n_splits (split nodes come first), n_forced, n_dead.
@@ -460,7 +466,9 @@ class RashomonSet:
         Annotated[NDArray[numpy.int32], dict(shape=(None,))],
     ]: ...
     def rank(self, code: Sequence[int]) -> str:
-        """The hex index of the tree with this pre-order code in the set ('' when absent)."""
+        """
+        The hex index of the tree with this pre-order code in the set ('' when absent).
+        """
 
 def rashomon_build(
     problem: Problem,

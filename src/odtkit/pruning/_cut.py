@@ -33,7 +33,7 @@ compact entries (a node ``u`` has entries iff it is a *first-use* node, and they
 examples of its subtree: one slice of the examples sorted by leaf), never from per-entry arrays,
 and shrinks it exactly before any flow. Below, "closure" is a source side, ``c(C)`` its integer
 cut capacity, and the answer is the *minimal* minimum closure (the intersection of all minimum
-closures; ties go to pruning). Four reductions, all on the integer network the flow solves:
+closures; ties go to pruning). Five reductions, all on the integer network the flow solves:
 
 1. *Identical examples* (``merge``): examples that reach the same leaf in every tree follow the
    same paths, so each of their pairs has the same predecessors; one node with the summed
@@ -60,10 +60,36 @@ closures; ties go to pruning). Four reductions, all on the integer network the f
    predecessor is), so one node with the summed capacity has the same cut values. This
    generalizes 1 per feature; groups come from two 64-bit sums over the predecessors and are
    verified list by list.
+5. *Restricted problems* (``restrict_levels``, depending on λ; issue 42). For a closed set ``X``
+   of splits let ``c(X) = sum of src over the splits not in X + cap(pairs(X))``, with
+   ``pairs(X)`` the pairs of ``X``'s first-use nodes outside ``P``. A minimum closure is a
+   minimiser ``X`` with exactly ``pairs(X)`` (any other pair only adds capacity), and its
+   capacity is ``c(X)`` plus the constant of ``P``. ``cap(pairs(X))`` is a coverage function,
+   hence submodular, and the first term is modular, so ``c`` is submodular on the closed sets,
+   which are closed under union and intersection. Two consequences. (a) Minimisers form a
+   lattice: for minimisers ``A``, ``B``, ``c(A ∪ B) + c(A ∩ B) <= c(A) + c(B)`` makes both
+   minimisers, so the minimal minimum closure ``M`` (the answer) is the intersection of all
+   minimum closures. (b) Let ``C`` be a closed candidate set with ``F ⊆ C`` and ``M_C`` the
+   minimal minimiser of ``c`` over the closed ``X`` with ``F ⊆ X ⊆ C``. Then ``M_C ⊆ M``:
+   ``M ∩ M_C`` is such an ``X`` (``F ⊆ M`` by rule 3), so ``c(M ∩ M_C) >= c(M_C)``, and
+   submodularity gives ``c(M ∪ M_C) <= c(M) + c(M_C) - c(M ∩ M_C) <= c(M)``: ``M ∪ M_C`` is a
+   minimum closure too, so equality holds throughout, ``c(M ∩ M_C) = c(M_C)``, ``M ∩ M_C``
+   is a minimiser on ``C`` and contains the minimal one: ``M_C ⊆ M ∩ M_C ⊆ M``. With (a),
+   ``M_C`` is in every minimum closure: it joins ``F``, its pairs join ``P`` (exactly rule 3's
+   premises), and rule 3 runs again, forcing deeper splits whose pairs are now paid. The
+   restricted problem is the network of rule 3 on the splits of ``C`` minus ``F`` and their
+   pairs outside ``P`` (splits outside ``C`` fixed out), solved by the same max-flow, which
+   returns the minimal minimum closure; rules 2 and 4 hold inside it by their own proofs. All
+   of it is on the integer capacities the final flow uses, so the answer is the same bit for
+   bit. ``C`` is ``F`` plus the live splits of depth ``<= L`` (closed: a parent is shallower,
+   and below a dead split all are dead), for ``L = 0, 1, ...`` until two rounds in a row force
+   nothing (or ``L`` reaches ``restrict_levels``). A limit that stops a round's flow forces
+   nothing from it (its side is a closure, not ``M_C``).
 
 At small λ most splits are forced (the 100-tree, depth-10, 100,000-row forest of
-``benchmarks/pruning.py`` keeps a few thousand of its 76 M arcs at λ = 1e-3); at large λ
-nothing is forced and the whole network remains. :func:`closure_network` and
+``benchmarks/pruning.py`` keeps a few thousand of its 76 M arcs at λ = 1e-3); at large λ rule
+3 forces nothing, and rule 5 is what forces the splits the optimum keeps (scikit-learn's
+default forest at λ = 1e-2: benchmarks/pruning_default_forests.py). :func:`closure_network` and
 :func:`solve_network` keep the uncompressed numpy construction, which the path uses and the
 tests compare against.
 """
@@ -96,7 +122,11 @@ __all__ = [
 
 #: objectives and bounds closer than this (normalized) are equal (as the searches' tolerance)
 CUT_TOLERANCE = 1e-9
+#: rounds of rule 5 (restricted problems at the depth limits 0 .. RESTRICT_LEVELS - 1) that
+#: :func:`cut_prune` runs by default (module docstring; benchmarks/pruning_default_forests.py)
+RESTRICT_LEVELS = 32
 _TOTAL = float(2**61)
+_ROUND_FIELDS = ("level", "n_nodes", "n_arcs", "n_forced_cut", "n_forced_rule")
 _KEPT = (
     ": returned the pruning its flow so far defines (the splits reachable from the source in "
     "the residual network), with the flow as lower bound"
@@ -372,7 +402,12 @@ def native_network(data: EnsembleData, *, merge: bool = True) -> ClosureNetwork:
 
 
 def reduced_network(
-    data: EnsembleData, lam: float, *, merge_examples: bool = True, merge_pairs: bool = True
+    data: EnsembleData,
+    lam: float,
+    *,
+    merge_examples: bool = True,
+    merge_pairs: bool = True,
+    restrict_levels: int = RESTRICT_LEVELS,
 ) -> dict[str, Any]:
     """The network :func:`cut_prune` hands its max-flow at ``lam`` (every reduction of the
     module docstring), as int64 ``source_cap``/``sink_cap`` and int32 ``tails``/``heads`` for
@@ -382,7 +417,11 @@ def reduced_network(
     weight = example_weights(data, merge_examples)
     scale = scale_for(error_totals(data)[1])
     out = _native.ensemble_reduced_network(
-        _compact_trees(data, weight), float(lam), scale, merge_pairs=merge_pairs
+        _compact_trees(data, weight),
+        float(lam),
+        scale,
+        merge_pairs=merge_pairs,
+        restrict_levels=int(restrict_levels),
     )
     out = {k: np.asarray(v) if isinstance(v, np.ndarray) else v for k, v in out.items()}
     out["scale"] = scale
@@ -396,6 +435,7 @@ def _native_cut(
     *,
     reduce: bool,
     merge_pairs: bool = True,
+    restrict_levels: int = RESTRICT_LEVELS,
     time_limit: float | None,
     memory_limit_mb: float | None,
 ) -> dict[str, Any]:
@@ -411,6 +451,7 @@ def _native_cut(
         scale,
         reduce=reduce,
         merge_pairs=merge_pairs,
+        restrict_levels=int(restrict_levels),
         time_limit=float(time_limit or 0.0),
         memory_limit_mb=float(memory_limit_mb or 0.0),
     )
@@ -439,6 +480,7 @@ def cut_prune(
     weight: np.ndarray | None = None,
     reduce: bool = True,
     merge_pairs: bool = True,
+    restrict_levels: int = RESTRICT_LEVELS,
 ) -> Result:
     """IP3 for ``lam`` by one minimum cut, certified (see the module docstring).
 
@@ -457,6 +499,9 @@ def cut_prune(
         Force and drop splits before the flow (exact; False: the whole native network).
     merge_pairs : bool
         Pairs with the same predecessors as one node (exact).
+    restrict_levels : int
+        With ``reduce``: rounds of rule 5 before the flow, the restricted problems of the
+        splits at depth <= 0, 1, ..., ``restrict_levels - 1`` (exact; 0: none).
 
     Returns
     -------
@@ -489,6 +534,7 @@ def cut_prune(
             weight,
             reduce=reduce,
             merge_pairs=merge_pairs,
+            restrict_levels=restrict_levels,
             time_limit=time_limit,
             memory_limit_mb=memory_limit_mb,
         )
@@ -508,6 +554,14 @@ def cut_prune(
             )
         }
         extra.update(reduce_time=out["reduce_seconds"], flow_time=out["flow_seconds"])
+        extra["restrict_rounds"] = [
+            dict(zip(_ROUND_FIELDS, map(int, row), strict=True)) | {"seconds": float(sec)}
+            for row, sec in zip(
+                np.asarray(out["rounds"]).reshape(-1, len(_ROUND_FIELDS)),
+                np.asarray(out["round_seconds"]),
+                strict=True,
+            )
+        ]
     objective = float(objective_value(data, leaves, lam=lam)["objective"])
     bound = min(float(out["lower_bound"]), objective)
     status = Status(out["status"])

@@ -32,6 +32,7 @@ class CutBuilder {
     for (std::size_t t = 0; t < T; ++t) offset_[t + 1] = offset_[t] + ens.trees[t].n_nodes;
     const std::int64_t n = offset_[T];
     parent_.assign(static_cast<std::size_t>(n), -1);
+    depth_.assign(static_cast<std::size_t>(n), 0);
     gain_.assign(static_cast<std::size_t>(n), 0);
     for (std::size_t t = 0; t < T; ++t) {
       const CompactTree& tr = ens.trees[t];
@@ -40,6 +41,9 @@ class CutBuilder {
         const std::int64_t g = offset_[t] + h;
         parent_[offset_[t] + tr.left[h]] = static_cast<std::int32_t>(h);
         parent_[offset_[t] + tr.right[h]] = static_cast<std::int32_t>(h);
+        // pre-order: a parent's depth is set before its children's
+        depth_[offset_[t] + tr.left[h]] = depth_[g] + 1;
+        depth_[offset_[t] + tr.right[h]] = depth_[g] + 1;
         const std::int64_t gain = tr.error[h] - tr.error[tr.left[h]] - tr.error[tr.right[h]];
         if (gain < 0)
           throw std::invalid_argument("a split increases training error: the trees' error "
@@ -99,14 +103,14 @@ class CutBuilder {
     }
   }
 
-  // The forcing rule until nothing changes; fills forced, paid (K x N) and the constant part of
-  // the cut (the sink capacities of the paid pairs). False when the budget stopped it (what is
-  // forced so far is still forced).
+  // The forcing rule until nothing changes, from the splits already in `forced` (a parent-closed
+  // set every minimum closure contains, their pairs in `paid`); adds to forced, paid (K x N) and
+  // the constant part of the cut (the sink capacities of the paid pairs). False when the budget
+  // stopped it (what is forced so far is still forced).
   bool force(const std::vector<std::uint8_t>& dead, std::vector<std::uint8_t>& forced,
              std::vector<std::uint8_t>& paid, std::int64_t& constant, double& paid_cost,
              long long& iterations, Budget& budget) const {
     const std::int64_t n = n_nodes();
-    forced.assign(static_cast<std::size_t>(n), 0);
     std::vector<std::int64_t> val(static_cast<std::size_t>(n), 0);
     std::vector<std::int64_t> unpaid(static_cast<std::size_t>(n), 0);
     // unpaid[g] is recomputed only when its feature gained paid pairs since (versions)
@@ -159,23 +163,35 @@ class CutBuilder {
         const std::size_t t = tree_of(g);
         const CompactTree& tr = ens_.trees[t];
         const std::int32_t h = static_cast<std::int32_t>(g - offset_[t]);
-        if (!tr.first_use[h]) continue;
-        const std::int32_t k = tr.feature[h];
-        std::uint8_t* row = paid.data() + static_cast<std::int64_t>(k) * N_;
-        bool any = false;
-        for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
-          const std::int32_t i = tr.by_leaf[j];
-          if (row[i]) continue;
-          row[i] = 1;
-          any = true;
-          constant = saturating_add(constant, cap(k, i));
-          paid_cost += pair_cost(k, i);
-        }
-        if (any) ++feature_version[k];
+        if (pay(g, paid, constant, paid_cost)) ++feature_version[tr.feature[h]];
       }
     }
     return false;
   }
+
+  // Marks the pairs of split g paid (if it is a first-use node) and adds their capacities to
+  // `constant` and their c_k w_i to `paid_cost`; true if any pair was not paid yet.
+  bool pay(std::int64_t g, std::vector<std::uint8_t>& paid, std::int64_t& constant,
+           double& paid_cost) const {
+    const std::size_t t = tree_of(g);
+    const CompactTree& tr = ens_.trees[t];
+    const std::int32_t h = static_cast<std::int32_t>(g - offset_[t]);
+    if (!tr.first_use[h]) return false;
+    const std::int32_t k = tr.feature[h];
+    std::uint8_t* row = paid.data() + static_cast<std::int64_t>(k) * N_;
+    bool any = false;
+    for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
+      const std::int32_t i = tr.by_leaf[j];
+      if (row[i]) continue;
+      row[i] = 1;
+      any = true;
+      constant = saturating_add(constant, cap(k, i));
+      paid_cost += pair_cost(k, i);
+    }
+    return any;
+  }
+
+  std::int32_t depth(std::int64_t g) const { return depth_[g]; }
 
   // The network on the splits neither forced nor dead and the pairs outside `paid`; `local`
   // (per global node) and `pair_key` map its nodes back.
@@ -280,6 +296,7 @@ class CutBuilder {
   std::int64_t N_, K_;
   std::vector<std::int64_t> offset_;
   std::vector<std::int32_t> parent_;  // pre-order id of the parent within the tree
+  std::vector<std::int32_t> depth_;   // 0 at the roots
   std::vector<std::int64_t> gain_;
   std::int64_t n_splits_ = 0, total_gain_ = 0, total_src_ = 0, scale_ = 1;
   double limit_ = 1.0, lam_T_ = 0.0, scale_f_ = 1.0;
@@ -432,7 +449,81 @@ struct Reduced {
   std::vector<std::int32_t> tails, heads;
   std::int64_t n_nodes_unmerged = 0, n_arcs_unmerged = 0;
   std::size_t bytes = 0;  // what the reduction's arrays hold
+  std::vector<RestrictRound> rounds;
 };
+
+// Rule 5 of odtkit.pruning._cut (restricted problems): for L = 0 .. levels - 1, the minimal
+// minimum closure of the network restricted to the splits of depth <= L (the forced ones fixed
+// in, the paid pairs free, every deeper split fixed out) is contained in every minimum closure
+// of the whole network. So it is forced, its pairs are paid, and rule 3 runs again from there (deep
+// splits whose pairs are now paid). Two rounds in a row whose cut forces nothing end the rounds
+// (a depth limit with no live unforced split left is skipped and does not count; on
+// scikit-learn's default forest at lam = 1e-2 the rounds at depth 5 and beyond force nothing
+// while their networks grow: benchmarks/pruning_default_forests.py). So does a round that would
+// not fit the memory limit, or a limit that stops a round's flow: what is forced so far stays
+// forced.
+void restrict_rounds(const CutBuilder& net, Reduced& red, std::int32_t levels, bool merge_pairs,
+                     Budget& budget) {
+  const std::int64_t n = net.n_nodes();
+  std::int32_t max_depth = 0;
+  for (std::int64_t g = 0; g < n; ++g) max_depth = std::max(max_depth, net.depth(g));
+  std::vector<std::uint8_t> out_of(static_cast<std::size_t>(n), 0);
+  std::int64_t n_forced = 0;
+  for (std::int64_t g = 0; g < n; ++g) n_forced += red.forced[g];
+  int idle = 0;  // rounds in a row whose cut forced nothing
+  for (std::int32_t L = 0; L < std::min(levels, max_depth) && idle < 2 && !budget.stopped();
+       ++L) {
+    const auto start = std::chrono::steady_clock::now();
+    for (std::int64_t g = 0; g < n; ++g) out_of[g] = red.dead[g] || net.depth(g) > L;
+    std::int64_t splits = 0, entries = 0;
+    const std::size_t build = net.build_bytes(out_of, red.forced, red.paid, splits, entries);
+    if (splits == 0) continue;
+    const double ahead = static_cast<double>(build) + 32.0 * static_cast<double>(splits + entries);
+    const double in_use = static_cast<double>(red.bytes) + static_cast<double>(n);
+    if (budget.memory_limit_bytes() > 0 && in_use + ahead > budget.memory_limit_bytes()) break;
+    budget.note_memory(static_cast<std::size_t>(in_use + ahead));
+    RestrictRound round;
+    round.level = L;
+    std::vector<std::uint8_t> side;
+    std::vector<std::int64_t> split_of;
+    const bool ok = catch_out_of_memory(budget, [&] {
+      std::vector<std::int32_t> local, tails, heads;
+      std::vector<std::int64_t> pair_key, member_start, src, snk;
+      net.build(out_of, red.forced, red.paid, local, split_of, pair_key, src, snk, tails, heads,
+                splits, entries);
+      if (merge_pairs)
+        merge_identical_pairs(split_of.size(), src, snk, tails, heads, pair_key, member_start);
+      round.n_nodes = static_cast<std::int64_t>(src.size());
+      round.n_arcs = static_cast<std::int64_t>(tails.size());
+      const auto release = [&tails, &heads] {
+        std::vector<std::int32_t>().swap(tails);
+        std::vector<std::int32_t>().swap(heads);
+      };
+      ClosureCutOutput cut = closure_min_cut(round.n_nodes, src.data(), snk.data(), round.n_arcs,
+                                             tails.data(), heads.data(), budget,
+                                             MaxFlowAlgorithm::kAuto, true, release);
+      side = std::move(cut.source_side);
+    });
+    // a stopped flow's side is a closure but not the minimal maximiser: force nothing from it
+    if (!ok || budget.stopped()) break;
+    for (std::size_t v = 0; v < split_of.size(); ++v) {
+      if (!side[v]) continue;
+      red.forced[split_of[v]] = 1;
+      net.pay(split_of[v], red.paid, red.constant, red.paid_cost);
+      ++round.n_forced_cut;
+    }
+    if (round.n_forced_cut > 0)
+      net.force(red.dead, red.forced, red.paid, red.constant, red.paid_cost, red.iterations,
+                budget);
+    std::int64_t now = 0;
+    for (std::int64_t g = 0; g < n; ++g) now += red.forced[g];
+    round.n_forced_rule = now - n_forced - round.n_forced_cut;
+    n_forced = now;
+    idle = round.n_forced_cut > 0 ? 0 : idle + 1;
+    round.seconds = seconds_since(start);
+    red.rounds.push_back(round);
+  }
+}
 
 enum class Reduction { kNone, kDead, kDeadAndForced };
 
@@ -441,7 +532,7 @@ enum class Reduction { kNone, kDead, kDeadAndForced };
 // before building).
 Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::int64_t n_samples,
                          Reduction reduction, bool merge_pairs, double flow_bytes_per_arc,
-                         Budget& budget) {
+                         std::int32_t restrict_levels, Budget& budget) {
   Reduced red;
   const std::int64_t n = net.n_nodes();
   const std::int64_t KN = n_samples * n_features;
@@ -456,9 +547,14 @@ Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::in
       red.dead.assign(static_cast<std::size_t>(n), 0);
     else
       net.mark_dead(red.dead);
-    if (reduction == Reduction::kDeadAndForced)
+    if (reduction == Reduction::kDeadAndForced) {
       forcing_done = net.force(red.dead, red.forced, red.paid, red.constant, red.paid_cost,
                                red.iterations, budget);
+      if (forcing_done && restrict_levels > 0) {
+        restrict_rounds(net, red, restrict_levels, merge_pairs, budget);
+        forcing_done = !budget.stopped();
+      }
+    }
   });
   red.complete = red.complete && forcing_done;
   if (red.forced.size() != static_cast<std::size_t>(n))
@@ -491,7 +587,8 @@ Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::in
 }  // namespace
 
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, double scale,
-                                   bool reduce, bool merge_pairs, Budget& budget) {
+                                   bool reduce, bool merge_pairs, std::int32_t restrict_levels,
+                                   Budget& budget) {
   const auto start = std::chrono::steady_clock::now();
   if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
   check_ensemble(ens);
@@ -504,8 +601,9 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
   // little more; 32 covers them
   Reduced red = reduce_and_build(net, ens.n_features, ens.n_samples,
                                  reduce ? Reduction::kDeadAndForced : Reduction::kNone,
-                                 merge_pairs, 32.0, budget);
+                                 merge_pairs, 32.0, restrict_levels, budget);
   out.iterations = red.iterations;
+  out.rounds = red.rounds;
   for (std::int64_t g = 0; g < n; ++g) {
     out.n_forced += red.forced[g];
     out.n_dead += red.dead[g];
@@ -571,18 +669,20 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
 namespace {
 // reduce_and_build without limits, for the entry points that return the network itself
 Reduced reduce_unlimited(const CutBuilder& net, const CompactEnsemble& ens, Reduction reduction,
-                         bool merge_pairs) {
+                         bool merge_pairs, std::int32_t restrict_levels = 0) {
   Budget budget{SearchConfig{}};
-  return reduce_and_build(net, ens.n_features, ens.n_samples, reduction, merge_pairs, 0.0, budget);
+  return reduce_and_build(net, ens.n_features, ens.n_samples, reduction, merge_pairs, 0.0,
+                          restrict_levels, budget);
 }
 }  // namespace
 
 ReducedNetwork ensemble_reduced_network(const CompactEnsemble& ens, double lam, double scale,
-                                        bool merge_pairs) {
+                                        bool merge_pairs, std::int32_t restrict_levels) {
   if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
   check_ensemble(ens);
   CutBuilder net(ens, lam, scale);
-  Reduced red = reduce_unlimited(net, ens, Reduction::kDeadAndForced, merge_pairs);
+  Reduced red =
+      reduce_unlimited(net, ens, Reduction::kDeadAndForced, merge_pairs, restrict_levels);
   ReducedNetwork out;
   out.source_cap = std::move(red.src);
   out.sink_cap = std::move(red.snk);

@@ -10,12 +10,16 @@
 // child -> parent and u -> (feature[u], i). Capacities are computed exactly as the numpy
 // builder computes them, so the minimal minimum cut is the same one.
 //
-// The reduction (`reduce`), both rules proven in odtkit.pruning._cut:
+// The reduction (`reduce`), the rules proven in odtkit.pruning._cut:
 // * dead: a split whose subtree gains nothing (all gains 0) is in no minimal minimum closure;
 // * forced: with P the pairs already paid by forced splits, a split h whose parent is forced (or
 //   a root) is in every minimum closure when val(h) = gain_h - unpaid_h + sum over its children
 //   of max(0, val(child)) > 0 (unpaid_h: the sink capacity of h's pairs outside P); its pairs
 //   join P. Repeated until nothing changes.
+// * restricted (rule 5, `restrict_levels`): the minimal minimum closure of the network cut down
+//   to the splits of depth <= L (forced ones in, paid pairs free) is in every minimum closure
+//   of the whole (the objective is supermodular on closed sets), so it is forced too, and the
+//   forcing rule runs again; for L = 0, 1, ...
 // The max-flow then runs on the splits neither forced nor dead and the pairs outside P only,
 // and (`merge_pairs`) pairs with the same predecessors become one node of summed capacity.
 #pragma once
@@ -49,6 +53,15 @@ struct CompactEnsemble {
   const std::int64_t* weight = nullptr;  // (N,) examples each one stands for (0: merged away)
 };
 
+// One round of rule 5 (restricted problems, see restrict_rounds in ensemble_cut.cpp): the depth
+// limit, the restricted network its max-flow saw, the splits its cut forced and those rule 3
+// forced after it, and its wall seconds.
+struct RestrictRound {
+  std::int32_t level = 0;
+  std::int64_t n_nodes = 0, n_arcs = 0, n_forced_cut = 0, n_forced_rule = 0;
+  double seconds = 0.0;
+};
+
 struct EnsembleCutOutput {
   std::vector<std::uint8_t> kept;  // per global node (tree offset + pre-order id): kept split
   std::int64_t flow = 0;           // lower bound on the integer min cut (== cut when optimal)
@@ -62,12 +75,16 @@ struct EnsembleCutOutput {
   std::int64_t n_nodes = 0, n_arcs = 0;  // the network the max-flow ran on
   std::int64_t n_nodes_unmerged = 0, n_arcs_unmerged = 0;  // before identical pairs merged
   double reduce_seconds = 0.0, flow_seconds = 0.0, seconds = 0.0, peak_memory_mb = 0.0;
+  std::vector<RestrictRound> rounds;  // rule 5's rounds, in order
 };
 
 // Throws std::invalid_argument on inconsistent trees (bad child ids, features, slices) or
 // capacities that could overflow. `scale`: the power of two of odtkit.pruning._cut.
+// `restrict_levels` (with `reduce`): rounds of rule 5, for the depth limits 0 .. levels - 1
+// (0: none).
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ensemble, double lam, double scale,
-                                   bool reduce, bool merge_pairs, Budget& budget);
+                                   bool reduce, bool merge_pairs, std::int32_t restrict_levels,
+                                   Budget& budget);
 
 // The lambda-independent network (dead splits dropped, and with `merge_pairs` identical pairs
 // merged) for the exact cost-error path: split nodes first, then pair nodes.
@@ -90,7 +107,8 @@ struct ReducedNetwork {
   std::int64_t constant = 0, n_splits = 0, n_forced = 0, n_dead = 0;
 };
 ReducedNetwork ensemble_reduced_network(const CompactEnsemble& ensemble, double lam,
-                                        double scale, bool merge_pairs);
+                                        double scale, bool merge_pairs,
+                                        std::int32_t restrict_levels);
 
 // Check one tree's arrays (child ids after their parent in pre-order, ends, features, slices);
 // throws std::invalid_argument naming the tree.

@@ -96,11 +96,19 @@ class CompactTrees {
 };
 
 NamedValues run_ensemble_min_cut(const CompactTrees& trees, double lam, double scale,
-                                 bool reduce, bool merge_pairs, double time_limit,
-                                 double memory_limit_mb) {
+                                 bool reduce, bool merge_pairs, std::int32_t restrict_levels,
+                                 double time_limit, double memory_limit_mb) {
   EnsembleCutOutput out = run_with_limits(time_limit, memory_limit_mb, [&](Budget& budget) {
-    return ensemble_min_cut(trees.view(), lam, scale, reduce, merge_pairs, budget);
+    return ensemble_min_cut(trees.view(), lam, scale, reduce, merge_pairs, restrict_levels,
+                            budget);
   });
+  // rule 5's rounds as one int64 row each: level, nodes, arcs, forced by the cut, by rule 3
+  std::vector<std::int64_t> rounds;
+  std::vector<double> round_seconds;
+  for (const RestrictRound& r : out.rounds) {
+    rounds.insert(rounds.end(), {r.level, r.n_nodes, r.n_arcs, r.n_forced_cut, r.n_forced_rule});
+    round_seconds.push_back(r.seconds);
+  }
   return as_dict("kept", to_numpy(std::move(out.kept)), "flow", out.flow, "cut", out.cut,
                  "total_gain", out.total_gain, "lost_gain", out.lost_gain, "paid_cost",
                  out.paid_cost, "status", out.status, "phases", out.phases, "augmentations",
@@ -109,7 +117,8 @@ NamedValues run_ensemble_min_cut(const CompactTrees& trees, double lam, double s
                  out.n_nodes, "n_arcs", out.n_arcs, "n_nodes_unmerged", out.n_nodes_unmerged,
                  "n_arcs_unmerged", out.n_arcs_unmerged, "reduce_seconds", out.reduce_seconds,
                  "flow_seconds", out.flow_seconds, "seconds", out.seconds, "peak_memory_mb",
-                 out.peak_memory_mb);
+                 out.peak_memory_mb, "rounds", to_numpy(std::move(rounds)), "round_seconds",
+                 to_numpy(std::move(round_seconds)));
 }
 
 NamedValues run_ensemble_network(const CompactTrees& trees, bool merge_pairs) {
@@ -127,11 +136,11 @@ NamedValues run_ensemble_network(const CompactTrees& trees, bool merge_pairs) {
 }
 
 NamedValues run_ensemble_reduced_network(const CompactTrees& trees, double lam, double scale,
-                                         bool merge_pairs) {
+                                         bool merge_pairs, std::int32_t restrict_levels) {
   ReducedNetwork out;
   {
     nb::gil_scoped_release release;
-    out = ensemble_reduced_network(trees.view(), lam, scale, merge_pairs);
+    out = ensemble_reduced_network(trees.view(), lam, scale, merge_pairs, restrict_levels);
   }
   return as_dict("source_cap", to_numpy(std::move(out.source_cap)), "sink_cap",
                  to_numpy(std::move(out.sink_cap)), "tails", to_numpy(std::move(out.tails)),
@@ -158,15 +167,19 @@ void bind_ensemble_cut(nb::module_& m) {
            nb::arg("costs").noconvert(), nb::arg("weight").noconvert());
   m.def("ensemble_min_cut", &run_ensemble_min_cut, nb::arg("trees"), nb::arg("lam"),
         nb::arg("scale"), nb::arg("reduce") = true, nb::arg("merge_pairs") = true,
-        nb::arg("time_limit") = 0.0, nb::arg("memory_limit_mb") = 0.0,
+        nb::arg("restrict_levels") = 0, nb::arg("time_limit") = 0.0,
+        nb::arg("memory_limit_mb") = 0.0,
         "IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop "
-        "splits first; merge_pairs: pairs with the same predecessors as one node (both "
-        "exact). Returns a dict: kept (uint8 per global node), flow, cut (integer, scaled), "
-        "total_gain, lost_gain, paid_cost, status, the network's n_nodes and n_arcs (and "
+        "splits first; merge_pairs: pairs with the same predecessors as one node; "
+        "restrict_levels: rounds of rule 5 (restricted problems for depth limits 0 .. "
+        "restrict_levels - 1; all exact). Returns a dict: kept (uint8 per global node), flow, "
+        "cut (integer, scaled), total_gain, lost_gain, paid_cost, status, the network's n_nodes and n_arcs (and "
         "before merging), n_forced, n_dead, n_paid, iterations, phases, augmentations, times "
-        "and peak_memory_mb.");
+        "and peak_memory_mb; rounds (int64, one row of level, nodes, arcs, forced by the "
+        "cut, forced by rule 3 after it per round of rule 5) and round_seconds.");
   m.def("ensemble_reduced_network", &run_ensemble_reduced_network, nb::arg("trees"),
         nb::arg("lam"), nb::arg("scale"), nb::arg("merge_pairs") = true,
+        nb::arg("restrict_levels") = 0,
         "The network ensemble_min_cut gives its max-flow at lam (every exact reduction): "
         "int64 source_cap, sink_cap, int32 tails, heads, and constant (the capacity the forced "
         "pairs add to every cut), n_splits (split nodes come first), n_forced, n_dead.");
