@@ -83,10 +83,17 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
   Budget budget(config, std::move(interrupted));
   budget_ = &budget;
   if (count_only_) scratch_.resize(static_cast<std::size_t>(depth) + 1);
+  // the pair counts' tables may take at most half of a memory limit (as in the dp)
+  use_depth2_ = problem.integral() && rules_.allowed.empty() && rules_.budget < 0 &&
+                !(min_leaf_ > 0.0) && depth >= 2 &&
+                (!(config.memory_limit_mb > 0) ||
+                 static_cast<double>(Depth2Solver::upfront_bytes(problem)) <=
+                     0.5 * config.memory_limit_mb * 1048576.0);
   catch_out_of_memory(budget, [&] {
     root_ = node_id(problem.all_points().data(), depth);
     ensure(root_, bound * total_weight_ + tolerance_);
   });
+  depth2_.reset();  // it refers to the problem, which only the build may read
   complete_ = !budget.stopped();
   status_ = status_name(budget.status());
   seconds_ = budget.elapsed();
@@ -140,7 +147,7 @@ int RashomonSet::node_id(const std::uint64_t* support, int depth) {
 }
 
 std::size_t RashomonSet::bytes_in_use() const {
-  return block_bytes_ + transient_bytes_ + scratch_bytes_ +
+  return block_bytes_ + transient_bytes_ + scratch_bytes_ + (depth2_ ? depth2_->bytes() : 0) +
          slot_id_.size() * (sizeof(int) + sizeof(std::uint64_t));
 }
 
@@ -220,6 +227,7 @@ void RashomonSet::solve_optimum(int id, double cap) {
   }
   Budget& limits = *budget_;
   if (limits.tick(bytes_in_use(), (n_words_ * 8 + sizeof(Node)) * 4)) return;
+  if (nodes_[id].depth == 2 && use_depth2_ && solve_depth2(id)) return;
   Node& node = nodes_[id];
   const std::uint64_t* support = node.support.data();
   const int K = n_classes_;
@@ -274,6 +282,78 @@ void RashomonSet::solve_optimum(int id, double cap) {
   // sums of the same leaves in another order differ in the last bits: equal within slack_
   node.exact = node.lower >= node.upper - slack_;
   if (node.exact) node.lower = node.upper;
+}
+
+bool RashomonSet::solve_depth2(int id) {
+  if (!depth2_) {
+    try {
+      depth2_ = std::make_unique<Depth2Solver>(*problem_);
+    } catch (const std::bad_alloc&) {
+      use_depth2_ = false;  // an accelerator only: the generic recursion is exact too
+      return false;
+    }
+  }
+  Node& node = nodes_[id];
+  const std::uint64_t* support = node.support.data();
+  const double* F = depth2_->pair_counts(support, budget_);
+  if (F == nullptr) return false;  // a limit stopped the count
+  const int K = n_classes_;
+  const std::size_t M = problem_->n_features();
+  // F_k(i, j), i <= j: the weight of class k with x_i = x_j = 1 (depth2.hpp)
+  const auto pair = [&](std::size_t i, std::size_t j, int k) {
+    const std::size_t lo = std::min(i, j), hi = std::max(i, j);
+    return F[(lo * M + hi) * static_cast<std::size_t>(K) + static_cast<std::size_t>(k)];
+  };
+  std::vector<double> weight(K), side(K), zero(K), a(K), b(K);
+  problem_->class_weights(support, weight.data());
+  // a leaf's value as materialize computes it (total - top + Lambda), on integer weights the
+  // same number to the last bit, so this optimum equals the generic recursion's
+  const auto leaf = [&](const double* c, double* total_out) {
+    double total = 0.0, top = 0.0;
+    for (int k = 0; k < K; ++k) {
+      total += c[k];
+      top = std::max(top, c[k]);
+    }
+    if (total_out != nullptr) *total_out = total;
+    return total - top + penalty_;
+  };
+  // the best depth-<=1 tree on the cell x_i = s of the support (class weights c)
+  const auto depth1 = [&](std::size_t i, int s, const double* c) {
+    double best = leaf(c, nullptr);
+    if (best <= 2 * penalty_) return best;  // a split has two leaves
+    for (std::size_t j = 0; j < M; ++j) {
+      if (j == i) continue;  // one side empty: not a split
+      for (int k = 0; k < K; ++k) {
+        a[k] = s == 1 ? pair(i, j, k) : pair(j, j, k) - pair(i, j, k);  // x_j = 1
+        b[k] = c[k] - a[k];
+      }
+      double wa = 0.0, wb = 0.0;
+      const double value = leaf(a.data(), &wa) + leaf(b.data(), &wb);
+      // split_on's rule: a side this light is empty, and a split with an empty side is none
+      if (wa <= zero_weight_ || wb <= zero_weight_) continue;
+      best = std::min(best, value);
+    }
+    return best;
+  };
+  double total = 0.0;
+  double best = leaf(weight.data(), &total);
+  for (std::size_t i = 0; i < M && best > 2 * penalty_; ++i) {
+    double w1 = 0.0;
+    for (int k = 0; k < K; ++k) {
+      side[k] = pair(i, i, k);
+      w1 += side[k];
+    }
+    if (w1 <= zero_weight_ || total - w1 <= zero_weight_) continue;
+    for (int k = 0; k < K; ++k) zero[k] = weight[k] - side[k];
+    const double v0 = depth1(i, 0, zero.data());
+    if (v0 + penalty_ >= best) continue;  // the x_i = 1 side has a leaf at least
+    const double v1 = depth1(i, 1, side.data());
+    best = std::min(best, v0 + v1);
+  }
+  node.upper = std::min(node.upper, best);
+  node.lower = node.upper;
+  node.exact = true;
+  return true;
 }
 
 void RashomonSet::ensure(int id, double budget) {

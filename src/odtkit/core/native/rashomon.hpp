@@ -34,10 +34,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "count.hpp"
+#include "depth2.hpp"
 #include "problem.hpp"
 #include "search_types.hpp"
 
@@ -150,6 +152,11 @@ class RashomonSet {
   // the memo entry of a sub-problem, its bounds set up
   int materialize(const std::uint64_t* support, int depth, const double* class_weight);
   void solve_optimum(int id, double cap);
+  // The exact optimum of a depth-two node from the pair counts of its support
+  // (Depth2Solver::pair_counts, one pass over its points) instead of a memo entry per
+  // depth-one child: false when the counts are not available (a limit stopped them), and the
+  // generic recursion runs instead. Only on integer weights without rules (see use_depth2_).
+  bool solve_depth2(int id);
   void ensure(int id, double budget);
   void build(int id, double budget);
   void unrank(int id, std::size_t key, Count index, std::vector<int>& out) const;
@@ -169,6 +176,12 @@ class RashomonSet {
   double slack_ = 0.0;
   bool majority_only_ = false;
   bool count_only_ = false;
+  // Depth-two optima by pair counts (solve_depth2): integer weights, so every count is an
+  // exact integer and the values equal the generic recursion's sums to the last bit; no
+  // feature mask, split costs or minimum leaf support (the counts do not see them). Built at
+  // its first use, freed with the build (it holds M^2 K doubles per cached slot).
+  bool use_depth2_ = false;
+  std::unique_ptr<Depth2Solver> depth2_;
   // Count-only builds on integer weights add each pair of child keys into a dense table over
   // (leaves, misclassified) instead of a hash map: one scratch table per depth (a build has at
   // most one frame per depth on the stack), kept zero between builds through the list of the
