@@ -191,6 +191,16 @@ class RashomonSet {
     std::vector<std::uint32_t> touched;
   };
   std::vector<Scratch> scratch_;
+  // A node's keys grouped by leaf count (group l: start[l] .. start[l + 1]), each group in
+  // increasing misclassified weight, with their counts: the dense table's fast path.
+  struct Grouped {
+    std::vector<std::uint32_t> start, wrong;
+    std::vector<std::uint64_t> count;
+    Count::u128 total = 0;
+  };
+  // false when a count or the total does not fit in 64 bits, or a key has `rows` leaves or
+  // more (the checked pair loop serves those)
+  static bool group_keys(const Node& node, std::size_t rows, Grouped& out);
   std::size_t scratch_bytes_ = 0;
   void require_blocks(const char* what) const;
   double min_leaf_ = 0.0;  // count units (0: no minimum leaf support)
