@@ -327,38 +327,59 @@ bool RashomonSet::solve_depth2(int id) {
   const std::uint64_t* support = node.support.data();
   const double* F = depth2_->pair_counts(support, budget_);
   if (F == nullptr) return false;  // a limit stopped the count
-  const int K = n_classes_;
+  const double best = n_classes_ == 2 ? depth2_optimum<2>(F, support)
+                                      : depth2_optimum<0>(F, support);
+  node.upper = std::min(node.upper, best);
+  node.lower = node.upper;
+  node.exact = true;
+  return true;
+}
+
+template <int FixedK>
+double RashomonSet::depth2_optimum(const double* F, const std::uint64_t* support) {
+  const int K = FixedK > 0 ? FixedK : n_classes_;
   const std::size_t M = problem_->n_features();
+  const std::size_t KK = static_cast<std::size_t>(K);
   // F_k(i, j), i <= j: the weight of class k with x_i = x_j = 1 (depth2.hpp)
-  const auto pair = [&](std::size_t i, std::size_t j, int k) {
-    const std::size_t lo = std::min(i, j), hi = std::max(i, j);
-    return F[(lo * M + hi) * static_cast<std::size_t>(K) + static_cast<std::size_t>(k)];
+  const auto pair = [&](std::size_t i, std::size_t j) {
+    return F + ((i < j ? i * M + j : j * M + i) * KK);
   };
-  std::vector<double> weight(K), side(K), zero(K), a(K), b(K);
-  problem_->class_weights(support, weight.data());
-  // a leaf's value as materialize computes it (total - top + Lambda), on integer weights the
+  double weight[FixedK > 0 ? FixedK : 1];
+  std::vector<double> dynamic(FixedK > 0 ? 0 : 5 * KK);
+  double* w = FixedK > 0 ? weight : dynamic.data();
+  double side_store[FixedK > 0 ? 4 * FixedK : 1];
+  double* side = FixedK > 0 ? side_store : dynamic.data() + KK;
+  double* zero = side + KK;
+  double* a = zero + KK;
+  problem_->class_weights(support, w);
+  // a leaf's value as materialize computes it (total - top + Lambda): on integer weights the
   // same number to the last bit, so this optimum equals the generic recursion's
-  const auto leaf = [&](const double* c, double* total_out) {
-    double total = 0.0, top = 0.0;
+  const auto leaf = [&](const double* c, double& total) {
+    double top = 0.0;
+    total = 0.0;
     for (int k = 0; k < K; ++k) {
       total += c[k];
       top = std::max(top, c[k]);
     }
-    if (total_out != nullptr) *total_out = total;
     return total - top + penalty_;
   };
+  const double two = 2 * penalty_;  // a split has two leaves at least
   // the best depth-<=1 tree on the cell x_i = s of the support (class weights c)
   const auto depth1 = [&](std::size_t i, int s, const double* c) {
-    double best = leaf(c, nullptr);
-    if (best <= 2 * penalty_) return best;  // a split has two leaves
-    for (std::size_t j = 0; j < M; ++j) {
+    double total_c = 0.0;
+    double best = leaf(c, total_c);
+    if (best <= two) return best;
+    double* b = a + KK;
+    for (std::size_t j = 0; j < M && best > two; ++j) {
       if (j == i) continue;  // one side empty: not a split
+      const double* fij = pair(i, j);
+      const double* fjj = pair(j, j);
       for (int k = 0; k < K; ++k) {
-        a[k] = s == 1 ? pair(i, j, k) : pair(j, j, k) - pair(i, j, k);  // x_j = 1
+        a[k] = s == 1 ? fij[k] : fjj[k] - fij[k];  // x_j = 1
         b[k] = c[k] - a[k];
       }
       double wa = 0.0, wb = 0.0;
-      const double value = leaf(a.data(), &wa) + leaf(b.data(), &wb);
+      const double value = leaf(a, wa) + leaf(b, wb);
       // split_on's rule: a side this light is empty, and a split with an empty side is none
       if (wa <= zero_weight_ || wb <= zero_weight_) continue;
       best = std::min(best, value);
@@ -366,24 +387,27 @@ bool RashomonSet::solve_depth2(int id) {
     return best;
   };
   double total = 0.0;
-  double best = leaf(weight.data(), &total);
-  for (std::size_t i = 0; i < M && best > 2 * penalty_; ++i) {
+  double best = leaf(w, total);
+  for (std::size_t i = 0; i < M && best > two; ++i) {
+    const double* fii = pair(i, i);
     double w1 = 0.0;
     for (int k = 0; k < K; ++k) {
-      side[k] = pair(i, i, k);
-      w1 += side[k];
+      side[k] = fii[k];
+      zero[k] = w[k] - fii[k];
+      w1 += fii[k];
     }
     if (w1 <= zero_weight_ || total - w1 <= zero_weight_) continue;
-    for (int k = 0; k < K; ++k) zero[k] = weight[k] - side[k];
-    const double v0 = depth1(i, 0, zero.data());
-    if (v0 + penalty_ >= best) continue;  // the x_i = 1 side has a leaf at least
-    const double v1 = depth1(i, 1, side.data());
+    // each side's value is at least min(its leaf, two leaves): a root that cannot beat the
+    // best so far is not searched
+    double t0 = 0.0, t1 = 0.0;
+    const double low0 = std::min(leaf(zero, t0), two), low1 = std::min(leaf(side, t1), two);
+    if (low0 + low1 >= best) continue;
+    const double v0 = depth1(i, 0, zero);
+    if (v0 + low1 >= best) continue;
+    const double v1 = depth1(i, 1, side);
     best = std::min(best, v0 + v1);
   }
-  node.upper = std::min(node.upper, best);
-  node.lower = node.upper;
-  node.exact = true;
-  return true;
+  return best;
 }
 
 void RashomonSet::ensure(int id, double budget) {

@@ -157,6 +157,9 @@ class RashomonSet {
   // depth-one child: false when the counts are not available (a limit stopped them), and the
   // generic recursion runs instead. Only on integer weights without rules (see use_depth2_).
   bool solve_depth2(int id);
+  // its search over the pair counts F of `support` (FixedK: the number of classes, 0: any)
+  template <int FixedK>
+  double depth2_optimum(const double* F, const std::uint64_t* support);
   void ensure(int id, double budget);
   void build(int id, double budget);
   void unrank(int id, std::size_t key, Count index, std::vector<int>& out) const;
