@@ -284,6 +284,164 @@ void RashomonSet::solve_optimum(int id, double cap) {
   if (node.exact) node.lower = node.upper;
 }
 
+std::vector<std::uint32_t> RashomonSet::set_order(const std::vector<Key>& found, double slack) {
+  // set order: value, then fewer leaves, then misclassified, then cost
+  std::vector<std::uint32_t> order(found.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const Key& a = found[x];
+    const Key& b = found[y];
+    if (a.value != b.value) return a.value < b.value;
+    if (a.leaves != b.leaves) return a.leaves < b.leaves;
+    if (a.misclassified != b.misclassified) return a.misclassified < b.misclassified;
+    return a.cost < b.cost;
+  });
+  // Values equal up to rounding (the same leaves summed in another order; e + Lambda k equal
+  // in exact arithmetic) are one objective: within such a group, fewer leaves come first.
+  for (std::size_t begin = 0; begin < order.size();) {
+    std::size_t end = begin + 1;
+    while (end < order.size() && found[order[end]].value - found[order[begin]].value <= slack)
+      ++end;
+    if (end - begin > 1)
+      std::stable_sort(order.begin() + begin, order.begin() + end,
+                       [&](std::uint32_t x, std::uint32_t y) {
+                         const Key& a = found[x];
+                         const Key& b = found[y];
+                         if (a.leaves != b.leaves) return a.leaves < b.leaves;
+                         if (a.misclassified != b.misclassified)
+                           return a.misclassified < b.misclassified;
+                         return a.cost < b.cost;
+                       });
+    begin = end;
+  }
+  return order;
+}
+
+Count RashomonSet::count_pairs(const Node& L, const Node& R,
+                               const std::vector<long long>& threshold) const {
+  // the right keys by leaf count, in misclassified order, with the running count of each
+  // group: the pairs of a left key (e, l) with the right keys of l' leaves are the prefix of
+  // misclassified <= threshold[l + l'] - e, the very pairs the dense table adds
+  const std::size_t rows = threshold.size();
+  std::vector<std::vector<std::uint32_t>> wrong(rows);
+  std::vector<std::vector<Count>> running(rows);
+  for (std::size_t c = 0; c < R.keys.size(); ++c) {
+    const auto l = static_cast<std::size_t>(R.keys[c].leaves);
+    if (l >= rows) continue;  // no pair within the budget (threshold covers every leaf count)
+    wrong[l].push_back(static_cast<std::uint32_t>(R.keys[c].misclassified));
+    running[l].push_back(running[l].empty() ? R.counts[c] : running[l].back() + R.counts[c]);
+  }
+  Count total;
+  for (std::size_t a = 0; a < L.keys.size(); ++a) {
+    const auto la = static_cast<std::size_t>(L.keys[a].leaves);
+    const auto ea = static_cast<long long>(L.keys[a].misclassified);
+    for (std::size_t lc = 0; lc < rows && la + lc < rows; ++lc) {
+      const long long limit = threshold[la + lc] - ea;
+      if (wrong[lc].empty() || limit < static_cast<long long>(wrong[lc].front())) continue;
+      const auto end = std::upper_bound(wrong[lc].begin(), wrong[lc].end(),
+                                        static_cast<std::uint32_t>(limit));
+      total += L.counts[a] * running[lc][static_cast<std::size_t>(end - wrong[lc].begin()) - 1];
+    }
+  }
+  return total;
+}
+
+void RashomonSet::finish_root() {
+  if (!root_deferred_) return;
+  Node& root = nodes_[root_];
+  const std::size_t rows = root_rows_, width = root_width_;
+  const double budget = root_budget_, slack = slack_;
+  std::vector<Count::u128> cells(rows * width, 0);
+  std::unordered_map<KeyId, Count, KeyHash> beyond;  // pairs past the u128 cells
+  Count::u128 bound = 0;  // as in build: unchecked adds while every cell stays below it
+  bool bounded = true;
+  Grouped lg, rg;
+  for (const Split& split : root.splits) {
+    const Node& L = nodes_[split.left];
+    const Node& R = nodes_[split.right];
+    bool fast = bounded && group_keys(L, rows, lg) && group_keys(R, rows, rg);
+    if (fast) {
+      Count::u128 product, sum;
+      fast = !__builtin_mul_overflow(lg.total, rg.total, &product) &&
+             !__builtin_add_overflow(bound, product, &sum);
+      if (fast) bound = sum;
+    }
+    if (!fast) bounded = false;
+    for (std::size_t la = 0; fast && la + 1 < lg.start.size(); ++la) {
+      for (std::uint32_t a = lg.start[la]; a < lg.start[la + 1]; ++a) {
+        const long long ea = lg.wrong[a];
+        const Count::u128 ca = lg.count[a];
+        for (std::size_t lc = 0; lc + 1 < rg.start.size() && la + lc < rows; ++lc) {
+          const long long limit = root_threshold_[la + lc] - ea;
+          Count::u128* row = cells.data() + (la + lc) * width + ea;
+          for (std::uint32_t c = rg.start[lc];
+               c < rg.start[lc + 1] && static_cast<long long>(rg.wrong[c]) <= limit; ++c)
+            row[rg.wrong[c]] += ca * rg.count[c];
+        }
+      }
+    }
+    for (std::size_t a = 0; !fast && a < L.keys.size(); ++a) {
+      if (L.keys[a].value + R.keys.front().value > budget + slack) break;
+      for (std::size_t c = 0; c < R.keys.size(); ++c) {
+        if (L.keys[a].value + R.keys[c].value > budget + slack) break;
+        const double wrong = L.keys[a].misclassified + R.keys[c].misclassified;
+        const int leaves = L.keys[a].leaves + R.keys[c].leaves;
+        if (wrong + penalty_ * leaves > budget) continue;  // build's membership test
+        if (static_cast<std::size_t>(leaves) < rows && L.counts[a].fits_u128() &&
+            R.counts[c].fits_u128()) {
+          Count::u128 product, sum;
+          Count::u128& slot =
+              cells[static_cast<std::size_t>(leaves) * width + static_cast<std::size_t>(wrong)];
+          if (!__builtin_mul_overflow(L.counts[a].as_u128(), R.counts[c].as_u128(), &product) &&
+              !__builtin_add_overflow(slot, product, &sum)) {
+            slot = sum;
+            continue;
+          }
+        }
+        beyond[KeyId(wrong, leaves, 0)] += L.counts[a] * R.counts[c];
+      }
+    }
+  }
+  // the leaves' keys (already the root's), then every pair's
+  std::vector<Key> found = root.keys;
+  std::vector<Count> found_counts = root.counts;
+  std::unordered_map<KeyId, std::uint32_t, KeyHash> position;
+  for (std::size_t k = 0; k < found.size(); ++k)
+    position.emplace(KeyId(found[k].misclassified, found[k].leaves, found[k].cost),
+                     static_cast<std::uint32_t>(k));
+  const auto add = [&](double wrong, int leaves, const Count& count) {
+    const auto [it, inserted] = position.try_emplace(
+        KeyId(wrong, leaves, 0), static_cast<std::uint32_t>(found.size()));
+    if (inserted) {
+      found.push_back({wrong, leaves, wrong + penalty_ * leaves, 0});
+      found_counts.emplace_back();
+    }
+    found_counts[it->second] += count;
+  };
+  for (std::size_t cell = 0; cell < cells.size(); ++cell)
+    if (cells[cell] != 0)
+      add(static_cast<double>(cell % width), static_cast<int>(cell / width),
+          Count::from_u128(cells[cell]));
+  for (const auto& [key, count] : beyond) add(std::get<0>(key), std::get<1>(key), count);
+  const std::vector<std::uint32_t> order = set_order(found, slack_);
+  std::vector<Key> keys(found.size());
+  std::vector<Count> counts(found.size());
+  Count total;
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    keys[r] = found[order[r]];
+    counts[r] = found_counts[order[r]];
+    total += counts[r];
+  }
+  // the histogram's pairs are the count's: a difference is a bug, never an input
+  if (!(total == root_count_))
+    throw std::logic_error("RashomonSet: the root's histogram disagrees with its count");
+  block_bytes_ += (keys.size() - root.keys.size()) * (sizeof(Key) + sizeof(Count));
+  root.keys = std::move(keys);
+  root.counts = std::move(counts);
+  root.first.assign(root.keys.size() + 1, 0);
+  root_deferred_ = false;
+}
+
 bool RashomonSet::group_keys(const Node& node, std::size_t rows, Grouped& out) {
   // keys are in value order, so within one leaf count in misclassified order: a stable
   // counting pass by leaves keeps that order
@@ -537,6 +695,11 @@ void RashomonSet::build(int id, double budget) {
     }
   }
   Grouped left_groups, right_groups;
+  // The root of a count-only build is counted without its histogram (count_pairs: a prefix
+  // sum per left key and leaf count instead of a table cell per pair of keys, which at compas
+  // d4 eps 0.5 was half of the build); finish_root pairs its keys when they are asked for.
+  const bool defer = count_only_ && id == root_ && dense != nullptr && node.budget < 0.0;
+  Count deferred_count;
   if (complete && depth > 0) {
     std::vector<std::uint64_t> left(n_words_), right(n_words_);
     const std::size_t p = problem_->n_features();
@@ -573,8 +736,10 @@ void RashomonSet::build(int id, double budget) {
         // Once a limit has stopped the build (here or in a child), this split still pairs up
         // to kCheckStride more keys: a few kilobytes and microseconds, so a stopped build
         // lists trees made of what its children found instead of nothing above them.
-        bool spent = false;
-        bool fast = dense != nullptr && dense_bounded && group_keys(L, dense_rows, left_groups) &&
+        bool spent = defer;
+        if (defer) deferred_count += count_pairs(L, R, threshold);
+        bool fast = !defer && dense != nullptr && dense_bounded &&
+                    group_keys(L, dense_rows, left_groups) &&
                     group_keys(R, dense_rows, right_groups);
         if (fast) {
           Count::u128 product, sum;
@@ -678,35 +843,17 @@ void RashomonSet::build(int id, double budget) {
     transient_bytes_ -= std::min(transient_bytes_, charged);
     return;
   }
-  // set order: value, then fewer leaves, then misclassified, then cost
-  std::vector<std::uint32_t> order(found.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-    const Key& a = found[x];
-    const Key& b = found[y];
-    if (a.value != b.value) return a.value < b.value;
-    if (a.leaves != b.leaves) return a.leaves < b.leaves;
-    if (a.misclassified != b.misclassified) return a.misclassified < b.misclassified;
-    return a.cost < b.cost;
-  });
-  // Values equal up to rounding (the same leaves summed in another order; e + Lambda k equal
-  // in exact arithmetic) are one objective: within such a group, fewer leaves come first.
-  for (std::size_t begin = 0; begin < order.size();) {
-    std::size_t end = begin + 1;
-    while (end < order.size() && found[order[end]].value - found[order[begin]].value <= slack_)
-      ++end;
-    if (end - begin > 1)
-      std::stable_sort(order.begin() + begin, order.begin() + end,
-                       [&](std::uint32_t x, std::uint32_t y) {
-                         const Key& a = found[x];
-                         const Key& b = found[y];
-                         if (a.leaves != b.leaves) return a.leaves < b.leaves;
-                         if (a.misclassified != b.misclassified)
-                           return a.misclassified < b.misclassified;
-                         return a.cost < b.cost;
-                       });
-    begin = end;
+  if (defer) {
+    // the keys so far are the leaves'; the pairs are counted, their keys wait (finish_root)
+    for (const Count& c : found_counts) deferred_count += c;
+    root_deferred_ = true;
+    root_count_ = deferred_count;
+    root_rows_ = dense_rows;
+    root_width_ = dense_width;
+    root_threshold_ = threshold;
+    root_budget_ = budget;
   }
+  const std::vector<std::uint32_t> order = set_order(found, slack_);
   std::vector<std::uint32_t> position(found.size());
   std::vector<Key> keys(found.size());
   std::vector<Count> counts(found.size());
@@ -760,14 +907,17 @@ void RashomonSet::build(int id, double budget) {
 
 const std::vector<RashomonSet::Key>& RashomonSet::keys() const {
   static const std::vector<Key> none;
+  if (root_deferred_) throw std::logic_error("RashomonSet: keys() before finish_root()");
   return root_ < 0 ? none : nodes_[root_].keys;
 }
 
 std::vector<Count> RashomonSet::key_counts() const {
+  if (root_deferred_) throw std::logic_error("RashomonSet: key_counts() before finish_root()");
   return root_ < 0 ? std::vector<Count>() : nodes_[root_].counts;
 }
 
 Count RashomonSet::count() const {
+  if (root_deferred_) return root_count_;
   Count total;
   if (root_ >= 0)
     for (const Count& c : nodes_[root_].counts) total += c;

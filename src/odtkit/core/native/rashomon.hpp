@@ -85,6 +85,11 @@ class RashomonSet {
   double seconds() const { return seconds_; }
   double peak_memory_mb() const { return peak_memory_mb_; }
 
+  // A count-only build counts its root's trees without pairing their keys (count() is exact
+  // at once); this pairs them, once, so that keys() and key_counts() can be read (they throw
+  // std::logic_error before). Nothing to do for any other set. Runs after the build, outside
+  // its limits: one table of the build's dense size (at most 64 MB) and the root's keys.
+  void finish_root();
   // the root histogram: keys in set order and the number of trees of each
   const std::vector<Key>& keys() const;
   std::vector<Count> key_counts() const;
@@ -204,6 +209,17 @@ class RashomonSet {
   // false when a count or the total does not fit in 64 bits, or a key has `rows` leaves or
   // more (the checked pair loop serves those)
   static bool group_keys(const Node& node, std::size_t rows, Grouped& out);
+  // the order of a node's keys (see the file's comment), given in order of discovery
+  static std::vector<std::uint32_t> set_order(const std::vector<Key>& found, double slack);
+  // the number of trees pairing a key of L with a key of R within the budget whose
+  // per-leaf-count thresholds are `threshold` (the dense table's rows), without their keys
+  Count count_pairs(const Node& L, const Node& R, const std::vector<long long>& threshold) const;
+  // the root's count when its keys wait for finish_root, and what finish_root needs
+  bool root_deferred_ = false;
+  Count root_count_;
+  std::size_t root_rows_ = 0, root_width_ = 0;
+  std::vector<long long> root_threshold_;
+  double root_budget_ = 0.0;
   std::size_t scratch_bytes_ = 0;
   void require_blocks(const char* what) const;
   double min_leaf_ = 0.0;  // count units (0: no minimum leaf support)
