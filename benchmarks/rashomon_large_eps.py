@@ -43,9 +43,9 @@ SETTINGS = (
 )
 PLANTED = {"seed": 0, "n_samples": 3_000, "n_features": 40, "depth": 5, "noise": 0.2}
 MEMORY_LIMITS = (20.0, 60.0, 200.0)
-#: the count table's columns: odtkit before (main), after listable (``rashomon()``), after
-#: count only (``rashomon(count_only=True)``), the peers
-TABLE_TOOLS = ("before", "after_list", "after", "praxis", "treefarms")
+#: the count table's columns: odtkit before (main: listable, and count only), after listable
+#: (``rashomon()``), after count only (``rashomon(count_only=True)``), the peers
+TABLE_TOOLS = ("before", "before_count", "after_list", "after", "praxis", "treefarms")
 #: address-space cap of a peer child
 PEER_MEMORY_MB = 6144
 PEERS = {"praxis": "/tmp/praxis-venv/bin/python", "treefarms": "/tmp/treefarms-venv/bin/python"}
@@ -248,6 +248,7 @@ def main(argv: list[str] | None = None) -> None:
         "after": sys.executable,
         "after_list": sys.executable,
         "before": args.before_python,
+        "before_count": args.before_python,
         **PEERS,
     }
     if args.settings is None:
@@ -296,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
             if not python or not Path(python).exists():
                 row[tool] = {"failed": "not installed"}
                 continue
-            if tool in ("after", "after_list", "before"):
+            if tool in ("after", "after_list", "before", "before_count"):
                 row[tool] = _call(
                     "ours",
                     npz,
@@ -305,7 +306,8 @@ def main(argv: list[str] | None = None) -> None:
                     args.time_limit,
                     None,
                     False,
-                    tool == "after",  # after: count only; after_list: the listable set
+                    # after, before_count: count only; after_list, before: the listable set
+                    tool in ("after", "before_count"),
                     python=python,
                     timeout=timeout,
                 )
@@ -400,7 +402,8 @@ def render(payload: dict[str, Any]) -> str:
         f"{payload['machine']['load_average']}; each run a fresh child process. CPU = the "
         "build's CPU seconds in the child; RSS = its peak resident set (whole process). "
         "Ratios: ours / peer (below 1: we are faster / smaller). `before`: main before this "
-        "change (the listable set); `after_list`: `rashomon()` after it (listable); `after`: "
+        "change (the listable set); `before_count`: main, `rashomon(count_only=True)`; "
+        "`after_list`: `rashomon()` after it (listable); `after`: "
         "`rashomon(count_only=True)`. The memory, partial and iteration tables use the "
         "listable set. Written by `benchmarks/rashomon_large_eps.py`.",
         "",
@@ -410,7 +413,7 @@ def render(payload: dict[str, Any]) -> str:
     header = ["setting"]
     for tool in TABLE_TOOLS:
         header += [f"{tool} count", f"{tool} CPU s", f"{tool} RSS MB"]
-    header += ["after/PRAXIS CPU", "after/PRAXIS RSS"]
+    header += ["after/before_count CPU", "after/PRAXIS CPU", "after/PRAXIS RSS"]
     rows = []
     for row in payload["rows"]:
         cells = [f"{row['dataset']} d{row['depth']} eps {row['epsilon']}"]
@@ -418,6 +421,7 @@ def render(payload: dict[str, Any]) -> str:
             r = row.get(tool)
             cells += [_count(r), _cell(r, "cpu"), _cell(r, "peak_rss_mb", 4)]
         cells += [
+            _ratio(row.get("after"), row.get("before_count"), "cpu"),
             _ratio(row.get("after"), row.get("praxis"), "cpu"),
             _ratio(row.get("after"), row.get("praxis"), "peak_rss_mb"),
         ]

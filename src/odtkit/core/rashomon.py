@@ -175,8 +175,11 @@ class RashomonCore:
     status: str
     stats: dict[str, Any]
     _native_set: Any = dataclasses.field(repr=False)
-    _key_objective: np.ndarray = dataclasses.field(repr=False)
-    _key_ends: list[int] = dataclasses.field(repr=False)
+    #: Each key's objective and the running count at its end, in set order; None until first
+    #: needed when the count came without them (a complete count-only set: the native root
+    #: pairs its keys only when asked, see :meth:`_keys`).
+    _key_objective: np.ndarray | None = dataclasses.field(repr=False)
+    _key_ends: list[int] | None = dataclasses.field(repr=False)
     #: The side constraints every tree of the set meets (None: none).
     constraints: ResolvedConstraints | None = None
     #: An upper bound on the number of trees of the full set (the count itself when the set is
@@ -188,6 +191,23 @@ class RashomonCore:
     #: Built to count only (``build_rashomon(count_only=True)``): the counts and the histogram
     #: are there, the trees are not.
     count_only: bool = False
+    #: The count when the key table waits (``_key_ends`` None).
+    _count: int = 0
+
+    def _keys(self) -> tuple[np.ndarray, list[int]]:
+        """The key table (objective and running count of each key), read from the native
+        histogram at the first need when the build counted without it."""
+        if self._key_objective is None or self._key_ends is None:
+            wrong, n_leaves, _, hex_counts = self._native_set.histogram()
+            self._key_objective = _objectives(wrong, n_leaves, self._native_set, self.lam)
+            self._key_ends = _running([int(c, 16) for c in hex_counts])
+            _check_first_key(self.complete, self._key_objective, self.optimum)
+            if (self._key_ends[-1] if self._key_ends else 0) != self._count:
+                raise RuntimeError(
+                    "internal error: the Rashomon set's histogram disagrees with its count; "
+                    "please report this"
+                )
+        return self._key_objective, self._key_ends
 
     def _need_trees(self, what: str) -> None:
         if self.count_only:
@@ -198,6 +218,8 @@ class RashomonCore:
 
     def count(self) -> int:
         """The exact number of trees in the set (a Python int of any size)."""
+        if self._key_ends is None:
+            return self._count
         return self._key_ends[-1] if self._key_ends else 0
 
     def index_of(self, code: Sequence[int]) -> int | None:
@@ -214,12 +236,13 @@ class RashomonCore:
 
     def histogram(self) -> pd.DataFrame:
         """One row per exact (misclassified weight, leaves) key, in objective order."""
+        key_objective, _ = self._keys()
         wrong, leaves, _, counts = self._native_set.histogram()
         scale = self.dataset.total_weight / self._native_set.total_weight
         # under a split budget the native keys also tell the cost used: the keys of one
         # (misclassified, leaves) are adjacent (the same value) and are summed here
         rows: list[list[Any]] = []
-        native_objective = self._key_objective[len(self._extra) :]
+        native_objective = key_objective[len(self._extra) :]
         for w, n, objective, c in zip(wrong, leaves, native_objective, counts, strict=True):
             if rows and rows[-1][0] == w and rows[-1][1] == n:
                 rows[-1][3] += int(c, 16)
@@ -276,13 +299,14 @@ class RashomonCore:
     def objectives(self, start: int, stop: int) -> np.ndarray:
         """The objectives of trees ``start .. stop - 1`` (from their keys; no tree is listed)."""
         start, stop = self._check_range(start, stop)
+        key_objective, key_ends = self._keys()
         # the key of tree i is the first key whose cumulative count exceeds i
-        first = bisect.bisect_right(self._key_ends, start)
+        first = bisect.bisect_right(key_ends, start)
         out = np.empty(stop - start, dtype=np.float64)
         position, key = start, first
         while position < stop:
-            end = min(stop, self._key_ends[key])
-            out[position - start : end - start] = self._key_objective[key]
+            end = min(stop, key_ends[key])
+            out[position - start : end - start] = key_objective[key]
             position, key = end, key + 1
         return out
 
@@ -425,49 +449,46 @@ def build_rashomon(
     native_set = _native.rashomon_build(
         native_problem, config, bound, leaves == "majority", **rules, count_only=bool(count_only)
     )
-    wrong, n_leaves, _, hex_counts = native_set.histogram()
-    counts = [int(c, 16) for c in hex_counts]
-    key_objective = np.asarray(
-        wrong, dtype=np.float64
-    ) / native_set.total_weight + lam * np.asarray(n_leaves, dtype=np.float64)
     complete = bool(native_set.complete) and certified
     status = str(optimum.status) if not certified else str(native_set.status)
-    # A partial build lists what it reached: the optimal tree (a member: its objective is OPT,
-    # certified or the incumbent the bound came from) joins it when the build had not reached
-    # it, so a stopped set never lacks the one tree the search already knows.
     extra: list[list[int]] = []
-    if not native_set.complete and optimum.model is not None:
-        code = encode_tree(optimum.model)
-        if count_only:
-            # no blocks to look the tree up in: it was surely not reached when no key of the
-            # histogram has its (misclassified, leaves); otherwise it is not added (it may be
-            # counted already)
-            w, n = _key_of(code, dataset)
-            w *= native_set.total_weight / dataset.total_weight
-            reached = any(
-                ell == n and abs(m - w) <= 1e-9 * max(1.0, abs(w))
-                for m, ell in zip(wrong, n_leaves, strict=True)
-            )
-        else:
-            reached = bool(native_set.rank(code))
-        if not reached and optimum.objective <= bound + 1e-9:
-            extra.append(code)
-    if extra:
-        w, n = _key_of(extra[0], dataset)
-        key_objective = np.concatenate([[w / dataset.total_weight + lam * n], key_objective])
-        counts = [1, *counts]
-    ends: list[int] = []
-    running = 0
-    for c in counts:
-        running += c
-        ends.append(running)
-    found = ends[-1] if ends else 0
+    key_objective: np.ndarray | None = None
+    ends: list[int] | None = None
+    if count_only and complete:
+        # the count needs no histogram (the native root counts its pairs without their keys):
+        # the key table is read at its first use (RashomonCore._keys)
+        found = int(native_set.count(), 16)
+    else:
+        wrong, n_leaves, _, hex_counts = native_set.histogram()
+        counts = [int(c, 16) for c in hex_counts]
+        key_objective = _objectives(wrong, n_leaves, native_set, lam)
+        # A partial build lists what it reached: the optimal tree (a member: its objective is
+        # OPT, certified or the incumbent the bound came from) joins it when the build had not
+        # reached it, so a stopped set never lacks the one tree the search already knows.
+        if not native_set.complete and optimum.model is not None:
+            code = encode_tree(optimum.model)
+            if count_only:
+                # no blocks to look the tree up in: it was surely not reached when no key of
+                # the histogram has its (misclassified, leaves); otherwise it is not added (it
+                # may be counted already)
+                w, n = _key_of(code, dataset)
+                w *= native_set.total_weight / dataset.total_weight
+                reached = any(
+                    ell == n and abs(m - w) <= 1e-9 * max(1.0, abs(w))
+                    for m, ell in zip(wrong, n_leaves, strict=True)
+                )
+            else:
+                reached = bool(native_set.rank(code))
+            if not reached and optimum.objective <= bound + 1e-9:
+                extra.append(code)
+        if extra:
+            w, n = _key_of(extra[0], dataset)
+            key_objective = np.concatenate([[w / dataset.total_weight + lam * n], key_objective])
+            counts = [1, *counts]
+        ends = _running(counts)
+        found = ends[-1] if ends else 0
+        _check_first_key(complete, key_objective, opt)
     upper = found if native_set.complete else max(found, count_upper_bound(problem, bound))
-    if complete and key_objective.size and abs(key_objective[0] - opt) > 1e-9:
-        raise RuntimeError(
-            f"internal error: the Rashomon set's best tree scores {key_objective[0]!r} but the "
-            f"dp certified {opt!r}; please report this"
-        )
     return RashomonCore(
         dataset=dataset,
         lam=lam,
@@ -497,7 +518,36 @@ def build_rashomon(
         count_upper_bound=upper,
         _extra=extra,
         count_only=bool(count_only),
+        _count=found,
     )
+
+
+def _objectives(
+    wrong: Sequence[float], n_leaves: Sequence[int], native_set: Any, lam: float
+) -> np.ndarray:
+    """The objective of each native key (misclassified in the native set's weight)."""
+    total = float(native_set.total_weight)
+    return np.asarray(wrong, dtype=np.float64) / total + lam * np.asarray(
+        n_leaves, dtype=np.float64
+    )
+
+
+def _running(counts: Sequence[int]) -> list[int]:
+    """The running count at the end of each key."""
+    ends: list[int] = []
+    total = 0
+    for c in counts:
+        total += c
+        ends.append(total)
+    return ends
+
+
+def _check_first_key(complete: bool, key_objective: np.ndarray, opt: float) -> None:
+    if complete and key_objective.size and abs(key_objective[0] - opt) > 1e-9:
+        raise RuntimeError(
+            f"internal error: the Rashomon set's best tree scores {key_objective[0]!r} but the "
+            f"dp certified {opt!r}; please report this"
+        )
 
 
 def _native_rules(resolved: ResolvedConstraints | None, max_depth: int | None) -> dict[str, Any]:

@@ -83,10 +83,17 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
   Budget budget(config, std::move(interrupted));
   budget_ = &budget;
   if (count_only_) scratch_.resize(static_cast<std::size_t>(depth) + 1);
+  // the pair counts' tables may take at most half of a memory limit (as in the dp)
+  use_depth2_ = problem.integral() && rules_.allowed.empty() && rules_.budget < 0 &&
+                !(min_leaf_ > 0.0) && depth >= 2 &&
+                (!(config.memory_limit_mb > 0) ||
+                 static_cast<double>(Depth2Solver::upfront_bytes(problem)) <=
+                     0.5 * config.memory_limit_mb * 1048576.0);
   catch_out_of_memory(budget, [&] {
     root_ = node_id(problem.all_points().data(), depth);
     ensure(root_, bound * total_weight_ + tolerance_);
   });
+  depth2_.reset();  // it refers to the problem, which only the build may read
   complete_ = !budget.stopped();
   status_ = status_name(budget.status());
   seconds_ = budget.elapsed();
@@ -140,7 +147,7 @@ int RashomonSet::node_id(const std::uint64_t* support, int depth) {
 }
 
 std::size_t RashomonSet::bytes_in_use() const {
-  return block_bytes_ + transient_bytes_ + scratch_bytes_ +
+  return block_bytes_ + transient_bytes_ + scratch_bytes_ + (depth2_ ? depth2_->bytes() : 0) +
          slot_id_.size() * (sizeof(int) + sizeof(std::uint64_t));
 }
 
@@ -220,6 +227,7 @@ void RashomonSet::solve_optimum(int id, double cap) {
   }
   Budget& limits = *budget_;
   if (limits.tick(bytes_in_use(), (n_words_ * 8 + sizeof(Node)) * 4)) return;
+  if (nodes_[id].depth == 2 && use_depth2_ && solve_depth2(id)) return;
   Node& node = nodes_[id];
   const std::uint64_t* support = node.support.data();
   const int K = n_classes_;
@@ -274,6 +282,290 @@ void RashomonSet::solve_optimum(int id, double cap) {
   // sums of the same leaves in another order differ in the last bits: equal within slack_
   node.exact = node.lower >= node.upper - slack_;
   if (node.exact) node.lower = node.upper;
+}
+
+std::vector<std::uint32_t> RashomonSet::set_order(const std::vector<Key>& found, double slack) {
+  // set order: value, then fewer leaves, then misclassified, then cost
+  std::vector<std::uint32_t> order(found.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const Key& a = found[x];
+    const Key& b = found[y];
+    if (a.value != b.value) return a.value < b.value;
+    if (a.leaves != b.leaves) return a.leaves < b.leaves;
+    if (a.misclassified != b.misclassified) return a.misclassified < b.misclassified;
+    return a.cost < b.cost;
+  });
+  // Values equal up to rounding (the same leaves summed in another order; e + Lambda k equal
+  // in exact arithmetic) are one objective: within such a group, fewer leaves come first.
+  for (std::size_t begin = 0; begin < order.size();) {
+    std::size_t end = begin + 1;
+    while (end < order.size() && found[order[end]].value - found[order[begin]].value <= slack)
+      ++end;
+    if (end - begin > 1)
+      std::stable_sort(order.begin() + begin, order.begin() + end,
+                       [&](std::uint32_t x, std::uint32_t y) {
+                         const Key& a = found[x];
+                         const Key& b = found[y];
+                         if (a.leaves != b.leaves) return a.leaves < b.leaves;
+                         if (a.misclassified != b.misclassified)
+                           return a.misclassified < b.misclassified;
+                         return a.cost < b.cost;
+                       });
+    begin = end;
+  }
+  return order;
+}
+
+Count RashomonSet::count_pairs(const Node& L, const Node& R,
+                               const std::vector<long long>& threshold) const {
+  // the right keys by leaf count, in misclassified order, with the running count of each
+  // group: the pairs of a left key (e, l) with the right keys of l' leaves are the prefix of
+  // misclassified <= threshold[l + l'] - e, the very pairs the dense table adds
+  const std::size_t rows = threshold.size();
+  std::vector<std::vector<std::uint32_t>> wrong(rows);
+  std::vector<std::vector<Count>> running(rows);
+  for (std::size_t c = 0; c < R.keys.size(); ++c) {
+    const auto l = static_cast<std::size_t>(R.keys[c].leaves);
+    if (l >= rows) continue;  // no pair within the budget (threshold covers every leaf count)
+    wrong[l].push_back(static_cast<std::uint32_t>(R.keys[c].misclassified));
+    running[l].push_back(running[l].empty() ? R.counts[c] : running[l].back() + R.counts[c]);
+  }
+  Count total;
+  for (std::size_t a = 0; a < L.keys.size(); ++a) {
+    const auto la = static_cast<std::size_t>(L.keys[a].leaves);
+    const auto ea = static_cast<long long>(L.keys[a].misclassified);
+    for (std::size_t lc = 0; lc < rows && la + lc < rows; ++lc) {
+      const long long limit = threshold[la + lc] - ea;
+      if (wrong[lc].empty() || limit < static_cast<long long>(wrong[lc].front())) continue;
+      const auto end = std::upper_bound(wrong[lc].begin(), wrong[lc].end(),
+                                        static_cast<std::uint32_t>(limit));
+      total += L.counts[a] * running[lc][static_cast<std::size_t>(end - wrong[lc].begin()) - 1];
+    }
+  }
+  return total;
+}
+
+void RashomonSet::finish_root() {
+  if (!root_deferred_) return;
+  Node& root = nodes_[root_];
+  const std::size_t rows = root_rows_, width = root_width_;
+  const double budget = root_budget_, slack = slack_;
+  std::vector<Count::u128> cells(rows * width, 0);
+  std::unordered_map<KeyId, Count, KeyHash> beyond;  // pairs past the u128 cells
+  Count::u128 bound = 0;  // as in build: unchecked adds while every cell stays below it
+  bool bounded = true;
+  Grouped lg, rg;
+  for (const Split& split : root.splits) {
+    const Node& L = nodes_[split.left];
+    const Node& R = nodes_[split.right];
+    bool fast = bounded && group_keys(L, rows, lg) && group_keys(R, rows, rg);
+    if (fast) {
+      Count::u128 product, sum;
+      fast = !__builtin_mul_overflow(lg.total, rg.total, &product) &&
+             !__builtin_add_overflow(bound, product, &sum);
+      if (fast) bound = sum;
+    }
+    if (!fast) bounded = false;
+    for (std::size_t la = 0; fast && la + 1 < lg.start.size(); ++la) {
+      for (std::uint32_t a = lg.start[la]; a < lg.start[la + 1]; ++a) {
+        const long long ea = lg.wrong[a];
+        const Count::u128 ca = lg.count[a];
+        for (std::size_t lc = 0; lc + 1 < rg.start.size() && la + lc < rows; ++lc) {
+          const long long limit = root_threshold_[la + lc] - ea;
+          Count::u128* row = cells.data() + (la + lc) * width + ea;
+          for (std::uint32_t c = rg.start[lc];
+               c < rg.start[lc + 1] && static_cast<long long>(rg.wrong[c]) <= limit; ++c)
+            row[rg.wrong[c]] += ca * rg.count[c];
+        }
+      }
+    }
+    for (std::size_t a = 0; !fast && a < L.keys.size(); ++a) {
+      if (L.keys[a].value + R.keys.front().value > budget + slack) break;
+      for (std::size_t c = 0; c < R.keys.size(); ++c) {
+        if (L.keys[a].value + R.keys[c].value > budget + slack) break;
+        const double wrong = L.keys[a].misclassified + R.keys[c].misclassified;
+        const int leaves = L.keys[a].leaves + R.keys[c].leaves;
+        if (wrong + penalty_ * leaves > budget) continue;  // build's membership test
+        if (static_cast<std::size_t>(leaves) < rows && L.counts[a].fits_u128() &&
+            R.counts[c].fits_u128()) {
+          Count::u128 product, sum;
+          Count::u128& slot =
+              cells[static_cast<std::size_t>(leaves) * width + static_cast<std::size_t>(wrong)];
+          if (!__builtin_mul_overflow(L.counts[a].as_u128(), R.counts[c].as_u128(), &product) &&
+              !__builtin_add_overflow(slot, product, &sum)) {
+            slot = sum;
+            continue;
+          }
+        }
+        beyond[KeyId(wrong, leaves, 0)] += L.counts[a] * R.counts[c];
+      }
+    }
+  }
+  // the leaves' keys (already the root's), then every pair's
+  std::vector<Key> found = root.keys;
+  std::vector<Count> found_counts = root.counts;
+  std::unordered_map<KeyId, std::uint32_t, KeyHash> position;
+  for (std::size_t k = 0; k < found.size(); ++k)
+    position.emplace(KeyId(found[k].misclassified, found[k].leaves, found[k].cost),
+                     static_cast<std::uint32_t>(k));
+  const auto add = [&](double wrong, int leaves, const Count& count) {
+    const auto [it, inserted] = position.try_emplace(
+        KeyId(wrong, leaves, 0), static_cast<std::uint32_t>(found.size()));
+    if (inserted) {
+      found.push_back({wrong, leaves, wrong + penalty_ * leaves, 0});
+      found_counts.emplace_back();
+    }
+    found_counts[it->second] += count;
+  };
+  for (std::size_t cell = 0; cell < cells.size(); ++cell)
+    if (cells[cell] != 0)
+      add(static_cast<double>(cell % width), static_cast<int>(cell / width),
+          Count::from_u128(cells[cell]));
+  for (const auto& [key, count] : beyond) add(std::get<0>(key), std::get<1>(key), count);
+  const std::vector<std::uint32_t> order = set_order(found, slack_);
+  std::vector<Key> keys(found.size());
+  std::vector<Count> counts(found.size());
+  Count total;
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    keys[r] = found[order[r]];
+    counts[r] = found_counts[order[r]];
+    total += counts[r];
+  }
+  // the histogram's pairs are the count's: a difference is a bug, never an input
+  if (!(total == root_count_))
+    throw std::logic_error("RashomonSet: the root's histogram disagrees with its count");
+  block_bytes_ += (keys.size() - root.keys.size()) * (sizeof(Key) + sizeof(Count));
+  root.keys = std::move(keys);
+  root.counts = std::move(counts);
+  root.first.assign(root.keys.size() + 1, 0);
+  root_deferred_ = false;
+}
+
+bool RashomonSet::group_keys(const Node& node, std::size_t rows, Grouped& out) {
+  // keys are in value order, so within one leaf count in misclassified order: a stable
+  // counting pass by leaves keeps that order
+  out.start.assign(rows + 1, 0);
+  out.total = 0;
+  for (std::size_t k = 0; k < node.keys.size(); ++k) {
+    const Count& c = node.counts[k];
+    const Key& key = node.keys[k];
+    if (!c.fits_u128() || c.as_u128() > std::numeric_limits<std::uint64_t>::max() ||
+        key.leaves < 0 || static_cast<std::size_t>(key.leaves) >= rows ||
+        __builtin_add_overflow(out.total, c.as_u128(), &out.total))
+      return false;
+    ++out.start[static_cast<std::size_t>(key.leaves) + 1];
+  }
+  if (out.total > std::numeric_limits<std::uint64_t>::max()) return false;
+  for (std::size_t l = 0; l < rows; ++l) out.start[l + 1] += out.start[l];
+  out.wrong.resize(node.keys.size());
+  out.count.resize(node.keys.size());
+  std::vector<std::uint32_t> next(out.start.begin(), out.start.end() - 1);
+  for (std::size_t k = 0; k < node.keys.size(); ++k) {
+    const std::uint32_t at = next[static_cast<std::size_t>(node.keys[k].leaves)]++;
+    out.wrong[at] = static_cast<std::uint32_t>(node.keys[k].misclassified);
+    out.count[at] = static_cast<std::uint64_t>(node.counts[k].as_u128());
+  }
+  // trailing empty leaf counts: no groups
+  while (out.start.size() > 1 && out.start[out.start.size() - 2] == out.start.back())
+    out.start.pop_back();
+  return true;
+}
+
+bool RashomonSet::solve_depth2(int id) {
+  if (!depth2_) {
+    try {
+      depth2_ = std::make_unique<Depth2Solver>(*problem_);
+    } catch (const std::bad_alloc&) {
+      use_depth2_ = false;  // an accelerator only: the generic recursion is exact too
+      return false;
+    }
+  }
+  Node& node = nodes_[id];
+  const std::uint64_t* support = node.support.data();
+  const double* F = depth2_->pair_counts(support, budget_);
+  if (F == nullptr) return false;  // a limit stopped the count
+  const double best = n_classes_ == 2 ? depth2_optimum<2>(F, support)
+                                      : depth2_optimum<0>(F, support);
+  node.upper = std::min(node.upper, best);
+  node.lower = node.upper;
+  node.exact = true;
+  return true;
+}
+
+template <int FixedK>
+double RashomonSet::depth2_optimum(const double* F, const std::uint64_t* support) {
+  const int K = FixedK > 0 ? FixedK : n_classes_;
+  const std::size_t M = problem_->n_features();
+  const std::size_t KK = static_cast<std::size_t>(K);
+  // F_k(i, j), i <= j: the weight of class k with x_i = x_j = 1 (depth2.hpp)
+  const auto pair = [&](std::size_t i, std::size_t j) {
+    return F + ((i < j ? i * M + j : j * M + i) * KK);
+  };
+  double weight[FixedK > 0 ? FixedK : 1];
+  std::vector<double> dynamic(FixedK > 0 ? 0 : 5 * KK);
+  double* w = FixedK > 0 ? weight : dynamic.data();
+  double side_store[FixedK > 0 ? 4 * FixedK : 1];
+  double* side = FixedK > 0 ? side_store : dynamic.data() + KK;
+  double* zero = side + KK;
+  double* a = zero + KK;
+  problem_->class_weights(support, w);
+  // a leaf's value as materialize computes it (total - top + Lambda): on integer weights the
+  // same number to the last bit, so this optimum equals the generic recursion's
+  const auto leaf = [&](const double* c, double& total) {
+    double top = 0.0;
+    total = 0.0;
+    for (int k = 0; k < K; ++k) {
+      total += c[k];
+      top = std::max(top, c[k]);
+    }
+    return total - top + penalty_;
+  };
+  const double two = 2 * penalty_;  // a split has two leaves at least
+  // the best depth-<=1 tree on the cell x_i = s of the support (class weights c)
+  const auto depth1 = [&](std::size_t i, int s, const double* c) {
+    double total_c = 0.0;
+    double best = leaf(c, total_c);
+    if (best <= two) return best;
+    double* b = a + KK;
+    for (std::size_t j = 0; j < M && best > two; ++j) {
+      if (j == i) continue;  // one side empty: not a split
+      const double* fij = pair(i, j);
+      const double* fjj = pair(j, j);
+      for (int k = 0; k < K; ++k) {
+        a[k] = s == 1 ? fij[k] : fjj[k] - fij[k];  // x_j = 1
+        b[k] = c[k] - a[k];
+      }
+      double wa = 0.0, wb = 0.0;
+      const double value = leaf(a, wa) + leaf(b, wb);
+      // split_on's rule: a side this light is empty, and a split with an empty side is none
+      if (wa <= zero_weight_ || wb <= zero_weight_) continue;
+      best = std::min(best, value);
+    }
+    return best;
+  };
+  double total = 0.0;
+  double best = leaf(w, total);
+  for (std::size_t i = 0; i < M && best > two; ++i) {
+    const double* fii = pair(i, i);
+    double w1 = 0.0;
+    for (int k = 0; k < K; ++k) {
+      side[k] = fii[k];
+      zero[k] = w[k] - fii[k];
+      w1 += fii[k];
+    }
+    if (w1 <= zero_weight_ || total - w1 <= zero_weight_) continue;
+    // each side's value is at least min(its leaf, two leaves): a root that cannot beat the
+    // best so far is not searched
+    double t0 = 0.0, t1 = 0.0;
+    const double low0 = std::min(leaf(zero, t0), two), low1 = std::min(leaf(side, t1), two);
+    if (low0 + low1 >= best) continue;
+    const double v0 = depth1(i, 0, zero);
+    if (v0 + low1 >= best) continue;
+    const double v1 = depth1(i, 1, side);
+    best = std::min(best, v0 + v1);
+  }
+  return best;
 }
 
 void RashomonSet::ensure(int id, double budget) {
@@ -376,6 +668,38 @@ void RashomonSet::build(int id, double budget) {
       dense_width = width;
     }
   }
+  // The dense table's fast path (count_pairs): each side's keys grouped by leaves in
+  // increasing misclassified weight, so for one left key the right keys of one leaf count
+  // fall in one row of the table at increasing columns (the pair loop by value order jumps
+  // across the whole table: at compas d4 eps 0.5 most of the build's time was that store's
+  // cache misses). threshold[l]: the most misclassified weight a key of l leaves may have,
+  // by the very test the pair loop makes (wrong + Lambda * l <= budget); -1: none.
+  std::vector<long long> threshold;
+  std::size_t dense_rows = 0;
+  // an upper bound on every dense cell (the sum over splits of the sides' total counts'
+  // products): the fast path adds without overflow checks only while it is below 2^128
+  Count::u128 dense_bound = 0;
+  bool dense_bounded = true;
+  if (dense != nullptr) {
+    dense_rows = dense->cells.size() / dense_width;
+    threshold.assign(dense_rows, -1);
+    for (std::size_t l = 0; l < dense_rows; ++l) {
+      const auto fits = [&](long long w) {
+        return static_cast<double>(w) + penalty_ * static_cast<int>(l) <= budget;
+      };
+      long long w = static_cast<long long>(std::floor(budget - penalty_ * static_cast<int>(l)));
+      w = std::min<long long>(std::max<long long>(w, -1), static_cast<long long>(dense_width) - 1);
+      while (w + 1 < static_cast<long long>(dense_width) && fits(w + 1)) ++w;
+      while (w >= 0 && !fits(w)) --w;
+      threshold[l] = w;
+    }
+  }
+  Grouped left_groups, right_groups;
+  // The root of a count-only build is counted without its histogram (count_pairs: a prefix
+  // sum per left key and leaf count instead of a table cell per pair of keys, which at compas
+  // d4 eps 0.5 was half of the build); finish_root pairs its keys when they are asked for.
+  const bool defer = count_only_ && id == root_ && dense != nullptr && node.budget < 0.0;
+  Count deferred_count;
   if (complete && depth > 0) {
     std::vector<std::uint64_t> left(n_words_), right(n_words_);
     const std::size_t p = problem_->n_features();
@@ -412,8 +736,51 @@ void RashomonSet::build(int id, double budget) {
         // Once a limit has stopped the build (here or in a child), this split still pairs up
         // to kCheckStride more keys: a few kilobytes and microseconds, so a stopped build
         // lists trees made of what its children found instead of nothing above them.
-        bool spent = false;
-        for (std::size_t a = 0; a < L.keys.size() && !spent; ++a) {
+        bool spent = defer;
+        if (defer) deferred_count += count_pairs(L, R, threshold);
+        bool fast = !defer && dense != nullptr && dense_bounded &&
+                    group_keys(L, dense_rows, left_groups) &&
+                    group_keys(R, dense_rows, right_groups);
+        if (fast) {
+          Count::u128 product, sum;
+          fast = !__builtin_mul_overflow(left_groups.total, right_groups.total, &product) &&
+                 !__builtin_add_overflow(dense_bound, product, &sum);
+          if (fast) dense_bound = sum;
+        }
+        if (!fast) dense_bounded = false;  // the checked pair loop from here on
+        for (std::size_t la = 0; fast && la + 1 < left_groups.start.size() && !spent; ++la) {
+          for (std::uint32_t a = left_groups.start[la]; a < left_groups.start[la + 1] && !spent;
+               ++a) {
+            const long long ea = left_groups.wrong[a];
+            const Count::u128 ca = left_groups.count[a];
+            for (std::size_t lc = 0; lc + 1 < right_groups.start.size(); ++lc) {
+              const std::size_t leaves = la + lc;
+              if (leaves >= dense_rows) break;
+              const long long limit = threshold[leaves] - ea;
+              const std::uint32_t first = right_groups.start[lc], end = right_groups.start[lc + 1];
+              if (first == end || limit < static_cast<long long>(right_groups.wrong[first]))
+                continue;
+              Count::u128* row = dense->cells.data() + leaves * dense_width + ea;
+              std::uint32_t c = first;
+              for (; c < end && static_cast<long long>(right_groups.wrong[c]) <= limit; ++c) {
+                Count::u128& slot = row[right_groups.wrong[c]];
+                if (slot == 0)
+                  dense->touched.push_back(static_cast<std::uint32_t>(&slot - dense->cells.data()));
+                slot += ca * right_groups.count[c];
+              }
+              // the limits, about every kCheckStride pairs as in the loop below
+              since_check += c - first;
+              if (limits.stopped()) {
+                after_stop += c - first;
+                if (after_stop > kCheckStride) spent = true;
+              } else if (since_check >= kCheckStride) {
+                since_check = 0;
+                if (over()) after_stop = 0;
+              }
+            }
+          }
+        }
+        for (std::size_t a = 0; !fast && a < L.keys.size() && !spent; ++a) {
           if (L.keys[a].value + right_best > budget + slack) break;
           for (std::size_t c = 0; c < R.keys.size(); ++c) {
             if (L.keys[a].value + R.keys[c].value > budget + slack) break;
@@ -476,35 +843,17 @@ void RashomonSet::build(int id, double budget) {
     transient_bytes_ -= std::min(transient_bytes_, charged);
     return;
   }
-  // set order: value, then fewer leaves, then misclassified, then cost
-  std::vector<std::uint32_t> order(found.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-    const Key& a = found[x];
-    const Key& b = found[y];
-    if (a.value != b.value) return a.value < b.value;
-    if (a.leaves != b.leaves) return a.leaves < b.leaves;
-    if (a.misclassified != b.misclassified) return a.misclassified < b.misclassified;
-    return a.cost < b.cost;
-  });
-  // Values equal up to rounding (the same leaves summed in another order; e + Lambda k equal
-  // in exact arithmetic) are one objective: within such a group, fewer leaves come first.
-  for (std::size_t begin = 0; begin < order.size();) {
-    std::size_t end = begin + 1;
-    while (end < order.size() && found[order[end]].value - found[order[begin]].value <= slack_)
-      ++end;
-    if (end - begin > 1)
-      std::stable_sort(order.begin() + begin, order.begin() + end,
-                       [&](std::uint32_t x, std::uint32_t y) {
-                         const Key& a = found[x];
-                         const Key& b = found[y];
-                         if (a.leaves != b.leaves) return a.leaves < b.leaves;
-                         if (a.misclassified != b.misclassified)
-                           return a.misclassified < b.misclassified;
-                         return a.cost < b.cost;
-                       });
-    begin = end;
+  if (defer) {
+    // the keys so far are the leaves'; the pairs are counted, their keys wait (finish_root)
+    for (const Count& c : found_counts) deferred_count += c;
+    root_deferred_ = true;
+    root_count_ = deferred_count;
+    root_rows_ = dense_rows;
+    root_width_ = dense_width;
+    root_threshold_ = threshold;
+    root_budget_ = budget;
   }
+  const std::vector<std::uint32_t> order = set_order(found, slack_);
   std::vector<std::uint32_t> position(found.size());
   std::vector<Key> keys(found.size());
   std::vector<Count> counts(found.size());
@@ -558,14 +907,17 @@ void RashomonSet::build(int id, double budget) {
 
 const std::vector<RashomonSet::Key>& RashomonSet::keys() const {
   static const std::vector<Key> none;
+  if (root_deferred_) throw std::logic_error("RashomonSet: keys() before finish_root()");
   return root_ < 0 ? none : nodes_[root_].keys;
 }
 
 std::vector<Count> RashomonSet::key_counts() const {
+  if (root_deferred_) throw std::logic_error("RashomonSet: key_counts() before finish_root()");
   return root_ < 0 ? std::vector<Count>() : nodes_[root_].counts;
 }
 
 Count RashomonSet::count() const {
+  if (root_deferred_) return root_count_;
   Count total;
   if (root_ >= 0)
     for (const Count& c : nodes_[root_].counts) total += c;

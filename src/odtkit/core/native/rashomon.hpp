@@ -34,10 +34,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "count.hpp"
+#include "depth2.hpp"
 #include "problem.hpp"
 #include "search_types.hpp"
 
@@ -83,6 +85,11 @@ class RashomonSet {
   double seconds() const { return seconds_; }
   double peak_memory_mb() const { return peak_memory_mb_; }
 
+  // A count-only build counts its root's trees without pairing their keys (count() is exact
+  // at once); this pairs them, once, so that keys() and key_counts() can be read (they throw
+  // std::logic_error before). Nothing to do for any other set. Runs after the build, outside
+  // its limits: one table of the build's dense size (at most 64 MB) and the root's keys.
+  void finish_root();
   // the root histogram: keys in set order and the number of trees of each
   const std::vector<Key>& keys() const;
   std::vector<Count> key_counts() const;
@@ -150,6 +157,14 @@ class RashomonSet {
   // the memo entry of a sub-problem, its bounds set up
   int materialize(const std::uint64_t* support, int depth, const double* class_weight);
   void solve_optimum(int id, double cap);
+  // The exact optimum of a depth-two node from the pair counts of its support
+  // (Depth2Solver::pair_counts, one pass over its points) instead of a memo entry per
+  // depth-one child: false when the counts are not available (a limit stopped them), and the
+  // generic recursion runs instead. Only on integer weights without rules (see use_depth2_).
+  bool solve_depth2(int id);
+  // its search over the pair counts F of `support` (FixedK: the number of classes, 0: any)
+  template <int FixedK>
+  double depth2_optimum(const double* F, const std::uint64_t* support);
   void ensure(int id, double budget);
   void build(int id, double budget);
   void unrank(int id, std::size_t key, Count index, std::vector<int>& out) const;
@@ -169,6 +184,12 @@ class RashomonSet {
   double slack_ = 0.0;
   bool majority_only_ = false;
   bool count_only_ = false;
+  // Depth-two optima by pair counts (solve_depth2): integer weights, so every count is an
+  // exact integer and the values equal the generic recursion's sums to the last bit; no
+  // feature mask, split costs or minimum leaf support (the counts do not see them). Built at
+  // its first use, freed with the build (it holds M^2 K doubles per cached slot).
+  bool use_depth2_ = false;
+  std::unique_ptr<Depth2Solver> depth2_;
   // Count-only builds on integer weights add each pair of child keys into a dense table over
   // (leaves, misclassified) instead of a hash map: one scratch table per depth (a build has at
   // most one frame per depth on the stack), kept zero between builds through the list of the
@@ -178,6 +199,27 @@ class RashomonSet {
     std::vector<std::uint32_t> touched;
   };
   std::vector<Scratch> scratch_;
+  // A node's keys grouped by leaf count (group l: start[l] .. start[l + 1]), each group in
+  // increasing misclassified weight, with their counts: the dense table's fast path.
+  struct Grouped {
+    std::vector<std::uint32_t> start, wrong;
+    std::vector<std::uint64_t> count;
+    Count::u128 total = 0;
+  };
+  // false when a count or the total does not fit in 64 bits, or a key has `rows` leaves or
+  // more (the checked pair loop serves those)
+  static bool group_keys(const Node& node, std::size_t rows, Grouped& out);
+  // the order of a node's keys (see the file's comment), given in order of discovery
+  static std::vector<std::uint32_t> set_order(const std::vector<Key>& found, double slack);
+  // the number of trees pairing a key of L with a key of R within the budget whose
+  // per-leaf-count thresholds are `threshold` (the dense table's rows), without their keys
+  Count count_pairs(const Node& L, const Node& R, const std::vector<long long>& threshold) const;
+  // the root's count when its keys wait for finish_root, and what finish_root needs
+  bool root_deferred_ = false;
+  Count root_count_;
+  std::size_t root_rows_ = 0, root_width_ = 0;
+  std::vector<long long> root_threshold_;
+  double root_budget_ = 0.0;
   std::size_t scratch_bytes_ = 0;
   void require_blocks(const char* what) const;
   double min_leaf_ = 0.0;  // count units (0: no minimum leaf support)

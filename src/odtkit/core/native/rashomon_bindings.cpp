@@ -53,7 +53,8 @@ std::unique_ptr<RashomonSet> build_rashomon(const Problem& problem, const Search
 
 // (misclassified, leaves, value) of each key of the root, and its count in hex
 std::tuple<std::vector<double>, std::vector<int>, std::vector<double>, std::vector<std::string>>
-histogram(const RashomonSet& set) {
+histogram(RashomonSet& set) {
+  set.finish_root();  // a count-only root pairs its keys at the first ask
   std::vector<double> wrong, value;
   std::vector<int> leaves;
   std::vector<std::string> counts;
