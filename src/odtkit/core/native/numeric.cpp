@@ -20,7 +20,8 @@
 // others wait in one best-first queue over all families of the sub-problem, whose top is a
 // lower bound of the sub-problem at every moment (the anytime bound at the root). The first
 // threshold tried in a family is its best stump split, then interval midpoints.
-// Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion);
+// Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion;
+// with two classes one branch-free pass over each column serves both, prefix_extremes);
 // deeper, the children are sub-problems solved recursively under the incumbent's budget and
 // memoized on (row set, depth). Lower bounds of a sub-problem: one leaf, or a split with the
 // equivalent-points bound (rows equal in every column but of different classes) plus 2 Lambda;
@@ -609,19 +610,40 @@ class Solver {
   std::size_t mark_position(const Node& node, int c, int p, int missing_le, double* le,
                             double* gt) {
     const Cell* block = &node.cells[static_cast<std::size_t>(c) * node.s];
-    const int present = node.present[c];
+    const std::size_t present = static_cast<std::size_t>(node.present[c]);
+    const std::size_t first = static_cast<std::size_t>(p);
     std::fill(le, le + K_, 0.0);
     std::fill(gt, gt + K_, 0.0);
-    std::size_t n_le = 0;
-    for (std::size_t i = 0; i < node.s; ++i) {
-      const Cell& cell = block[i];
-      const bool to_le =
-          static_cast<int>(i) < p || (static_cast<int>(i) >= present && missing_le);
-      side_[cell.row] = to_le ? 1 : 2;
-      (to_le ? le : gt)[cell.label] += cell.weight;
-      n_le += to_le;
-    }
-    return n_le;
+    // three runs of the column's order: the first p present rows, the other present ones, the
+    // missing ones; two classes sum each class in a register (products by 0 or 1, exact), as
+    // a sum through counts[label] chained a store and a load per row
+    auto run = [&](std::size_t from, std::size_t to, char which, double* counts) {
+      if (K_ == 2) {
+        double c0 = 0.0, c1 = 0.0;
+        for (std::size_t i = from; i < to; ++i) {
+          const Cell& cell = block[i];
+          side_[cell.row] = which;
+          const double one = cell.weight * static_cast<double>(cell.label);
+          c0 += cell.weight - one;
+          c1 += one;
+        }
+        counts[0] += c0;
+        counts[1] += c1;
+      } else {
+        for (std::size_t i = from; i < to; ++i) {
+          const Cell& cell = block[i];
+          side_[cell.row] = which;
+          counts[cell.label] += cell.weight;
+        }
+      }
+    };
+    run(0, first, 1, le);
+    run(first, present, 2, gt);
+    if (missing_le)
+      run(present, node.s, 1, le);
+    else
+      run(present, node.s, 2, gt);
+    return first + (missing_le ? node.s - present : 0);
   }
 
   Code stump_code(const Node& node, const Family& f, int t) {
