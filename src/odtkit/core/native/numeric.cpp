@@ -20,7 +20,8 @@
 // others wait in one best-first queue over all families of the sub-problem, whose top is a
 // lower bound of the sub-problem at every moment (the anytime bound at the root). The first
 // threshold tried in a family is its best stump split, then interval midpoints.
-// Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion);
+// Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion;
+// with two classes one branch-free pass over each column serves both, prefix_extremes);
 // deeper, the children are sub-problems solved recursively under the incumbent's budget and
 // memoized on (row set, depth). Lower bounds of a sub-problem: one leaf, or a split with the
 // equivalent-points bound (rows equal in every column but of different classes) plus 2 Lambda;
@@ -37,6 +38,7 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -146,8 +148,11 @@ struct Data {
 // One row in a column's order, with its rank in that column (-1: missing), class and weight
 // side by side: a sweep then reads memory in order (on 50,000 rows the scattered reads of
 // per-row arrays made a depth-2 search 2-3x slower).
+// `signed_count`: two classes with whole weights below 2^31 in total only (else 0), the weight
+// as an integer, negated for class 1: the two-class stump costs then sum integers, whose
+// additions chain at one cycle a row against four for doubles (it fills the padding).
 struct Cell {
-  int row, rank, label;
+  int row, rank, label, signed_count;
   double weight;
 };
 
@@ -222,7 +227,12 @@ class Solver {
       : D_(data), K_(data.K), Lambda_(config.lam * data.total),
         tau_(count_tolerance(data.total)), budget_(budget), out_(out),
         side_(data.n, 0), group_weight_(static_cast<std::size_t>(data.n_groups) * data.K, 0.0),
-        use_similarity_(config.bound_on("similarity")) {}
+        use_similarity_(config.bound_on("similarity")) {
+    // whole weights (unit weights, repeated rows): the two-class sweep sums them as integers,
+    // exactly the doubles' sums, as every partial sum is a whole number below 2^31
+    whole_ = K_ == 2 && data.total < 2147483647.0;
+    for (double v : data.w) whole_ = whole_ && v == std::floor(v);
+  }
 
   Node root() const {
     Node node;
@@ -233,7 +243,8 @@ class Solver {
       int present = 0;
       for (int r : D_.sorted[c]) {
         const int rank = D_.rank_of(c, r);
-        node.cells.push_back(Cell{r, rank, D_.y[r], D_.w[r]});
+        const int count = whole_ ? static_cast<int>(D_.w[r]) : 0;
+        node.cells.push_back(Cell{r, rank, D_.y[r], D_.y[r] == 0 ? count : -count, D_.w[r]});
         present += rank >= 0;
       }
       node.present[c] = present;
@@ -599,19 +610,40 @@ class Solver {
   std::size_t mark_position(const Node& node, int c, int p, int missing_le, double* le,
                             double* gt) {
     const Cell* block = &node.cells[static_cast<std::size_t>(c) * node.s];
-    const int present = node.present[c];
+    const std::size_t present = static_cast<std::size_t>(node.present[c]);
+    const std::size_t first = static_cast<std::size_t>(p);
     std::fill(le, le + K_, 0.0);
     std::fill(gt, gt + K_, 0.0);
-    std::size_t n_le = 0;
-    for (std::size_t i = 0; i < node.s; ++i) {
-      const Cell& cell = block[i];
-      const bool to_le =
-          static_cast<int>(i) < p || (static_cast<int>(i) >= present && missing_le);
-      side_[cell.row] = to_le ? 1 : 2;
-      (to_le ? le : gt)[cell.label] += cell.weight;
-      n_le += to_le;
-    }
-    return n_le;
+    // three runs of the column's order: the first p present rows, the other present ones, the
+    // missing ones; two classes sum each class in a register (products by 0 or 1, exact), as
+    // a sum through counts[label] chained a store and a load per row
+    auto run = [&](std::size_t from, std::size_t to, char which, double* counts) {
+      if (K_ == 2) {
+        double c0 = 0.0, c1 = 0.0;
+        for (std::size_t i = from; i < to; ++i) {
+          const Cell& cell = block[i];
+          side_[cell.row] = which;
+          const double one = cell.weight * static_cast<double>(cell.label);
+          c0 += cell.weight - one;
+          c1 += one;
+        }
+        counts[0] += c0;
+        counts[1] += c1;
+      } else {
+        for (std::size_t i = from; i < to; ++i) {
+          const Cell& cell = block[i];
+          side_[cell.row] = which;
+          counts[cell.label] += cell.weight;
+        }
+      }
+    };
+    run(0, first, 1, le);
+    run(first, present, 2, gt);
+    if (missing_le)
+      run(present, node.s, 1, le);
+    else
+      run(present, node.s, 2, gt);
+    return first + (missing_le ? node.s - present : 0);
   }
 
   Code stump_code(const Node& node, const Family& f, int t) {
@@ -628,16 +660,19 @@ class Solver {
   // of the weight moved (each leaf's is sum - max, concave in its class weights), so its
   // minimum over the run is at one of the run's ends, which are evaluated; this holds with the
   // missing rows on either side too. On continuous columns it skips most thresholds.
+  // `only` (optional): side h looks at column only[h] alone (-1: none, the leaf), the column
+  // stump_costs_of_two_classes found its cost in, to recover the split of a new incumbent
+  // without sweeping every column again.
   void best_stumps(const Node& node, const double* const total[2], const std::size_t size[2],
-                   double cost[2], NumericSplit split[2]) {
+                   double cost[2], NumericSplit split[2], const int* only = nullptr) {
     // the class count fixed at compile time for 2 and 3 classes: the loops over classes unroll
     // and the counts stay in registers (breast cancer depth 3: 4.4 s -> 3.9 s)
     if (K_ == 2)
-      best_stumps_of<2>(node, total, size, cost, split);
+      best_stumps_of<2>(node, total, size, cost, split, only);
     else if (K_ == 3)
-      best_stumps_of<3>(node, total, size, cost, split);
+      best_stumps_of<3>(node, total, size, cost, split, only);
     else
-      best_stumps_of<0>(node, total, size, cost, split);
+      best_stumps_of<0>(node, total, size, cost, split, only);
   }
   template <int kClasses>
   double misclassified_of(const double* c) const {
@@ -645,7 +680,7 @@ class Solver {
   }
   template <int kClasses>
   void best_stumps_of(const Node& node, const double* const total[2], const std::size_t size[2],
-                      double cost[2], NumericSplit split[2]) {
+                      double cost[2], NumericSplit split[2], const int* only) {
     const std::size_t K = kClasses > 0 ? kClasses : static_cast<std::size_t>(K_);
     std::vector<double>& buffer = stump_buffer_;
     buffer.assign(8 * K, 0.0);
@@ -660,6 +695,7 @@ class Solver {
     }
     for (std::size_t c = 0; c < D_.m; ++c) {
       const int col = static_cast<int>(c);
+      if (only && col != only[0] && col != only[1]) continue;
       const Cell* block = &node.cells[c * node.s];
       const int present = node.present[c];
       std::fill(buffer.begin(), buffer.begin() + 4 * K, 0.0);
@@ -670,6 +706,7 @@ class Solver {
         ++n_absent[h];
       }
       auto consider = [&](int h, int k, const double* left) {
+        if (only && only[h] != col) return;
         for (std::size_t j = 0; j < K; ++j) gt[j] = total[h][j] - left[j];
         const double one = misclassified_of<kClasses>(left) + misclassified_of<kClasses>(gt) + 2 * Lambda_;
         if (one < cost[h] - tau_) cost[h] = one, split[h] = NumericSplit{col, k, 0};
@@ -706,6 +743,7 @@ class Solver {
       }
       for (int h = 0; h < 2; ++h) {
         release(h);
+        if (only && only[h] != col) continue;
         if (n_absent[h] > 0 && static_cast<std::size_t>(n_absent[h]) < size[h]) {
           for (std::size_t j = 0; j < K; ++j) gt[j] = total[h][j] - absent[h][j];
           const double one = misclassified_of<kClasses>(gt) + misclassified_of<kClasses>(absent[h]) + 2 * Lambda_;
@@ -713,6 +751,46 @@ class Solver {
         }
       }
     }
+  }
+
+  // The extremes over the thresholds of the prefix difference d = c0 - c1 of each side (side_
+  // 1 and 2) of the present rows of a column block, the empty and full prefixes included.
+  // Both sides in one pass: the extremes are taken at every change of rank in the node's
+  // order, where each side's prefix is the side's rows of smaller rank: one of its thresholds,
+  // a repeat, or its empty or full prefix, so the set of values is the one of each side's own
+  // changes of rank. d0, d1 and the extremes stay in registers and the side selects by a
+  // product, not a branch (the former loop, with per-side arrays indexed by the side and a
+  // branch on the class, chained a store and a load per row and mispredicted a branch per
+  // row). Acc = long long sums Cell::signed_count (whole weights), double sums the weights.
+  template <class Acc>
+  static void prefix_extremes(const Cell* block, int present, const char* side, double low[2],
+                              double high[2]) {
+    Acc d0 = 0, d1 = 0, low0 = 0, high0 = 0, low1 = 0, high1 = 0;
+    int previous = -1;
+    for (int i = 0; i < present; ++i) {
+      const Cell& cell = block[i];
+      if (cell.rank != previous) {  // every side's prefix is one of its thresholds here
+        low0 = std::min(low0, d0);
+        high0 = std::max(high0, d0);
+        low1 = std::min(low1, d1);
+        high1 = std::max(high1, d1);
+        previous = cell.rank;
+      }
+      Acc signed_weight;  // +weight for class 0, -weight for class 1
+      if constexpr (std::is_integral_v<Acc>)
+        signed_weight = cell.signed_count;
+      else
+        signed_weight = cell.weight * static_cast<double>(1 - 2 * cell.label);  // exact
+      // side 1 (le) -> 1, side 2 (gt) -> 0: a product, as a comparison here is compiled to a
+      // branch that is mispredicted half of the time
+      const Acc to_le = signed_weight * static_cast<Acc>(2 - side[cell.row]);
+      d0 += to_le;
+      d1 += signed_weight - to_le;  // exactly signed_weight or 0
+    }
+    low[0] = static_cast<double>(std::min(low0, d0));
+    low[1] = static_cast<double>(std::min(low1, d1));
+    high[0] = static_cast<double>(std::max(high0, d0));
+    high[1] = static_cast<double>(std::max(high1, d1));
   }
 
   // Two classes: the cost of the best tree of depth <= 1 of both marked sides, from the
@@ -723,39 +801,36 @@ class Solver {
   // missing rows on the le side every prefix gains their difference. Empty and full prefixes
   // are the leaf or the missing-vs-present split, so they need no exclusion. One add and one
   // comparison per row, against the general sweep's per-threshold class-weight arithmetic.
-  void stump_costs_of_two_classes(const Node& node, const double* const total[2],
-                                  double cost[2]) const {
-    for (int h = 0; h < 2; ++h) cost[h] = std::min(total[h][0], total[h][1]) + Lambda_;
+  // Both sides in one pass over each column (prefix_extremes).
+  // `column[h]`: a column whose best threshold gives cost[h] (-1: the leaf).
+  void stump_costs_of_two_classes(const Node& node, const double* const total[2], double cost[2],
+                                  int column[2]) const {
+    for (int h = 0; h < 2; ++h) {
+      cost[h] = std::min(total[h][0], total[h][1]) + Lambda_;
+      column[h] = -1;
+    }
+    const char* side = side_.data();
     for (std::size_t c = 0; c < D_.m; ++c) {
       const Cell* block = &node.cells[c * node.s];
       const int present = node.present[c];
       double absent[2] = {0.0, 0.0};
       bool any_absent[2] = {false, false};
       for (std::size_t i = present; i < node.s; ++i) {
-        const int h = side_[block[i].row] - 1;
+        const int h = side[block[i].row] - 1;
         absent[h] += block[i].label == 0 ? block[i].weight : -block[i].weight;
         any_absent[h] = true;
       }
-      double d[2] = {0.0, 0.0}, low[2] = {0.0, 0.0}, high[2] = {0.0, 0.0};
-      int previous[2] = {-1, -1};
-      for (int i = 0; i < present; ++i) {
-        const Cell& cell = block[i];
-        const int h = side_[cell.row] - 1;
-        if (cell.rank != previous[h]) {  // a threshold of this side: its prefix ends here
-          low[h] = std::min(low[h], d[h]);
-          high[h] = std::max(high[h], d[h]);
-          previous[h] = cell.rank;
-        }
-        d[h] += cell.label == 0 ? cell.weight : -cell.weight;
-      }
+      double low[2], high[2];
+      if (whole_)
+        prefix_extremes<long long>(block, present, side, low, high);
+      else
+        prefix_extremes<double>(block, present, side, low, high);
       for (int h = 0; h < 2; ++h) {
-        low[h] = std::min(low[h], d[h]);
-        high[h] = std::max(high[h], d[h]);
         const double C0 = total[h][0], C1 = total[h][1];
         double best = std::min(C1 + low[h], C0 - high[h]);
         if (any_absent[h])
           best = std::min(best, std::min(C1 + low[h] + absent[h], C0 - high[h] - absent[h]));
-        cost[h] = std::min(cost[h], best + 2 * Lambda_);
+        if (best + 2 * Lambda_ < cost[h]) cost[h] = best + 2 * Lambda_, column[h] = static_cast<int>(c);
       }
     }
   }
@@ -844,17 +919,25 @@ class Solver {
   bool evaluate(const Node& node, Family& f, int t, int depth, double threshold, double lowL,
                 double lowR, Answer& best) {
     ++evaluated_;
-    std::vector<double> le(K_), gt(K_);
-    const std::size_t n_le = mark(node, f, t, le.data(), gt.data());
+    // the two sides' class weights on the stack up to 8 classes (no allocation per threshold;
+    // not a member buffer: deeper evaluations recurse through solve)
+    double small[16];
+    std::vector<double> large;
+    if (K_ > 8) large.resize(2 * static_cast<std::size_t>(K_));
+    double* const le = K_ > 8 ? large.data() : small;
+    double* const gt = le + K_;
+    const std::size_t n_le = mark(node, f, t, le, gt);
     const NumericSplit split = split_of(f, t);
     if (depth == 2) {
-      const double* totals[2] = {le.data(), gt.data()};
+      const double* totals[2] = {le, gt};
       const std::size_t sizes[2] = {n_le, node.s - n_le};
       double cost[2];
       NumericSplit stumps[2];
       if (K_ == 2) {  // the costs alone, fast; the splits only for a new incumbent
-        stump_costs_of_two_classes(node, totals, cost);
-        if (cost[0] + cost[1] < best.cost - tau_) best_stumps(node, totals, sizes, cost, stumps);
+        int column[2];
+        stump_costs_of_two_classes(node, totals, cost, column);
+        if (cost[0] + cost[1] < best.cost - tau_)
+          best_stumps(node, totals, sizes, cost, stumps, column);
       } else {
         best_stumps(node, totals, sizes, cost, stumps);
       }
@@ -862,20 +945,21 @@ class Solver {
       f.lbR[t] = cost[1];
       if (cost[0] + cost[1] < best.cost - tau_) {
         best.cost = cost[0] + cost[1];
-        best.tree = split_code(split, stump_tree(node, 1, le.data(), stumps[0]),
-                               stump_tree(node, 2, gt.data(), stumps[1]));
+        best.tree = split_code(split, stump_tree(node, 1, le, stumps[0]),
+                               stump_tree(node, 2, gt, stumps[1]));
       }
       return true;
     }
     if (Lambda_ > 0.0) {
       // lam > 0: each child costs at least min(its best tree of depth <= 1, 3 Lambda) (any
       // other tree has three leaves or more), one stump pass against two recursive searches
-      const double* totals[2] = {le.data(), gt.data()};
+      const double* totals[2] = {le, gt};
       const std::size_t sizes[2] = {n_le, node.s - n_le};
       double cost[2];
       NumericSplit unused[2];
+      int column[2];
       if (K_ == 2)
-        stump_costs_of_two_classes(node, totals, cost);
+        stump_costs_of_two_classes(node, totals, cost, column);
       else
         best_stumps(node, totals, sizes, cost, unused);
       lowL = std::max(lowL, std::min(cost[0], 3 * Lambda_));
@@ -939,6 +1023,7 @@ class Solver {
   mutable std::vector<double> scratch_;
   std::vector<double> stump_buffer_;
   bool use_similarity_;
+  bool whole_ = false;  // two classes, whole weights: Cell::signed_count is set
   std::unordered_map<std::vector<std::uint64_t>, MemoEntry, KeyHash> memo_;
   std::size_t memo_bytes_ = 0;
   long long evaluated_ = 0;
