@@ -21,7 +21,7 @@ a fitted estimator. ``OptimalTreeClassifier.rashomon(epsilon=)`` after a fit is 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Set
 from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any
@@ -267,28 +267,37 @@ _INPUT_CONSTRAINTS: _Constraints = {
 }
 
 
-class _BackendNames(StrOptions):  # type: ignore[misc]  # scikit-learn is untyped
-    """``backend``: a name of :func:`odtkit.solvers.registered_backends`. The default
-    ``"highs"`` (registered by odtkit.solvers itself) passes without importing the solver
+class _RegisteredBackends(Set[str]):
+    """The names of :func:`odtkit.solvers.registered_backends`, read when listed. The default
+    ``"highs"`` (registered by odtkit.solvers itself) is a member without importing the solver
     modules: a search-only fit at the defaults needs none, and their import (~40 ms) was a
-    first fit's largest cost. Any other name is checked against the registry."""
+    first fit's largest cost. A backend registered after import counts."""
 
-    def __init__(self) -> None:
-        super().__init__({"highs"})
+    def __contains__(self, name: object) -> bool:
+        return name == "highs" or name in self._names()
 
-    def is_satisfied_by(self, val: Any) -> bool:
-        if val == "highs":
-            return True
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    @classmethod
+    def _from_iterable(cls, values: Iterable[Any]) -> set[Any]:
+        # set operations (scikit-learn checks ``deprecated - options``) give a plain set
+        return set(values)
+
+    @staticmethod
+    def _names() -> list[str]:
         from odtkit.solvers import registered_backends
 
-        self.options = set(registered_backends())  # named in the error if val is not one
-        return bool(super().is_satisfied_by(val))
+        return list(registered_backends())
 
 
 def _backend_constraint() -> list[Any]:
-    """``backend``: a name of :func:`odtkit.solvers.registered_backends`, read when a fit
-    validates (:class:`_BackendNames`), not when odtkit is imported."""
-    return [_BackendNames()]
+    """``backend``: a name of :func:`odtkit.solvers.registered_backends` (read when a fit
+    validates a name other than the default, not when odtkit is imported)."""
+    return [StrOptions(_RegisteredBackends())]
 
 
 class _ParameterConstraints:
