@@ -338,6 +338,15 @@ def read_results(name: str, out_dir: Path = RESULTS) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def rewrite_report(name: str, out_dir: Path, render: Callable[[dict[str, Any]], str]) -> Path:
+    """``--report-only``: ``out_dir/NAME.md`` rendered again from ``out_dir/NAME.json``
+    (SystemExit naming the file when there is none)."""
+    payload = read_results(name, out_dir)
+    if payload is None:
+        raise SystemExit(f"no {name}.json in {out_dir}")
+    return write_results(name, None, render(payload), out_dir=out_dir)
+
+
 def write_results(
     name: str,
     payload: dict[str, Any] | None,

@@ -372,10 +372,7 @@ def main(argv: list[str] | None = None) -> None:
         child_main(args.child)
         return
     if args.report_only:
-        payload = harness.read_results(args.name, args.out_dir)
-        if payload is None:
-            raise SystemExit(f"no {args.name}.json in {args.out_dir}")
-        harness.write_results(args.name, None, report(payload), out_dir=args.out_dir)
+        harness.rewrite_report(args.name, args.out_dir, report)
         return
     tools = args.tools.split(",")
     settings: list[tuple[Any, list[float]]] = [(x, LAMBDAS) for x in [*PLANTED, *BUNDLED]]

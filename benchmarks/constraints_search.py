@@ -315,11 +315,8 @@ def main() -> None:
     if args.quick:
         args.datasets, args.depths = ["monk1", "tic-tac-toe"], [3, 4]
     if args.report_only:
-        payload = harness.read_results(NAME, args.out_dir)
-        if payload is None:
-            sys.exit(f"no {NAME}.json in {args.out_dir}")
-        harness.write_results(
-            NAME, None, report(payload["runs"], payload["meta"]), out_dir=args.out_dir
+        harness.rewrite_report(
+            NAME, args.out_dir, lambda payload: report(payload["runs"], payload["meta"])
         )
         return
     rows = run_grid(args)

@@ -206,11 +206,8 @@ def main() -> None:
     harness.add_out_dir(parser)
     args = parser.parse_args()
     if args.report_only:
-        saved = harness.read_results(NAME, args.out_dir)
-        if saved is None:
-            raise SystemExit(f"no {NAME}.json in {args.out_dir}")
-        harness.write_results(
-            NAME, None, report(saved["runs"], saved["meta"]), out_dir=args.out_dir
+        harness.rewrite_report(
+            NAME, args.out_dir, lambda saved: report(saved["runs"], saved["meta"])
         )
         return
     names = [n for n in args.datasets if load(n) is not None]

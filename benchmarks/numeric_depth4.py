@@ -148,10 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     harness.add_out_dir(parser)
     args = parser.parse_args(argv)
     if args.report_only:
-        saved = harness.read_results(NAME, args.out_dir)
-        if saved is None:
-            parser.error(f"no {NAME}.json in {args.out_dir}")
-        harness.write_results(NAME, None, render(saved), out_dir=args.out_dir)
+        harness.rewrite_report(NAME, args.out_dir, render)
         return
     if not args.contree_python:
         parser.error("--contree-python is needed (pycontree and statsmodels)")

@@ -539,10 +539,7 @@ def main(argv: list[str] | None = None) -> None:
     harness.add_out_dir(parser)
     args = parser.parse_args(argv)
     if args.report_only:
-        payload = harness.read_results(args.name, args.out_dir)
-        if payload is None:
-            raise SystemExit(f"no {args.name}.json in {args.out_dir}")
-        harness.write_results(args.name, None, render(payload), out_dir=args.out_dir)
+        harness.rewrite_report(args.name, args.out_dir, render)
         return
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")

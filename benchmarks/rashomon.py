@@ -907,10 +907,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.peer_cache is not None:
         args.peer_cache.mkdir(parents=True, exist_ok=True)
     if args.report_only:
-        payload = harness.read_results(args.name, args.out_dir)
-        if payload is None:
-            raise SystemExit(f"no {args.name}.json in {args.out_dir}")
-        harness.write_results(args.name, None, render(payload), out_dir=args.out_dir)
+        harness.rewrite_report(args.name, args.out_dir, render)
         return
     quick = QUICK if args.quick else {}
     if args.time_limit is None:

@@ -327,10 +327,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     args.load_start = list(os.getloadavg())
     if args.report_only:
-        data = harness.read_results(NAME, args.out_dir)
-        if data is None:
-            raise SystemExit(f"no {NAME}.json in {args.out_dir}")
-        harness.write_results(NAME, None, report(data["runs"], data["meta"]), out_dir=args.out_dir)
+        harness.rewrite_report(NAME, args.out_dir, lambda data: report(data["runs"], data["meta"]))
         return
     rows = measure(args)
     save(rows, args, final=True)
