@@ -56,6 +56,19 @@ def _rss() -> float:
     return harness.peak_rss_mb()
 
 
+def _measured(cpu: float, wall: float, before: float, count: int) -> dict[str, Any]:
+    """The columns every tool's row shares: CPU and wall seconds since ``cpu`` / ``wall``,
+    RSS before and at peak, and the count (exact as text, and as a float for ratios)."""
+    return {
+        "cpu": time.process_time() - cpu,
+        "wall": time.perf_counter() - wall,
+        "rss_before_mb": before,
+        "peak_rss_mb": _rss(),
+        "count": str(count),
+        "count_float": float(count),
+    }
+
+
 def _current_rss_mb() -> float:
     """The resident set now (not the peak), from /proc."""
     with open("/proc/self/statm") as f:
@@ -110,12 +123,7 @@ def ours(
     )
     count = rs.count()
     row: dict[str, Any] = {
-        "cpu": time.process_time() - cpu,
-        "wall": time.perf_counter() - wall,
-        "rss_before_mb": before,
-        "peak_rss_mb": _rss(),
-        "count": str(count),
-        "count_float": float(count),
+        **_measured(cpu, wall, before, count),
         "complete": bool(rs.complete),
         "status": rs.status,
         "certified": bool(rs.stats.get("certified", rs.status == "optimal")),
@@ -172,12 +180,7 @@ def praxis(npz: str, depth: int, eps: float) -> dict[str, Any]:
         model.fit(X, y, lambda_reg=LAM, depth_budget=depth, rashomon_mult=eps)
         count = int(model.count_trees())
     return {
-        "cpu": time.process_time() - cpu,
-        "wall": time.perf_counter() - wall,
-        "rss_before_mb": before,
-        "peak_rss_mb": _rss(),
-        "count": str(count),
-        "count_float": float(count),
+        **_measured(cpu, wall, before, count),
         "version": harness.dist_version("tree-praxis"),
     }
 
@@ -208,12 +211,7 @@ def treefarms(npz: str, depth: int, eps: float, time_limit: float) -> dict[str, 
     with stdout_to(os.devnull):
         model.fit(frame, labels)
     return {
-        "cpu": time.process_time() - cpu,
-        "wall": time.perf_counter() - wall,
-        "rss_before_mb": before,
-        "peak_rss_mb": _rss(),
-        "count": str(int(model.get_tree_count())),
-        "count_float": float(model.get_tree_count()),
+        **_measured(cpu, wall, before, int(model.get_tree_count())),
         "complete": not model.timeout,
         "version": harness.dist_version("treefarms"),
     }
