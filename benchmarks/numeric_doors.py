@@ -16,17 +16,19 @@ This script measures each door side by side with ConTree (pycontree) in one run:
   /tmp/contree-venv/bin/python when it exists, else this one).
 
 Every setting (tool x door x table x depth x lambda) runs in a fresh child process, which
-times ``import odtkit`` (``import pycontree``) and then fits twice: the first fit carries what a
-first fit in a process costs (lazy imports), the second is warm. A first fit at its limit or
-longer than 20 s is not repeated (its warm time is its first). Times are CPU
+times ``import odtkit`` (``import pycontree``) and then fits ``--fits`` times (default 2): the
+first fit carries what a first fit in a process costs (lazy imports), the median of the others
+is the warm time. A first fit at its limit or longer than 20 s is not repeated (its warm time
+is its first). Times are CPU
 (``time.process_time()``) of the ``fit`` call; wall times are kept beside them. Errors are
 recomputed from each door's own predictions on the raw rows.
 
 Ratios ours/ConTree per door, as geometric means split by ConTree's first-fit CPU (>= 50 ms,
 < 50 ms) and "hard" (ConTree certifies nothing within the limit): ``first`` = first fit /
-ConTree's first fit, ``warm`` = second / second. The CLI's ratio is its whole process's CPU
-over the CPU of ConTree's child process up to the end of its first fit (interpreter start-up
-and ``import pycontree`` included): what running each tool once on a table costs.
+ConTree's first fit, ``warm`` = warm / warm (medians of the later fits). The CLI's ratio is
+its whole process's CPU over the CPU of ConTree's child process up to the end of its first
+fit (interpreter start-up and ``import pycontree`` included): what running each tool once on a
+table costs.
 
 Tables (offline; built once in the parent, handed to the children as ``.npz`` + ``.csv``; a
 table whose package is missing here is built by the ConTree interpreter, else skipped):
@@ -81,6 +83,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -305,14 +308,15 @@ def ours_child(
 
 
 def _fits(runs: list[dict[str, Any]], import_cpu: float, import_wall: float) -> dict[str, Any]:
-    """One row from a child's fits: the first fit's answer, first and warm times."""
-    first, last = runs[0], runs[-1]
+    """One row from a child's fits: the first fit's answer, first and warm times (the median of
+    the fits after the first: one fit of a few ms on a shared machine is mostly noise)."""
+    first, warm = runs[0], runs[1:] or runs
     out = dict(first)
     out.update(
         cpu_first=first["cpu"],
         wall_first=first["wall"],
-        cpu_warm=last["cpu"],
-        wall_warm=last["wall"],
+        cpu_warm=statistics.median(r["cpu"] for r in warm),
+        wall_warm=statistics.median(r["wall"] for r in warm),
         fits=len(runs),
         import_cpu=import_cpu,
         import_wall=import_wall,
@@ -961,12 +965,12 @@ def render(payload: dict[str, Any]) -> str:
         ),
         "",
         "One fresh process per setting; CPU time (`process_time`) of `fit`, first fit in the "
-        "process and a second (warm) one; a first fit at its limit or over 20 s is not "
-        "repeated. The CLI is one whole process (`RUSAGE_CHILDREN`), compared with ConTree's "
-        "child process up to the end of its first fit (start-up and `import pycontree` "
-        "included). ConTree reports no bound: certified = finished within its limit. Ratios "
-        "are ours/ConTree (< 1: ours faster), geometric means; hard = ConTree certifies "
-        "nothing within the limit.",
+        "process and the median of the later (warm) ones; a first fit at its limit or over "
+        "20 s is not repeated. The CLI is one whole process (`RUSAGE_CHILDREN`), compared "
+        "with ConTree's child process up to the end of its first fit (start-up and "
+        "`import pycontree` included). ConTree reports no bound: certified = finished "
+        "within its limit. Ratios are ours/ConTree (< 1: ours faster), geometric means; hard "
+        "= ConTree certifies nothing within the limit.",
         "",
         "## Tables",
         "",
