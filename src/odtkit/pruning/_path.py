@@ -29,7 +29,7 @@ import pandas as pd
 from odtkit import _native
 from odtkit._limits import stop_on_interrupt
 from odtkit._progress import Progress
-from odtkit.pruning._cut import ClosureNetwork, native_network
+from odtkit.pruning._cut import ClosureNetwork, _native_cut, example_weights, native_network
 from odtkit.pruning._data import EnsembleData
 from odtkit.pruning._ensemble import PrunedEnsemble
 from odtkit.results import Status
@@ -38,6 +38,11 @@ __all__ = ["CostErrorPath", "exact_path"]
 
 #: relative tolerance of the line comparisons (errors and costs are sums of integers / reals)
 _REL_TOL = 1e-12
+#: a window of at least this many nodes, and nearly the whole network, is cut by the λ-dependent
+#: reductions of ``_cut`` (rules 3 and 5) instead of one flow on the window: the path's first
+#: interior cut is the whole problem at some λ, where they can leave a fraction of the network
+_REDUCED_MIN_NODES = 200_000
+_REDUCED_SHARE = 0.9
 
 
 @dataclass(eq=False)
@@ -177,6 +182,52 @@ def _lam_max(data: EnsembleData) -> float:
     return 2.0 * data.n_samples / float(pos.min()) + 1.0 if pos.size else 1.0
 
 
+def _split_arcs(network: ClosureNetwork) -> tuple[np.ndarray, np.ndarray]:
+    """The arcs ``child -> parent`` between splits (the others go from a split to a pair)."""
+    to_split = network.heads < network.n_splits
+    return network.tails[to_split], network.heads[to_split]
+
+
+def _zero_lam_side(network: ClosureNetwork) -> np.ndarray:
+    """Minimal source side at λ = 0, without a flow.
+
+    Every sink capacity is 0 there, so the maximum flow is 0 and the side is what ``s`` reaches
+    along the infinite arcs: the splits that gain (positive source capacity), their ancestors,
+    and the pairs these point to.
+    """
+    n_split = network.n_splits
+    child, parent = _split_arcs(network)
+    side = np.zeros(network.n_nodes, dtype=bool)
+    side[:n_split] = network.gain > 0
+    while True:  # one round per level of the deepest tree
+        grow = parent[side[child] & ~side[parent]]
+        if grow.size == 0:
+            break
+        side[grow] = True
+    from_side = side[network.tails]
+    side[network.heads[from_side]] = True
+    return side
+
+
+def _every_gain_pays(network: ClosureNetwork, nodes: np.ndarray) -> bool:
+    """Whether every split in ``nodes`` that gains needs a priced pair (its own or an
+    ancestor's): then at a λ where one pair costs more than all gains together the minimal
+    source side is empty, and no flow is needed to say so."""
+    n_split = network.n_splits
+    priced = np.zeros(network.n_nodes, dtype=bool)
+    priced[n_split:] = network.pair_cost > 0
+    blocked = np.zeros(network.n_nodes, dtype=bool)
+    blocked[network.tails[priced[network.heads]]] = True
+    child, parent = _split_arcs(network)
+    while True:  # a split under a blocked one is blocked: closure keeps its parent
+        grow = child[blocked[parent] & ~blocked[child]]
+        if grow.size == 0:
+            break
+        blocked[grow] = True
+    splits = nodes[nodes < n_split]
+    return not bool(np.any((network.gain[splits] > 0) & ~blocked[splits]))
+
+
 def exact_path(
     data: EnsembleData,
     *,
@@ -232,6 +283,40 @@ def exact_path(
             raise _CutStopped(Status.parse(out["status"]))
         return np.asarray(out["source_side"]).astype(bool)
 
+    weight: np.ndarray | None = None
+
+    def reduced_cut(nodes: np.ndarray, arcs: np.ndarray, lam: float) -> np.ndarray | None:
+        """The window's minimal source side from the whole problem at ``lam`` cut with every
+        reduction (its minimal optimum lies between the window's ends, which are the minimal
+        optima at smaller and larger λ); None when the reductions stopped on memory."""
+        nonlocal n_cuts, weight
+        if weight is None:
+            weight = example_weights(data)
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+        out = _native_cut(data, lam, weight, reduce=True, time_limit=left, memory_limit_mb=None)
+        status = Status(out["status"])
+        if status == Status.MEMORY_LIMIT:
+            return None
+        if status != Status.OPTIMAL:
+            raise _CutStopped(status)
+        n_cuts += 1
+        kept = np.zeros(V, dtype=bool)
+        kept[:n_split] = out["kept"][network.split_node]
+        inside = np.zeros(V, dtype=bool)
+        inside[nodes] = True
+        kept &= inside
+        # a window pair is on the side iff a kept split of the window points to it (pairs of
+        # the contracted source side belong to it, so none of the window's has such a tail)
+        kept[network.heads[arcs[kept[network.tails[arcs]]]]] = True
+        return kept[nodes]
+
+    def window_cut(nodes: np.ndarray, arcs: np.ndarray, lam: float) -> np.ndarray:
+        if nodes.shape[0] >= max(_REDUCED_MIN_NODES, _REDUCED_SHARE * V):
+            inside = reduced_cut(nodes, arcs, lam)
+            if inside is not None:
+                return inside
+        return cut(nodes, arcs, lam)
+
     def line(E: float, C: float, lam: float) -> float:
         return E / NT + lam * C / N
 
@@ -242,11 +327,18 @@ def exact_path(
     exit_lam = np.full(V, -np.inf)
     lam_top = _lam_max(data)
     try:
-        in0 = cut(all_nodes, all_arcs, 0.0)
+        # both ends are known without a flow on the whole network (λ = 0: what the gains
+        # reach; λ_top: nothing, when every gain needs a priced pair)
+        in0 = _zero_lam_side(network)
+        n_cuts += 1
         S0 = all_nodes[in0]
         arcs0 = all_arcs[in0[network.tails] & in0[network.heads]]
         del all_arcs
-        in_hi = cut(S0, arcs0, lam_top)
+        if _every_gain_pays(network, S0):
+            in_hi = np.zeros(S0.shape[0], dtype=bool)
+            n_cuts += 1
+        else:
+            in_hi = cut(S0, arcs0, lam_top)
     except _CutStopped as stop:
         raise RuntimeError(
             f"the cost-error path stopped ({stop.status.value}) before its two end cuts: "
@@ -290,7 +382,7 @@ def exact_path(
                 f"{EL!r} -> {ER!r}"
             )
         lam = (ER - EL) / NT / (dC / N)
-        inside = cut(nodes, arcs, lam)
+        inside = window_cut(nodes, arcs, lam)
         S = nodes[inside]
         EM = ER - gain[S].sum()
         CM = CR + cost[S].sum()
