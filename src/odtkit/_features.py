@@ -208,7 +208,7 @@ def _feature_blocks(specs: Sequence[FeatureSpec], column: pd.Series) -> list[np.
     every column at once): one block per run of consecutive features of one kind and one
     ``missing`` side, the Binarizer's layout (the plain thresholds, the same "or missing",
     "is missing"), each run one array operation."""
-    absent = np.asarray(column.isna(), dtype=bool)
+    absent = _absent(column)
     blanks = bool(absent.any())
     source = str(specs[0].source) if specs else ""
     values: np.ndarray | None = None
@@ -250,6 +250,14 @@ def _feature_blocks(specs: Sequence[FeatureSpec], column: pd.Series) -> list[np.
         # on a missing cell the feature is its ``missing`` side (None or False: False)
         blocks.append(test | absent[:, None] if passes and blanks else test)
     return blocks
+
+
+def _absent(column: pd.Series) -> np.ndarray:
+    """The column's missing cells: a numpy float column's are its NaNs (read from its array,
+    ~8x cheaper than ``isna``'s Series on every transform); any other dtype asks pandas."""
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind == "f":
+        return np.isnan(column.to_numpy())
+    return np.asarray(column.isna(), dtype=bool)
 
 
 def _numeric(column: pd.Series, name: str) -> np.ndarray:
