@@ -54,11 +54,15 @@ std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
 RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
                          bool majority_only, std::function<bool()> interrupted,
                          RashomonRules rules, bool count_only)
+    : RashomonSet(problem, config, majority_only, std::move(rules), count_only) {
+  build_to(problem, config, bound, std::move(interrupted));
+}
+
+RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, bool majority_only,
+                         RashomonRules rules, bool count_only)
     : n_words_(problem.n_words()), count_only_(count_only), rules_(std::move(rules)),
       slot_hash_(64, 0), slot_id_(64, -1) {
   config.validate();
-  if (!std::isfinite(bound) || bound < 0.0)
-    throw std::invalid_argument("bound must be a finite number >= 0");
   const std::size_t p = problem.n_features();
   if (!rules_.allowed.empty() && rules_.allowed.size() != p)
     throw std::invalid_argument("allowed must have one entry per feature");
@@ -67,7 +71,6 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
   for (int c : rules_.split_costs)
     if (c < 0) throw std::invalid_argument("split costs must be >= 0");
   if (rules_.budget < -1) throw std::invalid_argument("budget must be >= 0 (or -1: none)");
-  problem_ = &problem;
   n_classes_ = problem.n_classes();
   total_weight_ = problem.total_weight();
   penalty_ = config.lam * total_weight_;
@@ -79,27 +82,71 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
   const int n_features = static_cast<int>(problem.n_features());
   // a feature never repeats usefully on a path (its second use leaves a side empty), so
   // "unlimited" is the number of features
-  const int depth = config.max_depth < 0 ? n_features : std::min(config.max_depth, n_features);
-  Budget budget(config, std::move(interrupted));
-  budget_ = &budget;
-  if (count_only_) scratch_.resize(static_cast<std::size_t>(depth) + 1);
+  depth_ = config.max_depth < 0 ? n_features : std::min(config.max_depth, n_features);
+  if (count_only_) scratch_.resize(static_cast<std::size_t>(depth_) + 1);
   // the pair counts' tables may take at most half of a memory limit (as in the dp)
   use_depth2_ = problem.integral() && rules_.allowed.empty() && rules_.budget < 0 &&
-                !(min_leaf_ > 0.0) && depth >= 2 &&
+                !(min_leaf_ > 0.0) && depth_ >= 2 &&
                 (!(config.memory_limit_mb > 0) ||
                  static_cast<double>(Depth2Solver::upfront_bytes(problem)) <=
                      0.5 * config.memory_limit_mb * 1048576.0);
-  catch_out_of_memory(budget, [&] {
-    root_ = node_id(problem.all_points().data(), depth);
-    ensure(root_, bound * total_weight_ + tolerance_);
-  });
-  depth2_.reset();  // it refers to the problem, which only the build may read
+}
+
+template <class Phase>
+void RashomonSet::run(const Problem& problem, const SearchConfig& config,
+                      std::function<bool()> interrupted, Phase&& phase) {
+  if (problem.n_words() != n_words_ || problem.total_weight() != total_weight_)
+    throw std::invalid_argument("the set was prepared for another problem");
+  Budget budget(config, std::move(interrupted));
+  problem_ = &problem;
+  budget_ = &budget;
+  catch_out_of_memory(budget, phase);
+  depth2_.reset();  // it refers to the problem, which only a phase may read
   complete_ = !budget.stopped();
   status_ = status_name(budget.status());
-  seconds_ = budget.elapsed();
-  peak_memory_mb_ = budget.peak_memory_mb();
+  seconds_ += budget.elapsed();
+  peak_memory_mb_ = std::max(peak_memory_mb_, budget.peak_memory_mb());
   budget_ = nullptr;
   problem_ = nullptr;
+}
+
+void RashomonSet::build_to(const Problem& problem, const SearchConfig& config, double bound,
+                           std::function<bool()> interrupted) {
+  config.validate();
+  if (!std::isfinite(bound) || bound < 0.0)
+    throw std::invalid_argument("bound must be a finite number >= 0");
+  if (built_) throw std::logic_error("RashomonSet: the set is built already");
+  built_ = true;
+  run(problem, config, std::move(interrupted), [&] {
+    if (root_ < 0) root_ = node_id(problem.all_points().data(), depth_);
+    ensure(root_, bound * total_weight_ + tolerance_);
+  });
+}
+
+bool RashomonSet::certify(const Problem& problem, const SearchConfig& config, double epsilon,
+                          bool absolute, std::function<bool()> interrupted) {
+  config.validate();
+  if (!std::isfinite(epsilon) || epsilon < 0.0)
+    throw std::invalid_argument("epsilon must be a finite number >= 0");
+  if (built_ || root_ >= 0) throw std::logic_error("RashomonSet: certify comes first, once");
+  if (!rules_.allowed.empty() || rules_.budget >= 0 || min_leaf_ > 0.0)
+    throw std::invalid_argument("certify takes no rules: the search certifies a constrained OPT");
+  certified_ = false;
+  run(problem, config, std::move(interrupted), [&] {
+    const std::uint64_t* all = problem.all_points().data();
+    std::vector<double> weight(static_cast<std::size_t>(n_classes_));
+    problem.class_weights(all, weight.data());
+    root_ = materialize(all, depth_, weight.data());
+    // the budget a root incumbent `upper` would give the build (count units), a hair more
+    const double per_unit = absolute ? 1.0 : 1.0 + epsilon;
+    const double extra = (absolute ? epsilon * total_weight_ : 0.0) + tolerance_ + 4 * slack_;
+    solve_root(root_, per_unit, extra);
+    if (budget_->stopped() || !nodes_[root_].exact) return;
+    optimal_code_.clear();
+    extract(all, depth_, nodes_[root_].upper, optimal_code_);
+    certified_ = !budget_->stopped();
+  });
+  return certified_;
 }
 
 int RashomonSet::find_node(const std::uint64_t* support, int depth) const {
@@ -282,6 +329,139 @@ void RashomonSet::solve_optimum(int id, double cap) {
   // sums of the same leaves in another order differ in the last bits: equal within slack_
   node.exact = node.lower >= node.upper - slack_;
   if (node.exact) node.lower = node.upper;
+}
+
+void RashomonSet::solve_root(int id, double per_unit, double extra) {
+  if (nodes_[id].exact) return;
+  Budget& limits = *budget_;
+  if (limits.tick(bytes_in_use(), (n_words_ * 8 + sizeof(Node)) * 4)) return;
+  const std::uint64_t* support = nodes_[id].support.data();
+  const int depth = nodes_[id].depth;
+  const int K = n_classes_;
+  std::vector<double> weight(K), right_weight(K), left_weight(K);
+  problem_->class_weights(support, weight.data());
+  double total = 0.0;
+  for (double w : weight) total += w;
+  std::vector<std::uint64_t> left(n_words_), right(n_words_);
+  // The splits in the order of their one-split trees' values (the dp's order): the first
+  // ones give a close incumbent early, and every later split is searched under it.
+  const auto leaf_of = [&](const double* c) {
+    double sum = 0.0, top = 0.0;
+    for (int k = 0; k < K; ++k) {
+      sum += c[k];
+      top = std::max(top, c[k]);
+    }
+    return sum - top + penalty_;
+  };
+  std::vector<std::pair<double, int>> order;
+  const std::size_t p = problem_->n_features();
+  for (std::size_t j = 0; j < p; ++j)
+    if (split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
+                 left.data(), right.data()))
+      order.emplace_back(leaf_of(left_weight.data()) + leaf_of(right_weight.data()),
+                         static_cast<int>(j));
+  std::sort(order.begin(), order.end());
+  double upper = nodes_[id].upper;
+  double split_lower = std::numeric_limits<double>::infinity();
+  for (const auto& [ignored, feature] : order) {
+    split_on(support, static_cast<std::size_t>(feature), weight.data(), total,
+             left_weight.data(), right_weight.data(), left.data(), right.data());
+    const Peek left_peek = peek(left.data(), depth - 1, left_weight.data());
+    const Peek right_peek = peek(right.data(), depth - 1, right_weight.data());
+    // Unlike solve_optimum's, this limit is the build's budget for the incumbent, not the
+    // incumbent: a split within it is resolved even when it cannot beat the incumbent, so
+    // that the build finds each child solved to the cap it asks for (none is searched twice)
+    const double limit = upper * per_unit + extra;
+    if (left_peek.lower + right_peek.lower > limit) {
+      split_lower = std::min(split_lower, left_peek.lower + right_peek.lower);
+      continue;
+    }
+    double left_best = left_peek.lower;
+    if (!left_peek.exact) {
+      const int left_id = materialize(left.data(), depth - 1, left_weight.data());
+      solve_optimum(left_id, limit - right_peek.lower);
+      if (limits.stopped()) return;
+      if (!nodes_[left_id].exact) {
+        split_lower = std::min(split_lower, nodes_[left_id].lower + right_peek.lower);
+        continue;
+      }
+      left_best = nodes_[left_id].upper;
+    }
+    double right_best = right_peek.lower;
+    if (!right_peek.exact) {
+      const int right_id = materialize(right.data(), depth - 1, right_weight.data());
+      solve_optimum(right_id, limit - left_best);
+      if (limits.stopped()) return;
+      if (!nodes_[right_id].exact) {
+        split_lower = std::min(split_lower, left_best + nodes_[right_id].lower);
+        continue;
+      }
+      right_best = nodes_[right_id].upper;
+    }
+    if (left_best + right_best < upper - slack_) upper = left_best + right_best;
+  }
+  if (limits.stopped()) return;
+  // every split not resolved has a lower bound above the limit at its time, which is at
+  // least the final incumbent's
+  Node& node = nodes_[id];
+  node.upper = upper;
+  node.lower = std::max(node.lower, std::min(upper, split_lower));
+  node.exact = node.lower >= node.upper - slack_;
+  if (node.exact) node.lower = node.upper;
+}
+
+void RashomonSet::extract(const std::uint64_t* support, int depth, double value,
+                          std::vector<int>& out) {
+  const int K = n_classes_;
+  std::vector<double> weight(K), right_weight(K), left_weight(K);
+  problem_->class_weights(support, weight.data());
+  double total = 0.0, top = 0.0;
+  for (double w : weight) {
+    total += w;
+    top = std::max(top, w);
+  }
+  if (depth == 0 || total - top + penalty_ <= value + slack_) {
+    out.push_back(-(majority_class(weight.data(), K) + 1));
+    return;
+  }
+  std::vector<std::uint64_t> left(n_words_), right(n_words_);
+  const std::size_t p = problem_->n_features();
+  // first the splits whose sides the memo knows exactly; then (a depth-two node solved from
+  // its pair counts has no children in the memo) the sides are solved, under the value
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t j = 0; j < p; ++j) {
+      if (!split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
+                    left.data(), right.data()))
+        continue;
+      const Peek lp = peek(left.data(), depth - 1, left_weight.data());
+      const Peek rp = peek(right.data(), depth - 1, right_weight.data());
+      double lv = lp.lower, rv = rp.lower;
+      if (lv + rv > value + slack_) continue;
+      if (pass == 0 && !(lp.exact && rp.exact)) continue;
+      if (pass == 1) {
+        if (!lp.exact) {
+          const int l = materialize(left.data(), depth - 1, left_weight.data());
+          solve_optimum(l, value - rv + slack_);
+          if (!nodes_[l].exact) continue;
+          lv = nodes_[l].upper;
+        }
+        if (!rp.exact) {
+          const int r = materialize(right.data(), depth - 1, right_weight.data());
+          solve_optimum(r, value - lv + slack_);
+          if (!nodes_[r].exact) continue;
+          rv = nodes_[r].upper;
+        }
+        if (budget_->stopped()) return;
+      }
+      if (lv + rv > value + slack_) continue;
+      out.push_back(static_cast<int>(j));
+      extract(left.data(), depth - 1, lv, out);
+      extract(right.data(), depth - 1, rv, out);
+      return;
+    }
+  }
+  if (budget_->stopped()) return;
+  throw std::logic_error("RashomonSet: no tree attains the certified optimum");
 }
 
 std::vector<std::uint32_t> RashomonSet::set_order(const std::vector<Key>& found, double slack) {
