@@ -40,6 +40,64 @@ struct KeyHash {
   }
 };
 
+// The optimum of a depth-two node of two classes (class weights w0, w1) from its pair counts F
+// (Depth2Solver::pair_counts: M x M x 2, upper triangle i <= j). Each pair i < j gives the
+// class weights of its four cells (x_i, x_j) at once, and with them a one-split tree on both
+// cells of x_i (split on j) and on both cells of x_j (split on i): half the leaves of scoring
+// every root's two sides apart, and branch-free. A leaf's value is total - top + Lambda as in
+// the recursion: on integer weights (the only ones this runs on) min(c0, c1) + Lambda is that
+// very number, every cell's weight is exact whatever the order it is derived in, and a sum of
+// two values is the same number in either order, so the optimum equals the recursion's to the
+// last bit. An empty side (weight <= zero) makes no split. `best_zero`, `best_one`: M each.
+double depth2_two_classes(const double* F, std::size_t M, double w0, double w1, double penalty,
+                          double zero, double* __restrict best_zero, double* __restrict best_one,
+                          double* __restrict diag0, double* __restrict diag1) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (std::size_t j = 0; j < M; ++j) {
+    diag0[j] = F[(j * M + j) * 2];
+    diag1[j] = F[(j * M + j) * 2 + 1];
+    best_zero[j] = best_one[j] = kInf;
+  }
+  for (std::size_t i = 0; i < M; ++i) {
+    const double e0 = diag0[i], e1 = diag1[i];  // x_i = 1
+    const double z0 = w0 - e0, z1 = w1 - e1;    // x_i = 0
+    double one = kInf, none = kInf;             // the cells of x_i split on some j
+    const double* __restrict row = F + i * M * 2;
+    for (std::size_t j = i + 1; j < M; ++j) {
+      const double a0 = row[2 * j], a1 = row[2 * j + 1];  // x_i = 1, x_j = 1
+      const double b0 = e0 - a0, b1 = e1 - a1;            // x_i = 1, x_j = 0
+      const double c0 = diag0[j] - a0, c1 = diag1[j] - a1;  // x_i = 0, x_j = 1
+      const double d0 = z0 - c0, d1 = z1 - c1;            // x_i = 0, x_j = 0
+      const double la = std::min(a0, a1) + penalty, lb = std::min(b0, b1) + penalty;
+      const double lc = std::min(c0, c1) + penalty, ld = std::min(d0, d1) + penalty;
+      const bool ea = a0 + a1 > zero, eb = b0 + b1 > zero;
+      const bool ec = c0 + c1 > zero, ed = d0 + d1 > zero;
+      const double i1 = ea && eb ? la + lb : kInf;  // x_i = 1 split on j
+      const double i0 = ec && ed ? lc + ld : kInf;  // x_i = 0 split on j
+      const double j1 = ea && ec ? la + lc : kInf;  // x_j = 1 split on i
+      const double j0 = eb && ed ? lb + ld : kInf;  // x_j = 0 split on i
+      one = std::min(one, i1);
+      none = std::min(none, i0);
+      best_one[j] = std::min(best_one[j], j1);
+      best_zero[j] = std::min(best_zero[j], j0);
+    }
+    best_one[i] = std::min(best_one[i], one);
+    best_zero[i] = std::min(best_zero[i], none);
+  }
+  const double total = w0 + w1;
+  double best = std::min(w0, w1) + penalty;  // the leaf
+  for (std::size_t i = 0; i < M; ++i) {
+    const double e0 = diag0[i], e1 = diag1[i], z0 = w0 - e0, z1 = w1 - e1;
+    const double w_one = e0 + e1;
+    // split_on's rule: a side this light is empty, and a split with an empty side is none
+    if (w_one <= zero || total - w_one <= zero) continue;
+    const double v0 = std::min(std::min(z0, z1) + penalty, best_zero[i]);
+    const double v1 = std::min(std::min(e0, e1) + penalty, best_one[i]);
+    best = std::min(best, v0 + v1);
+  }
+  return best;
+}
+
 }  // namespace
 
 std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
@@ -690,6 +748,12 @@ double RashomonSet::depth2_optimum(const double* F, const std::uint64_t* support
   double* zero = side + KK;
   double* a = zero + KK;
   problem_->class_weights(support, w);
+  if constexpr (FixedK == 2) {
+    pair_scratch_.resize(4 * M);
+    double* at = pair_scratch_.data();
+    return depth2_two_classes(F, M, w[0], w[1], penalty_, zero_weight_, at, at + M, at + 2 * M,
+                              at + 3 * M);
+  }
   // a leaf's value as materialize computes it (total - top + Lambda): on integer weights the
   // same number to the last bit, so this optimum equals the generic recursion's
   const auto leaf = [&](const double* c, double& total) {

@@ -223,6 +223,7 @@ class RashomonSet {
   // its first use, freed with the build (it holds M^2 K doubles per cached slot).
   bool use_depth2_ = false;
   std::unique_ptr<Depth2Solver> depth2_;
+  std::vector<double> pair_scratch_;  // depth2_optimum's per-feature bests (two classes)
   // Count-only builds on integer weights add each pair of child keys into a dense table over
   // (leaves, misclassified) instead of a hash map: one scratch table per depth (a build has at
   // most one frame per depth on the stack), kept zero between builds through the list of the
