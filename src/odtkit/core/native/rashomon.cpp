@@ -48,41 +48,45 @@ struct KeyHash {
 // the recursion: on integer weights (the only ones this runs on) min(c0, c1) + Lambda is that
 // very number, every cell's weight is exact whatever the order it is derived in, and a sum of
 // two values is the same number in either order, so the optimum equals the recursion's to the
-// last bit. An empty side (weight <= zero) makes no split. `best_zero`, `best_one`: M each.
+// last bit. An empty side (weight <= zero) makes no split. The scratch arrays: M each.
 double depth2_two_classes(const double* F, std::size_t M, double w0, double w1, double penalty,
                           double zero, double* __restrict best_zero, double* __restrict best_one,
-                          double* __restrict diag0, double* __restrict diag1) {
+                          double* __restrict diag0, double* __restrict diag1,
+                          double* __restrict cell_one, double* __restrict cell_zero) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   for (std::size_t j = 0; j < M; ++j) {
     diag0[j] = F[(j * M + j) * 2];
     diag1[j] = F[(j * M + j) * 2 + 1];
     best_zero[j] = best_one[j] = kInf;
   }
-  for (std::size_t i = 0; i < M; ++i) {
+  for (std::size_t i = 0; i + 1 < M; ++i) {
     const double e0 = diag0[i], e1 = diag1[i];  // x_i = 1
     const double z0 = w0 - e0, z1 = w1 - e1;    // x_i = 0
-    double one = kInf, none = kInf;             // the cells of x_i split on some j
     const double* __restrict row = F + i * M * 2;
+    // one simple loop over j > i (the compiler's vectors): an empty cell adds infinity to
+    // the splits it is a side of (x + 0.0 is x, so the others keep their exact values)
     for (std::size_t j = i + 1; j < M; ++j) {
       const double a0 = row[2 * j], a1 = row[2 * j + 1];  // x_i = 1, x_j = 1
       const double b0 = e0 - a0, b1 = e1 - a1;            // x_i = 1, x_j = 0
       const double c0 = diag0[j] - a0, c1 = diag1[j] - a1;  // x_i = 0, x_j = 1
       const double d0 = z0 - c0, d1 = z1 - c1;            // x_i = 0, x_j = 0
-      const double la = std::min(a0, a1) + penalty, lb = std::min(b0, b1) + penalty;
-      const double lc = std::min(c0, c1) + penalty, ld = std::min(d0, d1) + penalty;
-      const bool ea = a0 + a1 > zero, eb = b0 + b1 > zero;
-      const bool ec = c0 + c1 > zero, ed = d0 + d1 > zero;
-      const double i1 = ea && eb ? la + lb : kInf;  // x_i = 1 split on j
-      const double i0 = ec && ed ? lc + ld : kInf;  // x_i = 0 split on j
-      const double j1 = ea && ec ? la + lc : kInf;  // x_j = 1 split on i
-      const double j0 = eb && ed ? lb + ld : kInf;  // x_j = 0 split on i
-      one = std::min(one, i1);
-      none = std::min(none, i0);
-      best_one[j] = std::min(best_one[j], j1);
-      best_zero[j] = std::min(best_zero[j], j0);
+      const double la = (a0 < a1 ? a0 : a1) + penalty, lb = (b0 < b1 ? b0 : b1) + penalty;
+      const double lc = (c0 < c1 ? c0 : c1) + penalty, ld = (d0 < d1 ? d0 : d1) + penalty;
+      const double pa = a0 + a1 > zero ? 0.0 : kInf, pb = b0 + b1 > zero ? 0.0 : kInf;
+      const double pc = c0 + c1 > zero ? 0.0 : kInf, pd = d0 + d1 > zero ? 0.0 : kInf;
+      cell_one[j] = (la + lb) + (pa + pb);   // x_i = 1 split on j
+      cell_zero[j] = (lc + ld) + (pc + pd);  // x_i = 0 split on j
+      const double j1 = (la + lc) + (pa + pc), j0 = (lb + ld) + (pb + pd);  // x_j split on i
+      best_one[j] = j1 < best_one[j] ? j1 : best_one[j];
+      best_zero[j] = j0 < best_zero[j] ? j0 : best_zero[j];
     }
-    best_one[i] = std::min(best_one[i], one);
-    best_zero[i] = std::min(best_zero[i], none);
+    double one = best_one[i], none = best_zero[i];
+    for (std::size_t j = i + 1; j < M; ++j) {
+      one = cell_one[j] < one ? cell_one[j] : one;
+      none = cell_zero[j] < none ? cell_zero[j] : none;
+    }
+    best_one[i] = one;
+    best_zero[i] = none;
   }
   const double total = w0 + w1;
   double best = std::min(w0, w1) + penalty;  // the leaf
@@ -101,12 +105,22 @@ double depth2_two_classes(const double* F, std::size_t M, double w0, double w1, 
 }  // namespace
 
 std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
-  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(depth);
-  for (std::size_t i = 0; i < n_words_; ++i) {
-    h ^= support[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9ULL;
-  }
-  return h ^ (h >> 31);
+  // four independent lanes: a word costs a multiply in one lane, and the lanes' chains run
+  // side by side (one chain over the 47 words of 3,000 rows was a tenth of the planted
+  // table's certification); a collision costs only the comparison of the supports
+  constexpr std::uint64_t kOdd = 0x9e3779b97f4a7c15ULL;
+  std::uint64_t h[4] = {static_cast<std::uint64_t>(depth) + 1, 0x243f6a8885a308d3ULL,
+                        0x13198a2e03707344ULL, 0xa4093822299f31d0ULL};
+  std::size_t i = 0;
+  for (; i + 4 <= n_words_; i += 4)
+    for (int lane = 0; lane < 4; ++lane) h[lane] = (h[lane] ^ support[i + lane]) * kOdd;
+  for (int lane = 0; i < n_words_; ++i, ++lane) h[lane] = (h[lane] ^ support[i]) * kOdd;
+  std::uint64_t out = h[0] ^ (h[1] << 17 | h[1] >> 47) ^ (h[2] << 31 | h[2] >> 33) ^
+                      (h[3] << 47 | h[3] >> 17);
+  // splitmix64's finalizer: every bit of the lanes reaches the table's low bits
+  out = (out ^ (out >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  out = (out ^ (out >> 27)) * 0x94d049bb133111ebULL;
+  return out ^ (out >> 31);
 }
 
 RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
@@ -208,7 +222,10 @@ bool RashomonSet::certify(const Problem& problem, const SearchConfig& config, do
 }
 
 int RashomonSet::find_node(const std::uint64_t* support, int depth) const {
-  const std::uint64_t h = hash(support, depth);
+  return find_node(support, depth, hash(support, depth));
+}
+
+int RashomonSet::find_node(const std::uint64_t* support, int depth, std::uint64_t h) const {
   const std::size_t mask = slot_id_.size() - 1;
   for (std::size_t i = h & mask;; i = (i + 1) & mask) {
     const int id = slot_id_[i];
@@ -220,8 +237,12 @@ int RashomonSet::find_node(const std::uint64_t* support, int depth) const {
 }
 
 int RashomonSet::node_id(const std::uint64_t* support, int depth) {
-  const int found = find_node(support, depth);
-  if (found >= 0) return found;
+  const std::uint64_t h = hash(support, depth);
+  const int found = find_node(support, depth, h);
+  return found >= 0 ? found : insert_node(support, depth, h);
+}
+
+int RashomonSet::insert_node(const std::uint64_t* support, int depth, std::uint64_t h) {
   if (2 * (nodes_.size() + 1) > slot_id_.size()) {
     // double the table; the stored hashes place every entry again without rehashing words
     std::vector<std::uint64_t> hashes(slot_hash_.size() * 2, 0);
@@ -241,7 +262,6 @@ int RashomonSet::node_id(const std::uint64_t* support, int depth) {
   node.support.assign(support, support + n_words_);
   node.depth = depth;
   const int id = static_cast<int>(nodes_.size() - 1);
-  const std::uint64_t h = hash(support, depth);
   const std::size_t mask = slot_id_.size() - 1;
   std::size_t i = h & mask;
   while (slot_id_[i] >= 0) i = (i + 1) & mask;
@@ -283,11 +303,20 @@ bool RashomonSet::split_on(const std::uint64_t* support, std::size_t feature,
 
 RashomonSet::Peek RashomonSet::peek(const std::uint64_t* support, int depth,
                                     const double* class_weight) const {
-  const int id = find_node(support, depth);
+  const std::uint64_t h = hash(support, depth);
+  const int id = find_node(support, depth, h);
   if (id >= 0 && nodes_[id].prepared) {
     const Node& node = nodes_[id];
-    return {id, node.lower, node.exact};
+    return {id, node.lower, node.exact, h};
   }
+  Peek out = initial(support, depth, class_weight);
+  out.id = id;
+  out.hash = h;
+  return out;
+}
+
+RashomonSet::Peek RashomonSet::initial(const std::uint64_t* support, int depth,
+                                       const double* class_weight) const {
   double total = 0.0, top = 0.0;
   for (int k = 0; k < n_classes_; ++k) {
     total += class_weight[k];
@@ -296,18 +325,28 @@ RashomonSet::Peek RashomonSet::peek(const std::uint64_t* support, int depth,
   const double leaf = total - top + penalty_;  // the best leaf
   // any other tree has two leaves, each point misclassified at least by its equivalent-points
   // minority
-  if (depth == 0) return {id, leaf, true};
+  if (depth == 0) return {-1, leaf, true, 0};
   const double two_leaves = problem_->minority(support) + 2 * penalty_;
-  if (two_leaves >= leaf - slack_) return {id, leaf, true};
-  return {id, two_leaves, false};
+  if (two_leaves >= leaf - slack_) return {-1, leaf, true, 0};
+  return {-1, two_leaves, false, 0};
 }
 
 int RashomonSet::materialize(const std::uint64_t* support, int depth,
-                             const double* class_weight) {
-  const int id = node_id(support, depth);
+                             const double* class_weight, const Peek* known) {
+  // `known`: this support's peek, with nothing inserted at its depth since (so an absent
+  // node is still absent): no second lookup
+  int id;
+  if (known == nullptr) {
+    id = node_id(support, depth);
+  } else if (known->id >= 0) {
+    id = known->id;
+  } else {
+    id = insert_node(support, depth, known->hash);
+  }
   Node& node = nodes_[id];
   if (!node.prepared) {
-    const Peek first = peek(support, depth, class_weight);
+    const Peek first = known != nullptr && known->id < 0 ? *known
+                                                         : initial(support, depth, class_weight);
     double total = 0.0, top = 0.0;
     for (int k = 0; k < n_classes_; ++k) {
       total += class_weight[k];
@@ -360,7 +399,8 @@ void RashomonSet::solve_optimum(int id, double cap) {
     // a child is a memo entry only once it must be searched (most splits stop above)
     double left_best = left_peek.lower;
     if (!left_peek.exact) {
-      const int left_id = materialize(left.data(), node.depth - 1, left_weight.data());
+      const int left_id =
+          materialize(left.data(), node.depth - 1, left_weight.data(), &left_peek);
       solve_optimum(left_id, limit - right_peek.lower);
       if (!nodes_[left_id].exact) {
         split_lower = std::min(split_lower, nodes_[left_id].lower + right_peek.lower);
@@ -370,7 +410,8 @@ void RashomonSet::solve_optimum(int id, double cap) {
     }
     double right_best = right_peek.lower;
     if (!right_peek.exact) {
-      const int right_id = materialize(right.data(), node.depth - 1, right_weight.data());
+      const int right_id =
+          materialize(right.data(), node.depth - 1, right_weight.data(), &right_peek);
       solve_optimum(right_id, limit - left_best);
       if (!nodes_[right_id].exact) {
         split_lower = std::min(split_lower, left_best + nodes_[right_id].lower);
@@ -436,7 +477,7 @@ void RashomonSet::solve_root(int id, double per_unit, double extra) {
     }
     double left_best = left_peek.lower;
     if (!left_peek.exact) {
-      const int left_id = materialize(left.data(), depth - 1, left_weight.data());
+      const int left_id = materialize(left.data(), depth - 1, left_weight.data(), &left_peek);
       solve_optimum(left_id, limit - right_peek.lower);
       if (limits.stopped()) return;
       if (!nodes_[left_id].exact) {
@@ -447,7 +488,8 @@ void RashomonSet::solve_root(int id, double per_unit, double extra) {
     }
     double right_best = right_peek.lower;
     if (!right_peek.exact) {
-      const int right_id = materialize(right.data(), depth - 1, right_weight.data());
+      const int right_id =
+          materialize(right.data(), depth - 1, right_weight.data(), &right_peek);
       solve_optimum(right_id, limit - left_best);
       if (limits.stopped()) return;
       if (!nodes_[right_id].exact) {
@@ -749,10 +791,10 @@ double RashomonSet::depth2_optimum(const double* F, const std::uint64_t* support
   double* a = zero + KK;
   problem_->class_weights(support, w);
   if constexpr (FixedK == 2) {
-    pair_scratch_.resize(4 * M);
+    pair_scratch_.resize(6 * M);
     double* at = pair_scratch_.data();
     return depth2_two_classes(F, M, w[0], w[1], penalty_, zero_weight_, at, at + M, at + 2 * M,
-                              at + 3 * M);
+                              at + 3 * M, at + 4 * M, at + 5 * M);
   }
   // a leaf's value as materialize computes it (total - top + Lambda): on integer weights the
   // same number to the last bit, so this optimum equals the generic recursion's
@@ -954,8 +996,9 @@ void RashomonSet::build(int id, double budget) {
       const Peek left_peek = peek(left.data(), depth - 1, left_weight.data());
       const Peek right_peek = peek(right.data(), depth - 1, right_weight.data());
       if (left_peek.lower + right_peek.lower > budget) continue;
-      const int left_id = materialize(left.data(), depth - 1, left_weight.data());
-      const int right_id = materialize(right.data(), depth - 1, right_weight.data());
+      const int left_id = materialize(left.data(), depth - 1, left_weight.data(), &left_peek);
+      const int right_id =
+          materialize(right.data(), depth - 1, right_weight.data(), &right_peek);
       if (over()) break;
       solve_optimum(left_id, budget - nodes_[right_id].lower);
       if (limits.stopped()) break;

@@ -161,14 +161,20 @@ class RashomonSet {
   std::uint64_t hash(const std::uint64_t* support, int depth) const;
   int node_id(const std::uint64_t* support, int depth);
   int find_node(const std::uint64_t* support, int depth) const;
+  int find_node(const std::uint64_t* support, int depth, std::uint64_t hash) const;
+  // a new memo entry (the support is not in the memo at that depth), `hash` its hash
+  int insert_node(const std::uint64_t* support, int depth, std::uint64_t hash);
   // A sub-problem's lower bound (exact: it is its optimum) from the memo, or from its best
   // leaf and the two-leaf equivalent-points bound when it has no entry yet (id -1).
   struct Peek {
     int id;
     double lower;
     bool exact;
+    std::uint64_t hash;  // of (support, depth)
   };
   Peek peek(const std::uint64_t* support, int depth, const double* class_weight) const;
+  // the bound of a sub-problem not in the memo (id -1): its best leaf, two leaves
+  Peek initial(const std::uint64_t* support, int depth, const double* class_weight) const;
   // The sides of `support` split on `feature` and their class weights; false when one side is
   // empty (the split is not admissible), or the rules exclude the split (a feature not
   // allowed, a cost above the budget, a side lighter than the minimum leaf support).
@@ -176,7 +182,9 @@ class RashomonSet {
                 double total, double* left_weight, double* right_weight, std::uint64_t* left,
                 std::uint64_t* right) const;
   // the memo entry of a sub-problem, its bounds set up
-  int materialize(const std::uint64_t* support, int depth, const double* class_weight);
+  // (`known`: the support's peek, nothing inserted at its depth since: no second lookup)
+  int materialize(const std::uint64_t* support, int depth, const double* class_weight,
+                  const Peek* known = nullptr);
   void solve_optimum(int id, double cap);
   // certify's root: every split resolved up to the limit upper * per_unit + extra, `upper`
   // the incumbent at that time (the build's budget for it), in the one-split trees' order
