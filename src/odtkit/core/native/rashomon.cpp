@@ -382,11 +382,15 @@ void RashomonSet::solve_optimum(int id, double cap) {
   std::vector<std::uint64_t> left(n_words_), right(n_words_);
   double upper = node.upper;
   double split_lower = std::numeric_limits<double>::infinity();
-  const std::size_t p = problem_->n_features();
-  for (std::size_t j = 0; j < p && !limits.stopped(); ++j) {
-    if (!split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
-                  left.data(), right.data()))
-      continue;
+  // the splits in the order of their one-split trees (see order_splits)
+  const std::vector<std::pair<double, int>> order =
+      order_splits(support, weight.data(), total, left_weight.data(), right_weight.data(),
+                   left.data(), right.data());
+  for (const auto& [ignored, feature] : order) {
+    if (limits.stopped()) break;
+    const auto j = static_cast<std::size_t>(feature);
+    split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
+             left.data(), right.data());
     const Peek left_peek = peek(left.data(), node.depth - 1, left_weight.data());
     const Peek right_peek = peek(right.data(), node.depth - 1, right_weight.data());
     const double limit = std::min(upper, cap);
@@ -430,6 +434,29 @@ void RashomonSet::solve_optimum(int id, double cap) {
   if (node.exact) node.lower = node.upper;
 }
 
+std::vector<std::pair<double, int>> RashomonSet::order_splits(
+    const std::uint64_t* support, const double* weight, double total, double* left_weight,
+    double* right_weight, std::uint64_t* left, std::uint64_t* right) const {
+  // The dp's order: by the value of the one-split tree (two leaves), then by feature. The
+  // first splits give a close incumbent early, and every later one is searched under it.
+  const int K = n_classes_;
+  const auto leaf_of = [&](const double* c) {
+    double sum = 0.0, top = 0.0;
+    for (int k = 0; k < K; ++k) {
+      sum += c[k];
+      top = std::max(top, c[k]);
+    }
+    return sum - top + penalty_;
+  };
+  std::vector<std::pair<double, int>> order;
+  const std::size_t p = problem_->n_features();
+  for (std::size_t j = 0; j < p; ++j)
+    if (split_on(support, j, weight, total, left_weight, right_weight, left, right))
+      order.emplace_back(leaf_of(left_weight) + leaf_of(right_weight), static_cast<int>(j));
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
 void RashomonSet::solve_root(int id, double per_unit, double extra) {
   if (nodes_[id].exact) return;
   Budget& limits = *budget_;
@@ -442,24 +469,9 @@ void RashomonSet::solve_root(int id, double per_unit, double extra) {
   double total = 0.0;
   for (double w : weight) total += w;
   std::vector<std::uint64_t> left(n_words_), right(n_words_);
-  // The splits in the order of their one-split trees' values (the dp's order): the first
-  // ones give a close incumbent early, and every later split is searched under it.
-  const auto leaf_of = [&](const double* c) {
-    double sum = 0.0, top = 0.0;
-    for (int k = 0; k < K; ++k) {
-      sum += c[k];
-      top = std::max(top, c[k]);
-    }
-    return sum - top + penalty_;
-  };
-  std::vector<std::pair<double, int>> order;
-  const std::size_t p = problem_->n_features();
-  for (std::size_t j = 0; j < p; ++j)
-    if (split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
-                 left.data(), right.data()))
-      order.emplace_back(leaf_of(left_weight.data()) + leaf_of(right_weight.data()),
-                         static_cast<int>(j));
-  std::sort(order.begin(), order.end());
+  const std::vector<std::pair<double, int>> order =
+      order_splits(support, weight.data(), total, left_weight.data(), right_weight.data(),
+                   left.data(), right.data());
   double upper = nodes_[id].upper;
   double split_lower = std::numeric_limits<double>::infinity();
   for (const auto& [ignored, feature] : order) {

@@ -186,6 +186,13 @@ class RashomonSet {
   int materialize(const std::uint64_t* support, int depth, const double* class_weight,
                   const Peek* known = nullptr);
   void solve_optimum(int id, double cap);
+  // the admissible splits of a support as (value of the one-split tree, feature), in
+  // increasing order (the arrays are split_on's scratch)
+  std::vector<std::pair<double, int>> order_splits(const std::uint64_t* support,
+                                                   const double* weight, double total,
+                                                   double* left_weight, double* right_weight,
+                                                   std::uint64_t* left,
+                                                   std::uint64_t* right) const;
   // certify's root: every split resolved up to the limit upper * per_unit + extra, `upper`
   // the incumbent at that time (the build's budget for it), in the one-split trees' order
   void solve_root(int id, double per_unit, double extra);
