@@ -1,8 +1,9 @@
 """The engine of :func:`odtkit.rashomon`: the exact Rashomon set, built natively.
 
-``build_rashomon`` certifies the optimum OPT with the native dp (the same tree space), then
-builds, in ``core/native/rashomon.cpp``, the memo of sub-problems that can still be part of a
-tree within the bound, each with the exact number of its trees per (misclassified weight,
+``build_rashomon`` certifies the optimum OPT (in the set's own memo; with side constraints, or
+``node_limit``, or a certification a limit stopped, with the native dp over the same space),
+then builds, in ``core/native/rashomon.cpp``, the memo of sub-problems that can still be part
+of a tree within the bound, each with the exact number of its trees per (misclassified weight,
 leaves) key. That is enough to count the set, address its i-th tree in objective order, and
 count the trees that avoid a feature, all without listing it (docs/rashomon.md).
 
@@ -378,7 +379,7 @@ def build_rashomon(
     node_limit: int | None = None,
     count_only: bool = False,
 ) -> RashomonCore:
-    """Certify OPT with the dp, then build every tree with objective <= the bound.
+    """Certify OPT, then build every tree with objective <= the bound.
 
     The set is ``{T : R(T) <= bound + 1e-9}`` over trees of depth <= ``max_depth`` whose splits
     all send weight to both sides, ``bound = (1 + epsilon) * OPT`` (``OPT + epsilon`` with
@@ -386,7 +387,14 @@ def build_rashomon(
     leaves ``complete`` False and a set whose every member is genuine. Without a certified
     OPT the bound is taken from the best tree found, so it may be larger than the stated one.
     ``node_limit`` stops the build (not the dp) after that many sub-problem steps: a
-    deterministic stopping point, for tests. ``count_only`` keeps the counts (``count``,
+    deterministic stopping point, for tests.
+
+    Without side constraints, ``node_limit`` or ``progress``, OPT is certified in the build's
+    own memo (``rashomon_certify``: every sub-problem solved to the cap the build will ask for,
+    an optimal tree read from the memo and scored by :func:`odtkit.metrics.objective`), and
+    the build runs in that memo (docs/rashomon.md §4.1). If a limit or Ctrl-C stops that
+    certification, the dp certifies OPT (or gives its incumbent) with the time left, and the
+    set is built as with constraints. ``count_only`` keeps the counts (``count``,
     ``histogram``) and not the trees: at a large epsilon most of the build's memory and time
     is the trees' blocks (docs/rashomon.md §4); reading a tree, membership of a partial set and
     ``count_without`` then raise ValueError. A stopped count-only build adds the optimal tree
