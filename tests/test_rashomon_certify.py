@@ -152,3 +152,24 @@ def test_a_build_stopped_after_the_certification_keeps_the_optimum_and_a_bound(
         assert core.optimal_tree in rs
         for index in range(min(found, 30)):
             assert metrics.objective(rs[index], data, lam=0.001) <= core.bound + 1e-9
+
+
+def test_ctrl_c_during_the_certification_answers_with_the_dps_incumbent():
+    from conftest import sigint_inside
+
+    from odtkit.core import rashomon as engine
+
+    # the certification takes ~0.7 s here; after a Ctrl-C the dp answers at once
+    data, _ = testing.planted_tree_dataset(0, 3000, 40, 5, 0.2)
+    problem = RashomonProblem(data, lam=0.005, max_depth=5, epsilon=0.01)
+    with sigint_inside(engine._native, "rashomon_certify", after=0.05) as sent:
+        core = build_rashomon(problem, time_limit=120)
+    assert sent.is_set()
+    if core.complete:  # the certification ended before the signal was polled
+        return
+    assert core.status == "interrupted" and not core.stats["certified"]
+    assert core.lower_bound <= core.optimum and core.optimal_tree is not None
+    rs = RashomonSet(core)
+    assert core.optimal_tree in rs and 1 <= rs.count() <= core.count_upper_bound
+    for index in range(min(rs.count(), 50)):
+        assert metrics.objective(rs[index], data, lam=0.005) <= core.bound + 1e-9
