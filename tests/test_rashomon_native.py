@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtkit import _native, datasets, metrics, rashomon, testing
+from odtkit.constraints import MinLeafSupport
 from odtkit.core.rashomon import RashomonProblem, build_rashomon
 from odtkit.datasets import Dataset
 
@@ -154,16 +155,26 @@ def test_count_arithmetic_is_exact_beyond_128_bits(a, b):
     assert order == (a > b) - (a < b)
 
 
-def test_ctrl_c_during_the_build_returns_a_valid_partial_set():
+@pytest.mark.parametrize(
+    ("constraints", "build"),
+    [
+        # OPT certified in the set's own memo, then its build
+        (None, "rashomon_build_certified"),
+        # a constraint: the search certifies OPT, then the build
+        ([MinLeafSupport(weight=1)], "rashomon_build"),
+    ],
+)
+def test_ctrl_c_during_the_build_returns_a_valid_partial_set(constraints, build):
     from conftest import sigint_inside
 
     from odtkit.core import rashomon as engine
 
-    # the dp certifies OPT in ~0.05 s, the build of ~10^26 trees would take far longer
+    # OPT is certified in ~0.05 s, the build of ~10^26 trees would take far longer
     data, _ = testing.planted_tree_dataset(5, 800, 30, 5, 0.15)
-    with sigint_inside(engine._native, "rashomon_build", after=0.05) as sent:
+    with sigint_inside(engine._native, build, after=0.05) as sent:
         core = build_rashomon(
-            RashomonProblem(data, lam=0.001, max_depth=4, epsilon=1.0), time_limit=120
+            RashomonProblem(data, lam=0.001, max_depth=4, epsilon=1.0, constraints=constraints),
+            time_limit=120,
         )
     assert sent.is_set()
     if core.complete:  # the build ended before the signal was polled: nothing to check

@@ -438,7 +438,7 @@ def ensemble_network(trees: CompactTrees, merge_pairs: bool = True) -> dict[str,
 
 class RashomonSet:
     """
-    The native Rashomon set (rashomon.hpp): counts in hex text, trees by index in set order. Built by rashomon_build.
+    The native Rashomon set (rashomon.hpp): counts in hex text, trees by index in set order. Built by rashomon_build, or by rashomon_certify then rashomon_build_certified.
     """
 
     @property
@@ -455,6 +455,12 @@ class RashomonSet:
     def total_weight(self) -> float: ...
     @property
     def count_only(self) -> bool: ...
+    @property
+    def certified(self) -> bool: ...
+    @property
+    def optimal_code(self) -> list[int]:
+        """Pre-order code of an optimal tree (a certified set; empty otherwise)."""
+
     def count(self) -> str: ...
     def count_without(self, feature: int) -> str: ...
     def histogram(self) -> tuple[list[float], list[int], list[float], list[str]]: ...
@@ -483,6 +489,30 @@ def rashomon_build(
 ) -> RashomonSet:
     """
     Build the Rashomon set {trees of depth <= config.max_depth: objective <= bound} (normalized bound; the 1e-9 tolerance is added). Limits in config stop it early (complete=False: a subset, every member genuine). Constraints: every leaf receives >= config.min_leaf_weight of the total weight; a feature whose `allowed` entry is 0 is never split on; the splits' summed `split_costs` (per feature, ints >= 0) stay <= `budget` (-1: no budget). Empty lists: no such constraint. count_only: keep the counts, not the trees (tree, trees, rank and count_without then raise).
+    """
+
+def rashomon_certify(
+    problem: Problem,
+    config: SearchConfig,
+    epsilon: float,
+    absolute: bool = False,
+    majority_only: bool = False,
+    progress: object | None = None,
+    count_only: bool = False,
+) -> RashomonSet:
+    """
+    Prepare a Rashomon set and certify the optimum in its own memo, every sub-problem solved to what the build for (1 + epsilon) * OPT (OPT + epsilon with absolute) will ask (no side constraints). `certified` False: a limit stopped it (status says which); else `optimal_code` is an optimal tree and rashomon_build_certified builds the set.
+    """
+
+def rashomon_build_certified(
+    set: RashomonSet,
+    problem: Problem,
+    config: SearchConfig,
+    bound: float,
+    progress: object | None = None,
+) -> None:
+    """
+    Build a set rashomon_certify certified, once, for `bound` (normalized; the 1e-9 tolerance is added) under the config's limits (as rashomon_build).
     """
 
 def _count_arithmetic(a: str, b: str) -> tuple[str, str, str, str, str, int]:

@@ -1,8 +1,9 @@
 """The engine of :func:`odtkit.rashomon`: the exact Rashomon set, built natively.
 
-``build_rashomon`` certifies the optimum OPT with the native dp (the same tree space), then
-builds, in ``core/native/rashomon.cpp``, the memo of sub-problems that can still be part of a
-tree within the bound, each with the exact number of its trees per (misclassified weight,
+``build_rashomon`` certifies the optimum OPT (in the set's own memo; with side constraints, or
+``node_limit``, or a certification a limit stopped, with the native dp over the same space),
+then builds, in ``core/native/rashomon.cpp``, the memo of sub-problems that can still be part
+of a tree within the bound, each with the exact number of its trees per (misclassified weight,
 leaves) key. That is enough to count the set, address its i-th tree in objective order, and
 count the trees that avoid a feature, all without listing it (docs/rashomon.md).
 
@@ -378,7 +379,7 @@ def build_rashomon(
     node_limit: int | None = None,
     count_only: bool = False,
 ) -> RashomonCore:
-    """Certify OPT with the dp, then build every tree with objective <= the bound.
+    """Certify OPT, then build every tree with objective <= the bound.
 
     The set is ``{T : R(T) <= bound + 1e-9}`` over trees of depth <= ``max_depth`` whose splits
     all send weight to both sides, ``bound = (1 + epsilon) * OPT`` (``OPT + epsilon`` with
@@ -386,7 +387,14 @@ def build_rashomon(
     leaves ``complete`` False and a set whose every member is genuine. Without a certified
     OPT the bound is taken from the best tree found, so it may be larger than the stated one.
     ``node_limit`` stops the build (not the dp) after that many sub-problem steps: a
-    deterministic stopping point, for tests. ``count_only`` keeps the counts (``count``,
+    deterministic stopping point, for tests.
+
+    Without side constraints, ``node_limit`` or ``progress``, OPT is certified in the build's
+    own memo (``rashomon_certify``: every sub-problem solved to the cap the build will ask for,
+    an optimal tree read from the memo and scored by :func:`odtkit.metrics.objective`), and
+    the build runs in that memo (docs/rashomon.md §4.1). If a limit or Ctrl-C stops that
+    certification, the dp certifies OPT (or gives its incumbent) with the time left, and the
+    set is built as with constraints. ``count_only`` keeps the counts (``count``,
     ``histogram``) and not the trees: at a large epsilon most of the build's memory and time
     is the trees' blocks (docs/rashomon.md §4); reading a tree, membership of a partial set and
     ``count_without`` then raise ValueError. A stopped count-only build adds the optimal tree
@@ -413,44 +421,86 @@ def build_rashomon(
     memory_limit_mb = check_positive_number(memory_limit_mb, "memory_limit_mb")
 
     started = time.perf_counter()
-    with warnings.catch_warnings():
-        # the set says more about a trivial optimum than the warning does
-        warnings.simplefilter("ignore", TrivialAnswerWarning)
-        optimum = search_tree(
-            dataset,
-            lam=lam,
-            max_depth=max_depth,
-            method="dp",
-            time_limit=time_limit,
-            memory_limit_mb=memory_limit_mb,
-            options=SearchOptions(progress=progress),
-            constraints=resolved,
+    native_problem = build_problem(dataset)
+    max_depth_code = -1 if max_depth is None else max_depth
+    optimum: Any = None
+    native_set: Any = None
+    interrupted = False
+    if resolved is None and node_limit is None and not progress:
+        # OPT certified in the build's own memo, every sub-problem solved to what the build
+        # will ask (docs/rashomon.md §4.1): no separate dp search solving them all again
+        native_set = _native.rashomon_certify(
+            native_problem,
+            search_config(
+                lam,
+                time_limit=time_limit,
+                node_limit=None,
+                memory_limit_mb=memory_limit_mb,
+                bounds={},
+                max_depth=max_depth_code,
+            ),
+            float(epsilon),
+            bool(absolute),
+            leaves == "majority",
+            count_only=bool(count_only),
         )
+        if native_set.certified:
+            optimum = _certified(native_set, dataset, lam)
+        else:
+            # a limit stopped it: the dp's anytime search gives the incumbent and the bound
+            interrupted = native_set.status == "interrupted"
+            native_set = None
+    if optimum is None:
+        spent = time.perf_counter() - started
+        with warnings.catch_warnings():
+            # the set says more about a trivial optimum than the warning does
+            warnings.simplefilter("ignore", TrivialAnswerWarning)
+            optimum = search_tree(
+                dataset,
+                lam=lam,
+                max_depth=max_depth,
+                method="dp",
+                # after a Ctrl-C (or a limit) in the certification, what time is left
+                time_limit=1e-3
+                if interrupted
+                else (None if time_limit is None else max(time_limit - spent, 1e-3)),
+                memory_limit_mb=memory_limit_mb,
+                options=SearchOptions(progress=progress),
+                constraints=resolved,
+            )
     dp_seconds = time.perf_counter() - started
     if optimum.status == "infeasible":
         return _infeasible(problem, optimum.message, time.perf_counter() - started)
     certified = optimum.status == "optimal"
     opt = float(optimum.objective)
     bound = opt + epsilon if absolute else opt * (1.0 + epsilon)
+    status_of_search = "interrupted" if interrupted else str(optimum.status)
 
     remaining = None if time_limit is None else max(time_limit - dp_seconds, 1e-3)
     config = search_config(
         lam,
         time_limit=remaining,
         # after a Ctrl-C the user wants the answer now: list only what one step finds
-        node_limit=1 if optimum.status == "interrupted" else node_limit,
+        node_limit=1 if status_of_search == "interrupted" else node_limit,
         memory_limit_mb=memory_limit_mb,
         bounds={},
-        max_depth=-1 if max_depth is None else max_depth,
+        max_depth=max_depth_code,
     )
-    rules = _native_rules(resolved, max_depth)
-    config.min_leaf_weight = rules.pop("min_leaf_weight")
-    native_problem = build_problem(dataset)
-    native_set = _native.rashomon_build(
-        native_problem, config, bound, leaves == "majority", **rules, count_only=bool(count_only)
-    )
+    if native_set is not None:
+        _native.rashomon_build_certified(native_set, native_problem, config, bound)
+    else:
+        rules = _native_rules(resolved, max_depth)
+        config.min_leaf_weight = rules.pop("min_leaf_weight")
+        native_set = _native.rashomon_build(
+            native_problem,
+            config,
+            bound,
+            leaves == "majority",
+            **rules,
+            count_only=bool(count_only),
+        )
     complete = bool(native_set.complete) and certified
-    status = str(optimum.status) if not certified else str(native_set.status)
+    status = status_of_search if not certified else str(native_set.status)
     extra: list[list[int]] = []
     key_objective: np.ndarray | None = None
     ends: list[int] | None = None
@@ -519,6 +569,33 @@ def build_rashomon(
         _extra=extra,
         count_only=bool(count_only),
         _count=found,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Certified:
+    """What :func:`build_rashomon` reads of an optimum certified by the set itself (the
+    fields of a search result it reads otherwise)."""
+
+    model: Tree
+    objective: float
+    lower_bound: float
+    peak_memory_mb: float
+    status: str = "optimal"
+
+
+def _certified(native_set: Any, dataset: Dataset, lam: float) -> _Certified:
+    """The optimum of a set that certified it (``rashomon_certify``): its optimal tree, scored
+    by :func:`odtkit.metrics.objective` as the search's result is."""
+    from odtkit import metrics
+
+    tree = decode_tree(list(native_set.optimal_code))
+    objective = float(metrics.objective(tree, dataset, lam=lam))
+    return _Certified(
+        model=tree,
+        objective=objective,
+        lower_bound=objective,
+        peak_memory_mb=float(native_set.peak_memory_mb),
     )
 
 

@@ -170,12 +170,18 @@ bool Depth2Solver::compact_counts(const std::uint64_t* s, std::size_t n_s, doubl
   points_visited_ += static_cast<long long>(n_s);
   if (poll(CW * R * 64)) return false;
   const PopcountMode mode = problem_.popcount_mode();
+  bool identity = P == K;
+  for (std::size_t p = 0; p < P && identity; ++p)
+    identity = static_cast<std::size_t>(plane_class_[p]) == p;
   for (std::size_t i = 0; i < M; ++i) {
     kernels::pair_plane_row(mode, cf, M, i, cp, P, CW, compact_scratch_.data(),
                             compact_row_.data());
     double* row = F + i * M * K;
     const std::uint32_t* c = compact_row_.data();
-    if (unit_planes_) {
+    if (unit_planes_ && identity) {
+      // plane k is class k's: the row is the counts themselves (one loop, vectorized)
+      for (std::size_t x = 0; x < (M - i) * K; ++x) row[i * K + x] = static_cast<double>(c[x]);
+    } else if (unit_planes_) {
       // one plane per class, of weight 1: a cell is its plane counts
       for (std::size_t j = i; j < M; ++j, c += P)
         for (std::size_t p = 0; p < P; ++p)

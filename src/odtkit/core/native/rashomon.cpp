@@ -40,25 +40,101 @@ struct KeyHash {
   }
 };
 
+// The optimum of a depth-two node of two classes (class weights w0, w1) from its pair counts F
+// (Depth2Solver::pair_counts: M x M x 2, upper triangle i <= j). Each pair i < j gives the
+// class weights of its four cells (x_i, x_j) at once, and with them a one-split tree on both
+// cells of x_i (split on j) and on both cells of x_j (split on i): half the leaves of scoring
+// every root's two sides apart, and branch-free. A leaf's value is total - top + Lambda as in
+// the recursion: on integer weights (the only ones this runs on) min(c0, c1) + Lambda is that
+// very number, every cell's weight is exact whatever the order it is derived in, and a sum of
+// two values is the same number in either order, so the optimum equals the recursion's to the
+// last bit. An empty side (weight <= zero) makes no split. The scratch arrays: M each.
+double depth2_two_classes(const double* F, std::size_t M, double w0, double w1, double penalty,
+                          double zero, double* __restrict best_zero, double* __restrict best_one,
+                          double* __restrict diag0, double* __restrict diag1,
+                          double* __restrict cell_one, double* __restrict cell_zero) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (std::size_t j = 0; j < M; ++j) {
+    diag0[j] = F[(j * M + j) * 2];
+    diag1[j] = F[(j * M + j) * 2 + 1];
+    best_zero[j] = best_one[j] = kInf;
+  }
+  for (std::size_t i = 0; i + 1 < M; ++i) {
+    const double e0 = diag0[i], e1 = diag1[i];  // x_i = 1
+    const double z0 = w0 - e0, z1 = w1 - e1;    // x_i = 0
+    const double* __restrict row = F + i * M * 2;
+    // one simple loop over j > i (the compiler's vectors): an empty cell adds infinity to
+    // the splits it is a side of (x + 0.0 is x, so the others keep their exact values)
+    for (std::size_t j = i + 1; j < M; ++j) {
+      const double a0 = row[2 * j], a1 = row[2 * j + 1];  // x_i = 1, x_j = 1
+      const double b0 = e0 - a0, b1 = e1 - a1;            // x_i = 1, x_j = 0
+      const double c0 = diag0[j] - a0, c1 = diag1[j] - a1;  // x_i = 0, x_j = 1
+      const double d0 = z0 - c0, d1 = z1 - c1;            // x_i = 0, x_j = 0
+      const double la = (a0 < a1 ? a0 : a1) + penalty, lb = (b0 < b1 ? b0 : b1) + penalty;
+      const double lc = (c0 < c1 ? c0 : c1) + penalty, ld = (d0 < d1 ? d0 : d1) + penalty;
+      const double pa = a0 + a1 > zero ? 0.0 : kInf, pb = b0 + b1 > zero ? 0.0 : kInf;
+      const double pc = c0 + c1 > zero ? 0.0 : kInf, pd = d0 + d1 > zero ? 0.0 : kInf;
+      cell_one[j] = (la + lb) + (pa + pb);   // x_i = 1 split on j
+      cell_zero[j] = (lc + ld) + (pc + pd);  // x_i = 0 split on j
+      const double j1 = (la + lc) + (pa + pc), j0 = (lb + ld) + (pb + pd);  // x_j split on i
+      best_one[j] = j1 < best_one[j] ? j1 : best_one[j];
+      best_zero[j] = j0 < best_zero[j] ? j0 : best_zero[j];
+    }
+    double one = best_one[i], none = best_zero[i];
+    for (std::size_t j = i + 1; j < M; ++j) {
+      one = cell_one[j] < one ? cell_one[j] : one;
+      none = cell_zero[j] < none ? cell_zero[j] : none;
+    }
+    best_one[i] = one;
+    best_zero[i] = none;
+  }
+  const double total = w0 + w1;
+  double best = std::min(w0, w1) + penalty;  // the leaf
+  for (std::size_t i = 0; i < M; ++i) {
+    const double e0 = diag0[i], e1 = diag1[i], z0 = w0 - e0, z1 = w1 - e1;
+    const double w_one = e0 + e1;
+    // split_on's rule: a side this light is empty, and a split with an empty side is none
+    if (w_one <= zero || total - w_one <= zero) continue;
+    const double v0 = std::min(std::min(z0, z1) + penalty, best_zero[i]);
+    const double v1 = std::min(std::min(e0, e1) + penalty, best_one[i]);
+    best = std::min(best, v0 + v1);
+  }
+  return best;
+}
+
 }  // namespace
 
 std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
-  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(depth);
-  for (std::size_t i = 0; i < n_words_; ++i) {
-    h ^= support[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9ULL;
-  }
-  return h ^ (h >> 31);
+  // four independent lanes: a word costs a multiply in one lane, and the lanes' chains run
+  // side by side (one chain over the 47 words of 3,000 rows was a tenth of the planted
+  // table's certification); a collision costs only the comparison of the supports
+  constexpr std::uint64_t kOdd = 0x9e3779b97f4a7c15ULL;
+  std::uint64_t h[4] = {static_cast<std::uint64_t>(depth) + 1, 0x243f6a8885a308d3ULL,
+                        0x13198a2e03707344ULL, 0xa4093822299f31d0ULL};
+  std::size_t i = 0;
+  for (; i + 4 <= n_words_; i += 4)
+    for (int lane = 0; lane < 4; ++lane) h[lane] = (h[lane] ^ support[i + lane]) * kOdd;
+  for (int lane = 0; i < n_words_; ++i, ++lane) h[lane] = (h[lane] ^ support[i]) * kOdd;
+  std::uint64_t out = h[0] ^ (h[1] << 17 | h[1] >> 47) ^ (h[2] << 31 | h[2] >> 33) ^
+                      (h[3] << 47 | h[3] >> 17);
+  // splitmix64's finalizer: every bit of the lanes reaches the table's low bits
+  out = (out ^ (out >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  out = (out ^ (out >> 27)) * 0x94d049bb133111ebULL;
+  return out ^ (out >> 31);
 }
 
 RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, double bound,
                          bool majority_only, std::function<bool()> interrupted,
                          RashomonRules rules, bool count_only)
+    : RashomonSet(problem, config, majority_only, std::move(rules), count_only) {
+  build_to(problem, config, bound, std::move(interrupted));
+}
+
+RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, bool majority_only,
+                         RashomonRules rules, bool count_only)
     : n_words_(problem.n_words()), count_only_(count_only), rules_(std::move(rules)),
       slot_hash_(64, 0), slot_id_(64, -1) {
   config.validate();
-  if (!std::isfinite(bound) || bound < 0.0)
-    throw std::invalid_argument("bound must be a finite number >= 0");
   const std::size_t p = problem.n_features();
   if (!rules_.allowed.empty() && rules_.allowed.size() != p)
     throw std::invalid_argument("allowed must have one entry per feature");
@@ -67,7 +143,6 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
   for (int c : rules_.split_costs)
     if (c < 0) throw std::invalid_argument("split costs must be >= 0");
   if (rules_.budget < -1) throw std::invalid_argument("budget must be >= 0 (or -1: none)");
-  problem_ = &problem;
   n_classes_ = problem.n_classes();
   total_weight_ = problem.total_weight();
   penalty_ = config.lam * total_weight_;
@@ -79,31 +154,78 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, dou
   const int n_features = static_cast<int>(problem.n_features());
   // a feature never repeats usefully on a path (its second use leaves a side empty), so
   // "unlimited" is the number of features
-  const int depth = config.max_depth < 0 ? n_features : std::min(config.max_depth, n_features);
-  Budget budget(config, std::move(interrupted));
-  budget_ = &budget;
-  if (count_only_) scratch_.resize(static_cast<std::size_t>(depth) + 1);
+  depth_ = config.max_depth < 0 ? n_features : std::min(config.max_depth, n_features);
+  if (count_only_) scratch_.resize(static_cast<std::size_t>(depth_) + 1);
   // the pair counts' tables may take at most half of a memory limit (as in the dp)
   use_depth2_ = problem.integral() && rules_.allowed.empty() && rules_.budget < 0 &&
-                !(min_leaf_ > 0.0) && depth >= 2 &&
+                !(min_leaf_ > 0.0) && depth_ >= 2 &&
                 (!(config.memory_limit_mb > 0) ||
                  static_cast<double>(Depth2Solver::upfront_bytes(problem)) <=
                      0.5 * config.memory_limit_mb * 1048576.0);
-  catch_out_of_memory(budget, [&] {
-    root_ = node_id(problem.all_points().data(), depth);
-    ensure(root_, bound * total_weight_ + tolerance_);
-  });
-  depth2_.reset();  // it refers to the problem, which only the build may read
+}
+
+template <class Phase>
+void RashomonSet::run(const Problem& problem, const SearchConfig& config,
+                      std::function<bool()> interrupted, Phase&& phase) {
+  if (problem.n_words() != n_words_ || problem.total_weight() != total_weight_)
+    throw std::invalid_argument("the set was prepared for another problem");
+  Budget budget(config, std::move(interrupted));
+  problem_ = &problem;
+  budget_ = &budget;
+  catch_out_of_memory(budget, phase);
+  depth2_.reset();  // it refers to the problem, which only a phase may read
   complete_ = !budget.stopped();
   status_ = status_name(budget.status());
-  seconds_ = budget.elapsed();
-  peak_memory_mb_ = budget.peak_memory_mb();
+  seconds_ += budget.elapsed();
+  peak_memory_mb_ = std::max(peak_memory_mb_, budget.peak_memory_mb());
   budget_ = nullptr;
   problem_ = nullptr;
 }
 
+void RashomonSet::build_to(const Problem& problem, const SearchConfig& config, double bound,
+                           std::function<bool()> interrupted) {
+  config.validate();
+  if (!std::isfinite(bound) || bound < 0.0)
+    throw std::invalid_argument("bound must be a finite number >= 0");
+  if (built_) throw std::logic_error("RashomonSet: the set is built already");
+  built_ = true;
+  run(problem, config, std::move(interrupted), [&] {
+    if (root_ < 0) root_ = node_id(problem.all_points().data(), depth_);
+    ensure(root_, bound * total_weight_ + tolerance_);
+  });
+}
+
+bool RashomonSet::certify(const Problem& problem, const SearchConfig& config, double epsilon,
+                          bool absolute, std::function<bool()> interrupted) {
+  config.validate();
+  if (!std::isfinite(epsilon) || epsilon < 0.0)
+    throw std::invalid_argument("epsilon must be a finite number >= 0");
+  if (built_ || root_ >= 0) throw std::logic_error("RashomonSet: certify comes first, once");
+  if (!rules_.allowed.empty() || rules_.budget >= 0 || min_leaf_ > 0.0)
+    throw std::invalid_argument("certify takes no rules: the search certifies a constrained OPT");
+  certified_ = false;
+  run(problem, config, std::move(interrupted), [&] {
+    const std::uint64_t* all = problem.all_points().data();
+    std::vector<double> weight(static_cast<std::size_t>(n_classes_));
+    problem.class_weights(all, weight.data());
+    root_ = materialize(all, depth_, weight.data());
+    // the budget a root incumbent `upper` would give the build (count units), a hair more
+    const double per_unit = absolute ? 1.0 : 1.0 + epsilon;
+    const double extra = (absolute ? epsilon * total_weight_ : 0.0) + tolerance_ + 4 * slack_;
+    solve_root(root_, per_unit, extra);
+    if (budget_->stopped() || !nodes_[root_].exact) return;
+    optimal_code_.clear();
+    extract(all, depth_, nodes_[root_].upper, optimal_code_);
+    certified_ = !budget_->stopped();
+  });
+  return certified_;
+}
+
 int RashomonSet::find_node(const std::uint64_t* support, int depth) const {
-  const std::uint64_t h = hash(support, depth);
+  return find_node(support, depth, hash(support, depth));
+}
+
+int RashomonSet::find_node(const std::uint64_t* support, int depth, std::uint64_t h) const {
   const std::size_t mask = slot_id_.size() - 1;
   for (std::size_t i = h & mask;; i = (i + 1) & mask) {
     const int id = slot_id_[i];
@@ -115,8 +237,12 @@ int RashomonSet::find_node(const std::uint64_t* support, int depth) const {
 }
 
 int RashomonSet::node_id(const std::uint64_t* support, int depth) {
-  const int found = find_node(support, depth);
-  if (found >= 0) return found;
+  const std::uint64_t h = hash(support, depth);
+  const int found = find_node(support, depth, h);
+  return found >= 0 ? found : insert_node(support, depth, h);
+}
+
+int RashomonSet::insert_node(const std::uint64_t* support, int depth, std::uint64_t h) {
   if (2 * (nodes_.size() + 1) > slot_id_.size()) {
     // double the table; the stored hashes place every entry again without rehashing words
     std::vector<std::uint64_t> hashes(slot_hash_.size() * 2, 0);
@@ -136,7 +262,6 @@ int RashomonSet::node_id(const std::uint64_t* support, int depth) {
   node.support.assign(support, support + n_words_);
   node.depth = depth;
   const int id = static_cast<int>(nodes_.size() - 1);
-  const std::uint64_t h = hash(support, depth);
   const std::size_t mask = slot_id_.size() - 1;
   std::size_t i = h & mask;
   while (slot_id_[i] >= 0) i = (i + 1) & mask;
@@ -178,11 +303,20 @@ bool RashomonSet::split_on(const std::uint64_t* support, std::size_t feature,
 
 RashomonSet::Peek RashomonSet::peek(const std::uint64_t* support, int depth,
                                     const double* class_weight) const {
-  const int id = find_node(support, depth);
+  const std::uint64_t h = hash(support, depth);
+  const int id = find_node(support, depth, h);
   if (id >= 0 && nodes_[id].prepared) {
     const Node& node = nodes_[id];
-    return {id, node.lower, node.exact};
+    return {id, node.lower, node.exact, h};
   }
+  Peek out = initial(support, depth, class_weight);
+  out.id = id;
+  out.hash = h;
+  return out;
+}
+
+RashomonSet::Peek RashomonSet::initial(const std::uint64_t* support, int depth,
+                                       const double* class_weight) const {
   double total = 0.0, top = 0.0;
   for (int k = 0; k < n_classes_; ++k) {
     total += class_weight[k];
@@ -191,18 +325,28 @@ RashomonSet::Peek RashomonSet::peek(const std::uint64_t* support, int depth,
   const double leaf = total - top + penalty_;  // the best leaf
   // any other tree has two leaves, each point misclassified at least by its equivalent-points
   // minority
-  if (depth == 0) return {id, leaf, true};
+  if (depth == 0) return {-1, leaf, true, 0};
   const double two_leaves = problem_->minority(support) + 2 * penalty_;
-  if (two_leaves >= leaf - slack_) return {id, leaf, true};
-  return {id, two_leaves, false};
+  if (two_leaves >= leaf - slack_) return {-1, leaf, true, 0};
+  return {-1, two_leaves, false, 0};
 }
 
 int RashomonSet::materialize(const std::uint64_t* support, int depth,
-                             const double* class_weight) {
-  const int id = node_id(support, depth);
+                             const double* class_weight, const Peek* known) {
+  // `known`: this support's peek, with nothing inserted at its depth since (so an absent
+  // node is still absent): no second lookup
+  int id;
+  if (known == nullptr) {
+    id = node_id(support, depth);
+  } else if (known->id >= 0) {
+    id = known->id;
+  } else {
+    id = insert_node(support, depth, known->hash);
+  }
   Node& node = nodes_[id];
   if (!node.prepared) {
-    const Peek first = peek(support, depth, class_weight);
+    const Peek first = known != nullptr && known->id < 0 ? *known
+                                                         : initial(support, depth, class_weight);
     double total = 0.0, top = 0.0;
     for (int k = 0; k < n_classes_; ++k) {
       total += class_weight[k];
@@ -238,11 +382,15 @@ void RashomonSet::solve_optimum(int id, double cap) {
   std::vector<std::uint64_t> left(n_words_), right(n_words_);
   double upper = node.upper;
   double split_lower = std::numeric_limits<double>::infinity();
-  const std::size_t p = problem_->n_features();
-  for (std::size_t j = 0; j < p && !limits.stopped(); ++j) {
-    if (!split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
-                  left.data(), right.data()))
-      continue;
+  // the splits in the order of their one-split trees (see order_splits)
+  const std::vector<std::pair<double, int>> order =
+      order_splits(support, weight.data(), total, left_weight.data(), right_weight.data(),
+                   left.data(), right.data());
+  for (const auto& [ignored, feature] : order) {
+    if (limits.stopped()) break;
+    const auto j = static_cast<std::size_t>(feature);
+    split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
+             left.data(), right.data());
     const Peek left_peek = peek(left.data(), node.depth - 1, left_weight.data());
     const Peek right_peek = peek(right.data(), node.depth - 1, right_weight.data());
     const double limit = std::min(upper, cap);
@@ -255,7 +403,8 @@ void RashomonSet::solve_optimum(int id, double cap) {
     // a child is a memo entry only once it must be searched (most splits stop above)
     double left_best = left_peek.lower;
     if (!left_peek.exact) {
-      const int left_id = materialize(left.data(), node.depth - 1, left_weight.data());
+      const int left_id =
+          materialize(left.data(), node.depth - 1, left_weight.data(), &left_peek);
       solve_optimum(left_id, limit - right_peek.lower);
       if (!nodes_[left_id].exact) {
         split_lower = std::min(split_lower, nodes_[left_id].lower + right_peek.lower);
@@ -265,7 +414,8 @@ void RashomonSet::solve_optimum(int id, double cap) {
     }
     double right_best = right_peek.lower;
     if (!right_peek.exact) {
-      const int right_id = materialize(right.data(), node.depth - 1, right_weight.data());
+      const int right_id =
+          materialize(right.data(), node.depth - 1, right_weight.data(), &right_peek);
       solve_optimum(right_id, limit - left_best);
       if (!nodes_[right_id].exact) {
         split_lower = std::min(split_lower, left_best + nodes_[right_id].lower);
@@ -282,6 +432,148 @@ void RashomonSet::solve_optimum(int id, double cap) {
   // sums of the same leaves in another order differ in the last bits: equal within slack_
   node.exact = node.lower >= node.upper - slack_;
   if (node.exact) node.lower = node.upper;
+}
+
+std::vector<std::pair<double, int>> RashomonSet::order_splits(
+    const std::uint64_t* support, const double* weight, double total, double* left_weight,
+    double* right_weight, std::uint64_t* left, std::uint64_t* right) const {
+  // The dp's order: by the value of the one-split tree (two leaves), then by feature. The
+  // first splits give a close incumbent early, and every later one is searched under it.
+  const int K = n_classes_;
+  const auto leaf_of = [&](const double* c) {
+    double sum = 0.0, top = 0.0;
+    for (int k = 0; k < K; ++k) {
+      sum += c[k];
+      top = std::max(top, c[k]);
+    }
+    return sum - top + penalty_;
+  };
+  std::vector<std::pair<double, int>> order;
+  const std::size_t p = problem_->n_features();
+  for (std::size_t j = 0; j < p; ++j)
+    if (split_on(support, j, weight, total, left_weight, right_weight, left, right))
+      order.emplace_back(leaf_of(left_weight) + leaf_of(right_weight), static_cast<int>(j));
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+void RashomonSet::solve_root(int id, double per_unit, double extra) {
+  if (nodes_[id].exact) return;
+  Budget& limits = *budget_;
+  if (limits.tick(bytes_in_use(), (n_words_ * 8 + sizeof(Node)) * 4)) return;
+  const std::uint64_t* support = nodes_[id].support.data();
+  const int depth = nodes_[id].depth;
+  const int K = n_classes_;
+  std::vector<double> weight(K), right_weight(K), left_weight(K);
+  problem_->class_weights(support, weight.data());
+  double total = 0.0;
+  for (double w : weight) total += w;
+  std::vector<std::uint64_t> left(n_words_), right(n_words_);
+  const std::vector<std::pair<double, int>> order =
+      order_splits(support, weight.data(), total, left_weight.data(), right_weight.data(),
+                   left.data(), right.data());
+  double upper = nodes_[id].upper;
+  double split_lower = std::numeric_limits<double>::infinity();
+  for (const auto& [ignored, feature] : order) {
+    split_on(support, static_cast<std::size_t>(feature), weight.data(), total,
+             left_weight.data(), right_weight.data(), left.data(), right.data());
+    const Peek left_peek = peek(left.data(), depth - 1, left_weight.data());
+    const Peek right_peek = peek(right.data(), depth - 1, right_weight.data());
+    // Unlike solve_optimum's, this limit is the build's budget for the incumbent, not the
+    // incumbent: a split within it is resolved even when it cannot beat the incumbent, so
+    // that the build finds each child solved to the cap it asks for (none is searched twice)
+    const double limit = upper * per_unit + extra;
+    if (left_peek.lower + right_peek.lower > limit) {
+      split_lower = std::min(split_lower, left_peek.lower + right_peek.lower);
+      continue;
+    }
+    double left_best = left_peek.lower;
+    if (!left_peek.exact) {
+      const int left_id = materialize(left.data(), depth - 1, left_weight.data(), &left_peek);
+      solve_optimum(left_id, limit - right_peek.lower);
+      if (limits.stopped()) return;
+      if (!nodes_[left_id].exact) {
+        split_lower = std::min(split_lower, nodes_[left_id].lower + right_peek.lower);
+        continue;
+      }
+      left_best = nodes_[left_id].upper;
+    }
+    double right_best = right_peek.lower;
+    if (!right_peek.exact) {
+      const int right_id =
+          materialize(right.data(), depth - 1, right_weight.data(), &right_peek);
+      solve_optimum(right_id, limit - left_best);
+      if (limits.stopped()) return;
+      if (!nodes_[right_id].exact) {
+        split_lower = std::min(split_lower, left_best + nodes_[right_id].lower);
+        continue;
+      }
+      right_best = nodes_[right_id].upper;
+    }
+    if (left_best + right_best < upper - slack_) upper = left_best + right_best;
+  }
+  if (limits.stopped()) return;
+  // every split not resolved has a lower bound above the limit at its time, which is at
+  // least the final incumbent's
+  Node& node = nodes_[id];
+  node.upper = upper;
+  node.lower = std::max(node.lower, std::min(upper, split_lower));
+  node.exact = node.lower >= node.upper - slack_;
+  if (node.exact) node.lower = node.upper;
+}
+
+void RashomonSet::extract(const std::uint64_t* support, int depth, double value,
+                          std::vector<int>& out) {
+  const int K = n_classes_;
+  std::vector<double> weight(K), right_weight(K), left_weight(K);
+  problem_->class_weights(support, weight.data());
+  double total = 0.0, top = 0.0;
+  for (double w : weight) {
+    total += w;
+    top = std::max(top, w);
+  }
+  if (depth == 0 || total - top + penalty_ <= value + slack_) {
+    out.push_back(-(majority_class(weight.data(), K) + 1));
+    return;
+  }
+  std::vector<std::uint64_t> left(n_words_), right(n_words_);
+  const std::size_t p = problem_->n_features();
+  // first the splits whose sides the memo knows exactly; then (a depth-two node solved from
+  // its pair counts has no children in the memo) the sides are solved, under the value
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t j = 0; j < p; ++j) {
+      if (!split_on(support, j, weight.data(), total, left_weight.data(), right_weight.data(),
+                    left.data(), right.data()))
+        continue;
+      const Peek lp = peek(left.data(), depth - 1, left_weight.data());
+      const Peek rp = peek(right.data(), depth - 1, right_weight.data());
+      double lv = lp.lower, rv = rp.lower;
+      if (lv + rv > value + slack_) continue;
+      if (pass == 0 && !(lp.exact && rp.exact)) continue;
+      if (pass == 1) {
+        if (!lp.exact) {
+          const int l = materialize(left.data(), depth - 1, left_weight.data());
+          solve_optimum(l, value - rv + slack_);
+          if (!nodes_[l].exact) continue;
+          lv = nodes_[l].upper;
+        }
+        if (!rp.exact) {
+          const int r = materialize(right.data(), depth - 1, right_weight.data());
+          solve_optimum(r, value - lv + slack_);
+          if (!nodes_[r].exact) continue;
+          rv = nodes_[r].upper;
+        }
+        if (budget_->stopped()) return;
+      }
+      if (lv + rv > value + slack_) continue;
+      out.push_back(static_cast<int>(j));
+      extract(left.data(), depth - 1, lv, out);
+      extract(right.data(), depth - 1, rv, out);
+      return;
+    }
+  }
+  if (budget_->stopped()) return;
+  throw std::logic_error("RashomonSet: no tree attains the certified optimum");
 }
 
 std::vector<std::uint32_t> RashomonSet::set_order(const std::vector<Key>& found, double slack) {
@@ -510,6 +802,12 @@ double RashomonSet::depth2_optimum(const double* F, const std::uint64_t* support
   double* zero = side + KK;
   double* a = zero + KK;
   problem_->class_weights(support, w);
+  if constexpr (FixedK == 2) {
+    pair_scratch_.resize(6 * M);
+    double* at = pair_scratch_.data();
+    return depth2_two_classes(F, M, w[0], w[1], penalty_, zero_weight_, at, at + M, at + 2 * M,
+                              at + 3 * M, at + 4 * M, at + 5 * M);
+  }
   // a leaf's value as materialize computes it (total - top + Lambda): on integer weights the
   // same number to the last bit, so this optimum equals the generic recursion's
   const auto leaf = [&](const double* c, double& total) {
@@ -710,8 +1008,9 @@ void RashomonSet::build(int id, double budget) {
       const Peek left_peek = peek(left.data(), depth - 1, left_weight.data());
       const Peek right_peek = peek(right.data(), depth - 1, right_weight.data());
       if (left_peek.lower + right_peek.lower > budget) continue;
-      const int left_id = materialize(left.data(), depth - 1, left_weight.data());
-      const int right_id = materialize(right.data(), depth - 1, right_weight.data());
+      const int left_id = materialize(left.data(), depth - 1, left_weight.data(), &left_peek);
+      const int right_id =
+          materialize(right.data(), depth - 1, right_weight.data(), &right_peek);
       if (over()) break;
       solve_optimum(left_id, budget - nodes_[right_id].lower);
       if (limits.stopped()) break;

@@ -77,6 +77,27 @@ class RashomonSet {
               RashomonRules rules = {}, bool count_only = false);
   bool count_only() const { return count_only_; }
 
+  // Two phases in one memo (odtkit.core.rashomon; docs/rashomon.md §4.1): a set prepared by
+  // this constructor certifies the optimum itself (certify), then builds the set for the
+  // bound its caller takes from it (build_to), so the build finds every sub-problem the
+  // optimum's search solved instead of a separate dp searching them again. `rules` must be
+  // empty for certify (the search certifies a constrained optimum).
+  RashomonSet(const Problem& problem, const SearchConfig& config, bool majority_only,
+              RashomonRules rules = {}, bool count_only = false);
+  // Solves the root's optimum exactly, every child to the cap the build of the bound
+  // (1 + epsilon) * incumbent (incumbent + epsilon with `absolute`) will ask for, and keeps
+  // one optimal tree (optimal_code). False when a limit stopped it first (status says which;
+  // the set is then neither certified nor built, and the caller certifies another way).
+  bool certify(const Problem& problem, const SearchConfig& config, double epsilon,
+               bool absolute, std::function<bool()> interrupted = {});
+  bool certified() const { return certified_; }
+  // an optimal tree (pre-order code, search_types.hpp) and its value (count units)
+  const std::vector<int>& optimal_code() const { return optimal_code_; }
+  double optimum() const { return root_ >= 0 ? nodes_[root_].upper : 0.0; }
+  // the build, once: as the building constructor, for `bound` (normalized), limits anew
+  void build_to(const Problem& problem, const SearchConfig& config, double bound,
+                std::function<bool()> interrupted = {});
+
   bool complete() const { return complete_; }
   const std::string& status() const { return status_; }
   double total_weight() const { return total_weight_; }
@@ -140,14 +161,20 @@ class RashomonSet {
   std::uint64_t hash(const std::uint64_t* support, int depth) const;
   int node_id(const std::uint64_t* support, int depth);
   int find_node(const std::uint64_t* support, int depth) const;
+  int find_node(const std::uint64_t* support, int depth, std::uint64_t hash) const;
+  // a new memo entry (the support is not in the memo at that depth), `hash` its hash
+  int insert_node(const std::uint64_t* support, int depth, std::uint64_t hash);
   // A sub-problem's lower bound (exact: it is its optimum) from the memo, or from its best
   // leaf and the two-leaf equivalent-points bound when it has no entry yet (id -1).
   struct Peek {
     int id;
     double lower;
     bool exact;
+    std::uint64_t hash;  // of (support, depth)
   };
   Peek peek(const std::uint64_t* support, int depth, const double* class_weight) const;
+  // the bound of a sub-problem not in the memo (id -1): its best leaf, two leaves
+  Peek initial(const std::uint64_t* support, int depth, const double* class_weight) const;
   // The sides of `support` split on `feature` and their class weights; false when one side is
   // empty (the split is not admissible), or the rules exclude the split (a feature not
   // allowed, a cost above the budget, a side lighter than the minimum leaf support).
@@ -155,8 +182,26 @@ class RashomonSet {
                 double total, double* left_weight, double* right_weight, std::uint64_t* left,
                 std::uint64_t* right) const;
   // the memo entry of a sub-problem, its bounds set up
-  int materialize(const std::uint64_t* support, int depth, const double* class_weight);
+  // (`known`: the support's peek, nothing inserted at its depth since: no second lookup)
+  int materialize(const std::uint64_t* support, int depth, const double* class_weight,
+                  const Peek* known = nullptr);
   void solve_optimum(int id, double cap);
+  // the admissible splits of a support as (value of the one-split tree, feature), in
+  // increasing order (the arrays are split_on's scratch)
+  std::vector<std::pair<double, int>> order_splits(const std::uint64_t* support,
+                                                   const double* weight, double total,
+                                                   double* left_weight, double* right_weight,
+                                                   std::uint64_t* left,
+                                                   std::uint64_t* right) const;
+  // certify's root: every split resolved up to the limit upper * per_unit + extra, `upper`
+  // the incumbent at that time (the build's budget for it), in the one-split trees' order
+  void solve_root(int id, double per_unit, double extra);
+  // pre-order code of a tree of `value` (exact) on the support, appended to `out`
+  void extract(const std::uint64_t* support, int depth, double value, std::vector<int>& out);
+  // one phase (certify, build_to): the problem and a Budget of the config's limits set up
+  template <class Phase>
+  void run(const Problem& problem, const SearchConfig& config,
+           std::function<bool()> interrupted, Phase&& phase);
   // The exact optimum of a depth-two node from the pair counts of its support
   // (Depth2Solver::pair_counts, one pass over its points) instead of a memo entry per
   // depth-one child: false when the counts are not available (a limit stopped them), and the
@@ -184,12 +229,16 @@ class RashomonSet {
   double slack_ = 0.0;
   bool majority_only_ = false;
   bool count_only_ = false;
+  int depth_ = 0;  // the root's remaining depth
+  bool built_ = false, certified_ = false;
+  std::vector<int> optimal_code_;
   // Depth-two optima by pair counts (solve_depth2): integer weights, so every count is an
   // exact integer and the values equal the generic recursion's sums to the last bit; no
   // feature mask, split costs or minimum leaf support (the counts do not see them). Built at
   // its first use, freed with the build (it holds M^2 K doubles per cached slot).
   bool use_depth2_ = false;
   std::unique_ptr<Depth2Solver> depth2_;
+  std::vector<double> pair_scratch_;  // depth2_optimum's per-feature bests (two classes)
   // Count-only builds on integer weights add each pair of child keys into a dense table over
   // (leaves, misclassified) instead of a hash map: one scratch table per depth (a build has at
   // most one frame per depth on the stack), kept zero between builds through the list of the

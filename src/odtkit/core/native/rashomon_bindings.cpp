@@ -51,6 +51,34 @@ std::unique_ptr<RashomonSet> build_rashomon(const Problem& problem, const Search
                                        std::move(interrupt), std::move(rules), count_only);
 }
 
+// A set prepared and certified in its own memo (RashomonSet::certify), not built yet.
+std::unique_ptr<RashomonSet> certify_rashomon(const Problem& problem, const SearchConfig& config,
+                                              double epsilon, bool absolute, bool majority_only,
+                                              nb::object progress, bool count_only) {
+  SearchConfig local = config;
+  local.validate();
+  if (!std::isfinite(local.lam * problem.total_weight()))
+    throw std::invalid_argument("lam is too large for these sample weights");
+  if (!local.root_features.empty() || local.min_leaf_weight > 0.0)
+    throw std::invalid_argument("rashomon_certify takes no root_features or leaf support");
+  auto interrupt = python_interrupt_check({}, std::move(progress));
+  nb::gil_scoped_release release;
+  auto set = std::make_unique<RashomonSet>(problem, local, majority_only, RashomonRules{},
+                                           count_only);
+  set->certify(problem, local, epsilon, absolute, std::move(interrupt));
+  return set;
+}
+
+void build_certified(RashomonSet& set, const Problem& problem, const SearchConfig& config,
+                     double bound, nb::object progress) {
+  SearchConfig local = config;
+  local.validate();
+  if (!set.certified()) throw std::logic_error("build: the set is not certified");
+  auto interrupt = python_interrupt_check({}, std::move(progress));
+  nb::gil_scoped_release release;
+  set.build_to(problem, local, bound, std::move(interrupt));
+}
+
 // (misclassified, leaves, value) of each key of the root, and its count in hex
 std::tuple<std::vector<double>, std::vector<int>, std::vector<double>, std::vector<std::string>>
 histogram(RashomonSet& set) {
@@ -105,7 +133,8 @@ trees(const RashomonSet& set, const std::string& start, std::size_t n, int pad) 
 void bind_rashomon(nb::module_& m) {
   nb::class_<RashomonSet>(m, "RashomonSet",
                           "The native Rashomon set (rashomon.hpp): counts in hex text, trees "
-                          "by index in set order. Built by rashomon_build.")
+                          "by index in set order. Built by rashomon_build, or by "
+                          "rashomon_certify then rashomon_build_certified.")
       .def_prop_ro("complete", &RashomonSet::complete)
       .def_prop_ro("status", &RashomonSet::status)
       .def_prop_ro("n_subproblems", &RashomonSet::n_subproblems)
@@ -113,6 +142,9 @@ void bind_rashomon(nb::module_& m) {
       .def_prop_ro("peak_memory_mb", &RashomonSet::peak_memory_mb)
       .def_prop_ro("total_weight", &RashomonSet::total_weight)
       .def_prop_ro("count_only", &RashomonSet::count_only)
+      .def_prop_ro("certified", &RashomonSet::certified)
+      .def_prop_ro("optimal_code", &RashomonSet::optimal_code,
+                   "Pre-order code of an optimal tree (a certified set; empty otherwise).")
       .def("count", [](const RashomonSet& s) { return s.count().to_hex(); })
       .def("count_without",
            [](const RashomonSet& s, int feature) { return s.count_without(feature).to_hex(); },
@@ -143,6 +175,17 @@ void bind_rashomon(nb::module_& m) {
         "is never split on; the splits' summed `split_costs` (per feature, ints >= 0) stay "
         "<= `budget` (-1: no budget). Empty lists: no such constraint. count_only: keep the "
         "counts, not the trees (tree, trees, rank and count_without then raise).");
+  m.def("rashomon_certify", &certify_rashomon, nb::arg("problem"), nb::arg("config"),
+        nb::arg("epsilon"), nb::arg("absolute") = false, nb::arg("majority_only") = false,
+        nb::arg("progress") = nb::none(), nb::arg("count_only") = false,
+        "Prepare a Rashomon set and certify the optimum in its own memo, every sub-problem "
+        "solved to what the build for (1 + epsilon) * OPT (OPT + epsilon with absolute) will "
+        "ask (no side constraints). `certified` False: a limit stopped it (status says which); "
+        "else `optimal_code` is an optimal tree and rashomon_build_certified builds the set.");
+  m.def("rashomon_build_certified", &build_certified, nb::arg("set"), nb::arg("problem"),
+        nb::arg("config"), nb::arg("bound"), nb::arg("progress") = nb::none(),
+        "Build a set rashomon_certify certified, once, for `bound` (normalized; the 1e-9 "
+        "tolerance is added) under the config's limits (as rashomon_build).");
   m.def(
       "_count_arithmetic",
       [](const std::string& a, const std::string& b) {
