@@ -165,9 +165,14 @@ class CutBuilder {
               const std::int64_t row = static_cast<std::int64_t>(k) * N_;
               const std::int64_t begin = tr.leaf_start[h], stop = tr.leaf_start[tr.end[h]];
               if (!st.capu.empty()) {
+                // the byte of `paid` first: at small lam most pairs are paid, and its row is
+                // an eighth of capu's in the cache
+                const std::uint8_t* is_paid = paid.data() + row;
                 const std::int64_t* capu = st.capu.data() + row;
-                for (std::int64_t j = begin; j < stop; ++j)
-                  sum = saturating_add(sum, capu[tr.by_leaf[j]]);
+                for (std::int64_t j = begin; j < stop; ++j) {
+                  const std::int32_t i = tr.by_leaf[j];
+                  if (!is_paid[i]) sum = saturating_add(sum, capu[i]);
+                }
               } else {
                 for (std::int64_t j = begin; j < stop; ++j) {
                   const std::int32_t i = tr.by_leaf[j];
@@ -304,6 +309,11 @@ class CutBuilder {
         r0 = saturating_add(r0, amount);
       }
     }
+    // S(h) <= all the residual sink capacity left: nothing to exclude if that is <= R0 (the
+    // sinks hold less than the sources, as on the whole network at small lam)
+    std::int64_t left = 0;
+    for (const std::int64_t r : rsnk) left = saturating_add(left, r);
+    if (left <= r0) return true;
     for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
       if (budget.check_clock()) return false;
       const CompactTree& tr = ens_.trees[t];
