@@ -10,7 +10,7 @@ runs the same child with another interpreter whose odtkit is the code before the
 (``--before-python``, e.g. /work/wt/before/.venv/bin/python), "after" with this one.
 
     python benchmarks/pruning_default_forests.py [--before-python PY] [--cases 100x100000]
-        [--lams 1e-4,1e-3,1e-2] [--path] [--cache DIR]
+        [--lams 1e-4,1e-3,1e-2] [--path] [--cache DIR] [--report-only]
 
 Writes benchmarks/results/pruning_default_forests.{json,md}; rows of an earlier run for cases
 or λ not run again are kept (a case is "TxN" and its side "before"/"after").
@@ -78,6 +78,8 @@ def prune_case(T: int, N: int, lam: float, cache: str, what: str) -> dict[str, A
             n_arcs=st.get("n_arcs"),
             n_forced=st.get("n_forced"),
             n_dead=st.get("n_dead"),
+            n_excluded=st.get("n_excluded"),
+            algorithm=st.get("algorithm"),
             reduce_time=st.get("reduce_time"),
             flow_time=st.get("flow_time"),
             extract_time=st.get("extract_time"),
@@ -116,10 +118,11 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "`make_classification(N, 20, n_informative=10, random_state=0)`, one fresh child per "
         "row: CPU seconds of the call (extraction included, the fit not), peak RSS of the child "
         "(data and forest loaded included), status, objective and bound; `network` is what the "
-        "max-flow saw (nodes / arcs); `reduce s` and `flow s` are the native reduction + build "
-        "and max-flow in wall seconds (the machine is shared); rule 5 (restricted problems, "
-        "odtkit.pruning._cut) ran that many rounds, forcing splits by their cuts and then by "
-        "rule 3. Before: the code at "
+        "max-flow saw (nodes / arcs) and which max-flow ran; `reduce s` and `flow s` are the "
+        "native reduction + build and max-flow in wall seconds (the machine is shared); rule 5 "
+        "(restricted problems, odtkit.pruning._cut) ran that many rounds, forcing splits by "
+        "their cuts and then by rule 3; rule 6 excluded that many splits (a greedy flow read "
+        "from the tree slices proves them out of every minimum closure). Before: the code at "
         f"{meta.get('before', '?')}; after: this branch. Machine: 2 shared cores under load "
         f"(load average {meta.get('load', '?')}), {meta.get('when', '')}.",
         "",
@@ -135,9 +138,11 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "objective",
         "bound",
         "network nodes / arcs",
+        "max-flow",
         "reduce s",
         "flow s",
         "rule 5: rounds, forced by cuts + by rule 3",
+        "rule 6: excluded",
     ]
     body = []
     for r in sorted(rows, key=lambda r: (r["T"], r["N"], str(r["lam"]), r["side"] != "before")):
@@ -153,9 +158,11 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                 harness.fmt(r.get("objective"), 6),
                 harness.fmt(r.get("lower_bound"), 6),
                 f"{harness.fmt(r.get('n_nodes'))} / {harness.fmt(r.get('n_arcs'))}",
+                r.get("algorithm") or "–",
                 harness.fmt(r.get("reduce_time")),
                 harness.fmt(r.get("flow_time")),
                 _rounds(r.get("restrict_rounds")),
+                harness.fmt(r.get("n_excluded")),
             ]
         )
     lines += harness.md_table(header, body)
@@ -185,8 +192,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--path", action="store_true", help="also the exact path (after only)")
     parser.add_argument("--cache", default=DEFAULT_CACHE)
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--report-only", action="store_true", help="rebuild the .md only")
     harness.add_out_dir(parser)
     args = parser.parse_args(argv)
+    if args.report_only:
+        harness.rewrite_report(NAME, args.out_dir, lambda p: markdown(p["rows"], p["meta"]))
+        return
     old = harness.read_results(NAME, args.out_dir) or {}
     rows = {_key(r): r for r in old.get("rows", [])}
     sides = [("after", None)]

@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.ensemble import BaggingClassifier, ExtraTreesClassifier, RandomForestClassifier
@@ -520,6 +520,9 @@ def test_budgets_many_seeds_and_shapes_slow(block):
     zero_costs=st.booleans(),
     lam=st.sampled_from([0.0, 1e-5, 1e-4, 0.001, 0.003, 0.01, 0.05, 0.2, 1.0]),
 )
+@example(
+    seed=50, T=1, depth=3, classes=3, kind="bagging", integer_x=True, zero_costs=False, lam=0.01
+)
 def test_property_reductions_keep_the_uncompressed_cut(
     seed, T, depth, classes, kind, integer_x, zero_costs, lam
 ):
@@ -537,7 +540,12 @@ def test_property_reductions_keep_the_uncompressed_cut(
         zero_costs=zero_costs,
     )
     d = extract(ens, X, y, costs)
-    reference = cut_prune(d, lam=lam, network=closure_network(d, merge=False))
+    # the numpy network with identical examples merged, as the native one merges them: each
+    # example's sink capacity is rounded up on its own unmerged, a class's summed one merged, so
+    # at a tie of two minimum cuts the unit of rounding alone can pick another minimal one (seed
+    # 50, one bagged tree of depth 3, three classes, integer x, lam 0.01: the same objective,
+    # three leaves apart)
+    reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
     assert reference.status == Status.OPTIMAL
     for reduce, merge_pairs in itertools.product([True, False], repeat=2):
         res = cut_prune(d, lam=lam, reduce=reduce, merge_pairs=merge_pairs)

@@ -311,12 +311,14 @@ def test_the_cut_builds_its_network_within_the_budget():
     answer is optimal and equal to the unbudgeted one."""
     rf, X, y = _sizeable(n=4000, T=20, depth=8)
     data = extract(rf, X, y)
-    free = prune(data, lam=0.01)
+    # a λ where the reductions leave much of the network (rule 6 leaves 5 arcs at 0.01)
+    lam = 0.02
+    free = prune(data, lam=lam)
     assert free.status == Status.OPTIMAL
     # what the whole network takes (arcs of 8 bytes plus the max-flow's 24 per arc), halved
     limit_mb = 3 + 0.5 * 32 * free.stats["n_arcs"] / 2**20
-    stopped = prune(rf, X, y, lam=0.01, memory_limit_mb=limit_mb)
-    _check(stopped, Status.MEMORY_LIMIT, rf, X, y, lam=0.01, optimum=free.objective)
+    stopped = prune(rf, X, y, lam=lam, memory_limit_mb=limit_mb)
+    _check(stopped, Status.MEMORY_LIMIT, rf, X, y, lam=lam, optimum=free.objective)
     assert "memory" in stopped.message
     small = prune(rf, X, y, lam=1e-4, memory_limit_mb=limit_mb)
     assert small.status == Status.OPTIMAL, small.message
@@ -325,14 +327,16 @@ def test_the_cut_builds_its_network_within_the_budget():
 
 
 def test_roots_only_warning_only_on_a_certified_answer():
-    """Issue 42: a cut stopped by its memory budget before anything was forced returns every
+    """Issue 42: a prune stopped by its memory budget before anything was forced returns every
     tree cut to its root; that fallback is not the optimum, so it must not be described as what
     lam does (the warning said "lam=... prunes every tree to its root"). A certified roots-only
-    answer (a lam far above every breakpoint) still warns."""
+    answer (a lam far above every breakpoint) still warns. (Rule 6 of the cut now certifies
+    this forest's roots-only answer at lam=0.5 within the 2.2 MB its data needs, where the cut
+    used to stop at 3 MB: the budget below stops the extraction instead.)"""
     rf, X, y = _sizeable(n=4000, T=20, depth=8)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # any warning fails the stopped call
-        stopped = prune(rf, X, y, lam=0.5, memory_limit_mb=3)
+        stopped = prune(rf, X, y, lam=0.5, memory_limit_mb=1.5)
     assert stopped.status == Status.MEMORY_LIMIT
     assert stopped.model.n_leaves == stopped.model.n_trees  # the roots-only fallback
     with pytest.warns(UserWarning, match="prunes every tree to its root"):

@@ -106,7 +106,41 @@ def test_rounds_stop_after_two_that_force_nothing():
     X, y = make_classification(500, 5, n_informative=4, n_redundant=0, random_state=1)
     ens = RandomForestClassifier(5, max_depth=6, random_state=1).fit(X, y)
     d = extract(ens, X, y)
-    res = cut_prune(d, lam=10.0, restrict_levels=20)  # nothing is worth any feature
+    res = cut_prune(d, lam=0.1, restrict_levels=20)
     rounds = res.stats["restrict_rounds"]
-    assert [r["n_forced_cut"] for r in rounds] == [0, 0]
+    assert [r["n_forced_cut"] for r in rounds] == [3, 0, 0]
+    assert [r["level"] for r in rounds] == [0, 1, 2]
+    # nothing is worth any feature: rule 6 excludes every split before any round runs
+    res = cut_prune(d, lam=10.0, restrict_levels=20)
+    assert res.stats["restrict_rounds"] == []
+    assert res.stats["n_excluded"] > 0
     assert all(z[0] for z in res.model.leaves)  # every tree cut to its root
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    T=st.integers(2, 6),
+    depth=st.integers(2, 6),
+    k=st.integers(2, 4),
+    lam_pick=st.floats(0.0, 1.0),
+    at_breakpoint=st.booleans(),
+)
+def test_property_rule_6_exclusion_keeps_the_pruning(seed, T, depth, k, lam_pick, at_breakpoint):
+    """Rule 6 (splits a greedy flow proves to be in no minimum closure leave the network) at
+    the larger λ where it applies, breakpoints included: the same pruning, certified."""
+    d = _shared_forest(seed, n=80, T=T, depth=depth, k=k)
+    path = cost_error_path(d)
+    upper = path.breakpoints[path.breakpoints > 0]
+    if at_breakpoint and len(upper):
+        lam = float(upper[int(lam_pick * len(upper) * 0.999)])
+    else:
+        lam = float(10 ** (-2 + 2.5 * lam_pick))
+    reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
+    for levels in (0, RESTRICT_LEVELS):
+        res = cut_prune(d, lam=lam, restrict_levels=levels)
+        _same_pruning(res, reference)
+        excluded = res.stats["n_excluded"]
+        splits = sum(int((t.left >= 0).sum()) for t in d.trees)
+        assert excluded + res.stats["n_forced"] + res.stats["n_dead"] <= splits
+        event(f"rule 6 excluded splits: {excluded > 0}")

@@ -417,7 +417,7 @@ def ensemble_min_cut(
     memory_limit_mb: float = 0.0,
 ) -> dict[str, Any]:
     """
-    IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop splits first; merge_pairs: pairs with the same predecessors as one node; restrict_levels: rounds of rule 5 (restricted problems for depth limits 0 .. restrict_levels - 1; all exact). Returns a dict: kept (uint8 per global node), flow, cut (integer, scaled), total_gain, lost_gain, paid_cost, status, the network's n_nodes and n_arcs (and before merging), n_forced, n_dead, n_paid, iterations, phases, augmentations, times and peak_memory_mb; rounds (int64, one row of level, nodes, arcs, forced by the cut, forced by rule 3 after it per round of rule 5) and round_seconds.
+    IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop splits first; merge_pairs: pairs with the same predecessors as one node; restrict_levels: rounds of rule 5 (restricted problems for depth limits 0 .. restrict_levels - 1; all exact). Returns a dict: kept (uint8 per global node), flow, cut (integer, scaled), total_gain, lost_gain, paid_cost, status, algorithm (the final max-flow's, '' if none ran), the network's n_nodes and n_arcs (and before merging), n_forced, n_dead, n_excluded, n_paid, iterations, phases, augmentations, times and peak_memory_mb; rounds (int64, one row of level, nodes, arcs, forced by the cut, forced by rule 3 after it per round of rule 5) and round_seconds.
     """
 
 def ensemble_reduced_network(

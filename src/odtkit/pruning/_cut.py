@@ -33,7 +33,7 @@ compact entries (a node ``u`` has entries iff it is a *first-use* node, and they
 examples of its subtree: one slice of the examples sorted by leaf), never from per-entry arrays,
 and shrinks it exactly before any flow. Below, "closure" is a source side, ``c(C)`` its integer
 cut capacity, and the answer is the *minimal* minimum closure (the intersection of all minimum
-closures; ties go to pruning). Five reductions, all on the integer network the flow solves:
+closures; ties go to pruning). Six reductions, all on the integer network the flow solves:
 
 1. *Identical examples* (``merge``): examples that reach the same leaf in every tree follow the
    same paths, so each of their pairs has the same predecessors; one node with the summed
@@ -55,6 +55,9 @@ closures; ties go to pruning). Five reductions, all on the integer network the f
    splits and pairs (arcs into ``P`` or out of ``F`` are satisfied), whose minimal one is the
    minimal one of the whole: the answer is identical to the uncompressed cut's, and
    ``c = sum of P's sink capacities + the reduced cut``. The flow bound shifts by that constant.
+   The rule holds for any such ``P``, so the splits one tree's pass forces pay their pairs
+   before the next tree's pass, and the ``unpaid`` sums are kept across passes and rule 5's
+   rounds, re-summed only for the first-use nodes whose feature gained paid pairs since.
 4. *Identical pairs* (``merge_pairs``): two pair nodes with the same set of predecessors (after
    1–3) are both in or both out of every closure (a pair is in a minimal one iff some
    predecessor is), so one node with the summed capacity has the same cut values. This
@@ -85,6 +88,32 @@ closures; ties go to pruning). Five reductions, all on the integer network the f
    and below a dead split all are dead), for ``L = 0, 1, ...`` until two rounds in a row force
    nothing (or ``L`` reaches ``restrict_levels``). A limit that stops a round's flow forces
    nothing from it (its side is a closure, not ``M_C``).
+6. *Excluded splits* (depending on λ; issue 42). For any feasible flow ``f`` of the network of
+   rule 3 (live splits, pairs outside ``P``) with residual terminal capacities ``rsrc``,
+   ``rsnk``, and any closed ``X``, the cut is ``c(X) = |f| + sum_{v not in X} rsrc(v) +
+   sum_{v in X} rsnk(v) + inflow_f(X)`` (every term >= 0; ``inflow_f(X)`` the flow on arcs
+   into ``X``: none leave it, it is closed). A minimum closure ``M`` has ``c(M) <= c(∅)``, so
+   ``sum_{v in M} rsnk(v) <= sum_{v in M} rsrc(v) <= R0 = sum_v rsrc(v)``. If ``h`` is in
+   ``M``, so are its live ancestors and all their pairs and ``h``'s: so a split whose chain
+   ``S(h)`` = rsnk of the pairs of ``h`` and of its live ancestors exceeds ``R0`` is in no
+   minimum closure. Such splits (with their subtrees: ``S`` only grows downwards) are left
+   out of the network; as they are in no minimum closure, the minimum closures of the network
+   without them are those of the whole (``M`` among them, so the minimal one is ``M``), and
+   its minimum cut is smaller by exactly their source capacities, which the flow bound adds
+   back. ``f`` is a greedy flow read from the
+   slices without building any network (each live split, deepest first, sends its source
+   capacity into the pairs with sink capacity left of its own slice and its live ancestors');
+   it is computed again on the splits not yet excluded, which frees the sink capacity the
+   excluded ones took, until a pass excludes nothing. Where the optimum keeps (almost) nothing
+   the greedy flow saturates (almost) every source arc, ``R0`` is small and every split goes:
+   scikit-learn's default forest at λ = 0.1 needs no max-flow at all. Where the optimum keeps
+   many splits, ``R0`` is at least the gain the optimum keeps and the rule excludes little.
+   It runs after rule 3 and again after rule 5's rounds (whose candidate sets leave excluded
+   splits out: still closed, as the excluded set is closed under children).
+
+The final max-flow is ``kAuto``'s, except on deep trees (a remaining split 20 or more levels
+down, as in scikit-learn's full-depth default forests), where push-relabel replaces Dinic
+(ensemble_cut.cpp's ``final_algorithm``; the minimal side is the same whichever runs).
 
 At small λ most splits are forced (the 100-tree, depth-10, 100,000-row forest of
 ``benchmarks/pruning.py`` keeps a few thousand of its 76 M arcs at λ = 1e-3); at large λ rule
@@ -411,8 +440,9 @@ def reduced_network(
 ) -> dict[str, Any]:
     """The network :func:`cut_prune` hands its max-flow at ``lam`` (every reduction of the
     module docstring), as int64 ``source_cap``/``sink_cap`` and int32 ``tails``/``heads`` for
-    ``_native.closure_min_cut``, with ``constant`` (the capacity the forced pairs add to every
-    cut: full minimum cut = ``constant`` + this one's), ``scale``, ``n_forced``, ``n_dead``.
+    ``_native.closure_min_cut``, with ``constant`` (the capacity the forced pairs and the
+    excluded splits' source arcs add to every minimum cut: full minimum cut = ``constant`` +
+    this one's), ``scale``, ``n_forced``, ``n_dead``.
     For measuring max-flow algorithms on the graphs that remain (benchmarks/maxflow.py)."""
     weight = example_weights(data, merge_examples)
     scale = scale_for(error_totals(data)[1])
@@ -511,7 +541,8 @@ def cut_prune(
         ``lower_bound`` from the flow value; ``stats``: ``flow``, ``cut`` (equal when optimal,
         scaled integers), ``scale``, ``cut_objective`` (the objective from the cut's real
         capacity), ``n_nodes``, ``n_arcs`` (the network the max-flow ran on), ``n_forced``,
-        ``n_dead``, ``n_paid``, ``iterations``, ``phases``, ``augmentations``,
+        ``n_dead``, ``n_paid``, ``iterations``, ``phases``, ``augmentations``, ``algorithm`` (the
+        final max-flow's, ``""`` if none ran),
         ``reduce_time``, ``flow_time``. Status ``error`` if the re-scored objective disagrees
         with the cut's.
     """
@@ -549,11 +580,16 @@ def cut_prune(
                 "n_arcs_unmerged",
                 "n_forced",
                 "n_dead",
+                "n_excluded",
                 "n_paid",
                 "iterations",
             )
         }
-        extra.update(reduce_time=out["reduce_seconds"], flow_time=out["flow_seconds"])
+        extra.update(
+            reduce_time=out["reduce_seconds"],
+            flow_time=out["flow_seconds"],
+            algorithm=out["algorithm"],
+        )
         extra["restrict_rounds"] = [
             dict(zip(_ROUND_FIELDS, map(int, row), strict=True)) | {"seconds": float(sec)}
             for row, sec in zip(

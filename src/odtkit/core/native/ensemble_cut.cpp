@@ -103,26 +103,51 @@ class CutBuilder {
     }
   }
 
+  // What the forcing rule keeps between its calls (rule 5 calls it again after each round), so
+  // that a call re-sums only the slices whose feature gained paid pairs since: `unpaid[g]` of a
+  // first-use split g is the sink capacity of its pairs outside P, valid while
+  // node_version[g] == feature_version[feature of g]; `capu` (K x N) is cap(k, i) for an unpaid
+  // pair and 0 for a paid one, so a re-sum is a gather over the slice. Where K x N is large
+  // (wide data: 8 bytes a pair against the byte of `paid`) capu stays empty and a re-sum reads
+  // `paid` and computes cap() as it goes.
+  struct ForceState {
+    static constexpr std::int64_t kMaxCapuPairs = std::int64_t{1} << 25;  // 256 MB of capu
+    std::vector<std::int64_t> val, unpaid, node_version, feature_version, capu;
+    static std::size_t bytes(std::int64_t n, std::int64_t K, std::int64_t N) {
+      // capu, and (rule 6, exclude) a scan position per node
+      const std::int64_t pairs = K * N <= kMaxCapuPairs ? K * N : 0;
+      return static_cast<std::size_t>(n) * (24 + (pairs ? 4 : 0)) +
+             static_cast<std::size_t>(K) * 8 + static_cast<std::size_t>(pairs) * 8;
+    }
+  };
+  void init_force_state(const std::vector<std::uint8_t>& paid, ForceState& st) const {
+    const std::int64_t n = n_nodes();
+    st.val.assign(static_cast<std::size_t>(n), 0);
+    st.unpaid.assign(static_cast<std::size_t>(n), 0);
+    st.node_version.assign(static_cast<std::size_t>(n), 0);
+    st.feature_version.assign(static_cast<std::size_t>(K_), 1);
+    st.capu.clear();
+    if (K_ * N_ > ForceState::kMaxCapuPairs) return;
+    st.capu.assign(static_cast<std::size_t>(K_ * N_), 0);
+    fill_capu(paid, st.capu);
+  }
+
   // The forcing rule until nothing changes, from the splits already in `forced` (a parent-closed
   // set every minimum closure contains, their pairs in `paid`); adds to forced, paid (K x N) and
   // the constant part of the cut (the sink capacities of the paid pairs). False when the budget
-  // stopped it (what is forced so far is still forced).
+  // stopped it (what is forced so far is still forced). The splits a tree's pass forces pay
+  // their pairs at once, before the next tree's pass (P only grows, and the rule holds for any
+  // P every minimum closure contains), so a pass sees every pair paid so far.
   bool force(const std::vector<std::uint8_t>& dead, std::vector<std::uint8_t>& forced,
-             std::vector<std::uint8_t>& paid, std::int64_t& constant, double& paid_cost,
-             long long& iterations, Budget& budget) const {
-    const std::int64_t n = n_nodes();
-    std::vector<std::int64_t> val(static_cast<std::size_t>(n), 0);
-    std::vector<std::int64_t> unpaid(static_cast<std::size_t>(n), 0);
-    // unpaid[g] is recomputed only when its feature gained paid pairs since (versions)
-    std::vector<std::int64_t> feature_version(static_cast<std::size_t>(K_), 1);
-    std::vector<std::int64_t> node_version(static_cast<std::size_t>(n), 0);
+             std::vector<std::uint8_t>& paid, ForceState& st, std::int64_t& constant,
+             double& paid_cost, long long& iterations, Budget& budget) const {
+    std::vector<std::int64_t>& val = st.val;
     std::vector<std::int64_t> newly;
-    newly.reserve(static_cast<std::size_t>(n));  // no allocation between forcing and paying
-    for (bool stopped = false; !stopped;) {
+    for (;;) {
       ++iterations;
-      newly.clear();
+      bool any = false;
       for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
-        if ((stopped = budget.check_clock())) break;  // pay for what is forced, then stop
+        if (budget.check_clock()) return false;  // what is forced is paid: stop here
         const CompactTree& tr = ens_.trees[t];
         const std::int64_t o = offset_[t];
         for (std::int32_t h = tr.n_nodes - 1; h >= 0; --h) {
@@ -134,22 +159,35 @@ class CutBuilder {
           std::int64_t cost = 0;
           if (tr.first_use[h]) {
             const std::int32_t k = tr.feature[h];
-            if (node_version[g] != feature_version[k]) {
-              node_version[g] = feature_version[k];
+            if (st.node_version[g] != st.feature_version[k]) {
+              st.node_version[g] = st.feature_version[k];
               std::int64_t sum = 0;
-              const std::uint8_t* row = paid.data() + static_cast<std::int64_t>(k) * N_;
-              for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
-                const std::int32_t i = tr.by_leaf[j];
-                if (!row[i]) sum = saturating_add(sum, cap(k, i));
+              const std::int64_t row = static_cast<std::int64_t>(k) * N_;
+              const std::int64_t begin = tr.leaf_start[h], stop = tr.leaf_start[tr.end[h]];
+              if (!st.capu.empty()) {
+                // the byte of `paid` first: at small lam most pairs are paid, and its row is
+                // an eighth of capu's in the cache
+                const std::uint8_t* is_paid = paid.data() + row;
+                const std::int64_t* capu = st.capu.data() + row;
+                for (std::int64_t j = begin; j < stop; ++j) {
+                  const std::int32_t i = tr.by_leaf[j];
+                  if (!is_paid[i]) sum = saturating_add(sum, capu[i]);
+                }
+              } else {
+                for (std::int64_t j = begin; j < stop; ++j) {
+                  const std::int32_t i = tr.by_leaf[j];
+                  if (!paid[row + i]) sum = saturating_add(sum, cap(k, i));
+                }
               }
-              unpaid[g] = sum;
+              st.unpaid[g] = sum;
             }
-            cost = unpaid[g];
+            cost = st.unpaid[g];
           }
           // |val| <= 2**62: sources sum below 2**62 and cost is clipped there
           val[g] = src(g) - cost + std::max<std::int64_t>(0, val[o + tr.left[h]]) +
                    std::max<std::int64_t>(0, val[o + tr.right[h]]);
         }
+        newly.clear();
         for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
           const std::int64_t g = o + h;
           if (tr.left[h] < 0 || forced[g] || dead[g] || val[g] <= 0) continue;
@@ -157,38 +195,152 @@ class CutBuilder {
           forced[g] = 1;
           newly.push_back(g);
         }
+        for (const std::int64_t g : newly) pay(g, paid, &st, constant, paid_cost);
+        any = any || !newly.empty();
       }
-      if (newly.empty()) return !stopped;
-      for (const std::int64_t g : newly) {
-        const std::size_t t = tree_of(g);
-        const CompactTree& tr = ens_.trees[t];
-        const std::int32_t h = static_cast<std::int32_t>(g - offset_[t]);
-        if (pay(g, paid, constant, paid_cost)) ++feature_version[tr.feature[h]];
-      }
+      if (!any) return true;
     }
-    return false;
   }
 
   // Marks the pairs of split g paid (if it is a first-use node) and adds their capacities to
-  // `constant` and their c_k w_i to `paid_cost`; true if any pair was not paid yet.
-  bool pay(std::int64_t g, std::vector<std::uint8_t>& paid, std::int64_t& constant,
-           double& paid_cost) const {
+  // `constant` and their c_k w_i to `paid_cost` (and, with a forcing state, zeroes their capu
+  // and moves their feature's version on); true if any pair was not paid yet.
+  bool pay(std::int64_t g, std::vector<std::uint8_t>& paid, ForceState* st,
+           std::int64_t& constant, double& paid_cost) const {
     const std::size_t t = tree_of(g);
     const CompactTree& tr = ens_.trees[t];
     const std::int32_t h = static_cast<std::int32_t>(g - offset_[t]);
     if (!tr.first_use[h]) return false;
     const std::int32_t k = tr.feature[h];
-    std::uint8_t* row = paid.data() + static_cast<std::int64_t>(k) * N_;
+    const std::int64_t row = static_cast<std::int64_t>(k) * N_;
     bool any = false;
     for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
       const std::int32_t i = tr.by_leaf[j];
-      if (row[i]) continue;
-      row[i] = 1;
+      if (paid[row + i]) continue;
+      paid[row + i] = 1;
       any = true;
       constant = saturating_add(constant, cap(k, i));
       paid_cost += pair_cost(k, i);
+      if (st && !st->capu.empty()) st->capu[row + i] = 0;
     }
+    if (any && st) ++st->feature_version[k];
     return any;
+  }
+
+  static constexpr int kExcludePasses = 16;
+
+  // Rule 6 of odtkit.pruning._cut (exclusion by a feasible flow): marks in `excluded` the live
+  // splits (neither dead, forced nor excluded yet) that are in no minimum closure of the network
+  // on the live splits and the unpaid pairs, and returns how many it marked. A greedy feasible
+  // flow on that network, read from the slices without building it: each live split, deepest
+  // first, sends its source capacity into the pairs with sink capacity left of its own slice
+  // and of its live ancestors' (per-node pointers skip the exhausted pairs, which stay
+  // exhausted). With rsrc and rsnk its residual terminal capacities, R0 = sum of rsrc, and
+  // S(h) = the rsnk of the pairs of h and of its live ancestors, every split h with S(h) > R0
+  // is excluded. Descendants have S at least their parent's, so the excluded set is closed
+  // under children. Needs capu (unpaid sink capacities); false without it.
+  // The greedy flow runs on capu itself (its residual sink capacities), and capu is computed
+  // again from `paid` afterwards; `st.val` (scratch between the forcing rule's passes) holds S.
+  bool exclude(const std::vector<std::uint8_t>& dead, const std::vector<std::uint8_t>& forced,
+               const std::vector<std::uint8_t>& paid, ForceState& st,
+               std::vector<std::uint8_t>& excluded, std::int64_t& count, Budget& budget) const {
+    count = 0;
+    if (st.capu.empty()) return false;
+    const std::int64_t n = n_nodes();
+    if (excluded.size() != static_cast<std::size_t>(n))
+      excluded.assign(static_cast<std::size_t>(n), 0);
+    const auto live = [&](std::size_t t, std::int32_t h) {
+      const std::int64_t g = offset_[t] + h;
+      return ens_.trees[t].left[h] >= 0 && !dead[g] && !forced[g] && !excluded[g];
+    };
+    std::vector<std::int32_t> ptr(static_cast<std::size_t>(n), 0);
+    bool done = true;
+    for (int pass = 0; pass < kExcludePasses; ++pass) {
+      std::int64_t found = 0;
+      done = exclude_pass(paid, st.capu, live, ptr, st.val, excluded, found, budget);
+      count += found;
+      if (!done || found == 0) break;
+    }
+    fill_capu(paid, st.capu);
+    return done;
+  }
+
+  // capu from `paid`: cap(k, i) for an unpaid pair, 0 for a paid one.
+  void fill_capu(const std::vector<std::uint8_t>& paid, std::vector<std::int64_t>& capu) const {
+    for (std::int64_t k = 0; k < K_; ++k)
+      for (std::int64_t i = 0; i < N_; ++i)
+        capu[k * N_ + i] =
+            paid[k * N_ + i] ? 0 : cap(static_cast<std::int32_t>(k), static_cast<std::int32_t>(i));
+  }
+
+  // One greedy flow on the splits `live` admits and the exclusion it proves (see exclude()).
+  // A flow on the network without the excluded splits is a feasible flow of the network the
+  // max-flow will solve (they are in no minimum closure, so the minimal one is the same there),
+  // which frees the sink capacity they used and lets the next pass exclude more.
+  template <typename Live>
+  bool exclude_pass(const std::vector<std::uint8_t>& paid, std::vector<std::int64_t>& rsnk,
+                    const Live& live, std::vector<std::int32_t>& ptr,
+                    std::vector<std::int64_t>& reach, std::vector<std::uint8_t>& excluded,
+                    std::int64_t& count, Budget& budget) const {
+    fill_capu(paid, rsnk);
+    std::int64_t r0 = 0;
+    for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
+      if (budget.check_clock()) return false;
+      const CompactTree& tr = ens_.trees[t];
+      const std::int64_t o = offset_[t];
+      for (std::int32_t h = 0; h < tr.n_nodes; ++h)
+        ptr[o + h] = static_cast<std::int32_t>(tr.leaf_start[h]);  // < N < 2**31
+      for (std::int32_t h = tr.n_nodes - 1; h >= 0; --h) {
+        if (!live(t, h)) continue;
+        std::int64_t amount = src(o + h);
+        for (std::int32_t u = h; amount > 0 && u >= 0 && live(t, u);
+             u = u == 0 ? -1 : parent_[o + u]) {
+          if (!tr.first_use[u]) continue;
+          std::int64_t* row = rsnk.data() + static_cast<std::int64_t>(tr.feature[u]) * N_;
+          const std::int64_t stop = tr.leaf_start[tr.end[u]];
+          for (std::int32_t& j = ptr[o + u]; j < stop; ++j) {
+            std::int64_t& r = row[tr.by_leaf[j]];
+            const std::int64_t push = std::min(amount, r);
+            r -= push;
+            amount -= push;
+            if (amount == 0) break;  // r may have capacity left: j stays
+          }
+        }
+        r0 = saturating_add(r0, amount);
+      }
+    }
+    // S(h) <= all the residual sink capacity left: nothing to exclude if that is <= R0 (the
+    // sinks hold less than the sources, as on the whole network at small lam)
+    std::int64_t left = 0;
+    for (const std::int64_t r : rsnk) left = saturating_add(left, r);
+    if (left <= r0) return true;
+    for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
+      if (budget.check_clock()) return false;
+      const CompactTree& tr = ens_.trees[t];
+      const std::int64_t o = offset_[t];
+      for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+        const std::int64_t g = o + h;
+        if (!live(t, h)) continue;
+        // an excluded parent excludes its children (S only grows downwards)
+        if (h != 0 && excluded[o + parent_[g]]) {
+          excluded[g] = 1;
+          ++count;
+          continue;
+        }
+        std::int64_t sum = (h != 0 && live(t, parent_[g])) ? reach[o + parent_[g]] : 0;
+        if (tr.first_use[h]) {
+          const std::int64_t* row = rsnk.data() + static_cast<std::int64_t>(tr.feature[h]) * N_;
+          for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]] && sum <= r0; ++j)
+            sum = saturating_add(sum, row[tr.by_leaf[j]]);
+        }
+        reach[g] = sum;
+        if (sum > r0) {
+          excluded[g] = 1;
+          ++count;
+        }
+      }
+    }
+    return true;
   }
 
   std::int32_t depth(std::int64_t g) const { return depth_[g]; }
@@ -450,7 +602,22 @@ struct Reduced {
   std::int64_t n_nodes_unmerged = 0, n_arcs_unmerged = 0;
   std::size_t bytes = 0;  // what the reduction's arrays hold
   std::vector<RestrictRound> rounds;
+  CutBuilder::ForceState state;  // the forcing rule's, kept between its calls
+  std::vector<std::uint8_t> excluded;  // rule 6: in no minimum closure (empty: none)
+  std::int64_t n_excluded = 0;
+  std::int64_t excluded_src = 0;  // their source capacity: cut by every minimum closure
 };
+
+// Rule 6 (CutBuilder::exclude) on the current F and P, adding to red.excluded.
+void exclude_round(const CutBuilder& net, Reduced& red, Budget& budget) {
+  std::int64_t count = 0;
+  // what a stopped call marked is proven too (each split is marked by a finished pass)
+  net.exclude(red.dead, red.forced, red.paid, red.state, red.excluded, count, budget);
+  red.n_excluded += count;
+  red.excluded_src = 0;
+  for (std::size_t g = 0; g < red.excluded.size(); ++g)
+    if (red.excluded[g]) red.excluded_src = saturating_add(red.excluded_src, net.src(g));
+}
 
 // Rule 5 of odtkit.pruning._cut (restricted problems): for L = 0 .. levels - 1, the minimal
 // minimum closure of the network restricted to the splits of depth <= L (the forced ones fixed
@@ -474,7 +641,8 @@ void restrict_rounds(const CutBuilder& net, Reduced& red, std::int32_t levels, b
   for (std::int32_t L = 0; L < std::min(levels, max_depth) && idle < 2 && !budget.stopped();
        ++L) {
     const auto start = std::chrono::steady_clock::now();
-    for (std::int64_t g = 0; g < n; ++g) out_of[g] = red.dead[g] || net.depth(g) > L;
+    for (std::int64_t g = 0; g < n; ++g)
+      out_of[g] = red.dead[g] || net.depth(g) > L || (!red.excluded.empty() && red.excluded[g]);
     std::int64_t splits = 0, entries = 0;
     const std::size_t build = net.build_bytes(out_of, red.forced, red.paid, splits, entries);
     if (splits == 0) continue;
@@ -509,12 +677,12 @@ void restrict_rounds(const CutBuilder& net, Reduced& red, std::int32_t levels, b
     for (std::size_t v = 0; v < split_of.size(); ++v) {
       if (!side[v]) continue;
       red.forced[split_of[v]] = 1;
-      net.pay(split_of[v], red.paid, red.constant, red.paid_cost);
+      net.pay(split_of[v], red.paid, &red.state, red.constant, red.paid_cost);
       ++round.n_forced_cut;
     }
     if (round.n_forced_cut > 0)
-      net.force(red.dead, red.forced, red.paid, red.constant, red.paid_cost, red.iterations,
-                budget);
+      net.force(red.dead, red.forced, red.paid, red.state, red.constant, red.paid_cost,
+                red.iterations, budget);
     std::int64_t now = 0;
     for (std::int64_t g = 0; g < n; ++g) now += red.forced[g];
     round.n_forced_rule = now - n_forced - round.n_forced_cut;
@@ -523,6 +691,30 @@ void restrict_rounds(const CutBuilder& net, Reduced& red, std::int32_t levels, b
     round.seconds = seconds_since(start);
     red.rounds.push_back(round);
   }
+}
+
+// The max-flow for the final network. kAuto decides by the sink/source ratio; on networks of
+// deep trees (scikit-learn's default forests grow to full depth, 30-50 levels: issue 42) where
+// it picks Dinic, push-relabel runs instead: Dinic's phases follow the long chains of splits one
+// BFS level at a time (25 phases of a BFS over the whole network on the 100-tree default forest
+// at lam = 1e-2), where push-relabel's global relabellings take 2; measured 5.9 -> 2.0 CPU s
+// there, and 79 -> 56 s on its whole network at 3e-2 (benchmarks/pruning_default_forests.py).
+// The depth-10 and -12 forests of benchmarks/maxflow.py, where the two are within 0.65-1.3x of
+// each other, stay with Dinic.
+constexpr std::int32_t kDeepForest = 20;
+
+MaxFlowAlgorithm final_algorithm(const CutBuilder& net, const std::vector<std::int64_t>& split_of,
+                                 const std::vector<std::int64_t>& src,
+                                 const std::vector<std::int64_t>& snk) {
+  const std::int64_t n = static_cast<std::int64_t>(src.size());
+  const MaxFlowAlgorithm picked = choose_algorithm(n, src.data(), snk.data());
+  if (picked != MaxFlowAlgorithm::kDinic) return picked;
+  bool any_sink = false;
+  for (const std::int64_t c : snk) any_sink = any_sink || c > 0;
+  if (!any_sink) return picked;  // the flow is 0: one BFS proves it
+  std::int32_t deepest = 0;
+  for (const std::int64_t g : split_of) deepest = std::max(deepest, net.depth(g));
+  return deepest >= kDeepForest ? MaxFlowAlgorithm::kPushRelabel : picked;
 }
 
 enum class Reduction { kNone, kDead, kDeadAndForced };
@@ -536,9 +728,11 @@ Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::in
   Reduced red;
   const std::int64_t n = net.n_nodes();
   const std::int64_t KN = n_samples * n_features;
-  // dead, forced, val, unpaid, two versions, paid (K x N)
-  red.bytes = static_cast<std::size_t>(n) * 34 + static_cast<std::size_t>(KN) +
-              static_cast<std::size_t>(n_features) * 8;
+  // dead, forced, paid (K x N), and the forcing rule's state while it runs
+  const std::size_t state_bytes = reduction == Reduction::kDeadAndForced
+                                      ? CutBuilder::ForceState::bytes(n, n_features, n_samples)
+                                      : 0;
+  red.bytes = static_cast<std::size_t>(n) * 2 + static_cast<std::size_t>(KN) + state_bytes;
   bool forcing_done = true;
   red.complete = budget.memory_ok(red.bytes) && catch_out_of_memory(budget, [&] {
     red.paid.assign(static_cast<std::size_t>(KN), 0);
@@ -548,12 +742,18 @@ Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::in
     else
       net.mark_dead(red.dead);
     if (reduction == Reduction::kDeadAndForced) {
-      forcing_done = net.force(red.dead, red.forced, red.paid, red.constant, red.paid_cost,
-                               red.iterations, budget);
+      net.init_force_state(red.paid, red.state);
+      forcing_done = net.force(red.dead, red.forced, red.paid, red.state, red.constant,
+                               red.paid_cost, red.iterations, budget);
+      if (forcing_done) exclude_round(net, red, budget);
       if (forcing_done && restrict_levels > 0) {
         restrict_rounds(net, red, restrict_levels, merge_pairs, budget);
         forcing_done = !budget.stopped();
+        if (forcing_done && !red.rounds.empty()) exclude_round(net, red, budget);
       }
+      forcing_done = forcing_done && !budget.stopped();
+      red.state = CutBuilder::ForceState{};  // done with it: free it before the build
+      red.bytes -= state_bytes;
     }
   });
   red.complete = red.complete && forcing_done;
@@ -562,12 +762,19 @@ Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::in
   if (red.dead.size() != static_cast<std::size_t>(n))
     red.dead.assign(static_cast<std::size_t>(n), 0);
   if (!red.complete) return red;
+  // the splits the network leaves out: dead, and (rule 6) excluded
+  std::vector<std::uint8_t> excluded_too;
+  if (!red.excluded.empty()) {
+    excluded_too = red.dead;
+    for (std::int64_t g = 0; g < n; ++g) excluded_too[g] |= red.excluded[g];
+  }
+  const std::vector<std::uint8_t>& gone = red.excluded.empty() ? red.dead : excluded_too;
   std::int64_t entries = 0, splits = 0;
-  const std::size_t build = net.build_bytes(red.dead, red.forced, red.paid, splits, entries);
+  const std::size_t build = net.build_bytes(gone, red.forced, red.paid, splits, entries);
   const std::size_t flow = static_cast<std::size_t>(
       flow_bytes_per_arc * static_cast<double>(entries + splits) + 64.0 * (entries > 0));
   red.complete = budget.memory_ok(red.bytes, build + flow) && catch_out_of_memory(budget, [&] {
-    net.build(red.dead, red.forced, red.paid, red.local, red.split_of, red.pair_key, red.src,
+    net.build(gone, red.forced, red.paid, red.local, red.split_of, red.pair_key, red.src,
               red.snk, red.tails, red.heads, splits, entries);
     budget.note_memory(red.bytes + build);
     red.n_nodes_unmerged = static_cast<std::int64_t>(red.src.size());
@@ -604,6 +811,7 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
                                  merge_pairs, 32.0, restrict_levels, budget);
   out.iterations = red.iterations;
   out.rounds = red.rounds;
+  out.n_excluded = red.n_excluded;
   for (std::int64_t g = 0; g < n; ++g) {
     out.n_forced += red.forced[g];
     out.n_dead += red.dead[g];
@@ -620,17 +828,21 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
     const auto flow_start = std::chrono::steady_clock::now();
     catch_out_of_memory(budget, [&] {
       // the max-flow keeps its own copy of the arcs: free ours before it allocates its flows
+      const MaxFlowAlgorithm algorithm = final_algorithm(net, red.split_of, red.src, red.snk);
       const auto release = [&red] {
         std::vector<std::int32_t>().swap(red.tails);
         std::vector<std::int32_t>().swap(red.heads);
       };
       ClosureCutOutput cut = closure_min_cut(out.n_nodes, red.src.data(), red.snk.data(),
                                              out.n_arcs, red.tails.data(), red.heads.data(),
-                                             budget, MaxFlowAlgorithm::kAuto, true, release);
+                                             budget, algorithm, true, release);
+      out.algorithm = cut.algorithm;
       out.phases = cut.phases;
       out.augmentations = cut.augmentations;
-      out.flow = saturating_add(red.constant, cut.flow);
-      out.cut = saturating_add(red.constant, cut.cut);
+      // the excluded splits' source arcs are in every minimum cut (rule 6), outside the network
+      const std::int64_t fixed = saturating_add(red.constant, red.excluded_src);
+      out.flow = saturating_add(fixed, cut.flow);
+      out.cut = saturating_add(fixed, cut.cut);
       side = std::move(cut.source_side);
     });
     out.flow_seconds = seconds_since(flow_start);
@@ -688,7 +900,7 @@ ReducedNetwork ensemble_reduced_network(const CompactEnsemble& ens, double lam, 
   out.sink_cap = std::move(red.snk);
   out.tails = std::move(red.tails);
   out.heads = std::move(red.heads);
-  out.constant = red.constant;
+  out.constant = saturating_add(red.constant, red.excluded_src);
   out.n_splits = static_cast<std::int64_t>(red.split_of.size());
   for (std::size_t g = 0; g < red.forced.size(); ++g) {
     out.n_forced += red.forced[g];

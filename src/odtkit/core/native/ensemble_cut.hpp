@@ -20,8 +20,13 @@
 //   to the splits of depth <= L (forced ones in, paid pairs free) is in every minimum closure
 //   of the whole (the objective is supermodular on closed sets), so it is forced too, and the
 //   forcing rule runs again; for L = 0, 1, ...
-// The max-flow then runs on the splits neither forced nor dead and the pairs outside P only,
-// and (`merge_pairs`) pairs with the same predecessors become one node of summed capacity.
+// * excluded (rule 6, after rule 3 and again after rule 5): a greedy feasible flow read from
+//   the slices (no network built) with residual source R0 left over proves that a split whose
+//   own and live ancestors' pairs keep more than R0 of residual sink capacity is in no minimum
+//   closure; such splits leave the network and their source capacities enter the bound.
+// The max-flow then runs on the splits neither forced, dead nor excluded and the pairs outside
+// P only, and (`merge_pairs`) pairs with the same predecessors become one node of summed
+// capacity.
 #pragma once
 
 #include <cstdint>
@@ -70,8 +75,10 @@ struct EnsembleCutOutput {
   std::int64_t lost_gain = 0;      // gains of the splits not kept (unscaled)
   double paid_cost = 0.0;          // sum of c_k w_i over the pairs the kept splits pay
   std::string status = "optimal";
+  std::string algorithm;  // the final max-flow's (maxflow.hpp names), empty if none ran
   long long phases = 0, augmentations = 0, iterations = 0;
   std::int64_t n_splits = 0, n_forced = 0, n_dead = 0, n_paid = 0;
+  std::int64_t n_excluded = 0;  // rule 6: splits a greedy flow shows are in no minimum closure
   std::int64_t n_nodes = 0, n_arcs = 0;  // the network the max-flow ran on
   std::int64_t n_nodes_unmerged = 0, n_arcs_unmerged = 0;  // before identical pairs merged
   double reduce_seconds = 0.0, flow_seconds = 0.0, seconds = 0.0, peak_memory_mb = 0.0;

@@ -111,10 +111,11 @@ NamedValues run_ensemble_min_cut(const CompactTrees& trees, double lam, double s
   }
   return as_dict("kept", to_numpy(std::move(out.kept)), "flow", out.flow, "cut", out.cut,
                  "total_gain", out.total_gain, "lost_gain", out.lost_gain, "paid_cost",
-                 out.paid_cost, "status", out.status, "phases", out.phases, "augmentations",
-                 out.augmentations, "iterations", out.iterations, "n_splits", out.n_splits,
-                 "n_forced", out.n_forced, "n_dead", out.n_dead, "n_paid", out.n_paid, "n_nodes",
-                 out.n_nodes, "n_arcs", out.n_arcs, "n_nodes_unmerged", out.n_nodes_unmerged,
+                 out.paid_cost, "status", out.status, "algorithm", out.algorithm, "phases",
+                 out.phases, "augmentations", out.augmentations, "iterations", out.iterations,
+                 "n_splits", out.n_splits, "n_forced", out.n_forced, "n_dead", out.n_dead,
+                 "n_excluded", out.n_excluded, "n_paid", out.n_paid, "n_nodes", out.n_nodes,
+                 "n_arcs", out.n_arcs, "n_nodes_unmerged", out.n_nodes_unmerged,
                  "n_arcs_unmerged", out.n_arcs_unmerged, "reduce_seconds", out.reduce_seconds,
                  "flow_seconds", out.flow_seconds, "seconds", out.seconds, "peak_memory_mb",
                  out.peak_memory_mb, "rounds", to_numpy(std::move(rounds)), "round_seconds",
@@ -173,10 +174,12 @@ void bind_ensemble_cut(nb::module_& m) {
         "splits first; merge_pairs: pairs with the same predecessors as one node; "
         "restrict_levels: rounds of rule 5 (restricted problems for depth limits 0 .. "
         "restrict_levels - 1; all exact). Returns a dict: kept (uint8 per global node), flow, "
-        "cut (integer, scaled), total_gain, lost_gain, paid_cost, status, the network's n_nodes and n_arcs (and "
-        "before merging), n_forced, n_dead, n_paid, iterations, phases, augmentations, times "
-        "and peak_memory_mb; rounds (int64, one row of level, nodes, arcs, forced by the "
-        "cut, forced by rule 3 after it per round of rule 5) and round_seconds.");
+        "cut (integer, scaled), total_gain, lost_gain, paid_cost, status, algorithm (the "
+        "final max-flow's, '' if none ran), the network's n_nodes and n_arcs (and "
+        "before merging), n_forced, n_dead, n_excluded, n_paid, iterations, phases, "
+        "augmentations, times and peak_memory_mb; rounds (int64, one row of level, nodes, "
+        "arcs, forced by the cut, forced by rule 3 after it per round of rule 5) and "
+        "round_seconds.");
   m.def("ensemble_reduced_network", &run_ensemble_reduced_network, nb::arg("trees"),
         nb::arg("lam"), nb::arg("scale"), nb::arg("merge_pairs") = true,
         nb::arg("restrict_levels") = 0,
