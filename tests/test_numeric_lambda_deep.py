@@ -40,8 +40,12 @@ def _table(seed: int, n_classes: int, weights: str | None, missing: float):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(10, 19))
     X, y, w = random_numeric_table(
-        seed, n_rows=n, n_columns=int(rng.integers(2, 4)), n_classes=n_classes,
-        missing=missing, weights=weights,
+        seed,
+        n_rows=n,
+        n_columns=int(rng.integers(2, 4)),
+        n_classes=n_classes,
+        missing=missing,
+        weights=weights,
     )
     column = np.round(rng.normal(size=(n, 1)), 1)
     if missing > 0:

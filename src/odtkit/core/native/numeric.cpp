@@ -22,8 +22,9 @@
 // threshold tried in a family is its best stump split, then interval midpoints.
 // Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion;
 // with two classes one branch-free pass over each column serves both, prefix_extremes);
-// deeper, the children are sub-problems solved recursively under the incumbent's budget and
-// memoized on (row set, depth). Lower bounds of a sub-problem: one leaf, or a split with the
+// deeper, the children are sub-problems solved recursively and memoized on (row set, depth):
+// both exactly up to depth kExactChildren (an evaluated threshold then has its exact cost, whose
+// margin prunes its neighbours), deeper ones under the incumbent's budget. Lower bounds of a sub-problem: one leaf, or a split with the
 // equivalent-points bound (rows equal in every column but of different classes) plus 2 Lambda;
 // with lam > 0 also the leaf-count bounds (a tree of at most k + 1 leaves has depth <= k).
 // The driver (search_numeric, at the end) takes the greedy tree and the depth-1 optimum before
