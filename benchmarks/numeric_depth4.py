@@ -9,7 +9,8 @@ a process as a user meets it):
   lam 0: ConTree certifies it; the issue's reference case;
 * ``breast_cancer`` depth 4 at lam 0.005 (the issue's target: certified within 120 s) and lam 0;
 * ``synthetic400``: ``make_classification(n_samples=400, n_features=10, random_state=0)``,
-  depth 4, lam 0;
+  depth 4, lam 0 and lam 0.01;
+* ``star98`` depth 4 at lam 0.03 (lam > 0 rows: ConTree has no lam, so no ConTree column);
 * stopped: breast_cancer, lam 0.01, depths 3 and 4, ``time_limit`` 0.02, 0.05 and 0.1 s (the
   issue's item 3), objective, bound and wall time of the first call in a fresh process.
 
@@ -42,6 +43,8 @@ SETTINGS = (
     ("breast_cancer", 4, 0.005),
     ("breast_cancer", 4, 0.0),
     ("synthetic400", 4, 0.0),
+    ("synthetic400", 4, 0.01),
+    ("star98", 4, 0.03),
 )
 STOPPED_LIMITS = (0.02, 0.05, 0.1)
 

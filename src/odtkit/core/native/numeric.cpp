@@ -22,8 +22,9 @@
 // threshold tried in a family is its best stump split, then interval midpoints.
 // Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion;
 // with two classes one branch-free pass over each column serves both, prefix_extremes);
-// deeper, the children are sub-problems solved recursively under the incumbent's budget and
-// memoized on (row set, depth). Lower bounds of a sub-problem: one leaf, or a split with the
+// deeper, the children are sub-problems solved recursively and memoized on (row set, depth):
+// both exactly up to depth kExactChildren (an evaluated threshold then has its exact cost, whose
+// margin prunes its neighbours), deeper ones under the incumbent's budget. Lower bounds of a sub-problem: one leaf, or a split with the
 // equivalent-points bound (rows equal in every column but of different classes) plus 2 Lambda;
 // with lam > 0 also the leaf-count bounds (a tree of at most k + 1 leaves has depth <= k).
 // The driver (search_numeric, at the end) takes the greedy tree and the depth-1 optimum before
@@ -49,11 +50,16 @@ namespace odtkit {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Children of at most this depth are solved exactly, not only under the parent's budget: a
-// budget-pruned child gives a bound just high enough for its own threshold, an exact one a bound
-// that prunes its neighbours too (§3.10), and its memo entry is final. Measured on breast cancer
-// (569 x 30, lam 0): depth 3 in 4.8 s instead of 9.9 s; depth 4 7.1 s with 2, 8.6 s with 3.
-constexpr int kExactChildren = 2;
+// Children of at most this depth are solved exactly, not only under the parent's budget, and
+// both of them, even when the first one already prunes the threshold: a budget-pruned child
+// gives a bound just high enough for its own threshold (the trace of breast cancer depth 4,
+// lam 0.005: every root threshold evaluated came out at the incumbent to 0.2), two exact ones
+// the threshold's exact cost, whose margin over the incumbent prunes its neighbours too
+// (§3.10), and final memo entries. CPU s at depth 4, 2 (the children of depth 2 only, the
+// first one alone when it prunes) -> 3 with both: synthetic 400 x 10 lam 0 7.7 -> 2.2,
+// lam 0.01 17.0 -> 2.2; star98 lam 0 24.9 -> 14.7, lam 0.03 31.0 -> 3.7; breast cancer lam 0
+// 1.7 -> 1.3 (depth 3 in 4.8 s instead of 9.9 s when 2 replaced 1).
+constexpr int kExactChildren = 3;
 // A sub-problem of at least this many cells (rows x columns) reads the clock before each
 // threshold it evaluates, not only every 16th node (Budget::tick): one evaluation there sweeps
 // that many cells (about 0.1 ms), so a time limit holds within a few such sweeps, while the
@@ -970,12 +976,15 @@ class Solver {
     }
     // the right child's rows are needed after the left one's search changed side_
     Node left_node = child(node, 1, n_le), right_node = child(node, 2, node.s - n_le);
-    Answer left = solve(left_node, depth - 1, depth - 1 <= kExactChildren ? kInf : threshold - lowR);
+    // exact children: both, for the exact cost of t (kExactChildren); deeper ones under the
+    // budget, the second only if the first leaves room
+    const bool exact = depth - 1 <= kExactChildren;
+    Answer left = solve(left_node, depth - 1, exact ? kInf : threshold - lowR);
     f.lbL[t] = std::max(lowL, left.lb);
     f.lbR[t] = lowR;
     if (budget_.stopped()) return false;
-    if (left.lb + lowR >= threshold) return true;
-    Answer right = solve(right_node, depth - 1, depth - 1 <= kExactChildren ? kInf : threshold - left.lb);
+    if (!exact && left.lb + lowR >= threshold) return true;
+    Answer right = solve(right_node, depth - 1, exact ? kInf : threshold - left.lb);
     f.lbR[t] = std::max(lowR, right.lb);
     if (budget_.stopped()) return false;
     const double total = left.cost + right.cost;
