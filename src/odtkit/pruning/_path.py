@@ -308,7 +308,8 @@ def exact_path(
         # a window pair is on the side iff a kept split of the window points to it (pairs of
         # the contracted source side belong to it, so none of the window's has such a tail)
         kept[network.heads[arcs[kept[network.tails[arcs]]]]] = True
-        return kept[nodes]
+        window_side: np.ndarray = kept[nodes]
+        return window_side
 
     def window_cut(nodes: np.ndarray, arcs: np.ndarray, lam: float) -> np.ndarray:
         if nodes.shape[0] >= max(_REDUCED_MIN_NODES, _REDUCED_SHARE * V):
