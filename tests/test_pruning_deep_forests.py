@@ -8,7 +8,6 @@ answer)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import RandomForestClassifier
@@ -16,6 +15,7 @@ from sklearn.ensemble import RandomForestClassifier
 from odtkit.pruning import cost_error_path, extract
 from odtkit.pruning._cut import closure_network, cut_prune
 from odtkit.results import Status
+from tests._pruning_checks import same_pruning
 
 
 def _deep_forest(seed: int, n: int, T: int, k: int):
@@ -28,14 +28,6 @@ def _deep_forest(seed: int, n: int, T: int, k: int):
     ens = RandomForestClassifier(T, random_state=seed).fit(X, y)
     costs = rng.integers(1, 4, size=k).astype(float)
     return extract(ens, X, y, costs)
-
-
-def _same_pruning(res, ref) -> None:
-    assert res.status == Status.OPTIMAL, res.message
-    assert res.lower_bound == res.objective
-    assert res.objective == pytest.approx(ref.objective, abs=1e-12)
-    for z, z_ref in zip(res.model.leaves, ref.model.leaves, strict=True):
-        np.testing.assert_array_equal(z, z_ref)
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -57,7 +49,7 @@ def test_property_deep_forests_keep_the_pruning(seed, T, k, lam_pick, at_breakpo
     assert reference.status == Status.OPTIMAL
     for restrict_levels in (0, 32):
         res = cut_prune(d, lam=lam, restrict_levels=restrict_levels)
-        _same_pruning(res, reference)
+        same_pruning(res, reference)
         event(f"final max-flow: {res.stats['algorithm'] or 'none'}")
         event(f"rule 6 excluded splits: {res.stats['n_excluded'] > 0}")
 
@@ -68,9 +60,9 @@ def test_deep_forest_runs_push_relabel_and_matches_every_other_flow():
     res = cut_prune(d, lam=lam)
     assert res.stats["algorithm"] == "push_relabel"
     assert res.stats["n_arcs"] > 0
-    _same_pruning(res, cut_prune(d, lam=lam, network=closure_network(d, merge=True)))
-    _same_pruning(res, cut_prune(d, lam=lam, reduce=False))
-    _same_pruning(res, cut_prune(d, lam=lam, network=closure_network(d, merge=False)))
+    same_pruning(res, cut_prune(d, lam=lam, network=closure_network(d, merge=True)))
+    same_pruning(res, cut_prune(d, lam=lam, reduce=False))
+    same_pruning(res, cut_prune(d, lam=lam, network=closure_network(d, merge=False)))
 
 
 def test_rule_6_excludes_every_split_where_the_optimum_keeps_none():
@@ -81,7 +73,7 @@ def test_rule_6_excludes_every_split_where_the_optimum_keeps_none():
     lam = 0.4
     res = cut_prune(d, lam=lam)
     reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
-    _same_pruning(res, reference)
+    same_pruning(res, reference)
     assert res.stats["n_excluded"] > 0
     assert res.stats["n_excluded"] + res.stats["n_dead"] + res.stats["n_forced"] == sum(
         int((t.left >= 0).sum()) for t in d.trees
@@ -89,4 +81,4 @@ def test_rule_6_excludes_every_split_where_the_optimum_keeps_none():
     assert res.stats["n_arcs"] == 0
     assert all(z[0] for z in res.model.leaves)  # every tree cut to its root
     # without the reductions the flow sees every split, and agrees
-    _same_pruning(res, cut_prune(d, lam=lam, reduce=False))
+    same_pruning(res, cut_prune(d, lam=lam, reduce=False))

@@ -6,7 +6,6 @@ minimum cuts tie and only the *minimal* one is the answer)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_classification
@@ -15,6 +14,7 @@ from sklearn.ensemble import RandomForestClassifier
 from odtkit.pruning import cost_error_path, extract
 from odtkit.pruning._cut import RESTRICT_LEVELS, closure_network, cut_prune
 from odtkit.results import Status
+from tests._pruning_checks import same_pruning
 
 
 def _shared_forest(seed: int, n: int, T: int, depth: int, k: int):
@@ -34,14 +34,6 @@ def _shared_forest(seed: int, n: int, T: int, depth: int, k: int):
     ens = RandomForestClassifier(T, max_depth=depth, random_state=seed).fit(X, y)
     costs = np.random.default_rng(seed).integers(1, 4, size=k).astype(float)
     return extract(ens, X, y, costs)
-
-
-def _same_pruning(res, ref) -> None:
-    assert res.status == Status.OPTIMAL, res.message
-    assert res.lower_bound == res.objective
-    assert res.objective == pytest.approx(ref.objective, abs=1e-12)
-    for z, z_ref in zip(res.model.leaves, ref.model.leaves, strict=True):
-        np.testing.assert_array_equal(z, z_ref)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -70,10 +62,10 @@ def test_property_restricted_rounds_keep_the_pruning(
     assert reference.status == Status.OPTIMAL
     without = cut_prune(d, lam=lam, restrict_levels=0)
     assert without.stats["restrict_rounds"] == []
-    _same_pruning(without, reference)
+    same_pruning(without, reference)
     for merge_pairs in (True, False):
         res = cut_prune(d, lam=lam, restrict_levels=levels, merge_pairs=merge_pairs)
-        _same_pruning(res, reference)
+        same_pruning(res, reference)
         rounds = res.stats["restrict_rounds"]
         assert len(rounds) <= levels
         assert all(r["level"] < levels for r in rounds)
@@ -94,8 +86,8 @@ def test_rounds_force_what_rule_3_cannot_and_shrink_the_flow():
     plain = cut_prune(d, lam=lam, restrict_levels=0)
     res = cut_prune(d, lam=lam, restrict_levels=RESTRICT_LEVELS)
     reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
-    _same_pruning(plain, reference)
-    _same_pruning(res, reference)
+    same_pruning(plain, reference)
+    same_pruning(res, reference)
     rounds = res.stats["restrict_rounds"]
     assert sum(r["n_forced_cut"] for r in rounds) > 0
     assert res.stats["n_forced"] > plain.stats["n_forced"]
@@ -139,7 +131,7 @@ def test_property_rule_6_exclusion_keeps_the_pruning(seed, T, depth, k, lam_pick
     reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
     for levels in (0, RESTRICT_LEVELS):
         res = cut_prune(d, lam=lam, restrict_levels=levels)
-        _same_pruning(res, reference)
+        same_pruning(res, reference)
         excluded = res.stats["n_excluded"]
         splits = sum(int((t.left >= 0).sum()) for t in d.trees)
         assert excluded + res.stats["n_forced"] + res.stats["n_dead"] <= splits
