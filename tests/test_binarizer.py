@@ -398,3 +398,39 @@ def test_every_columns_midpoints_at_once_equal_each_columns_own(columns, cap):
     assert list(fitted.thresholds_) == [
         name for name, kind, _, _ in fitted._spec if kind in ("threshold", "constant")
     ]
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        pd.Index([("a", "b"), 3, 1.5, None], dtype=object),  # tuple, int, float and None labels
+        pd.MultiIndex.from_tuples([("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")]),
+        pd.interval_range(0, 4),  # labels pandas looks up by containment
+        pd.Index([3, 2, 1, 0]),  # integer labels that are not the positions
+    ],
+)
+def test_columns_read_by_label_whatever_the_labels(labels):
+    """Columns are read by their label (column_at), not by position: any kind of label reads
+    the column at its own position, so fit, transform and the exact search agree with the
+    same table under plain names."""
+    from odtkit.core import search_numeric
+    from odtkit.datasets._columns import column_at
+
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 5, size=(40, 4)).astype(float)
+    values[rng.random(values.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(values[:, 0]) + values[:, 2].round() % 2 > 2).astype(int)
+    odd = pd.DataFrame(values, columns=labels)
+    plain = pd.DataFrame(values, columns=[str(c) for c in labels])
+    for j in range(4):
+        np.testing.assert_array_equal(column_at(odd, j).to_numpy(), values[:, j])
+    np.testing.assert_array_equal(
+        Binarizer().fit(odd).transform(odd), Binarizer().fit(plain).transform(plain)
+    )
+    ours = search_numeric(odd, y, lam=0.0, max_depth=2)
+    reference = search_numeric(plain, y, lam=0.0, max_depth=2)
+    assert ours.objective == reference.objective
+    np.testing.assert_array_equal(
+        ours.model.predict(ours.binarizer.transform(odd)),
+        reference.model.predict(reference.binarizer.transform(plain)),
+    )

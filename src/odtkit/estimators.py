@@ -349,7 +349,9 @@ def _check_feature_values(X: Any) -> None:
     Binarizer's (or scikit-learn's) matter."""
     import pandas as pd
 
-    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+    # a frame's dtypes are a Series built on every read (hasattr reads it too): once
+    dtypes = getattr(X, "dtypes", None) if hasattr(X, "columns") else None
+    if dtypes is not None:
         columns = [str(c) for c in X.columns]
         kinds = [
             "c"
@@ -357,7 +359,7 @@ def _check_feature_values(X: Any) -> None:
             else "f"
             if pd.api.types.is_numeric_dtype(d) and not isinstance(d, pd.CategoricalDtype)
             else "o"
-            for d in X.dtypes
+            for d in dtypes
         ]
         numeric = [j for j, k in enumerate(kinds) if k == "f"]
         within = X if len(numeric) == len(kinds) else X.iloc[:, numeric]
@@ -529,7 +531,10 @@ class _BinaryInputMixin:
             check_consistent_length(X, y)
         except ValueError as exc:
             raise ValueError(f"X and y must have one row per example: {exc}") from None
-        check_classification_targets(y)
+        if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "biu"):
+            # whole numbers in one column are class labels whatever they are (type_of_target
+            # says "binary" or "multiclass"): its unique() and checks cost ~0.2 ms a fit
+            check_classification_targets(y)
         weights = check_sample_weight(sample_weight, len(y), positive_sum=True)
         class_weight = getattr(self, "class_weight", None)  # OptimalTreeClassifier's parameter
         if class_weight is not None:

@@ -16,7 +16,7 @@ from sklearn.exceptions import NotFittedError
 from odtkit._features import FeatureSpec, _feature_blocks, format_threshold
 from odtkit._limits import Deadline, active_deadline
 from odtkit._warnings import warn
-from odtkit.datasets._columns import _as_frame, _numeric, _numeric_block
+from odtkit.datasets._columns import _as_frame, _numeric, _numeric_block, column_at
 
 __all__ = ["Binarizer", "format_threshold"]
 
@@ -364,7 +364,7 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
                 values = block[:, in_block[position]]
                 absent = np.isnan(values)
             else:
-                column = frame.iloc[:, position]
+                column = column_at(frame, position)
                 absent = column.isna().to_numpy()
             if absent.all():
                 dropped.append(name)
@@ -476,7 +476,7 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
             numeric = block[0][:, [block[1][position] for position in columns]]
         else:
             numeric = np.column_stack(
-                [_numeric(frame.iloc[:, j], str(frame.columns[j])) for j in columns]
+                [_numeric(column_at(frame, j), str(frame.columns[j])) for j in columns]
             )
         # The reference model (scikit-learn's trees) compares in float32: 1e-50 and 2e-50, or
         # 16,777,216 and 16,777,217, are one value to it, and 1e308 is "too large". It sees
@@ -594,7 +594,7 @@ class Binarizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]  # sklea
         blocks = [
             block
             for position, specs in self._output_features()[2]
-            for block in _feature_blocks(specs, frame.iloc[:, at[position]])
+            for block in _feature_blocks(specs, column_at(frame, at[position]))
         ]
         if not blocks:
             return np.zeros((frame.shape[0], 0), dtype=bool)
