@@ -7,6 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from _constraint_oracle import agree_with_oracle, constraint_dataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import balanced_accuracy_score
@@ -18,7 +19,6 @@ from odtkit.costs import BalancedError, CostMatrix, RowCosts, parse, reduction
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
 from odtkit.testing import brute_force_constrained_tree, enumerate_trees, random_dataset
-from tests._constraint_oracle import agree_with_oracle, constraint_dataset
 
 TOL = 1e-6
 

@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from _constraint_oracle import agree_with_oracle, constraint_dataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +34,6 @@ from odtkit.costs import BalancedError, CostMatrix, RowCosts, reduction
 from odtkit.datasets import Dataset
 from odtkit.fairness import Fairness
 from odtkit.testing import brute_force_constrained_tree, random_dataset
-from tests._constraint_oracle import agree_with_oracle, constraint_dataset
 
 TOL = 1e-6
 

@@ -8,6 +8,7 @@ answer)."""
 from __future__ import annotations
 
 import numpy as np
+from _pruning_checks import same_pruning
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import RandomForestClassifier
@@ -15,7 +16,6 @@ from sklearn.ensemble import RandomForestClassifier
 from odtkit.pruning import cost_error_path, extract
 from odtkit.pruning._cut import closure_network, cut_prune
 from odtkit.results import Status
-from tests._pruning_checks import same_pruning
 
 
 def _deep_forest(seed: int, n: int, T: int, k: int):

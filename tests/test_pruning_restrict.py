@@ -6,6 +6,7 @@ minimum cuts tie and only the *minimal* one is the answer)."""
 from __future__ import annotations
 
 import numpy as np
+from _pruning_checks import same_pruning
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_classification
@@ -14,7 +15,6 @@ from sklearn.ensemble import RandomForestClassifier
 from odtkit.pruning import cost_error_path, extract
 from odtkit.pruning._cut import RESTRICT_LEVELS, closure_network, cut_prune
 from odtkit.results import Status
-from tests._pruning_checks import same_pruning
 
 
 def _shared_forest(seed: int, n: int, T: int, depth: int, k: int):
