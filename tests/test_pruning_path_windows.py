@@ -33,14 +33,19 @@ def _data(seed: int, n: int, T: int, depth: int, kind: str, zero_costs: bool):
     return extract(ens, X, y, costs)
 
 
-def _path(d, *, reduced: bool, network=None):
+def _path(d, *, reduced: bool, network=None, probe: float = path_module._PROBE_FACTOR):
     with pytest.MonkeyPatch.context() as m:
-        if reduced:  # every window through the reductions
+        if reduced:  # every window through the reductions, each first at a probe λ
             m.setattr(path_module, "_REDUCED_MIN_NODES", 0)
             m.setattr(path_module, "_REDUCED_SHARE", 0.0)
+            m.setattr(path_module, "_PROBE_FACTOR", probe)
         else:  # every window through one flow
             m.setattr(path_module, "_REDUCED_MIN_NODES", 2**62)
         return path_module.exact_path(d, network=network)
+
+
+#: windows split at a probe λ in each example above (some must be, or the probe is untested)
+PROBED: list[int] = []
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,13 +60,21 @@ def _path(d, *, reduced: bool, network=None):
 def test_windows_cut_by_the_reductions_give_the_flows_path(seed, n, T, depth, kind, zero_costs):
     d = _data(seed, n, T, depth, kind, zero_costs)
     flows = _path(d, reduced=False, network=closure_network(d, merge=False))
-    reduced = _path(d, reduced=True)
+    # the probe λ anywhere inside a window (its vertex splits the window as λ* would)
+    reduced = _path(d, reduced=True, probe=[0.5, 0.1, 0.9][seed % 3])
+    PROBED.append(reduced.stats["probe_splits"])
     np.testing.assert_allclose(reduced.breakpoints, flows.breakpoints, rtol=1e-12)
     np.testing.assert_allclose(reduced.error_term, flows.error_term, atol=1e-12)
     np.testing.assert_allclose(reduced.cost_term, flows.cost_term, atol=1e-9)
     for j in range(len(flows)):
         for z, z_flow in zip(reduced.pruning(j).leaves, flows.pruning(j).leaves, strict=True):
             np.testing.assert_array_equal(z, z_flow)
+
+
+def test_the_probes_split_windows_in_the_examples_above():
+    if not PROBED:
+        pytest.skip("run with the property above (not selected)")
+    assert sum(PROBED) > 0
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
