@@ -102,6 +102,94 @@ double depth2_two_classes(const double* F, std::size_t M, double w0, double w1, 
   return best;
 }
 
+// depth2_two_classes in 16-bit integers, for integer class weights of total <= kDepth2Small
+// and an integral Lambda: every value of a depth-<=2 tree is then an integer below 2^53, each
+// sum the recursion forms is exact, and comparing misclassified weights of trees with the same
+// number of leaves decides what comparing their values does. So the pair loop keeps, for each
+// cell x_i = side, only the least misclassified weight of a one-split tree on it (two leaves),
+// eight features to a 128-bit vector (the double loop held two, and its running minima did
+// not vectorize), and the values are formed once per root at the end: the same numbers, to
+// the last bit, as the double kernel's and the recursion's. Splits with an empty side are not
+// told apart here: such a "split" misclassifies what the leaf on its cell does, with one leaf
+// more, so it is worth the leaf plus Lambda and never goes below the leaf, which every minimum
+// below includes (the same holds for the cells past M that pad a row to whole vectors). Every
+// weight and every sum of two cells is at most the total, so 16 bits hold them.
+constexpr double kDepth2Small = 16000.0;
+constexpr std::size_t kLanes = 8;  // int16 per 128-bit vector
+// scratch length for M features: 6 arrays of M rounded up to kLanes, plus kLanes
+std::size_t depth2_small_scratch(std::size_t M) {
+  return 6 * ((M + kLanes - 1) / kLanes * kLanes + kLanes);
+}
+double depth2_two_classes_small(const double* F, std::size_t M, double w0, double w1,
+                                double penalty, std::int16_t* scratch) {
+  using i16 = std::int16_t;
+  constexpr i16 kEmpty = 16383;  // above every sum: no one-split tree on the cell
+  // each array has kLanes cells past M, so a row is swept in whole blocks of kLanes (no
+  // scalar tail); a cell past M is empty (see above)
+  const std::size_t stride = (M + kLanes - 1) / kLanes * kLanes + kLanes;
+  i16* __restrict diag0 = scratch;
+  i16* __restrict diag1 = scratch + stride;
+  i16* __restrict best_zero = scratch + 2 * stride;
+  i16* __restrict best_one = scratch + 3 * stride;
+  i16* __restrict row0 = scratch + 4 * stride;
+  i16* __restrict row1 = scratch + 5 * stride;
+  for (std::size_t j = 0; j < stride; ++j) {
+    diag0[j] = j < M ? static_cast<i16>(F[(j * M + j) * 2]) : i16{0};
+    diag1[j] = j < M ? static_cast<i16>(F[(j * M + j) * 2 + 1]) : i16{0};
+    best_zero[j] = best_one[j] = kEmpty;
+    row0[j] = row1[j] = 0;
+  }
+  const auto W0 = static_cast<i16>(w0), W1 = static_cast<i16>(w1);
+  const auto low = [](i16 x, i16 y) { return x < y ? x : y; };
+  for (std::size_t i = 0; i + 1 < M; ++i) {
+    const i16 e0 = diag0[i], e1 = diag1[i];  // x_i = 1
+    const auto z0 = static_cast<i16>(W0 - e0), z1 = static_cast<i16>(W1 - e1);
+    const double* row = F + i * M * 2;
+    for (std::size_t j = i + 1; j < M; ++j) {
+      row0[j] = static_cast<i16>(row[2 * j]);
+      row1[j] = static_cast<i16>(row[2 * j + 1]);
+    }
+    i16 one_block[kLanes], none_block[kLanes];
+    for (std::size_t t = 0; t < kLanes; ++t) one_block[t] = none_block[t] = kEmpty;
+    for (std::size_t start = i + 1; start < M; start += kLanes) {
+      for (std::size_t t = 0; t < kLanes; ++t) {
+        const std::size_t j = start + t;
+        const i16 a0 = row0[j], a1 = row1[j];  // x_i = 1, x_j = 1
+        const auto b0 = static_cast<i16>(e0 - a0), b1 = static_cast<i16>(e1 - a1);
+        const auto c0 = static_cast<i16>(diag0[j] - a0), c1 = static_cast<i16>(diag1[j] - a1);
+        const auto d0 = static_cast<i16>(z0 - c0), d1 = static_cast<i16>(z1 - c1);
+        const i16 ma = low(a0, a1), mb = low(b0, b1), mc = low(c0, c1), md = low(d0, d1);
+        one_block[t] = low(one_block[t], static_cast<i16>(ma + mb));    // x_i = 1 split on j
+        none_block[t] = low(none_block[t], static_cast<i16>(mc + md));  // x_i = 0 split on j
+        best_one[j] = low(best_one[j], static_cast<i16>(ma + mc));      // x_j = 1 split on i
+        best_zero[j] = low(best_zero[j], static_cast<i16>(mb + md));    // x_j = 0 split on i
+      }
+    }
+    // the padding cells written above are reset: the next row's block may start there
+    for (std::size_t j = M; j < stride; ++j) best_zero[j] = best_one[j] = kEmpty;
+    i16 one = best_one[i], none = best_zero[i];
+    for (std::size_t t = 0; t < kLanes; ++t) {
+      one = low(one, one_block[t]);
+      none = low(none, none_block[t]);
+    }
+    best_one[i] = one;
+    best_zero[i] = none;
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double two = 2 * penalty;
+  double best = std::min(w0, w1) + penalty;  // the leaf
+  for (std::size_t i = 0; i < M; ++i) {
+    const double e0 = diag0[i], e1 = diag1[i], z0 = w0 - e0, z1 = w1 - e1;
+    if (e0 + e1 == 0.0 || z0 + z1 == 0.0) continue;  // an empty side: no split
+    const double split0 = best_zero[i] < kEmpty ? best_zero[i] + two : kInf;
+    const double split1 = best_one[i] < kEmpty ? best_one[i] + two : kInf;
+    const double v0 = std::min(std::min(z0, z1) + penalty, split0);
+    const double v1 = std::min(std::min(e0, e1) + penalty, split1);
+    best = std::min(best, v0 + v1);
+  }
+  return best;
+}
+
 }  // namespace
 
 std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
@@ -162,6 +250,9 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, boo
                 (!(config.memory_limit_mb > 0) ||
                  static_cast<double>(Depth2Solver::upfront_bytes(problem)) <=
                      0.5 * config.memory_limit_mb * 1048576.0);
+  // Lambda integral (lam = 0 included) and below 2^40: every value is an exact integer
+  small_integers_ = use_depth2_ && n_classes_ == 2 && total_weight_ <= kDepth2Small &&
+                    penalty_ == std::floor(penalty_) && penalty_ < 1099511627776.0;
 }
 
 template <class Phase>
@@ -803,6 +894,10 @@ double RashomonSet::depth2_optimum(const double* F, const std::uint64_t* support
   double* a = zero + KK;
   problem_->class_weights(support, w);
   if constexpr (FixedK == 2) {
+    if (small_integers_) {
+      pair_small_.resize(depth2_small_scratch(M));
+      return depth2_two_classes_small(F, M, w[0], w[1], penalty_, pair_small_.data());
+    }
     pair_scratch_.resize(6 * M);
     double* at = pair_scratch_.data();
     return depth2_two_classes(F, M, w[0], w[1], penalty_, zero_weight_, at, at + M, at + 2 * M,
