@@ -116,39 +116,33 @@ double depth2_two_classes(const double* F, std::size_t M, double w0, double w1, 
 // weight and every sum of two cells is at most the total, so 16 bits hold them.
 constexpr double kDepth2Small = 16000.0;
 constexpr std::size_t kLanes = 8;  // int16 per 128-bit vector
-// scratch length for M features: 6 arrays of M rounded up to kLanes, plus kLanes
-std::size_t depth2_small_scratch(std::size_t M) {
-  return 6 * ((M + kLanes - 1) / kLanes * kLanes + kLanes);
-}
-double depth2_two_classes_small(const double* F, std::size_t M, double w0, double w1,
-                                double penalty, std::int16_t* scratch) {
+// Its input: the pair counts in Depth2Solver::pair_counts16's layout, class k of the pair
+// i <= j at [(2 i + k) * stride + j], each row with at least kLanes zero cells past M, so a
+// row is swept in whole vectors (no scalar tail; a cell past M is empty, see above). Scratch:
+// 2 * stride int16.
+double depth2_two_classes_small(const std::int16_t* counts, std::size_t stride, std::size_t M,
+                                double w0, double w1, double penalty, std::int16_t* scratch) {
   using i16 = std::int16_t;
   constexpr i16 kEmpty = 16383;  // above every sum: no one-split tree on the cell
-  // each array has kLanes cells past M, so a row is swept in whole blocks of kLanes (no
-  // scalar tail); a cell past M is empty (see above)
-  const std::size_t stride = (M + kLanes - 1) / kLanes * kLanes + kLanes;
-  i16* __restrict diag0 = scratch;
-  i16* __restrict diag1 = scratch + stride;
-  i16* __restrict best_zero = scratch + 2 * stride;
-  i16* __restrict best_one = scratch + 3 * stride;
-  i16* __restrict row0 = scratch + 4 * stride;
-  i16* __restrict row1 = scratch + 5 * stride;
-  for (std::size_t j = 0; j < stride; ++j) {
-    diag0[j] = j < M ? static_cast<i16>(F[(j * M + j) * 2]) : i16{0};
-    diag1[j] = j < M ? static_cast<i16>(F[(j * M + j) * 2 + 1]) : i16{0};
-    best_zero[j] = best_one[j] = kEmpty;
-    row0[j] = row1[j] = 0;
-  }
+  i16* __restrict best_zero = scratch;
+  i16* __restrict best_one = scratch + stride;
+  const auto diag0 = [&](std::size_t j) { return counts[2 * j * stride + j]; };
+  const auto diag1 = [&](std::size_t j) { return counts[(2 * j + 1) * stride + j]; };
+  for (std::size_t j = 0; j < stride; ++j) best_zero[j] = best_one[j] = kEmpty;
   const auto W0 = static_cast<i16>(w0), W1 = static_cast<i16>(w1);
   const auto low = [](i16 x, i16 y) { return x < y ? x : y; };
+  // the diagonal of the pairs j > i, gathered once (a row reads it from i + 1 on)
+  i16* __restrict all0 = scratch + 2 * stride;
+  i16* __restrict all1 = scratch + 3 * stride;
+  for (std::size_t j = 0; j < stride; ++j) {
+    all0[j] = j < M ? diag0(j) : i16{0};
+    all1[j] = j < M ? diag1(j) : i16{0};
+  }
   for (std::size_t i = 0; i + 1 < M; ++i) {
-    const i16 e0 = diag0[i], e1 = diag1[i];  // x_i = 1
+    const i16 e0 = all0[i], e1 = all1[i];  // x_i = 1
     const auto z0 = static_cast<i16>(W0 - e0), z1 = static_cast<i16>(W1 - e1);
-    const double* row = F + i * M * 2;
-    for (std::size_t j = i + 1; j < M; ++j) {
-      row0[j] = static_cast<i16>(row[2 * j]);
-      row1[j] = static_cast<i16>(row[2 * j + 1]);
-    }
+    const i16* __restrict row0 = counts + 2 * i * stride;
+    const i16* __restrict row1 = counts + (2 * i + 1) * stride;
     i16 one_block[kLanes], none_block[kLanes];
     for (std::size_t t = 0; t < kLanes; ++t) one_block[t] = none_block[t] = kEmpty;
     for (std::size_t start = i + 1; start < M; start += kLanes) {
@@ -156,7 +150,7 @@ double depth2_two_classes_small(const double* F, std::size_t M, double w0, doubl
         const std::size_t j = start + t;
         const i16 a0 = row0[j], a1 = row1[j];  // x_i = 1, x_j = 1
         const auto b0 = static_cast<i16>(e0 - a0), b1 = static_cast<i16>(e1 - a1);
-        const auto c0 = static_cast<i16>(diag0[j] - a0), c1 = static_cast<i16>(diag1[j] - a1);
+        const auto c0 = static_cast<i16>(all0[j] - a0), c1 = static_cast<i16>(all1[j] - a1);
         const auto d0 = static_cast<i16>(z0 - c0), d1 = static_cast<i16>(z1 - c1);
         const i16 ma = low(a0, a1), mb = low(b0, b1), mc = low(c0, c1), md = low(d0, d1);
         one_block[t] = low(one_block[t], static_cast<i16>(ma + mb));    // x_i = 1 split on j
@@ -179,7 +173,7 @@ double depth2_two_classes_small(const double* F, std::size_t M, double w0, doubl
   const double two = 2 * penalty;
   double best = std::min(w0, w1) + penalty;  // the leaf
   for (std::size_t i = 0; i < M; ++i) {
-    const double e0 = diag0[i], e1 = diag1[i], z0 = w0 - e0, z1 = w1 - e1;
+    const double e0 = all0[i], e1 = all1[i], z0 = w0 - e0, z1 = w1 - e1;
     if (e0 + e1 == 0.0 || z0 + z1 == 0.0) continue;  // an empty side: no split
     const double split0 = best_zero[i] < kEmpty ? best_zero[i] + two : kInf;
     const double split1 = best_one[i] < kEmpty ? best_one[i] + two : kInf;
@@ -866,6 +860,21 @@ bool RashomonSet::solve_depth2(int id) {
   }
   Node& node = nodes_[id];
   const std::uint64_t* support = node.support.data();
+  if (small_integers_ && depth2_->small_counts()) {
+    // 0/1 class weights: the counts come as 16-bit integers, straight into the kernel
+    const std::int16_t* counts = depth2_->pair_counts16(support, budget_);
+    if (counts == nullptr) return false;  // a limit stopped the count
+    const std::size_t stride = depth2_->small_stride();
+    if (pair_small_.size() < 4 * stride) pair_small_.resize(4 * stride);
+    double w[2];
+    problem_->class_weights(support, w);
+    const double best = depth2_two_classes_small(counts, stride, problem_->n_features(), w[0],
+                                                 w[1], penalty_, pair_small_.data());
+    node.upper = std::min(node.upper, best);
+    node.lower = node.upper;
+    node.exact = true;
+    return true;
+  }
   const double* F = depth2_->pair_counts(support, budget_);
   if (F == nullptr) return false;  // a limit stopped the count
   const double best = n_classes_ == 2 ? depth2_optimum<2>(F, support)
@@ -895,8 +904,16 @@ double RashomonSet::depth2_optimum(const double* F, const std::uint64_t* support
   problem_->class_weights(support, w);
   if constexpr (FixedK == 2) {
     if (small_integers_) {
-      pair_small_.resize(depth2_small_scratch(M));
-      return depth2_two_classes_small(F, M, w[0], w[1], penalty_, pair_small_.data());
+      // the double counts (integer weights beyond 0/1) in the 16-bit layout first
+      const std::size_t stride = depth2_->small_stride();
+      pair_small_.assign(2 * M * stride + 4 * stride, 0);
+      std::int16_t* counts = pair_small_.data() + 4 * stride;
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = i; j < M; ++j)
+          for (std::size_t k = 0; k < 2; ++k)
+            counts[(2 * i + k) * stride + j] = static_cast<std::int16_t>(F[(i * M + j) * 2 + k]);
+      return depth2_two_classes_small(counts, stride, M, w[0], w[1], penalty_,
+                                      pair_small_.data());
     }
     pair_scratch_.resize(6 * M);
     double* at = pair_scratch_.data();
