@@ -114,13 +114,20 @@ Depth2Solver::Depth2Solver(const Problem& problem)
 
 namespace {
 // In place: bit i of a[j] becomes bit j of a[i] (64 x 64 bit matrix, recursive block swaps).
-inline void transpose64(std::uint64_t* a) {
+// Each stage swaps runs of j consecutive words with the run j further on, written as a plain
+// loop over the run so that the compiler's vectors take two or more words at once (the pairs'
+// walk k = ((k | j) + 1) & ~j did not vectorize: ~10 % of the planted table's Rashomon count).
+inline void transpose64(std::uint64_t* __restrict a) {
   std::uint64_t m = 0x00000000FFFFFFFFULL;
-  for (int j = 32; j != 0; j >>= 1, m ^= (m << j)) {
-    for (int k = 0; k < 64; k = ((k | j) + 1) & ~j) {
-      const std::uint64_t t = ((a[k] >> j) ^ a[k | j]) & m;
-      a[k] ^= t << j;
-      a[k | j] ^= t;
+  for (unsigned j = 32; j != 0; j >>= 1, m ^= (m << j)) {
+    for (unsigned base = 0; base < 64; base += 2 * j) {
+      std::uint64_t* __restrict lo = a + base;
+      std::uint64_t* __restrict hi = a + base + j;
+      for (unsigned k = 0; k < j; ++k) {
+        const std::uint64_t t = ((lo[k] >> j) ^ hi[k]) & m;
+        lo[k] ^= t << j;
+        hi[k] ^= t;
+      }
     }
   }
 }
