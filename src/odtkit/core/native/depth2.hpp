@@ -54,6 +54,15 @@ class Depth2Solver {
   // with x_i = 1), valid until the next call; null when `budget` stopped the count. Counts
   // only: the solver's own search (solve) is not run.
   const double* pair_counts(const std::uint64_t* s, Budget* budget);
+  // Two classes whose every point weighs 0 or 1 in each (unit weights, no conflicting
+  // duplicates) and at most kSmallPoints points: the pair counts as 16-bit integers, class k
+  // of the pair i <= j at [(2 i + k) * small_stride() + j], the cells j >= M zero (whole
+  // vectors of a row can be read past M). pair_counts16 returns null when a limit stopped the
+  // count (or its buffers could not be had); valid until the next call.
+  static constexpr std::size_t kSmallPoints = 16000;
+  bool small_counts() const;
+  std::size_t small_stride() const;
+  const std::int16_t* pair_counts16(const std::uint64_t* s, Budget* budget);
 
  private:
   // best depth-<=1 tree on the cell x_i = side (side 0/1), given pairs accumulated in F_
@@ -84,7 +93,9 @@ class Depth2Solver {
   static bool try_resize(std::vector<double>& F, std::size_t cells);
   // fresh counts of s into F by word-parallel AND + popcount on s's points compacted to
   // ceil(|s| / 64) words (see `planes_`); false when the budget stopped it
-  bool compact_counts(const std::uint64_t* s, std::size_t n_s, double* F);
+  // (F16: pair_counts16's 16-bit layout instead of F)
+  bool compact_counts(const std::uint64_t* s, std::size_t n_s, double* F,
+                      std::int16_t* F16 = nullptr);
   // estimated work of the point-pair pass over `n` points, and of compact_counts over n_s
   double pair_pass_cost(std::size_t n) const { return static_cast<double>(n) * mean_pairs_; }
   double compact_cost(std::size_t n_s) const;
@@ -155,6 +166,15 @@ class Depth2Solver {
   // subtractions instead of a pass over its points.
   Slot parent_;
   bool parent_valid_ = false;
+  // pair_counts16's two slots and the union of two siblings, in its 16-bit layout
+  struct Slot16 {
+    std::vector<std::uint64_t> support;
+    std::vector<std::int16_t> F;
+    long long last_use = -1;
+  };
+  Slot16 small_[2];
+  Slot16 small_parent_;
+  bool small_parent_valid_ = false;
   long long parent_hits_ = 0;
   double* F_ = nullptr;                 // M x M x K of the active slot, upper triangle i <= j
   std::vector<std::uint64_t> diff_;

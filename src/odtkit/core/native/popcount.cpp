@@ -85,6 +85,23 @@ ODTKIT_ALWAYS_INLINE std::size_t count_xor_body(const std::uint64_t* a, const st
   return total;
 }
 
+// Two planes over a fixed number of words W: the sweep unrolled whole (no loop per pair).
+template <std::size_t W>
+ODTKIT_ALWAYS_INLINE void two_plane_row(const std::uint64_t* feats, std::size_t n_feats,
+                                        std::size_t i, const std::uint64_t* a,
+                                        const std::uint64_t* b, std::uint32_t* out) {
+  for (std::size_t j = i; j < n_feats; ++j) {
+    const std::uint64_t* fj = feats + j * W;
+    std::uint64_t ca = 0, cb = 0;
+    for (std::size_t k = 0; k < W; ++k) {
+      ca += static_cast<std::uint64_t>(__builtin_popcountll(a[k] & fj[k]));
+      cb += static_cast<std::uint64_t>(__builtin_popcountll(b[k] & fj[k]));
+    }
+    out[(j - i) * 2] = static_cast<std::uint32_t>(ca);
+    out[(j - i) * 2 + 1] = static_cast<std::uint32_t>(cb);
+  }
+}
+
 ODTKIT_ALWAYS_INLINE void pair_plane_row_body(const std::uint64_t* feats, std::size_t n_feats,
                                               std::size_t i, const std::uint64_t* planes,
                                               std::size_t n_planes, std::size_t n_words,
@@ -93,6 +110,23 @@ ODTKIT_ALWAYS_INLINE void pair_plane_row_body(const std::uint64_t* feats, std::s
   const std::uint64_t* fi = feats + i * n_words;
   for (std::size_t p = 0; p < n_planes; ++p)
     for (std::size_t k = 0; k < n_words; ++k) scratch[p * n_words + k] = fi[k] & planes[p * n_words + k];
+  if (n_planes == 2 && n_words <= 8) {
+    // small supports (a few hundred points: most depth-two sub-problems) have too few words
+    // for a loop per pair to pay for itself
+    const std::uint64_t* a = scratch;
+    const std::uint64_t* b = scratch + n_words;
+    switch (n_words) {
+      case 1: return two_plane_row<1>(feats, n_feats, i, a, b, out);
+      case 2: return two_plane_row<2>(feats, n_feats, i, a, b, out);
+      case 3: return two_plane_row<3>(feats, n_feats, i, a, b, out);
+      case 4: return two_plane_row<4>(feats, n_feats, i, a, b, out);
+      case 5: return two_plane_row<5>(feats, n_feats, i, a, b, out);
+      case 6: return two_plane_row<6>(feats, n_feats, i, a, b, out);
+      case 7: return two_plane_row<7>(feats, n_feats, i, a, b, out);
+      case 8: return two_plane_row<8>(feats, n_feats, i, a, b, out);
+      default: break;
+    }
+  }
   for (std::size_t j = i; j < n_feats; ++j) {
     const std::uint64_t* fj = feats + j * n_words;
     std::uint32_t* o = out + (j - i) * n_planes;

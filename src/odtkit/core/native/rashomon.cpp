@@ -102,6 +102,88 @@ double depth2_two_classes(const double* F, std::size_t M, double w0, double w1, 
   return best;
 }
 
+// depth2_two_classes in 16-bit integers, for integer class weights of total <= kDepth2Small
+// and an integral Lambda: every value of a depth-<=2 tree is then an integer below 2^53, each
+// sum the recursion forms is exact, and comparing misclassified weights of trees with the same
+// number of leaves decides what comparing their values does. So the pair loop keeps, for each
+// cell x_i = side, only the least misclassified weight of a one-split tree on it (two leaves),
+// eight features to a 128-bit vector (the double loop held two, and its running minima did
+// not vectorize), and the values are formed once per root at the end: the same numbers, to
+// the last bit, as the double kernel's and the recursion's. Splits with an empty side are not
+// told apart here: such a "split" misclassifies what the leaf on its cell does, with one leaf
+// more, so it is worth the leaf plus Lambda and never goes below the leaf, which every minimum
+// below includes (the same holds for the cells past M that pad a row to whole vectors). Every
+// weight and every sum of two cells is at most the total, so 16 bits hold them.
+constexpr double kDepth2Small = 16000.0;
+constexpr std::size_t kLanes = 8;  // int16 per 128-bit vector
+// Its input: the pair counts in Depth2Solver::pair_counts16's layout, class k of the pair
+// i <= j at [(2 i + k) * stride + j], each row with at least kLanes zero cells past M, so a
+// row is swept in whole vectors (no scalar tail; a cell past M is empty, see above). Scratch:
+// 2 * stride int16.
+double depth2_two_classes_small(const std::int16_t* counts, std::size_t stride, std::size_t M,
+                                double w0, double w1, double penalty, std::int16_t* scratch) {
+  using i16 = std::int16_t;
+  constexpr i16 kEmpty = 16383;  // above every sum: no one-split tree on the cell
+  i16* __restrict best_zero = scratch;
+  i16* __restrict best_one = scratch + stride;
+  const auto diag0 = [&](std::size_t j) { return counts[2 * j * stride + j]; };
+  const auto diag1 = [&](std::size_t j) { return counts[(2 * j + 1) * stride + j]; };
+  for (std::size_t j = 0; j < stride; ++j) best_zero[j] = best_one[j] = kEmpty;
+  const auto W0 = static_cast<i16>(w0), W1 = static_cast<i16>(w1);
+  const auto low = [](i16 x, i16 y) { return x < y ? x : y; };
+  // the diagonal of the pairs j > i, gathered once (a row reads it from i + 1 on)
+  i16* __restrict all0 = scratch + 2 * stride;
+  i16* __restrict all1 = scratch + 3 * stride;
+  for (std::size_t j = 0; j < stride; ++j) {
+    all0[j] = j < M ? diag0(j) : i16{0};
+    all1[j] = j < M ? diag1(j) : i16{0};
+  }
+  for (std::size_t i = 0; i + 1 < M; ++i) {
+    const i16 e0 = all0[i], e1 = all1[i];  // x_i = 1
+    const auto z0 = static_cast<i16>(W0 - e0), z1 = static_cast<i16>(W1 - e1);
+    const i16* __restrict row0 = counts + 2 * i * stride;
+    const i16* __restrict row1 = counts + (2 * i + 1) * stride;
+    i16 one_block[kLanes], none_block[kLanes];
+    for (std::size_t t = 0; t < kLanes; ++t) one_block[t] = none_block[t] = kEmpty;
+    for (std::size_t start = i + 1; start < M; start += kLanes) {
+      for (std::size_t t = 0; t < kLanes; ++t) {
+        const std::size_t j = start + t;
+        const i16 a0 = row0[j], a1 = row1[j];  // x_i = 1, x_j = 1
+        const auto b0 = static_cast<i16>(e0 - a0), b1 = static_cast<i16>(e1 - a1);
+        const auto c0 = static_cast<i16>(all0[j] - a0), c1 = static_cast<i16>(all1[j] - a1);
+        const auto d0 = static_cast<i16>(z0 - c0), d1 = static_cast<i16>(z1 - c1);
+        const i16 ma = low(a0, a1), mb = low(b0, b1), mc = low(c0, c1), md = low(d0, d1);
+        one_block[t] = low(one_block[t], static_cast<i16>(ma + mb));    // x_i = 1 split on j
+        none_block[t] = low(none_block[t], static_cast<i16>(mc + md));  // x_i = 0 split on j
+        best_one[j] = low(best_one[j], static_cast<i16>(ma + mc));      // x_j = 1 split on i
+        best_zero[j] = low(best_zero[j], static_cast<i16>(mb + md));    // x_j = 0 split on i
+      }
+    }
+    // the padding cells written above are reset: the next row's block may start there
+    for (std::size_t j = M; j < stride; ++j) best_zero[j] = best_one[j] = kEmpty;
+    i16 one = best_one[i], none = best_zero[i];
+    for (std::size_t t = 0; t < kLanes; ++t) {
+      one = low(one, one_block[t]);
+      none = low(none, none_block[t]);
+    }
+    best_one[i] = one;
+    best_zero[i] = none;
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double two = 2 * penalty;
+  double best = std::min(w0, w1) + penalty;  // the leaf
+  for (std::size_t i = 0; i < M; ++i) {
+    const double e0 = all0[i], e1 = all1[i], z0 = w0 - e0, z1 = w1 - e1;
+    if (e0 + e1 == 0.0 || z0 + z1 == 0.0) continue;  // an empty side: no split
+    const double split0 = best_zero[i] < kEmpty ? best_zero[i] + two : kInf;
+    const double split1 = best_one[i] < kEmpty ? best_one[i] + two : kInf;
+    const double v0 = std::min(std::min(z0, z1) + penalty, split0);
+    const double v1 = std::min(std::min(e0, e1) + penalty, split1);
+    best = std::min(best, v0 + v1);
+  }
+  return best;
+}
+
 }  // namespace
 
 std::uint64_t RashomonSet::hash(const std::uint64_t* support, int depth) const {
@@ -162,6 +244,9 @@ RashomonSet::RashomonSet(const Problem& problem, const SearchConfig& config, boo
                 (!(config.memory_limit_mb > 0) ||
                  static_cast<double>(Depth2Solver::upfront_bytes(problem)) <=
                      0.5 * config.memory_limit_mb * 1048576.0);
+  // Lambda integral (lam = 0 included) and below 2^40: every value is an exact integer
+  small_integers_ = use_depth2_ && n_classes_ == 2 && total_weight_ <= kDepth2Small &&
+                    penalty_ == std::floor(penalty_) && penalty_ < 1099511627776.0;
 }
 
 template <class Phase>
@@ -775,6 +860,21 @@ bool RashomonSet::solve_depth2(int id) {
   }
   Node& node = nodes_[id];
   const std::uint64_t* support = node.support.data();
+  if (small_integers_ && depth2_->small_counts()) {
+    // 0/1 class weights: the counts come as 16-bit integers, straight into the kernel
+    const std::int16_t* counts = depth2_->pair_counts16(support, budget_);
+    if (counts == nullptr) return false;  // a limit stopped the count
+    const std::size_t stride = depth2_->small_stride();
+    if (pair_small_.size() < 4 * stride) pair_small_.resize(4 * stride);
+    double w[2];
+    problem_->class_weights(support, w);
+    const double best = depth2_two_classes_small(counts, stride, problem_->n_features(), w[0],
+                                                 w[1], penalty_, pair_small_.data());
+    node.upper = std::min(node.upper, best);
+    node.lower = node.upper;
+    node.exact = true;
+    return true;
+  }
   const double* F = depth2_->pair_counts(support, budget_);
   if (F == nullptr) return false;  // a limit stopped the count
   const double best = n_classes_ == 2 ? depth2_optimum<2>(F, support)
@@ -803,6 +903,18 @@ double RashomonSet::depth2_optimum(const double* F, const std::uint64_t* support
   double* a = zero + KK;
   problem_->class_weights(support, w);
   if constexpr (FixedK == 2) {
+    if (small_integers_) {
+      // the double counts (integer weights beyond 0/1) in the 16-bit layout first
+      const std::size_t stride = depth2_->small_stride();
+      pair_small_.assign(2 * M * stride + 4 * stride, 0);
+      std::int16_t* counts = pair_small_.data() + 4 * stride;
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = i; j < M; ++j)
+          for (std::size_t k = 0; k < 2; ++k)
+            counts[(2 * i + k) * stride + j] = static_cast<std::int16_t>(F[(i * M + j) * 2 + k]);
+      return depth2_two_classes_small(counts, stride, M, w[0], w[1], penalty_,
+                                      pair_small_.data());
+    }
     pair_scratch_.resize(6 * M);
     double* at = pair_scratch_.data();
     return depth2_two_classes(F, M, w[0], w[1], penalty_, zero_weight_, at, at + M, at + 2 * M,

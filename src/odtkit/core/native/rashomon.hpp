@@ -239,6 +239,10 @@ class RashomonSet {
   bool use_depth2_ = false;
   std::unique_ptr<Depth2Solver> depth2_;
   std::vector<double> pair_scratch_;  // depth2_optimum's per-feature bests (two classes)
+  // two classes, integer weights of total <= 16,000 and an integral Lambda: depth2_optimum's
+  // 16-bit kernel (depth2_two_classes_small) and its scratch
+  bool small_integers_ = false;
+  std::vector<std::int16_t> pair_small_;
   // Count-only builds on integer weights add each pair of child keys into a dense table over
   // (leaves, misclassified) instead of a hash map: one scratch table per depth (a build has at
   // most one frame per depth on the stack), kept zero between builds through the list of the
