@@ -8,7 +8,9 @@ recovers the incumbent's splits from the one column that gave each side its cost
 (docs/formulations-search-and-pruning.md §3.10). These tables are drawn to reach every branch
 of that: many ties (a change of rank in the node is not one of each side's), missing cells on
 either side of a split, unit, whole, fractional and huge whole weights (whose total leaves
-the integer sums: the doubles' path), 2 and 3 classes (3 classes take the general sweep, the
+the integer sums: the doubles' path), large whole weights whose total stays below 2**31 (the
+integer sums run in 32 bits: every partial sum of such a table fits, none of a narrower
+type), 2 and 3 classes (3 classes take the general sweep, the
 reference), lam 0 and > 0, depth 2 and 3. ``odtkit.testing.brute_force_threshold_tree``
 enumerates every tree of threshold splits and shares no code with the search.
 """
@@ -51,7 +53,7 @@ def tables(draw: st.DrawFn, max_rows: int) -> tuple[np.ndarray, np.ndarray, np.n
         columns.append(values)
     X = np.column_stack(columns)
     y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
-    kind = draw(st.sampled_from(["unit", "whole", "fraction", "huge"]))
+    kind = draw(st.sampled_from(["unit", "whole", "fraction", "huge", "large"]))
     if kind == "unit":
         w = None
     elif kind == "whole":
@@ -60,6 +62,8 @@ def tables(draw: st.DrawFn, max_rows: int) -> tuple[np.ndarray, np.ndarray, np.n
         w = np.array(
             draw(st.lists(st.sampled_from([0.25, 0.7, 1.0, 1.5, 2.3]), min_size=n, max_size=n))
         )
+    elif kind == "large":  # whole, total up to 48 * 2**25 < 2**31: 32-bit integer sums
+        w = np.array(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)), float) * 2.0**25
     else:  # whole, but a total above 2**31: the sweep sums doubles
         w = np.array(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)), float) * 2.0**30
     return X, y, w
