@@ -468,6 +468,7 @@ def _native_cut(
     restrict_levels: int = RESTRICT_LEVELS,
     time_limit: float | None,
     memory_limit_mb: float | None,
+    slice_flow: int = -1,
 ) -> dict[str, Any]:
     """The native cut of the compact trees (``_native.ensemble_min_cut``), with ``kept`` (bool
     per global node), ``objective`` (from the cut's real capacity) and ``lower_bound``."""
@@ -484,6 +485,7 @@ def _native_cut(
         restrict_levels=int(restrict_levels),
         time_limit=float(time_limit or 0.0),
         memory_limit_mb=float(memory_limit_mb or 0.0),
+        slice_flow=int(slice_flow),
     )
     if out["total_gain"] != total_gain:
         raise AssertionError("the native network's gains disagree with the trees' errors")
@@ -511,6 +513,7 @@ def cut_prune(
     reduce: bool = True,
     merge_pairs: bool = True,
     restrict_levels: int = RESTRICT_LEVELS,
+    slice_flow: int = -1,
 ) -> Result:
     """IP3 for ``lam`` by one minimum cut, certified (see the module docstring).
 
@@ -532,6 +535,11 @@ def cut_prune(
     restrict_levels : int
         With ``reduce``: rounds of rule 5 before the flow, the restricted problems of the
         splits at depth <= 0, 1, ..., ``restrict_levels - 1`` (exact; 0: none).
+    slice_flow : int
+        The final max-flow on arcs read from the tree slices, never stored (push-relabel,
+        ``algorithm="push_relabel_slices"``; the same flow value and minimal cut): -1 where the
+        arc-array network would run push-relabel (trees 20 or more levels deep), 0 never, 1
+        always.
 
     Returns
     -------
@@ -568,6 +576,7 @@ def cut_prune(
             restrict_levels=restrict_levels,
             time_limit=time_limit,
             memory_limit_mb=memory_limit_mb,
+            slice_flow=slice_flow,
         )
         leaves = kept_to_leaves(data, out["kept"])
         extra = {
