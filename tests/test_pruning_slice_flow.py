@@ -3,8 +3,9 @@ ensemble_cut.cpp, issue 42) against the uncompressed numpy network and the arc-a
 the same minimum cut value, the same minimal source side (every tree pruned alike, bit for bit),
 on shallow and deep forests, with and without the reductions (forced splits and paid pairs
 change which arcs the slices hold), at λ anywhere on the path and at its breakpoints (where
-minimum cuts tie and only the minimal one is the answer); and a memory limit that refuses its
-network still returns a valid pruning."""
+minimum cuts tie and only the minimal one is the answer), also after rule 7 (the cut at λ / 3
+first, the splits outside its answer left out); and a memory limit that refuses its network still
+returns a valid pruning."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ def _forest(seed: int, n: int, T: int, k: int, depth: int | None):
 )
 def test_property_slice_flow_is_the_same_cut(seed, T, k, depth, lam_pick, at_breakpoint):
     d = _forest(seed, n=600 if depth is None else 400, T=T, k=k, depth=depth)
-    if at_breakpoint:
-        breakpoints = cost_error_path(d).breakpoints
+    breakpoints = cost_error_path(d).breakpoints if at_breakpoint else []
+    if len(breakpoints):  # none where every feature is free
         lam = float(breakpoints[int(lam_pick * len(breakpoints) * 0.999)])
     else:
         lam = float(10 ** (-3 + 3 * lam_pick))
@@ -59,6 +60,12 @@ def test_property_slice_flow_is_the_same_cut(seed, T, k, depth, lam_pick, at_bre
         if sliced.stats["n_arcs"] > 0:
             assert sliced.stats["algorithm"] == "push_relabel_slices"
         event(f"reduce={reduce}: network left {sliced.stats['n_arcs'] > 0}")
+    # rule 7 (nested λ): the cut at λ / 3 (and λ / 9) first, on any network left
+    for levels in (1, 2):
+        nested = cut_prune(d, lam=lam, nest_levels=levels, nest_arcs=1, slice_flow=1)
+        same_pruning(nested, reference)
+        assert nested.stats["cut"] == arrays.stats["cut"]
+        event(f"rule 7 excluded splits: {nested.stats['n_excluded'] > 0}")
 
 
 def test_deep_forest_picks_the_slice_flow_and_whole_networks_agree():

@@ -154,6 +154,10 @@ CUT_TOLERANCE = 1e-9
 #: rounds of rule 5 (restricted problems at the depth limits 0 .. RESTRICT_LEVELS - 1) that
 #: :func:`cut_prune` runs by default (module docstring; benchmarks/pruning_default_forests.py)
 RESTRICT_LEVELS = 32
+#: rule 7 (nested λ, ensemble_cut.cpp): the cut at λ / 3 first where the network left at λ holds
+#: NEST_ARCS slice entries or more, at most NEST_LEVELS levels deep
+NEST_LEVELS = 2
+NEST_ARCS = 20 * 2**20
 _TOTAL = float(2**61)
 _ROUND_FIELDS = ("level", "n_nodes", "n_arcs", "n_forced_cut", "n_forced_rule")
 _KEPT = (
@@ -469,6 +473,8 @@ def _native_cut(
     time_limit: float | None,
     memory_limit_mb: float | None,
     slice_flow: int = -1,
+    nest_levels: int = NEST_LEVELS,
+    nest_arcs: int = NEST_ARCS,
 ) -> dict[str, Any]:
     """The native cut of the compact trees (``_native.ensemble_min_cut``), with ``kept`` (bool
     per global node), ``objective`` (from the cut's real capacity) and ``lower_bound``."""
@@ -486,6 +492,8 @@ def _native_cut(
         time_limit=float(time_limit or 0.0),
         memory_limit_mb=float(memory_limit_mb or 0.0),
         slice_flow=int(slice_flow),
+        nest_levels=int(nest_levels),
+        nest_arcs=int(nest_arcs),
     )
     if out["total_gain"] != total_gain:
         raise AssertionError("the native network's gains disagree with the trees' errors")
@@ -514,6 +522,8 @@ def cut_prune(
     merge_pairs: bool = True,
     restrict_levels: int = RESTRICT_LEVELS,
     slice_flow: int = -1,
+    nest_levels: int = NEST_LEVELS,
+    nest_arcs: int = NEST_ARCS,
 ) -> Result:
     """IP3 for ``lam`` by one minimum cut, certified (see the module docstring).
 
@@ -540,6 +550,10 @@ def cut_prune(
         ``algorithm="push_relabel_slices"``; the same flow value and minimal cut): -1 where the
         arc-array network would run push-relabel (trees 20 or more levels deep), 0 never, 1
         always.
+    nest_levels, nest_arcs : int
+        Rule 7 (exact): where the network left holds ``nest_arcs`` slice entries or more, the
+        cut at ``lam / 3`` runs first and the splits outside its answer leave the network,
+        up to ``nest_levels`` levels deep (0: never).
 
     Returns
     -------
@@ -577,6 +591,8 @@ def cut_prune(
             time_limit=time_limit,
             memory_limit_mb=memory_limit_mb,
             slice_flow=slice_flow,
+            nest_levels=nest_levels,
+            nest_arcs=nest_arcs,
         )
         leaves = kept_to_leaves(data, out["kept"])
         extra = {

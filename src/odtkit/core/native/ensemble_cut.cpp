@@ -438,6 +438,10 @@ class CutBuilder {
 
   std::int64_t offset(std::size_t t) const { return offset_[t]; }
   std::int64_t gain(std::int64_t g) const { return gain_[g]; }
+  bool is_split(std::int64_t g) const {
+    const std::size_t t = tree_of(g);
+    return ens_.trees[t].left[g - offset_[t]] >= 0;
+  }
   // pre-order id of g's parent within its tree (-1 at a root)
   std::int32_t parent(std::int64_t g) const { return parent_[g]; }
 
@@ -1330,6 +1334,56 @@ void build_explicit(const CutBuilder& net, Reduced& red, bool merge_pairs,
   });
 }
 
+// Rule 7 (nested lambdas; issue 42): the sink capacities only grow with lam (each is a
+// rounded-up product with lam), so the minimal minimum closure at lam lies inside the one at
+// any lam' < lam. (With f, f' the cut functions at lam, lam' on the closed sets, g = f - f' is a
+// sum of non-negative increments over the pairs a set pays, so it only grows with the set. For
+// the minimal minimisers A at lam' and B at lam: f'(A & B) <= f'(A) + f'(B) - f'(A | B) <= f'(B)
+// by submodularity and f'(A) <= f'(A | B), and g(A & B) <= g(B), so f(A & B) <= f(B): A & B is a
+// minimiser at lam and contains B, the least one. So B is inside A.) The splits outside A are then
+// left out as rule 6 leaves its splits out: the minimiser over the closed sets inside a set that
+// holds B is B again (every minimiser there is a global one, and B is in every global one), and
+// their source arcs are cut by it. Where the network left at lam is large (nest_arcs slice
+// entries or more), the cut at lam' = lam / 3, with every rule (and this one, nest_levels - 1
+// deep), runs first; its answer is used only if it is certified optimal.
+constexpr double kNestFactor = 3.0;
+
+void nest_round(const CutBuilder& net, const CompactEnsemble& ens, double lam, double scale,
+                bool merge_pairs, std::int32_t restrict_levels, std::int32_t slice_flow,
+                std::int32_t nest_levels, std::int64_t nest_arcs, Reduced& red, Budget& budget) {
+  // the arcs the network at lam would hold (into unpaid pairs), counted until the threshold
+  const std::vector<std::uint8_t> gone = gone_splits(red);
+  std::int64_t arcs = 0;
+  for (std::size_t t = 0; t < ens.trees.size() && arcs < nest_arcs; ++t) {
+    const CompactTree& tr = ens.trees[t];
+    for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+      const std::int64_t g = net.offset(t) + h;
+      if (tr.left[h] < 0 || red.forced[g] || gone[g] || !tr.first_use[h]) continue;
+      const std::uint8_t* paid =
+          red.paid.data() + static_cast<std::int64_t>(tr.feature[h]) * ens.n_samples;
+      for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j)
+        arcs += !paid[tr.by_leaf[j]];
+    }
+  }
+  if (arcs < nest_arcs || arcs == 0) return;
+  EnsembleCutOutput lower = ensemble_min_cut(ens, lam / kNestFactor, scale, true, merge_pairs,
+                                             restrict_levels, budget, slice_flow,
+                                             nest_levels - 1, nest_arcs);
+  if (budget.stopped() || lower.status != "optimal") return;
+  const std::int64_t n = net.n_nodes();
+  if (red.excluded.size() != static_cast<std::size_t>(n))
+    red.excluded.assign(static_cast<std::size_t>(n), 0);
+  for (std::int64_t g = 0; g < n; ++g) {
+    if (red.dead[g] || red.forced[g] || red.excluded[g] || lower.kept[g] || !net.is_split(g))
+      continue;
+    red.excluded[g] = 1;
+    ++red.n_excluded;
+  }
+  red.excluded_src = 0;
+  for (std::int64_t g = 0; g < n; ++g)
+    if (red.excluded[g]) red.excluded_src = saturating_add(red.excluded_src, net.src(g));
+}
+
 // The final max-flow by SliceFlow, into `side` (its splits, then its pairs) with `red`'s maps set
 // to its nodes, and `out`'s network, flow and cut. False, with nothing run, where the network
 // of arc arrays is the one to use (unless `always`): splits shallower than kDeepForest, where
@@ -1395,7 +1449,8 @@ bool slice_cut(const CutBuilder& net, const CompactEnsemble& ens, Reduced& red, 
 
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, double scale,
                                    bool reduce, bool merge_pairs, std::int32_t restrict_levels,
-                                   Budget& budget, std::int32_t slice_flow) {
+                                   Budget& budget, std::int32_t slice_flow,
+                                   std::int32_t nest_levels, std::int64_t nest_arcs) {
   const auto start = std::chrono::steady_clock::now();
   if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
   check_ensemble(ens);
@@ -1409,6 +1464,9 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
   Reduced red = reduce_and_build(net, ens.n_features, ens.n_samples,
                                  reduce ? Reduction::kDeadAndForced : Reduction::kNone,
                                  merge_pairs, 32.0, restrict_levels, budget, false);
+  if (red.complete && reduce && nest_levels > 0 && lam > 0.0)
+    nest_round(net, ens, lam, scale, merge_pairs, restrict_levels, slice_flow, nest_levels,
+               nest_arcs, red, budget);
   out.iterations = red.iterations;
   out.rounds = red.rounds;
   out.n_excluded = red.n_excluded;

@@ -91,9 +91,13 @@ struct EnsembleCutOutput {
 // (0: none). `slice_flow`: the final max-flow on arcs read from the tree slices instead of
 // arc arrays (push-relabel, "push_relabel_slices"; the same flow value and minimal side):
 // -1 where final_algorithm would run push-relabel (deep trees), 0 never, 1 always.
+// `nest_levels`, `nest_arcs`: rule 7 (the cut at lam / 3 first, its splits left out) where the
+// network left holds nest_arcs slice entries or more, that many levels deep (0: never).
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ensemble, double lam, double scale,
                                    bool reduce, bool merge_pairs, std::int32_t restrict_levels,
-                                   Budget& budget, std::int32_t slice_flow = -1);
+                                   Budget& budget, std::int32_t slice_flow = -1,
+                                   std::int32_t nest_levels = 2,
+                                   std::int64_t nest_arcs = std::int64_t{20} << 20);
 
 // The lambda-independent network (dead splits dropped, and with `merge_pairs` identical pairs
 // merged) for the exact cost-error path: split nodes first, then pair nodes.
