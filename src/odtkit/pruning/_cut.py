@@ -33,7 +33,7 @@ compact entries (a node ``u`` has entries iff it is a *first-use* node, and they
 examples of its subtree: one slice of the examples sorted by leaf), never from per-entry arrays,
 and shrinks it exactly before any flow. Below, "closure" is a source side, ``c(C)`` its integer
 cut capacity, and the answer is the *minimal* minimum closure (the intersection of all minimum
-closures; ties go to pruning). Six reductions, all on the integer network the flow solves:
+closures; ties go to pruning). Seven reductions, all on the integer network the flow solves:
 
 1. *Identical examples* (``merge``): examples that reach the same leaf in every tree follow the
    same paths, so each of their pairs has the same predecessors; one node with the summed
@@ -110,10 +110,23 @@ closures; ties go to pruning). Six reductions, all on the integer network the fl
    many splits, ``R0`` is at least the gain the optimum keeps and the rule excludes little.
    It runs after rule 3 and again after rule 5's rounds (whose candidate sets leave excluded
    splits out: still closed, as the excluded set is closed under children).
+7. *Nested λ* (``nest_levels``, ``nest_arcs``; issue 42). The sink capacities only grow with λ
+   (each is rounded up from a product with λ), so with ``f``, ``f'`` the cut functions at λ and
+   ``λ' < λ``, ``g = f - f'`` adds a non-negative amount per pair a set pays and only grows with
+   the set. For the minimal minimisers ``A`` at ``λ'`` and ``B`` at λ, submodularity and
+   ``f'(A) <= f'(A ∪ B)`` give ``f'(A ∩ B) <= f'(B)``, and ``g(A ∩ B) <= g(B)``, so ``f(A ∩ B) <=
+   f(B)``: ``A ∩ B`` is a minimiser at λ and holds the least one, so ``B ⊆ A``. The splits
+   outside ``A`` then leave the network as in rule 6: the minimisers over the closed sets inside
+   a set that holds ``B`` are global minimisers, so the least one there is ``B``, and their source
+   arcs are in its cut. Where ``nest_arcs`` arcs or more are left after rules 1-6, the cut at
+   ``λ / 3`` (with every rule, this one ``nest_levels - 1`` deep) runs first and is used if it
+   is certified.
 
 The final max-flow is ``kAuto``'s, except on deep trees (a remaining split 20 or more levels
 down, as in scikit-learn's full-depth default forests), where push-relabel replaces Dinic
-(ensemble_cut.cpp's ``final_algorithm``; the minimal side is the same whichever runs).
+(ensemble_cut.cpp's ``final_algorithm``), and runs on arcs read from the tree slices instead of
+arc arrays (``slice_flow``, ensemble_cut.cpp's ``SliceFlow``: 12 bytes an arc instead of 32);
+the minimal side is the same whichever runs.
 
 At small λ most splits are forced (the 100-tree, depth-10, 100,000-row forest of
 ``benchmarks/pruning.py`` keeps a few thousand of its 76 M arcs at λ = 1e-3); at large λ rule
