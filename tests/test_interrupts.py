@@ -406,6 +406,34 @@ def test_sigint_stops_the_max_flow_with_a_closure_and_a_valid_bound(algorithm):
     assert_verdict(reaction, verdict)
 
 
+def test_sigint_stops_the_slice_flow_with_a_closure_and_a_valid_bound():
+    """The max-flow on arcs read from the tree slices (issue 42) on the whole network of 30
+    full trees (15 M arcs, ~4 CPU s): Ctrl-C a second in stops it with the pruning its residual
+    side defines and a valid bound."""
+    body = """
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+    from odtkit.pruning._extract import extract
+    from odtkit.pruning._cut import cut_prune
+    X, y = make_classification(50_000, 20, n_informative=10, random_state=0)
+    forest = RandomForestClassifier(30, random_state=0, n_jobs=1).fit(X, y)
+    data = extract(forest, X, y)
+    lam = 0.03
+    ready()
+    res = cut_prune(data, lam=lam, reduce=False, slice_flow=1)
+    returned()
+    exact = cut_prune(data, lam=lam)
+    done(
+        status=res.status.value,
+        ok_algorithm=res.stats["algorithm"] == "push_relabel_slices",
+        ok_objective=abs(res.model.objective - res.objective) <= 1e-12,
+        ok_bound=res.lower_bound <= exact.objective + 1e-9 <= res.objective + 2e-9,
+    )
+    """
+    reaction, verdict = run_child(body, delay=1.0)
+    assert_verdict(reaction, verdict)
+
+
 def test_sigint_stops_the_cost_error_path_with_valid_vertices():
     body = FOREST.format(n=8000, trees=60, depth=10) + textwrap.dedent(
         """

@@ -415,9 +415,12 @@ def ensemble_min_cut(
     restrict_levels: int = 0,
     time_limit: float = 0.0,
     memory_limit_mb: float = 0.0,
+    slice_flow: int = -1,
+    nest_levels: int = 2,
+    nest_arcs: int = 20971520,
 ) -> dict[str, Any]:
     """
-    IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop splits first; merge_pairs: pairs with the same predecessors as one node; restrict_levels: rounds of rule 5 (restricted problems for depth limits 0 .. restrict_levels - 1; all exact). Returns a dict: kept (uint8 per global node), flow, cut (integer, scaled), total_gain, lost_gain, paid_cost, status, algorithm (the final max-flow's, '' if none ran), the network's n_nodes and n_arcs (and before merging), n_forced, n_dead, n_excluded, n_paid, iterations, phases, augmentations, times and peak_memory_mb; rounds (int64, one row of level, nodes, arcs, forced by the cut, forced by rule 3 after it per round of rule 5) and round_seconds.
+    IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop splits first; merge_pairs: pairs with the same predecessors as one node; restrict_levels: rounds of rule 5 (restricted problems for depth limits 0 .. restrict_levels - 1; all exact). Returns a dict: kept (uint8 per global node), flow, cut (integer, scaled), total_gain, lost_gain, paid_cost, status, algorithm (the final max-flow's, '' if none ran), the network's n_nodes and n_arcs (and before merging), n_forced, n_dead, n_excluded, n_paid, iterations, phases, augmentations, times and peak_memory_mb; rounds (int64, one row of level, nodes, arcs, forced by the cut, forced by rule 3 after it per round of rule 5) and round_seconds. slice_flow: the final max-flow on arcs read from the tree slices (push_relabel_slices): -1 where it is the one to use (deep trees), 0 never, 1 always. nest_levels, nest_arcs: rule 7 (the cut at lam / 3 first, the splits outside its answer left out) where nest_arcs slice entries or more are left, that many levels deep (0: never).
     """
 
 def ensemble_reduced_network(

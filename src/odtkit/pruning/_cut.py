@@ -33,7 +33,7 @@ compact entries (a node ``u`` has entries iff it is a *first-use* node, and they
 examples of its subtree: one slice of the examples sorted by leaf), never from per-entry arrays,
 and shrinks it exactly before any flow. Below, "closure" is a source side, ``c(C)`` its integer
 cut capacity, and the answer is the *minimal* minimum closure (the intersection of all minimum
-closures; ties go to pruning). Six reductions, all on the integer network the flow solves:
+closures; ties go to pruning). Seven reductions, all on the integer network the flow solves:
 
 1. *Identical examples* (``merge``): examples that reach the same leaf in every tree follow the
    same paths, so each of their pairs has the same predecessors; one node with the summed
@@ -110,10 +110,23 @@ closures; ties go to pruning). Six reductions, all on the integer network the fl
    many splits, ``R0`` is at least the gain the optimum keeps and the rule excludes little.
    It runs after rule 3 and again after rule 5's rounds (whose candidate sets leave excluded
    splits out: still closed, as the excluded set is closed under children).
+7. *Nested λ* (``nest_levels``, ``nest_arcs``; issue 42). The sink capacities only grow with λ
+   (each is rounded up from a product with λ), so with ``f``, ``f'`` the cut functions at λ and
+   ``λ' < λ``, ``g = f - f'`` adds a non-negative amount per pair a set pays and only grows with
+   the set. For the minimal minimisers ``A`` at ``λ'`` and ``B`` at λ, submodularity and
+   ``f'(A) <= f'(A ∪ B)`` give ``f'(A ∩ B) <= f'(B)``, and ``g(A ∩ B) <= g(B)``, so ``f(A ∩ B) <=
+   f(B)``: ``A ∩ B`` is a minimiser at λ and holds the least one, so ``B ⊆ A``. The splits
+   outside ``A`` then leave the network as in rule 6: the minimisers over the closed sets inside
+   a set that holds ``B`` are global minimisers, so the least one there is ``B``, and their source
+   arcs are in its cut. Where ``nest_arcs`` arcs or more are left after rules 1-6, the cut at
+   ``λ / 3`` (with every rule, this one ``nest_levels - 1`` deep) runs first and is used if it
+   is certified.
 
 The final max-flow is ``kAuto``'s, except on deep trees (a remaining split 20 or more levels
 down, as in scikit-learn's full-depth default forests), where push-relabel replaces Dinic
-(ensemble_cut.cpp's ``final_algorithm``; the minimal side is the same whichever runs).
+(ensemble_cut.cpp's ``final_algorithm``), and runs on arcs read from the tree slices instead of
+arc arrays (``slice_flow``, ensemble_cut.cpp's ``SliceFlow``: 12 bytes an arc instead of 32);
+the minimal side is the same whichever runs.
 
 At small λ most splits are forced (the 100-tree, depth-10, 100,000-row forest of
 ``benchmarks/pruning.py`` keeps a few thousand of its 76 M arcs at λ = 1e-3); at large λ rule
@@ -154,6 +167,10 @@ CUT_TOLERANCE = 1e-9
 #: rounds of rule 5 (restricted problems at the depth limits 0 .. RESTRICT_LEVELS - 1) that
 #: :func:`cut_prune` runs by default (module docstring; benchmarks/pruning_default_forests.py)
 RESTRICT_LEVELS = 32
+#: rule 7 (nested λ, ensemble_cut.cpp): the cut at λ / 3 first where the network left at λ holds
+#: NEST_ARCS slice entries or more, at most NEST_LEVELS levels deep
+NEST_LEVELS = 2
+NEST_ARCS = 20 * 2**20
 _TOTAL = float(2**61)
 _ROUND_FIELDS = ("level", "n_nodes", "n_arcs", "n_forced_cut", "n_forced_rule")
 _KEPT = (
@@ -468,6 +485,9 @@ def _native_cut(
     restrict_levels: int = RESTRICT_LEVELS,
     time_limit: float | None,
     memory_limit_mb: float | None,
+    slice_flow: int = -1,
+    nest_levels: int = NEST_LEVELS,
+    nest_arcs: int = NEST_ARCS,
 ) -> dict[str, Any]:
     """The native cut of the compact trees (``_native.ensemble_min_cut``), with ``kept`` (bool
     per global node), ``objective`` (from the cut's real capacity) and ``lower_bound``."""
@@ -484,6 +504,9 @@ def _native_cut(
         restrict_levels=int(restrict_levels),
         time_limit=float(time_limit or 0.0),
         memory_limit_mb=float(memory_limit_mb or 0.0),
+        slice_flow=int(slice_flow),
+        nest_levels=int(nest_levels),
+        nest_arcs=int(nest_arcs),
     )
     if out["total_gain"] != total_gain:
         raise AssertionError("the native network's gains disagree with the trees' errors")
@@ -511,6 +534,9 @@ def cut_prune(
     reduce: bool = True,
     merge_pairs: bool = True,
     restrict_levels: int = RESTRICT_LEVELS,
+    slice_flow: int = -1,
+    nest_levels: int = NEST_LEVELS,
+    nest_arcs: int = NEST_ARCS,
 ) -> Result:
     """IP3 for ``lam`` by one minimum cut, certified (see the module docstring).
 
@@ -532,6 +558,15 @@ def cut_prune(
     restrict_levels : int
         With ``reduce``: rounds of rule 5 before the flow, the restricted problems of the
         splits at depth <= 0, 1, ..., ``restrict_levels - 1`` (exact; 0: none).
+    slice_flow : int
+        The final max-flow on arcs read from the tree slices, never stored (push-relabel,
+        ``algorithm="push_relabel_slices"``; the same flow value and minimal cut): -1 where the
+        arc-array network would run push-relabel (trees 20 or more levels deep), 0 never, 1
+        always.
+    nest_levels, nest_arcs : int
+        Rule 7 (exact): where the network left holds ``nest_arcs`` slice entries or more, the
+        cut at ``lam / 3`` runs first and the splits outside its answer leave the network,
+        up to ``nest_levels`` levels deep (0: never).
 
     Returns
     -------
@@ -568,6 +603,9 @@ def cut_prune(
             restrict_levels=restrict_levels,
             time_limit=time_limit,
             memory_limit_mb=memory_limit_mb,
+            slice_flow=slice_flow,
+            nest_levels=nest_levels,
+            nest_arcs=nest_arcs,
         )
         leaves = kept_to_leaves(data, out["kept"])
         extra = {

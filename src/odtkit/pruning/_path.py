@@ -299,7 +299,17 @@ def exact_path(
         if weight is None:
             weight = example_weights(data)
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
-        out = _native_cut(data, lam, weight, reduce=True, time_limit=left, memory_limit_mb=None)
+        # no rule 7 here: its cut at lam / 3 costs more than it saves on the default forest's
+        # first window (path 121 -> 144 CPU s with it, benchmarks/pruning_default_forests.py)
+        out = _native_cut(
+            data,
+            lam,
+            weight,
+            reduce=True,
+            time_limit=left,
+            memory_limit_mb=None,
+            nest_levels=0,
+        )
         status = Status(out["status"])
         if status == Status.MEMORY_LIMIT:
             return None

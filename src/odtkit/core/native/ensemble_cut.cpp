@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -437,6 +438,12 @@ class CutBuilder {
 
   std::int64_t offset(std::size_t t) const { return offset_[t]; }
   std::int64_t gain(std::int64_t g) const { return gain_[g]; }
+  bool is_split(std::int64_t g) const {
+    const std::size_t t = tree_of(g);
+    return ens_.trees[t].left[g - offset_[t]] >= 0;
+  }
+  // pre-order id of g's parent within its tree (-1 at a root)
+  std::int32_t parent(std::int64_t g) const { return parent_[g]; }
 
  private:
   std::size_t tree_of(std::int64_t g) const {
@@ -452,6 +459,531 @@ class CutBuilder {
   std::vector<std::int64_t> gain_;
   std::int64_t n_splits_ = 0, total_gain_ = 0, total_src_ = 0, scale_ = 1;
   double limit_ = 1.0, lam_T_ = 0.0, scale_f_ = 1.0;
+};
+
+// The final max-flow on the network of reduce_and_build without building it (issue 42): the
+// arcs split -> pair are read from the tree slices, as the reductions read them. A live
+// first-use split h of feature k has one arc to each pair (k, i) of its slice that is in the
+// network (unpaid, positive capacity); its flow sits at flow_[base_[v] + j] for slice position
+// j, so a split's arcs need no stored heads. A pair keeps the list of its splits (one per tree
+// at most), and a split's position in it is found back through pos_ (the position of example i
+// in its tree's by_leaf). So an arc costs 12 bytes (its int64 flow and the pair's entry)
+// against the 24 of the CSR network (two adjacency entries and a flow) and the 8 of the
+// builder's tails/heads before it, and nothing is sorted or copied. On scikit-learn's default
+// forest at lam = 3e-2 that is the whole 105 M-arc network (no reduction applies there).
+//
+// The algorithm is ClosureNetwork's push-relabel (maxflow.cpp: highest label, global
+// relabelling at the same period, the gap rule, phase 1 only, the pair-specific steps) from
+// its greedy feasible flow, so the maximum preflow it stops at gives the same flow value and
+// finish() the same minimal source side (the residual reach of the excess nodes: maxflow.hpp
+// has the argument, which does not depend on how the arcs are stored). Nodes: splits 0..S-1
+// in the builder's order (trees in turn, pre-order within), pairs S..S+P-1.
+class SliceFlow {
+ public:
+  // Counts what the network holds (for the memory check before anything is allocated).
+  static void count(const CutBuilder& net, const CompactEnsemble& ens,
+                    const std::vector<std::uint8_t>& gone, const std::vector<std::uint8_t>& forced,
+                    std::int64_t& splits, std::int64_t& slots, std::int32_t& deepest) {
+    splits = slots = 0;
+    deepest = -1;
+    for (std::size_t t = 0; t < ens.trees.size(); ++t) {
+      const CompactTree& tr = ens.trees[t];
+      for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+        const std::int64_t g = net.offset(t) + h;
+        if (tr.left[h] < 0 || forced[g] || gone[g]) continue;
+        ++splits;
+        deepest = std::max(deepest, net.depth(g));
+        if (tr.first_use[h]) slots += tr.leaf_start[tr.end[h]] - tr.leaf_start[h];
+      }
+    }
+  }
+  static std::size_t bytes_needed(std::int64_t splits, std::int64_t slots, std::int64_t entries,
+                                  std::int64_t T, std::int64_t K, std::int64_t N) {
+    const std::int64_t pairs = std::min(entries, K * N);
+    const std::int64_t nodes = splits + pairs;
+    return static_cast<std::size_t>(slots * 8 + entries * 4 + T * N * 4 + K * N * 4 +
+                                    splits * (8 + 4 * 5 + 8 * 4) + pairs * (8 * 4) +
+                                    nodes * (5 * 4 + 2 * 8 + 1 + 4) + 2 * (nodes + 2) * 4);
+  }
+
+  SliceFlow(const CutBuilder& net, const CompactEnsemble& ens,
+            const std::vector<std::uint8_t>& gone, const std::vector<std::uint8_t>& forced,
+            const std::vector<std::uint8_t>& paid)
+      : ens_(ens), N_(ens.n_samples), K_(ens.n_features) {
+    const std::int64_t n_global = net.n_nodes();
+    std::vector<std::int32_t> local(static_cast<std::size_t>(n_global), -1);
+    std::int64_t slots = 0;
+    for (std::size_t t = 0; t < ens.trees.size(); ++t) {
+      const CompactTree& tr = ens.trees[t];
+      for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+        const std::int64_t g = net.offset(t) + h;
+        if (tr.left[h] < 0 || forced[g] || gone[g]) continue;
+        const std::int32_t v = static_cast<std::int32_t>(g_.size());
+        local[g] = v;
+        g_.push_back(g);
+        tree_.push_back(static_cast<std::int32_t>(t));
+        h_.push_back(h);
+        // a live split's parent is live or forced (the dead and excluded sets are closed
+        // under children); an arc into a forced split is satisfied and left out
+        up_.push_back(h == 0 ? -1 : local[net.offset(t) + net.parent(g)]);
+        kid_.push_back(-1);
+        kid_.push_back(-1);
+        if (up_.back() >= 0) {
+          const std::int32_t u = up_.back();
+          kid_[2 * static_cast<std::size_t>(u) + (h == tr.left[h_[u]] ? 0 : 1)] = v;
+        }
+        src0_.push_back(net.src(g));
+        const std::int64_t b = tr.leaf_start[h];
+        const std::int64_t e = tr.first_use[h] ? tr.leaf_start[tr.end[h]] : b;
+        base_.push_back(slots - b);
+        row_.push_back(static_cast<std::int64_t>(tr.feature[h]) * N_);
+        slice_begin_.push_back(b);
+        slice_end_.push_back(e);
+        slots += e - b;
+      }
+    }
+    std::vector<std::int32_t>().swap(local);
+    S_ = static_cast<std::int64_t>(g_.size());
+    if (S_ >= (std::int64_t{1} << 31) - 1) throw std::invalid_argument("too many splits");
+    // pair ids in the order the builder numbers them, and each pair's splits (counted, then
+    // filled: the lists come out by increasing split id)
+    pid_.assign(static_cast<std::size_t>(K_ * N_), -1);
+    std::vector<std::int64_t> count;
+    for (std::int64_t v = 0; v < S_; ++v) {
+      const std::int32_t k = static_cast<std::int32_t>(row_[v] / N_);
+      const std::int32_t* by_leaf = ens.trees[tree_[v]].by_leaf;
+      for (std::int64_t j = slice_begin_[v]; j < slice_end_[v]; ++j) {
+        const std::int32_t i = by_leaf[j];
+        const std::int64_t key = row_[v] + i;
+        if (paid[key]) continue;
+        std::int32_t& id = pid_[key];
+        if (id < 0) {
+          const std::int64_t c = net.cap(k, i);
+          if (c == 0) continue;  // a free pair constrains nothing
+          if (S_ + static_cast<std::int64_t>(key_.size()) >= (std::int64_t{1} << 31) - 1)
+            throw std::invalid_argument("the cut network has more than 2**31 - 1 nodes");
+          id = static_cast<std::int32_t>(key_.size());
+          key_.push_back(key);
+          snk0_.push_back(c);
+          count.push_back(0);
+        }
+        ++count[id];
+      }
+    }
+    P_ = static_cast<std::int64_t>(key_.size());
+    rstart_.assign(static_cast<std::size_t>(P_) + 1, 0);
+    for (std::int64_t p = 0; p < P_; ++p) rstart_[p + 1] = rstart_[p] + count[p];
+    std::vector<std::int64_t>().swap(count);
+    rsplit_.resize(static_cast<std::size_t>(rstart_[P_]));
+    {
+      std::vector<std::int64_t> fill(rstart_.begin(), rstart_.end() - 1);
+      for (std::int64_t v = 0; v < S_; ++v) {
+        const std::int32_t* by_leaf = ens.trees[tree_[v]].by_leaf;
+        for (std::int64_t j = slice_begin_[v]; j < slice_end_[v]; ++j) {
+          const std::int32_t id = pid_[row_[v] + by_leaf[j]];
+          if (id >= 0) rsplit_[fill[id]++] = static_cast<std::int32_t>(v);
+        }
+      }
+    }
+    pos_.resize(static_cast<std::size_t>(ens.trees.size()) * static_cast<std::size_t>(N_));
+    for (std::size_t t = 0; t < ens.trees.size(); ++t)
+      for (std::int64_t j = 0; j < N_; ++j)
+        pos_[t * static_cast<std::size_t>(N_) + ens.trees[t].by_leaf[j]] =
+            static_cast<std::int32_t>(j);
+    snk_ = snk0_;
+    flow_.assign(static_cast<std::size_t>(slots), 0);
+    flow_up_.assign(static_cast<std::size_t>(S_), 0);
+    n_ = S_ + P_;
+    n_parent_arcs_ = 0;
+    for (const std::int32_t u : up_) n_parent_arcs_ += u >= 0;
+    std::int64_t total = 0;
+    for (const std::int64_t c : src0_) total = saturating_add(total, c);
+    if (total >= kCapacityCeiling) throw std::invalid_argument("capacities too large");
+  }
+
+  std::int64_t n_splits() const { return S_; }
+  std::int64_t n_pairs() const { return P_; }
+  std::int64_t n_arcs() const { return n_parent_arcs_ + rstart_[P_]; }
+  std::int64_t split_global(std::int64_t v) const { return g_[v]; }
+  std::int64_t pair_key(std::int64_t p) const { return key_[p]; }
+  std::int64_t total_source() const {
+    std::int64_t s = 0;
+    for (const std::int64_t c : src0_) s = saturating_add(s, c);
+    return s;
+  }
+  std::int64_t total_sink() const {
+    std::int64_t s = 0;
+    for (const std::int64_t c : snk0_) s = saturating_add(s, c);
+    return s;
+  }
+
+  // Greedy feasible flow (ClosureNetwork::greedy_start's, on the slices): each split, by
+  // decreasing id (children after their parents, so bottom-up), sends its source capacity into
+  // the pairs with sink capacity left of its own slice, then of its parent's, and so on up; the
+  // parent arcs on the way carry it. What it cannot place becomes its excess.
+  void greedy_start(Budget& budget, ClosureCutOutput& out) {
+    excess_.assign(static_cast<std::size_t>(n_), 0);
+    std::vector<std::int64_t> ptr(slice_begin_);
+    std::vector<std::int32_t> path;
+    for (std::int64_t v = S_ - 1; v >= 0; --v) {
+      if ((v & 4095) == 0 && budget.check_clock()) {
+        // the rest keeps its source capacity as excess: a preflow all the same
+        for (std::int64_t x = v; x >= 0; --x) excess_[x] = src0_[x];
+        return;
+      }
+      std::int64_t amount = src0_[v];
+      path.clear();
+      for (std::int32_t u = static_cast<std::int32_t>(v); amount > 0 && u >= 0; u = up_[u]) {
+        const std::int32_t* by_leaf = ens_.trees[tree_[u]].by_leaf;
+        std::int64_t moved = 0;
+        for (std::int64_t& j = ptr[u]; j < slice_end_[u]; ++j) {
+          const std::int32_t p = pid_[row_[u] + by_leaf[j]];
+          if (p < 0 || snk_[p] == 0) continue;
+          const std::int64_t push = std::min(amount, snk_[p]);
+          snk_[p] -= push;
+          flow_[base_[u] + j] += push;
+          amount -= push;
+          moved += push;
+          ++out.augmentations;
+          if (amount == 0) break;  // the pair may have capacity left: j stays
+        }
+        for (const std::int32_t x : path) flow_up_[x] += moved;
+        out.flow += moved;
+        path.push_back(u);
+        if (path.size() > 256) break;  // deeper chains only leave more to the algorithm
+      }
+      excess_[v] = amount;
+    }
+  }
+
+  void run(Budget& budget, ClosureCutOutput& out) {
+    const std::int32_t n = static_cast<std::int32_t>(n_);
+    dead_ = n + 1;
+    label_.assign(static_cast<std::size_t>(n_), dead_);
+    current_.resize(static_cast<std::size_t>(n_));
+    for (std::int64_t v = 0; v < n_; ++v) current_[v] = arc_begin(static_cast<std::int32_t>(v));
+    next_active_.assign(static_cast<std::size_t>(n_), -1);
+    next_.assign(static_cast<std::size_t>(n_), -1);
+    prev_.assign(static_cast<std::size_t>(n_), -1);
+    active_head_.assign(static_cast<std::size_t>(n) + 2, -1);
+    label_head_.assign(static_cast<std::size_t>(n) + 2, -1);
+    // ClosureNetwork's HIPR period (m counts each arc once, as its offsets do); measured on
+    // the default forest at lam = 3e-2, 0.4x and 3x this period took 1.0x and 1.8x the time
+    const long long relabel_period = 6LL * n_ + static_cast<long long>(n_arcs());
+    long long work = 0, discharges = 0;
+    global_relabel(out);
+    while (max_active_ >= 1) {
+      const std::int32_t v = active_head_[max_active_];
+      if (v < 0) {
+        --max_active_;
+        continue;
+      }
+      active_head_[max_active_] = next_active_[v];
+      work += discharge(v, out);
+      if ((++discharges & 1023) == 0 && budget.check_clock()) return;
+      if (work > relabel_period) {
+        work = 0;
+        global_relabel(out);
+      }
+    }
+  }
+
+  // The minimal source side: what the excess nodes reach in the residual network (every
+  // source arc is saturated from the start; maxflow.hpp). side[v] for splits then pairs.
+  void finish(ClosureCutOutput& out) {
+    std::vector<std::uint8_t>& side = out.source_side;
+    side.assign(static_cast<std::size_t>(n_), 0);
+    std::vector<std::int32_t> queue;
+    for (std::int64_t v = 0; v < n_; ++v)
+      if (excess_[v] > 0) {
+        side[v] = 1;
+        queue.push_back(static_cast<std::int32_t>(v));
+      }
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const std::int32_t x = queue[head];
+      for (std::int64_t c = arc_begin(x), end = arc_end(x); c < end; ++c) {
+        std::int32_t w;
+        std::int64_t r, back;
+        if (!arc(x, c, w, r, back) || r <= 0 || side[w]) continue;
+        side[w] = 1;
+        queue.push_back(w);
+      }
+    }
+    std::int64_t cut = 0;
+    for (std::int64_t v = 0; v < S_; ++v)
+      if (!side[v]) cut = saturating_add(cut, src0_[v]);
+    for (std::int64_t p = 0; p < P_; ++p)
+      if (side[S_ + p]) cut = saturating_add(cut, snk0_[p]);
+    out.cut = cut;
+  }
+
+ private:
+  static constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
+
+  // Arcs of node x are cursors c in [arc_begin(x), arc_end(x)). A split's: its slice positions
+  // (to the pairs), then its parent, then its two children (the reverse of their parent arcs);
+  // a pair's: its list entries (the reverse of its splits' arcs). The sink arcs are apart.
+  std::int64_t arc_begin(std::int32_t x) const {
+    return x < S_ ? slice_begin_[x] : rstart_[x - S_];
+  }
+  std::int64_t arc_end(std::int32_t x) const {
+    return x < S_ ? slice_end_[x] + 3 : rstart_[x - S_ + 1];
+  }
+  // The arc at cursor c of x: false if there is none there (a pair outside the network, no
+  // parent or child); else its other end w, residual r of x -> w and back of w -> x.
+  bool arc(std::int32_t x, std::int64_t c, std::int32_t& w, std::int64_t& r,
+           std::int64_t& back) const {
+    if (x < S_) {
+      const std::int64_t e = slice_end_[x];
+      if (c < e) {
+        const std::int32_t p = pid_[row_[x] + ens_.trees[tree_[x]].by_leaf[c]];
+        if (p < 0) return false;
+        w = static_cast<std::int32_t>(S_ + p);
+        r = kInf;
+        back = flow_[base_[x] + c];
+        return true;
+      }
+      if (c == e) {
+        w = up_[x];
+        if (w < 0) return false;
+        r = kInf;
+        back = flow_up_[x];
+        return true;
+      }
+      w = kid_[2 * static_cast<std::size_t>(x) + static_cast<std::size_t>(c - e - 1)];
+      if (w < 0) return false;
+      r = flow_up_[w];
+      back = kInf;
+      return true;
+    }
+    w = rsplit_[c];
+    r = flow_[flow_index(w, x)];
+    back = kInf;
+    return true;
+  }
+  // flow_ slot of the arc from split v into pair node x
+  std::int64_t flow_index(std::int32_t v, std::int32_t x) const {
+    const std::int64_t i = key_[x - S_] % N_;
+    return base_[v] + pos_[static_cast<std::size_t>(tree_[v]) * static_cast<std::size_t>(N_) +
+                           static_cast<std::size_t>(i)];
+  }
+  // Moves `amount` along the arc at cursor c of x.
+  void push(std::int32_t x, std::int64_t c, std::int32_t w, std::int64_t amount) {
+    if (x >= S_) {
+      flow_[flow_index(w, x)] -= amount;
+      return;
+    }
+    const std::int64_t e = slice_end_[x];
+    if (c < e)
+      flow_[base_[x] + c] += amount;
+    else if (c == e)
+      flow_up_[x] += amount;
+    else
+      flow_up_[w] -= amount;
+  }
+  std::int64_t sink_left(std::int32_t x) const { return x >= S_ ? snk_[x - S_] : 0; }
+
+  void label_insert(std::int32_t v, std::int32_t k) {
+    label_[v] = k;
+    prev_[v] = -1;
+    next_[v] = label_head_[k];
+    if (next_[v] >= 0) prev_[next_[v]] = v;
+    label_head_[k] = v;
+    if (k > max_label_) max_label_ = k;
+  }
+  void label_remove(std::int32_t v) {
+    const std::int32_t k = label_[v];
+    if (prev_[v] >= 0)
+      next_[prev_[v]] = next_[v];
+    else
+      label_head_[k] = next_[v];
+    if (next_[v] >= 0) prev_[next_[v]] = prev_[v];
+  }
+  void activate(std::int32_t v) {
+    const std::int32_t k = label_[v];
+    next_active_[v] = active_head_[k];
+    active_head_[k] = v;
+    if (k > max_active_) max_active_ = k;
+  }
+
+  // Exact distances to t (reverse BFS over residual arcs); the rest is dead.
+  void global_relabel(ClosureCutOutput& out) {
+    ++out.phases;
+    old_label_.swap(label_);
+    label_.assign(static_cast<std::size_t>(n_), dead_);
+    std::fill(active_head_.begin(), active_head_.end(), -1);
+    std::fill(label_head_.begin(), label_head_.end(), -1);
+    max_active_ = max_label_ = 0;
+    std::vector<std::int32_t>& queue = next_active_;  // reused: rebuilt below
+    std::size_t tail = 0;
+    for (std::int64_t p = 0; p < P_; ++p)
+      if (snk_[p] > 0) {
+        label_[S_ + p] = 1;
+        queue[tail++] = static_cast<std::int32_t>(S_ + p);
+      }
+    const auto reach = [&](std::int32_t u, std::int32_t k) {
+      if (label_[u] != dead_) return;
+      label_[u] = k;
+      queue[tail++] = u;
+    };
+    for (std::size_t head = 0; head < tail; ++head) {
+      const std::int32_t w = queue[head];
+      const std::int32_t k = label_[w] + 1;
+      if (w >= S_) {
+        // every split of the pair reaches it by an infinite arc: no flow to read
+        for (std::int64_t c = rstart_[w - S_]; c < rstart_[w - S_ + 1]; ++c) reach(rsplit_[c], k);
+        continue;
+      }
+      // a pair reaches split w iff w's arc into it carries flow (a sequential read first)
+      const std::int32_t* by_leaf = ens_.trees[tree_[w]].by_leaf;
+      const std::int64_t* f = flow_.data() + base_[w];
+      for (std::int64_t j = slice_begin_[w]; j < slice_end_[w]; ++j)
+        if (f[j] > 0) reach(static_cast<std::int32_t>(S_ + pid_[row_[w] + by_leaf[j]]), k);
+      if (up_[w] >= 0 && flow_up_[w] > 0) reach(up_[w], k);
+      for (int side = 0; side < 2; ++side) {
+        const std::int32_t c = kid_[2 * static_cast<std::size_t>(w) + side];
+        if (c >= 0) reach(c, k);
+      }
+    }
+    for (std::int64_t v = 0; v < n_; ++v) {
+      const std::int32_t k = label_[v];
+      // A valid labelling is a lower bound on the distances to t, so this one only raised
+      // labels. An arc v skipped since its last relabel stays inadmissible while v's label
+      // holds (the heads' labels only rise, and a push into v makes its reverse arc point
+      // up), so v's scan resumes where it was, as after a push: on the default forest the
+      // shallow splits' slices (up to 10**5 arcs) were read again from the start after
+      // every global relabelling.
+      if (k != old_label_[v]) current_[v] = arc_begin(static_cast<std::int32_t>(v));
+      if (k == dead_) continue;
+      label_insert(static_cast<std::int32_t>(v), k);
+      if (excess_[v] > 0) activate(static_cast<std::int32_t>(v));
+    }
+  }
+
+  // Nothing left at label k: everything at or above it is dead.
+  void gap(std::int32_t k) {
+    for (std::int32_t j = k; j <= max_label_; ++j) {
+      for (std::int32_t u = label_head_[j]; u >= 0; u = next_[u]) label_[u] = dead_;
+      label_head_[j] = -1;
+    }
+    max_label_ = k - 1;
+  }
+
+  // The least label + 1 over w's residual arcs (dead_ if none), and the cursor of that arc.
+  std::int32_t least_label(std::int32_t w, std::int64_t& at, long long& work) const {
+    std::int32_t best = dead_;
+    at = arc_begin(w);
+    for (std::int64_t c = arc_begin(w), end = arc_end(w); c < end; ++c, ++work) {
+      std::int32_t x;
+      std::int64_t r, back;
+      if (!arc(w, c, x, r, back) || r <= 0) continue;
+      if (label_[x] + 1 < best) {
+        best = label_[x] + 1;
+        at = c;
+      }
+    }
+    return best;
+  }
+
+  // Raise w (no excess: in no active stack) above its stale label, or apply the gap rule.
+  void lift(std::int32_t w) {
+    const std::int32_t k = label_[w];
+    if (label_head_[k] == w && next_[w] < 0) {
+      gap(k);
+      return;
+    }
+    label_remove(w);
+    std::int64_t at;
+    long long work = 0;
+    std::int32_t best = least_label(w, at, work);
+    if (best <= k) best = k + 1;
+    if (best >= dead_) {
+      label_[w] = dead_;
+      return;
+    }
+    current_[w] = at;
+    label_insert(w, best);
+  }
+
+  long long discharge(std::int32_t v, ClosureCutOutput& out) {
+    if (sink_left(v) > 0) {  // then label 1: the arc to t is admissible
+      std::int64_t& s = snk_[v - S_];
+      const std::int64_t amount = std::min(excess_[v], s);
+      s -= amount;
+      excess_[v] -= amount;
+      out.flow += amount;
+      ++out.augmentations;
+      if (excess_[v] == 0) return 1;
+    }
+    const std::int32_t k = label_[v];
+    long long work = 1;
+    for (std::int64_t& c = current_[v], end = arc_end(v); c < end; ++c, ++work) {
+      std::int32_t w;
+      std::int64_t r, back;
+      if (!arc(v, c, w, r, back) || r <= 0 || label_[w] != k - 1) continue;
+      if (k == 2 && w >= S_ && sink_left(w) == 0 && excess_[w] == 0) {
+        // w's label 1 is stale (its sink arc is saturated): lift it rather than flood it
+        lift(w);
+        if (label_[v] == dead_) return work;  // the lift found a gap below v
+        continue;
+      }
+      if (w >= S_ && sink_left(w) > 0 && excess_[w] == 0) {
+        // v -> w -> t as one step, so the pair is not flooded and drained again
+        std::int64_t& s = snk_[w - S_];
+        const std::int64_t amount = std::min(std::min(excess_[v], r), s);
+        push(v, c, w, amount);
+        s -= amount;
+        excess_[v] -= amount;
+        out.flow += amount;
+        ++out.augmentations;
+        if (excess_[v] == 0) return work;
+        // the rest as a plain push: the arc stays admissible (see maxflow.cpp)
+      }
+      std::int64_t back2;
+      std::int64_t r2;
+      arc(v, c, w, r2, back2);
+      const std::int64_t amount = std::min(excess_[v], r2);
+      if (amount <= 0) continue;
+      push(v, c, w, amount);
+      if (excess_[w] == 0) activate(w);
+      excess_[w] += amount;
+      excess_[v] -= amount;
+      ++out.augmentations;
+      if (excess_[v] == 0) return work;
+    }
+    // relabel
+    if (label_head_[k] == v && next_[v] < 0) {
+      gap(k);
+      return work;
+    }
+    label_remove(v);
+    std::int64_t at;
+    const std::int32_t best = least_label(v, at, work);
+    if (best >= dead_) {
+      label_[v] = dead_;  // keeps its excess: on the source side
+      return work + 12;
+    }
+    current_[v] = at;
+    label_insert(v, best);
+    activate(v);
+    return work + 12;
+  }
+
+  const CompactEnsemble& ens_;
+  std::int64_t N_, K_, S_ = 0, P_ = 0, n_ = 0, n_parent_arcs_ = 0;
+  // per split
+  std::vector<std::int64_t> g_, src0_, base_, row_, slice_begin_, slice_end_, flow_up_;
+  std::vector<std::int32_t> tree_, h_, up_, kid_;
+  // per pair
+  std::vector<std::int32_t> pid_;  // K x N -> pair id (-1: not in the network)
+  std::vector<std::int64_t> key_, snk0_, snk_, rstart_;
+  std::vector<std::int32_t> rsplit_, pos_;
+  std::vector<std::int64_t> flow_;
+  // push-relabel state per node
+  std::vector<std::int64_t> excess_, current_;
+  std::vector<std::int32_t> label_, old_label_, next_active_, next_, prev_, active_head_,
+      label_head_;
+  std::int32_t dead_ = 0, max_active_ = 0, max_label_ = 0;
 };
 
 std::uint64_t mix(std::uint64_t x) {  // splitmix64: a well-spread value per node id
@@ -722,9 +1254,13 @@ enum class Reduction { kNone, kDead, kDeadAndForced };
 // Rules 2-4 of odtkit.pruning._cut (rule 1 is the caller's weights), then the network.
 // `flow_bytes_per_arc`: what the caller will add per arc once built (its budget is checked
 // before building).
+void build_explicit(const CutBuilder& net, Reduced& red, bool merge_pairs,
+                    double flow_bytes_per_arc, Budget& budget);
+
 Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::int64_t n_samples,
                          Reduction reduction, bool merge_pairs, double flow_bytes_per_arc,
-                         std::int32_t restrict_levels, Budget& budget) {
+                         std::int32_t restrict_levels, Budget& budget,
+                         bool build_network = true) {
   Reduced red;
   const std::int64_t n = net.n_nodes();
   const std::int64_t KN = n_samples * n_features;
@@ -761,14 +1297,22 @@ Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::in
     red.forced.assign(static_cast<std::size_t>(n), 0);
   if (red.dead.size() != static_cast<std::size_t>(n))
     red.dead.assign(static_cast<std::size_t>(n), 0);
-  if (!red.complete) return red;
-  // the splits the network leaves out: dead, and (rule 6) excluded
-  std::vector<std::uint8_t> excluded_too;
-  if (!red.excluded.empty()) {
-    excluded_too = red.dead;
-    for (std::int64_t g = 0; g < n; ++g) excluded_too[g] |= red.excluded[g];
-  }
-  const std::vector<std::uint8_t>& gone = red.excluded.empty() ? red.dead : excluded_too;
+  if (!red.complete || !build_network) return red;
+  build_explicit(net, red, merge_pairs, flow_bytes_per_arc, budget);
+  return red;
+}
+
+// The splits the network leaves out: dead, and (rule 6) excluded.
+std::vector<std::uint8_t> gone_splits(const Reduced& red) {
+  std::vector<std::uint8_t> gone = red.dead;
+  for (std::size_t g = 0; g < red.excluded.size(); ++g) gone[g] |= red.excluded[g];
+  return gone;
+}
+
+// The network of the splits neither forced nor gone and the unpaid pairs, as arc arrays.
+void build_explicit(const CutBuilder& net, Reduced& red, bool merge_pairs,
+                    double flow_bytes_per_arc, Budget& budget) {
+  const std::vector<std::uint8_t> gone = gone_splits(red);
   std::int64_t entries = 0, splits = 0;
   const std::size_t build = net.build_bytes(gone, red.forced, red.paid, splits, entries);
   const std::size_t flow = static_cast<std::size_t>(
@@ -788,14 +1332,125 @@ Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::in
         red.member_start[p] = static_cast<std::int64_t>(p);
     }
   });
-  return red;
+}
+
+// Rule 7 (nested lambdas; issue 42): the sink capacities only grow with lam (each is a
+// rounded-up product with lam), so the minimal minimum closure at lam lies inside the one at
+// any lam' < lam. (With f, f' the cut functions at lam, lam' on the closed sets, g = f - f' is a
+// sum of non-negative increments over the pairs a set pays, so it only grows with the set. For
+// the minimal minimisers A at lam' and B at lam: f'(A & B) <= f'(A) + f'(B) - f'(A | B) <= f'(B)
+// by submodularity and f'(A) <= f'(A | B), and g(A & B) <= g(B), so f(A & B) <= f(B): A & B is a
+// minimiser at lam and contains B, the least one. So B is inside A.) The splits outside A are then
+// left out as rule 6 leaves its splits out: the minimiser over the closed sets inside a set that
+// holds B is B again (every minimiser there is a global one, and B is in every global one), and
+// their source arcs are cut by it. Where the network left at lam is large (nest_arcs slice
+// entries or more), the cut at lam' = lam / 3, with every rule (and this one, nest_levels - 1
+// deep), runs first; its answer is used only if it is certified optimal.
+constexpr double kNestFactor = 3.0;
+
+void nest_round(const CutBuilder& net, const CompactEnsemble& ens, double lam, double scale,
+                bool merge_pairs, std::int32_t restrict_levels, std::int32_t slice_flow,
+                std::int32_t nest_levels, std::int64_t nest_arcs, Reduced& red, Budget& budget) {
+  // the arcs the network at lam would hold (into unpaid pairs), counted until the threshold
+  const std::vector<std::uint8_t> gone = gone_splits(red);
+  std::int64_t arcs = 0;
+  for (std::size_t t = 0; t < ens.trees.size() && arcs < nest_arcs; ++t) {
+    const CompactTree& tr = ens.trees[t];
+    for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
+      const std::int64_t g = net.offset(t) + h;
+      if (tr.left[h] < 0 || red.forced[g] || gone[g] || !tr.first_use[h]) continue;
+      const std::uint8_t* paid =
+          red.paid.data() + static_cast<std::int64_t>(tr.feature[h]) * ens.n_samples;
+      for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j)
+        arcs += !paid[tr.by_leaf[j]];
+    }
+  }
+  if (arcs < nest_arcs || arcs == 0) return;
+  EnsembleCutOutput lower = ensemble_min_cut(ens, lam / kNestFactor, scale, true, merge_pairs,
+                                             restrict_levels, budget, slice_flow,
+                                             nest_levels - 1, nest_arcs);
+  if (budget.stopped() || lower.status != "optimal") return;
+  const std::int64_t n = net.n_nodes();
+  if (red.excluded.size() != static_cast<std::size_t>(n))
+    red.excluded.assign(static_cast<std::size_t>(n), 0);
+  for (std::int64_t g = 0; g < n; ++g) {
+    if (red.dead[g] || red.forced[g] || red.excluded[g] || lower.kept[g] || !net.is_split(g))
+      continue;
+    red.excluded[g] = 1;
+    ++red.n_excluded;
+  }
+  red.excluded_src = 0;
+  for (std::int64_t g = 0; g < n; ++g)
+    if (red.excluded[g]) red.excluded_src = saturating_add(red.excluded_src, net.src(g));
+}
+
+// The final max-flow by SliceFlow, into `side` (its splits, then its pairs) with `red`'s maps set
+// to its nodes, and `out`'s network, flow and cut. False, with nothing run, where the network
+// of arc arrays is the one to use (unless `always`): splits shallower than kDeepForest, where
+// final_algorithm keeps Dinic, a sink side below a fifth of the source side, where it picks
+// Boykov-Kolmogorov, no sink capacity (one BFS there), or no split left.
+bool slice_cut(const CutBuilder& net, const CompactEnsemble& ens, Reduced& red, bool always,
+               Budget& budget, EnsembleCutOutput& out, std::vector<std::uint8_t>& side) {
+  const std::vector<std::uint8_t> gone = gone_splits(red);
+  std::int64_t splits = 0, slots = 0;
+  std::int32_t deepest = -1;
+  SliceFlow::count(net, ens, gone, red.forced, splits, slots, deepest);
+  if (splits == 0 || (!always && deepest < kDeepForest)) return false;
+  const std::size_t bytes =
+      SliceFlow::bytes_needed(splits, slots, slots, static_cast<std::int64_t>(ens.trees.size()),
+                              ens.n_features, ens.n_samples);
+  if (!budget.memory_ok(red.bytes, bytes)) {
+    red.complete = false;
+    return true;
+  }
+  std::unique_ptr<SliceFlow> flow;
+  ClosureCutOutput cut;
+  bool refused = false;
+  const bool ok = catch_out_of_memory(budget, [&] {
+    flow = std::make_unique<SliceFlow>(net, ens, gone, red.forced, red.paid);
+    const std::int64_t sink = flow->total_sink();
+    if (!always && (sink == 0 || static_cast<double>(sink) < 0.2 * flow->total_source())) {
+      refused = true;
+      return;
+    }
+    budget.note_memory(red.bytes + bytes);
+    out.n_nodes = out.n_nodes_unmerged = flow->n_splits() + flow->n_pairs();
+    out.n_arcs = out.n_arcs_unmerged = flow->n_arcs();
+    cut.algorithm = "push_relabel_slices";
+    flow->greedy_start(budget, cut);
+    if (!budget.stopped()) flow->run(budget, cut);
+    flow->finish(cut);
+  });
+  if (refused) return false;
+  if (!ok) {
+    red.complete = false;
+    return true;
+  }
+  out.algorithm = cut.algorithm;
+  out.phases = cut.phases;
+  out.augmentations = cut.augmentations;
+  const std::int64_t fixed = saturating_add(red.constant, red.excluded_src);
+  out.flow = saturating_add(fixed, cut.flow);
+  out.cut = saturating_add(fixed, cut.cut);
+  side = std::move(cut.source_side);
+  red.split_of.resize(static_cast<std::size_t>(flow->n_splits()));
+  for (std::int64_t v = 0; v < flow->n_splits(); ++v) red.split_of[v] = flow->split_global(v);
+  red.pair_key.resize(static_cast<std::size_t>(flow->n_pairs()));
+  red.member_start.resize(static_cast<std::size_t>(flow->n_pairs()) + 1);
+  for (std::int64_t p = 0; p < flow->n_pairs(); ++p) {
+    red.pair_key[p] = flow->pair_key(p);
+    red.member_start[p] = p;
+  }
+  red.member_start[flow->n_pairs()] = flow->n_pairs();
+  return true;
 }
 
 }  // namespace
 
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, double scale,
                                    bool reduce, bool merge_pairs, std::int32_t restrict_levels,
-                                   Budget& budget) {
+                                   Budget& budget, std::int32_t slice_flow,
+                                   std::int32_t nest_levels, std::int64_t nest_arcs) {
   const auto start = std::chrono::steady_clock::now();
   if (!(lam >= 0.0) || !std::isfinite(lam)) throw std::invalid_argument("lam must be >= 0");
   check_ensemble(ens);
@@ -808,7 +1463,10 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
   // little more; 32 covers them
   Reduced red = reduce_and_build(net, ens.n_features, ens.n_samples,
                                  reduce ? Reduction::kDeadAndForced : Reduction::kNone,
-                                 merge_pairs, 32.0, restrict_levels, budget);
+                                 merge_pairs, 32.0, restrict_levels, budget, false);
+  if (red.complete && reduce && nest_levels > 0 && lam > 0.0)
+    nest_round(net, ens, lam, scale, merge_pairs, restrict_levels, slice_flow, nest_levels,
+               nest_arcs, red, budget);
   out.iterations = red.iterations;
   out.rounds = red.rounds;
   out.n_excluded = red.n_excluded;
@@ -816,13 +1474,23 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
     out.n_forced += red.forced[g];
     out.n_dead += red.dead[g];
   }
-  out.reduce_seconds = seconds_since(start);
-  out.n_nodes_unmerged = red.n_nodes_unmerged;
-  out.n_arcs_unmerged = red.n_arcs_unmerged;
+  std::vector<std::uint8_t> side;
+  bool sliced = false;
+  if (red.complete && slice_flow != 0) {
+    out.reduce_seconds = seconds_since(start);
+    const auto flow_start = std::chrono::steady_clock::now();
+    sliced = slice_cut(net, ens, red, slice_flow > 0, budget, out, side);
+    out.flow_seconds = seconds_since(flow_start);
+  }
+  if (red.complete && !sliced) build_explicit(net, red, merge_pairs, 32.0, budget);
+  if (!sliced) {
+    out.reduce_seconds = seconds_since(start);
+    out.n_nodes_unmerged = red.n_nodes_unmerged;
+    out.n_arcs_unmerged = red.n_arcs_unmerged;
+  }
   const std::size_t n_split_nodes = red.split_of.size();
   const std::size_t n_pair_nodes = red.member_start.size() - 1;
-  std::vector<std::uint8_t> side;
-  if (red.complete) {
+  if (red.complete && !sliced) {
     out.n_nodes = static_cast<std::int64_t>(red.src.size());
     out.n_arcs = static_cast<std::int64_t>(red.tails.size());
     const auto flow_start = std::chrono::steady_clock::now();

@@ -88,10 +88,16 @@ struct EnsembleCutOutput {
 // Throws std::invalid_argument on inconsistent trees (bad child ids, features, slices) or
 // capacities that could overflow. `scale`: the power of two of odtkit.pruning._cut.
 // `restrict_levels` (with `reduce`): rounds of rule 5, for the depth limits 0 .. levels - 1
-// (0: none).
+// (0: none). `slice_flow`: the final max-flow on arcs read from the tree slices instead of
+// arc arrays (push-relabel, "push_relabel_slices"; the same flow value and minimal side):
+// -1 where final_algorithm would run push-relabel (deep trees), 0 never, 1 always.
+// `nest_levels`, `nest_arcs`: rule 7 (the cut at lam / 3 first, its splits left out) where the
+// network left holds nest_arcs slice entries or more, that many levels deep (0: never).
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ensemble, double lam, double scale,
                                    bool reduce, bool merge_pairs, std::int32_t restrict_levels,
-                                   Budget& budget);
+                                   Budget& budget, std::int32_t slice_flow = -1,
+                                   std::int32_t nest_levels = 2,
+                                   std::int64_t nest_arcs = std::int64_t{20} << 20);
 
 // The lambda-independent network (dead splits dropped, and with `merge_pairs` identical pairs
 // merged) for the exact cost-error path: split nodes first, then pair nodes.

@@ -97,10 +97,12 @@ class CompactTrees {
 
 NamedValues run_ensemble_min_cut(const CompactTrees& trees, double lam, double scale,
                                  bool reduce, bool merge_pairs, std::int32_t restrict_levels,
-                                 double time_limit, double memory_limit_mb) {
+                                 double time_limit, double memory_limit_mb,
+                                 std::int32_t slice_flow, std::int32_t nest_levels,
+                                 std::int64_t nest_arcs) {
   EnsembleCutOutput out = run_with_limits(time_limit, memory_limit_mb, [&](Budget& budget) {
     return ensemble_min_cut(trees.view(), lam, scale, reduce, merge_pairs, restrict_levels,
-                            budget);
+                            budget, slice_flow, nest_levels, nest_arcs);
   });
   // rule 5's rounds as one int64 row each: level, nodes, arcs, forced by the cut, by rule 3
   std::vector<std::int64_t> rounds;
@@ -169,7 +171,8 @@ void bind_ensemble_cut(nb::module_& m) {
   m.def("ensemble_min_cut", &run_ensemble_min_cut, nb::arg("trees"), nb::arg("lam"),
         nb::arg("scale"), nb::arg("reduce") = true, nb::arg("merge_pairs") = true,
         nb::arg("restrict_levels") = 0, nb::arg("time_limit") = 0.0,
-        nb::arg("memory_limit_mb") = 0.0,
+        nb::arg("memory_limit_mb") = 0.0, nb::arg("slice_flow") = -1,
+        nb::arg("nest_levels") = 2, nb::arg("nest_arcs") = std::int64_t{20} << 20,
         "IP3 as one minimum cut of CompactTrees (ensemble_cut.hpp). reduce: force and drop "
         "splits first; merge_pairs: pairs with the same predecessors as one node; "
         "restrict_levels: rounds of rule 5 (restricted problems for depth limits 0 .. "
@@ -179,7 +182,11 @@ void bind_ensemble_cut(nb::module_& m) {
         "before merging), n_forced, n_dead, n_excluded, n_paid, iterations, phases, "
         "augmentations, times and peak_memory_mb; rounds (int64, one row of level, nodes, "
         "arcs, forced by the cut, forced by rule 3 after it per round of rule 5) and "
-        "round_seconds.");
+        "round_seconds. slice_flow: the final max-flow on arcs read from the tree slices "
+        "(push_relabel_slices): -1 where it is the one to use (deep trees), 0 never, 1 always. "
+        "nest_levels, nest_arcs: rule 7 (the cut at lam / 3 first, the splits outside its "
+        "answer left out) where nest_arcs slice entries or more are left, that many levels "
+        "deep (0: never).");
   m.def("ensemble_reduced_network", &run_ensemble_reduced_network, nb::arg("trees"),
         nb::arg("lam"), nb::arg("scale"), nb::arg("merge_pairs") = true,
         nb::arg("restrict_levels") = 0,
