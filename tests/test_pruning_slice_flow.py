@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _pruning_checks import same_pruning
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import RandomForestClassifier
@@ -18,7 +19,6 @@ from sklearn.ensemble import RandomForestClassifier
 from odtkit.pruning import cost_error_path, extract
 from odtkit.pruning._cut import closure_network, cut_prune
 from odtkit.results import Status
-from tests._pruning_checks import same_pruning
 
 
 def _forest(seed: int, n: int, T: int, k: int, depth: int | None):
