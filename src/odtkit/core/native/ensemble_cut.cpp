@@ -662,23 +662,19 @@ class SliceFlow {
     label_.assign(static_cast<std::size_t>(n_), dead_);
     current_.resize(static_cast<std::size_t>(n_));
     for (std::int64_t v = 0; v < n_; ++v) current_[v] = arc_begin(static_cast<std::int32_t>(v));
-    next_active_.assign(static_cast<std::size_t>(n_), -1);
-    next_.assign(static_cast<std::size_t>(n_), -1);
-    prev_.assign(static_cast<std::size_t>(n_), -1);
-    active_head_.assign(static_cast<std::size_t>(n) + 2, -1);
-    label_head_.assign(static_cast<std::size_t>(n) + 2, -1);
+    buckets_.assign(static_cast<std::size_t>(n_), static_cast<std::size_t>(n) + 2);
     // ClosureNetwork's HIPR period (m counts each arc once, as its offsets do); measured on
     // the default forest at lam = 3e-2, 0.4x and 3x this period took 1.0x and 1.8x the time
     const long long relabel_period = 6LL * n_ + static_cast<long long>(n_arcs());
     long long work = 0, discharges = 0;
     global_relabel(out);
-    while (max_active_ >= 1) {
-      const std::int32_t v = active_head_[max_active_];
+    while (buckets_.max_active >= 1) {
+      const std::int32_t v = buckets_.active_head[buckets_.max_active];
       if (v < 0) {
-        --max_active_;
+        --buckets_.max_active;
         continue;
       }
-      active_head_[max_active_] = next_active_[v];
+      buckets_.active_head[buckets_.max_active] = buckets_.next_active[v];
       work += discharge(v, out);
       if ((++discharges & 1023) == 0 && budget.check_clock()) return;
       if (work > relabel_period) {
@@ -785,36 +781,18 @@ class SliceFlow {
 
   void label_insert(std::int32_t v, std::int32_t k) {
     label_[v] = k;
-    prev_[v] = -1;
-    next_[v] = label_head_[k];
-    if (next_[v] >= 0) prev_[next_[v]] = v;
-    label_head_[k] = v;
-    if (k > max_label_) max_label_ = k;
+    buckets_.insert(v, k);
   }
-  void label_remove(std::int32_t v) {
-    const std::int32_t k = label_[v];
-    if (prev_[v] >= 0)
-      next_[prev_[v]] = next_[v];
-    else
-      label_head_[k] = next_[v];
-    if (next_[v] >= 0) prev_[next_[v]] = prev_[v];
-  }
-  void activate(std::int32_t v) {
-    const std::int32_t k = label_[v];
-    next_active_[v] = active_head_[k];
-    active_head_[k] = v;
-    if (k > max_active_) max_active_ = k;
-  }
+  void label_remove(std::int32_t v) { buckets_.remove(v, label_[v]); }
+  void activate(std::int32_t v) { buckets_.activate(v, label_[v]); }
 
   // Exact distances to t (reverse BFS over residual arcs); the rest is dead.
   void global_relabel(ClosureCutOutput& out) {
     ++out.phases;
     old_label_.swap(label_);
     label_.assign(static_cast<std::size_t>(n_), dead_);
-    std::fill(active_head_.begin(), active_head_.end(), -1);
-    std::fill(label_head_.begin(), label_head_.end(), -1);
-    max_active_ = max_label_ = 0;
-    std::vector<std::int32_t>& queue = next_active_;  // reused: rebuilt below
+    buckets_.clear();
+    std::vector<std::int32_t>& queue = buckets_.next_active;  // reused: rebuilt below
     std::size_t tail = 0;
     for (std::int64_t p = 0; p < P_; ++p)
       if (snk_[p] > 0) {
@@ -862,11 +840,12 @@ class SliceFlow {
 
   // Nothing left at label k: everything at or above it is dead.
   void gap(std::int32_t k) {
-    for (std::int32_t j = k; j <= max_label_; ++j) {
-      for (std::int32_t u = label_head_[j]; u >= 0; u = next_[u]) label_[u] = dead_;
-      label_head_[j] = -1;
+    for (std::int32_t j = k; j <= buckets_.max_label; ++j) {
+      for (std::int32_t u = buckets_.label_head[j]; u >= 0; u = buckets_.next[u])
+        label_[u] = dead_;
+      buckets_.label_head[j] = -1;
     }
-    max_label_ = k - 1;
+    buckets_.max_label = k - 1;
   }
 
   // The least label + 1 over w's residual arcs (dead_ if none), and the cursor of that arc.
@@ -888,7 +867,7 @@ class SliceFlow {
   // Raise w (no excess: in no active stack) above its stale label, or apply the gap rule.
   void lift(std::int32_t w) {
     const std::int32_t k = label_[w];
-    if (label_head_[k] == w && next_[w] < 0) {
+    if (buckets_.alone(w, k)) {
       gap(k);
       return;
     }
@@ -952,7 +931,7 @@ class SliceFlow {
       if (excess_[v] == 0) return work;
     }
     // relabel
-    if (label_head_[k] == v && next_[v] < 0) {
+    if (buckets_.alone(v, k)) {
       gap(k);
       return work;
     }
@@ -981,9 +960,9 @@ class SliceFlow {
   std::vector<std::int64_t> flow_;
   // push-relabel state per node
   std::vector<std::int64_t> excess_, current_;
-  std::vector<std::int32_t> label_, old_label_, next_active_, next_, prev_, active_head_,
-      label_head_;
-  std::int32_t dead_ = 0, max_active_ = 0, max_label_ = 0;
+  std::vector<std::int32_t> label_, old_label_;
+  LabelBuckets buckets_;  // label lists and active stacks
+  std::int32_t dead_ = 0;
 };
 
 std::uint64_t mix(std::uint64_t x) {  // splitmix64: a well-spread value per node id
@@ -1384,6 +1363,20 @@ void nest_round(const CutBuilder& net, const CompactEnsemble& ens, double lam, d
     if (red.excluded[g]) red.excluded_src = saturating_add(red.excluded_src, net.src(g));
 }
 
+// The whole problem's flow and cut from the final network's `cut`, into `out`, and its source
+// side into `side`: the reductions' constant and the excluded splits' source arcs (rule 6) are
+// in every minimum cut, outside the network.
+void take_cut(const Reduced& red, ClosureCutOutput& cut, EnsembleCutOutput& out,
+              std::vector<std::uint8_t>& side) {
+  out.algorithm = cut.algorithm;
+  out.phases = cut.phases;
+  out.augmentations = cut.augmentations;
+  const std::int64_t fixed = saturating_add(red.constant, red.excluded_src);
+  out.flow = saturating_add(fixed, cut.flow);
+  out.cut = saturating_add(fixed, cut.cut);
+  side = std::move(cut.source_side);
+}
+
 // The final max-flow by SliceFlow, into `side` (its splits, then its pairs) with `red`'s maps set
 // to its nodes, and `out`'s network, flow and cut. False, with nothing run, where the network
 // of arc arrays is the one to use (unless `always`): splits shallower than kDeepForest, where
@@ -1426,13 +1419,7 @@ bool slice_cut(const CutBuilder& net, const CompactEnsemble& ens, Reduced& red, 
     red.complete = false;
     return true;
   }
-  out.algorithm = cut.algorithm;
-  out.phases = cut.phases;
-  out.augmentations = cut.augmentations;
-  const std::int64_t fixed = saturating_add(red.constant, red.excluded_src);
-  out.flow = saturating_add(fixed, cut.flow);
-  out.cut = saturating_add(fixed, cut.cut);
-  side = std::move(cut.source_side);
+  take_cut(red, cut, out, side);
   red.split_of.resize(static_cast<std::size_t>(flow->n_splits()));
   for (std::int64_t v = 0; v < flow->n_splits(); ++v) red.split_of[v] = flow->split_global(v);
   red.pair_key.resize(static_cast<std::size_t>(flow->n_pairs()));
@@ -1504,14 +1491,7 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
       ClosureCutOutput cut = closure_min_cut(out.n_nodes, red.src.data(), red.snk.data(),
                                              out.n_arcs, red.tails.data(), red.heads.data(),
                                              budget, algorithm, true, release);
-      out.algorithm = cut.algorithm;
-      out.phases = cut.phases;
-      out.augmentations = cut.augmentations;
-      // the excluded splits' source arcs are in every minimum cut (rule 6), outside the network
-      const std::int64_t fixed = saturating_add(red.constant, red.excluded_src);
-      out.flow = saturating_add(fixed, cut.flow);
-      out.cut = saturating_add(fixed, cut.cut);
-      side = std::move(cut.source_side);
+      take_cut(red, cut, out, side);
     });
     out.flow_seconds = seconds_since(flow_start);
   }

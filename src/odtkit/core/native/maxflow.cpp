@@ -170,11 +170,7 @@ class ClosureNetwork {
     const std::int32_t n = static_cast<std::int32_t>(n_);
     dead_ = n + 1;
     excess_.assign(static_cast<std::size_t>(n_), 0);
-    next_active_.assign(static_cast<std::size_t>(n_), -1);
-    next_.assign(static_cast<std::size_t>(n_), -1);
-    prev_.assign(static_cast<std::size_t>(n_), -1);
-    active_head_.assign(static_cast<std::size_t>(n) + 2, -1);
-    label_head_.assign(static_cast<std::size_t>(n) + 2, -1);
+    buckets_.assign(static_cast<std::size_t>(n_), static_cast<std::size_t>(n) + 2);
     // saturate every source arc: the excess now sits on the nodes
     for (std::int64_t v = 0; v < n_; ++v) {
       excess_[v] = src_[v];
@@ -186,13 +182,13 @@ class ClosureNetwork {
     long long work = 0;
     long long discharges = 0;
     global_relabel(out);
-    while (max_active_ >= 1) {
-      const std::int32_t v = active_head_[max_active_];
+    while (buckets_.max_active >= 1) {
+      const std::int32_t v = buckets_.active_head[buckets_.max_active];
       if (v < 0) {
-        --max_active_;
+        --buckets_.max_active;
         continue;
       }
-      active_head_[max_active_] = next_active_[v];
+      buckets_.active_head[buckets_.max_active] = buckets_.next_active[v];
       work += discharge(v, out);
       if ((++discharges & 1023) == 0 && budget.check_clock()) return;
       if (work > relabel_period) {
@@ -435,35 +431,17 @@ class ClosureNetwork {
 
   void label_insert(std::int32_t v, std::int32_t k) {
     level_[v] = k;
-    prev_[v] = -1;
-    next_[v] = label_head_[k];
-    if (next_[v] >= 0) prev_[next_[v]] = v;
-    label_head_[k] = v;
-    if (k > max_label_) max_label_ = k;
+    buckets_.insert(v, k);
   }
-  void label_remove(std::int32_t v) {
-    const std::int32_t k = level_[v];
-    if (prev_[v] >= 0)
-      next_[prev_[v]] = next_[v];
-    else
-      label_head_[k] = next_[v];
-    if (next_[v] >= 0) prev_[next_[v]] = prev_[v];
-  }
-  void activate(std::int32_t v) {
-    const std::int32_t k = level_[v];
-    next_active_[v] = active_head_[k];
-    active_head_[k] = v;
-    if (k > max_active_) max_active_ = k;
-  }
+  void label_remove(std::int32_t v) { buckets_.remove(v, level_[v]); }
+  void activate(std::int32_t v) { buckets_.activate(v, level_[v]); }
 
   // Exact distances to t in the residual network (reverse BFS); unreachable nodes are dead.
   void global_relabel(ClosureCutOutput& out) {
     ++out.phases;
     std::fill(level_.begin(), level_.end(), dead_);
-    std::fill(active_head_.begin(), active_head_.end(), -1);
-    std::fill(label_head_.begin(), label_head_.end(), -1);
-    max_active_ = max_label_ = 0;
-    std::vector<std::int32_t>& queue = next_active_;  // reused: rebuilt below
+    buckets_.clear();
+    std::vector<std::int32_t>& queue = buckets_.next_active;  // reused: rebuilt below
     std::size_t tail = 0;
     for (std::int64_t v = 0; v < n_; ++v)
       if (snk_[v] > 0) {
@@ -494,7 +472,7 @@ class ClosureNetwork {
   // its residual arcs, or apply the gap rule if w was the last node at its label.
   void lift(std::int32_t w) {
     const std::int32_t k = level_[w];
-    if (label_head_[k] == w && next_[w] < 0) {
+    if (buckets_.alone(w, k)) {
       gap(k);
       return;
     }
@@ -520,11 +498,12 @@ class ClosureNetwork {
   // Nothing is left at label k, so nothing at or above k can reach t any more (every residual
   // path to t passes through every label below its start): all of it is dead.
   void gap(std::int32_t k) {
-    for (std::int32_t j = k; j <= max_label_; ++j) {
-      for (std::int32_t u = label_head_[j]; u >= 0; u = next_[u]) level_[u] = dead_;
-      label_head_[j] = -1;
+    for (std::int32_t j = k; j <= buckets_.max_label; ++j) {
+      for (std::int32_t u = buckets_.label_head[j]; u >= 0; u = buckets_.next[u])
+        level_[u] = dead_;
+      buckets_.label_head[j] = -1;
     }
-    max_label_ = k - 1;
+    buckets_.max_label = k - 1;
   }
 
   // Push v's excess down admissible arcs; relabel once if it remains. Returns the work done.
@@ -573,7 +552,7 @@ class ClosureNetwork {
       if (excess_[v] == 0) return 1;
     }
     // relabel
-    if (label_head_[k] == v && next_[v] < 0) {
+    if (buckets_.alone(v, k)) {
       gap(k);
       return 1;
     }
@@ -685,9 +664,8 @@ class ClosureNetwork {
   std::vector<std::int64_t> current_;
   // push-relabel only (level_ holds the labels)
   std::vector<std::int64_t> excess_;
-  std::vector<std::int32_t> next_active_, next_, prev_;  // active stacks, label lists
-  std::vector<std::int32_t> active_head_, label_head_;   // per label
-  std::int32_t dead_ = 0, max_active_ = 0, max_label_ = 0;
+  LabelBuckets buckets_;  // label lists and active stacks
+  std::int32_t dead_ = 0;
   // Boykov-Kolmogorov only
   static constexpr std::uint8_t kFree = 0, kSource = 1, kSink = 2;
   static constexpr std::int32_t kNone = -1, kTerminal = -2, kOrphan = -3;

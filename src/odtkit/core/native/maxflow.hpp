@@ -50,6 +50,7 @@
 // infinite inner arcs, hence a valid closure whose capacity is `cut`.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -58,6 +59,52 @@
 #include "search_types.hpp"
 
 namespace odtkit {
+
+// Highest-label push-relabel's bookkeeping, shared by the closure network's push-relabel
+// (maxflow.cpp) and the pruning network's on tree slices (ensemble_cut.cpp): per label, a
+// doubly linked list of the live nodes holding it (for the gap rule) and a stack of the active
+// ones. Labels are kept by the caller; these lists only mirror them.
+struct LabelBuckets {
+  std::vector<std::int32_t> next_active, next, prev;  // per node
+  std::vector<std::int32_t> active_head, label_head;  // per label
+  std::int32_t max_active = 0, max_label = 0;
+
+  void assign(std::size_t n_nodes, std::size_t n_labels) {
+    next_active.assign(n_nodes, -1);
+    next.assign(n_nodes, -1);
+    prev.assign(n_nodes, -1);
+    active_head.assign(n_labels, -1);
+    label_head.assign(n_labels, -1);
+    max_active = max_label = 0;
+  }
+  // every list empty (a global relabelling rebuilds them)
+  void clear() {
+    std::fill(active_head.begin(), active_head.end(), -1);
+    std::fill(label_head.begin(), label_head.end(), -1);
+    max_active = max_label = 0;
+  }
+  void insert(std::int32_t v, std::int32_t k) {
+    prev[v] = -1;
+    next[v] = label_head[k];
+    if (next[v] >= 0) prev[next[v]] = v;
+    label_head[k] = v;
+    if (k > max_label) max_label = k;
+  }
+  void remove(std::int32_t v, std::int32_t k) {
+    if (prev[v] >= 0)
+      next[prev[v]] = next[v];
+    else
+      label_head[k] = next[v];
+    if (next[v] >= 0) prev[next[v]] = prev[v];
+  }
+  void activate(std::int32_t v, std::int32_t k) {
+    next_active[v] = active_head[k];
+    active_head[k] = v;
+    if (k > max_active) max_active = k;
+  }
+  // whether v is the only node at label k (then lifting it leaves a gap)
+  bool alone(std::int32_t v, std::int32_t k) const { return label_head[k] == v && next[v] < 0; }
+};
 
 enum class MaxFlowAlgorithm { kAuto, kDinic, kPushRelabel, kBoykovKolmogorov };
 
