@@ -668,13 +668,7 @@ class SliceFlow {
     const long long relabel_period = 6LL * n_ + static_cast<long long>(n_arcs());
     long long work = 0, discharges = 0;
     global_relabel(out);
-    while (buckets_.max_active >= 1) {
-      const std::int32_t v = buckets_.active_head[buckets_.max_active];
-      if (v < 0) {
-        --buckets_.max_active;
-        continue;
-      }
-      buckets_.active_head[buckets_.max_active] = buckets_.next_active[v];
+    for (std::int32_t v = buckets_.pop_active(); v >= 0; v = buckets_.pop_active()) {
       work += discharge(v, out);
       if ((++discharges & 1023) == 0 && budget.check_clock()) return;
       if (work > relabel_period) {
@@ -840,12 +834,7 @@ class SliceFlow {
 
   // Nothing left at label k: everything at or above it is dead.
   void gap(std::int32_t k) {
-    for (std::int32_t j = k; j <= buckets_.max_label; ++j) {
-      for (std::int32_t u = buckets_.label_head[j]; u >= 0; u = buckets_.next[u])
-        label_[u] = dead_;
-      buckets_.label_head[j] = -1;
-    }
-    buckets_.max_label = k - 1;
+    buckets_.gap(k, label_, dead_);
   }
 
   // The least label + 1 over w's residual arcs (dead_ if none), and the cursor of that arc.

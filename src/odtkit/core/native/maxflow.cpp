@@ -182,13 +182,7 @@ class ClosureNetwork {
     long long work = 0;
     long long discharges = 0;
     global_relabel(out);
-    while (buckets_.max_active >= 1) {
-      const std::int32_t v = buckets_.active_head[buckets_.max_active];
-      if (v < 0) {
-        --buckets_.max_active;
-        continue;
-      }
-      buckets_.active_head[buckets_.max_active] = buckets_.next_active[v];
+    for (std::int32_t v = buckets_.pop_active(); v >= 0; v = buckets_.pop_active()) {
       work += discharge(v, out);
       if ((++discharges & 1023) == 0 && budget.check_clock()) return;
       if (work > relabel_period) {
@@ -498,12 +492,7 @@ class ClosureNetwork {
   // Nothing is left at label k, so nothing at or above k can reach t any more (every residual
   // path to t passes through every label below its start): all of it is dead.
   void gap(std::int32_t k) {
-    for (std::int32_t j = k; j <= buckets_.max_label; ++j) {
-      for (std::int32_t u = buckets_.label_head[j]; u >= 0; u = buckets_.next[u])
-        level_[u] = dead_;
-      buckets_.label_head[j] = -1;
-    }
-    buckets_.max_label = k - 1;
+    buckets_.gap(k, level_, dead_);
   }
 
   // Push v's excess down admissible arcs; relabel once if it remains. Returns the work done.

@@ -104,6 +104,25 @@ struct LabelBuckets {
   }
   // whether v is the only node at label k (then lifting it leaves a gap)
   bool alone(std::int32_t v, std::int32_t k) const { return label_head[k] == v && next[v] < 0; }
+  // the active node of the highest label, taken off its stack; -1 when none is left
+  std::int32_t pop_active() {
+    for (; max_active >= 1; --max_active) {
+      const std::int32_t v = active_head[max_active];
+      if (v >= 0) {
+        active_head[max_active] = next_active[v];
+        return v;
+      }
+    }
+    return -1;
+  }
+  // the gap rule: nothing is left at label k, so every node at or above it gets label `dead`
+  void gap(std::int32_t k, std::vector<std::int32_t>& label, std::int32_t dead) {
+    for (std::int32_t j = k; j <= max_label; ++j) {
+      for (std::int32_t u = label_head[j]; u >= 0; u = next[u]) label[u] = dead;
+      label_head[j] = -1;
+    }
+    max_label = k - 1;
+  }
 };
 
 enum class MaxFlowAlgorithm { kAuto, kDinic, kPushRelabel, kBoykovKolmogorov };
