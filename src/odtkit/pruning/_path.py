@@ -291,7 +291,7 @@ def exact_path(
 
     weight: np.ndarray | None = None
 
-    def reduced_cut(nodes: np.ndarray, arcs: np.ndarray, lam: float) -> np.ndarray | None:
+    def reduced_cut(nodes: np.ndarray, lam: float) -> np.ndarray | None:
         """The window's minimal source side from the whole problem at ``lam`` cut with every
         reduction (its minimal optimum lies between the window's ends, which are the minimal
         optima at smaller and larger λ); None when the reductions stopped on memory."""
@@ -335,7 +335,7 @@ def exact_path(
 
     def window_cut(nodes: np.ndarray, arcs: np.ndarray, lam: float) -> np.ndarray:
         if big(nodes):
-            inside = reduced_cut(nodes, arcs, lam)
+            inside = reduced_cut(nodes, lam)
             if inside is not None:
                 return inside
         return cut(nodes, arcs, lam)
@@ -411,7 +411,7 @@ def exact_path(
         if big(nodes) and probe > lam_l:
             # a vertex at a λ where the reductions may do more than at λ* (_PROBE_FACTOR); one
             # strictly below both end lines there is a new hull vertex between them
-            inside = reduced_cut(nodes, arcs, probe)
+            inside = reduced_cut(nodes, probe)
             if inside is not None and 0 < np.count_nonzero(inside) < nodes.size:
                 S = nodes[inside]
                 EM, CM = ER - gain[S].sum(), CR + cost[S].sum()
