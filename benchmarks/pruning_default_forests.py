@@ -10,7 +10,7 @@ runs the same child with another interpreter whose odtkit is the code before the
 (``--before-python``, e.g. /work/wt/before/.venv/bin/python), "after" with this one.
 
     python benchmarks/pruning_default_forests.py [--before-python PY] [--cases 100x100000]
-        [--lams 1e-4,1e-3,1e-2] [--path] [--cache DIR] [--report-only]
+        [--lams 1e-4,1e-3,1e-2] [--path] [--cache DIR] [--fit-jobs J] [--report-only]
 
 Writes benchmarks/results/pruning_default_forests.{json,md}; rows of an earlier run for cases
 or λ not run again are kept (a case is "TxN" and its side "before"/"after").
@@ -36,15 +36,16 @@ def _paths(T: int, N: int, cache: str) -> Path:
     return Path(cache) / f"rf-default-T{T}-N{N}.pkl"
 
 
-def fit_case(T: int, N: int, cache: str) -> dict[str, Any]:
-    """Child side: fit and pickle the forest (not measured)."""
+def fit_case(T: int, N: int, cache: str, jobs: int = 1) -> dict[str, Any]:
+    """Child side: fit and pickle the forest (not measured; ``jobs`` cores grow the trees, which
+    changes neither the forest nor any measured row)."""
     from sklearn.datasets import make_classification
     from sklearn.ensemble import RandomForestClassifier
 
     path = _paths(T, N, cache)
     if not path.exists():
         X, y = make_classification(N, 20, n_informative=10, random_state=0)
-        rf = RandomForestClassifier(n_estimators=T, random_state=0, n_jobs=1).fit(X, y)
+        rf = RandomForestClassifier(n_estimators=T, random_state=0, n_jobs=jobs).fit(X, y)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(pickle.dumps((X, y, rf)))
     return {"path": str(path)}
@@ -192,6 +193,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--path", action="store_true", help="also the exact path (after only)")
     parser.add_argument("--cache", default=DEFAULT_CACHE)
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--fit-jobs", type=int, default=1, help="cores that grow a new forest")
     parser.add_argument("--report-only", action="store_true", help="rebuild the .md only")
     harness.add_out_dir(parser)
     args = parser.parse_args(argv)
@@ -205,7 +207,9 @@ def main(argv: list[str] | None = None) -> None:
         sides.insert(0, ("before", args.before_python))
     for case in args.cases.split(","):
         T, N = (int(v) for v in case.split("x"))
-        harness.call_in_child(f"{NAME}:fit_case", T, N, args.cache, timeout=args.timeout)
+        harness.call_in_child(
+            f"{NAME}:fit_case", T, N, args.cache, args.fit_jobs, timeout=args.timeout
+        )
         jobs: list[tuple[Any, str]] = [(float(lam), "prune") for lam in args.lams.split(",")]
         if args.path:
             jobs.append((None, "path"))
