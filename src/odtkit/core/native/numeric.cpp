@@ -46,6 +46,10 @@
 
 #include "search_common.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace odtkit {
 namespace {
 
@@ -168,6 +172,19 @@ struct Node {
   std::size_t s = 0;
   std::vector<Cell> cells;
   std::vector<int> present;
+  // The two-class sweep's copy of the present rows in 16 bits (Solver::pack; two classes,
+  // whole weights, total and rows below 2^15): per column, `stride16` entries
+  // (s rounded up to 8), the row ids, the signed counts, their prefix sums, and -1 where a
+  // threshold follows the row (the last row of a rank), else 0; padding adds 0 and ends
+  // nothing. Built when a node first sweeps its thresholds, at most once.
+  mutable std::vector<std::uint16_t> row16;
+  mutable std::vector<std::int16_t> count16, sum16, end16;
+  mutable std::size_t stride16 = 0;
+  // order16[c]: for a column c without missing rows, each row's position in c's order, laid
+  // out as row16 (padding 2^15 - 1): a threshold of c after p rows puts on the le side the
+  // rows of position < p, so the sweep compares instead of gathering the rows' sides. Built
+  // at c's first threshold swept here (that sweep's gather), reused by the next ones.
+  mutable std::vector<std::vector<std::int16_t>> order16;
 };
 
 // The thresholds of one column inside a sub-problem: position p (present rows on the le side),
@@ -232,13 +249,16 @@ class Solver {
   Solver(const Data& data, const SearchConfig& config, Budget& budget, SearchOutput& out)
       : D_(data), K_(data.K), Lambda_(config.lam * data.total),
         tau_(count_tolerance(data.total)), budget_(budget), out_(out),
-        side_(data.n, 0), le_mask_(data.n, 0),
+        side_(data.n, 0), le_mask_(data.n, 0), le_mask16_(data.n, 0),
         group_weight_(static_cast<std::size_t>(data.n_groups) * data.K, 0.0),
         use_similarity_(config.bound_on("similarity")) {
     // whole weights (unit weights, repeated rows): the two-class sweep sums them as integers,
     // exactly the doubles' sums, as every partial sum is a whole number below 2^31
     whole_ = K_ == 2 && data.total < 2147483647.0;
     for (double v : data.w) whole_ = whole_ && v == std::floor(v);
+    // every partial sum of a side's signed counts (and of a column's) is then below 2^15 in
+    // magnitude, so the sweep's 16-bit lanes hold them exactly
+    narrow_ = whole_ && data.total < 32768.0 && data.n < 32768;
   }
 
   Node root() const {
@@ -339,6 +359,7 @@ class Solver {
     }
     if (at_root) record(answer.cost, std::min(lb, answer.cost));
 
+    if (depth == 2 || Lambda_ > 0.0) pack(node);  // its thresholds sweep stumps (evaluate)
     std::priority_queue<Interval, std::vector<Interval>, std::greater<Interval>> queue;
     for (std::size_t f = 0; f < families.size(); ++f) {
       Family& fam = families[f];
@@ -632,6 +653,7 @@ class Solver {
           const Cell& cell = block[i];
           side_[cell.row] = which;
           le_mask_[cell.row] = mask;
+          le_mask16_[cell.row] = static_cast<std::int16_t>(mask);
           const double one = cell.weight * static_cast<double>(cell.label);
           c0 += cell.weight - one;
           c1 += one;
@@ -643,6 +665,7 @@ class Solver {
           const Cell& cell = block[i];
           side_[cell.row] = which;
           le_mask_[cell.row] = mask;
+          le_mask16_[cell.row] = static_cast<std::int16_t>(mask);
           counts[cell.label] += cell.weight;
         }
       }
@@ -811,6 +834,134 @@ class Solver {
     high[1] = static_cast<double>(std::max(high1, d1));
   }
 
+  // Node's 16-bit copy (see Node) when the table allows it: built once per node that sweeps
+  // thresholds, where a depth-2 node then sweeps ~100 of them (breast cancer depth 4).
+  void pack(const Node& node) const {
+    if (!narrow_ || !node.row16.empty() || node.s == 0) return;
+    const std::size_t stride = (node.s + 7) / 8 * 8;
+    node.stride16 = stride;
+    node.row16.assign(D_.m * stride, 0);
+    node.count16.assign(D_.m * stride, 0);
+    node.sum16.assign(D_.m * stride, 0);
+    node.end16.assign(D_.m * stride, 0);
+    for (std::size_t c = 0; c < D_.m; ++c) {
+      const Cell* block = &node.cells[c * node.s];
+      const std::size_t present = static_cast<std::size_t>(node.present[c]);
+      int sum = 0;
+      for (std::size_t i = 0; i < present; ++i) {
+        const std::size_t at = c * stride + i;
+        sum += block[i].signed_count;
+        node.row16[at] = static_cast<std::uint16_t>(block[i].row);
+        node.count16[at] = static_cast<std::int16_t>(block[i].signed_count);
+        node.sum16[at] = static_cast<std::int16_t>(sum);
+        node.end16[at] = i + 1 == present || block[i + 1].rank != block[i].rank ? -1 : 0;
+      }
+    }
+  }
+
+  // prefix_extremes on Node's 16-bit copy of column c: the same extremes, exactly (integer
+  // sums below 2^15 in magnitude). The masks of the column's rows are gathered first, then
+  // eight rows at a time: the le side's prefix sums by three shifted additions and a carry,
+  // the gt side's as the column's prefix sum less the le side's, and every prefix that
+  // ends a rank (else 0, the empty prefix, which is always one) into lane-wise extremes.
+  // Breast cancer depth 4, lam 0.005: 165 -> 95 CPU s, the same 13.7 million thresholds.
+  // `order` (optional): order16 of the split column, whose first `first` rows are the le side.
+  void packed_extremes(const Node& node, std::size_t c, double low[2], double high[2],
+                       const std::int16_t* order, int first) const {
+    const std::size_t base = c * node.stride16;
+    const std::size_t present = static_cast<std::size_t>(node.present[c]);
+    const std::size_t padded = (present + 7) / 8 * 8;
+    const std::int16_t* counts = &node.count16[base];
+    const std::int16_t* sums = &node.sum16[base];
+    const std::int16_t* ends = &node.end16[base];
+    std::vector<std::int16_t>& masks = lane_buffer_;
+    if (order == nullptr) {
+      if (masks.size() < padded) masks.resize(padded);
+      const std::uint16_t* rows = &node.row16[base];
+      const std::int16_t* le_mask = le_mask16_.data();
+      for (std::size_t i = 0; i < padded; ++i) masks[i] = le_mask[rows[i]];
+    }
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i bar = _mm_set1_epi16(static_cast<short>(first));
+    __m128i carry = zero, low0 = zero, high0 = zero, low1 = zero, high1 = zero;
+    for (std::size_t i = 0; i < padded; i += 8) {
+      const __m128i* at = reinterpret_cast<const __m128i*>(counts + i);
+      const __m128i mask =
+          order != nullptr
+              ? _mm_cmpgt_epi16(bar, _mm_loadu_si128(
+                                         reinterpret_cast<const __m128i*>(order + base + i)))
+              : _mm_loadu_si128(reinterpret_cast<const __m128i*>(masks.data() + i));
+      __m128i d0 = _mm_and_si128(_mm_loadu_si128(at), mask);
+      d0 = _mm_add_epi16(d0, _mm_slli_si128(d0, 2));
+      d0 = _mm_add_epi16(d0, _mm_slli_si128(d0, 4));
+      d0 = _mm_add_epi16(d0, _mm_slli_si128(d0, 8));
+      d0 = _mm_add_epi16(d0, carry);
+      const __m128i top = _mm_shufflehi_epi16(d0, 0xFF);
+      carry = _mm_unpackhi_epi64(top, top);
+      const __m128i end = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + i));
+      const __m128i d1 =
+          _mm_sub_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sums + i)), d0);
+      const __m128i e0 = _mm_and_si128(d0, end), e1 = _mm_and_si128(d1, end);
+      low0 = _mm_min_epi16(low0, e0);
+      high0 = _mm_max_epi16(high0, e0);
+      low1 = _mm_min_epi16(low1, e1);
+      high1 = _mm_max_epi16(high1, e1);
+    }
+    alignas(16) std::int16_t lanes[4][8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes[0]), low0);
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes[1]), high0);
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes[2]), low1);
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes[3]), high1);
+    int extreme[4] = {0, 0, 0, 0};
+    for (int j = 0; j < 8; ++j) {
+      extreme[0] = std::min<int>(extreme[0], lanes[0][j]);
+      extreme[1] = std::max<int>(extreme[1], lanes[1][j]);
+      extreme[2] = std::min<int>(extreme[2], lanes[2][j]);
+      extreme[3] = std::max<int>(extreme[3], lanes[3][j]);
+    }
+#else
+    int extreme[4] = {0, 0, 0, 0};
+    int d0 = 0;
+    for (std::size_t i = 0; i < present; ++i) {
+      const int mask = order != nullptr ? (order[base + i] < first ? -1 : 0) : masks[i];
+      d0 += counts[i] & mask;
+      if (ends[i] != 0) {
+        const int d1 = sums[i] - d0;
+        extreme[0] = std::min(extreme[0], d0);
+        extreme[1] = std::max(extreme[1], d0);
+        extreme[2] = std::min(extreme[2], d1);
+        extreme[3] = std::max(extreme[3], d1);
+      }
+    }
+#endif
+    low[0] = extreme[0];
+    high[0] = extreme[1];
+    low[1] = extreme[2];
+    high[1] = extreme[3];
+  }
+
+  // Node's order16 of column c (built on first use; c has no missing row in the node).
+  const std::int16_t* order_of(const Node& node, int c) const {
+    if (node.order16.empty()) node.order16.resize(D_.m);
+    std::vector<std::int16_t>& order = node.order16[c];
+    if (order.empty()) {
+      std::vector<std::int16_t>& position = position16_;
+      position.resize(D_.n);
+      const Cell* block = &node.cells[static_cast<std::size_t>(c) * node.s];
+      for (std::size_t i = 0; i < node.s; ++i)
+        position[block[i].row] = static_cast<std::int16_t>(i);
+      order.assign(D_.m * node.stride16, std::numeric_limits<std::int16_t>::max());
+      for (std::size_t k = 0; k < D_.m; ++k) {
+        const std::uint16_t* rows = &node.row16[k * node.stride16];
+        std::int16_t* target = &order[k * node.stride16];
+        const std::size_t present = static_cast<std::size_t>(node.present[k]);
+        for (std::size_t i = 0; i < present; ++i) target[i] = position[rows[i]];
+      }
+    }
+    return order.data();
+  }
+
   // Two classes: the cost of the best tree of depth <= 1 of both marked sides, from the
   // extremes of the prefix difference d = c0 - c1 along each column (docs §3.10). A prefix
   // (c0, c1) of a side with class weights (C0, C1) leaves min(c0, c1) + min(C0 - c0, C1 - c1) =
@@ -821,14 +972,23 @@ class Solver {
   // comparison per row, against the general sweep's per-threshold class-weight arithmetic.
   // Both sides in one pass over each column (prefix_extremes).
   // `column[h]`: a column whose best threshold gives cost[h] (-1: the leaf).
+  // `order`, `first`: the marked split as order16 of its column and its le side's row count,
+  // when known (else nullptr): the packed sweep then compares instead of gathering.
   void stump_costs_of_two_classes(const Node& node, const double* const total[2], double cost[2],
-                                  int column[2]) const {
+                                  int column[2], const std::int16_t* order = nullptr,
+                                  int first = 0) const {
     for (int h = 0; h < 2; ++h) {
       cost[h] = std::min(total[h][0], total[h][1]) + Lambda_;
       column[h] = -1;
     }
     const char* side = side_.data();
-    for (std::size_t c = 0; c < D_.m; ++c) {
+    // A side that costs at most 2 Lambda is at its optimum: every split costs 2 Lambda plus
+    // its misclassified weight, so neither its leaf (misclassifying at most Lambda) nor a
+    // split without error can be beaten, and no further column can replace it (a column
+    // replaces only a strictly lower cost). Such a side leaves the sweep; with both, it ends.
+    bool open[2];
+    for (int h = 0; h < 2; ++h) open[h] = cost[h] > 2 * Lambda_;
+    for (std::size_t c = 0; c < D_.m && (open[0] || open[1]); ++c) {
       const Cell* block = &node.cells[c * node.s];
       const int present = node.present[c];
       double absent[2] = {0.0, 0.0};
@@ -839,16 +999,20 @@ class Solver {
         any_absent[h] = true;
       }
       double low[2], high[2];
-      if (whole_)
+      if (!node.row16.empty())
+        packed_extremes(node, c, low, high, order, first);
+      else if (whole_)
         prefix_extremes<int>(block, present, side, le_mask_.data(), low, high);
       else
         prefix_extremes<double>(block, present, side, le_mask_.data(), low, high);
       for (int h = 0; h < 2; ++h) {
+        if (!open[h]) continue;
         const double C0 = total[h][0], C1 = total[h][1];
         double best = std::min(C1 + low[h], C0 - high[h]);
         if (any_absent[h])
           best = std::min(best, std::min(C1 + low[h] + absent[h], C0 - high[h] - absent[h]));
         if (best + 2 * Lambda_ < cost[h]) cost[h] = best + 2 * Lambda_, column[h] = static_cast<int>(c);
+        open[h] = cost[h] > 2 * Lambda_;
       }
     }
   }
@@ -946,6 +1110,11 @@ class Solver {
     double* const gt = le + K_;
     const std::size_t n_le = mark(node, f, t, le, gt);
     const NumericSplit split = split_of(f, t);
+    // a split of a column without missing rows here: its le side is a prefix of its order
+    const bool ordered = K_ == 2 && !node.row16.empty() && !f.missing_split &&
+                         static_cast<std::size_t>(node.present[f.column]) == node.s;
+    const int first = ordered ? f.at->p[t] : 0;
+    auto order = [&]() { return ordered ? order_of(node, f.column) : nullptr; };
     if (depth == 2) {
       const double* totals[2] = {le, gt};
       const std::size_t sizes[2] = {n_le, node.s - n_le};
@@ -953,7 +1122,7 @@ class Solver {
       NumericSplit stumps[2];
       if (K_ == 2) {  // the costs alone, fast; the splits only for a new incumbent
         int column[2];
-        stump_costs_of_two_classes(node, totals, cost, column);
+        stump_costs_of_two_classes(node, totals, cost, column, order(), first);
         if (cost[0] + cost[1] < best.cost - tau_)
           best_stumps(node, totals, sizes, cost, stumps, column);
       } else {
@@ -977,7 +1146,7 @@ class Solver {
       NumericSplit unused[2];
       int column[2];
       if (K_ == 2)
-        stump_costs_of_two_classes(node, totals, cost, column);
+        stump_costs_of_two_classes(node, totals, cost, column, order(), first);
       else
         best_stumps(node, totals, sizes, cost, unused);
       lowL = std::max(lowL, std::min(cost[0], 3 * Lambda_));
@@ -1040,6 +1209,10 @@ class Solver {
   SearchOutput& out_;
   std::vector<char> side_;
   std::vector<int> le_mask_;  // per row: -1 when side_ is 1 (le), else 0 (the two-class sweep keeps a count by an and)
+  std::vector<std::int16_t> le_mask16_;  // the same in 16 bits, for the packed sweep
+  mutable std::vector<std::int16_t> lane_buffer_;  // the packed sweep's masks of one column
+  mutable std::vector<std::int16_t> position16_;  // order_of's row positions
+  bool narrow_ = false;  // Node's 16-bit copy is used (two classes, whole weights, total < 2^15)
   std::vector<double> group_weight_;
   std::vector<int> touched_;
   mutable std::vector<double> scratch_;
