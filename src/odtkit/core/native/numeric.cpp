@@ -180,6 +180,7 @@ struct Node {
   mutable std::vector<std::uint16_t> row16;
   mutable std::vector<std::int16_t> count16, sum16, end16;
   mutable std::size_t stride16 = 0;
+  mutable bool complete16 = false;  // no missing cell in the node
   // order16[c]: for a column c without missing rows, each row's position in c's order, laid
   // out as row16 (padding 2^15 - 1): a threshold of c after p rows puts on the le side the
   // rows of position < p, so the sweep compares instead of gathering the rows' sides. Built
@@ -314,6 +315,7 @@ class Solver {
     // stumps: the best one is an incumbent, and each family's best threshold its first try
     std::vector<Boundaries> columns(D_.m);
     std::vector<Family> families;
+    families.reserve(D_.m);
     for (std::size_t c = 0; c < D_.m; ++c)
       sweep_families(node, static_cast<int>(c), counts.data(), columns[c], families);
     double stumps = leaf;  // the optimum at depth 1
@@ -579,6 +581,16 @@ class Solver {
     plain.column = sided.column = c;
     sided.missing_le = 1;
     plain.at = sided.at = &bounds;
+    // one entry per threshold, at most one per present row: no regrowth (a depth-2 node sweeps
+    // its families once, and breast cancer depth 4 has 120,000 of them)
+    const std::size_t most = static_cast<std::size_t>(node.present[c]);
+    bounds.p.reserve(most);
+    bounds.k.reserve(most);
+    bounds.weight.reserve(most);
+    if (Lambda_ > 0.0) {
+      plain.capL.reserve(most);
+      plain.capR.reserve(most);
+    }
     const int n_absent = sweep(node, c, absent.data(), [&](int p, int k, double weight,
                                                                const double* le) {
       bounds.p.push_back(p);
@@ -586,11 +598,12 @@ class Solver {
       bounds.weight.push_back(weight);
       const int index = static_cast<int>(bounds.p.size()) - 1;
       for (int j = 0; j < K_; ++j) gt[j] = total[j] - le[j];
-      const double cost = misclassified(le) + misclassified(gt.data()) + 2 * Lambda_;
+      const double wrong_le = misclassified(le), wrong_gt = misclassified(gt.data());
+      const double cost = wrong_le + wrong_gt + 2 * Lambda_;
       if (cost < plain.seed_cost) plain.seed_cost = cost, plain.seed = index;
       if (Lambda_ > 0.0) {
-        plain.capL.push_back(std::min(misclassified(le) + Lambda_, 2 * Lambda_));
-        plain.capR.push_back(std::min(misclassified(gt.data()) + Lambda_, 2 * Lambda_));
+        plain.capL.push_back(std::min(wrong_le + Lambda_, 2 * Lambda_));
+        plain.capR.push_back(std::min(wrong_gt + Lambda_, 2 * Lambda_));
       }
       if (D_.missing[c]) {
         for (int j = 0; j < K_; ++j) with[j] = le[j] + absent[j], gt[j] = total[j] - with[j];
@@ -607,8 +620,8 @@ class Solver {
     plain.absent_weight = sided.absent_weight = absent_weight;
     plain.present_weight = sided.present_weight = all - absent_weight;
     if (!bounds.p.empty()) {
-      families.push_back(plain);
-      if (n_absent > 0) families.push_back(sided);
+      families.push_back(std::move(plain));
+      if (n_absent > 0) families.push_back(std::move(sided));
     }
     const int present = node.present[c];
     if (n_absent > 0 && present > 0) {
@@ -844,9 +857,11 @@ class Solver {
     node.count16.assign(D_.m * stride, 0);
     node.sum16.assign(D_.m * stride, 0);
     node.end16.assign(D_.m * stride, 0);
+    node.complete16 = true;
     for (std::size_t c = 0; c < D_.m; ++c) {
       const Cell* block = &node.cells[c * node.s];
       const std::size_t present = static_cast<std::size_t>(node.present[c]);
+      node.complete16 = node.complete16 && present == node.s;
       int sum = 0;
       for (std::size_t i = 0; i < present; ++i) {
         const std::size_t at = c * stride + i;
@@ -1108,13 +1123,34 @@ class Solver {
     if (K_ > 8) large.resize(2 * static_cast<std::size_t>(K_));
     double* const le = K_ > 8 ? large.data() : small;
     double* const gt = le + K_;
-    const std::size_t n_le = mark(node, f, t, le, gt);
     const NumericSplit split = split_of(f, t);
     // a split of a column without missing rows here: its le side is a prefix of its order
     const bool ordered = K_ == 2 && !node.row16.empty() && !f.missing_split &&
                          static_cast<std::size_t>(node.present[f.column]) == node.s;
     const int first = ordered ? f.at->p[t] : 0;
     auto order = [&]() { return ordered ? order_of(node, f.column) : nullptr; };
+    // With that order and no missing cell in the node, the stump sweep reads no row's side:
+    // the rows are marked only for a new incumbent's trees or the children, and the sides'
+    // class weights come from the column's prefix sums (whole weights: c0 = (weight + d) / 2
+    // exactly, d = c0 - c1).
+    bool marked = !(ordered && node.complete16);
+    std::size_t n_le = 0;
+    if (marked) {
+      n_le = mark(node, f, t, le, gt);
+    } else {
+      const std::size_t base = static_cast<std::size_t>(f.column) * node.stride16;
+      const double d = node.sum16[base + first - 1], d_all = node.sum16[base + node.s - 1];
+      const double weight = f.at->weight[t], all = f.present_weight;
+      le[0] = (weight + d) / 2;
+      le[1] = (weight - d) / 2;
+      gt[0] = (all + d_all) / 2 - le[0];
+      gt[1] = (all - d_all) / 2 - le[1];
+      n_le = static_cast<std::size_t>(first);
+    }
+    auto ensure_marked = [&]() {
+      if (!marked) mark(node, f, t, le, gt);
+      marked = true;
+    };
     if (depth == 2) {
       const double* totals[2] = {le, gt};
       const std::size_t sizes[2] = {n_le, node.s - n_le};
@@ -1123,8 +1159,10 @@ class Solver {
       if (K_ == 2) {  // the costs alone, fast; the splits only for a new incumbent
         int column[2];
         stump_costs_of_two_classes(node, totals, cost, column, order(), first);
-        if (cost[0] + cost[1] < best.cost - tau_)
+        if (cost[0] + cost[1] < best.cost - tau_) {
+          ensure_marked();
           best_stumps(node, totals, sizes, cost, stumps, column);
+        }
       } else {
         best_stumps(node, totals, sizes, cost, stumps);
       }
@@ -1156,6 +1194,7 @@ class Solver {
       if (lowL + lowR >= threshold) return true;
     }
     // the right child's rows are needed after the left one's search changed side_
+    ensure_marked();
     Node left_node = child(node, 1, n_le), right_node = child(node, 2, node.s - n_le);
     // exact children: both, for the exact cost of t (kExactChildren); deeper ones under the
     // budget, the second only if the first leaves room
