@@ -21,7 +21,8 @@
 // lower bound of the sub-problem at every moment (the anytime bound at the root). The first
 // threshold tried in a family is its best stump split, then interval midpoints.
 // Depth 2 evaluates a threshold by two stump sweeps of the children (exact, no recursion;
-// with two classes one branch-free pass over each column serves both, prefix_extremes);
+// with two classes one branch-free pass over each column serves both, prefix_extremes, or
+// eight rows at a time on 16-bit lanes when the weights allow, packed_extremes);
 // deeper, the children are sub-problems solved recursively and memoized on (row set, depth):
 // both exactly up to depth kExactChildren (an evaluated threshold then has its exact cost, whose
 // margin prunes its neighbours), deeper ones under the incumbent's budget. Lower bounds of a sub-problem: one leaf, or a split with the
@@ -69,6 +70,10 @@ constexpr int kExactChildren = 3;
 // that many cells (about 0.1 ms), so a time limit holds within a few such sweeps, while the
 // clock read (tens of ns) stays below 0.1 % of the work.
 constexpr std::size_t kClockCells = std::size_t{1} << 16;
+// A node keeps its columns' orders in 16 bits (Node::order16, up to columns^2 x rows entries
+// once every family has been swept) only up to this many entries, 8 MB: breast cancer's root
+// holds 30 x 30 x 576; a wider or longer node gathers its rows' sides at every sweep instead.
+constexpr std::size_t kOrderEntries = std::size_t{1} << 22;
 
 // One entry of a tree in pre-order: a split (column >= 0, rank, value = missing_le) is followed
 // by its le subtree, then its gt subtree; a leaf has column -1 and its class in value.
@@ -1126,7 +1131,8 @@ class Solver {
     const NumericSplit split = split_of(f, t);
     // a split of a column without missing rows here: its le side is a prefix of its order
     const bool ordered = K_ == 2 && !node.row16.empty() && !f.missing_split &&
-                         static_cast<std::size_t>(node.present[f.column]) == node.s;
+                         static_cast<std::size_t>(node.present[f.column]) == node.s &&
+                         node.stride16 * D_.m * D_.m <= kOrderEntries;
     const int first = ordered ? f.at->p[t] : 0;
     auto order = [&]() { return ordered ? order_of(node, f.column) : nullptr; };
     // With that order and no missing cell in the node, the stump sweep reads no row's side:
