@@ -560,9 +560,12 @@ def cut_prune(
         splits at depth <= 0, 1, ..., ``restrict_levels - 1`` (exact; 0: none).
     slice_flow : int
         The final max-flow on arcs read from the tree slices, never stored (push-relabel,
-        ``algorithm="push_relabel_slices"``; the same flow value and minimal cut): -1 where the
-        arc-array network would run push-relabel (trees 20 or more levels deep), 0 never, 1
-        always.
+        ``algorithm="push_relabel_slices"``, or on the reversed network from the pairs' unused
+        sink capacity, ``"push_relabel_slices_reverse"``; the same flow value and minimal
+        cut): -1 where the arc-array network would run push-relabel (trees 20 or more levels
+        deep), 0 never, 1 always (the direction picked after the greedy flow: reverse where it
+        left less sink capacity unused than source capacity unrouted), 2 always and forward,
+        3 always and reverse.
     nest_levels, nest_arcs : int
         Rule 7 (exact): where the network left holds ``nest_arcs`` slice entries or more, the
         cut at ``lam / 3`` runs first and the splits outside its answer leave the network,

@@ -678,6 +678,84 @@ class SliceFlow {
     }
   }
 
+  // Push-relabel on the reversed network from the greedy flow (issue 42): what moves is the
+  // sink capacity the greedy flow left unused, a pair's "want", from the pairs towards the
+  // splits with source capacity left (their excess, label 1), and a split pulled beyond its
+  // means holds a deficit (negative excess) that it pulls on from its children, or back from
+  // the pairs and parent it sends to. On the default forest at lam = 3e-2 the greedy flow
+  // leaves ~9 % of the sink capacity unused but far more source capacity than that, and every
+  // pair is saturated in the end: the forward direction moves all that source capacity around
+  // until it is proven dead, this one only the 9 %. Labels are exact residual distances from
+  // s at each global relabelling; the same highest-label rule, gap rule, relabel period and
+  // kept scan positions apply, as they would to the reversed network. Phase 1 stops when no
+  // node with a want reaches one with excess; return_deficits() then makes it a flow (below)
+  // and finish() reads the minimal source side as for the forward direction.
+  void run_reverse(Budget& budget, ClosureCutOutput& out) {
+    const std::int32_t n = static_cast<std::int32_t>(n_);
+    dead_ = n + 1;
+    label_.assign(static_cast<std::size_t>(n_), dead_);
+    current_.resize(static_cast<std::size_t>(n_));
+    for (std::int64_t v = 0; v < n_; ++v) current_[v] = arc_begin(static_cast<std::int32_t>(v));
+    buckets_.assign(static_cast<std::size_t>(n_), static_cast<std::size_t>(n) + 2);
+    const long long relabel_period = 6LL * n_ + static_cast<long long>(n_arcs());
+    long long work = 0, discharges = 0;
+    global_relabel_reverse(out);
+    for (std::int32_t v = buckets_.pop_active(); v >= 0; v = buckets_.pop_active()) {
+      work += discharge_reverse(v, out);
+      if ((++discharges & 1023) == 0 && budget.check_clock()) break;
+      if (work > relabel_period) {
+        work = 0;
+        global_relabel_reverse(out);
+      }
+    }
+    return_deficits();
+    // what the pairs receive (the sink capacities' total may exceed int64; the flow does not)
+    out.flow = 0;
+    for (std::int64_t p = 0; p < P_; ++p) out.flow += snk0_[p] - snk_[p];
+  }
+
+  // What the greedy flow left: the source capacity not routed and the sink capacity not used.
+  std::int64_t excess_left() const {
+    std::int64_t s = 0;
+    for (std::int64_t v = 0; v < S_; ++v) s = saturating_add(s, excess_[v]);
+    return s;
+  }
+  std::int64_t sink_left_total() const {
+    std::int64_t s = 0;
+    for (const std::int64_t c : snk_) s = saturating_add(s, c);
+    return s;
+  }
+
+  // The deficits left (on the splits a stop or phase 1 left with one) go back along the flow
+  // each such split sends, to its pairs first and then to its parent, children before their
+  // parents: a split's outflow is at least its deficit (its excess is its source capacity plus
+  // inflow minus outflow), so this ends with every split's excess >= 0, and every pair's inflow
+  // at most its sink capacity: a feasible flow. After phase 1 no node with a deficit or want is
+  // reached in the residual from s (the excess splits), so the flow only fell on arcs outside
+  // that reach X, arcs into X carry none and those leaving it are saturated: the flow's value
+  // is the capacity of X's cut, a maximum flow (maxflow.hpp's argument then gives the minimal
+  // side from it). After a stop it is a feasible flow, a valid bound.
+  void return_deficits() {
+    for (std::int64_t v = S_ - 1; v >= 0; --v) {
+      std::int64_t d = -excess_[v];
+      if (d <= 0) continue;
+      const std::int32_t* by_leaf = ens_.trees[tree_[v]].by_leaf;
+      std::int64_t* f = flow_.data() + base_[v];
+      for (std::int64_t j = slice_begin_[v]; j < slice_end_[v] && d > 0; ++j) {
+        if (f[j] <= 0) continue;
+        const std::int64_t take = std::min(f[j], d);
+        f[j] -= take;
+        snk_[pid_[row_[v] + by_leaf[j]]] += take;
+        d -= take;
+      }
+      if (d > 0) {
+        flow_up_[v] -= d;
+        excess_[up_[v]] -= d;
+      }
+      excess_[v] = 0;
+    }
+  }
+
   // The minimal source side: what the excess nodes reach in the residual network (every
   // source arc is saturated from the start; maxflow.hpp). side[v] for splits then pairs.
   void finish(ClosureCutOutput& out) {
@@ -830,6 +908,156 @@ class SliceFlow {
       label_insert(static_cast<std::int32_t>(v), k);
       if (excess_[v] > 0) activate(static_cast<std::int32_t>(v));
     }
+  }
+
+  // A node's want in the reverse direction: a pair's unused sink capacity, a split's deficit.
+  std::int64_t want(std::int32_t x) const {
+    return x >= S_ ? snk_[x - S_] : std::max<std::int64_t>(0, -excess_[x]);
+  }
+  void add_want(std::int32_t x, std::int64_t amount) {
+    if (x >= S_)
+      snk_[x - S_] += amount;
+    else
+      excess_[x] -= amount;
+  }
+
+  // Exact residual distances from s (a BFS from the splits with excess, label 1); the rest
+  // is dead. A split reaches every pair of its slice and its parent (infinite arcs) and a child
+  // that sends it flow; a pair reaches a split that sends it flow.
+  void global_relabel_reverse(ClosureCutOutput& out) {
+    ++out.phases;
+    old_label_.swap(label_);
+    label_.assign(static_cast<std::size_t>(n_), dead_);
+    buckets_.clear();
+    std::vector<std::int32_t>& queue = buckets_.next_active;  // reused: rebuilt below
+    std::size_t tail = 0;
+    for (std::int64_t v = 0; v < S_; ++v)
+      if (excess_[v] > 0) {
+        label_[v] = 1;
+        queue[tail++] = static_cast<std::int32_t>(v);
+      }
+    const auto reach = [&](std::int32_t u, std::int32_t k) {
+      if (label_[u] != dead_) return;
+      label_[u] = k;
+      queue[tail++] = u;
+    };
+    for (std::size_t head = 0; head < tail; ++head) {
+      const std::int32_t x = queue[head];
+      const std::int32_t k = label_[x] + 1;
+      if (x >= S_) {
+        for (std::int64_t c = rstart_[x - S_]; c < rstart_[x - S_ + 1]; ++c) {
+          const std::int32_t w = rsplit_[c];
+          if (label_[w] == dead_ && flow_[flow_index(w, x)] > 0) reach(w, k);
+        }
+        continue;
+      }
+      const std::int32_t* by_leaf = ens_.trees[tree_[x]].by_leaf;
+      for (std::int64_t j = slice_begin_[x]; j < slice_end_[x]; ++j) {
+        const std::int32_t p = pid_[row_[x] + by_leaf[j]];
+        if (p >= 0) reach(static_cast<std::int32_t>(S_ + p), k);
+      }
+      if (up_[x] >= 0) reach(up_[x], k);
+      for (int side = 0; side < 2; ++side) {
+        const std::int32_t c = kid_[2 * static_cast<std::size_t>(x) + side];
+        if (c >= 0 && flow_up_[c] > 0) reach(c, k);
+      }
+    }
+    for (std::int64_t v = 0; v < n_; ++v) {
+      const std::int32_t k = label_[v];
+      // kept scan positions: global_relabel's argument on the reversed network
+      if (k != old_label_[v]) current_[v] = arc_begin(static_cast<std::int32_t>(v));
+      if (k == dead_) continue;
+      label_insert(static_cast<std::int32_t>(v), k);
+      if (want(static_cast<std::int32_t>(v)) > 0) activate(static_cast<std::int32_t>(v));
+    }
+  }
+
+  // The least label + 1 over the arcs residual *into* w (dead_ if none), and that cursor.
+  std::int32_t least_label_reverse(std::int32_t w, std::int64_t& at, long long& work) const {
+    std::int32_t best = dead_;
+    at = arc_begin(w);
+    for (std::int64_t c = arc_begin(w), end = arc_end(w); c < end; ++c, ++work) {
+      std::int32_t x;
+      std::int64_t r, back;
+      if (!arc(w, c, x, r, back) || back <= 0) continue;
+      if (label_[x] + 1 < best) {
+        best = label_[x] + 1;
+        at = c;
+      }
+    }
+    return best;
+  }
+
+  // lift() of the reverse direction: w has neither excess nor want.
+  void lift_reverse(std::int32_t w) {
+    const std::int32_t k = label_[w];
+    if (buckets_.alone(w, k)) {
+      gap(k);
+      return;
+    }
+    label_remove(w);
+    std::int64_t at;
+    long long work = 0;
+    std::int32_t best = least_label_reverse(w, at, work);
+    if (best <= k) best = k + 1;
+    if (best >= dead_) {
+      label_[w] = dead_;
+      return;
+    }
+    current_[w] = at;
+    label_insert(w, best);
+  }
+
+  // discharge() of the reverse direction: v's want is pulled over admissible arcs u -> v
+  // (residual, label(u) = label(v) - 1); a pull from a split with excess is taken from that
+  // excess at once (its source arc, as discharge() sends on to t).
+  long long discharge_reverse(std::int32_t v, ClosureCutOutput& out) {
+    const std::int32_t k = label_[v];
+    long long work = 1;
+    for (std::int64_t& c = current_[v], end = arc_end(v); c < end; ++c, ++work) {
+      std::int32_t w;
+      std::int64_t r, back;
+      if (!arc(v, c, w, r, back) || back <= 0 || label_[w] != k - 1) continue;
+      if (k == 2 && w < S_ && excess_[w] == 0) {
+        // w's label 1 is stale (no source capacity left): lift it rather than drain it
+        lift_reverse(w);
+        if (label_[v] == dead_) return work;
+        continue;
+      }
+      if (w < S_ && excess_[w] > 0) {
+        const std::int64_t amount = std::min(std::min(want(v), back), excess_[w]);
+        push(v, c, w, -amount);
+        excess_[w] -= amount;
+        add_want(v, -amount);
+        ++out.augmentations;
+        if (want(v) == 0) return work;
+      }
+      std::int64_t r2, back2;
+      arc(v, c, w, r2, back2);
+      const std::int64_t amount = std::min(want(v), back2);
+      if (amount <= 0) continue;
+      push(v, c, w, -amount);
+      if (want(w) == 0) activate(w);
+      add_want(w, amount);
+      add_want(v, -amount);
+      ++out.augmentations;
+      if (want(v) == 0) return work;
+    }
+    if (buckets_.alone(v, k)) {
+      gap(k);
+      return work;
+    }
+    label_remove(v);
+    std::int64_t at;
+    const std::int32_t best = least_label_reverse(v, at, work);
+    if (best >= dead_) {
+      label_[v] = dead_;  // keeps its want: outside the reach of s
+      return work + 12;
+    }
+    current_[v] = at;
+    label_insert(v, best);
+    activate(v);
+    return work + 12;
   }
 
   // Nothing left at label k: everything at or above it is dead.
@@ -1372,7 +1600,8 @@ void take_cut(const Reduced& red, ClosureCutOutput& cut, EnsembleCutOutput& out,
 // final_algorithm keeps Dinic, a sink side below a fifth of the source side, where it picks
 // Boykov-Kolmogorov, no sink capacity (one BFS there), or no split left.
 bool slice_cut(const CutBuilder& net, const CompactEnsemble& ens, Reduced& red, bool always,
-               Budget& budget, EnsembleCutOutput& out, std::vector<std::uint8_t>& side) {
+               int direction, Budget& budget, EnsembleCutOutput& out,
+               std::vector<std::uint8_t>& side) {
   const std::vector<std::uint8_t> gone = gone_splits(red);
   std::int64_t splits = 0, slots = 0;
   std::int32_t deepest = -1;
@@ -1398,9 +1627,16 @@ bool slice_cut(const CutBuilder& net, const CompactEnsemble& ens, Reduced& red, 
     budget.note_memory(red.bytes + bytes);
     out.n_nodes = out.n_nodes_unmerged = flow->n_splits() + flow->n_pairs();
     out.n_arcs = out.n_arcs_unmerged = flow->n_arcs();
-    cut.algorithm = "push_relabel_slices";
     flow->greedy_start(budget, cut);
-    if (!budget.stopped()) flow->run(budget, cut);
+    const bool reverse = direction == 2 || (direction == 0 && flow->sink_left_total() <
+                                                                 flow->excess_left());
+    cut.algorithm = reverse ? "push_relabel_slices_reverse" : "push_relabel_slices";
+    if (!budget.stopped()) {
+      if (reverse)
+        flow->run_reverse(budget, cut);
+      else
+        flow->run(budget, cut);
+    }
     flow->finish(cut);
   });
   if (refused) return false;
@@ -1455,7 +1691,9 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
   if (red.complete && slice_flow != 0) {
     out.reduce_seconds = seconds_since(start);
     const auto flow_start = std::chrono::steady_clock::now();
-    sliced = slice_cut(net, ens, red, slice_flow > 0, budget, out, side);
+    // 1: always, 2: always and forward, 3: always and reverse
+    const int direction = slice_flow == 2 ? 1 : slice_flow == 3 ? 2 : 0;
+    sliced = slice_cut(net, ens, red, slice_flow > 0, direction, budget, out, side);
     out.flow_seconds = seconds_since(flow_start);
   }
   if (red.complete && !sliced) build_explicit(net, red, merge_pairs, 32.0, budget);
