@@ -32,22 +32,35 @@ def _forest(seed: int, n: int, T: int, k: int, depth: int | None):
     return extract(ens, X, y, costs)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=st.integers(0, 10_000),
-    T=st.integers(1, 4),
-    k=st.integers(2, 5),
-    depth=st.sampled_from([3, 6, None]),
-    lam_pick=st.floats(0.0, 1.0),
-    at_breakpoint=st.booleans(),
-)
-def test_property_slice_flow_is_the_same_cut(seed, T, k, depth, lam_pick, at_breakpoint):
+def _forest_and_lam(seed, T, k, depth, lam_pick, at_breakpoint):
+    """A forest of :func:`_forest` and a λ anywhere from 1e-3 to 1, or at one of its path's
+    breakpoints (where minimum cuts tie)."""
     d = _forest(seed, n=600 if depth is None else 400, T=T, k=k, depth=depth)
     breakpoints = cost_error_path(d).breakpoints if at_breakpoint else []
     if len(breakpoints):  # none where every feature is free
-        lam = float(breakpoints[int(lam_pick * len(breakpoints) * 0.999)])
-    else:
-        lam = float(10 ** (-3 + 3 * lam_pick))
+        return d, float(breakpoints[int(lam_pick * len(breakpoints) * 0.999)])
+    return d, float(10 ** (-3 + 3 * lam_pick))
+
+
+def _forests_and_lams(test):
+    """The property tests' draws: a shallow or full-depth forest of 1-4 trees on 2-5 features
+    and the λ of :func:`_forest_and_lam`."""
+    draws = given(
+        seed=st.integers(0, 10_000),
+        T=st.integers(1, 4),
+        k=st.integers(2, 5),
+        depth=st.sampled_from([3, 6, None]),
+        lam_pick=st.floats(0.0, 1.0),
+        at_breakpoint=st.booleans(),
+    )
+    return settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])(
+        draws(test)
+    )
+
+
+@_forests_and_lams
+def test_property_slice_flow_is_the_same_cut(seed, T, k, depth, lam_pick, at_breakpoint):
+    d, lam = _forest_and_lam(seed, T, k, depth, lam_pick, at_breakpoint)
     reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
     assert reference.status == Status.OPTIMAL
     for reduce, restrict_levels in ((False, 0), (True, 0), (True, 32)):
@@ -101,27 +114,14 @@ def test_memory_limit_refusing_the_network_returns_a_valid_pruning(slice_flow):
     assert stopped.model.objective == pytest.approx(stopped.objective, abs=1e-12)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=st.integers(0, 10_000),
-    T=st.integers(1, 4),
-    k=st.integers(2, 5),
-    depth=st.sampled_from([3, 6, None]),
-    lam_pick=st.floats(0.0, 1.0),
-    at_breakpoint=st.booleans(),
-)
+@_forests_and_lams
 def test_property_reverse_slice_flow_is_the_same_cut(seed, T, k, depth, lam_pick, at_breakpoint):
     """The slice flow on the reversed network (the pairs' unused sink capacity pulled towards
     the splits with source capacity left) against the uncompressed numpy network, leaf by leaf,
     and the forward slice flow's integer cut: where every pair ends saturated (the optimum keeps
     the whole network), where phase 1 leaves wants and deficits (the optimum keeps part of it,
     and the deficits go back to the pairs), and after rule 7."""
-    d = _forest(seed, n=600 if depth is None else 400, T=T, k=k, depth=depth)
-    breakpoints = cost_error_path(d).breakpoints if at_breakpoint else []
-    if len(breakpoints):
-        lam = float(breakpoints[int(lam_pick * len(breakpoints) * 0.999)])
-    else:
-        lam = float(10 ** (-3 + 3 * lam_pick))
+    d, lam = _forest_and_lam(seed, T, k, depth, lam_pick, at_breakpoint)
     reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
     for reduce in (False, True):
         forward = cut_prune(d, lam=lam, reduce=reduce, slice_flow=2)

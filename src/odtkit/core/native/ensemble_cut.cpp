@@ -657,7 +657,11 @@ class SliceFlow {
     }
   }
 
-  void run(Budget& budget, ClosureCutOutput& out) {
+  void run(Budget& budget, ClosureCutOutput& out) { phase1<false>(budget, out); }
+
+  // Phase 1 of push-relabel, forward or (Reverse) on the reversed network (run_reverse).
+  template <bool Reverse>
+  void phase1(Budget& budget, ClosureCutOutput& out) {
     const std::int32_t n = static_cast<std::int32_t>(n_);
     dead_ = n + 1;
     label_.assign(static_cast<std::size_t>(n_), dead_);
@@ -668,13 +672,16 @@ class SliceFlow {
     // the default forest at lam = 3e-2, 0.4x and 3x this period took 1.0x and 1.8x the time
     const long long relabel_period = 6LL * n_ + static_cast<long long>(n_arcs());
     long long work = 0, discharges = 0;
-    global_relabel(out);
+    global_relabel<Reverse>(out);
     for (std::int32_t v = buckets_.pop_active(); v >= 0; v = buckets_.pop_active()) {
-      work += discharge(v, out);
+      if constexpr (Reverse)
+        work += discharge_reverse(v, out);
+      else
+        work += discharge(v, out);
       if ((++discharges & 1023) == 0 && budget.check_clock()) return;
       if (work > relabel_period) {
         work = 0;
-        global_relabel(out);
+        global_relabel<Reverse>(out);
       }
     }
   }
@@ -683,34 +690,19 @@ class SliceFlow {
   // sink capacity the greedy flow left unused, a pair's "want", from the pairs towards the
   // splits with source capacity left (their excess, label 1), and a split pulled beyond its
   // means holds a deficit (negative excess) that it pulls on from its children, or back from
-  // the pairs and parent it sends to. On the default forest at lam = 3e-2 the greedy flow
-  // leaves ~9 % of the sink capacity unused but far more source capacity than that, and every
-  // pair is saturated in the end: the forward direction moves all that source capacity around
-  // until it is proven dead, this one only the 9 %. Labels are exact residual distances from
+  // the pairs and parent it sends to. On the default forest at lam = 3e-2 (after rule 7) the
+  // greedy flow leaves 2.4 % of the sink capacity unused and 11.8 % of the source capacity
+  // unrouted, and every pair is saturated in the end: the forward direction moved all that
+  // source capacity around until it was proven dead (19 global relabellings, ~30 CPU s), this
+  // one moves the 2.4 % (one relabelling, ~2 CPU s). Labels are exact residual distances from
   // s at each global relabelling; the same highest-label rule, gap rule, relabel period and
   // kept scan positions apply, as they would to the reversed network. Phase 1 stops when no
   // node with a want reaches one with excess; return_deficits() then makes it a flow (below)
   // and finish() reads the minimal source side as for the forward direction.
   void run_reverse(Budget& budget, ClosureCutOutput& out) {
     reversed_ = true;
-    const std::int32_t n = static_cast<std::int32_t>(n_);
-    dead_ = n + 1;
-    label_.assign(static_cast<std::size_t>(n_), dead_);
-    current_.resize(static_cast<std::size_t>(n_));
-    for (std::int64_t v = 0; v < n_; ++v) current_[v] = arc_begin(static_cast<std::int32_t>(v));
-    buckets_.assign(static_cast<std::size_t>(n_), static_cast<std::size_t>(n) + 2);
-    const long long relabel_period = 6LL * n_ + static_cast<long long>(n_arcs());
-    long long work = 0, discharges = 0;
-    global_relabel_reverse(out);
-    for (std::int32_t v = buckets_.pop_active(); v >= 0; v = buckets_.pop_active()) {
-      work += discharge_reverse(v, out);
-      if ((++discharges & 1023) == 0 && budget.check_clock()) break;
-      if (work > relabel_period) {
-        work = 0;
-        global_relabel_reverse(out);
-      }
-    }
-    return_deficits();
+    phase1<true>(budget, out);
+    return_deficits();  // after a stop too: then it is a feasible flow, a valid bound
     // what the pairs receive (the sink capacities' total may exceed int64; the flow does not)
     out.flow = 0;
     for (std::int64_t p = 0; p < P_; ++p) out.flow += snk0_[p] - snk_[p];
@@ -945,7 +937,13 @@ class SliceFlow {
   void label_remove(std::int32_t v) { buckets_.remove(v, label_[v]); }
   void activate(std::int32_t v) { buckets_.activate(v, label_[v]); }
 
-  // Exact distances to t (reverse BFS over residual arcs); the rest is dead.
+  // Exact residual distances to t (a reverse BFS from the pairs with sink capacity left,
+  // label 1), or (Reverse) from s (a BFS from the splits with excess, label 1); the rest is
+  // dead. Backwards, a pair reaches every split of its list (infinite arcs), a split the pairs
+  // its arcs send flow to, its parent if it sends flow up, and its children. Forwards, a split
+  // reaches every pair of its slice and its parent (infinite arcs) and a child that sends it
+  // flow; a pair reaches a split that sends it flow.
+  template <bool Reverse>
   void global_relabel(ClosureCutOutput& out) {
     ++out.phases;
     old_label_.swap(label_);
@@ -953,73 +951,8 @@ class SliceFlow {
     buckets_.clear();
     std::vector<std::int32_t>& queue = buckets_.next_active;  // reused: rebuilt below
     std::size_t tail = 0;
-    for (std::int64_t p = 0; p < P_; ++p)
-      if (snk_[p] > 0) {
-        label_[S_ + p] = 1;
-        queue[tail++] = static_cast<std::int32_t>(S_ + p);
-      }
-    const auto reach = [&](std::int32_t u, std::int32_t k) {
-      if (label_[u] != dead_) return;
-      label_[u] = k;
-      queue[tail++] = u;
-    };
-    for (std::size_t head = 0; head < tail; ++head) {
-      const std::int32_t w = queue[head];
-      const std::int32_t k = label_[w] + 1;
-      if (w >= S_) {
-        // every split of the pair reaches it by an infinite arc: no flow to read
-        for (std::int64_t c = rstart_[w - S_]; c < rstart_[w - S_ + 1]; ++c) reach(rsplit_[c], k);
-        continue;
-      }
-      // a pair reaches split w iff w's arc into it carries flow (a sequential read first)
-      const std::int32_t* by_leaf = ens_.trees[tree_[w]].by_leaf;
-      const std::int64_t* f = flow_.data() + base_[w];
-      for (std::int64_t j = slice_begin_[w]; j < slice_end_[w]; ++j)
-        if (f[j] > 0) reach(static_cast<std::int32_t>(S_ + pid_[row_[w] + by_leaf[j]]), k);
-      if (up_[w] >= 0 && flow_up_[w] > 0) reach(up_[w], k);
-      for (int side = 0; side < 2; ++side) {
-        const std::int32_t c = kid_[2 * static_cast<std::size_t>(w) + side];
-        if (c >= 0) reach(c, k);
-      }
-    }
-    for (std::int64_t v = 0; v < n_; ++v) {
-      const std::int32_t k = label_[v];
-      // A valid labelling is a lower bound on the distances to t, so this one only raised
-      // labels. An arc v skipped since its last relabel stays inadmissible while v's label
-      // holds (the heads' labels only rise, and a push into v makes its reverse arc point
-      // up), so v's scan resumes where it was, as after a push: on the default forest the
-      // shallow splits' slices (up to 10**5 arcs) were read again from the start after
-      // every global relabelling.
-      if (k != old_label_[v]) current_[v] = arc_begin(static_cast<std::int32_t>(v));
-      if (k == dead_) continue;
-      label_insert(static_cast<std::int32_t>(v), k);
-      if (excess_[v] > 0) activate(static_cast<std::int32_t>(v));
-    }
-  }
-
-  // A node's want in the reverse direction: a pair's unused sink capacity, a split's deficit.
-  std::int64_t want(std::int32_t x) const {
-    return x >= S_ ? snk_[x - S_] : std::max<std::int64_t>(0, -excess_[x]);
-  }
-  void add_want(std::int32_t x, std::int64_t amount) {
-    if (x >= S_)
-      snk_[x - S_] += amount;
-    else
-      excess_[x] -= amount;
-  }
-
-  // Exact residual distances from s (a BFS from the splits with excess, label 1); the rest
-  // is dead. A split reaches every pair of its slice and its parent (infinite arcs) and a child
-  // that sends it flow; a pair reaches a split that sends it flow.
-  void global_relabel_reverse(ClosureCutOutput& out) {
-    ++out.phases;
-    old_label_.swap(label_);
-    label_.assign(static_cast<std::size_t>(n_), dead_);
-    buckets_.clear();
-    std::vector<std::int32_t>& queue = buckets_.next_active;  // reused: rebuilt below
-    std::size_t tail = 0;
-    for (std::int64_t v = 0; v < S_; ++v)
-      if (excess_[v] > 0) {
+    for (std::int64_t v = Reverse ? 0 : S_; v < (Reverse ? S_ : n_); ++v)
+      if (Reverse ? excess_[v] > 0 : snk_[v - S_] > 0) {
         label_[v] = 1;
         queue[tail++] = static_cast<std::int32_t>(v);
       }
@@ -1034,65 +967,50 @@ class SliceFlow {
       if (x >= S_) {
         for (std::int64_t c = rstart_[x - S_]; c < rstart_[x - S_ + 1]; ++c) {
           const std::int32_t w = rsplit_[c];
-          if (label_[w] == dead_ && flow_[flow_index(w, x)] > 0) reach(w, k);
+          // the flow is read (through pos_) only for a split not yet labelled
+          if (!Reverse || (label_[w] == dead_ && flow_[flow_index(w, x)] > 0)) reach(w, k);
         }
         continue;
       }
       const std::int32_t* by_leaf = ens_.trees[tree_[x]].by_leaf;
+      const std::int64_t* f = flow_.data() + base_[x];
       for (std::int64_t j = slice_begin_[x]; j < slice_end_[x]; ++j) {
+        // backwards, only the arcs carrying flow (a sequential read first)
+        if (!Reverse && f[j] <= 0) continue;
         const std::int32_t p = pid_[row_[x] + by_leaf[j]];
         if (p >= 0) reach(static_cast<std::int32_t>(S_ + p), k);
       }
-      if (up_[x] >= 0) reach(up_[x], k);
+      if (up_[x] >= 0 && (Reverse || flow_up_[x] > 0)) reach(up_[x], k);
       for (int side = 0; side < 2; ++side) {
         const std::int32_t c = kid_[2 * static_cast<std::size_t>(x) + side];
-        if (c >= 0 && flow_up_[c] > 0) reach(c, k);
+        if (c >= 0 && (!Reverse || flow_up_[c] > 0)) reach(c, k);
       }
     }
     for (std::int64_t v = 0; v < n_; ++v) {
       const std::int32_t k = label_[v];
-      // kept scan positions: global_relabel's argument on the reversed network
+      // A valid labelling is a lower bound on the distances to t, so this one only raised
+      // labels. An arc v skipped since its last relabel stays inadmissible while v's label
+      // holds (the heads' labels only rise, and a push into v makes its reverse arc point
+      // up), so v's scan resumes where it was, as after a push: on the default forest the
+      // shallow splits' slices (up to 10**5 arcs) were read again from the start after
+      // every global relabelling. The same holds on the reversed network.
       if (k != old_label_[v]) current_[v] = arc_begin(static_cast<std::int32_t>(v));
       if (k == dead_) continue;
       label_insert(static_cast<std::int32_t>(v), k);
-      if (want(static_cast<std::int32_t>(v)) > 0) activate(static_cast<std::int32_t>(v));
+      const std::int32_t x = static_cast<std::int32_t>(v);
+      if (Reverse ? want(x) > 0 : excess_[v] > 0) activate(x);
     }
   }
 
-  // The least label + 1 over the arcs residual *into* w (dead_ if none), and that cursor.
-  std::int32_t least_label_reverse(std::int32_t w, std::int64_t& at, long long& work) const {
-    std::int32_t best = dead_;
-    at = arc_begin(w);
-    for (std::int64_t c = arc_begin(w), end = arc_end(w); c < end; ++c, ++work) {
-      std::int32_t x;
-      std::int64_t r, back;
-      if (!arc(w, c, x, r, back) || back <= 0) continue;
-      if (label_[x] + 1 < best) {
-        best = label_[x] + 1;
-        at = c;
-      }
-    }
-    return best;
+  // A node's want in the reverse direction: a pair's unused sink capacity, a split's deficit.
+  std::int64_t want(std::int32_t x) const {
+    return x >= S_ ? snk_[x - S_] : std::max<std::int64_t>(0, -excess_[x]);
   }
-
-  // lift() of the reverse direction: w has neither excess nor want.
-  void lift_reverse(std::int32_t w) {
-    const std::int32_t k = label_[w];
-    if (buckets_.alone(w, k)) {
-      gap(k);
-      return;
-    }
-    label_remove(w);
-    std::int64_t at;
-    long long work = 0;
-    std::int32_t best = least_label_reverse(w, at, work);
-    if (best <= k) best = k + 1;
-    if (best >= dead_) {
-      label_[w] = dead_;
-      return;
-    }
-    current_[w] = at;
-    label_insert(w, best);
+  void add_want(std::int32_t x, std::int64_t amount) {
+    if (x >= S_)
+      snk_[x - S_] += amount;
+    else
+      excess_[x] -= amount;
   }
 
   // discharge() of the reverse direction: v's want is pulled over admissible arcs u -> v
@@ -1107,7 +1025,7 @@ class SliceFlow {
       if (!arc(v, c, w, r, back) || back <= 0 || label_[w] != k - 1) continue;
       if (k == 2 && w < S_ && excess_[w] == 0) {
         // w's label 1 is stale (no source capacity left): lift it rather than drain it
-        lift_reverse(w);
+        lift<true>(w);
         if (label_[v] == dead_) return work;
         continue;
       }
@@ -1130,21 +1048,7 @@ class SliceFlow {
       ++out.augmentations;
       if (want(v) == 0) return work;
     }
-    if (buckets_.alone(v, k)) {
-      gap(k);
-      return work;
-    }
-    label_remove(v);
-    std::int64_t at;
-    const std::int32_t best = least_label_reverse(v, at, work);
-    if (best >= dead_) {
-      label_[v] = dead_;  // keeps its want: outside the reach of s
-      return work + 12;
-    }
-    current_[v] = at;
-    label_insert(v, best);
-    activate(v);
-    return work + 12;
+    return relabel<true>(v, k, work);  // a dead v keeps its want: outside the reach of s
   }
 
   // Nothing left at label k: everything at or above it is dead.
@@ -1152,14 +1056,16 @@ class SliceFlow {
     buckets_.gap(k, label_, dead_);
   }
 
-  // The least label + 1 over w's residual arcs (dead_ if none), and the cursor of that arc.
+  // The least label + 1 over w's residual arcs (dead_ if none), and the cursor of that arc:
+  // the arcs out of w, or (Reverse) the arcs into w.
+  template <bool Reverse>
   std::int32_t least_label(std::int32_t w, std::int64_t& at, long long& work) const {
     std::int32_t best = dead_;
     at = arc_begin(w);
     for (std::int64_t c = arc_begin(w), end = arc_end(w); c < end; ++c, ++work) {
       std::int32_t x;
       std::int64_t r, back;
-      if (!arc(w, c, x, r, back) || r <= 0) continue;
+      if (!arc(w, c, x, r, back) || (Reverse ? back : r) <= 0) continue;
       if (label_[x] + 1 < best) {
         best = label_[x] + 1;
         at = c;
@@ -1168,7 +1074,9 @@ class SliceFlow {
     return best;
   }
 
-  // Raise w (no excess: in no active stack) above its stale label, or apply the gap rule.
+  // Raise w (no excess, or in the reverse direction no want: in no active stack) above its
+  // stale label, or apply the gap rule.
+  template <bool Reverse>
   void lift(std::int32_t w) {
     const std::int32_t k = label_[w];
     if (buckets_.alone(w, k)) {
@@ -1178,7 +1086,7 @@ class SliceFlow {
     label_remove(w);
     std::int64_t at;
     long long work = 0;
-    std::int32_t best = least_label(w, at, work);
+    std::int32_t best = least_label<Reverse>(w, at, work);
     if (best <= k) best = k + 1;
     if (best >= dead_) {
       label_[w] = dead_;
@@ -1206,7 +1114,7 @@ class SliceFlow {
       if (!arc(v, c, w, r, back) || r <= 0 || label_[w] != k - 1) continue;
       if (k == 2 && w >= S_ && sink_left(w) == 0 && excess_[w] == 0) {
         // w's label 1 is stale (its sink arc is saturated): lift it rather than flood it
-        lift(w);
+        lift<false>(w);
         if (label_[v] == dead_) return work;  // the lift found a gap below v
         continue;
       }
@@ -1234,16 +1142,22 @@ class SliceFlow {
       ++out.augmentations;
       if (excess_[v] == 0) return work;
     }
-    // relabel
+    return relabel<false>(v, k, work);  // a dead v keeps its excess: on the source side
+  }
+
+  // The relabel that ends a discharge of v at label k: the gap rule if v is alone there, else
+  // the least label over its residual arcs (out of v, or Reverse into v), or dead.
+  template <bool Reverse>
+  long long relabel(std::int32_t v, std::int32_t k, long long work) {
     if (buckets_.alone(v, k)) {
       gap(k);
       return work;
     }
     label_remove(v);
     std::int64_t at;
-    const std::int32_t best = least_label(v, at, work);
+    const std::int32_t best = least_label<Reverse>(v, at, work);
     if (best >= dead_) {
-      label_[v] = dead_;  // keeps its excess: on the source side
+      label_[v] = dead_;
       return work + 12;
     }
     current_[v] = at;
