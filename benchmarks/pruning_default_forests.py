@@ -7,9 +7,13 @@ in its own child and pickled) in a fresh child process: CPU seconds of the call,
 peak RSS (the data and the forest loaded included), the status, objective and bound, and the
 time split (network build and reductions, max-flow) with the network the max-flow saw. "before"
 runs the same child with another interpreter whose odtkit is the code before the change
-(``--before-python``, e.g. /work/wt/before/.venv/bin/python), "after" with this one.
+(``--before-python``, e.g. /work/wt/before/.venv/bin/python), "after" with this one;
+``--before-src DIR`` makes the "before" child import odtkit from that source folder instead
+(its native module built in place), for an interpreter whose installed odtkit is not the code
+before.
 
-    python benchmarks/pruning_default_forests.py [--before-python PY] [--cases 100x100000]
+    python benchmarks/pruning_default_forests.py [--before-python PY] [--before-src DIR]
+        [--cases 100x100000]
         [--lams 1e-4,1e-3,1e-2] [--path] [--cache DIR] [--fit-jobs J] [--report-only]
 
 Writes benchmarks/results/pruning_default_forests.{json,md}; rows of an earlier run for cases
@@ -188,6 +192,7 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before-python", default=None)
+    parser.add_argument("--before-src", default=None, help="odtkit source folder of 'before'")
     parser.add_argument("--cases", default="100x100000")
     parser.add_argument("--lams", default="1e-4,1e-3,1e-2")
     parser.add_argument("--path", action="store_true", help="also the exact path (after only)")
@@ -202,9 +207,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     old = harness.read_results(NAME, args.out_dir) or {}
     rows = {_key(r): r for r in old.get("rows", [])}
-    sides = [("after", None)]
+    sides: list[tuple[str, str | None, str | None]] = [("after", None, None)]
     if args.before_python:
-        sides.insert(0, ("before", args.before_python))
+        sides.insert(0, ("before", args.before_python, args.before_src))
     for case in args.cases.split(","):
         T, N = (int(v) for v in case.split("x"))
         harness.call_in_child(
@@ -214,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.path:
             jobs.append((None, "path"))
         for lam, what in jobs:
-            for side, python in sides:
+            for side, python, src in sides:
                 if what == "path" and side == "before":
                     continue
                 try:
@@ -227,6 +232,7 @@ def main(argv: list[str] | None = None) -> None:
                         what,
                         timeout=args.timeout,
                         python=python,
+                        src=src,
                     )
                 except harness.ChildError as exc:
                     row = {
@@ -239,7 +245,11 @@ def main(argv: list[str] | None = None) -> None:
                 rows[_key(row)] = row
                 print(row, file=sys.stderr, flush=True)
     meta = {
-        "before": args.before_python or old.get("meta", {}).get("before"),
+        "before": (
+            f"{args.before_python} ({args.before_src})"
+            if args.before_src
+            else args.before_python or old.get("meta", {}).get("before")
+        ),
         "when": harness.timestamp(),
         "load": round(__import__("os").getloadavg()[0], 1),
         **harness.machine_info(),

@@ -58,7 +58,7 @@ def test_deep_forest_runs_push_relabel_and_matches_every_other_flow():
     d = _deep_forest(1, n=1500, T=3, k=4)
     lam = 0.02  # the optimum keeps splits the reductions cannot decide: a network is left
     res = cut_prune(d, lam=lam)
-    assert res.stats["algorithm"] == "push_relabel_slices"
+    assert res.stats["algorithm"].startswith("push_relabel_slices")
     assert res.stats["n_arcs"] > 0
     same_pruning(res, cut_prune(d, lam=lam, network=closure_network(d, merge=True)))
     same_pruning(res, cut_prune(d, lam=lam, reduce=False))

@@ -32,22 +32,35 @@ def _forest(seed: int, n: int, T: int, k: int, depth: int | None):
     return extract(ens, X, y, costs)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=st.integers(0, 10_000),
-    T=st.integers(1, 4),
-    k=st.integers(2, 5),
-    depth=st.sampled_from([3, 6, None]),
-    lam_pick=st.floats(0.0, 1.0),
-    at_breakpoint=st.booleans(),
-)
-def test_property_slice_flow_is_the_same_cut(seed, T, k, depth, lam_pick, at_breakpoint):
+def _forest_and_lam(seed, T, k, depth, lam_pick, at_breakpoint):
+    """A forest of :func:`_forest` and a λ anywhere from 1e-3 to 1, or at one of its path's
+    breakpoints (where minimum cuts tie)."""
     d = _forest(seed, n=600 if depth is None else 400, T=T, k=k, depth=depth)
     breakpoints = cost_error_path(d).breakpoints if at_breakpoint else []
     if len(breakpoints):  # none where every feature is free
-        lam = float(breakpoints[int(lam_pick * len(breakpoints) * 0.999)])
-    else:
-        lam = float(10 ** (-3 + 3 * lam_pick))
+        return d, float(breakpoints[int(lam_pick * len(breakpoints) * 0.999)])
+    return d, float(10 ** (-3 + 3 * lam_pick))
+
+
+def _forests_and_lams(test):
+    """The property tests' draws: a shallow or full-depth forest of 1-4 trees on 2-5 features
+    and the λ of :func:`_forest_and_lam`."""
+    draws = given(
+        seed=st.integers(0, 10_000),
+        T=st.integers(1, 4),
+        k=st.integers(2, 5),
+        depth=st.sampled_from([3, 6, None]),
+        lam_pick=st.floats(0.0, 1.0),
+        at_breakpoint=st.booleans(),
+    )
+    return settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])(
+        draws(test)
+    )
+
+
+@_forests_and_lams
+def test_property_slice_flow_is_the_same_cut(seed, T, k, depth, lam_pick, at_breakpoint):
+    d, lam = _forest_and_lam(seed, T, k, depth, lam_pick, at_breakpoint)
     reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
     assert reference.status == Status.OPTIMAL
     for reduce, restrict_levels in ((False, 0), (True, 0), (True, 32)):
@@ -58,7 +71,7 @@ def test_property_slice_flow_is_the_same_cut(seed, T, k, depth, lam_pick, at_bre
         # the integer min cut itself, on the same scaled network
         assert sliced.stats["flow"] == sliced.stats["cut"] == arrays.stats["cut"]
         if sliced.stats["n_arcs"] > 0:
-            assert sliced.stats["algorithm"] == "push_relabel_slices"
+            assert sliced.stats["algorithm"].startswith("push_relabel_slices")
         event(f"reduce={reduce}: network left {sliced.stats['n_arcs'] > 0}")
     # rule 7 (nested λ): the cut at λ / 3 (and λ / 9) first, on any network left
     for levels in (1, 2):
@@ -74,7 +87,7 @@ def test_deep_forest_picks_the_slice_flow_and_whole_networks_agree():
     d = _forest(1, n=1500, T=3, k=4, depth=None)
     lam = 0.02
     auto = cut_prune(d, lam=lam)
-    assert auto.stats["algorithm"] == "push_relabel_slices"
+    assert auto.stats["algorithm"].startswith("push_relabel_slices")
     whole = cut_prune(d, lam=lam, reduce=False, slice_flow=1)
     whole_arrays = cut_prune(d, lam=lam, reduce=False, slice_flow=0)
     reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
@@ -86,7 +99,7 @@ def test_deep_forest_picks_the_slice_flow_and_whole_networks_agree():
     assert whole.stats["n_arcs"] == whole_arrays.stats["n_arcs_unmerged"]
     # shallow forests keep the arc arrays (Dinic or Boykov-Kolmogorov) unless asked
     shallow = _forest(1, n=1500, T=3, k=4, depth=6)
-    assert cut_prune(shallow, lam=lam).stats["algorithm"] != "push_relabel_slices"
+    assert not cut_prune(shallow, lam=lam).stats["algorithm"].startswith("push_relabel_slices")
 
 
 @pytest.mark.parametrize("slice_flow", [0, 1])
@@ -99,3 +112,41 @@ def test_memory_limit_refusing_the_network_returns_a_valid_pruning(slice_flow):
     assert stopped.status == Status.MEMORY_LIMIT
     assert stopped.lower_bound <= free.objective + 1e-12 <= stopped.objective + 2e-12
     assert stopped.model.objective == pytest.approx(stopped.objective, abs=1e-12)
+
+
+@_forests_and_lams
+def test_property_reverse_slice_flow_is_the_same_cut(seed, T, k, depth, lam_pick, at_breakpoint):
+    """The slice flow on the reversed network (the pairs' unused sink capacity pulled towards
+    the splits with source capacity left) against the uncompressed numpy network, leaf by leaf,
+    and the forward slice flow's integer cut: where every pair ends saturated (the optimum keeps
+    the whole network), where phase 1 leaves wants and deficits (the optimum keeps part of it,
+    and the deficits go back to the pairs), and after rule 7."""
+    d, lam = _forest_and_lam(seed, T, k, depth, lam_pick, at_breakpoint)
+    reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
+    for reduce in (False, True):
+        forward = cut_prune(d, lam=lam, reduce=reduce, slice_flow=2)
+        reverse = cut_prune(d, lam=lam, reduce=reduce, slice_flow=3)
+        same_pruning(reverse, reference)
+        same_pruning(forward, reference)
+        assert reverse.stats["flow"] == reverse.stats["cut"] == forward.stats["cut"]
+        if reverse.stats["n_arcs"] > 0:
+            assert reverse.stats["algorithm"] == "push_relabel_slices_reverse"
+            event(f"reduce={reduce}: network left")
+    nested = cut_prune(d, lam=lam, nest_levels=2, nest_arcs=1, slice_flow=3)
+    same_pruning(nested, reference)
+    assert nested.stats["cut"] == forward.stats["cut"]
+
+
+def test_reverse_slice_flow_proves_a_whole_optimum_and_a_partial_one():
+    """On full trees the reverse direction certifies both kinds of network: at a λ where rule 7
+    leaves exactly the optimum (every pair saturated at the end) and on the whole network,
+    where most splits are cut (phase 1 ends with unmet wants)."""
+    d = _forest(3, n=1500, T=3, k=4, depth=None)
+    lam = 0.02
+    reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
+    whole = cut_prune(d, lam=lam, reduce=False, slice_flow=3)
+    nested = cut_prune(d, lam=lam, nest_arcs=1, slice_flow=3)
+    for res in (whole, nested):
+        same_pruning(res, reference)
+        assert res.stats["flow"] == res.stats["cut"]
+    assert whole.stats["algorithm"] == "push_relabel_slices_reverse"

@@ -120,13 +120,18 @@ closures; ties go to pruning). Seven reductions, all on the integer network the 
    a set that holds ``B`` are global minimisers, so the least one there is ``B``, and their source
    arcs are in its cut. Where ``nest_arcs`` arcs or more are left after rules 1-6, the cut at
    ``λ / 3`` (with every rule, this one ``nest_levels - 1`` deep) runs first and is used if it
-   is certified.
+   is certified. Where it runs and the unpaid pairs' capacity is at least the live splits' gain,
+   rule 5 is left out at λ (its shallow restricted problems cannot pay for their pairs there).
 
 The final max-flow is ``kAuto``'s, except on deep trees (a remaining split 20 or more levels
 down, as in scikit-learn's full-depth default forests), where push-relabel replaces Dinic
 (ensemble_cut.cpp's ``final_algorithm``), and runs on arcs read from the tree slices instead of
-arc arrays (``slice_flow``, ensemble_cut.cpp's ``SliceFlow``: 12 bytes an arc instead of 32);
-the minimal side is the same whichever runs.
+arc arrays (``slice_flow``, ensemble_cut.cpp's ``SliceFlow``: 12 bytes an arc instead of 32).
+After its greedy start that flow runs forward (the splits' unrouted source capacity pushed
+towards the pairs) or, where the greedy flow left less sink capacity unused than source
+capacity unrouted, on the reversed network (the pairs' unused capacity pulled towards the
+splits with source capacity left, then every split's deficit returned along its outflow). The
+minimal side is the same whichever runs.
 
 At small λ most splits are forced (the 100-tree, depth-10, 100,000-row forest of
 ``benchmarks/pruning.py`` keeps a few thousand of its 76 M arcs at λ = 1e-3); at large λ rule
@@ -560,9 +565,12 @@ def cut_prune(
         splits at depth <= 0, 1, ..., ``restrict_levels - 1`` (exact; 0: none).
     slice_flow : int
         The final max-flow on arcs read from the tree slices, never stored (push-relabel,
-        ``algorithm="push_relabel_slices"``; the same flow value and minimal cut): -1 where the
-        arc-array network would run push-relabel (trees 20 or more levels deep), 0 never, 1
-        always.
+        ``algorithm="push_relabel_slices"``, or on the reversed network from the pairs' unused
+        sink capacity, ``"push_relabel_slices_reverse"``; the same flow value and minimal
+        cut): -1 where the arc-array network would run push-relabel (trees 20 or more levels
+        deep), 0 never, 1 always (the direction picked after the greedy flow: reverse where it
+        left less sink capacity unused than source capacity unrouted), 2 always and forward,
+        3 always and reverse.
     nest_levels, nest_arcs : int
         Rule 7 (exact): where the network left holds ``nest_arcs`` slice entries or more, the
         cut at ``lam / 3`` runs first and the splits outside its answer leave the network,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -656,7 +657,11 @@ class SliceFlow {
     }
   }
 
-  void run(Budget& budget, ClosureCutOutput& out) {
+  void run(Budget& budget, ClosureCutOutput& out) { phase1<false>(budget, out); }
+
+  // Phase 1 of push-relabel, forward or (Reverse) on the reversed network (run_reverse).
+  template <bool Reverse>
+  void phase1(Budget& budget, ClosureCutOutput& out) {
     const std::int32_t n = static_cast<std::int32_t>(n_);
     dead_ = n + 1;
     label_.assign(static_cast<std::size_t>(n_), dead_);
@@ -667,14 +672,81 @@ class SliceFlow {
     // the default forest at lam = 3e-2, 0.4x and 3x this period took 1.0x and 1.8x the time
     const long long relabel_period = 6LL * n_ + static_cast<long long>(n_arcs());
     long long work = 0, discharges = 0;
-    global_relabel(out);
+    global_relabel<Reverse>(out);
     for (std::int32_t v = buckets_.pop_active(); v >= 0; v = buckets_.pop_active()) {
-      work += discharge(v, out);
+      if constexpr (Reverse)
+        work += discharge_reverse(v, out);
+      else
+        work += discharge(v, out);
       if ((++discharges & 1023) == 0 && budget.check_clock()) return;
       if (work > relabel_period) {
         work = 0;
-        global_relabel(out);
+        global_relabel<Reverse>(out);
       }
+    }
+  }
+
+  // Push-relabel on the reversed network from the greedy flow (issue 42): what moves is the
+  // sink capacity the greedy flow left unused, a pair's "want", from the pairs towards the
+  // splits with source capacity left (their excess, label 1), and a split pulled beyond its
+  // means holds a deficit (negative excess) that it pulls on from its children, or back from
+  // the pairs and parent it sends to. On the default forest at lam = 3e-2 (after rule 7) the
+  // greedy flow leaves 2.4 % of the sink capacity unused and 11.8 % of the source capacity
+  // unrouted, and every pair is saturated in the end: the forward direction moved all that
+  // source capacity around until it was proven dead (19 global relabellings, ~30 CPU s), this
+  // one moves the 2.4 % (one relabelling, ~2 CPU s). Labels are exact residual distances from
+  // s at each global relabelling; the same highest-label rule, gap rule, relabel period and
+  // kept scan positions apply, as they would to the reversed network. Phase 1 stops when no
+  // node with a want reaches one with excess; return_deficits() then makes it a flow (below)
+  // and finish() reads the minimal source side as for the forward direction.
+  void run_reverse(Budget& budget, ClosureCutOutput& out) {
+    reversed_ = true;
+    phase1<true>(budget, out);
+    return_deficits();  // after a stop too: then it is a feasible flow, a valid bound
+    // what the pairs receive (the sink capacities' total may exceed int64; the flow does not)
+    out.flow = 0;
+    for (std::int64_t p = 0; p < P_; ++p) out.flow += snk0_[p] - snk_[p];
+  }
+
+  // What the greedy flow left: the source capacity not routed and the sink capacity not used.
+  std::int64_t excess_left() const {
+    std::int64_t s = 0;
+    for (std::int64_t v = 0; v < S_; ++v) s = saturating_add(s, excess_[v]);
+    return s;
+  }
+  std::int64_t sink_left_total() const {
+    std::int64_t s = 0;
+    for (const std::int64_t c : snk_) s = saturating_add(s, c);
+    return s;
+  }
+
+  // The deficits left (on the splits a stop or phase 1 left with one) go back along the flow
+  // each such split sends, to its pairs first and then to its parent, children before their
+  // parents: a split's outflow is at least its deficit (its excess is its source capacity plus
+  // inflow minus outflow), so this ends with every split's excess >= 0, and every pair's inflow
+  // at most its sink capacity: a feasible flow. After phase 1 no node with a deficit or want is
+  // reached in the residual from s (the excess splits), so the flow only fell on arcs outside
+  // that reach X, arcs into X carry none and those leaving it are saturated: the flow's value
+  // is the capacity of X's cut, a maximum flow (maxflow.hpp's argument then gives the minimal
+  // side from it). After a stop it is a feasible flow, a valid bound.
+  void return_deficits() {
+    for (std::int64_t v = S_ - 1; v >= 0; --v) {
+      std::int64_t d = -excess_[v];
+      if (d <= 0) continue;
+      const std::int32_t* by_leaf = ens_.trees[tree_[v]].by_leaf;
+      std::int64_t* f = flow_.data() + base_[v];
+      for (std::int64_t j = slice_begin_[v]; j < slice_end_[v] && d > 0; ++j) {
+        if (f[j] <= 0) continue;
+        const std::int64_t take = std::min(f[j], d);
+        f[j] -= take;
+        snk_[pid_[row_[v] + by_leaf[j]]] += take;
+        d -= take;
+      }
+      if (d > 0) {
+        flow_up_[v] -= d;
+        excess_[up_[v]] -= d;
+      }
+      excess_[v] = 0;
     }
   }
 
@@ -683,21 +755,9 @@ class SliceFlow {
   void finish(ClosureCutOutput& out) {
     std::vector<std::uint8_t>& side = out.source_side;
     side.assign(static_cast<std::size_t>(n_), 0);
-    std::vector<std::int32_t> queue;
-    for (std::int64_t v = 0; v < n_; ++v)
-      if (excess_[v] > 0) {
-        side[v] = 1;
-        queue.push_back(static_cast<std::int32_t>(v));
-      }
-    for (std::size_t head = 0; head < queue.size(); ++head) {
-      const std::int32_t x = queue[head];
-      for (std::int64_t c = arc_begin(x), end = arc_end(x); c < end; ++c) {
-        std::int32_t w;
-        std::int64_t r, back;
-        if (!arc(x, c, w, r, back) || r <= 0 || side[w]) continue;
-        side[w] = 1;
-        queue.push_back(w);
-      }
+    if (!(reversed_ && finish_from_splits(side))) {
+      std::fill(side.begin(), side.end(), 0);
+      reach_by_search(side);
     }
     std::int64_t cut = 0;
     for (std::int64_t v = 0; v < S_; ++v)
@@ -708,6 +768,103 @@ class SliceFlow {
   }
 
  private:
+  // finish()'s reach without a search over every arc, for the reverse direction, whose side
+  // is often the whole network (the default forest at lam = 3e-2: 76 M arcs, ~1.2 CPU s to
+  // search, ~0.02 s here). The splits with excess and their ancestors (infinite parent arcs)
+  // are reached; a pair is reached iff one of its splits is (only splits have arcs into it);
+  // another split w is reached iff its parent is and sends it flow back (flow_up[w] > 0), or
+  // it sends flow to a reached pair (a split reaching it may be found at its first such slot,
+  // and none is read through its slice). Passes over the splits not reached apply that until
+  // nothing changes: the least set of splits closed under those steps is the reach's splits,
+  // and its pairs those of its splits' slices. False where a pair has excess (the forward
+  // direction's phase 1 may leave some) or the passes read as many entries as one search
+  // would; the caller then searches.
+  bool finish_from_splits(std::vector<std::uint8_t>& side) {
+    for (std::int64_t p = 0; p < P_; ++p)
+      if (excess_[S_ + p] > 0) return false;
+    std::vector<std::uint8_t> in(static_cast<std::size_t>(S_), 0);
+    const auto take = [&](std::int32_t v) {  // v and its ancestors
+      for (; v >= 0 && !in[v]; v = up_[v]) in[v] = 1;
+    };
+    for (std::int64_t v = 0; v < S_; ++v)
+      if (excess_[v] > 0) take(static_cast<std::int32_t>(v));
+    std::int64_t all_slots = 0;
+    for (std::int64_t v = 0; v < S_; ++v) all_slots += slice_end_[v] - slice_begin_[v];
+    // the search reads each arc about twice: past that the passes stop and it runs instead
+    long long work = 0;
+    const long long budget = all_slots + S_;
+    const auto reached = [&](std::int32_t p) {  // pair p: one of its splits is in
+      for (std::int64_t c = rstart_[p]; c < rstart_[p + 1]; ++c, ++work)
+        if (in[rsplit_[c]]) return true;
+      return false;
+    };
+    for (bool changed = true; changed;) {
+      if (work > budget) return false;
+      changed = false;
+      for (std::int64_t v = S_ - 1; v >= 0; --v) {
+        if (in[v]) continue;
+        bool step = up_[v] >= 0 && in[up_[v]] && flow_up_[v] > 0;
+        const std::int32_t* by_leaf = ens_.trees[tree_[v]].by_leaf;
+        const std::int64_t* f = flow_.data() + base_[v];
+        for (std::int64_t j = slice_begin_[v]; j < slice_end_[v] && !step; ++j, ++work)
+          if (f[j] > 0) step = reached(pid_[row_[v] + by_leaf[j]]);
+        if (step) {
+          take(static_cast<std::int32_t>(v));
+          changed = true;
+        }
+      }
+    }
+    for (std::int64_t v = 0; v < S_; ++v) side[v] = in[v];
+    std::fill(side.begin() + S_, side.end(), 1);
+    for (std::int64_t v = 0; v < S_; ++v) {
+      if (in[v]) continue;
+      const std::int32_t* by_leaf = ens_.trees[tree_[v]].by_leaf;
+      for (std::int64_t j = slice_begin_[v]; j < slice_end_[v]; ++j) {
+        const std::int32_t p = pid_[row_[v] + by_leaf[j]];
+        if (p >= 0) side[S_ + p] = reached(p);
+      }
+    }
+    return true;
+  }
+
+  // finish()'s reach by a search over the residual arcs.
+  void reach_by_search(std::vector<std::uint8_t>& side) {
+    std::vector<std::int32_t> queue;
+    for (std::int64_t v = 0; v < n_; ++v)
+      if (excess_[v] > 0) {
+        side[v] = 1;
+        queue.push_back(static_cast<std::int32_t>(v));
+      }
+    const auto reach = [&](std::int32_t w) {
+      if (side[w]) return;
+      side[w] = 1;
+      queue.push_back(w);
+    };
+    // the residual arcs as arc() reads them, with the flow of a pair's arc read only for a
+    // split not yet reached: where the side is the whole network (the default forest at
+    // lam = 3e-2) this read through pos_ was most of the scan
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const std::int32_t x = queue[head];
+      if (x >= S_) {
+        for (std::int64_t c = rstart_[x - S_]; c < rstart_[x - S_ + 1]; ++c) {
+          const std::int32_t w = rsplit_[c];
+          if (!side[w] && flow_[flow_index(w, x)] > 0) reach(w);
+        }
+        continue;
+      }
+      const std::int32_t* by_leaf = ens_.trees[tree_[x]].by_leaf;
+      for (std::int64_t j = slice_begin_[x]; j < slice_end_[x]; ++j) {
+        const std::int32_t p = pid_[row_[x] + by_leaf[j]];
+        if (p >= 0) reach(static_cast<std::int32_t>(S_ + p));
+      }
+      if (up_[x] >= 0) reach(up_[x]);
+      for (int k = 0; k < 2; ++k) {
+        const std::int32_t c = kid_[2 * static_cast<std::size_t>(x) + k];
+        if (c >= 0 && flow_up_[c] > 0) reach(c);
+      }
+    }
+  }
+
   static constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
 
   // Arcs of node x are cursors c in [arc_begin(x), arc_end(x)). A split's: its slice positions
@@ -780,7 +937,13 @@ class SliceFlow {
   void label_remove(std::int32_t v) { buckets_.remove(v, label_[v]); }
   void activate(std::int32_t v) { buckets_.activate(v, label_[v]); }
 
-  // Exact distances to t (reverse BFS over residual arcs); the rest is dead.
+  // Exact residual distances to t (a reverse BFS from the pairs with sink capacity left,
+  // label 1), or (Reverse) from s (a BFS from the splits with excess, label 1); the rest is
+  // dead. Backwards, a pair reaches every split of its list (infinite arcs), a split the pairs
+  // its arcs send flow to, its parent if it sends flow up, and its children. Forwards, a split
+  // reaches every pair of its slice and its parent (infinite arcs) and a child that sends it
+  // flow; a pair reaches a split that sends it flow.
+  template <bool Reverse>
   void global_relabel(ClosureCutOutput& out) {
     ++out.phases;
     old_label_.swap(label_);
@@ -788,10 +951,10 @@ class SliceFlow {
     buckets_.clear();
     std::vector<std::int32_t>& queue = buckets_.next_active;  // reused: rebuilt below
     std::size_t tail = 0;
-    for (std::int64_t p = 0; p < P_; ++p)
-      if (snk_[p] > 0) {
-        label_[S_ + p] = 1;
-        queue[tail++] = static_cast<std::int32_t>(S_ + p);
+    for (std::int64_t v = Reverse ? 0 : S_; v < (Reverse ? S_ : n_); ++v)
+      if (Reverse ? excess_[v] > 0 : snk_[v - S_] > 0) {
+        label_[v] = 1;
+        queue[tail++] = static_cast<std::int32_t>(v);
       }
     const auto reach = [&](std::int32_t u, std::int32_t k) {
       if (label_[u] != dead_) return;
@@ -799,22 +962,28 @@ class SliceFlow {
       queue[tail++] = u;
     };
     for (std::size_t head = 0; head < tail; ++head) {
-      const std::int32_t w = queue[head];
-      const std::int32_t k = label_[w] + 1;
-      if (w >= S_) {
-        // every split of the pair reaches it by an infinite arc: no flow to read
-        for (std::int64_t c = rstart_[w - S_]; c < rstart_[w - S_ + 1]; ++c) reach(rsplit_[c], k);
+      const std::int32_t x = queue[head];
+      const std::int32_t k = label_[x] + 1;
+      if (x >= S_) {
+        for (std::int64_t c = rstart_[x - S_]; c < rstart_[x - S_ + 1]; ++c) {
+          const std::int32_t w = rsplit_[c];
+          // the flow is read (through pos_) only for a split not yet labelled
+          if (!Reverse || (label_[w] == dead_ && flow_[flow_index(w, x)] > 0)) reach(w, k);
+        }
         continue;
       }
-      // a pair reaches split w iff w's arc into it carries flow (a sequential read first)
-      const std::int32_t* by_leaf = ens_.trees[tree_[w]].by_leaf;
-      const std::int64_t* f = flow_.data() + base_[w];
-      for (std::int64_t j = slice_begin_[w]; j < slice_end_[w]; ++j)
-        if (f[j] > 0) reach(static_cast<std::int32_t>(S_ + pid_[row_[w] + by_leaf[j]]), k);
-      if (up_[w] >= 0 && flow_up_[w] > 0) reach(up_[w], k);
+      const std::int32_t* by_leaf = ens_.trees[tree_[x]].by_leaf;
+      const std::int64_t* f = flow_.data() + base_[x];
+      for (std::int64_t j = slice_begin_[x]; j < slice_end_[x]; ++j) {
+        // backwards, only the arcs carrying flow (a sequential read first)
+        if (!Reverse && f[j] <= 0) continue;
+        const std::int32_t p = pid_[row_[x] + by_leaf[j]];
+        if (p >= 0) reach(static_cast<std::int32_t>(S_ + p), k);
+      }
+      if (up_[x] >= 0 && (Reverse || flow_up_[x] > 0)) reach(up_[x], k);
       for (int side = 0; side < 2; ++side) {
-        const std::int32_t c = kid_[2 * static_cast<std::size_t>(w) + side];
-        if (c >= 0) reach(c, k);
+        const std::int32_t c = kid_[2 * static_cast<std::size_t>(x) + side];
+        if (c >= 0 && (!Reverse || flow_up_[c] > 0)) reach(c, k);
       }
     }
     for (std::int64_t v = 0; v < n_; ++v) {
@@ -824,12 +993,62 @@ class SliceFlow {
       // holds (the heads' labels only rise, and a push into v makes its reverse arc point
       // up), so v's scan resumes where it was, as after a push: on the default forest the
       // shallow splits' slices (up to 10**5 arcs) were read again from the start after
-      // every global relabelling.
+      // every global relabelling. The same holds on the reversed network.
       if (k != old_label_[v]) current_[v] = arc_begin(static_cast<std::int32_t>(v));
       if (k == dead_) continue;
       label_insert(static_cast<std::int32_t>(v), k);
-      if (excess_[v] > 0) activate(static_cast<std::int32_t>(v));
+      const std::int32_t x = static_cast<std::int32_t>(v);
+      if (Reverse ? want(x) > 0 : excess_[v] > 0) activate(x);
     }
+  }
+
+  // A node's want in the reverse direction: a pair's unused sink capacity, a split's deficit.
+  std::int64_t want(std::int32_t x) const {
+    return x >= S_ ? snk_[x - S_] : std::max<std::int64_t>(0, -excess_[x]);
+  }
+  void add_want(std::int32_t x, std::int64_t amount) {
+    if (x >= S_)
+      snk_[x - S_] += amount;
+    else
+      excess_[x] -= amount;
+  }
+
+  // discharge() of the reverse direction: v's want is pulled over admissible arcs u -> v
+  // (residual, label(u) = label(v) - 1); a pull from a split with excess is taken from that
+  // excess at once (its source arc, as discharge() sends on to t).
+  long long discharge_reverse(std::int32_t v, ClosureCutOutput& out) {
+    const std::int32_t k = label_[v];
+    long long work = 1;
+    for (std::int64_t& c = current_[v], end = arc_end(v); c < end; ++c, ++work) {
+      std::int32_t w;
+      std::int64_t r, back;
+      if (!arc(v, c, w, r, back) || back <= 0 || label_[w] != k - 1) continue;
+      if (k == 2 && w < S_ && excess_[w] == 0) {
+        // w's label 1 is stale (no source capacity left): lift it rather than drain it
+        lift<true>(w);
+        if (label_[v] == dead_) return work;
+        continue;
+      }
+      if (w < S_ && excess_[w] > 0) {
+        const std::int64_t amount = std::min(std::min(want(v), back), excess_[w]);
+        push(v, c, w, -amount);
+        excess_[w] -= amount;
+        add_want(v, -amount);
+        ++out.augmentations;
+        if (want(v) == 0) return work;
+      }
+      std::int64_t r2, back2;
+      arc(v, c, w, r2, back2);
+      const std::int64_t amount = std::min(want(v), back2);
+      if (amount <= 0) continue;
+      push(v, c, w, -amount);
+      if (want(w) == 0) activate(w);
+      add_want(w, amount);
+      add_want(v, -amount);
+      ++out.augmentations;
+      if (want(v) == 0) return work;
+    }
+    return relabel<true>(v, k, work);  // a dead v keeps its want: outside the reach of s
   }
 
   // Nothing left at label k: everything at or above it is dead.
@@ -837,14 +1056,16 @@ class SliceFlow {
     buckets_.gap(k, label_, dead_);
   }
 
-  // The least label + 1 over w's residual arcs (dead_ if none), and the cursor of that arc.
+  // The least label + 1 over w's residual arcs (dead_ if none), and the cursor of that arc:
+  // the arcs out of w, or (Reverse) the arcs into w.
+  template <bool Reverse>
   std::int32_t least_label(std::int32_t w, std::int64_t& at, long long& work) const {
     std::int32_t best = dead_;
     at = arc_begin(w);
     for (std::int64_t c = arc_begin(w), end = arc_end(w); c < end; ++c, ++work) {
       std::int32_t x;
       std::int64_t r, back;
-      if (!arc(w, c, x, r, back) || r <= 0) continue;
+      if (!arc(w, c, x, r, back) || (Reverse ? back : r) <= 0) continue;
       if (label_[x] + 1 < best) {
         best = label_[x] + 1;
         at = c;
@@ -853,7 +1074,9 @@ class SliceFlow {
     return best;
   }
 
-  // Raise w (no excess: in no active stack) above its stale label, or apply the gap rule.
+  // Raise w (no excess, or in the reverse direction no want: in no active stack) above its
+  // stale label, or apply the gap rule.
+  template <bool Reverse>
   void lift(std::int32_t w) {
     const std::int32_t k = label_[w];
     if (buckets_.alone(w, k)) {
@@ -863,7 +1086,7 @@ class SliceFlow {
     label_remove(w);
     std::int64_t at;
     long long work = 0;
-    std::int32_t best = least_label(w, at, work);
+    std::int32_t best = least_label<Reverse>(w, at, work);
     if (best <= k) best = k + 1;
     if (best >= dead_) {
       label_[w] = dead_;
@@ -891,7 +1114,7 @@ class SliceFlow {
       if (!arc(v, c, w, r, back) || r <= 0 || label_[w] != k - 1) continue;
       if (k == 2 && w >= S_ && sink_left(w) == 0 && excess_[w] == 0) {
         // w's label 1 is stale (its sink arc is saturated): lift it rather than flood it
-        lift(w);
+        lift<false>(w);
         if (label_[v] == dead_) return work;  // the lift found a gap below v
         continue;
       }
@@ -919,16 +1142,22 @@ class SliceFlow {
       ++out.augmentations;
       if (excess_[v] == 0) return work;
     }
-    // relabel
+    return relabel<false>(v, k, work);  // a dead v keeps its excess: on the source side
+  }
+
+  // The relabel that ends a discharge of v at label k: the gap rule if v is alone there, else
+  // the least label over its residual arcs (out of v, or Reverse into v), or dead.
+  template <bool Reverse>
+  long long relabel(std::int32_t v, std::int32_t k, long long work) {
     if (buckets_.alone(v, k)) {
       gap(k);
       return work;
     }
     label_remove(v);
     std::int64_t at;
-    const std::int32_t best = least_label(v, at, work);
+    const std::int32_t best = least_label<Reverse>(v, at, work);
     if (best >= dead_) {
-      label_[v] = dead_;  // keeps its excess: on the source side
+      label_[v] = dead_;
       return work + 12;
     }
     current_[v] = at;
@@ -952,6 +1181,7 @@ class SliceFlow {
   std::vector<std::int32_t> label_, old_label_;
   LabelBuckets buckets_;  // label lists and active stacks
   std::int32_t dead_ = 0;
+  bool reversed_ = false;  // run_reverse ran: finish() tries finish_from_splits first
 };
 
 std::uint64_t mix(std::uint64_t x) {  // splitmix64: a well-spread value per node id
@@ -1228,7 +1458,8 @@ void build_explicit(const CutBuilder& net, Reduced& red, bool merge_pairs,
 Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::int64_t n_samples,
                          Reduction reduction, bool merge_pairs, double flow_bytes_per_arc,
                          std::int32_t restrict_levels, Budget& budget,
-                         bool build_network = true) {
+                         bool build_network = true,
+                         const std::function<bool(const Reduced&)>& skip_rounds = {}) {
   Reduced red;
   const std::int64_t n = net.n_nodes();
   const std::int64_t KN = n_samples * n_features;
@@ -1250,7 +1481,7 @@ Reduced reduce_and_build(const CutBuilder& net, std::int64_t n_features, std::in
       forcing_done = net.force(red.dead, red.forced, red.paid, red.state, red.constant,
                                red.paid_cost, red.iterations, budget);
       if (forcing_done) exclude_round(net, red, budget);
-      if (forcing_done && restrict_levels > 0) {
+      if (forcing_done && restrict_levels > 0 && !(skip_rounds && skip_rounds(red))) {
         restrict_rounds(net, red, restrict_levels, merge_pairs, budget);
         forcing_done = !budget.stopped();
         if (forcing_done && !red.rounds.empty()) exclude_round(net, red, budget);
@@ -1316,13 +1547,12 @@ void build_explicit(const CutBuilder& net, Reduced& red, bool merge_pairs,
 // deep), runs first; its answer is used only if it is certified optimal.
 constexpr double kNestFactor = 3.0;
 
-void nest_round(const CutBuilder& net, const CompactEnsemble& ens, double lam, double scale,
-                bool merge_pairs, std::int32_t restrict_levels, std::int32_t slice_flow,
-                std::int32_t nest_levels, std::int64_t nest_arcs, Reduced& red, Budget& budget) {
-  // the arcs the network at lam would hold (into unpaid pairs), counted until the threshold
+// The arcs the network at lam would hold (into unpaid pairs), counted up to `limit`.
+std::int64_t arcs_left(const CutBuilder& net, const CompactEnsemble& ens, const Reduced& red,
+                       std::int64_t limit) {
   const std::vector<std::uint8_t> gone = gone_splits(red);
   std::int64_t arcs = 0;
-  for (std::size_t t = 0; t < ens.trees.size() && arcs < nest_arcs; ++t) {
+  for (std::size_t t = 0; t < ens.trees.size() && arcs < limit; ++t) {
     const CompactTree& tr = ens.trees[t];
     for (std::int32_t h = 0; h < tr.n_nodes; ++h) {
       const std::int64_t g = net.offset(t) + h;
@@ -1333,6 +1563,40 @@ void nest_round(const CutBuilder& net, const CompactEnsemble& ens, double lam, d
         arcs += !paid[tr.by_leaf[j]];
     }
   }
+  return arcs;
+}
+
+// Whether rule 5 is left out where rule 7 runs: the cut at lam / 3 runs (nest_arcs arcs or
+// more left) and the unpaid pairs' capacity (of every pair, an upper bound on the network's
+// sink side) is at least the live splits' source capacity. Rule 5's restricted problems force
+// the shallow splits whose own gains pay for their pairs; where the pairs cost more than all
+// the gains together they force nothing, and on the default forest at lam = 3e-2 (sinks 1.3x
+// the sources) its two idle rounds took ~2.4 CPU s before rule 7 found everything. At 1e-2
+// (0.43x) its rounds are what decide the optimum, and they stay. Leaving a reduction out keeps
+// the cut exact.
+bool rounds_left_to_rule_7(const CutBuilder& net, const CompactEnsemble& ens, const Reduced& red,
+                           std::int64_t nest_arcs) {
+  const std::int64_t n = net.n_nodes();
+  std::int64_t source = 0;
+  for (std::int64_t g = 0; g < n; ++g)
+    if (net.is_split(g) && !red.dead[g] && !red.forced[g] &&
+        (red.excluded.empty() || !red.excluded[g]))
+      source = saturating_add(source, net.src(g));
+  std::int64_t sink = 0;
+  for (std::int64_t k = 0; k < ens.n_features && sink < source; ++k)
+    for (std::int64_t i = 0; i < ens.n_samples; ++i)
+      if (!red.paid[k * ens.n_samples + i])
+        sink = saturating_add(sink, net.cap(static_cast<std::int32_t>(k),
+                                            static_cast<std::int32_t>(i)));
+  if (source == 0 || sink < source) return false;
+  const std::int64_t arcs = arcs_left(net, ens, red, nest_arcs);
+  return arcs >= nest_arcs && arcs > 0;
+}
+
+void nest_round(const CutBuilder& net, const CompactEnsemble& ens, double lam, double scale,
+                bool merge_pairs, std::int32_t restrict_levels, std::int32_t slice_flow,
+                std::int32_t nest_levels, std::int64_t nest_arcs, Reduced& red, Budget& budget) {
+  const std::int64_t arcs = arcs_left(net, ens, red, nest_arcs);
   if (arcs < nest_arcs || arcs == 0) return;
   EnsembleCutOutput lower = ensemble_min_cut(ens, lam / kNestFactor, scale, true, merge_pairs,
                                              restrict_levels, budget, slice_flow,
@@ -1372,7 +1636,8 @@ void take_cut(const Reduced& red, ClosureCutOutput& cut, EnsembleCutOutput& out,
 // final_algorithm keeps Dinic, a sink side below a fifth of the source side, where it picks
 // Boykov-Kolmogorov, no sink capacity (one BFS there), or no split left.
 bool slice_cut(const CutBuilder& net, const CompactEnsemble& ens, Reduced& red, bool always,
-               Budget& budget, EnsembleCutOutput& out, std::vector<std::uint8_t>& side) {
+               int direction, Budget& budget, EnsembleCutOutput& out,
+               std::vector<std::uint8_t>& side) {
   const std::vector<std::uint8_t> gone = gone_splits(red);
   std::int64_t splits = 0, slots = 0;
   std::int32_t deepest = -1;
@@ -1398,9 +1663,16 @@ bool slice_cut(const CutBuilder& net, const CompactEnsemble& ens, Reduced& red, 
     budget.note_memory(red.bytes + bytes);
     out.n_nodes = out.n_nodes_unmerged = flow->n_splits() + flow->n_pairs();
     out.n_arcs = out.n_arcs_unmerged = flow->n_arcs();
-    cut.algorithm = "push_relabel_slices";
     flow->greedy_start(budget, cut);
-    if (!budget.stopped()) flow->run(budget, cut);
+    const bool reverse = direction == 2 || (direction == 0 && flow->sink_left_total() <
+                                                                 flow->excess_left());
+    cut.algorithm = reverse ? "push_relabel_slices_reverse" : "push_relabel_slices";
+    if (!budget.stopped()) {
+      if (reverse)
+        flow->run_reverse(budget, cut);
+      else
+        flow->run(budget, cut);
+    }
     flow->finish(cut);
   });
   if (refused) return false;
@@ -1437,9 +1709,12 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
   out.total_gain = net.total_gain();
   // the max-flow's graph: Dinic's 24 bytes per arc, Boykov-Kolmogorov's and push-relabel's a
   // little more; 32 covers them
+  const auto skip_rounds = [&](const Reduced& r) {
+    return nest_levels > 0 && lam > 0.0 && rounds_left_to_rule_7(net, ens, r, nest_arcs);
+  };
   Reduced red = reduce_and_build(net, ens.n_features, ens.n_samples,
                                  reduce ? Reduction::kDeadAndForced : Reduction::kNone,
-                                 merge_pairs, 32.0, restrict_levels, budget, false);
+                                 merge_pairs, 32.0, restrict_levels, budget, false, skip_rounds);
   if (red.complete && reduce && nest_levels > 0 && lam > 0.0)
     nest_round(net, ens, lam, scale, merge_pairs, restrict_levels, slice_flow, nest_levels,
                nest_arcs, red, budget);
@@ -1455,7 +1730,9 @@ EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ens, double lam, doubl
   if (red.complete && slice_flow != 0) {
     out.reduce_seconds = seconds_since(start);
     const auto flow_start = std::chrono::steady_clock::now();
-    sliced = slice_cut(net, ens, red, slice_flow > 0, budget, out, side);
+    // 1: always, 2: always and forward, 3: always and reverse
+    const int direction = slice_flow == 2 ? 1 : slice_flow == 3 ? 2 : 0;
+    sliced = slice_cut(net, ens, red, slice_flow > 0, direction, budget, out, side);
     out.flow_seconds = seconds_since(flow_start);
   }
   if (red.complete && !sliced) build_explicit(net, red, merge_pairs, 32.0, budget);

@@ -89,8 +89,11 @@ struct EnsembleCutOutput {
 // capacities that could overflow. `scale`: the power of two of odtkit.pruning._cut.
 // `restrict_levels` (with `reduce`): rounds of rule 5, for the depth limits 0 .. levels - 1
 // (0: none). `slice_flow`: the final max-flow on arcs read from the tree slices instead of
-// arc arrays (push-relabel, "push_relabel_slices"; the same flow value and minimal side):
-// -1 where final_algorithm would run push-relabel (deep trees), 0 never, 1 always.
+// arc arrays (push-relabel, "push_relabel_slices", or on the reversed network from the pairs,
+// "push_relabel_slices_reverse"; the same flow value and minimal side): -1 where
+// final_algorithm would run push-relabel (deep trees), 0 never, 1 always (the direction picked
+// after the greedy flow: reverse where it left less sink capacity unused than source capacity
+// unrouted), 2 always and forward, 3 always and reverse.
 // `nest_levels`, `nest_arcs`: rule 7 (the cut at lam / 3 first, its splits left out) where the
 // network left holds nest_arcs slice entries or more, that many levels deep (0: never).
 EnsembleCutOutput ensemble_min_cut(const CompactEnsemble& ensemble, double lam, double scale,
