@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from _oracle_settings import oracle_settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from odtkit import Dataset, metrics
@@ -29,12 +30,7 @@ from odtkit.testing import brute_force_threshold_tree
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 TOL = 1e-9
-PROPERTY = settings(
-    max_examples=250,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+PROPERTY = oracle_settings(250)
 
 
 @st.composite

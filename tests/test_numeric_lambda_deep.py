@@ -16,7 +16,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from _oracle_settings import oracle_settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from odtkit import Dataset, metrics
@@ -26,12 +27,7 @@ from odtkit.testing import brute_force_threshold_tree, random_numeric_table
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 TOL = 1e-9
-DEEP = settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+DEEP = oracle_settings(40)
 
 
 def _table(seed: int, n_classes: int, weights: str | None, missing: float):

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from _oracle_settings import oracle_settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from odtkit.core import search_numeric
@@ -24,12 +25,7 @@ from odtkit.testing import brute_force_threshold_tree, random_numeric_table
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 TOL = 1e-9
-PACKED = settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+PACKED = oracle_settings(60)
 
 
 def _table(seed: int, missing: float, heavy: bool):

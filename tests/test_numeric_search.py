@@ -25,7 +25,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from _oracle_settings import oracle_settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from odtkit import Dataset, greedy_tree, metrics
@@ -44,12 +45,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 TOL = 1e-9
 LAMS = (0.0, 0.01, 0.05, 0.1, 0.3)
-PROPERTY = settings(
-    max_examples=200,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+PROPERTY = oracle_settings(200)
 nan = np.nan
 
 #: The hand-checked table (see test_hand_checked_table): column 1's missing cell must go left.

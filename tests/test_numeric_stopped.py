@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from _oracle_settings import oracle_settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer
 
@@ -81,12 +82,7 @@ def test_stopped_search_is_no_worse_than_greedy_nor_the_certified_shallower_opti
     assert not (result.trace["bound"] > optima[depth] + TOL).any(), context
 
 
-STOPPED = settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+STOPPED = oracle_settings(60)
 
 
 @STOPPED
