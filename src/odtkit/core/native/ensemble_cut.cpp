@@ -576,23 +576,14 @@ class SliceFlow {
     for (std::int64_t p = 0; p < P_; ++p) rstart_[p + 1] = rstart_[p] + count[p];
     std::vector<std::int64_t>().swap(count);
     rsplit_.resize(static_cast<std::size_t>(rstart_[P_]));
-    {
-      std::vector<std::int64_t> fill(rstart_.begin(), rstart_.end() - 1);
-      for (std::int64_t v = 0; v < S_; ++v) {
-        const std::int32_t* by_leaf = ens.trees[tree_[v]].by_leaf;
-        for (std::int64_t j = slice_begin_[v]; j < slice_end_[v]; ++j) {
-          const std::int32_t id = pid_[row_[v] + by_leaf[j]];
-          if (id >= 0) rsplit_[fill[id]++] = static_cast<std::int32_t>(v);
-        }
-      }
-    }
+    flow_.assign(static_cast<std::size_t>(slots), 0);
+    fill_pair_lists(ens);
     pos_.resize(static_cast<std::size_t>(ens.trees.size()) * static_cast<std::size_t>(N_));
     for (std::size_t t = 0; t < ens.trees.size(); ++t)
       for (std::int64_t j = 0; j < N_; ++j)
         pos_[t * static_cast<std::size_t>(N_) + ens.trees[t].by_leaf[j]] =
             static_cast<std::int32_t>(j);
     snk_ = snk0_;
-    flow_.assign(static_cast<std::size_t>(slots), 0);
     flow_up_.assign(static_cast<std::size_t>(S_), 0);
     n_ = S_ + P_;
     n_parent_arcs_ = 0;
@@ -600,6 +591,40 @@ class SliceFlow {
     std::int64_t total = 0;
     for (const std::int64_t c : src0_) total = saturating_add(total, c);
     if (total >= kCapacityCeiling) throw std::invalid_argument("capacities too large");
+  }
+
+  // Fills rsplit_ (each pair's splits by increasing id) in two passes through flow_, which
+  // holds one int64 per slot (at least one per list entry) and is zeroed again after: the
+  // entries (pair id, split id) are first dealt to at most kBuckets runs of consecutive pair
+  // ids in split order, each run a sequential stream, then each run is spread into its own
+  // part of rsplit_, which stays in cache. A direct spread from the splits (one cache miss an
+  // entry over the whole list array) took 1.8 of the default forest's 2.6 s of construction
+  // at lam = 3e-2 (76 M entries); the runs keep the split order, so the lists come out the same.
+  void fill_pair_lists(const CompactEnsemble& ens) {
+    constexpr std::int64_t kBuckets = 1024;
+    int shift = 0;
+    while ((P_ >> shift) >= kBuckets) ++shift;
+    const std::int64_t n_buckets = (P_ >> shift) + 1;
+    std::vector<std::int64_t> run(static_cast<std::size_t>(n_buckets) + 1);
+    for (std::int64_t b = 0; b <= n_buckets; ++b)
+      run[b] = rstart_[std::min(P_, b << shift)];
+    std::int64_t* stash = flow_.data();
+    {
+      std::vector<std::int64_t> put(run.begin(), run.end() - 1);
+      for (std::int64_t v = 0; v < S_; ++v) {
+        const std::int32_t* by_leaf = ens.trees[tree_[v]].by_leaf;
+        for (std::int64_t j = slice_begin_[v]; j < slice_end_[v]; ++j) {
+          const std::int32_t id = pid_[row_[v] + by_leaf[j]];
+          if (id >= 0) stash[put[id >> shift]++] = (static_cast<std::int64_t>(id) << 32) | v;
+        }
+      }
+    }
+    std::vector<std::int64_t> fill(rstart_.begin(), rstart_.end() - 1);
+    for (std::int64_t e = 0; e < rstart_[P_]; ++e) {
+      const std::int64_t id = stash[e] >> 32;
+      rsplit_[fill[id]++] = static_cast<std::int32_t>(stash[e] & 0xffffffff);
+      stash[e] = 0;
+    }
   }
 
   std::int64_t n_splits() const { return S_; }
