@@ -986,29 +986,69 @@ class SliceFlow {
       label_[u] = k;
       queue[tail++] = u;
     };
-    for (std::size_t head = 0; head < tail; ++head) {
-      const std::int32_t x = queue[head];
-      const std::int32_t k = label_[x] + 1;
-      if (x >= S_) {
-        for (std::int64_t c = rstart_[x - S_]; c < rstart_[x - S_ + 1]; ++c) {
-          const std::int32_t w = rsplit_[c];
-          // the flow is read (through pos_) only for a split not yet labelled
-          if (!Reverse || (label_[w] == dead_ && flow_[flow_index(w, x)] > 0)) reach(w, k);
+    // Level by level. A level's pairs reach the unlabelled splits that send to them (in the
+    // reverse direction: with flow on the arc); where their lists are longer than the slices
+    // of the splits still unlabelled, those splits look for a pair of the level in their own
+    // slice instead (a bottom-up step, as in direction-optimising BFS). Either way a split
+    // gets the next label exactly when it has such an arc, so the labels are the same; only
+    // the order within a level differs, which no label depends on. On the default forest at
+    // lam = 3e-2 the pairs' lists hold 76 M entries against the 120,000 splits' slices, most
+    // of them labelled by the time the pairs are reached.
+    for (std::size_t head = 0; head < tail;) {
+      const std::size_t level_end = tail;
+      const std::int32_t level = label_[queue[head]];
+      std::int64_t down = 0;  // the list entries the level's pairs would read
+      for (std::size_t q = head; q < level_end; ++q)
+        if (queue[q] >= S_) down += rstart_[queue[q] - S_ + 1] - rstart_[queue[q] - S_];
+      bool bottom_up = false;
+      if (down > S_) {  // the count below costs at most what it may save
+        // reversed, a slice entry is a sequential read (the flow, then the pair only where
+        // it carries some) against a list entry's two random ones (pos_, then the flow)
+        const std::int64_t weight = Reverse ? 4 : 1;
+        std::int64_t up = 0;
+        for (std::int64_t w = 0; w < S_ && up < weight * down; ++w)
+          if (label_[w] == dead_) up += slice_end_[w] - slice_begin_[w];
+        bottom_up = up < weight * down;
+      }
+      for (; head < level_end; ++head) {
+        const std::int32_t x = queue[head];
+        const std::int32_t k = label_[x] + 1;
+        if (x >= S_) {
+          if (bottom_up) continue;
+          for (std::int64_t c = rstart_[x - S_]; c < rstart_[x - S_ + 1]; ++c) {
+            const std::int32_t w = rsplit_[c];
+            // the flow is read (through pos_) only for a split not yet labelled
+            if (!Reverse || (label_[w] == dead_ && flow_[flow_index(w, x)] > 0)) reach(w, k);
+          }
+          continue;
         }
-        continue;
+        const std::int32_t* by_leaf = ens_.trees[tree_[x]].by_leaf;
+        const std::int64_t* f = flow_.data() + base_[x];
+        for (std::int64_t j = slice_begin_[x]; j < slice_end_[x]; ++j) {
+          // backwards, only the arcs carrying flow (a sequential read first)
+          if (!Reverse && f[j] <= 0) continue;
+          const std::int32_t p = pid_[row_[x] + by_leaf[j]];
+          if (p >= 0) reach(static_cast<std::int32_t>(S_ + p), k);
+        }
+        if (up_[x] >= 0 && (Reverse || flow_up_[x] > 0)) reach(up_[x], k);
+        for (int side = 0; side < 2; ++side) {
+          const std::int32_t c = kid_[2 * static_cast<std::size_t>(x) + side];
+          if (c >= 0 && (!Reverse || flow_up_[c] > 0)) reach(c, k);
+        }
       }
-      const std::int32_t* by_leaf = ens_.trees[tree_[x]].by_leaf;
-      const std::int64_t* f = flow_.data() + base_[x];
-      for (std::int64_t j = slice_begin_[x]; j < slice_end_[x]; ++j) {
-        // backwards, only the arcs carrying flow (a sequential read first)
-        if (!Reverse && f[j] <= 0) continue;
-        const std::int32_t p = pid_[row_[x] + by_leaf[j]];
-        if (p >= 0) reach(static_cast<std::int32_t>(S_ + p), k);
-      }
-      if (up_[x] >= 0 && (Reverse || flow_up_[x] > 0)) reach(up_[x], k);
-      for (int side = 0; side < 2; ++side) {
-        const std::int32_t c = kid_[2 * static_cast<std::size_t>(x) + side];
-        if (c >= 0 && (!Reverse || flow_up_[c] > 0)) reach(c, k);
+      if (!bottom_up) continue;
+      for (std::int32_t w = 0; w < S_; ++w) {
+        if (label_[w] != dead_) continue;
+        const std::int32_t* by_leaf = ens_.trees[tree_[w]].by_leaf;
+        const std::int64_t* f = flow_.data() + base_[w];
+        for (std::int64_t j = slice_begin_[w]; j < slice_end_[w]; ++j) {
+          if (Reverse && f[j] <= 0) continue;
+          const std::int32_t p = pid_[row_[w] + by_leaf[j]];
+          if (p >= 0 && label_[S_ + p] == level) {
+            reach(w, level + 1);
+            break;
+          }
+        }
       }
     }
     for (std::int64_t v = 0; v < n_; ++v) {
