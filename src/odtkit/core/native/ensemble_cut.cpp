@@ -1001,14 +1001,15 @@ class SliceFlow {
       for (std::size_t q = head; q < level_end; ++q)
         if (queue[q] >= S_) down += rstart_[queue[q] - S_ + 1] - rstart_[queue[q] - S_];
       bool bottom_up = false;
-      if (down > S_) {  // the count below costs at most what it may save
-        // reversed, a slice entry is a sequential read (the flow, then the pair only where
-        // it carries some) against a list entry's two random ones (pos_, then the flow)
-        const std::int64_t weight = Reverse ? 4 : 1;
+      // Reversed only: there a slice entry is a sequential read (the flow, then the pair only
+      // where it carries some) against a list entry's two random ones (pos_, then the flow).
+      // Forward, a list entry is one random read and a slice entry two (the pair, its label),
+      // and nothing measured showed the step paying there, so the forward BFS stays top-down.
+      if (Reverse && down > S_) {  // the count below costs at most what it may save
         std::int64_t up = 0;
-        for (std::int64_t w = 0; w < S_ && up < weight * down; ++w)
+        for (std::int64_t w = 0; w < S_ && up < 4 * down; ++w)
           if (label_[w] == dead_) up += slice_end_[w] - slice_begin_[w];
-        bottom_up = up < weight * down;
+        bottom_up = up < 4 * down;
       }
       for (; head < level_end; ++head) {
         const std::int32_t x = queue[head];
