@@ -273,3 +273,30 @@ def test_the_guarded_script_runs_and_names_its_warnings(tmp_path):
     (line,) = warned
     assert line.startswith(f"{tmp_path / 'my_sweep.py'}:4: TrivialAnswerWarning: ")
     assert "sweep task dataset 'monk1', fold 0, depth 1, lam=0.9, method dp (and 1 more" in line
+
+
+def test_ctrl_c_inside_the_pools_lock_release_ends_the_sweep_as_a_ctrl_c(monkeypatch):
+    # CPython's Condition.wait, interrupted while it releases its lock, raises
+    # RuntimeError("release unlocked lock") during the KeyboardInterrupt (met at load 4): the
+    # sweep must treat it as the Ctrl-C it is, keeping what finished
+    import odtkit.sweeping as sweeping
+
+    real = sweeping.futures_wait
+    calls = []
+
+    def interrupted_on_the_second_wait(*args, **kwargs):
+        calls.append(1)
+        if len(calls) < 2:
+            return real(*args, **kwargs)
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("release unlocked lock")  # noqa: B904 - CPython's shape
+
+    monkeypatch.setattr(sweeping, "futures_wait", interrupted_on_the_second_wait)
+    table = sweep("monk1", lams=(0.05, 0.02, 0.01), depths=(1, 2), folds=None, n_jobs=2)
+    assert len(calls) == 2
+    assert len(table) == 6
+    statuses = set(table["status"])
+    assert "interrupted" in statuses
+    assert "optimal" in statuses  # the first wait's finished task is kept
