@@ -759,11 +759,12 @@ class SliceFlow {
       std::int64_t d = -excess_[v];
       if (d <= 0) continue;
       const std::int32_t* by_leaf = ens_.trees[tree_[v]].by_leaf;
-      std::int64_t* f = flow_.data() + base_[v];
+      std::int64_t* f = flow_.data();
+      const std::int64_t at = base_[v];  // added to the index: flow_ may be empty
       for (std::int64_t j = slice_begin_[v]; j < slice_end_[v] && d > 0; ++j) {
-        if (f[j] <= 0) continue;
-        const std::int64_t take = std::min(f[j], d);
-        f[j] -= take;
+        if (f[at + j] <= 0) continue;
+        const std::int64_t take = std::min(f[at + j], d);
+        f[at + j] -= take;
         snk_[pid_[row_[v] + by_leaf[j]]] += take;
         d -= take;
       }
@@ -830,9 +831,10 @@ class SliceFlow {
         if (in[v]) continue;
         bool step = up_[v] >= 0 && in[up_[v]] && flow_up_[v] > 0;
         const std::int32_t* by_leaf = ens_.trees[tree_[v]].by_leaf;
-        const std::int64_t* f = flow_.data() + base_[v];
+        const std::int64_t* f = flow_.data();
+        const std::int64_t at = base_[v];  // added to the index: flow_ may be empty
         for (std::int64_t j = slice_begin_[v]; j < slice_end_[v] && !step; ++j, ++work)
-          if (f[j] > 0) step = reached(pid_[row_[v] + by_leaf[j]]);
+          if (f[at + j] > 0) step = reached(pid_[row_[v] + by_leaf[j]]);
         if (step) {
           take(static_cast<std::int32_t>(v));
           changed = true;
@@ -1024,10 +1026,11 @@ class SliceFlow {
           continue;
         }
         const std::int32_t* by_leaf = ens_.trees[tree_[x]].by_leaf;
-        const std::int64_t* f = flow_.data() + base_[x];
+        const std::int64_t* f = flow_.data();
+        const std::int64_t at = base_[x];  // added to the index: flow_ may be empty
         for (std::int64_t j = slice_begin_[x]; j < slice_end_[x]; ++j) {
           // backwards, only the arcs carrying flow (a sequential read first)
-          if (!Reverse && f[j] <= 0) continue;
+          if (!Reverse && f[at + j] <= 0) continue;
           const std::int32_t p = pid_[row_[x] + by_leaf[j]];
           if (p >= 0) reach(static_cast<std::int32_t>(S_ + p), k);
         }
@@ -1041,9 +1044,10 @@ class SliceFlow {
       for (std::int32_t w = 0; w < S_; ++w) {
         if (label_[w] != dead_) continue;
         const std::int32_t* by_leaf = ens_.trees[tree_[w]].by_leaf;
-        const std::int64_t* f = flow_.data() + base_[w];
+        const std::int64_t* f = flow_.data();
+        const std::int64_t at = base_[w];  // added to the index: flow_ may be empty
         for (std::int64_t j = slice_begin_[w]; j < slice_end_[w]; ++j) {
-          if (Reverse && f[j] <= 0) continue;
+          if (Reverse && f[at + j] <= 0) continue;
           const std::int32_t p = pid_[row_[w] + by_leaf[j]];
           if (p >= 0 && label_[S_ + p] == level) {
             reach(w, level + 1);
