@@ -249,7 +249,14 @@ def test_ctrl_c_prints_the_best_tree_so_far_and_exits_130(user_csv):
         "--thresholds",
         "all",  # every midpoint: a search still running when Ctrl-C comes
     ]
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT as from a terminal, even where the suite runs as a background job (SIGINT ignored)
+    child = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     time.sleep(6.0)  # start-up and binarization take ~2-4 s; either way the answer is 130
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)

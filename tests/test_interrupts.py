@@ -90,6 +90,11 @@ def run_child(body: str, *, delay: float = 0.0, timeout: float = 240.0) -> tuple
     pytest.fail("SIGINT landed before the call three times (is the machine that loaded?)")
 
 
+def _sigint_default() -> None:
+    """The child takes SIGINT as from a terminal, whatever the suite inherited."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run_child_once(body: str, *, delay: float, timeout: float) -> tuple[float, dict]:
     code = PRELUDE + textwrap.dedent(body)
     child = subprocess.Popen(
@@ -97,6 +102,8 @@ def _run_child_once(body: str, *, delay: float, timeout: float) -> tuple[float, 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a suite started as a background job inherits SIGINT ignored, and so would the child
+        preexec_fn=_sigint_default,
     )
     lines: queue.Queue[str | None] = queue.Queue()
 
