@@ -1294,7 +1294,7 @@ void merge_identical_pairs(std::size_t n_split_nodes, std::vector<std::int64_t>&
   const std::size_t S = n_split_nodes, P = src.size() - n_split_nodes, m = tails.size();
   struct Sig {
     std::uint64_t a, b;  // the two sums
-    std::int64_t deg;    // predecessor count, then (sorted) the pair id in the low 32 bits too
+    std::int64_t deg;    // predecessor count
   };
   std::vector<Sig> sig(P, Sig{0, 0, 0});
   for (std::size_t j = 0; j < m; ++j) {
@@ -1304,24 +1304,35 @@ void merge_identical_pairs(std::size_t n_split_nodes, std::vector<std::int64_t>&
     x.a += mix(static_cast<std::uint64_t>(tails[j]));
     x.b += mix(static_cast<std::uint64_t>(tails[j]) + 0x5851f42d4c957f2dULL);
   }
-  std::vector<std::int32_t> deg(P);
-  for (std::size_t p = 0; p < P; ++p) {
-    deg[p] = static_cast<std::int32_t>(sig[p].deg);  // < arcs < 2**31
-    sig[p].deg = (sig[p].deg << 32) | static_cast<std::int64_t>(p);
-  }
-  // contiguous records sort without a random read per comparison
-  std::sort(sig.begin(), sig.end(), [](const Sig& x, const Sig& y) {
-    if (x.a != y.a) return x.a < y.a;
-    if (x.b != y.b) return x.b < y.b;
-    return x.deg < y.deg;
-  });
+  // groups by an open-addressing table of pair ids (the sums are well spread already): the
+  // first pair of a group to arrive, its least id, is its representative
   std::vector<std::int32_t> rep(P);
-  for (std::size_t r = 0; r < P; ++r) {
-    const auto p = static_cast<std::int32_t>(sig[r].deg & 0xffffffff);
-    const bool same = r > 0 && sig[r].a == sig[r - 1].a && sig[r].b == sig[r - 1].b &&
-                      (sig[r].deg >> 32) == (sig[r - 1].deg >> 32);
-    rep[p] = same ? rep[sig[r - 1].deg & 0xffffffff] : p;  // the group's least id: sorted by it
+  {
+    std::size_t size = 2;
+    while (size < 2 * P) size *= 2;
+    const std::size_t mask = size - 1;
+    std::vector<std::int32_t> table(size, -1);
+    for (std::size_t p = 0; p < P; ++p) {
+      const Sig& x = sig[p];
+      std::size_t at =
+          static_cast<std::size_t>(x.a ^ (x.b >> 17) ^ static_cast<std::uint64_t>(x.deg)) & mask;
+      for (;; at = (at + 1) & mask) {
+        const std::int32_t q = table[at];
+        if (q < 0) {
+          table[at] = static_cast<std::int32_t>(p);
+          rep[p] = static_cast<std::int32_t>(p);
+          break;
+        }
+        const Sig& y = sig[static_cast<std::size_t>(q)];
+        if (y.a == x.a && y.b == x.b && y.deg == x.deg) {
+          rep[p] = q;
+          break;
+        }
+      }
+    }
   }
+  std::vector<std::int32_t> deg(P);
+  for (std::size_t p = 0; p < P; ++p) deg[p] = static_cast<std::int32_t>(sig[p].deg);  // < 2**31
   std::vector<Sig>().swap(sig);
   {
     // matched[p]: predecessors of p with an arc to rep[p]; mark[q]: the last split seen with an
