@@ -86,6 +86,15 @@ class CutBuilder {
     const double real = (lam_T_ * pair_cost) * scale_f_;
     return static_cast<std::int64_t>(std::ceil(std::min(real, limit_)));
   }
+  // cap(k, i) for an unpaid pair, 0 for a paid one: read from the forcing state's capu, which
+  // holds exactly that, where the caller has it (rule 5's rounds: one load instead of the byte
+  // of `paid`, the example's weight and the rounding)
+  std::int64_t unpaid_cap(const std::vector<std::uint8_t>& paid, const std::int64_t* capu,
+                          std::int32_t k, std::int32_t i) const {
+    const std::int64_t key = static_cast<std::int64_t>(k) * N_ + i;
+    if (capu != nullptr) return capu[key];
+    return paid[key] ? 0 : cap(k, i);
+  }
   double pair_cost(std::int32_t k, std::int32_t i) const {
     return ens_.costs[k] * static_cast<double>(ens_.weight[i]);
   }
@@ -115,6 +124,7 @@ class CutBuilder {
   struct ForceState {
     static constexpr std::int64_t kMaxCapuPairs = std::int64_t{1} << 25;  // 256 MB of capu
     std::vector<std::int64_t> val, unpaid, node_version, feature_version, capu;
+    std::int64_t cap_max = 0;  // the largest cap(k, i): capu's entries never exceed it
     static std::size_t bytes(std::int64_t n, std::int64_t K, std::int64_t N) {
       // capu, and (rule 6, exclude) a scan position per node
       const std::int64_t pairs = K * N <= kMaxCapuPairs ? K * N : 0;
@@ -132,6 +142,11 @@ class CutBuilder {
     if (K_ * N_ > ForceState::kMaxCapuPairs) return;
     st.capu.assign(static_cast<std::size_t>(K_ * N_), 0);
     fill_capu(paid, st.capu);
+    st.cap_max = 0;
+    for (std::int64_t k = 0; k < K_; ++k)
+      for (std::int64_t i = 0; i < N_; ++i)
+        st.cap_max = std::max(st.cap_max, cap(static_cast<std::int32_t>(k),
+                                              static_cast<std::int32_t>(i)));
   }
 
   // The forcing rule until nothing changes, from the splits already in `forced` (a parent-closed
@@ -171,9 +186,19 @@ class CutBuilder {
                 // an eighth of capu's in the cache
                 const std::uint8_t* is_paid = paid.data() + row;
                 const std::int64_t* capu = st.capu.data() + row;
-                for (std::int64_t j = begin; j < stop; ++j) {
-                  const std::int32_t i = tr.by_leaf[j];
-                  if (!is_paid[i]) sum = saturating_add(sum, capu[i]);
+                if (st.cap_max <= kCapacityCeiling / std::max<std::int64_t>(1, stop - begin)) {
+                  // no partial sum can reach the ceiling, so saturating_add would return a + b
+                  // at every step: plain adds, without its compare chained through the sum
+                  // (rule 5's rounds re-sum every first-use slice, ~100 M entries, after each)
+                  for (std::int64_t j = begin; j < stop; ++j) {
+                    const std::int32_t i = tr.by_leaf[j];
+                    sum += is_paid[i] ? 0 : capu[i];
+                  }
+                } else {
+                  for (std::int64_t j = begin; j < stop; ++j) {
+                    const std::int32_t i = tr.by_leaf[j];
+                    if (!is_paid[i]) sum = saturating_add(sum, capu[i]);
+                  }
                 }
               } else {
                 for (std::int64_t j = begin; j < stop; ++j) {
@@ -272,7 +297,7 @@ class CutBuilder {
     bool done = true;
     for (int pass = 0; pass < kExcludePasses; ++pass) {
       std::int64_t found = 0;
-      done = exclude_pass(paid, st.capu, live, ptr, st.val, excluded, found, budget);
+      done = exclude_pass(paid, st.capu, st.cap_max, live, ptr, st.val, excluded, found, budget);
       count += found;
       if (!done || found == 0) break;
     }
@@ -294,7 +319,7 @@ class CutBuilder {
   // which frees the sink capacity they used and lets the next pass exclude more.
   template <typename Live>
   bool exclude_pass(const std::vector<std::uint8_t>& paid, std::vector<std::int64_t>& rsnk,
-                    const Live& live, std::vector<std::int32_t>& ptr,
+                    std::int64_t cap_max, const Live& live, std::vector<std::int32_t>& ptr,
                     std::vector<std::int64_t>& reach, std::vector<std::uint8_t>& excluded,
                     std::int64_t& count, Budget& budget) const {
     fill_capu(paid, rsnk);
@@ -329,6 +354,12 @@ class CutBuilder {
     std::int64_t left = 0;
     for (const std::int64_t r : rsnk) left = saturating_add(left, r);
     if (left <= r0) return true;
+    // A sum below R0 plus kChunk entries (each <= cap_max) stays below the ceiling: then the
+    // slices are summed a chunk at a time in plain adds, stopping at the first chunk past R0.
+    // A sum that stops later is still > R0 (the split is excluded either way), and one that
+    // does not stop is the whole slice's: the same exclusions and the same reach below them.
+    constexpr std::int64_t kChunk = 64;
+    const bool plain = cap_max <= (kCapacityCeiling - r0) / kChunk;
     for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
       if (budget.check_clock()) return false;
       const CompactTree& tr = ens_.trees[t];
@@ -345,8 +376,16 @@ class CutBuilder {
         std::int64_t sum = (h != 0 && live(t, parent_[g])) ? reach[o + parent_[g]] : 0;
         if (tr.first_use[h]) {
           const std::int64_t* row = rsnk.data() + static_cast<std::int64_t>(tr.feature[h]) * N_;
-          for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]] && sum <= r0; ++j)
-            sum = saturating_add(sum, row[tr.by_leaf[j]]);
+          const std::int64_t stop = tr.leaf_start[tr.end[h]];
+          std::int64_t j = tr.leaf_start[h];
+          if (plain) {
+            while (j < stop && sum <= r0) {
+              for (const std::int64_t e = std::min(stop, j + kChunk); j < e; ++j)
+                sum += row[tr.by_leaf[j]];
+            }
+          } else {
+            for (; j < stop && sum <= r0; ++j) sum = saturating_add(sum, row[tr.by_leaf[j]]);
+          }
         }
         reach[g] = sum;
         if (sum > r0) {
@@ -367,7 +406,8 @@ class CutBuilder {
              std::vector<std::int64_t>& split_of, std::vector<std::int64_t>& pair_key,
              std::vector<std::int64_t>& src, std::vector<std::int64_t>& snk,
              std::vector<std::int32_t>& tails, std::vector<std::int32_t>& heads,
-             std::int64_t n_splits, std::int64_t n_entries) const {
+             std::int64_t n_splits, std::int64_t n_entries,
+             const std::int64_t* capu = nullptr) const {
     const std::int64_t n = n_nodes();
     local.assign(static_cast<std::size_t>(n), -1);
     // exact sizes (build_bytes counted them): no doubling growth and no copy on the way
@@ -400,9 +440,8 @@ class CutBuilder {
         const std::int64_t row = static_cast<std::int64_t>(k) * N_;
         for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
           const std::int32_t i = tr.by_leaf[j];
-          if (paid[row + i]) continue;
-          const std::int64_t c = cap(k, i);
-          if (c == 0) continue;  // a free pair constrains nothing
+          const std::int64_t c = unpaid_cap(paid, capu, k, i);
+          if (c == 0) continue;  // paid, or a free pair: it constrains nothing
           std::int32_t& id = pair_id[row + i];
           if (id < 0) {
             if (src.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
@@ -426,7 +465,7 @@ class CutBuilder {
   std::size_t build_bytes(const std::vector<std::uint8_t>& dead,
                           const std::vector<std::uint8_t>& forced,
                           const std::vector<std::uint8_t>& paid, std::int64_t& splits,
-                          std::int64_t& entries) const {
+                          std::int64_t& entries, const std::int64_t* capu = nullptr) const {
     entries = 0;
     splits = 0;
     for (std::size_t t = 0; t < ens_.trees.size(); ++t) {
@@ -437,11 +476,8 @@ class CutBuilder {
         ++splits;
         if (!tr.first_use[h]) continue;
         const std::int32_t k = tr.feature[h];
-        const std::int64_t row = static_cast<std::int64_t>(k) * N_;
-        for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j) {
-          const std::int32_t i = tr.by_leaf[j];
-          if (!paid[row + i] && cap(k, i) != 0) ++entries;
-        }
+        for (std::int64_t j = tr.leaf_start[h]; j < tr.leaf_start[tr.end[h]]; ++j)
+          entries += unpaid_cap(paid, capu, k, tr.by_leaf[j]) != 0;
       }
     }
     const std::size_t nodes = static_cast<std::size_t>(splits + std::min(entries, K_ * N_));
@@ -1492,7 +1528,9 @@ void restrict_rounds(const CutBuilder& net, Reduced& red, std::int32_t levels, b
     for (std::int64_t g = 0; g < n; ++g)
       out_of[g] = red.dead[g] || net.depth(g) > L || (!red.excluded.empty() && red.excluded[g]);
     std::int64_t splits = 0, entries = 0;
-    const std::size_t build = net.build_bytes(out_of, red.forced, red.paid, splits, entries);
+    const std::int64_t* capu = red.state.capu.empty() ? nullptr : red.state.capu.data();
+    const std::size_t build =
+        net.build_bytes(out_of, red.forced, red.paid, splits, entries, capu);
     if (splits == 0) continue;
     const double ahead = static_cast<double>(build) + 32.0 * static_cast<double>(splits + entries);
     const double in_use = static_cast<double>(red.bytes) + static_cast<double>(n);
@@ -1506,7 +1544,7 @@ void restrict_rounds(const CutBuilder& net, Reduced& red, std::int32_t levels, b
       std::vector<std::int32_t> local, tails, heads;
       std::vector<std::int64_t> pair_key, member_start, src, snk;
       net.build(out_of, red.forced, red.paid, local, split_of, pair_key, src, snk, tails, heads,
-                splits, entries);
+                splits, entries, capu);
       if (merge_pairs)
         merge_identical_pairs(split_of.size(), src, snk, tails, heads, pair_key, member_start);
       round.n_nodes = static_cast<std::int64_t>(src.size());
