@@ -596,34 +596,49 @@ class SliceFlow {
     S_ = static_cast<std::int64_t>(g_.size());
     if (S_ >= (std::int64_t{1} << 31) - 1) throw std::invalid_argument("too many splits");
     // pair ids in the order the builder numbers them, and each pair's splits (counted, then
-    // filled: the lists come out by increasing split id)
-    pid_.assign(static_cast<std::size_t>(K_ * N_), -1);
-    std::vector<std::int64_t> count;
+    // filled: the lists come out by increasing split id). The count reads one record per
+    // entry, the pair's id and count side by side, with the pairs out of the network (paid, or
+    // free) marked in it beforehand: three random reads an entry before (the byte of `paid`,
+    // the id, the count by id), the first pass's time on the default forest.
+    struct Slot {
+      std::int32_t id;  // -1: not seen yet, -2: not in the network
+      std::int32_t n;   // its list's length (< 2**31: one entry per split)
+    };
+    std::vector<Slot> slot(static_cast<std::size_t>(K_ * N_));
+    for (std::int64_t k = 0; k < K_; ++k)
+      for (std::int64_t i = 0; i < N_; ++i) {
+        const std::int64_t key = k * N_ + i;
+        const bool out = paid[key] || net.cap(static_cast<std::int32_t>(k),
+                                              static_cast<std::int32_t>(i)) == 0;
+        slot[key] = {out ? -2 : -1, 0};  // a free pair constrains nothing
+      }
     for (std::int64_t v = 0; v < S_; ++v) {
       const std::int32_t k = static_cast<std::int32_t>(row_[v] / N_);
       const std::int32_t* by_leaf = ens.trees[tree_[v]].by_leaf;
       for (std::int64_t j = slice_begin_[v]; j < slice_end_[v]; ++j) {
         const std::int32_t i = by_leaf[j];
         const std::int64_t key = row_[v] + i;
-        if (paid[key]) continue;
-        std::int32_t& id = pid_[key];
-        if (id < 0) {
-          const std::int64_t c = net.cap(k, i);
-          if (c == 0) continue;  // a free pair constrains nothing
+        Slot& sl = slot[key];
+        if (sl.id == -2) continue;
+        if (sl.id == -1) {
           if (S_ + static_cast<std::int64_t>(key_.size()) >= (std::int64_t{1} << 31) - 1)
             throw std::invalid_argument("the cut network has more than 2**31 - 1 nodes");
-          id = static_cast<std::int32_t>(key_.size());
+          sl.id = static_cast<std::int32_t>(key_.size());
           key_.push_back(key);
-          snk0_.push_back(c);
-          count.push_back(0);
+          snk0_.push_back(net.cap(k, i));
         }
-        ++count[id];
+        ++sl.n;
       }
     }
     P_ = static_cast<std::int64_t>(key_.size());
     rstart_.assign(static_cast<std::size_t>(P_) + 1, 0);
-    for (std::int64_t p = 0; p < P_; ++p) rstart_[p + 1] = rstart_[p] + count[p];
-    std::vector<std::int64_t>().swap(count);
+    pid_.resize(static_cast<std::size_t>(K_ * N_));
+    for (std::int64_t key = 0; key < K_ * N_; ++key) {
+      pid_[key] = std::max(slot[key].id, -1);
+      if (slot[key].id >= 0) rstart_[slot[key].id + 1] = slot[key].n;
+    }
+    std::vector<Slot>().swap(slot);
+    for (std::int64_t p = 0; p < P_; ++p) rstart_[p + 1] += rstart_[p];
     rsplit_.resize(static_cast<std::size_t>(rstart_[P_]));
     flow_.assign(static_cast<std::size_t>(slots), 0);
     fill_pair_lists(ens);
