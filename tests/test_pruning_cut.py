@@ -385,6 +385,44 @@ def test_examples_with_identical_paths_are_one_node():
         assert a.objective == pytest.approx(brute_force_prune(d, lam=lam, limit=10**6)[0])
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**16),
+    T=st.integers(1, 5),
+    depth=st.sampled_from([2, 3, 5, None]),
+    integer_x=st.booleans(),
+)
+def test_property_identical_pairs_merge_into_exactly_their_classes(seed, T, depth, integer_x):
+    """Rule 4 (the native merge of pairs with the same predecessors): against the unmerged
+    native network, grouped in numpy by predecessor set, every class is one pair node (none is
+    split, none merged with another), with that class's predecessors and summed cost."""
+    from odtkit.pruning._cut import native_network
+
+    ens, X, y, costs = _forest(seed, n=70, T=T, depth=depth, integer_x=integer_x)
+    d = extract(ens, X, y, costs)
+    full, merged = native_network(d, merge=False), native_network(d, merge=True)
+    np.testing.assert_array_equal(full.split_node, merged.split_node)
+
+    def pred_sets(net):
+        S = net.split_node.shape[0]
+        preds: dict[int, set[int]] = {}
+        for t, h in zip(net.tails.tolist(), net.heads.tolist(), strict=True):
+            if h >= S:
+                preds.setdefault(h - S, set()).add(t)
+        return [frozenset(preds.get(q, ())) for q in range(net.pair.shape[0])]
+
+    classes: dict[frozenset[int], list[int]] = {}
+    for q, ps in enumerate(pred_sets(full)):
+        classes.setdefault(ps, []).append(q)
+    got = pred_sets(merged)
+    assert len(got) == len(set(got)) == len(classes)  # no two nodes with one set, none missing
+    first = {int(k): q for q, k in enumerate(full.pair.tolist())}
+    for q, ps in enumerate(got):
+        members = classes[ps]
+        assert first[int(merged.pair[q])] in members  # the node's first key is of its class
+        assert merged.pair_cost[q] == pytest.approx(full.pair_cost[members].sum(), rel=1e-12)
+
+
 # ---------------------------------------------------------------------- the path
 def _check_path(d, path):
     """Each vertex is optimal inside its interval, and both neighbours at each breakpoint."""

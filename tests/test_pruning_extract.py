@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _routing import decision_paths
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.ensemble import BaggingClassifier, ExtraTreesClassifier, RandomForestClassifier
 from sklearn.exceptions import NotFittedError
@@ -545,3 +547,26 @@ def test_objective_terms_from_the_compact_entries(kind):
         for t in d.trees:  # drop the materialized lists for the next round's check
             t.__dict__.pop("_entries", None)
         d.__dict__.pop("_pairs", None)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n_rows=st.integers(1, 70),
+    rate=st.sampled_from([0.0, 0.25]),
+    seed=st.integers(0, 2**16),
+)
+def test_property_interleaved_routing_reaches_the_leaves_apply_gives(n_rows, rate, seed):
+    """The native routing walks 16 rows at a time and gives a lane the next row when its row
+    reaches a leaf: every row of every tree, whatever the number of rows (fewer than the lanes,
+    not a multiple of them) and with NaN cells, lands in the leaf the tree's ``apply`` gives."""
+    rng = np.random.default_rng(seed)
+    X, y = _data(n=120, k=5, seed=seed % 7)
+    X = np.round(X, 1)  # equal values: rows on the thresholds
+    if rate:
+        X = _holes(X, rate, seed=seed)
+    rf = RandomForestClassifier(3, random_state=seed % 5).fit(X, y)  # full depth
+    rows = rng.choice(120, size=n_rows, replace=n_rows > 120)
+    Xr, yr = X[rows], y[rows]
+    d = extract(rf, Xr, yr)
+    for est, tree in zip(rf.estimators_, d.trees, strict=True):
+        np.testing.assert_array_equal(tree.sk_node[tree.leaf_of], est.apply(Xr.astype(np.float32)))
