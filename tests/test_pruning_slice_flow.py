@@ -150,3 +150,27 @@ def test_reverse_slice_flow_proves_a_whole_optimum_and_a_partial_one():
         same_pruning(res, reference)
         assert res.stats["flow"] == res.stats["cut"]
     assert whole.stats["algorithm"] == "push_relabel_slices_reverse"
+
+
+@pytest.mark.parametrize(
+    ("seed", "T", "k", "depth", "lam_pick", "reduce"),
+    [
+        (2681, 3, 5, 6, 0.1962968851147534, False),
+        (5969, 3, 5, None, 0.500356430736871, False),
+        (9447, 3, 5, 6, 0.042525833888270914, True),
+        (9946, 3, 5, 6, 0.8647198061474685, False),
+        (2333, 4, 4, 6, 0.3436632283667762, False),
+        (991, 3, 5, 6, 0.8838746856109483, False),
+    ],
+)
+def test_slice_flow_where_the_gap_rule_decides(seed, T, k, depth, lam_pick, reduce):
+    """Forests (at a breakpoint of their path) where the shared push-relabel's gap rule
+    (push_relabel.hpp) shapes the slice flow's cut, forward and reversed: a gap rule off by one
+    gets each of them wrong in at least one direction, which the property tests' 40 draws
+    missed. Both directions against the uncompressed network, and flow == cut."""
+    d, lam = _forest_and_lam(seed, T, k, depth, lam_pick, True)
+    reference = cut_prune(d, lam=lam, network=closure_network(d, merge=True))
+    for slice_flow in (2, 3):
+        res = cut_prune(d, lam=lam, reduce=reduce, slice_flow=slice_flow)
+        same_pruning(res, reference)
+        assert res.stats["flow"] == res.stats["cut"]

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "maxflow.hpp"
+#include "push_relabel.hpp"
 
 namespace odtkit {
 namespace {
@@ -550,13 +551,15 @@ class CutBuilder {
 // builder's tails/heads before it, and nothing is sorted or copied. On scikit-learn's default
 // forest at lam = 3e-2 that is the whole 105 M-arc network (no reduction applies there).
 //
-// The algorithm is ClosureNetwork's push-relabel (maxflow.cpp: highest label, global
-// relabelling at the same period, the gap rule, phase 1 only, the pair-specific steps) from
-// its greedy feasible flow, so the maximum preflow it stops at gives the same flow value and
-// finish() the same minimal source side (the residual reach of the excess nodes: maxflow.hpp
-// has the argument, which does not depend on how the arcs are stored). Nodes: splits 0..S-1
-// in the builder's order (trees in turn, pre-order within), pairs S..S+P-1.
-class SliceFlow {
+// The algorithm is ClosureNetwork's push-relabel, the same code (push_relabel.hpp: highest
+// label, global relabelling at the same period, the gap rule, phase 1 only, the pair-specific
+// steps) from its greedy feasible flow, so the maximum preflow it stops at gives the same flow
+// value and finish() the same minimal source side (the residual reach of the excess nodes:
+// maxflow.hpp has the argument, which does not depend on how the arcs are stored). Nodes:
+// splits 0..S-1 in the builder's order (trees in turn, pre-order within), pairs S..S+P-1.
+class SliceFlow : public PushRelabel<SliceFlow> {
+  friend class PushRelabel<SliceFlow>;
+
  public:
   // Counts what the network holds (for the memory check before anything is allocated).
   static void count(const CutBuilder& net, const CompactEnsemble& ens,
@@ -780,31 +783,13 @@ class SliceFlow {
 
   void run(Budget& budget, ClosureCutOutput& out) { phase1<false>(budget, out); }
 
-  // Phase 1 of push-relabel, forward or (Reverse) on the reversed network (run_reverse).
+  // Phase 1 of push-relabel (push_relabel.hpp), forward or (Reverse) on the reversed network
+  // (run_reverse), from the excess greedy_start left.
   template <bool Reverse>
   void phase1(Budget& budget, ClosureCutOutput& out) {
-    const std::int32_t n = static_cast<std::int32_t>(n_);
-    dead_ = n + 1;
-    label_.assign(static_cast<std::size_t>(n_), dead_);
-    current_.resize(static_cast<std::size_t>(n_));
-    for (std::int64_t v = 0; v < n_; ++v) current_[v] = arc_begin(static_cast<std::int32_t>(v));
-    buckets_.assign(static_cast<std::size_t>(n_), static_cast<std::size_t>(n) + 2);
     // ClosureNetwork's HIPR period (m counts each arc once, as its offsets do); measured on
     // the default forest at lam = 3e-2, 0.4x and 3x this period took 1.0x and 1.8x the time
-    const long long relabel_period = 6LL * n_ + static_cast<long long>(n_arcs());
-    long long work = 0, discharges = 0;
-    global_relabel<Reverse>(out);
-    for (std::int32_t v = buckets_.pop_active(); v >= 0; v = buckets_.pop_active()) {
-      if constexpr (Reverse)
-        work += discharge_reverse(v, out);
-      else
-        work += discharge(v, out);
-      if ((++discharges & 1023) == 0 && budget.check_clock()) return;
-      if (work > relabel_period) {
-        work = 0;
-        global_relabel<Reverse>(out);
-      }
-    }
+    run_phase1<Reverse>(n_, 6LL * n_ + static_cast<long long>(n_arcs()), budget, out);
   }
 
   // Push-relabel on the reversed network from the greedy flow (issue 42): what moves is the
@@ -1053,12 +1038,13 @@ class SliceFlow {
   }
   std::int64_t sink_left(std::int32_t x) const { return x >= S_ ? snk_[x - S_] : 0; }
 
-  void label_insert(std::int32_t v, std::int32_t k) {
-    label_[v] = k;
-    buckets_.insert(v, k);
+  std::int64_t source_left(std::int32_t x) const {
+    return x < S_ ? std::max<std::int64_t>(0, excess_[x]) : 0;
   }
-  void label_remove(std::int32_t v) { buckets_.remove(v, label_[v]); }
-  void activate(std::int32_t v) { buckets_.activate(v, label_[v]); }
+  void take_sink(std::int32_t x, std::int64_t amount) { snk_[x - S_] -= amount; }
+  // a discharge's scanned arcs count towards the relabelling period (the period was measured
+  // so on the default forest)
+  static constexpr bool kScanIsWork = true;
 
   // Exact residual distances to t (a reverse BFS from the pairs with sink capacity left,
   // label 1), or (Reverse) from s (a BFS from the splits with excess, label 1); the rest is
@@ -1179,159 +1165,6 @@ class SliceFlow {
       excess_[x] -= amount;
   }
 
-  // discharge() of the reverse direction: v's want is pulled over admissible arcs u -> v
-  // (residual, label(u) = label(v) - 1); a pull from a split with excess is taken from that
-  // excess at once (its source arc, as discharge() sends on to t).
-  long long discharge_reverse(std::int32_t v, ClosureCutOutput& out) {
-    const std::int32_t k = label_[v];
-    long long work = 1;
-    for (std::int64_t& c = current_[v], end = arc_end(v); c < end; ++c, ++work) {
-      std::int32_t w;
-      std::int64_t r, back;
-      if (!arc(v, c, w, r, back) || back <= 0 || label_[w] != k - 1) continue;
-      if (k == 2 && w < S_ && excess_[w] == 0) {
-        // w's label 1 is stale (no source capacity left): lift it rather than drain it
-        lift<true>(w);
-        if (label_[v] == dead_) return work;
-        continue;
-      }
-      if (w < S_ && excess_[w] > 0) {
-        const std::int64_t amount = std::min(std::min(want(v), back), excess_[w]);
-        push(v, c, w, -amount);
-        excess_[w] -= amount;
-        add_want(v, -amount);
-        ++out.augmentations;
-        if (want(v) == 0) return work;
-      }
-      std::int64_t r2, back2;
-      arc(v, c, w, r2, back2);
-      const std::int64_t amount = std::min(want(v), back2);
-      if (amount <= 0) continue;
-      push(v, c, w, -amount);
-      if (want(w) == 0) activate(w);
-      add_want(w, amount);
-      add_want(v, -amount);
-      ++out.augmentations;
-      if (want(v) == 0) return work;
-    }
-    return relabel<true>(v, k, work);  // a dead v keeps its want: outside the reach of s
-  }
-
-  // Nothing left at label k: everything at or above it is dead.
-  void gap(std::int32_t k) {
-    buckets_.gap(k, label_, dead_);
-  }
-
-  // The least label + 1 over w's residual arcs (dead_ if none), and the cursor of that arc:
-  // the arcs out of w, or (Reverse) the arcs into w.
-  template <bool Reverse>
-  std::int32_t least_label(std::int32_t w, std::int64_t& at, long long& work) const {
-    std::int32_t best = dead_;
-    at = arc_begin(w);
-    for (std::int64_t c = arc_begin(w), end = arc_end(w); c < end; ++c, ++work) {
-      std::int32_t x;
-      std::int64_t r, back;
-      if (!arc(w, c, x, r, back) || (Reverse ? back : r) <= 0) continue;
-      if (label_[x] + 1 < best) {
-        best = label_[x] + 1;
-        at = c;
-      }
-    }
-    return best;
-  }
-
-  // Raise w (no excess, or in the reverse direction no want: in no active stack) above its
-  // stale label, or apply the gap rule.
-  template <bool Reverse>
-  void lift(std::int32_t w) {
-    const std::int32_t k = label_[w];
-    if (buckets_.alone(w, k)) {
-      gap(k);
-      return;
-    }
-    label_remove(w);
-    std::int64_t at;
-    long long work = 0;
-    std::int32_t best = least_label<Reverse>(w, at, work);
-    if (best <= k) best = k + 1;
-    if (best >= dead_) {
-      label_[w] = dead_;
-      return;
-    }
-    current_[w] = at;
-    label_insert(w, best);
-  }
-
-  long long discharge(std::int32_t v, ClosureCutOutput& out) {
-    if (sink_left(v) > 0) {  // then label 1: the arc to t is admissible
-      std::int64_t& s = snk_[v - S_];
-      const std::int64_t amount = std::min(excess_[v], s);
-      s -= amount;
-      excess_[v] -= amount;
-      out.flow += amount;
-      ++out.augmentations;
-      if (excess_[v] == 0) return 1;
-    }
-    const std::int32_t k = label_[v];
-    long long work = 1;
-    for (std::int64_t& c = current_[v], end = arc_end(v); c < end; ++c, ++work) {
-      std::int32_t w;
-      std::int64_t r, back;
-      if (!arc(v, c, w, r, back) || r <= 0 || label_[w] != k - 1) continue;
-      if (k == 2 && w >= S_ && sink_left(w) == 0 && excess_[w] == 0) {
-        // w's label 1 is stale (its sink arc is saturated): lift it rather than flood it
-        lift<false>(w);
-        if (label_[v] == dead_) return work;  // the lift found a gap below v
-        continue;
-      }
-      if (w >= S_ && sink_left(w) > 0 && excess_[w] == 0) {
-        // v -> w -> t as one step, so the pair is not flooded and drained again
-        std::int64_t& s = snk_[w - S_];
-        const std::int64_t amount = std::min(std::min(excess_[v], r), s);
-        push(v, c, w, amount);
-        s -= amount;
-        excess_[v] -= amount;
-        out.flow += amount;
-        ++out.augmentations;
-        if (excess_[v] == 0) return work;
-        // the rest as a plain push: the arc stays admissible (see maxflow.cpp)
-      }
-      std::int64_t back2;
-      std::int64_t r2;
-      arc(v, c, w, r2, back2);
-      const std::int64_t amount = std::min(excess_[v], r2);
-      if (amount <= 0) continue;
-      push(v, c, w, amount);
-      if (excess_[w] == 0) activate(w);
-      excess_[w] += amount;
-      excess_[v] -= amount;
-      ++out.augmentations;
-      if (excess_[v] == 0) return work;
-    }
-    return relabel<false>(v, k, work);  // a dead v keeps its excess: on the source side
-  }
-
-  // The relabel that ends a discharge of v at label k: the gap rule if v is alone there, else
-  // the least label over its residual arcs (out of v, or Reverse into v), or dead.
-  template <bool Reverse>
-  long long relabel(std::int32_t v, std::int32_t k, long long work) {
-    if (buckets_.alone(v, k)) {
-      gap(k);
-      return work;
-    }
-    label_remove(v);
-    std::int64_t at;
-    const std::int32_t best = least_label<Reverse>(v, at, work);
-    if (best >= dead_) {
-      label_[v] = dead_;
-      return work + 12;
-    }
-    current_[v] = at;
-    label_insert(v, best);
-    activate(v);
-    return work + 12;
-  }
-
   const CompactEnsemble& ens_;
   std::int64_t N_, K_, S_ = 0, P_ = 0, n_ = 0, n_parent_arcs_ = 0;
   // per split
@@ -1344,11 +1177,8 @@ class SliceFlow {
   // written in full before they are read (fill_pair_lists), so resize() leaves them as they are
   std::vector<std::int32_t, NoInit<std::int32_t>> rsplit_;
   std::vector<std::int64_t, NoInit<std::int64_t>> flow_;
-  // push-relabel state per node
-  std::vector<std::int64_t> excess_, current_;
-  std::vector<std::int32_t> label_, old_label_;
-  LabelBuckets buckets_;  // label lists and active stacks
-  std::int32_t dead_ = 0;
+  // the labels before the last global relabelling (its kept scan positions)
+  std::vector<std::int32_t> old_label_;
   bool reversed_ = false;  // run_reverse ran: finish() tries finish_from_splits first
 };
 

@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "push_relabel.hpp"
+
 namespace odtkit {
 namespace {
 
@@ -18,7 +20,9 @@ constexpr int kMaxWalk = 256;
 // The residual network of a closure problem (see maxflow.hpp). Adjacency entries are CSR per
 // node; entry e names its inner arc and its direction (0: the node is the tail, residual
 // infinite; 1: the node is the head, residual = the arc's flow).
-class ClosureNetwork {
+class ClosureNetwork : public PushRelabel<ClosureNetwork> {
+  friend class PushRelabel<ClosureNetwork>;
+
  public:
   ClosureNetwork(std::int64_t n, const std::int64_t* source_cap, const std::int64_t* sink_cap,
                  std::int64_t m, const std::int32_t* tails, const std::int32_t* heads)
@@ -59,7 +63,7 @@ class ClosureNetwork {
       code_[fill[b]++] = static_cast<std::uint32_t>(2 * j + 1);
     }
     m_ = m;
-    level_.assign(static_cast<std::size_t>(n), -1);
+    label_.assign(static_cast<std::size_t>(n), -1);
     current_.assign(static_cast<std::size_t>(n), 0);
   }
 
@@ -155,7 +159,7 @@ class ClosureNetwork {
       for (std::int64_t v = 0; v < n_; ++v) current_[v] = offset_[v];
       for (std::size_t r = 0; r < n_roots; ++r) {
         const std::int32_t root = queue[r];  // the level-0 nodes come first in the queue
-        while (src_[root] > 0 && level_[root] == 0) {
+        while (src_[root] > 0 && label_[root] == 0) {
           if (!augment_from(root, dist, path_nodes, path_entries, out)) break;
           if ((++out.augmentations & 1023) == 0 && budget.check_clock()) return;
         }
@@ -167,10 +171,7 @@ class ClosureNetwork {
   // only (a maximum preflow: no node with excess can reach t), see maxflow.hpp. Labels of live
   // nodes lie in [1, n] (t has 0); dead() = n + 1 marks a node that cannot reach t.
   void run_push_relabel(Budget& budget, ClosureCutOutput& out) {
-    const std::int32_t n = static_cast<std::int32_t>(n_);
-    dead_ = n + 1;
     excess_.assign(static_cast<std::size_t>(n_), 0);
-    buckets_.assign(static_cast<std::size_t>(n_), static_cast<std::size_t>(n) + 2);
     // saturate every source arc: the excess now sits on the nodes
     for (std::int64_t v = 0; v < n_; ++v) {
       excess_[v] = src_[v];
@@ -178,18 +179,7 @@ class ClosureNetwork {
     }
     // a global relabelling once the pushes and relabels since the last one cost about as much
     // (the HIPR rule; 0.5x and 4x this period were slower on benchmarks/maxflow.py graphs)
-    const long long relabel_period = 6LL * n_ + static_cast<long long>(offset_[n_] / 2);
-    long long work = 0;
-    long long discharges = 0;
-    global_relabel(out);
-    for (std::int32_t v = buckets_.pop_active(); v >= 0; v = buckets_.pop_active()) {
-      work += discharge(v, out);
-      if ((++discharges & 1023) == 0 && budget.check_clock()) return;
-      if (work > relabel_period) {
-        work = 0;
-        global_relabel(out);
-      }
-    }
+    run_phase1<false>(n_, 6LL * n_ + static_cast<long long>(offset_[n_] / 2), budget, out);
   }
 
   // Boykov-Kolmogorov: a search tree from s and one from t grow over residual arcs until they
@@ -423,148 +413,57 @@ class ClosureNetwork {
     return (code_[e] & 1U) ? kInfinite : flow_[code_[e] >> 1];
   }
 
-  void label_insert(std::int32_t v, std::int32_t k) {
-    level_[v] = k;
-    buckets_.insert(v, k);
+  // push_relabel.hpp's arc access: a node's CSR entries
+  std::int64_t arc_begin(std::int32_t x) const { return offset_[x]; }
+  std::int64_t arc_end(std::int32_t x) const { return offset_[x + 1]; }
+  bool arc(std::int32_t, std::int64_t e, std::int32_t& w, std::int64_t& r,
+           std::int64_t& back) const {
+    w = to_[e];
+    r = residual(e);
+    back = reverse_residual(e);
+    return true;
   }
-  void label_remove(std::int32_t v) { buckets_.remove(v, level_[v]); }
-  void activate(std::int32_t v) { buckets_.activate(v, level_[v]); }
+  void push(std::int32_t, std::int64_t e, std::int32_t, std::int64_t amount) { push(e, amount); }
+  std::int64_t sink_left(std::int32_t x) const { return snk_[x]; }
+  void take_sink(std::int32_t x, std::int64_t amount) { snk_[x] -= amount; }
+  // only the relabel scans count towards the relabelling period (the period was measured so,
+  // benchmarks/maxflow.py)
+  static constexpr bool kScanIsWork = false;
 
   // Exact distances to t in the residual network (reverse BFS); unreachable nodes are dead.
+  template <bool Reverse>
   void global_relabel(ClosureCutOutput& out) {
+    static_assert(!Reverse, "the closure network runs forward only");
     ++out.phases;
-    std::fill(level_.begin(), level_.end(), dead_);
+    std::fill(label_.begin(), label_.end(), dead_);
     buckets_.clear();
     std::vector<std::int32_t>& queue = buckets_.next_active;  // reused: rebuilt below
     std::size_t tail = 0;
     for (std::int64_t v = 0; v < n_; ++v)
       if (snk_[v] > 0) {
-        level_[v] = 1;
+        label_[v] = 1;
         queue[tail++] = static_cast<std::int32_t>(v);
       }
     for (std::size_t head = 0; head < tail; ++head) {
       const std::int32_t w = queue[head];
-      const int k = level_[w] + 1;
+      const int k = label_[w] + 1;
       for (std::int64_t e = offset_[w]; e < offset_[w + 1]; ++e) {
         const std::int32_t u = to_[e];
-        if (level_[u] == dead_ && reverse_residual(e) > 0) {
-          level_[u] = k;
+        if (label_[u] == dead_ && reverse_residual(e) > 0) {
+          label_[u] = k;
           queue[tail++] = u;
         }
       }
     }
     for (std::int64_t v = 0; v < n_; ++v) {
       current_[v] = offset_[v];
-      const std::int32_t k = level_[v];
+      const std::int32_t k = label_[v];
       if (k == dead_) continue;
       label_insert(static_cast<std::int32_t>(v), k);
       if (excess_[v] > 0) activate(static_cast<std::int32_t>(v));
     }
   }
 
-  // Raise the label of w (no excess, so not in an active stack) to 1 + the least label across
-  // its residual arcs, or apply the gap rule if w was the last node at its label.
-  void lift(std::int32_t w) {
-    const std::int32_t k = level_[w];
-    if (buckets_.alone(w, k)) {
-      gap(k);
-      return;
-    }
-    label_remove(w);
-    std::int32_t best = dead_;
-    std::int64_t best_e = offset_[w];
-    for (std::int64_t e = offset_[w]; e < offset_[w + 1]; ++e) {
-      const std::int32_t x = to_[e];
-      if (level_[x] + 1 < best && residual(e) > 0) {
-        best = level_[x] + 1;
-        best_e = e;
-      }
-    }
-    if (best <= k) best = k + 1;  // a stale label only ever rises
-    if (best >= dead_) {
-      level_[w] = dead_;
-      return;
-    }
-    current_[w] = best_e;
-    label_insert(w, best);
-  }
-
-  // Nothing is left at label k, so nothing at or above k can reach t any more (every residual
-  // path to t passes through every label below its start): all of it is dead.
-  void gap(std::int32_t k) {
-    buckets_.gap(k, level_, dead_);
-  }
-
-  // Push v's excess down admissible arcs; relabel once if it remains. Returns the work done.
-  long long discharge(std::int32_t v, ClosureCutOutput& out) {
-    if (snk_[v] > 0) {  // then level_[v] == 1: the arc to t is admissible
-      const std::int64_t amount = std::min(excess_[v], snk_[v]);
-      snk_[v] -= amount;
-      excess_[v] -= amount;
-      out.flow += amount;
-      ++out.augmentations;
-      if (excess_[v] == 0) return 1;
-    }
-    const std::int32_t k = level_[v];
-    const std::int64_t end = offset_[v + 1];
-    for (std::int64_t& e = current_[v]; e < end; ++e) {
-      const std::int32_t w = to_[e];
-      if (level_[w] != k - 1) continue;
-      const std::int64_t r = residual(e);
-      if (r <= 0) continue;
-      if (k == 2 && snk_[w] == 0 && excess_[w] == 0) {
-        // w's label 1 is stale (its arc to t is saturated): lift it now instead of flooding
-        // it with excess it would only hand back
-        lift(w);
-        if (level_[v] == dead_) return 1;  // the lift found a gap below v
-        continue;                          // w's label is now >= 2: not admissible
-      }
-      if (snk_[w] > 0 && excess_[w] == 0) {
-        // w (label 1) sends straight on to t: push v->w and w->t as one step, so w is not
-        // flooded with excess it must hand back (the splits -> pairs -> t shape of pruning)
-        const std::int64_t amount = std::min(std::min(excess_[v], r), snk_[w]);
-        push(e, amount);
-        snk_[w] -= amount;
-        excess_[v] -= amount;
-        out.flow += amount;
-        ++out.augmentations;
-        if (excess_[v] == 0) return 1;
-        // the arc stays admissible: the rest goes to w as a plain push (skipping w here would
-        // let v relabel below an admissible arc and break the labels the gap test relies on)
-      }
-      const std::int64_t amount = std::min(excess_[v], residual(e));
-      push(e, amount);
-      if (excess_[w] == 0) activate(w);
-      excess_[w] += amount;
-      excess_[v] -= amount;
-      ++out.augmentations;
-      if (excess_[v] == 0) return 1;
-    }
-    // relabel
-    if (buckets_.alone(v, k)) {
-      gap(k);
-      return 1;
-    }
-    label_remove(v);
-    std::int32_t best = dead_;
-    std::int64_t best_e = offset_[v];
-    long long work = 12;
-    for (std::int64_t e = offset_[v]; e < end; ++e, ++work) {
-      const std::int32_t w = to_[e];
-      if (level_[w] + 1 < best && residual(e) > 0) {
-        best = level_[w] + 1;
-        best_e = e;
-      }
-    }
-    if (best >= dead_) {
-      level_[v] = dead_;  // v keeps its excess: it stays on the source side
-      return work;
-    }
-    current_[v] = best_e;
-    label_insert(v, best);
-    activate(v);
-    return work;
-  }
   void push(std::int64_t e, std::int64_t amount) {
     if (code_[e] & 1U)
       flow_[code_[e] >> 1] -= amount;
@@ -575,26 +474,26 @@ class ClosureNetwork {
   // Levels from s (the nodes with residual source capacity are level 0); returns the level of
   // the nearest node with residual sink capacity (-1: t unreachable, the flow is maximum).
   int bfs(std::vector<std::int32_t>& queue, std::size_t& n_roots) {
-    std::fill(level_.begin(), level_.end(), -1);
+    std::fill(label_.begin(), label_.end(), -1);
     queue.clear();
     for (std::int64_t v = 0; v < n_; ++v)
       if (src_[v] > 0) {
-        level_[v] = 0;
+        label_[v] = 0;
         queue.push_back(static_cast<std::int32_t>(v));
       }
     n_roots = queue.size();
     int dist = std::numeric_limits<int>::max();
     for (std::size_t head = 0; head < queue.size(); ++head) {
       const std::int32_t v = queue[head];
-      if (level_[v] >= dist) break;  // BFS order: every later node is at least this deep
+      if (label_[v] >= dist) break;  // BFS order: every later node is at least this deep
       if (snk_[v] > 0) {
-        dist = level_[v];
+        dist = label_[v];
         continue;
       }
       for (std::int64_t e = offset_[v]; e < offset_[v + 1]; ++e) {
         const std::int32_t w = to_[e];
-        if (level_[w] < 0 && residual(e) > 0) {
-          level_[w] = level_[v] + 1;
+        if (label_[w] < 0 && residual(e) > 0) {
+          label_[w] = label_[v] + 1;
           queue.push_back(w);
         }
       }
@@ -610,14 +509,14 @@ class ClosureNetwork {
     entries.clear();
     for (;;) {
       const std::int32_t u = nodes.back();
-      if (level_[u] == dist) {
+      if (label_[u] == dist) {
         if (snk_[u] > 0) break;
-        level_[u] = -1;  // a dead end for the rest of this phase
+        label_[u] = -1;  // a dead end for the rest of this phase
       } else {
         bool advanced = false;
         for (std::int64_t& e = current_[u]; e < offset_[u + 1]; ++e) {
           const std::int32_t w = to_[e];
-          if (level_[w] == level_[u] + 1 && residual(e) > 0) {
+          if (label_[w] == label_[u] + 1 && residual(e) > 0) {
             entries.push_back(e);
             nodes.push_back(w);
             advanced = true;
@@ -625,7 +524,7 @@ class ClosureNetwork {
           }
         }
         if (advanced) continue;
-        level_[u] = -1;
+        label_[u] = -1;
       }
       if (entries.empty()) return false;  // root is dead
       entries.pop_back();
@@ -649,12 +548,8 @@ class ClosureNetwork {
   std::vector<std::int32_t> to_;
   std::vector<std::uint32_t> code_;
   std::vector<std::int64_t> flow_;
-  std::vector<int> level_;
-  std::vector<std::int64_t> current_;
-  // push-relabel only (level_ holds the labels)
-  std::vector<std::int64_t> excess_;
-  LabelBuckets buckets_;  // label lists and active stacks
-  std::int32_t dead_ = 0;
+  // label_ (Dinic's levels too) and current_ (Dinic's arc pointers too) are PushRelabel's;
+  // excess_ stays empty unless push-relabel runs
   // Boykov-Kolmogorov only
   static constexpr std::uint8_t kFree = 0, kSource = 1, kSink = 2;
   static constexpr std::int32_t kNone = -1, kTerminal = -2, kOrphan = -3;

@@ -60,10 +60,10 @@
 
 namespace odtkit {
 
-// Highest-label push-relabel's bookkeeping, shared by the closure network's push-relabel
-// (maxflow.cpp) and the pruning network's on tree slices (ensemble_cut.cpp): per label, a
-// doubly linked list of the live nodes holding it (for the gap rule) and a stack of the active
-// ones. Labels are kept by the caller; these lists only mirror them.
+// Highest-label push-relabel's bookkeeping (push_relabel.hpp, behind the closure network's and
+// the pruning network's on tree slices): per label, a doubly linked list of the live nodes
+// holding it (for the gap rule) and a stack of the active ones. Labels are kept by the caller;
+// these lists only mirror them.
 struct LabelBuckets {
   std::vector<std::int32_t> next_active, next, prev;  // per node
   std::vector<std::int32_t> active_head, label_head;  // per label
