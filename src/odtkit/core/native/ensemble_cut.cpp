@@ -148,7 +148,7 @@ class CutBuilder {
   struct ForceState {
     static constexpr std::int64_t kMaxCapuPairs = std::int64_t{1} << 25;  // 256 MB of capu
     std::vector<std::int64_t> val, unpaid, node_version, feature_version, capu;
-    std::int64_t cap_max = 0;  // the largest cap(k, i): capu's entries never exceed it
+    std::int64_t cap_max = 0;  // capu's largest entry when filled: no later entry exceeds it
     static std::size_t bytes(std::int64_t n, std::int64_t K, std::int64_t N) {
       // capu, and (rule 6, exclude) a scan position per node
       const std::int64_t pairs = K * N <= kMaxCapuPairs ? K * N : 0;
@@ -166,11 +166,8 @@ class CutBuilder {
     if (K_ * N_ > ForceState::kMaxCapuPairs) return;
     st.capu.assign(static_cast<std::size_t>(K_ * N_), 0);
     fill_capu(paid, st.capu);
-    st.cap_max = 0;
-    for (std::int64_t k = 0; k < K_; ++k)
-      for (std::int64_t i = 0; i < N_; ++i)
-        st.cap_max = std::max(st.cap_max, cap(static_cast<std::int32_t>(k),
-                                              static_cast<std::int32_t>(i)));
+    // paid only grows, so no later capu (nor a residual of it) exceeds today's largest entry
+    st.cap_max = st.capu.empty() ? 0 : *std::max_element(st.capu.begin(), st.capu.end());
   }
 
   // The forcing rule until nothing changes, from the splits already in `forced` (a parent-closed
@@ -1442,7 +1439,7 @@ void restrict_rounds(const CutBuilder& net, Reduced& red, std::int32_t levels, b
       round.n_arcs = static_cast<std::int64_t>(tails.size());
       ClosureCutOutput cut = closure_min_cut(round.n_nodes, src.data(), snk.data(), round.n_arcs,
                                              tails.data(), heads.data(), budget,
-                                             MaxFlowAlgorithm::kAuto, true, [] {});
+                                             MaxFlowAlgorithm::kAuto, true);
       side = std::move(cut.source_side);
     });
     // a stopped flow's side is a closure but not the minimal maximiser: force nothing from it
